@@ -1,0 +1,143 @@
+/**
+ * The immutable description of an agent that the builder produces and the runtime interprets, with
+ * the construction-time checks that keep it consistent.
+ */
+import type { Effect, Schema } from "effect"
+import { AgentConfigError } from "../errors.ts"
+import type { ModelClient } from "../providers/model-client.ts"
+import type { Budget } from "./budget.ts"
+import type { RegisteredListener } from "./events.ts"
+import type { Recovery } from "./recovery.ts"
+import { type AnySkill, isSkill, type SkillImplementation, type SkillPredicate } from "./skill.ts"
+import { isToolHandle } from "./tool-handle.ts"
+import { type AnyTool, isTool } from "./tool.ts"
+
+/** What an `invalidArgs` policy sees. `error` is the decoder's readable report. */
+export interface InvalidArgsContext<TToolName extends string = string> {
+  readonly agent: string
+  readonly skill: string
+  readonly tool: TToolName
+  readonly raw: unknown
+  readonly error: string
+}
+
+/** What a `toolFailed` policy sees. */
+export interface ToolFailedContext<TToolName extends string = string> {
+  readonly agent: string
+  readonly skill: string
+  readonly tool: TToolName
+  readonly args: unknown
+  readonly error: unknown
+}
+
+/** A policy answers with a decision, sync, async or as an Effect. */
+export type RecoveryDecision = Recovery | PromiseLike<Recovery> | Effect.Effect<Recovery, unknown>
+
+/**
+ * How the loop routes argument and execution errors. Both default to `Recovery.feedback`. A policy that
+ * throws is reported as a hook failure and the default applies.
+ */
+export interface ErrorPolicy<TToolName extends string = string> {
+  readonly invalidArgs?: (context: InvalidArgsContext<TToolName>) => RecoveryDecision
+  readonly toolFailed?: (context: ToolFailedContext<TToolName>) => RecoveryDecision
+}
+
+/** A skill as the runtime sees it: its allowlisted tools resolved to the registered tools. */
+export interface SkillDefinition {
+  readonly name: string
+  readonly description: string
+  readonly tools: ReadonlyArray<AnyTool>
+  readonly implementation: SkillImplementation<any, any> | undefined
+  readonly predicate: SkillPredicate | undefined
+}
+
+/** Everything the runtime needs to run an agent. Build one with `agent(...)`. */
+export interface AgentDefinition {
+  readonly name: string
+  /** Issued once per `agent(...)` call; tool handles carry it so foreign handles are recognised. */
+  readonly registry: symbol
+  readonly prompt: string | undefined
+  readonly model: ModelClient | undefined
+  readonly budget: Budget
+  /** Registered tools, in registration order. */
+  readonly tools: ReadonlyArray<AnyTool>
+  /** The skills; empty means one implicit skill named after the agent that may use every tool. */
+  readonly skills: ReadonlyArray<SkillDefinition>
+  readonly listeners: ReadonlyArray<RegisteredListener>
+  readonly errorPolicy: ErrorPolicy
+  readonly input: Schema.Codec<any, any, never, never> | undefined
+  readonly output: Schema.Codec<any, any, never, never> | undefined
+}
+
+const configError = (agent: string, reason: string) => new AgentConfigError({ subject: `agent "${agent}"`, reason })
+
+/** Adds tools to a definition, refusing non-tools, keys that are not the tool's name, and duplicate names. */
+export const registerTools = (definition: AgentDefinition, tools: Record<string, unknown>): ReadonlyArray<AnyTool> => {
+  const registered = [...definition.tools]
+  const names = new Set(registered.map((t) => t.name))
+  for (const [key, candidate] of Object.entries(tools)) {
+    if (!isTool(candidate)) throw configError(definition.name, `"${key}" is not a tool built with tool(...)`)
+    if (candidate.name !== key) {
+      throw configError(definition.name, `the tool "${candidate.name}" is registered under the key "${key}"; use its name as the key`)
+    }
+    if (names.has(candidate.name)) {
+      throw configError(definition.name, `a tool named "${candidate.name}" is already registered`)
+    }
+    names.add(candidate.name)
+    registered.push(candidate)
+  }
+  return registered
+}
+
+/**
+ * Resolves skills against the registered tools. Refuses values that are not skills, handles issued by
+ * another agent, tools that are not registered, duplicate skill names, skills with neither tools nor an
+ * implementation (or with both), and ambiguous routing.
+ */
+export const resolveSkills = (definition: AgentDefinition, skills: ReadonlyArray<unknown>): ReadonlyArray<SkillDefinition> => {
+  const resolved = [...definition.skills]
+  for (const candidate of skills) {
+    if (!isSkill(candidate)) throw configError(definition.name, "`.skills(...)` must return skills built with skill(...)")
+    if (resolved.some((s) => s.name === candidate.name)) {
+      throw configError(definition.name, `two skills are named "${candidate.name}"`)
+    }
+    resolved.push(resolveSkill(definition, candidate))
+  }
+  const fallbacks = resolved.filter((s) => s.predicate === undefined)
+  if (resolved.length > 1 && fallbacks.length > 1) {
+    throw configError(
+      definition.name,
+      `with several skills, all but one need a .when(...) predicate; without one: ${fallbacks.map((s) => s.name).join(", ")}`
+    )
+  }
+  return resolved
+}
+
+const resolveSkill = (definition: AgentDefinition, candidate: AnySkill): SkillDefinition => {
+  const fail = (reason: string) =>
+    new AgentConfigError({ subject: `skill "${candidate.name}" of agent "${definition.name}"`, reason })
+  if (candidate.handles.length === 0 && candidate.implementation === undefined) {
+    throw fail("it has neither tools nor an implementation: add .tools(...) or .implementedBy(...)")
+  }
+  if (candidate.handles.length > 0 && candidate.implementation !== undefined) {
+    throw fail("it has both tools and an implementation: a deterministic skill never calls a model")
+  }
+  const tools: Array<AnyTool> = []
+  for (const handle of candidate.handles as ReadonlyArray<unknown>) {
+    if (!isToolHandle(handle)) {
+      throw fail("skill tools must be the handles passed to .skills(handles => ...), not tools or names")
+    }
+    const registered = definition.tools.find((t) => t.name === handle.tool.name)
+    if (handle.registry !== definition.registry || registered !== handle.tool) {
+      throw fail(`the handle for "${handle.tool.name}" belongs to another agent`)
+    }
+    if (!tools.includes(registered)) tools.push(registered)
+  }
+  return Object.freeze({
+    name: candidate.name,
+    description: candidate.description,
+    tools: Object.freeze(tools),
+    implementation: candidate.implementation,
+    predicate: candidate.predicate
+  })
+}

@@ -1,0 +1,199 @@
+/**
+ * The agent builder: a typed, immutable interface over a small factory. Every method returns a new
+ * builder whose type records what was added, so `base = agent("x").model(m)` can branch safely and
+ * mistakes (a tool from another agent, `run` without a model) fail to compile.
+ */
+import { Effect, type Schema } from "effect"
+import type { AgentError } from "../errors.ts"
+import { AgentConfigError } from "../errors.ts"
+import { type ModelClient, ModelClientService } from "../providers/model-client.ts"
+import { runAgent } from "../runtime/run-agent.ts"
+import { type AgentDefinition, type ErrorPolicy, registerTools, resolveSkills } from "./agent-definition.ts"
+import { type BudgetOptions, defaultBudget, mergeBudget } from "./budget.ts"
+import type {
+  AgentEvent,
+  BudgetExceededEvent,
+  HookFailedEvent,
+  InvalidArgsEvent,
+  Listener,
+  ModelCallEvent,
+  ModelResponseEvent,
+  RunEndEvent,
+  RunStartEvent,
+  SkillChosenEvent,
+  ToolErrorEvent,
+  ToolUseEvent,
+  TurnEvent
+} from "./events.ts"
+import type { Skill } from "./skill.ts"
+import { makeHandles, type ToolHandles } from "./tool-handle.ts"
+import type { AnyTool, Tool } from "./tool.ts"
+import type { TypeError } from "./type-error.ts"
+
+/** The names of the tools in a registration record. */
+export type ToolNames<TTools extends Record<string, AnyTool>> = Tool.Name<TTools[keyof TTools]>
+
+type Simplify<T> = { [K in keyof T]: T[K] } & {}
+
+/** Each key must be its tool's name, and names already registered are refused, at compile time. */
+type NewTools<TTools, $Tools> = {
+  readonly [K in keyof $Tools]: K extends keyof TTools ? TypeError<"a tool with this name is already registered on the agent">
+    : $Tools[K] extends Tool<K & string, any, any> ? $Tools[K]
+    : TypeError<"each key must be the tool's own name: .tools({ add }) or .tools({ [add.name]: add })">
+}
+
+/**
+ * An agent under construction, and runnable as soon as it has a model.
+ *
+ * - `TName`: the agent's literal name; tool handles carry it.
+ * - `TInput` / `TOutput`: what `run` takes and returns (strings unless Schemas are given to `agent`).
+ * - `TTools`: the registered tools, keyed as passed to `.tools(...)`.
+ * - `THasModel`: whether `.model(...)` was called; without it, `runEffect` requires `ModelClientService`.
+ */
+export interface AgentBuilder<
+  TName extends string,
+  TInput,
+  TOutput,
+  TTools extends Record<string, AnyTool>,
+  THasModel extends boolean
+> {
+  readonly name: TName
+  /** The immutable definition the runtime interprets. */
+  readonly definition: AgentDefinition
+  /** Sets the system prompt. */
+  prompt(text: string): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** Sets the model: a provider (`openai(...)`, `ollama(...)`) or any `ModelClient`. */
+  model(client: ModelClient): AgentBuilder<TName, TInput, TOutput, TTools, true>
+  /** Sets budget limits; unspecified limits keep their current value (default `maxTurns: 8`). */
+  budget(options: BudgetOptions): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /**
+   * Registers tools, keyed by their names (`.tools({ add, multiply })`). Their handles are passed to
+   * `.skills(...)`; a name already registered is refused.
+   */
+  tools<const $Tools extends Record<string, AnyTool>>(
+    tools: $Tools & NewTools<TTools, $Tools>
+  ): AgentBuilder<TName, TInput, TOutput, Simplify<TTools & $Tools>, THasModel>
+  /**
+   * Declares skills from the handles of the registered tools. Only these handles are accepted, so a
+   * skill cannot name an unregistered tool or another agent's tool. Without skills, the agent has one
+   * implicit skill that may use every registered tool.
+   */
+  skills(
+    define: (tools: ToolHandles<TName, TTools>) => ReadonlyArray<Skill<TName, TInput, TOutput>>
+  ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** Routes invalid arguments and tool failures (both default to `Recovery.feedback`). */
+  onError(policy: ErrorPolicy<ToolNames<TTools>>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** After a tool ran successfully: its name, decoded args, result and duration. */
+  onToolUse(listener: Listener<ToolUseEvent<TTools>>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** At the start of each run. */
+  onRunStart(listener: Listener<RunStartEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** When the skill handling the run was chosen. */
+  onSkillChosen(listener: Listener<SkillChosenEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** At the start of each turn. */
+  onTurn(listener: Listener<TurnEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** Before each model call, with the full request. */
+  onModelCall(listener: Listener<ModelCallEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** After each model call, with the response. */
+  onModelResponse(listener: Listener<ModelResponseEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** When a tool failed, with the recovery decision. */
+  onToolError(listener: Listener<ToolErrorEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** When a tool call's arguments did not decode, with the recovery decision. */
+  onInvalidArgs(listener: Listener<InvalidArgsEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** When the run stops on its budget. */
+  onBudgetExceeded(listener: Listener<BudgetExceededEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** Once at the end of every run: success, failure or interruption. */
+  onRunEnd(listener: Listener<RunEndEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** When another hook or a recovery policy failed. */
+  onHookError(listener: Listener<HookFailedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /**
+   * Runs the agent and resolves with its output; rejects with one of the tagged `AgentError`s.
+   * Available once `.model(...)` was called.
+   */
+  run: THasModel extends true ? (input: TInput) => Promise<TOutput>
+    : TypeError<"call .model(...) before .run(...), or use .runEffect(...) and provide ModelClient.layer(...)">
+  /** Runs the agent as an Effect with a typed error channel. */
+  runEffect(input: TInput): Effect.Effect<TOutput, AgentError, THasModel extends true ? never : ModelClientService>
+}
+
+/** Optional Schemas for the agent's input and output. */
+export interface AgentOptions<TInput, TOutput> {
+  readonly input?: Schema.Codec<TInput, any, never, never>
+  readonly output?: Schema.Codec<TOutput, any, never, never>
+}
+
+/**
+ * Starts an agent. With an `output` Schema the final answer is decoded into it (the model is told the
+ * JSON Schema and corrected within the budget); with an `input` Schema, `run` takes that type.
+ *
+ * @example
+ * ```ts
+ * const calculator = agent("calculator")
+ *   .prompt("You are a calculator. Use the tools.")
+ *   .model(client)
+ *   .tools({ add, multiply })
+ *   .skills(({ add, multiply }) => [skill("compute", "Perform calculations").tools(add, multiply)])
+ * await calculator.run("What is (3 + 5) * 2?")
+ * ```
+ */
+export function agent<const TName extends string>(name: TName): AgentBuilder<TName, string, string, {}, false>
+export function agent<const TName extends string, TInput = string, TOutput = string>(
+  name: TName,
+  options: AgentOptions<TInput, TOutput>
+): AgentBuilder<TName, TInput, TOutput, {}, false>
+export function agent(name: string, options: AgentOptions<any, any> = {}): AgentBuilder<any, any, any, any, any> {
+  if (typeof name !== "string" || name.trim() === "") {
+    throw new AgentConfigError({ subject: "agent", reason: "an agent needs a non-empty name" })
+  }
+  return makeBuilder({
+    name,
+    registry: Symbol(name),
+    prompt: undefined,
+    model: undefined,
+    budget: defaultBudget,
+    tools: [],
+    skills: [],
+    listeners: [],
+    errorPolicy: {},
+    input: options.input,
+    output: options.output
+  })
+}
+
+const makeBuilder = (definition: AgentDefinition): AgentBuilder<string, unknown, unknown, any, boolean> => {
+  const next = (patch: Partial<AgentDefinition>) => makeBuilder(Object.freeze({ ...definition, ...patch }))
+  const on = (event: AgentEvent["_tag"]) => (listener: Listener<any>) =>
+    next({ listeners: [...definition.listeners, { event, listener }] })
+  const runEffect = (input: unknown) => {
+    const run = runAgent(definition, input)
+    return definition.model === undefined ? run : Effect.provideService(run, ModelClientService, definition.model)
+  }
+  return Object.freeze({
+    name: definition.name,
+    definition,
+    prompt: (prompt: string) => next({ prompt }),
+    model: (model: ModelClient) => next({ model }),
+    budget: (options: BudgetOptions) => next({ budget: mergeBudget(definition.name, definition.budget, options) }),
+    tools: (tools: Record<string, unknown>) => next({ tools: registerTools(definition, tools) }),
+    skills: (define: (tools: any) => ReadonlyArray<unknown>) => {
+      const registered = Object.fromEntries(definition.tools.map((t) => [t.name, t]))
+      return next({ skills: resolveSkills(definition, define(makeHandles(registered, definition.registry))) })
+    },
+    onError: (errorPolicy: ErrorPolicy) => next({ errorPolicy: { ...definition.errorPolicy, ...errorPolicy } }),
+    onToolUse: on("ToolUse"),
+    onRunStart: on("RunStart"),
+    onSkillChosen: on("SkillChosen"),
+    onTurn: on("Turn"),
+    onModelCall: on("ModelCall"),
+    onModelResponse: on("ModelResponse"),
+    onToolError: on("ToolError"),
+    onInvalidArgs: on("InvalidArgs"),
+    onBudgetExceeded: on("BudgetExceeded"),
+    onRunEnd: on("RunEnd"),
+    onHookError: on("HookFailed"),
+    run: ((input: unknown) =>
+      definition.model === undefined
+        ? Promise.reject(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "call .model(...) before .run(...)" }))
+        : Effect.runPromise(runEffect(input) as Effect.Effect<unknown, AgentError>)) as any,
+    runEffect
+  })
+}

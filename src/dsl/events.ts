@@ -1,0 +1,129 @@
+/**
+ * The events a run emits, in order, and the listener type that hooks accept.
+ *
+ * Order within a run: `RunStart` → `SkillChosen` → per turn: `Turn` → `ModelCall` → `ModelResponse`
+ * → per tool call: one of `ToolUse` | `ToolError` | `InvalidArgs` (or none, when the call is refused by
+ * the allowlist) → … → `BudgetExceeded` (only when the budget ran out) → `RunEnd` (always, exactly once).
+ * A listener that throws, rejects or fails is reported as `HookFailed` and never changes the run.
+ */
+import type { AgentError } from "../errors.ts"
+import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
+import type { LlmResponse, ModelRequest } from "../providers/messages.ts"
+import type { Recovery } from "./recovery.ts"
+import type { AnyTool, Tool } from "./tool.ts"
+
+interface RunScoped {
+  readonly agent: string
+}
+interface SkillScoped extends RunScoped {
+  readonly skill: string
+}
+interface TurnScoped extends SkillScoped {
+  /** 1 for the first model call of the run. */
+  readonly turn: number
+}
+
+/** The run began. */
+export interface RunStartEvent extends RunScoped {
+  readonly _tag: "RunStart"
+  readonly input: unknown
+}
+/** The skill that handles this run was chosen: the single skill, the implicit one (no skills), the first `.when` match, or the fallback. */
+export interface SkillChosenEvent extends SkillScoped {
+  readonly _tag: "SkillChosen"
+  readonly how: "only" | "implicit" | "predicate" | "fallback"
+}
+/** A turn (one model call and the tool calls it asks for) begins. */
+export interface TurnEvent extends TurnScoped {
+  readonly _tag: "Turn"
+}
+/** A model call is about to be made. */
+export interface ModelCallEvent extends TurnScoped {
+  readonly _tag: "ModelCall"
+  readonly request: ModelRequest
+}
+/** A model call answered. */
+export interface ModelResponseEvent extends TurnScoped {
+  readonly _tag: "ModelResponse"
+  readonly response: LlmResponse
+  readonly durationMs: number
+}
+/** A tool ran successfully; `args` are the decoded arguments. Narrow on `tool` to type `args`/`result`. */
+export type ToolUseEvent<TTools extends Record<string, AnyTool> = Record<string, AnyTool>> = {
+  [K in keyof TTools]: TTools[K] extends Tool<infer Name, infer Args, infer Result> ? TurnScoped & {
+      readonly _tag: "ToolUse"
+      readonly tool: Name
+      readonly toolCallId: string
+      readonly args: Args
+      readonly result: Result
+      readonly durationMs: number
+      /** False only for tools declared with `unsafeNoSchema`. */
+      readonly validated: boolean
+    }
+    : never
+}[keyof TTools]
+/** A tool failed; `recovery` is what the `toolFailed` policy decided. */
+export interface ToolErrorEvent extends TurnScoped {
+  readonly _tag: "ToolError"
+  readonly tool: string
+  readonly toolCallId: string
+  readonly args: unknown
+  readonly error: unknown
+  readonly recovery: Recovery["_tag"]
+}
+/** A tool call's arguments did not decode; the tool did not run. */
+export interface InvalidArgsEvent extends TurnScoped {
+  readonly _tag: "InvalidArgs"
+  readonly tool: string
+  readonly toolCallId: string
+  readonly raw: unknown
+  readonly issues: string
+  readonly recovery: Recovery["_tag"]
+}
+/** The run stops because a budget ran out. */
+export interface BudgetExceededEvent extends RunScoped {
+  readonly _tag: "BudgetExceeded"
+  readonly reason: string
+  readonly limit: number
+  readonly used: number
+}
+/** The run ended, successfully or not. */
+export interface RunEndEvent extends RunScoped {
+  readonly _tag: "RunEnd"
+  readonly outcome:
+    | { readonly _tag: "Success"; readonly output: unknown }
+    | { readonly _tag: "Failure"; readonly error: AgentError }
+    | { readonly _tag: "Interrupted" }
+  readonly turns: number
+  readonly toolCalls: number
+  readonly durationMs: number
+}
+/** A listener failed. Reported to `onHookError` listeners and logged through Effect's logger. */
+export interface HookFailedEvent extends RunScoped {
+  readonly _tag: "HookFailed"
+  readonly hook: AgentEvent["_tag"]
+  readonly error: unknown
+}
+
+/** Every event a run emits. */
+export type AgentEvent =
+  | RunStartEvent
+  | SkillChosenEvent
+  | TurnEvent
+  | ModelCallEvent
+  | ModelResponseEvent
+  | ToolUseEvent
+  | ToolErrorEvent
+  | InvalidArgsEvent
+  | BudgetExceededEvent
+  | RunEndEvent
+  | HookFailedEvent
+
+/** A hook: sync, async or an Effect. */
+export type Listener<E> = (event: E) => MaybeEffect<unknown>
+
+/** A registered hook, as stored in the agent definition. */
+export interface RegisteredListener {
+  readonly event: AgentEvent["_tag"]
+  readonly listener: Listener<any>
+}

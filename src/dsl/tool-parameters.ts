@@ -1,0 +1,64 @@
+/**
+ * Derives a tool's JSON Schema `parameters` and its argument decoder from one Effect Schema, so the
+ * contract sent to the model and the check applied to its answer can never drift apart.
+ */
+import { Result, Schema } from "effect"
+import { OpenAiStructuredOutput } from "effect/ai"
+import type { JsonSchemaObject } from "../providers/messages.ts"
+
+/** The Schemas accepted as tool arguments: codecs without service requirements. */
+export type ArgsSchema = Schema.Codec<any, any, never, never>
+
+/** Decodes raw model arguments (a JSON string or an object) into typed args, or a readable report. */
+export type ArgsDecoder<Args> = (raw: unknown) => Result.Result<Args, string>
+
+/** The JSON Schema for the model plus the decoder that enforces exactly that contract. */
+export interface ToolParameters<Args> {
+  readonly jsonSchema: JsonSchemaObject
+  readonly decode: ArgsDecoder<Args>
+}
+
+const parseOptions = { errors: "all", onExcessProperty: "error" } as const
+
+/**
+ * Builds `parameters` and the decoder. In strict mode the JSON Schema follows OpenAI's strict subset
+ * (every key required, optional keys nullable) and the decoder maps `null` back to an absent key.
+ * Throws a plain `Error` when the Schema cannot describe a JSON object; the caller turns it into a
+ * configuration error naming the tool.
+ */
+export const toolParameters = <S extends ArgsSchema>(
+  schema: S,
+  options: { readonly strict: boolean }
+): ToolParameters<S["Type"]> => {
+  const { codec, jsonSchema } = options.strict ? strictContract(schema) : standardContract(schema)
+  if (jsonSchema.type !== "object") {
+    throw new Error(`arguments must be described by an object Schema (Schema.Struct), got ${describeRoot(jsonSchema)}`)
+  }
+  const decodeObject = Schema.decodeUnknownResult(codec)
+  const decodeJsonText = Schema.decodeUnknownResult(Schema.fromJsonString(codec))
+  const decode: ArgsDecoder<S["Type"]> = (raw) => {
+    // OpenAI-compatible servers send "" for a call without arguments.
+    const result = typeof raw === "string"
+      ? raw.trim() === "" ? decodeObject({}, parseOptions) : decodeJsonText(raw, parseOptions)
+      : decodeObject(raw, parseOptions)
+    return Result.mapError(result, (error) => error.message)
+  }
+  return { jsonSchema, decode }
+}
+
+interface Contract<T> {
+  readonly codec: Schema.ConstraintCodec<T, unknown, never, never>
+  readonly jsonSchema: JsonSchemaObject
+}
+
+const standardContract = <S extends ArgsSchema>(schema: S): Contract<S["Type"]> => {
+  const document = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" })
+  const definitions = Object.keys(document.definitions).length === 0 ? {} : { $defs: document.definitions }
+  const jsonSchema: JsonSchemaObject = { ...document.schema, ...definitions }
+  return { codec: Schema.toCodecJson(schema), jsonSchema }
+}
+
+const strictContract = <S extends ArgsSchema>(schema: S): Contract<S["Type"]> => OpenAiStructuredOutput.toCodecOpenAI(schema)
+
+const describeRoot = (jsonSchema: JsonSchemaObject): string =>
+  typeof jsonSchema.type === "string" ? `"${jsonSchema.type}"` : JSON.stringify(jsonSchema)

@@ -1,0 +1,194 @@
+/**
+ * Tools: a name, a description, an Effect Schema for the arguments and a `run` function. The Schema is
+ * the single source of the argument type, the JSON Schema sent to models and the runtime check.
+ */
+import { type Effect, type Result, Schema } from "effect"
+import { AgentConfigError } from "../errors.ts"
+import { fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
+import type { ToolDefinition } from "../providers/messages.ts"
+import { type ArgsSchema, toolParameters } from "./tool-parameters.ts"
+
+/** What a running tool gets beside its arguments. `signal` aborts when the run is interrupted. */
+export interface ToolContext {
+  readonly toolCallId: string
+  readonly signal: AbortSignal
+}
+
+/** How much a tool without an argument Schema may do; recorded in hooks and spans. */
+export type UnsafeMode = "read-only" | "human-approval" | "full"
+
+/** The explicit opt-out from argument validation. See {@link unsafeNoSchema}. */
+export interface UnsafeNoSchema {
+  readonly _tag: "UnsafeNoSchema"
+  readonly mode: UnsafeMode
+}
+
+/**
+ * Declares a tool without an argument Schema. Its `run` receives the parsed JSON (or the raw string
+ * when it is not JSON) typed as `unknown`, and its calls are marked `validated: false`.
+ *
+ * @example
+ * ```ts
+ * const log = tool("log", { args: unsafeNoSchema({ mode: "read-only" }), run: (args) => JSON.stringify(args) })
+ * ```
+ */
+export const unsafeNoSchema = (options: { readonly mode: UnsafeMode }): UnsafeNoSchema => ({
+  _tag: "UnsafeNoSchema",
+  mode: options.mode
+})
+
+/** How a tool's arguments are checked before `run`. */
+export type ArgsValidation<Args> =
+  | { readonly _tag: "Schema"; readonly schema: ArgsSchema; readonly decode: (raw: unknown) => Result.Result<Args, string> }
+  | { readonly _tag: "Unsafe"; readonly mode: UnsafeMode }
+
+/**
+ * A typed tool. `Name` is its literal name, `Args` the decoded argument type, `Result` what `run`
+ * produces. Build one with {@link tool}.
+ *
+ * @example
+ * ```ts
+ * type AddArgs = Tool.Args<typeof add> // { readonly a: number; readonly b: number }
+ * ```
+ */
+export interface Tool<Name extends string, Args, Result> {
+  readonly _tag: "Tool"
+  readonly name: Name
+  readonly description: string | undefined
+  /** The canonical definition sent to models; `parameters` is generated from the Schema. */
+  readonly definition: ToolDefinition
+  readonly validation: ArgsValidation<Args>
+  /** Runs the tool on already-validated arguments; interruption aborts the context's signal. */
+  readonly execute: (args: Args, toolCallId: string) => Effect.Effect<Result, unknown>
+  readonly tags: ReadonlyArray<string>
+  /** False for tools with side effects that tool pre-selection must not offer without consent. */
+  readonly safe: boolean
+}
+
+/** Any tool, whatever its name, arguments and result. */
+export type AnyTool = Tool<string, any, any>
+
+/** Type-level accessors for tools. */
+export declare namespace Tool {
+  /** The literal name of a tool. */
+  export type Name<T> = T extends Tool<infer N, any, any> ? N : never
+  /** The decoded argument type of a tool. */
+  export type Args<T> = T extends Tool<any, infer A, any> ? A : never
+  /** The result type of a tool. */
+  export type Result<T> = T extends Tool<any, any, infer R> ? R : never
+}
+
+interface ToolOptionsBase {
+  readonly description?: string
+  readonly tags?: ReadonlyArray<string>
+  /** Default true. Unsafe tools are left out of tool pre-selection unless explicitly allowed. */
+  readonly safe?: boolean
+}
+
+/** Options of a tool whose arguments are described by a Schema. */
+export interface SchemaToolOptions<S extends ArgsSchema, R> extends ToolOptionsBase {
+  readonly args: S
+  readonly run: (args: S["Type"], context: ToolContext) => MaybeEffect<R>
+  /** Generate an OpenAI strict-mode schema (all keys required, optional keys nullable). */
+  readonly strict?: boolean
+}
+
+/** Options of a tool that explicitly opts out of argument validation. */
+export interface UnsafeToolOptions<R> extends ToolOptionsBase {
+  readonly args: UnsafeNoSchema
+  readonly run: (args: unknown, context: ToolContext) => MaybeEffect<R>
+}
+
+const toolNamePattern = /^[A-Za-z0-9_-]{1,64}$/
+
+/**
+ * Defines a tool. `run` may return a value, a Promise or an Effect; it only ever sees arguments that
+ * decoded with `args`. Use `Schema.Finite` rather than `Schema.Number` for numbers: the latter also
+ * admits "NaN"/"Infinity" strings in JSON.
+ *
+ * @example
+ * ```ts
+ * const add = tool("add", {
+ *   description: "Add two numbers",
+ *   args: Schema.Struct({ a: Schema.Finite.annotate({ description: "left" }), b: Schema.Finite }),
+ *   run: ({ a, b }) => a + b
+ * })
+ * ```
+ */
+export function tool<const Name extends string, S extends ArgsSchema, R>(
+  name: Name,
+  options: SchemaToolOptions<S, R>
+): Tool<Name, S["Type"], R>
+export function tool<const Name extends string, R>(name: Name, options: UnsafeToolOptions<R>): Tool<Name, unknown, R>
+export function tool(name: string, options: SchemaToolOptions<ArgsSchema, unknown> | UnsafeToolOptions<unknown>): AnyTool {
+  const fail = (reason: string) => new AgentConfigError({ subject: `tool "${name}"`, reason })
+  if (typeof name !== "string" || !toolNamePattern.test(name)) {
+    throw fail("a tool name must be 1-64 letters, digits, '_' or '-'")
+  }
+  if (typeof options?.run !== "function") throw fail("`run` must be a function")
+  const args: unknown = options.args
+  if (isUnsafeNoSchema(args)) {
+    return makeTool(name, options, { _tag: "Unsafe", mode: args.mode }, { type: "object" }, false)
+  }
+  if (!Schema.isSchema(args)) {
+    throw fail("`args` must be an Effect Schema; declare `args: unsafeNoSchema({ mode })` to opt out of validation")
+  }
+  const strict = "strict" in options && options.strict === true
+  const schema = args as ArgsSchema
+  let parameters: ReturnType<typeof toolParameters>
+  try {
+    parameters = toolParameters(schema, { strict })
+  } catch (error) {
+    throw fail(error instanceof Error ? error.message : String(error))
+  }
+  return makeTool(name, options, { _tag: "Schema", schema, decode: parameters.decode }, parameters.jsonSchema, strict)
+}
+
+const makeTool = (
+  name: string,
+  options: ToolOptionsBase & { readonly run: (args: any, context: ToolContext) => MaybeEffect<unknown> },
+  validation: ArgsValidation<unknown>,
+  parameters: ToolDefinition["parameters"],
+  strict: boolean
+): AnyTool => {
+  const run = options.run
+  const definition: ToolDefinition = Object.freeze({
+    type: "function",
+    name,
+    ...(options.description === undefined ? {} : { description: options.description }),
+    parameters: deepFreeze(parameters),
+    ...(strict ? { strict: true } : {})
+  })
+  return Object.freeze({
+    _tag: "Tool",
+    name,
+    description: options.description,
+    definition,
+    validation,
+    execute: (args: unknown, toolCallId: string) => fromMaybeEffect((signal) => run(args, { toolCallId, signal })),
+    tags: Object.freeze([...(options.tags ?? [])]),
+    safe: options.safe ?? true
+  })
+}
+
+const isUnsafeNoSchema = (u: unknown): u is UnsafeNoSchema =>
+  typeof u === "object" && u !== null && "_tag" in u && u._tag === "UnsafeNoSchema"
+
+/**
+ * True for values built by {@link tool}.
+ *
+ * @example
+ * ```ts
+ * isTool(add) // true
+ * ```
+ */
+export const isTool = (u: unknown): u is AnyTool =>
+  typeof u === "object" && u !== null && "_tag" in u && u._tag === "Tool"
+
+const deepFreeze = <T>(value: T): T => {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const child of Object.values(value)) deepFreeze(child)
+  }
+  return value
+}

@@ -1,0 +1,67 @@
+/**
+ * effect-agent-dsl: a typed agent DSL for TypeScript on Effect.
+ *
+ * Describe agents with `agent(...)`, `tool(...)` and `skill(...)`; run them with `.run(...)` (Promise)
+ * or `.runEffect(...)` (Effect) over any `ModelClient`.
+ */
+export { agent } from "./dsl/agent.ts"
+export type { AgentBuilder, AgentOptions, ToolNames } from "./dsl/agent.ts"
+export type {
+  AgentDefinition,
+  ErrorPolicy,
+  InvalidArgsContext,
+  RecoveryDecision,
+  SkillDefinition,
+  ToolFailedContext
+} from "./dsl/agent-definition.ts"
+export { defaultBudget } from "./dsl/budget.ts"
+export type { Budget, BudgetOptions } from "./dsl/budget.ts"
+export type {
+  AgentEvent,
+  BudgetExceededEvent,
+  HookFailedEvent,
+  InvalidArgsEvent,
+  Listener,
+  ModelCallEvent,
+  ModelResponseEvent,
+  RunEndEvent,
+  RunStartEvent,
+  SkillChosenEvent,
+  ToolErrorEvent,
+  ToolUseEvent,
+  TurnEvent
+} from "./dsl/events.ts"
+export { Recovery } from "./dsl/recovery.ts"
+export { isSkill, skill } from "./dsl/skill.ts"
+export type { AnySkill, Skill, SkillContext, SkillImplementation, SkillPredicate } from "./dsl/skill.ts"
+export type { AnyToolHandle, ToolHandle, ToolHandles } from "./dsl/tool-handle.ts"
+export { isTool, tool, unsafeNoSchema } from "./dsl/tool.ts"
+export type { AnyTool, SchemaToolOptions, Tool, ToolContext, UnsafeMode, UnsafeNoSchema, UnsafeToolOptions } from "./dsl/tool.ts"
+export type { TypeError } from "./dsl/type-error.ts"
+export {
+  AgentConfigError,
+  BudgetExceeded,
+  InputInvalid,
+  InvalidToolArgs,
+  isAgentError,
+  ModelError,
+  NoSkillMatched,
+  OutputInvalid,
+  ToolFailed,
+  ToolNotAllowed
+} from "./errors.ts"
+export type { AgentError, BudgetReason } from "./errors.ts"
+export { text, toolCalls } from "./providers/messages.ts"
+export type {
+  JsonSchemaObject,
+  LlmMessage,
+  LlmResponse,
+  ModelRequest,
+  ToolCall,
+  ToolChoice,
+  ToolDefinition,
+  Usage
+} from "./providers/messages.ts"
+export { ModelClient, ModelClientService } from "./providers/model-client.ts"
+export type { ModelFunction } from "./providers/model-client.ts"
+export { runAgent } from "./runtime/run-agent.ts"

@@ -1,0 +1,67 @@
+/**
+ * ModelClient: the one seam between the agentic loop and a model. One method, so a mock is one line;
+ * also a Context service with a Layer, so Effect programs can provide it from the outside.
+ */
+import { Context, Effect, Layer } from "effect"
+import { describeCause, ModelError } from "../errors.ts"
+import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
+import type { LlmResponse, ModelRequest } from "./messages.ts"
+
+/**
+ * Anything that can answer a model request. Implementations: `openai(...)`, `ollama(...)`,
+ * `ModelClient.fromFunction(...)`, and the mocks in `effect-agent-dsl/testing`.
+ *
+ * @example
+ * ```ts
+ * const echo: ModelClient = { chat: (req) => Effect.succeed({ _tag: "Text", content: String(req.messages.length) }) }
+ * ```
+ */
+export interface ModelClient {
+  readonly chat: (request: ModelRequest) => Effect.Effect<LlmResponse, ModelError>
+}
+
+/**
+ * The Context service under which a `ModelClient` is provided to `agent.runEffect` when the agent was
+ * built without `.model(...)`.
+ *
+ * @example
+ * ```ts
+ * const program = Effect.gen(function* () { const client = yield* ModelClientService; return yield* client.chat(req) })
+ * ```
+ */
+export class ModelClientService extends Context.Service<ModelClientService, ModelClient>()(
+  "effect-agent-dsl/ModelClient"
+) {}
+
+/** What `ModelClient.fromFunction` accepts: a plain, async or effectful answer. */
+export type ModelFunction = (
+  request: ModelRequest
+) => LlmResponse | PromiseLike<LlmResponse> | Effect.Effect<LlmResponse, ModelError>
+
+const fromFunction = (answer: ModelFunction, options?: { readonly provider?: string }): ModelClient => {
+  const provider = options?.provider ?? "function"
+  const toModelError = (cause: unknown) =>
+    cause instanceof ModelError ? cause : new ModelError({ provider, reason: describeCause(cause), cause })
+  return {
+    chat: (request) =>
+      fromMaybeEffect(() => answer(request)).pipe(catchUnlessInterrupted((error) => Effect.fail(toModelError(error))))
+  }
+}
+
+/**
+ * Helpers around the `ModelClient` interface.
+ *
+ * @example
+ * ```ts
+ * const client = ModelClient.fromFunction((req) => ({ _tag: "Text", content: "hi" }))
+ * const program = calculator.runEffect("2+2").pipe(Effect.provide(ModelClient.layer(client)))
+ * ```
+ */
+export const ModelClient = {
+  /** Wraps a function returning a response, a Promise of one, or an Effect; throws become `ModelError`. */
+  fromFunction,
+  /** The Context service key. */
+  Service: ModelClientService,
+  /** A Layer providing `client` as the `ModelClientService`. */
+  layer: (client: ModelClient): Layer.Layer<ModelClientService> => Layer.succeed(ModelClientService, client)
+} as const

@@ -1,0 +1,40 @@
+/**
+ * A ModelClient wrapper that records every request it forwards (messages, tools, toolChoice) and every
+ * outcome, for assertions in tests.
+ */
+import { Effect, Exit } from "effect"
+import type { ModelError } from "../errors.ts"
+import type { LlmResponse, ModelRequest } from "../providers/messages.ts"
+import type { ModelClient } from "../providers/model-client.ts"
+
+/** A client that remembers what it was asked and what it answered. */
+export interface RecordingModel extends ModelClient {
+  /** Every request, in call order. */
+  readonly requests: ReadonlyArray<ModelRequest>
+  /** Every outcome, in call order. */
+  readonly responses: ReadonlyArray<Exit.Exit<LlmResponse, ModelError>>
+}
+
+/**
+ * Wraps `client` so that its requests and outcomes are recorded.
+ *
+ * @example
+ * ```ts
+ * const model = recordingModel(ModelClient.fromFunction(() => text("4")))
+ * await agent("a").model(model).run("2+2")
+ * model.requests[0]?.messages.at(-1) // { role: "user", content: "2+2" }
+ * ```
+ */
+export const recordingModel = (client: ModelClient): RecordingModel => {
+  const requests: Array<ModelRequest> = []
+  const responses: Array<Exit.Exit<LlmResponse, ModelError>> = []
+  return {
+    requests,
+    responses,
+    chat: (request) =>
+      Effect.suspend(() => {
+        requests.push(request)
+        return client.chat(request).pipe(Effect.onExit((exit) => Effect.sync(() => responses.push(exit))))
+      })
+  }
+}
