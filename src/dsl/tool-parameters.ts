@@ -2,7 +2,7 @@
  * Derives a tool's JSON Schema `parameters` and its argument decoder from one Effect Schema, so the
  * contract sent to the model and the check applied to its answer can never drift apart.
  */
-import { Result, Schema } from "effect"
+import { Result, Schema, SchemaAST } from "effect"
 import { OpenAiStructuredOutput } from "effect/ai"
 import type { JsonSchemaObject } from "../providers/messages.ts"
 
@@ -52,6 +52,10 @@ interface Contract<T> {
 }
 
 const standardContract = <S extends ArgsSchema>(schema: S): Contract<S["Type"]> => {
+  if (isEmptyStruct(schema.ast)) {
+    // Schema renders `Struct({})` as "any non-null value"; a tool without arguments takes `{}`.
+    return { codec: Schema.toCodecJson(schema), jsonSchema: { type: "object", properties: {}, additionalProperties: false } }
+  }
   const document = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" })
   const definitions = Object.keys(document.definitions).length === 0 ? {} : { $defs: document.definitions }
   const jsonSchema: JsonSchemaObject = { ...document.schema, ...definitions }
@@ -59,6 +63,9 @@ const standardContract = <S extends ArgsSchema>(schema: S): Contract<S["Type"]> 
 }
 
 const strictContract = <S extends ArgsSchema>(schema: S): Contract<S["Type"]> => OpenAiStructuredOutput.toCodecOpenAI(schema)
+
+const isEmptyStruct = (ast: SchemaAST.AST): boolean =>
+  SchemaAST.isObjects(ast) && ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0
 
 const describeRoot = (jsonSchema: JsonSchemaObject): string =>
   typeof jsonSchema.type === "string" ? `"${jsonSchema.type}"` : JSON.stringify(jsonSchema)

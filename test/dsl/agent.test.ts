@@ -1,0 +1,102 @@
+import { Schema } from "effect"
+import { describe, expect, it } from "vitest"
+import { AgentConfigError, agent, defaultBudget, skill, text, tool } from "../../src/index.ts"
+import { scriptedModel } from "../../src/testing/index.ts"
+import { makeCalculatorTools } from "../fixtures.ts"
+
+const { add, multiply } = makeCalculatorTools()
+
+describe("the builder is immutable", () => {
+  it("returns a new builder from every call and leaves the original unchanged", () => {
+    const base = agent("calc").tools({ add })
+    const withPrompt = base.prompt("be brief")
+    const withMore = base.tools({ multiply })
+    expect(base.definition.prompt).toBeUndefined()
+    expect(withPrompt.definition.prompt).toBe("be brief")
+    expect(base.definition.tools.map((t) => t.name)).toEqual(["add"])
+    expect(withMore.definition.tools.map((t) => t.name)).toEqual(["add", "multiply"])
+    expect(Object.isFrozen(base.definition)).toBe(true)
+  })
+
+  it("uses a default budget of 8 turns and merges partial budgets", () => {
+    const a = agent("calc")
+    expect(a.definition.budget).toEqual(defaultBudget)
+    expect(a.definition.budget.maxTurns).toBe(8)
+    const b = a.budget({ maxToolCalls: 3 }).budget({ maxTurns: 2 })
+    expect(b.definition.budget).toEqual({ maxTurns: 2, maxToolCalls: 3 })
+  })
+})
+
+describe("construction-time errors", () => {
+  it("refuses two tools with the same name", () => {
+    const other = tool("add", { args: Schema.Struct({}), run: () => 0 })
+    const base = agent("calc").tools({ add })
+    expect(() => (base.tools as (t: object) => unknown)({ add: other })).toThrow(AgentConfigError)
+    expect(() => (base.tools as (t: object) => unknown)({ add: other })).toThrow(/already registered/)
+  })
+
+  it("refuses a tool registered under a key that is not its name", () => {
+    expect(() => (agent("calc").tools as (t: object) => unknown)({ plus: add })).toThrow(/key "plus"/)
+  })
+
+  it("refuses values that are not tools", () => {
+    expect(() => (agent("calc").tools as (t: object) => unknown)({ add: { name: "add" } })).toThrow(/not a tool/)
+  })
+
+  it("refuses a skill with neither tools nor an implementation", () => {
+    expect(() => agent("calc").tools({ add }).skills(() => [skill("empty")])).toThrow(/neither tools nor an implementation/)
+  })
+
+  it("refuses a skill with both tools and an implementation", () => {
+    expect(() =>
+      agent("calc").tools({ add }).skills(({ add }) => [skill("both").tools(add).implementedBy((i: string) => i)])
+    ).toThrow(/both tools and an implementation/)
+  })
+
+  it("refuses a handle issued by another agent, even one with the same name", () => {
+    let foreign: unknown
+    agent("calc").tools({ add }).skills((handles) => {
+      foreign = handles.add
+      return []
+    })
+    const untyped = agent("calc").tools({ add }) as unknown as { skills: (f: () => unknown[]) => unknown }
+    expect(() => untyped.skills(() => [skill("compute").tools(foreign as never)])).toThrow(/belongs to another agent/)
+  })
+
+  it("refuses raw tools and names from untyped callers", () => {
+    const untyped = agent("calc").tools({ add }) as unknown as { skills: (f: () => unknown[]) => unknown }
+    expect(() => untyped.skills(() => [skill("compute").tools(add as never)])).toThrow(/handles passed to .skills/)
+    expect(() => untyped.skills(() => [skill("compute").tools("add" as never)])).toThrow(AgentConfigError)
+  })
+
+  it("refuses duplicate skill names", () => {
+    expect(() =>
+      agent("calc").tools({ add }).skills(({ add }) => [skill("s").tools(add), skill("s").tools(add).when(() => true)])
+    ).toThrow(/two skills are named "s"/)
+  })
+
+  it("refuses several skills without routing predicates", () => {
+    expect(() =>
+      agent("calc").tools({ add, multiply }).skills(({ add, multiply }) => [skill("a").tools(add), skill("m").tools(multiply)])
+    ).toThrow(/need a .when/)
+  })
+
+  it("refuses budgets that are not positive whole numbers", () => {
+    expect(() => agent("calc").budget({ maxTurns: 0 })).toThrow(/maxTurns/)
+    expect(() => agent("calc").budget({ maxToolCalls: 1.5 })).toThrow(/maxToolCalls/)
+  })
+
+  it("refuses an empty agent name", () => {
+    expect(() => agent("")).toThrow(AgentConfigError)
+  })
+
+  it("rejects run without a model for untyped callers with a clear error", async () => {
+    const untyped = agent("calc") as unknown as { run: (input: string) => Promise<string> }
+    await expect(untyped.run("hi")).rejects.toThrow(/call .model/)
+  })
+
+  it("builds a valid agent and runs it", async () => {
+    const calc = agent("calc").model(scriptedModel([text("4")])).tools({ add })
+    expect(await calc.run("2+2")).toBe("4")
+  })
+})
