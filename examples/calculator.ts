@@ -1,11 +1,13 @@
 /**
  * The calculator from the Kotlin DSL docs: "What is (3 + 5) * 2?" → add, then multiply, then answer.
  *
- * Runs on a scripted model (no network, no API key) and says so in its output.
- * Run: npm start
+ * Without AI_PROVIDER it runs on a scripted model (no network, no key) and says so. With it, the
+ * provider comes from the environment:
+ *   AI_PROVIDER=ollama AI_MODEL=qwen2.5:7b npm start
+ *   AI_PROVIDER=openai AI_MODEL=gpt-4o-mini OPENAI_API_KEY=sk-... npm start
  */
 import { Schema } from "effect"
-import { agent, skill, text, tool, toolCalls } from "../src/index.ts"
+import { agent, fromEnv, type ModelClient, skill, text, tool, toolCalls } from "../src/index.ts"
 import { scriptedModel } from "../src/testing/index.ts"
 
 const add = tool("add", {
@@ -20,23 +22,35 @@ const multiply = tool("multiply", {
   run: ({ a, b }) => a * b
 })
 
-const scripted = scriptedModel([
-  toolCalls([{ id: "call_1", name: "add", arguments: '{"a":3,"b":5}' }]),
-  toolCalls([{ id: "call_2", name: "multiply", arguments: { a: 8, b: 2 } }]),
-  text("(3 + 5) * 2 = 16")
-])
+const chooseModel = (): { readonly client: ModelClient; readonly label: string; readonly maxTurns: number } => {
+  if (process.env.AI_PROVIDER !== undefined) {
+    const env = fromEnv()
+    return { client: env.client, label: `${env.provider} ${env.model} (${env.endpoint ?? "default endpoint"})`, maxTurns: env.budget.maxTurns ?? 5 }
+  }
+  const scripted = scriptedModel([
+    toolCalls([{ id: "call_1", name: "add", arguments: '{"a":3,"b":5}' }]),
+    toolCalls([{ id: "call_2", name: "multiply", arguments: { a: 8, b: 2 } }]),
+    text("(3 + 5) * 2 = 16")
+  ])
+  return { client: scripted, label: "scripted (a deterministic mock; no LLM is called; set AI_PROVIDER to use one)", maxTurns: 5 }
+}
+
+const model = chooseModel()
 
 const calculator = agent("calculator")
   .prompt("You are a calculator. Use the tools for every arithmetic step.")
-  .model(scripted)
-  .budget({ maxTurns: 5 })
+  .model(model.client)
+  .budget({ maxTurns: model.maxTurns })
   .tools({ add, multiply })
   .skills(({ add, multiply }) => [skill("compute", "Perform calculations").tools(add, multiply)])
   .onToolUse(({ tool, args, result }) => console.log(`  tool ${tool}(${JSON.stringify(args)}) = ${result}`))
 
-console.log("model: scripted (a deterministic mock; no LLM is called)")
+console.log(`model: ${model.label}`)
 const question = "What is (3 + 5) * 2?"
 console.log(`question: ${question}`)
-const answer = await calculator.run(question)
-console.log(`answer: ${answer}`)
-console.log(`model calls: ${scripted.requests.length}`)
+try {
+  console.log(`answer: ${await calculator.run(question)}`)
+} catch (error) {
+  console.error(`failed: ${error instanceof Error ? error.message : String(error)}`)
+  process.exitCode = 1
+}

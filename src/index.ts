@@ -62,6 +62,13 @@ export type {
   ToolDefinition,
   Usage
 } from "./providers/messages.ts"
+export { fromEnv } from "./providers/from-env.ts"
+export type { EnvModel } from "./providers/from-env.ts"
 export { ModelClient, ModelClientService } from "./providers/model-client.ts"
 export type { ModelFunction } from "./providers/model-client.ts"
+export { ollama } from "./providers/ollama.ts"
+export type { OllamaOptions } from "./providers/ollama.ts"
+export { openai } from "./providers/openai.ts"
+export type { OpenAiOptions } from "./providers/openai.ts"
+export type { ResilienceOptions, RetryOptions } from "./providers/resilience.ts"
 export { runAgent } from "./runtime/run-agent.ts"

@@ -1,0 +1,51 @@
+import { Effect } from "effect"
+import { afterEach, describe, expect, it } from "vitest"
+import { AgentConfigError, fromEnv } from "../../src/index.ts"
+import { type Loopback, ollamaText, openAiText, startLoopback } from "./loopback.ts"
+
+let server: Loopback | undefined
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+
+const request = { messages: [{ role: "user" as const, content: "hi" }], tools: [] }
+
+describe("fromEnv", () => {
+  it("builds an OpenAI client against OPENAI_BASE_URL with the temperature and step budget", async () => {
+    server = await startLoopback([openAiText("ok")])
+    const env = fromEnv({
+      AI_PROVIDER: "openai",
+      AI_MODEL: "gpt-4o-mini",
+      LLM_TEMPERATURE: "0.3",
+      LLM_MAX_AGENT_STEPS: "6",
+      OPENAI_API_KEY: "sk-env",
+      OPENAI_BASE_URL: `${server.url}/v1`
+    })
+    expect(env).toMatchObject({ provider: "openai", model: "gpt-4o-mini", temperature: 0.3, budget: { maxTurns: 6 } })
+    await Effect.runPromise(env.client.chat(request))
+    expect(server.requests[0]!.body).toMatchObject({ model: "gpt-4o-mini", temperature: 0.3 })
+    expect(server.requests[0]!.headers.authorization).toBe("Bearer sk-env")
+  })
+
+  it("builds an Ollama client against OLLAMA_HOST with temperature 0 by default", async () => {
+    server = await startLoopback([ollamaText("ok")])
+    const env = fromEnv({ AI_PROVIDER: "ollama", AI_MODEL: "qwen2.5:7b", OLLAMA_HOST: `127.0.0.1:${server.port}` })
+    expect(env).toMatchObject({ provider: "ollama", temperature: 0, budget: {} })
+    await Effect.runPromise(env.client.chat(request))
+    expect(server.requests[0]!.body).toMatchObject({ model: "qwen2.5:7b", options: { temperature: 0 } })
+  })
+
+  it.each([
+    [{}, /AI_PROVIDER/],
+    [{ AI_PROVIDER: "anthropic", AI_MODEL: "m" }, /AI_PROVIDER/],
+    [{ AI_PROVIDER: "ollama" }, /AI_MODEL/],
+    [{ AI_PROVIDER: "ollama", AI_MODEL: "m", LLM_TEMPERATURE: "hot" }, /LLM_TEMPERATURE/],
+    [{ AI_PROVIDER: "ollama", AI_MODEL: "m", LLM_MAX_AGENT_STEPS: "2.5" }, /LLM_MAX_AGENT_STEPS/],
+    [{ AI_PROVIDER: "ollama", AI_MODEL: "m", LLM_MAX_AGENT_STEPS: "0" }, /LLM_MAX_AGENT_STEPS/],
+    [{ AI_PROVIDER: "openai", AI_MODEL: "m" }, /OPENAI_API_KEY/]
+  ])("refuses %j with one error naming the variable", (env, variable) => {
+    expect(() => fromEnv(env)).toThrow(AgentConfigError)
+    expect(() => fromEnv(env)).toThrow(variable)
+  })
+})

@@ -1,0 +1,134 @@
+/**
+ * A real HTTP server on 127.0.0.1 (random port) for provider tests. Each request is answered by the
+ * next step of a script: a JSON reply with a status, a raw body, or a hang (never answered; its
+ * connection's close is recorded, which is how an aborted request is observed).
+ */
+import { createServer, type IncomingMessage } from "node:http"
+import type { AddressInfo } from "node:net"
+
+export type Reply =
+  | { readonly status?: number; readonly json: unknown }
+  | { readonly status?: number; readonly raw: string }
+  | { readonly hang: true }
+
+export interface RecordedRequest {
+  readonly method: string
+  readonly url: string
+  readonly headers: IncomingMessage["headers"]
+  readonly body: any
+}
+
+export interface Loopback {
+  readonly url: string
+  readonly port: number
+  readonly requests: Array<RecordedRequest>
+  /** Resolves when the client closed a hanging request. */
+  readonly aborted: Promise<void>
+  close(): Promise<void>
+}
+
+/** Starts a server answering with `replies` in order; the last reply repeats. */
+export const startLoopback = async (replies: ReadonlyArray<Reply>): Promise<Loopback> => {
+  const requests: Array<RecordedRequest> = []
+  let signalAborted: () => void = () => {}
+  const aborted = new Promise<void>((resolve) => {
+    signalAborted = resolve
+  })
+  const server = createServer((req, res) => {
+    let data = ""
+    req.on("data", (chunk) => (data += chunk))
+    req.on("end", () => {
+      let body: unknown = data
+      try {
+        body = data === "" ? undefined : JSON.parse(data)
+      } catch {
+        // keep the raw text
+      }
+      requests.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers, body })
+      const reply = replies[Math.min(requests.length - 1, replies.length - 1)]!
+      if ("hang" in reply) {
+        res.on("close", () => signalAborted())
+        return
+      }
+      const payload = "json" in reply ? JSON.stringify(reply.json) : reply.raw
+      res.writeHead(reply.status ?? 200, { "content-type": "application/json" })
+      res.end(payload)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const port = (server.address() as AddressInfo).port
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    aborted,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+  }
+}
+
+/** A port with nothing listening on it. */
+export const closedPort = async (): Promise<number> => {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const port = (server.address() as AddressInfo).port
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
+
+// ---- OpenAI Chat Completions replies, shaped as the API reference documents them ----
+
+let completionCounter = 0
+const completion = (message: Record<string, unknown>, finishReason: string) => ({
+  id: `chatcmpl-${++completionCounter}`,
+  object: "chat.completion",
+  created: 1_700_000_000,
+  model: "gpt-4o-mini-2024-07-18",
+  system_fingerprint: "fp_44709d6fcb",
+  choices: [{ index: 0, message: { role: "assistant", refusal: null, ...message }, logprobs: null, finish_reason: finishReason }],
+  usage: { prompt_tokens: 82, completion_tokens: 17, total_tokens: 99 }
+})
+
+export const openAiToolCalls = (calls: ReadonlyArray<{ id: string; name: string; arguments: string }>): Reply => ({
+  json: completion(
+    {
+      content: null,
+      tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }))
+    },
+    "tool_calls"
+  )
+})
+
+export const openAiText = (content: string): Reply => ({ json: completion({ content }, "stop") })
+
+export const openAiError = (status: number, message: string, type = "invalid_request_error"): Reply => ({
+  status,
+  json: { error: { message, type, param: null, code: null } }
+})
+
+// ---- Ollama /api/chat replies, shaped as docs/api.md documents them ----
+
+const ollamaReply = (message: Record<string, unknown>) => ({
+  model: "qwen2.5:7b",
+  created_at: "2026-11-22T14:13:43.416799Z",
+  message: { role: "assistant", content: "", ...message },
+  done_reason: "stop",
+  done: true,
+  total_duration: 5_191_566_416,
+  load_duration: 2_154_458,
+  prompt_eval_count: 26,
+  prompt_eval_duration: 383_809_000,
+  eval_count: 12,
+  eval_duration: 4_799_921_000
+})
+
+export const ollamaToolCalls = (calls: ReadonlyArray<{ name: string; arguments: Record<string, unknown> }>): Reply => ({
+  json: ollamaReply({ tool_calls: calls.map((c) => ({ function: { name: c.name, arguments: c.arguments } })) })
+})
+
+export const ollamaText = (content: string): Reply => ({ json: ollamaReply({ content }) })
+
+export const ollamaError = (status: number, error: string): Reply => ({ status, json: { error } })
