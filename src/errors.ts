@@ -126,6 +126,25 @@ export class NoSkillMatched extends Data.TaggedError("NoSkillMatched")<{
   }
 }
 
+/**
+ * The model was asked to choose among skills (several skills without `.when`) and did not make a valid
+ * choice: it answered text, called something else, or named a skill that does not exist.
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("SkillRoutingFailed", (e) => Effect.succeed(`could not route among ${e.candidates.join(", ")}`))
+ * ```
+ */
+export class SkillRoutingFailed extends Data.TaggedError("SkillRoutingFailed")<{
+  readonly agent: string
+  readonly candidates: ReadonlyArray<string>
+  readonly reason: string
+}> {
+  override get message(): string {
+    return `Agent "${this.agent}" could not choose a skill among ${this.candidates.join(", ")}: ${this.reason}`
+  }
+}
+
 /** Which budget dimension ran out. */
 export type BudgetReason = "turns" | "toolCalls"
 
@@ -197,6 +216,7 @@ export type AgentError =
   | AgentConfigError
   | InputInvalid
   | NoSkillMatched
+  | SkillRoutingFailed
   | ToolNotAllowed
   | InvalidToolArgs
   | ToolFailed
@@ -208,6 +228,7 @@ const agentErrorTags: ReadonlySet<string> = new Set<AgentError["_tag"]>([
   "AgentConfigError",
   "InputInvalid",
   "NoSkillMatched",
+  "SkillRoutingFailed",
   "ToolNotAllowed",
   "InvalidToolArgs",
   "ToolFailed",

@@ -5,12 +5,14 @@
 import type { Effect, Schema } from "effect"
 import { AgentConfigError } from "../errors.ts"
 import type { ModelClient } from "../providers/model-client.ts"
+import type { PickToolsOptions } from "../runtime/pick-tools.ts"
 import type { Budget } from "./budget.ts"
 import type { RegisteredListener } from "./events.ts"
+import type { KnowledgeSource } from "./knowledge.ts"
 import type { Recovery } from "./recovery.ts"
 import { type AnySkill, isSkill, type SkillImplementation, type SkillPredicate } from "./skill.ts"
 import { isToolHandle } from "./tool-handle.ts"
-import { type AnyTool, isTool } from "./tool.ts"
+import { type AnyTool, isTool, toolNamePattern } from "./tool.ts"
 
 /** What an `invalidArgs` policy sees. `error` is the decoder's readable report. */
 export interface InvalidArgsContext<TToolName extends string = string> {
@@ -49,7 +51,14 @@ export interface SkillDefinition {
   readonly tools: ReadonlyArray<AnyTool>
   readonly implementation: SkillImplementation<any, any> | undefined
   readonly predicate: SkillPredicate | undefined
+  /** Knowledge sources, exposed as argument-less tools on this skill's allowlist only. */
+  readonly knowledge: ReadonlyArray<KnowledgeSource>
+  /** This skill's output Schema; when undefined the agent's applies. */
+  readonly output: Schema.Codec<any, any, never, never> | undefined
 }
+
+/** The name of the tool through which a model submits a typed final answer. */
+export const submitToolName = "submit"
 
 /** Everything the runtime needs to run an agent. Build one with `agent(...)`. */
 export interface AgentDefinition {
@@ -61,8 +70,15 @@ export interface AgentDefinition {
   readonly budget: Budget
   /** Registered tools, in registration order. */
   readonly tools: ReadonlyArray<AnyTool>
-  /** The skills; empty means one implicit skill named after the agent that may use every tool. */
+  /**
+   * The skills; empty means one implicit skill named after the agent that may use every tool. Skills
+   * without a `.when` predicate are chosen by the model when there are several.
+   */
   readonly skills: ReadonlyArray<SkillDefinition>
+  /** `memory_read`, `memory_write`, `memory_search` when `.memory(...)` was called; on every skill's allowlist. */
+  readonly memory: ReadonlyArray<AnyTool>
+  /** When set, each model call is offered only the top tools of the allowlist for the input. */
+  readonly toolSelection: PickToolsOptions | undefined
   readonly listeners: ReadonlyArray<RegisteredListener>
   readonly errorPolicy: ErrorPolicy
   readonly input: Schema.Codec<any, any, never, never> | undefined
@@ -79,6 +95,12 @@ export const registerTools = (definition: AgentDefinition, tools: Record<string,
     if (!isTool(candidate)) throw configError(definition.name, `"${key}" is not a tool built with tool(...)`)
     if (candidate.name !== key) {
       throw configError(definition.name, `the tool "${candidate.name}" is registered under the key "${key}"; use its name as the key`)
+    }
+    if (isReservedName(candidate.name)) {
+      throw configError(definition.name, `"${candidate.name}" is a reserved name (memory_* belongs to .memory())`)
+    }
+    if (candidate.name === submitToolName && definition.output !== undefined) {
+      throw configError(definition.name, `"${submitToolName}" is the tool through which the model submits the typed answer`)
     }
     if (names.has(candidate.name)) {
       throw configError(definition.name, `a tool named "${candidate.name}" is already registered`)
@@ -103,21 +125,17 @@ export const resolveSkills = (definition: AgentDefinition, skills: ReadonlyArray
     }
     resolved.push(resolveSkill(definition, candidate))
   }
-  const fallbacks = resolved.filter((s) => s.predicate === undefined)
-  if (resolved.length > 1 && fallbacks.length > 1) {
-    throw configError(
-      definition.name,
-      `with several skills, all but one need a .when(...) predicate; without one: ${fallbacks.map((s) => s.name).join(", ")}`
-    )
-  }
   return resolved
 }
+
+/** Names no tool or knowledge source may take: the memory tools' prefix. */
+export const isReservedName = (name: string): boolean => name.startsWith("memory_")
 
 const resolveSkill = (definition: AgentDefinition, candidate: AnySkill): SkillDefinition => {
   const fail = (reason: string) =>
     new AgentConfigError({ subject: `skill "${candidate.name}" of agent "${definition.name}"`, reason })
-  if (candidate.handles.length === 0 && candidate.implementation === undefined) {
-    throw fail("it has neither tools nor an implementation: add .tools(...) or .implementedBy(...)")
+  if (candidate.handles.length === 0 && candidate.knowledgeSources.length === 0 && candidate.implementation === undefined) {
+    throw fail("it has neither tools nor an implementation: add .tools(...), .knowledge(...) or .implementedBy(...)")
   }
   if (candidate.handles.length > 0 && candidate.implementation !== undefined) {
     throw fail("it has both tools and an implementation: a deterministic skill never calls a model")
@@ -133,11 +151,27 @@ const resolveSkill = (definition: AgentDefinition, candidate: AnySkill): SkillDe
     }
     if (!tools.includes(registered)) tools.push(registered)
   }
+  const output = candidate.outputSchema ?? definition.output
+  const names = new Set(tools.map((t) => t.name))
+  for (const source of candidate.knowledgeSources) {
+    if (candidate.implementation !== undefined) throw fail("knowledge needs an agentic skill (with tools), not an implementation")
+    if (!toolNamePattern.test(source.name)) throw fail(`knowledge "${source.name}": a name must be 1-64 letters, digits, '_' or '-'`)
+    if (typeof source.load !== "function") throw fail(`knowledge "${source.name}": the loader must be a function`)
+    if (names.has(source.name) || isReservedName(source.name) || (output !== undefined && source.name === submitToolName)) {
+      throw fail(`knowledge "${source.name}" has the name of another tool of the skill, or a reserved one`)
+    }
+    names.add(source.name)
+  }
+  if (candidate.outputSchema !== undefined && names.has(submitToolName)) {
+    throw fail(`"${submitToolName}" is the tool through which the model submits the typed answer`)
+  }
   return Object.freeze({
     name: candidate.name,
     description: candidate.description,
     tools: Object.freeze(tools),
     implementation: candidate.implementation,
-    predicate: candidate.predicate
+    predicate: candidate.predicate,
+    knowledge: Object.freeze([...candidate.knowledgeSources]),
+    output: candidate.outputSchema
   })
 }

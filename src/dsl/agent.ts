@@ -12,9 +12,11 @@ import { type AgentDefinition, type ErrorPolicy, registerTools, resolveSkills } 
 import { type BudgetOptions, defaultBudget, mergeBudget } from "./budget.ts"
 import type {
   AgentEvent,
+  ArgsRepairedEvent,
   BudgetExceededEvent,
   HookFailedEvent,
   InvalidArgsEvent,
+  KnowledgeUsedEvent,
   Listener,
   ModelCallEvent,
   ModelResponseEvent,
@@ -25,6 +27,8 @@ import type {
   ToolUseEvent,
   TurnEvent
 } from "./events.ts"
+import type { PickToolsOptions } from "../runtime/pick-tools.ts"
+import { inMemoryStore, type MemoryStore, memoryTools } from "./memory.ts"
 import type { Skill } from "./skill.ts"
 import { makeHandles, type ToolHandles } from "./tool-handle.ts"
 import type { AnyTool, Tool } from "./tool.ts"
@@ -81,6 +85,17 @@ export interface AgentBuilder<
   skills(
     define: (tools: ToolHandles<TName, TTools>) => ReadonlyArray<Skill<TName, TInput, TOutput>>
   ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /**
+   * Gives the agent memory: `memory_read`, `memory_write` and `memory_search` join every skill's
+   * allowlist. The store (default: a new `inMemoryStore()`) lives as long as this agent value, so runs
+   * of the same agent share it and other agents do not.
+   */
+  memory(store?: MemoryStore): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /**
+   * Offers each model call only the top tools of the skill's allowlist for the run's input (see
+   * `pickTools`). The allowlist still governs execution. When no tool scores, all allowed tools are offered.
+   */
+  pickTools(options?: PickToolsOptions): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** Routes invalid arguments and tool failures (both default to `Recovery.feedback`). */
   onError(policy: ErrorPolicy<ToolNames<TTools>>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** After a tool ran successfully: its name, decoded args, result and duration. */
@@ -99,6 +114,10 @@ export interface AgentBuilder<
   onToolError(listener: Listener<ToolErrorEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** When a tool call's arguments did not decode, with the recovery decision. */
   onInvalidArgs(listener: Listener<InvalidArgsEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** When a knowledge source was used (loaded, or read from the run's cache). */
+  onKnowledgeUsed(listener: Listener<KnowledgeUsedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** When a tool's arguments were repaired and then decoded. */
+  onArgsRepaired(listener: Listener<ArgsRepairedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** When the run stops on its budget. */
   onBudgetExceeded(listener: Listener<BudgetExceededEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** Once at the end of every run: success, failure or interruption. */
@@ -152,6 +171,8 @@ export function agent(name: string, options: AgentOptions<any, any> = {}): Agent
     budget: defaultBudget,
     tools: [],
     skills: [],
+    memory: [],
+    toolSelection: undefined,
     listeners: [],
     errorPolicy: {},
     input: options.input,
@@ -178,6 +199,8 @@ const makeBuilder = (definition: AgentDefinition): AgentBuilder<string, unknown,
       const registered = Object.fromEntries(definition.tools.map((t) => [t.name, t]))
       return next({ skills: resolveSkills(definition, define(makeHandles(registered, definition.registry))) })
     },
+    memory: (store: MemoryStore = inMemoryStore()) => next({ memory: memoryTools(store) }),
+    pickTools: (toolSelection: PickToolsOptions = {}) => next({ toolSelection }),
     onError: (errorPolicy: ErrorPolicy) => next({ errorPolicy: { ...definition.errorPolicy, ...errorPolicy } }),
     onToolUse: on("ToolUse"),
     onRunStart: on("RunStart"),
@@ -187,6 +210,8 @@ const makeBuilder = (definition: AgentDefinition): AgentBuilder<string, unknown,
     onModelResponse: on("ModelResponse"),
     onToolError: on("ToolError"),
     onInvalidArgs: on("InvalidArgs"),
+    onKnowledgeUsed: on("KnowledgeUsed"),
+    onArgsRepaired: on("ArgsRepaired"),
     onBudgetExceeded: on("BudgetExceeded"),
     onRunEnd: on("RunEnd"),
     onHookError: on("HookFailed"),

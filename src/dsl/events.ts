@@ -1,14 +1,17 @@
 /**
  * The events a run emits, in order, and the listener type that hooks accept.
  *
- * Order within a run: `RunStart` → `SkillChosen` → per turn: `Turn` → `ModelCall` → `ModelResponse`
- * → per tool call: one of `ToolUse` | `ToolError` | `InvalidArgs` (or none, when the call is refused by
- * the allowlist) → … → `BudgetExceeded` (only when the budget ran out) → `RunEnd` (always, exactly once).
+ * Order within a run: `RunStart` → (`ModelCall` → `ModelResponse` for a model-routed choice) →
+ * `SkillChosen` → per turn: `Turn` → `ModelCall` → `ModelResponse` → per tool call: `ArgsRepaired`
+ * (when a repair made the arguments valid), then one of `ToolUse` (+ `KnowledgeUsed` for knowledge) |
+ * `ToolError` | `InvalidArgs` (or none, when the call is refused by the allowlist) → … →
+ * `BudgetExceeded` (only when the budget ran out) → `RunEnd` (always, exactly once).
  * A listener that throws, rejects or fails is reported as `HookFailed` and never changes the run.
  */
 import type { AgentError } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { LlmResponse, ModelRequest } from "../providers/messages.ts"
+import type { ArgsCorrection } from "../runtime/repair-arguments.ts"
 import type { Recovery } from "./recovery.ts"
 import type { AnyTool, Tool } from "./tool.ts"
 
@@ -31,7 +34,7 @@ export interface RunStartEvent extends RunScoped {
 /** The skill that handles this run was chosen: the single skill, the implicit one (no skills), the first `.when` match, or the fallback. */
 export interface SkillChosenEvent extends SkillScoped {
   readonly _tag: "SkillChosen"
-  readonly how: "only" | "implicit" | "predicate" | "fallback"
+  readonly how: "only" | "implicit" | "predicate" | "fallback" | "model"
 }
 /** A turn (one model call and the tool calls it asks for) begins. */
 export interface TurnEvent extends TurnScoped {
@@ -80,6 +83,21 @@ export interface InvalidArgsEvent extends TurnScoped {
   readonly issues: string
   readonly recovery: Recovery["_tag"]
 }
+/** A tool call's arguments were repaired (the tool opted in) and then decoded. */
+export interface ArgsRepairedEvent extends TurnScoped {
+  readonly _tag: "ArgsRepaired"
+  readonly tool: string
+  readonly toolCallId: string
+  readonly corrections: ReadonlyArray<ArgsCorrection>
+}
+/** A knowledge source was used; `cached` is false on the use that loaded it. */
+export interface KnowledgeUsedEvent extends TurnScoped {
+  readonly _tag: "KnowledgeUsed"
+  readonly knowledge: string
+  readonly toolCallId: string
+  readonly characters: number
+  readonly cached: boolean
+}
 /** The run stops because a budget ran out. */
 export interface BudgetExceededEvent extends RunScoped {
   readonly _tag: "BudgetExceeded"
@@ -115,6 +133,8 @@ export type AgentEvent =
   | ToolUseEvent
   | ToolErrorEvent
   | InvalidArgsEvent
+  | ArgsRepairedEvent
+  | KnowledgeUsedEvent
   | BudgetExceededEvent
   | RunEndEvent
   | HookFailedEvent

@@ -2,7 +2,9 @@
  * Skills: a named capability of an agent. An agentic skill lists the tools the model may call while it
  * is active (its allowlist); a deterministic skill is implemented by a function and never calls a model.
  */
+import type { Schema } from "effect"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
+import type { KnowledgeLoader, KnowledgeSource } from "./knowledge.ts"
 import type { AnyToolHandle, HandleAgent } from "./tool-handle.ts"
 
 /** What a deterministic skill receives: the run's input and an abort signal. */
@@ -30,6 +32,8 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
   readonly handles: ReadonlyArray<AnyToolHandle>
   readonly implementation: SkillImplementation<TInput, TOutput> | undefined
   readonly predicate: SkillPredicate | undefined
+  readonly knowledgeSources: ReadonlyArray<KnowledgeSource>
+  readonly outputSchema: Schema.Codec<TOutput, any, never, never> | undefined
   /** Phantom: the agent whose handles this skill uses. */
   readonly "~agent"?: TAgent
   /** Adds tools to the skill's allowlist, by the handles `.skills(...)` provides. */
@@ -41,6 +45,16 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
    * wins; a single skill without `.when` is the fallback.
    */
   when(predicate: SkillPredicate): Skill<TAgent, TInput, TOutput>
+  /**
+   * Exposes a lazy knowledge source to the model as a tool named `name` (no arguments), on this skill's
+   * allowlist only. Loaded on first use, cached for the run; each use fires `onKnowledgeUsed`.
+   */
+  knowledge(name: string, description: string, loader: KnowledgeLoader): Skill<TAgent, TInput, TOutput>
+  /**
+   * Makes this skill's final answer typed: the model answers by calling a `submit` tool whose parameters
+   * are this Schema (or with text that decodes into it). Overrides the agent's output Schema.
+   */
+  output<$Output>(schema: Schema.Codec<$Output, any, never, never>): Skill<TAgent, TInput, $Output>
 }
 
 /** Decides from the run's input (as the model would see it: text) whether a skill handles it. */
@@ -58,7 +72,15 @@ export type AnySkill = Skill<string, any, any>
  * agent("calc").tools({ add }).skills(({ add }) => [skill("compute", "Perform calculations").tools(add)])
  * ```
  */
-export const skill = (name: string, description = ""): Skill => <Skill> makeSkill({ name, description, handles: [], implementation: undefined, predicate: undefined })
+export const skill = (name: string, description = ""): Skill => <Skill> makeSkill({
+    name,
+    description,
+    handles: [],
+    implementation: undefined,
+    predicate: undefined,
+    knowledgeSources: [],
+    outputSchema: undefined
+  })
 
 interface SkillState {
   readonly name: string
@@ -66,6 +88,8 @@ interface SkillState {
   readonly handles: ReadonlyArray<AnyToolHandle>
   readonly implementation: SkillImplementation<any, any> | undefined
   readonly predicate: SkillPredicate | undefined
+  readonly knowledgeSources: ReadonlyArray<KnowledgeSource>
+  readonly outputSchema: Schema.Codec<any, any, never, never> | undefined
 }
 
 const makeSkill = (state: SkillState): Skill<any, any, any> =>
@@ -74,7 +98,10 @@ const makeSkill = (state: SkillState): Skill<any, any, any> =>
     ...state,
     tools: (...handles: ReadonlyArray<AnyToolHandle>) => makeSkill({ ...state, handles: [...state.handles, ...handles] }),
     implementedBy: (implementation: SkillImplementation<any, any>) => makeSkill({ ...state, implementation }),
-    when: (predicate: SkillPredicate) => makeSkill({ ...state, predicate })
+    when: (predicate: SkillPredicate) => makeSkill({ ...state, predicate }),
+    knowledge: (name: string, description: string, load: KnowledgeLoader) =>
+      makeSkill({ ...state, knowledgeSources: [...state.knowledgeSources, { name, description, load }] }),
+    output: (outputSchema: Schema.Codec<any, any, never, never>) => makeSkill({ ...state, outputSchema })
   })
 
 /** True for values built by {@link skill}. */

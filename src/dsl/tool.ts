@@ -6,6 +6,7 @@ import { type Effect, type Result, Schema } from "effect"
 import { AgentConfigError } from "../errors.ts"
 import { fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { ToolDefinition } from "../providers/messages.ts"
+import { type RepairOptions, repairOptions } from "../runtime/repair-arguments.ts"
 import { type ArgsSchema, toolParameters } from "./tool-parameters.ts"
 
 /** What a running tool gets beside its arguments. `signal` aborts when the run is interrupted. */
@@ -63,6 +64,8 @@ export interface Tool<Name extends string, Args, Result> {
   readonly tags: ReadonlyArray<string>
   /** False for tools with side effects that tool pre-selection must not offer without consent. */
   readonly safe: boolean
+  /** The argument repairs this tool opted into, if any. */
+  readonly repair: RepairOptions | undefined
 }
 
 /** Any tool, whatever its name, arguments and result. */
@@ -91,6 +94,12 @@ export interface SchemaToolOptions<S extends ArgsSchema, R> extends ToolOptionsB
   readonly run: (args: S["Type"], context: ToolContext) => MaybeEffect<R>
   /** Generate an OpenAI strict-mode schema (all keys required, optional keys nullable). */
   readonly strict?: boolean
+  /**
+   * Repair near-misses before giving up on invalid arguments: literal values off by case, a substring
+   * or a few letters; numbers sent as strings; JSON sent as a string. `true` enables all. Every repair is
+   * decoded again with the Schema and reported (`onArgsRepaired`, span attribute `tool.repaired`).
+   */
+  readonly repair?: boolean | RepairOptions
 }
 
 /** Options of a tool that explicitly opts out of argument validation. */
@@ -99,7 +108,8 @@ export interface UnsafeToolOptions<R> extends ToolOptionsBase {
   readonly run: (args: unknown, context: ToolContext) => MaybeEffect<R>
 }
 
-const toolNamePattern = /^[A-Za-z0-9_-]{1,64}$/
+/** What providers accept as a tool name. */
+export const toolNamePattern = /^[A-Za-z0-9_-]{1,64}$/
 
 /**
  * Defines a tool. `run` may return a value, a Promise or an Effect; it only ever sees arguments that
@@ -128,7 +138,7 @@ export function tool(name: string, options: SchemaToolOptions<ArgsSchema, unknow
   if (typeof options?.run !== "function") throw fail("`run` must be a function")
   const args: unknown = options.args
   if (isUnsafeNoSchema(args)) {
-    return makeTool(name, options, { _tag: "Unsafe", mode: args.mode }, { type: "object" }, false)
+    return makeTool(name, options, { _tag: "Unsafe", mode: args.mode }, { type: "object" }, false, undefined)
   }
   if (!Schema.isSchema(args)) {
     throw fail("`args` must be an Effect Schema; declare `args: unsafeNoSchema({ mode })` to opt out of validation")
@@ -141,7 +151,8 @@ export function tool(name: string, options: SchemaToolOptions<ArgsSchema, unknow
   } catch (error) {
     throw fail(error instanceof Error ? error.message : String(error))
   }
-  return makeTool(name, options, { _tag: "Schema", schema, decode: parameters.decode }, parameters.jsonSchema, strict)
+  const repair = repairOptions("repair" in options ? options.repair : undefined)
+  return makeTool(name, options, { _tag: "Schema", schema, decode: parameters.decode }, parameters.jsonSchema, strict, repair)
 }
 
 const makeTool = (
@@ -149,7 +160,8 @@ const makeTool = (
   options: ToolOptionsBase & { readonly run: (args: any, context: ToolContext) => MaybeEffect<unknown> },
   validation: ArgsValidation<unknown>,
   parameters: ToolDefinition["parameters"],
-  strict: boolean
+  strict: boolean,
+  repair: RepairOptions | undefined
 ): AnyTool => {
   const run = options.run
   const definition: ToolDefinition = Object.freeze({
@@ -167,7 +179,8 @@ const makeTool = (
     validation,
     execute: (args: unknown, toolCallId: string) => fromMaybeEffect((signal) => run(args, { toolCallId, signal })),
     tags: Object.freeze([...(options.tags ?? [])]),
-    safe: options.safe ?? true
+    safe: options.safe ?? true,
+    repair
   })
 }
 

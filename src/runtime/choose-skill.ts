@@ -1,20 +1,32 @@
 /**
- * Chooses the skill that handles a run: the only one, the first whose `.when(...)` accepts the input,
- * or the one without a predicate as the fallback. An agent without skills gets an implicit skill that
- * may use every registered tool.
+ * Chooses the skill that handles a run: the only one; else the first whose `.when(...)` accepts the
+ * input; else the one skill without a predicate; else, among several skills without predicates, the
+ * model's choice through a forced `choose_skill` tool call (one turn of the budget). An agent without
+ * skills gets an implicit skill that may use every registered tool.
  */
-import { Effect } from "effect"
+import { Effect, Result, Schema } from "effect"
 import type { AgentDefinition, SkillDefinition } from "../dsl/agent-definition.ts"
 import type { SkillChosenEvent } from "../dsl/events.ts"
-import { NoSkillMatched } from "../errors.ts"
+import { tool } from "../dsl/tool.ts"
+import { type ModelError, NoSkillMatched, SkillRoutingFailed } from "../errors.ts"
+import type { ModelClientService } from "../providers/model-client.ts"
+import { callModel } from "./call-model.ts"
+import { emit } from "./emit.ts"
 
-/** The chosen skill and how it was chosen. */
+/** The chosen skill, how it was chosen, and the turns that cost (1 when the model chose). */
 export interface ChosenSkill {
   readonly skill: SkillDefinition
   readonly how: SkillChosenEvent["how"]
+  readonly turns: number
 }
 
-export const chooseSkill = (definition: AgentDefinition, input: string): Effect.Effect<ChosenSkill, NoSkillMatched> => {
+/** The skill name used in hooks and spans for the routing call. */
+export const routingScope = "(routing)"
+
+export const chooseSkill = (
+  definition: AgentDefinition,
+  input: string
+): Effect.Effect<ChosenSkill, NoSkillMatched | SkillRoutingFailed | ModelError, ModelClientService> => {
   const skills = definition.skills
   if (skills.length === 0) {
     const implicit: SkillDefinition = {
@@ -22,14 +34,47 @@ export const chooseSkill = (definition: AgentDefinition, input: string): Effect.
       description: "",
       tools: definition.tools,
       implementation: undefined,
-      predicate: undefined
+      predicate: undefined,
+      knowledge: [],
+      output: undefined
     }
-    return Effect.succeed({ skill: implicit, how: "implicit" })
+    return Effect.succeed({ skill: implicit, how: "implicit", turns: 0 })
   }
-  if (skills.length === 1 && skills[0]!.predicate === undefined) return Effect.succeed({ skill: skills[0]!, how: "only" })
+  if (skills.length === 1 && skills[0]!.predicate === undefined) return Effect.succeed({ skill: skills[0]!, how: "only", turns: 0 })
   const matched = skills.find((s) => s.predicate !== undefined && s.predicate(input))
-  if (matched !== undefined) return Effect.succeed({ skill: matched, how: "predicate" })
-  const fallback = skills.find((s) => s.predicate === undefined)
-  if (fallback !== undefined) return Effect.succeed({ skill: fallback, how: "fallback" })
-  return Effect.fail(new NoSkillMatched({ agent: definition.name, skills: skills.map((s) => s.name) }))
+  if (matched !== undefined) return Effect.succeed({ skill: matched, how: "predicate", turns: 0 })
+  const fallbacks = skills.filter((s) => s.predicate === undefined)
+  if (fallbacks.length === 1) return Effect.succeed({ skill: fallbacks[0]!, how: "fallback", turns: 0 })
+  if (fallbacks.length === 0) return Effect.fail(new NoSkillMatched({ agent: definition.name, skills: skills.map((s) => s.name) }))
+  return routeByModel(definition, input, fallbacks)
 }
+
+const routeByModel = (definition: AgentDefinition, input: string, candidates: ReadonlyArray<SkillDefinition>) =>
+  Effect.gen(function*() {
+    const names = candidates.map((s) => s.name)
+    const chooser = tool("choose_skill", {
+      description: "Choose the skill that should handle the user's request.",
+      args: Schema.Struct({ skill: Schema.Literals(names).annotate({ description: "the name of the chosen skill" }) }),
+      run: ({ skill }) => skill
+    })
+    const skillList = candidates.map((s) => `- ${s.name}${s.description === "" ? "" : `: ${s.description}`}`).join("\n")
+    const scope = { agent: definition.name, skill: routingScope, turn: 1 }
+    yield* emit(definition, { _tag: "Turn", ...scope })
+    const response = yield* callModel(definition, scope, {
+      messages: [
+        { role: "system", content: `${definition.prompt ?? `You are ${definition.name}.`}\n\nChoose the skill that should handle the user's request:\n${skillList}` },
+        { role: "user", content: input }
+      ],
+      tools: [chooser.definition],
+      toolChoice: { tool: chooser.name }
+    })
+    const fail = (reason: string) => new SkillRoutingFailed({ agent: definition.name, candidates: names, reason })
+    if (response._tag !== "ToolCalls") return yield* fail("the model answered text instead of choosing")
+    const call = response.calls.find((c) => c.name === chooser.name)
+    if (call === undefined) return yield* fail(`the model called ${response.calls.map((c) => c.name).join(", ") || "nothing"} instead of choose_skill`)
+    if (chooser.validation._tag !== "Schema") return yield* fail("internal: the chooser has no Schema")
+    const decoded = chooser.validation.decode(call.arguments)
+    if (Result.isFailure(decoded)) return yield* fail(`invalid choice:\n${decoded.failure}`)
+    const skill = candidates.find((s) => s.name === decoded.success.skill)!
+    return { skill, how: "model" as const, turns: 1 }
+  }).pipe(Effect.withSpan("agent.route", { attributes: { "agent.name": definition.name, "agent.skills": candidates.length } }))

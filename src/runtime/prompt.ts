@@ -2,29 +2,31 @@
  * What the model reads: the system prompt (the agent's prompt, the chosen skill and its tools, the
  * output contract) and the textual form of inputs, tool results and corrections.
  */
-import { Schema } from "effect"
-import type { AgentDefinition, SkillDefinition } from "../dsl/agent-definition.ts"
 import { describeCause } from "../errors.ts"
+import type { RunState } from "./run-state.ts"
 
-/** The system prompt for a run of `skill`. Lists only the skill's own tools. */
-export const systemPrompt = (definition: AgentDefinition, skill: SkillDefinition): string => {
+/**
+ * The system prompt for a run: the agent's prompt, the skill, the tools offered (only the skill's
+ * allowlist, never the agent's other tools), and how to give a typed answer.
+ */
+export const systemPrompt = (state: RunState): string => {
+  const { definition, skill } = state
   const parts = [definition.prompt ?? `You are ${definition.name}.`]
   const description = skill.description === "" ? "" : `: ${skill.description}`
   parts.push(`Current skill: ${skill.name}${description}`)
-  if (skill.tools.length === 0) {
+  if (state.offered.length === 0) {
     parts.push("No tools are available; answer directly.")
   } else {
-    const lines = skill.tools.map((t) => `- ${t.name}${t.description === undefined ? "" : `: ${t.description}`}`)
+    const lines = state.offered.map((t) => `- ${t.name}${t.description === undefined ? "" : `: ${t.description}`}`)
     parts.push(`Tools you may call:\n${lines.join("\n")}`)
   }
-  if (definition.output !== undefined) {
-    parts.push(`When you give the final answer, reply with only JSON matching this JSON Schema:\n${outputJsonSchema(definition)}`)
+  if (state.output?.submitTool !== undefined) {
+    parts.push(`When you have the final answer, call the tool "${state.output.submitTool.name}" with it.`)
+  } else if (state.output !== undefined) {
+    parts.push(`When you give the final answer, reply with only JSON matching this JSON Schema:\n${JSON.stringify(state.output.jsonSchema)}`)
   }
   return parts.join("\n\n")
 }
-
-const outputJsonSchema = (definition: AgentDefinition): string =>
-  definition.output === undefined ? "" : JSON.stringify(Schema.toJsonSchemaDocument(definition.output).schema)
 
 /** The text a tool result is sent back as: strings as they are, anything else as JSON. */
 export const toolResultContent = (value: unknown): string => {
@@ -48,5 +50,6 @@ export const toolFailedFeedback = (tool: string, error: unknown): string =>
 export const emptyReplyFeedback = "Your reply was empty. Call one of the tools or give the final answer."
 
 /** The correction sent when the final answer did not decode into the output Schema. */
-export const outputFeedback = (issues: string): string =>
-  `Your final answer does not match the required output format:\n${issues}\nReply again with only the JSON value.`
+export const outputFeedback = (issues: string, submitTool: string | undefined): string =>
+  `Your final answer does not match the required output format:\n${issues}\n` +
+  (submitTool === undefined ? "Reply again with only the JSON value." : `Call the tool "${submitTool}" with a valid answer.`)

@@ -8,15 +8,15 @@ import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import type { RunEndEvent } from "../dsl/events.ts"
 import { type AgentError, InputInvalid, isAgentError, ModelError, OutputInvalid, ToolFailed } from "../errors.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
-import type { LlmResponse, ModelRequest, ToolCall } from "../providers/messages.ts"
-import { ModelClientService } from "../providers/model-client.ts"
+import type { LlmMessage, ModelRequest, ToolCall } from "../providers/messages.ts"
+import type { ModelClientService } from "../providers/model-client.ts"
+import { callModel } from "./call-model.ts"
 import { type ChosenSkill, chooseSkill } from "./choose-skill.ts"
 import { emit } from "./emit.ts"
-import { decodeFinalAnswer } from "./final-answer.ts"
+import { pickTools } from "./pick-tools.ts"
 import { emptyReplyFeedback, outputFeedback, systemPrompt } from "./prompt.ts"
 import { RunState } from "./run-state.ts"
 import { handleToolCall } from "./tool-call.ts"
-import { validateResponse } from "./validate-response.ts"
 
 /**
  * Runs `definition` on `input`. Needs a `ModelClientService` unless the definition has a model (the
@@ -35,7 +35,7 @@ export const runAgent = (definition: AgentDefinition, input: unknown): Effect.Ef
       yield* emit(definition, { _tag: "RunStart", agent: definition.name, input })
       const text = yield* inputText(definition, input)
       const chosen = yield* chooseSkill(definition, text)
-      state = new RunState(definition, chosen.skill)
+      state = new RunState(definition, chosen.skill, chosen.turns)
       yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
       yield* emit(definition, { _tag: "SkillChosen", agent: definition.name, skill: chosen.skill.name, how: chosen.how })
       return yield* chosen.skill.implementation === undefined ? agenticLoop(state, text) : deterministic(definition, chosen, input)
@@ -91,7 +91,13 @@ const deterministic = (definition: AgentDefinition, { skill }: ChosenSkill, inpu
 
 const agenticLoop = (state: RunState, input: string) =>
   Effect.gen(function*() {
-    state.transcript.push({ role: "system", content: systemPrompt(state.definition, state.skill) })
+    const selection = state.definition.toolSelection
+    if (selection !== undefined) {
+      const picked = yield* pickTools(input, state.tools, selection)
+      if (picked.length > 0) state.offered = picked.map((p) => p.tool)
+      yield* Effect.annotateCurrentSpan("agent.offered_tools", state.offered.map((t) => t.name).join(","))
+    }
+    state.transcript.push({ role: "system", content: systemPrompt(state) })
     state.transcript.push({ role: "user", content: input })
     while (true) {
       yield* state.ensureBudget("turns")
@@ -101,27 +107,37 @@ const agenticLoop = (state: RunState, input: string) =>
     }
   })
 
+/** The tool choice for a call: `submit` forced when it is the only tool, a tool required when typed. */
+const toolChoiceFor = (state: RunState): ModelRequest["toolChoice"] => {
+  if (state.output?.submitTool !== undefined) return state.offered.length === 0 ? { tool: state.output.submitTool.name } : "required"
+  return state.offered.length === 0 ? undefined : "auto"
+}
+
 /** One turn. Returns the final output when the model gave one, `undefined` to continue. */
 const turn = (state: RunState, turnNumber: number) =>
   Effect.gen(function*() {
     const definition = state.definition
     const scope = { agent: state.agent, skill: state.skill.name, turn: turnNumber }
     yield* emit(definition, { _tag: "Turn", ...scope })
+    const toolChoice = toolChoiceFor(state)
     const request: ModelRequest = {
       messages: [...state.transcript],
-      tools: state.skill.tools.map((t) => t.definition),
-      ...(state.skill.tools.length === 0 ? {} : { toolChoice: "auto" as const })
+      tools: state.requestTools,
+      ...(toolChoice === undefined ? {} : { toolChoice })
     }
-    yield* emit(definition, { _tag: "ModelCall", ...scope, request })
-    const started = yield* Clock.currentTimeMillis
-    const response = yield* callModel(request, turnNumber)
-    const durationMs = (yield* Clock.currentTimeMillis) - started
-    yield* emit(definition, { _tag: "ModelResponse", ...scope, response, durationMs })
+    const response = yield* callModel(definition, scope, request)
 
     if (response._tag === "ToolCalls" && response.calls.length > 0) {
       const calls = response.calls.map((call, i): ToolCall => (call.id === "" ? { ...call, id: `call_${turnNumber}_${i}` } : call))
       state.transcript.push({ role: "assistant", content: response.content ?? "", toolCalls: calls })
-      for (const call of calls) yield* handleToolCall(state, call, turnNumber)
+      for (const call of calls) {
+        if (state.output?.submitTool !== undefined && call.name === state.output.submitTool.name) {
+          const submitted = yield* submit(state, call)
+          if (submitted !== undefined) return submitted
+        } else {
+          yield* handleToolCall(state, call, turnNumber)
+        }
+      }
       return undefined
     }
     const text = response.content ?? ""
@@ -130,36 +146,33 @@ const turn = (state: RunState, turnNumber: number) =>
       return undefined
     }
     state.transcript.push({ role: "assistant", content: text })
-    if (definition.output === undefined) return { output: text }
-    const decoded = decodeFinalAnswer(definition.output, text)
+    if (state.output === undefined) return { output: text }
+    const decoded = state.output.decodeText(text)
     if (Result.isSuccess(decoded)) return { output: decoded.success }
-    if (state.turns >= definition.budget.maxTurns) {
-      return yield* new OutputInvalid({ agent: state.agent, raw: text, issues: decoded.failure, transcript: [...state.transcript] })
-    }
-    state.transcript.push({ role: "user", content: outputFeedback(decoded.failure) })
-    return undefined
+    return yield* rejectAnswer(state, text, decoded.failure, (content) => ({ role: "user", content }))
   }).pipe(
     Effect.withSpan("agent.turn", {
       attributes: { "agent.name": state.agent, "agent.skill": state.skill.name, "agent.turn": turnNumber }
     })
   )
 
-/** One model call, its response checked for shape. Defects of a custom client become `ModelError`. */
-const callModel = (request: ModelRequest, turnNumber: number): Effect.Effect<LlmResponse, ModelError, ModelClientService> =>
+/** A `submit` call: its arguments decoded into the output Schema end the run. */
+const submit = (state: RunState, call: ToolCall) =>
   Effect.gen(function*() {
-    const client = yield* ModelClientService
-    const raw = yield* client.chat(request).pipe(
-      Effect.catchDefect((defect) =>
-        Effect.fail(new ModelError({ provider: "model client", reason: `the client crashed: ${String(defect)}`, cause: defect }))
-      )
-    )
-    const response = yield* validateResponse(raw)
-    yield* Effect.annotateCurrentSpan({
-      "model.response": response._tag,
-      "model.tool_calls": response._tag === "ToolCalls" ? response.calls.length : 0,
-      ...(response.usage === undefined
-        ? {}
-        : { "model.usage.input_tokens": response.usage.inputTokens, "model.usage.output_tokens": response.usage.outputTokens })
-    })
-    return response
-  }).pipe(Effect.withSpan("agent.model", { attributes: { "agent.turn": turnNumber, "model.tools": request.tools.length } }))
+    const decoded = state.output!.decodeSubmission(call.arguments)
+    if (Result.isSuccess(decoded)) {
+      state.transcript.push({ role: "tool", toolCallId: call.id, name: call.name, content: "submitted" })
+      return { output: decoded.success }
+    }
+    const raw = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments) ?? ""
+    return yield* rejectAnswer(state, raw, decoded.failure, (content) => ({ role: "tool", toolCallId: call.id, name: call.name, content }))
+  })
+
+/** A typed answer that did not decode: corrected within the budget, else `OutputInvalid`. */
+const rejectAnswer = (state: RunState, raw: string, issues: string, message: (content: string) => LlmMessage) => {
+  if (state.turns >= state.definition.budget.maxTurns) {
+    return Effect.fail(new OutputInvalid({ agent: state.agent, raw, issues, transcript: [...state.transcript] }))
+  }
+  state.transcript.push(message(outputFeedback(issues, state.output?.submitTool?.name)))
+  return Effect.succeed(undefined)
+}

@@ -11,6 +11,7 @@ import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-
 import type { ToolCall } from "../providers/messages.ts"
 import { emit, reportHookFailure } from "./emit.ts"
 import { invalidArgsFeedback, toolFailedFeedback, toolResultContent } from "./prompt.ts"
+import { type ArgsCorrection, repairArguments } from "./repair-arguments.ts"
 import type { RunState } from "./run-state.ts"
 
 /** Errors a tool call can end the run with. */
@@ -20,15 +21,10 @@ export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | Budg
 export const handleToolCall = (state: RunState, call: ToolCall, turn: number): Effect.Effect<void, ToolCallError> =>
   Effect.gen(function*() {
     const scope = { agent: state.agent, skill: state.skill.name, turn }
-    const tool = state.skill.tools.find((t) => t.name === call.name)
+    const tool = state.tools.find((t) => t.name === call.name)
     if (tool === undefined) {
       yield* Effect.annotateCurrentSpan("tool.outcome", "not_allowed")
-      return yield* new ToolNotAllowed({
-        agent: state.agent,
-        skill: state.skill.name,
-        tool: call.name,
-        allowed: state.skill.tools.map((t) => t.name)
-      })
+      return yield* new ToolNotAllowed({ agent: state.agent, skill: state.skill.name, tool: call.name, allowed: state.allowedNames })
     }
     const reply = (content: string) =>
       Effect.sync(() => {
@@ -37,6 +33,10 @@ export const handleToolCall = (state: RunState, call: ToolCall, turn: number): E
 
     const decoded = decodeArguments(tool, call.arguments)
     yield* Effect.annotateCurrentSpan("tool.validated", decoded.validated)
+    if (decoded.corrections.length > 0) {
+      yield* Effect.annotateCurrentSpan("tool.repaired", JSON.stringify(decoded.corrections))
+      yield* emit(state.definition, { _tag: "ArgsRepaired", ...scope, tool: tool.name, toolCallId: call.id, corrections: decoded.corrections })
+    }
     if (Result.isFailure(decoded.args)) {
       const issues = decoded.args.failure
       const recovery = yield* decide(state, "InvalidArgs", state.definition.errorPolicy.invalidArgs, {
@@ -64,6 +64,7 @@ export const handleToolCall = (state: RunState, call: ToolCall, turn: number): E
     const args = decoded.args.success
     yield* state.ensureBudget("toolCalls")
     state.toolCalls += 1
+    const loadedBefore = state.knowledgeCache.has(tool.name)
     const started = yield* Clock.currentTimeMillis
     const exit = yield* Effect.exit(tool.execute(args, call.id))
     const durationMs = (yield* Clock.currentTimeMillis) - started
@@ -79,6 +80,17 @@ export const handleToolCall = (state: RunState, call: ToolCall, turn: number): E
         durationMs,
         validated: decoded.validated
       })
+      if (state.knowledgeNames.has(tool.name)) {
+        const text = toolResultContent(exit.value)
+        yield* emit(state.definition, {
+          _tag: "KnowledgeUsed",
+          ...scope,
+          knowledge: tool.name,
+          toolCallId: call.id,
+          characters: text.length,
+          cached: loadedBefore
+        })
+      }
       return yield* reply(toolResultContent(exit.value))
     }
     if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
@@ -107,10 +119,28 @@ export const handleToolCall = (state: RunState, call: ToolCall, turn: number): E
     })
   )
 
-/** Parses and validates raw arguments. Tools declared `unsafeNoSchema` get parsed JSON, unvalidated. */
-const decodeArguments = (tool: AnyTool, raw: unknown): { readonly args: Result.Result<unknown, string>; readonly validated: boolean } => {
-  if (tool.validation._tag === "Schema") return { args: tool.validation.decode(raw), validated: true }
-  return { args: Result.succeed(parseLoosely(raw)), validated: false }
+interface DecodedArguments {
+  readonly args: Result.Result<unknown, string>
+  readonly validated: boolean
+  readonly corrections: ReadonlyArray<ArgsCorrection>
+}
+
+/**
+ * Parses and validates raw arguments. When they do not decode and the tool opted into repair, the
+ * repaired arguments are decoded again; the original report stands if that fails too. Tools declared
+ * `unsafeNoSchema` get parsed JSON, unvalidated.
+ */
+const decodeArguments = (tool: AnyTool, raw: unknown): DecodedArguments => {
+  const validation = tool.validation
+  if (validation._tag !== "Schema") return { args: Result.succeed(parseLoosely(raw)), validated: false, corrections: [] }
+  const args = validation.decode(raw)
+  if (Result.isSuccess(args) || tool.repair === undefined) return { args, validated: true, corrections: [] }
+  const repaired = repairArguments(validation.schema.ast, raw, tool.repair)
+  if (repaired.corrections.length === 0) return { args, validated: true, corrections: [] }
+  const again = validation.decode(repaired.value)
+  return Result.isSuccess(again)
+    ? { args: again, validated: true, corrections: repaired.corrections }
+    : { args, validated: true, corrections: [] }
 }
 
 const parseLoosely = (raw: unknown): unknown => {

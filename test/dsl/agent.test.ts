@@ -75,10 +75,26 @@ describe("construction-time errors", () => {
     ).toThrow(/two skills are named "s"/)
   })
 
-  it("refuses several skills without routing predicates", () => {
+  it("refuses reserved names: memory_* for tools, submit beside an output Schema", () => {
+    const sneaky = tool("memory_read", { args: Schema.Struct({}), run: () => "x" })
+    expect(() => agent("calc").tools({ memory_read: sneaky })).toThrow(/reserved/)
+    const submit = tool("submit", { args: Schema.Struct({}), run: () => "x" })
+    expect(() => agent("typed", { output: Schema.Struct({ n: Schema.Finite }) }).tools({ submit })).toThrow(/submit/)
+    expect(agent("untyped").tools({ submit }).definition.tools).toHaveLength(1)
+  })
+
+  it("refuses knowledge named like a tool of the skill, a reserved name, or on a deterministic skill", () => {
+    const load = () => "text"
+    expect(() => agent("calc").tools({ add }).skills(({ add }) => [skill("s").tools(add).knowledge("add", "dup", load)])).toThrow(
+      /knowledge "add"/
+    )
+    expect(() => agent("calc").skills(() => [skill("s").knowledge("memory_notes", "x", load)])).toThrow(/reserved/)
     expect(() =>
-      agent("calc").tools({ add, multiply }).skills(({ add, multiply }) => [skill("a").tools(add), skill("m").tools(multiply)])
-    ).toThrow(/need a .when/)
+      agent("calc").skills(() => [skill("s").knowledge("faq", "x", load).knowledge("faq", "y", load)])
+    ).toThrow(/knowledge "faq"/)
+    expect(() => agent("calc").skills(() => [skill("s").implementedBy((i: string) => i).knowledge("faq", "x", load)])).toThrow(
+      /agentic skill/
+    )
   })
 
   it("refuses budgets that are not positive whole numbers", () => {

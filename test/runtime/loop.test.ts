@@ -321,11 +321,15 @@ describe("typed output", () => {
     return { model, a: agent("typed", { output: Answer }).model(model).budget({ maxTurns }) }
   }
 
-  it("decodes the final answer into the output Schema and tells the model the JSON Schema", async () => {
+  it("decodes a final text into the output Schema, and offers a forced submit tool with its JSON Schema", async () => {
     const { a, model } = typed([text('```json\n{"value": 16, "explanation": "8*2"}\n```')])
     const out = await a.run("(3+5)*2")
     expect(out).toEqual({ value: 16, explanation: "8*2" })
-    expect(model.requests[0]!.messages[0]!.content).toContain('"explanation"')
+    const request = model.requests[0]!
+    expect(request.tools.map((t) => t.name)).toEqual(["submit"])
+    expect(request.tools[0]!.parameters).toMatchObject({ required: ["value", "explanation"] })
+    expect(request.toolChoice).toEqual({ tool: "submit" })
+    expect(request.messages[0]!.content).toContain('call the tool "submit"')
   })
 
   it("feeds decoding errors back within the budget", async () => {

@@ -1,0 +1,54 @@
+/**
+ * One model call as the loop makes it: hooks around it, an `agent.model` span, defects of a custom
+ * client turned into `ModelError`, and the response checked for shape.
+ */
+import { Clock, Effect } from "effect"
+import type { AgentDefinition } from "../dsl/agent-definition.ts"
+import { ModelError } from "../errors.ts"
+import type { LlmResponse, ModelRequest } from "../providers/messages.ts"
+import { ModelClientService } from "../providers/model-client.ts"
+import { emit } from "./emit.ts"
+import { validateResponse } from "./validate-response.ts"
+
+/** Where in the run a call happens, for hooks and spans. */
+export interface CallScope {
+  readonly agent: string
+  readonly skill: string
+  readonly turn: number
+}
+
+export const callModel = (
+  definition: AgentDefinition,
+  scope: CallScope,
+  request: ModelRequest
+): Effect.Effect<LlmResponse, ModelError, ModelClientService> =>
+  Effect.gen(function*() {
+    yield* emit(definition, { _tag: "ModelCall", ...scope, request })
+    const client = yield* ModelClientService
+    const started = yield* Clock.currentTimeMillis
+    const raw = yield* client.chat(request).pipe(
+      Effect.catchDefect((defect) =>
+        Effect.fail(new ModelError({ provider: "model client", reason: `the client crashed: ${String(defect)}`, cause: defect }))
+      )
+    )
+    const response = yield* validateResponse(raw)
+    const durationMs = (yield* Clock.currentTimeMillis) - started
+    yield* Effect.annotateCurrentSpan({
+      "model.response": response._tag,
+      "model.tool_calls": response._tag === "ToolCalls" ? response.calls.length : 0,
+      ...(response.usage === undefined
+        ? {}
+        : { "model.usage.input_tokens": response.usage.inputTokens, "model.usage.output_tokens": response.usage.outputTokens })
+    })
+    yield* emit(definition, { _tag: "ModelResponse", ...scope, response, durationMs })
+    return response
+  }).pipe(
+    Effect.withSpan("agent.model", {
+      attributes: { "agent.turn": scope.turn, "model.tools": request.tools.length, ...toolChoiceAttribute(request) }
+    })
+  )
+
+const toolChoiceAttribute = (request: ModelRequest) =>
+  request.toolChoice === undefined
+    ? {}
+    : { "model.tool_choice": typeof request.toolChoice === "string" ? request.toolChoice : request.toolChoice.tool }

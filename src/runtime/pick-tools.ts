@@ -1,0 +1,150 @@
+/**
+ * Tool pre-selection: ranks tools for an input so that only the most relevant are offered to the
+ * model. Pure: it reads names, descriptions and tags, and never runs a tool.
+ */
+import { Duration, Effect } from "effect"
+import type { AnyTool } from "../dsl/tool.ts"
+import { describeCause } from "../errors.ts"
+import { fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
+
+/** One ranked candidate. `provenance` says whether the scorer ranked it or the fallback did. */
+export interface PickedTool<T extends AnyTool = AnyTool> {
+  readonly tool: T
+  /** In [0, 1]. */
+  readonly score: number
+  readonly reason: string
+  readonly provenance: "scorer" | "fallback"
+}
+
+/** A score in [0, 1] (out-of-range values are clamped) and optionally why. */
+export type ToolScore = number | { readonly score: number; readonly reason: string }
+
+/** Scores one tool for an input; may be async or an Effect (an embedding lookup, say). */
+export type ToolScorer = (input: string, tool: AnyTool) => MaybeEffect<ToolScore>
+
+/** Options of {@link pickTools}. */
+export interface PickToolsOptions {
+  /** At most this many candidates. Default 3. */
+  readonly maxCandidates?: number
+  /** Candidates scoring below are dropped. Default 0.05. */
+  readonly minScore?: number
+  /** Offer tools marked `safe: false`. Default false. */
+  readonly allowUnsafe?: boolean
+  /** Default: {@link keywordScorer}. */
+  readonly scorer?: ToolScorer
+  /** When scoring takes longer, fall back to registration order. Default: no limit. */
+  readonly timeoutMs?: number
+  /** Receives one line per decision, for debugging. */
+  readonly debug?: (line: string) => void
+}
+
+const stopWords = new Set([
+  "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "for", "from", "how", "i", "in", "is", "it", "me", "my",
+  "of", "on", "or", "please", "the", "this", "to", "what", "with", "you", "your"
+])
+
+/** Lower-case word tokens; splits snake_case, kebab-case and camelCase. */
+const tokens = (text: string): ReadonlyArray<string> =>
+  text
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((t) => t.length > 1 && !stopWords.has(t))
+
+const similar = (a: string, b: string): boolean =>
+  a === b || (a.length >= 4 && b.length >= 4 && (a.startsWith(b.slice(0, 4)) && b.startsWith(a.slice(0, 4))))
+
+/**
+ * The default scorer: the share of the input's words found in the tool's name (weight 3), tags (2)
+ * or description (1), divided by 3 per input word; words of 4+ letters sharing their first four
+ * letters count as the same word ("multiplying" ~ "multiply").
+ *
+ * @example
+ * ```ts
+ * keywordScorer("convert celsius to fahrenheit", convertTool) // { score: 0.67, reason: "name: convert; description: celsius, fahrenheit" }
+ * ```
+ */
+export const keywordScorer: ToolScorer = (input, tool) => {
+  const words = [...new Set(tokens(input))]
+  if (words.length === 0) return { score: 0, reason: "no keywords in the input" }
+  const fields = [
+    { label: "name", weight: 3, words: tokens(tool.name) },
+    { label: "tags", weight: 2, words: tool.tags.flatMap(tokens) },
+    { label: "description", weight: 1, words: tokens(tool.description ?? "") }
+  ]
+  let total = 0
+  const matched = new Map<string, Array<string>>()
+  for (const word of words) {
+    const field = fields.find((f) => f.words.some((w) => similar(w, word)))
+    if (field === undefined) continue
+    total += field.weight
+    matched.set(field.label, [...(matched.get(field.label) ?? []), word])
+  }
+  const score = total / (words.length * 3)
+  const reason = matched.size === 0 ? "no keyword matched" : [...matched].map(([label, ws]) => `${label}: ${ws.join(", ")}`).join("; ")
+  return { score, reason }
+}
+
+const clamp = (n: number): number => (Number.isFinite(n) ? Math.min(1, Math.max(0, n)) : 0)
+
+/**
+ * Ranks `tools` for `input`: at most `maxCandidates`, scores in [0, 1] sorted descending (ties keep
+ * registration order), unsafe tools left out unless `allowUnsafe`. When the scorer fails or exceeds
+ * `timeoutMs`, the first eligible tools in registration order are returned with provenance `fallback`.
+ *
+ * @example
+ * ```ts
+ * const ranked = await Effect.runPromise(pickTools("what is 3 plus 5", [add, multiply, deleteAll]))
+ * ranked.map((p) => p.tool.name) // ["add"]
+ * ```
+ */
+export const pickTools = <T extends AnyTool>(
+  input: string,
+  tools: ReadonlyArray<T>,
+  options: PickToolsOptions = {}
+): Effect.Effect<ReadonlyArray<PickedTool<T>>> => {
+  const maxCandidates = Math.max(0, Math.floor(options.maxCandidates ?? 3))
+  const minScore = options.minScore ?? 0.05
+  const scorer = options.scorer ?? keywordScorer
+  const debug = options.debug ?? (() => {})
+  const eligible = tools.filter((t) => options.allowUnsafe === true || t.safe)
+  for (const t of tools) if (!eligible.includes(t)) debug(`${t.name}: excluded (unsafe)`)
+
+  const scored = Effect.forEach(eligible, (tool) =>
+    fromMaybeEffect(() => scorer(input, tool)).pipe(
+      Effect.map((result) => {
+        const { score, reason } = typeof result === "number" ? { score: result, reason: "scorer" } : result
+        return { tool, score: clamp(score), reason, provenance: "scorer" as const }
+      })
+    ))
+  const ranked = scored.pipe(
+    Effect.map((all) => {
+      const kept = all.filter((p) => p.score >= minScore)
+      for (const p of all) debug(`${p.tool.name}: ${p.score.toFixed(3)} (${p.reason})${p.score < minScore ? " below minScore" : ""}`)
+      return kept
+        .map((p, index) => ({ p, index }))
+        .sort((x, y) => y.p.score - x.p.score || x.index - y.index)
+        .slice(0, maxCandidates)
+        .map(({ p }) => p)
+    })
+  )
+  const fallback = (why: string) =>
+    Effect.sync(() => {
+      debug(`fallback to registration order: ${why}`)
+      return eligible.slice(0, maxCandidates).map((tool): PickedTool<T> => ({
+        tool,
+        score: 0,
+        reason: `${why}; registration order`,
+        provenance: "fallback"
+      }))
+    })
+  const bounded = options.timeoutMs === undefined
+    ? ranked
+    : ranked.pipe(
+      Effect.timeoutOrElse({
+        duration: Duration.millis(options.timeoutMs),
+        orElse: () => fallback(`scoring took longer than ${options.timeoutMs} ms`)
+      })
+    )
+  return bounded.pipe(Effect.catch((error) => fallback(`the scorer failed: ${describeCause(error)}`)))
+}
