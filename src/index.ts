@@ -18,9 +18,11 @@ export { defaultBudget } from "./dsl/budget.ts"
 export type { Budget, BudgetOptions } from "./dsl/budget.ts"
 export type {
   AgentEvent,
+  ArgsRepairedEvent,
   BudgetExceededEvent,
   HookFailedEvent,
   InvalidArgsEvent,
+  KnowledgeUsedEvent,
   Listener,
   ModelCallEvent,
   ModelResponseEvent,
@@ -31,6 +33,10 @@ export type {
   ToolUseEvent,
   TurnEvent
 } from "./dsl/events.ts"
+export { fileKnowledge } from "./dsl/knowledge.ts"
+export type { KnowledgeLoader, KnowledgeSource } from "./dsl/knowledge.ts"
+export { inMemoryStore, memoryToolNames } from "./dsl/memory.ts"
+export type { MemoryEntry, MemoryStore } from "./dsl/memory.ts"
 export { Recovery } from "./dsl/recovery.ts"
 export { isSkill, skill } from "./dsl/skill.ts"
 export type { AnySkill, Skill, SkillContext, SkillImplementation, SkillPredicate } from "./dsl/skill.ts"
@@ -47,6 +53,7 @@ export {
   ModelError,
   NoSkillMatched,
   OutputInvalid,
+  SkillRoutingFailed,
   ToolFailed,
   ToolNotAllowed
 } from "./errors.ts"
@@ -71,4 +78,8 @@ export type { OllamaOptions } from "./providers/ollama.ts"
 export { openai } from "./providers/openai.ts"
 export type { OpenAiOptions } from "./providers/openai.ts"
 export type { ResilienceOptions, RetryOptions } from "./providers/resilience.ts"
+export { keywordScorer, pickTools } from "./runtime/pick-tools.ts"
+export type { PickedTool, PickToolsOptions, ToolScore, ToolScorer } from "./runtime/pick-tools.ts"
+export { closestLiteral } from "./runtime/repair-arguments.ts"
+export type { ArgsCorrection, RepairOptions } from "./runtime/repair-arguments.ts"
 export { runAgent } from "./runtime/run-agent.ts"

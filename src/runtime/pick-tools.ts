@@ -43,13 +43,13 @@ const stopWords = new Set([
   "of", "on", "or", "please", "the", "this", "to", "what", "with", "you", "your"
 ])
 
-/** Lower-case word tokens; splits snake_case, kebab-case and camelCase. */
+/** Lower-case word tokens without stop words or bare numbers; splits snake_case, kebab-case and camelCase. */
 const tokens = (text: string): ReadonlyArray<string> =>
   text
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
     .toLowerCase()
     .split(/[^a-z0-9]+/)
-    .filter((t) => t.length > 1 && !stopWords.has(t))
+    .filter((t) => t.length > 1 && !stopWords.has(t) && !/^\d+$/.test(t))
 
 const similar = (a: string, b: string): boolean =>
   a === b || (a.length >= 4 && b.length >= 4 && (a.startsWith(b.slice(0, 4)) && b.startsWith(a.slice(0, 4))))
