@@ -33,7 +33,6 @@ export type {
   ToolUseEvent,
   TurnEvent
 } from "./dsl/events.ts"
-export { fileKnowledge } from "./dsl/knowledge.ts"
 export type { KnowledgeLoader, KnowledgeSource } from "./dsl/knowledge.ts"
 export { inMemoryStore, memoryToolNames } from "./dsl/memory.ts"
 export type { MemoryEntry, MemoryStore } from "./dsl/memory.ts"
@@ -78,6 +77,7 @@ export type { OllamaOptions } from "./providers/ollama.ts"
 export { openai } from "./providers/openai.ts"
 export type { OpenAiOptions } from "./providers/openai.ts"
 export type { ResilienceOptions, RetryOptions } from "./providers/resilience.ts"
+export { fileKnowledge } from "./runtime/file-knowledge.ts"
 export { keywordScorer, pickTools } from "./runtime/pick-tools.ts"
 export type { PickedTool, PickToolsOptions, ToolScore, ToolScorer } from "./runtime/pick-tools.ts"
 export { closestLiteral } from "./runtime/repair-arguments.ts"

@@ -177,7 +177,14 @@ const makeTool = (
     description: options.description,
     definition,
     validation,
-    execute: (args: unknown, toolCallId: string) => fromMaybeEffect((signal) => run(args, { toolCallId, signal })),
+    execute: (args: unknown, toolCallId: string) => fromMaybeEffect((abortable) =>
+        run(args, {
+          toolCallId,
+          get signal() {
+            return abortable.signal
+          }
+        })
+      ),
     tags: Object.freeze([...(options.tags ?? [])]),
     safe: options.safe ?? true,
     repair

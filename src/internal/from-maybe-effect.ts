@@ -1,7 +1,8 @@
 /**
  * Internal: turns user code that may answer with a value, a Promise or an Effect into one Effect.
  * Throws and rejections land in the error channel; interrupting the Effect aborts the signal handed
- * to the user code, so Promise-based work (fetch, SDK calls) can stop too.
+ * to the user code, so Promise-based work (fetch, SDK calls) can stop too. The AbortController is
+ * only created when the user code reads `signal` (most hooks never do).
  */
 import { Cause, Effect } from "effect"
 
@@ -11,21 +12,31 @@ export type MaybeEffect<A> = A | PromiseLike<A> | Effect.Effect<A, unknown>
 export const isPromiseLike = (u: unknown): u is PromiseLike<unknown> =>
   typeof u === "object" && u !== null && "then" in u && typeof u.then === "function"
 
-export const fromMaybeEffect = <A>(run: (signal: AbortSignal) => MaybeEffect<A>): Effect.Effect<A, unknown> =>
+/** What user code gets to observe interruption; the controller behind it is created on first read. */
+export interface Abortable {
+  readonly signal: AbortSignal
+}
+
+export const fromMaybeEffect = <A>(run: (abortable: Abortable) => MaybeEffect<A>): Effect.Effect<A, unknown> =>
   Effect.suspend(() => {
-    const controller = new AbortController()
+    let controller: AbortController | undefined
+    const abortable: Abortable = {
+      get signal() {
+        controller ??= new AbortController()
+        return controller.signal
+      }
+    }
     let out: MaybeEffect<A>
     try {
-      out = run(controller.signal)
+      out = run(abortable)
     } catch (error) {
       return Effect.fail(error)
     }
+    if (!Effect.isEffect(out) && !isPromiseLike(out)) return Effect.succeed(out)
     const effect: Effect.Effect<A, unknown> = Effect.isEffect(out)
       ? out
-      : isPromiseLike(out)
-      ? Effect.tryPromise({ try: () => Promise.resolve(out), catch: (error) => error })
-      : Effect.succeed(out)
-    return effect.pipe(Effect.onInterrupt(() => Effect.sync(() => controller.abort())))
+      : Effect.tryPromise({ try: () => Promise.resolve(out), catch: (error) => error })
+    return effect.pipe(Effect.onInterrupt(() => Effect.sync(() => controller?.abort())))
   })
 
 /**

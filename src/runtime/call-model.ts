@@ -9,6 +9,7 @@ import type { LlmResponse, ModelRequest } from "../providers/messages.ts"
 import { ModelClientService } from "../providers/model-client.ts"
 import { emit } from "./emit.ts"
 import { validateResponse } from "./validate-response.ts"
+import { noStackTrace } from "../internal/span-options.ts"
 
 /** Where in the run a call happens, for hooks and spans. */
 export interface CallScope {
@@ -45,7 +46,7 @@ export const callModel = (
   }).pipe(
     Effect.withSpan("agent.model", {
       attributes: { "agent.turn": scope.turn, "model.tools": request.tools.length, ...toolChoiceAttribute(request) }
-    })
+    }, noStackTrace)
   )
 
 const toolChoiceAttribute = (request: ModelRequest) =>

@@ -12,6 +12,7 @@ import { type ModelError, NoSkillMatched, SkillRoutingFailed } from "../errors.t
 import type { ModelClientService } from "../providers/model-client.ts"
 import { callModel } from "./call-model.ts"
 import { emit } from "./emit.ts"
+import { noStackTrace } from "../internal/span-options.ts"
 
 /** The chosen skill, how it was chosen, and the turns that cost (1 when the model chose). */
 export interface ChosenSkill {
@@ -77,4 +78,4 @@ const routeByModel = (definition: AgentDefinition, input: string, candidates: Re
     if (Result.isFailure(decoded)) return yield* fail(`invalid choice:\n${decoded.failure}`)
     const skill = candidates.find((s) => s.name === decoded.success.skill)!
     return { skill, how: "model" as const, turns: 1 }
-  }).pipe(Effect.withSpan("agent.route", { attributes: { "agent.name": definition.name, "agent.skills": candidates.length } }))
+  }).pipe(Effect.withSpan("agent.route", { attributes: { "agent.name": definition.name, "agent.skills": candidates.length } }, noStackTrace))

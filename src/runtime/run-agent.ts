@@ -17,6 +17,7 @@ import { pickTools } from "./pick-tools.ts"
 import { emptyReplyFeedback, outputFeedback, systemPrompt } from "./prompt.ts"
 import { RunState } from "./run-state.ts"
 import { handleToolCall } from "./tool-call.ts"
+import { noStackTrace } from "../internal/span-options.ts"
 
 /**
  * Runs `definition` on `input`. Needs a `ModelClientService` unless the definition has a model (the
@@ -61,7 +62,7 @@ export const runAgent = (definition: AgentDefinition, input: unknown): Effect.Ef
         })
       )
     )
-  }).pipe(Effect.withSpan("agent.run", { attributes: { "agent.name": definition.name } }))
+  }).pipe(Effect.withSpan("agent.run", { attributes: { "agent.name": definition.name } }, noStackTrace))
 
 const runOutcome = (exit: Exit.Exit<unknown, AgentError>): RunEndEvent["outcome"] => {
   if (Exit.isSuccess(exit)) return { _tag: "Success", output: exit.value }
@@ -83,7 +84,7 @@ const inputText = (definition: AgentDefinition, input: unknown): Effect.Effect<s
 
 /** A skill implemented by a function: no model call. Its failure ends the run with `ToolFailed`. */
 const deterministic = (definition: AgentDefinition, { skill }: ChosenSkill, input: unknown): Effect.Effect<unknown, ToolFailed> =>
-  fromMaybeEffect((signal) => skill.implementation!(input, { signal })).pipe(
+  fromMaybeEffect((abortable) => skill.implementation!(input, abortable)).pipe(
     catchUnlessInterrupted((cause) =>
       Effect.fail(new ToolFailed({ agent: definition.name, skill: skill.name, tool: skill.name, args: input, cause }))
     )
@@ -153,7 +154,7 @@ const turn = (state: RunState, turnNumber: number) =>
   }).pipe(
     Effect.withSpan("agent.turn", {
       attributes: { "agent.name": state.agent, "agent.skill": state.skill.name, "agent.turn": turnNumber }
-    })
+    }, noStackTrace)
   )
 
 /** A `submit` call: its arguments decoded into the output Schema end the run. */

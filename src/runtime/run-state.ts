@@ -66,10 +66,10 @@ export class RunState {
     return tool(source.name, {
       description: source.description,
       args: Schema.Struct({}),
-      run: (_, { signal }) => {
+      run: (_, context) => {
         const cached = this.knowledgeCache.get(source.name)
         if (cached !== undefined) return cached
-        return fromMaybeEffect(() => source.load({ signal })).pipe(
+        return fromMaybeEffect(() => source.load(context)).pipe(
           Effect.tap((text) => Effect.sync(() => this.knowledgeCache.set(source.name, text)))
         )
       }

@@ -13,6 +13,7 @@ import { emit, reportHookFailure } from "./emit.ts"
 import { invalidArgsFeedback, toolFailedFeedback, toolResultContent } from "./prompt.ts"
 import { type ArgsCorrection, repairArguments } from "./repair-arguments.ts"
 import type { RunState } from "./run-state.ts"
+import { noStackTrace } from "../internal/span-options.ts"
 
 /** Errors a tool call can end the run with. */
 export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | BudgetExceeded
@@ -116,7 +117,7 @@ export const handleToolCall = (state: RunState, call: ToolCall, turn: number): E
   }).pipe(
     Effect.withSpan("agent.tool", {
       attributes: { "agent.name": state.agent, "agent.skill": state.skill.name, "agent.turn": turn, "tool.name": call.name, "tool.call_id": call.id }
-    })
+    }, noStackTrace)
   )
 
 interface DecodedArguments {
