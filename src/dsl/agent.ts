@@ -122,6 +122,8 @@ export interface AgentBuilder<
   onBudgetExceeded(listener: Listener<BudgetExceededEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** Once at the end of every run: success, failure or interruption. */
   onRunEnd(listener: Listener<RunEndEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** Every event, in order (see `AgentEvent`): for tracing and test harnesses. */
+  onEvent(listener: Listener<AgentEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** When another hook or a recovery policy failed. */
   onHookError(listener: Listener<HookFailedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /**
@@ -182,7 +184,7 @@ export function agent(name: string, options: AgentOptions<any, any> = {}): Agent
 
 const makeBuilder = (definition: AgentDefinition): AgentBuilder<string, unknown, unknown, any, boolean> => {
   const next = (patch: Partial<AgentDefinition>) => makeBuilder(Object.freeze({ ...definition, ...patch }))
-  const on = (event: AgentEvent["_tag"]) => (listener: Listener<any>) =>
+  const on = (event: AgentEvent["_tag"] | "*") => (listener: Listener<any>) =>
     next({ listeners: [...definition.listeners, { event, listener }] })
   const runEffect = (input: unknown) => {
     const run = runAgent(definition, input)
@@ -215,6 +217,7 @@ const makeBuilder = (definition: AgentDefinition): AgentBuilder<string, unknown,
     onBudgetExceeded: on("BudgetExceeded"),
     onRunEnd: on("RunEnd"),
     onHookError: on("HookFailed"),
+    onEvent: on("*"),
     run: ((input: unknown) =>
       definition.model === undefined
         ? Promise.reject(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "call .model(...) before .run(...)" }))

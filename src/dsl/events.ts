@@ -17,6 +17,8 @@ import type { AnyTool, Tool } from "./tool.ts"
 
 interface RunScoped {
   readonly agent: string
+  /** Identifies the run, so events of concurrent runs can be told apart. */
+  readonly runId: string
 }
 interface SkillScoped extends RunScoped {
   readonly skill: string
@@ -142,8 +144,8 @@ export type AgentEvent =
 /** A hook: sync, async or an Effect. */
 export type Listener<E> = (event: E) => MaybeEffect<unknown>
 
-/** A registered hook, as stored in the agent definition. */
+/** A registered hook, as stored in the agent definition; `"*"` receives every event. */
 export interface RegisteredListener {
-  readonly event: AgentEvent["_tag"]
+  readonly event: AgentEvent["_tag"] | "*"
   readonly listener: Listener<any>
 }

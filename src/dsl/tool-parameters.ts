@@ -16,6 +16,8 @@ export type ArgsDecoder<Args> = (raw: unknown) => Result.Result<Args, string>
 export interface ToolParameters<Args> {
   readonly jsonSchema: JsonSchemaObject
   readonly decode: ArgsDecoder<Args>
+  /** The codec between decoded args and the JSON the model sends (strict mode: optional keys as null). */
+  readonly codec: Schema.ConstraintCodec<Args, unknown, never, never>
 }
 
 const parseOptions = { errors: "all", onExcessProperty: "error" } as const
@@ -43,7 +45,7 @@ export const toolParameters = <S extends ArgsSchema>(
       : decodeObject(raw, parseOptions)
     return Result.mapError(result, (error) => error.message)
   }
-  return { jsonSchema, decode }
+  return { jsonSchema, decode, codec }
 }
 
 interface Contract<T> {

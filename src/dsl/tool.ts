@@ -40,7 +40,13 @@ export const unsafeNoSchema = (options: { readonly mode: UnsafeMode }): UnsafeNo
 
 /** How a tool's arguments are checked before `run`. */
 export type ArgsValidation<Args> =
-  | { readonly _tag: "Schema"; readonly schema: ArgsSchema; readonly decode: (raw: unknown) => Result.Result<Args, string> }
+  | {
+    readonly _tag: "Schema"
+    readonly schema: ArgsSchema
+    readonly decode: (raw: unknown) => Result.Result<Args, string>
+    /** Between decoded args and the JSON a model sends. */
+    readonly codec: Schema.ConstraintCodec<Args, unknown, never, never>
+  }
   | { readonly _tag: "Unsafe"; readonly mode: UnsafeMode }
 
 /**
@@ -152,7 +158,7 @@ export function tool(name: string, options: SchemaToolOptions<ArgsSchema, unknow
     throw fail(error instanceof Error ? error.message : String(error))
   }
   const repair = repairOptions("repair" in options ? options.repair : undefined)
-  return makeTool(name, options, { _tag: "Schema", schema, decode: parameters.decode }, parameters.jsonSchema, strict, repair)
+  return makeTool(name, options, { _tag: "Schema", schema, decode: parameters.decode, codec: parameters.codec }, parameters.jsonSchema, strict, repair)
 }
 
 const makeTool = (

@@ -14,6 +14,7 @@ import { noStackTrace } from "../internal/span-options.ts"
 /** Where in the run a call happens, for hooks and spans. */
 export interface CallScope {
   readonly agent: string
+  readonly runId: string
   readonly skill: string
   readonly turn: number
 }

@@ -26,6 +26,7 @@ export const routingScope = "(routing)"
 
 export const chooseSkill = (
   definition: AgentDefinition,
+  runId: string,
   input: string
 ): Effect.Effect<ChosenSkill, NoSkillMatched | SkillRoutingFailed | ModelError, ModelClientService> => {
   const skills = definition.skills
@@ -47,10 +48,10 @@ export const chooseSkill = (
   const fallbacks = skills.filter((s) => s.predicate === undefined)
   if (fallbacks.length === 1) return Effect.succeed({ skill: fallbacks[0]!, how: "fallback", turns: 0 })
   if (fallbacks.length === 0) return Effect.fail(new NoSkillMatched({ agent: definition.name, skills: skills.map((s) => s.name) }))
-  return routeByModel(definition, input, fallbacks)
+  return routeByModel(definition, runId, input, fallbacks)
 }
 
-const routeByModel = (definition: AgentDefinition, input: string, candidates: ReadonlyArray<SkillDefinition>) =>
+const routeByModel = (definition: AgentDefinition, runId: string, input: string, candidates: ReadonlyArray<SkillDefinition>) =>
   Effect.gen(function*() {
     const names = candidates.map((s) => s.name)
     const chooser = tool("choose_skill", {
@@ -59,7 +60,7 @@ const routeByModel = (definition: AgentDefinition, input: string, candidates: Re
       run: ({ skill }) => skill
     })
     const skillList = candidates.map((s) => `- ${s.name}${s.description === "" ? "" : `: ${s.description}`}`).join("\n")
-    const scope = { agent: definition.name, skill: routingScope, turn: 1 }
+    const scope = { agent: definition.name, runId, skill: routingScope, turn: 1 }
     yield* emit(definition, { _tag: "Turn", ...scope })
     const response = yield* callModel(definition, scope, {
       messages: [

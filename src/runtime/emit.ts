@@ -11,13 +11,13 @@ import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-
 
 /** Sends `event` to every listener of its kind. Never fails. */
 export const emit = (definition: AgentDefinition, event: AgentEvent): Effect.Effect<void> => {
-  const listeners = definition.listeners.filter((l) => l.event === event._tag)
+  const listeners = definition.listeners.filter((l) => l.event === event._tag || l.event === "*")
   if (listeners.length === 0) return Effect.void
   return Effect.forEach(
     listeners,
     ({ listener }) =>
       fromMaybeEffect(() => listener(event)).pipe(
-        catchUnlessInterrupted((error) => reportHookFailure(definition, event._tag, error))
+        catchUnlessInterrupted((error) => reportHookFailure(definition, event.runId, event._tag, error))
       ),
     { discard: true }
   ).pipe(Effect.asVoid)
@@ -26,10 +26,11 @@ export const emit = (definition: AgentDefinition, event: AgentEvent): Effect.Eff
 /** Reports a failure of user code that must not change the run (a hook or a recovery policy). */
 export const reportHookFailure = (
   definition: AgentDefinition,
+  runId: string,
   hook: AgentEvent["_tag"],
   error: unknown
 ): Effect.Effect<void> => {
-  const event: HookFailedEvent = { _tag: "HookFailed", agent: definition.name, hook, error }
+  const event: HookFailedEvent = { _tag: "HookFailed", agent: definition.name, runId, hook, error }
   const log = Effect.logWarning(`hook ${hook} of agent "${definition.name}" failed: ${describeCause(error)}`)
   if (hook === "HookFailed") return log
   return log.pipe(Effect.andThen(emit(definition, event)))

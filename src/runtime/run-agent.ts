@@ -3,7 +3,7 @@
  * answer and stop; on tool calls, handle each in order (allowlist, decode, execute, hooks). Every run,
  * turn, model call and tool call is a span (`agent.run`, `agent.turn`, `agent.model`, `agent.tool`).
  */
-import { Cause, Clock, Effect, Exit, Result, Schema } from "effect"
+import { Cause, Clock, Effect, Exit, Random, Result, Schema } from "effect"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import type { RunEndEvent } from "../dsl/events.ts"
 import { type AgentError, InputInvalid, isAgentError, ModelError, OutputInvalid, ToolFailed } from "../errors.ts"
@@ -31,14 +31,17 @@ import { noStackTrace } from "../internal/span-options.ts"
 export const runAgent = (definition: AgentDefinition, input: unknown): Effect.Effect<unknown, AgentError, ModelClientService> =>
   Effect.gen(function*() {
     const started = yield* Clock.currentTimeMillis
+    const runId = yield* newRunId(started)
+    const scope = { agent: definition.name, runId }
+    yield* Effect.annotateCurrentSpan("agent.run_id", runId)
     let state: RunState | undefined
     const body = Effect.gen(function*() {
-      yield* emit(definition, { _tag: "RunStart", agent: definition.name, input })
+      yield* emit(definition, { _tag: "RunStart", ...scope, input })
       const text = yield* inputText(definition, input)
-      const chosen = yield* chooseSkill(definition, text)
-      state = new RunState(definition, chosen.skill, chosen.turns)
+      const chosen = yield* chooseSkill(definition, runId, text)
+      state = new RunState(definition, runId, chosen.skill, chosen.turns)
       yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
-      yield* emit(definition, { _tag: "SkillChosen", agent: definition.name, skill: chosen.skill.name, how: chosen.how })
+      yield* emit(definition, { _tag: "SkillChosen", ...scope, skill: chosen.skill.name, how: chosen.how })
       return yield* chosen.skill.implementation === undefined ? agenticLoop(state, text) : deterministic(definition, chosen, input)
     })
     return yield* body.pipe(
@@ -53,7 +56,7 @@ export const runAgent = (definition: AgentDefinition, input: unknown): Effect.Ef
           })
           yield* emit(definition, {
             _tag: "RunEnd",
-            agent: definition.name,
+            ...scope,
             outcome,
             turns: state?.turns ?? 0,
             toolCalls: state?.toolCalls ?? 0,
@@ -63,6 +66,10 @@ export const runAgent = (definition: AgentDefinition, input: unknown): Effect.Ef
       )
     )
   }).pipe(Effect.withSpan("agent.run", { attributes: { "agent.name": definition.name } }, noStackTrace))
+
+/** A run id from Effect's Clock and Random services, so tests with TestClock/a seeded Random are deterministic. */
+const newRunId = (now: number) =>
+  Random.nextIntBetween(0, 2 ** 30).pipe(Effect.map((n) => `run_${now.toString(36)}_${n.toString(36).padStart(6, "0")}`))
 
 const runOutcome = (exit: Exit.Exit<unknown, AgentError>): RunEndEvent["outcome"] => {
   if (Exit.isSuccess(exit)) return { _tag: "Success", output: exit.value }
@@ -118,7 +125,7 @@ const toolChoiceFor = (state: RunState): ModelRequest["toolChoice"] => {
 const turn = (state: RunState, turnNumber: number) =>
   Effect.gen(function*() {
     const definition = state.definition
-    const scope = { agent: state.agent, skill: state.skill.name, turn: turnNumber }
+    const scope = { agent: state.agent, runId: state.runId, skill: state.skill.name, turn: turnNumber }
     yield* emit(definition, { _tag: "Turn", ...scope })
     const toolChoice = toolChoiceFor(state)
     const request: ModelRequest = {

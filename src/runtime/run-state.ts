@@ -26,7 +26,12 @@ export class RunState {
   /** What the model is offered (narrowed by tool pre-selection when enabled). */
   offered: ReadonlyArray<AnyTool>
 
-  constructor(readonly definition: AgentDefinition, readonly skill: SkillDefinition, public turns: number) {
+  constructor(
+    readonly definition: AgentDefinition,
+    readonly runId: string,
+    readonly skill: SkillDefinition,
+    public turns: number
+  ) {
     const knowledge = skill.knowledge.map((source) => this.knowledgeTool(source))
     this.tools = [...skill.tools, ...definition.memory, ...knowledge]
     this.knowledgeNames = new Set(skill.knowledge.map((k) => k.name))
@@ -57,7 +62,7 @@ export class RunState {
     const used = reason === "turns" ? this.turns : this.toolCalls
     if (used < limit) return Effect.void
     const error = new BudgetExceeded({ agent: this.agent, reason, limit, used, transcript: [...this.transcript] })
-    return emit(this.definition, { _tag: "BudgetExceeded", agent: this.agent, reason, limit, used }).pipe(
+    return emit(this.definition, { _tag: "BudgetExceeded", agent: this.agent, runId: this.runId, reason, limit, used }).pipe(
       Effect.andThen(Effect.fail(error))
     )
   }

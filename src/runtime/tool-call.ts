@@ -21,7 +21,7 @@ export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | Budg
 /** Handles `call` (made during `turn`) and appends its tool result message to the transcript. */
 export const handleToolCall = (state: RunState, call: ToolCall, turn: number): Effect.Effect<void, ToolCallError> =>
   Effect.gen(function*() {
-    const scope = { agent: state.agent, skill: state.skill.name, turn }
+    const scope = { agent: state.agent, runId: state.runId, skill: state.skill.name, turn }
     const tool = state.tools.find((t) => t.name === call.name)
     if (tool === undefined) {
       yield* Effect.annotateCurrentSpan("tool.outcome", "not_allowed")
@@ -175,6 +175,6 @@ const decide = <C>(
         ? Effect.succeed(decision)
         : Effect.fail(new Error(`a recovery policy must return a Recovery decision, got ${toolResultContent(decision)}`))
     ),
-    catchUnlessInterrupted((error) => reportHookFailure(state.definition, hook, error).pipe(Effect.as(feedback)))
+    catchUnlessInterrupted((error) => reportHookFailure(state.definition, state.runId, hook, error).pipe(Effect.as(feedback)))
   )
 }

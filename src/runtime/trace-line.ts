@@ -1,0 +1,130 @@
+/**
+ * The JSON Lines trace format, version 1: one JSON object per event, in emission order.
+ *
+ * Every line has `v` (1), `ts` (epoch ms, from Effect's Clock), `run` (the run id), `agent` and
+ * `event` (the event's tag); the other fields depend on the event and are listed in the README.
+ * Values that are not JSON (errors, undefined) are written as readable strings.
+ */
+import type { AgentEvent } from "../dsl/events.ts"
+import { describeCause } from "../errors.ts"
+import type { LlmResponse } from "../providers/messages.ts"
+
+/** One line of a trace. */
+export interface TraceLine {
+  readonly v: 1
+  readonly ts: number
+  readonly run: string
+  readonly agent: string
+  readonly event: AgentEvent["_tag"]
+  readonly [field: string]: unknown
+}
+
+/** The trace line for `event`, observed at `ts`. */
+export const traceLine = (event: AgentEvent, ts: number): TraceLine => ({
+  v: 1,
+  ts,
+  run: event.runId,
+  agent: event.agent,
+  event: event._tag,
+  ...fields(event)
+})
+
+const errorFields = (error: unknown) =>
+  typeof error === "object" && error !== null && "_tag" in error
+    ? { tag: String(error._tag), message: describeCause(error) }
+    : { message: describeCause(error) }
+
+const responseFields = (response: LlmResponse) =>
+  response._tag === "Text"
+    ? { response: "Text", text: response.content, ...(response.usage === undefined ? {} : { usage: response.usage }) }
+    : {
+      response: "ToolCalls",
+      calls: response.calls.map((c) => c.name),
+      ...(response.content === undefined ? {} : { text: response.content }),
+      ...(response.usage === undefined ? {} : { usage: response.usage })
+    }
+
+const fields = (event: AgentEvent): Record<string, unknown> => {
+  switch (event._tag) {
+    case "RunStart":
+      return { input: event.input }
+    case "SkillChosen":
+      return { skill: event.skill, how: event.how }
+    case "Turn":
+      return { skill: event.skill, turn: event.turn }
+    case "ModelCall":
+      return {
+        skill: event.skill,
+        turn: event.turn,
+        messages: event.request.messages.length,
+        tools: event.request.tools.map((t) => t.name),
+        ...(event.request.toolChoice === undefined ? {} : { toolChoice: event.request.toolChoice })
+      }
+    case "ModelResponse":
+      return { skill: event.skill, turn: event.turn, durationMs: event.durationMs, ...responseFields(event.response) }
+    case "ToolUse":
+      return {
+        skill: event.skill,
+        turn: event.turn,
+        tool: event.tool,
+        callId: event.toolCallId,
+        args: event.args,
+        result: event.result,
+        durationMs: event.durationMs,
+        validated: event.validated
+      }
+    case "ToolError":
+      return {
+        skill: event.skill,
+        turn: event.turn,
+        tool: event.tool,
+        callId: event.toolCallId,
+        args: event.args,
+        error: errorFields(event.error),
+        recovery: event.recovery
+      }
+    case "InvalidArgs":
+      return {
+        skill: event.skill,
+        turn: event.turn,
+        tool: event.tool,
+        callId: event.toolCallId,
+        raw: event.raw,
+        issues: event.issues,
+        recovery: event.recovery
+      }
+    case "ArgsRepaired":
+      return { skill: event.skill, turn: event.turn, tool: event.tool, callId: event.toolCallId, corrections: event.corrections }
+    case "KnowledgeUsed":
+      return {
+        skill: event.skill,
+        turn: event.turn,
+        knowledge: event.knowledge,
+        callId: event.toolCallId,
+        characters: event.characters,
+        cached: event.cached
+      }
+    case "BudgetExceeded":
+      return { reason: event.reason, limit: event.limit, used: event.used }
+    case "RunEnd":
+      return {
+        outcome: event.outcome._tag,
+        ...(event.outcome._tag === "Success" ? { output: event.outcome.output } : {}),
+        ...(event.outcome._tag === "Failure" ? { error: errorFields(event.outcome.error) } : {}),
+        turns: event.turns,
+        toolCalls: event.toolCalls,
+        durationMs: event.durationMs
+      }
+    case "HookFailed":
+      return { hook: event.hook, error: errorFields(event.error) }
+  }
+}
+
+/** JSON text of a line; values JSON cannot hold (cycles, BigInt) become strings rather than failing. */
+export const stringifyTraceLine = (line: TraceLine): string => {
+  try {
+    return JSON.stringify(line, (_, value) => (typeof value === "bigint" ? value.toString() : value))
+  } catch {
+    return JSON.stringify({ v: line.v, ts: line.ts, run: line.run, agent: line.agent, event: line.event, unserialisable: true })
+  }
+}
