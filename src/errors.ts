@@ -146,11 +146,12 @@ export class SkillRoutingFailed extends Data.TaggedError("SkillRoutingFailed")<{
 }
 
 /** Which budget dimension ran out. */
-export type BudgetReason = "turns" | "toolCalls"
+export type BudgetReason = "turns" | "toolCalls" | "duration" | "perToolTimeout" | "tokens" | "consecutiveTool"
 
 /**
- * The run used its whole budget (model turns or tool calls) without a final answer. `transcript`
- * holds every message exchanged so far, so nothing is lost.
+ * The run used up a budget dimension without a final answer: model turns, tool calls, wall time
+ * (`duration`, milliseconds), one tool's time (`perToolTimeout`, milliseconds), tokens, or the same tool
+ * in a row (`consecutiveTool`). `transcript` holds every message exchanged so far, so nothing is lost.
  *
  * @example
  * ```ts

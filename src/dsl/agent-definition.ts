@@ -80,6 +80,8 @@ export interface AgentDefinition {
   /** When set, each model call is offered only the top tools of the allowlist for the input. */
   readonly toolSelection: PickToolsOptions | undefined
   readonly listeners: ReadonlyArray<RegisteredListener>
+  /** Distinct thresholds (shares of a limit) that `onBudgetThreshold` listeners wait for. */
+  readonly budgetThresholds: ReadonlyArray<number>
   readonly errorPolicy: ErrorPolicy
   readonly input: Schema.Codec<any, any, never, never> | undefined
   readonly output: Schema.Codec<any, any, never, never> | undefined

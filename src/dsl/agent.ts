@@ -176,6 +176,7 @@ export function agent(name: string, options: AgentOptions<any, any> = {}): Agent
     memory: [],
     toolSelection: undefined,
     listeners: [],
+    budgetThresholds: [],
     errorPolicy: {},
     input: options.input,
     output: options.output

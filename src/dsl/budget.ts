@@ -1,39 +1,74 @@
 /**
- * Budgets: how many model turns and tool calls one run may spend before it stops with
- * `BudgetExceeded`. Checked before every model call and before every tool execution.
+ * Budgets: what one run may spend before it stops with `BudgetExceeded`. Turns, tokens and tool calls
+ * are checked before the model call or tool execution they would pay for; durations bound work
+ * **while it runs** (an Effect timeout interrupts it and aborts its HTTP request or tool signal).
  */
+import { Duration, Option } from "effect"
 import { AgentConfigError } from "../errors.ts"
 
-/** The limits of one run. */
+/** The limits of one run; durations in milliseconds; `Infinity` means unlimited. */
 export interface Budget {
-  /** Model calls per run. Default 8, as in the Kotlin reference. */
+  /** Model calls per run (a model-routed skill choice counts). Default 8, as in the Kotlin reference. */
   readonly maxTurns: number
-  /** Tool executions per run (calls refused before execution do not count). Default: unlimited. */
+  /** Tool executions per run (calls refused before execution do not count). Default 32. */
   readonly maxToolCalls: number
+  /** Wall time of the whole run, enforced while a model call or tool runs. Default 5 minutes. */
+  readonly maxDuration: number
+  /** Wall time of one tool execution. Default: unlimited. */
+  readonly perToolTimeout: number
+  /** Input + output tokens reported by the model over the run. Default: unlimited. */
+  readonly maxTokens: number
+  /** Executions of the same tool in a row, across turns; another tool resets the count. Default: unlimited. */
+  readonly maxConsecutiveSameTool: number
 }
 
-/** What `.budget(...)` accepts: any subset of {@link Budget}. */
-export type BudgetOptions = Partial<Budget>
+/** What `.budget(...)` accepts: any subset; durations as Effect `Duration` inputs ("30 seconds", 5000). */
+export interface BudgetOptions {
+  readonly maxTurns?: number
+  readonly maxToolCalls?: number
+  readonly maxDuration?: Duration.Input
+  readonly perToolTimeout?: Duration.Input
+  readonly maxTokens?: number
+  readonly maxConsecutiveSameTool?: number
+}
 
 /**
- * The default budget: 8 turns, unlimited tool calls.
+ * The default budget: 8 turns, 32 tool calls, 5 minutes; no per-tool timeout, token or repetition limit.
  *
  * @example
  * ```ts
  * defaultBudget.maxTurns // 8
  * ```
  */
-export const defaultBudget: Budget = Object.freeze({ maxTurns: 8, maxToolCalls: Number.POSITIVE_INFINITY })
+export const defaultBudget: Budget = Object.freeze({
+  maxTurns: 8,
+  maxToolCalls: 32,
+  maxDuration: 5 * 60 * 1000,
+  perToolTimeout: Number.POSITIVE_INFINITY,
+  maxTokens: Number.POSITIVE_INFINITY,
+  maxConsecutiveSameTool: Number.POSITIVE_INFINITY
+})
 
-/** Merges options into a budget, refusing limits that are not positive whole numbers. */
+const counts = ["maxTurns", "maxToolCalls", "maxTokens", "maxConsecutiveSameTool"] as const
+const durations = ["maxDuration", "perToolTimeout"] as const
+
+/** Merges options into a budget, refusing limits that are not positive whole numbers or durations. */
 export const mergeBudget = (agent: string, base: Budget, options: BudgetOptions): Budget => {
-  const merged = { ...base, ...options }
-  for (const key of ["maxTurns", "maxToolCalls"] as const) {
-    const value = merged[key]
-    const valid = value === Number.POSITIVE_INFINITY || (Number.isInteger(value) && value >= 1)
-    if (!valid) {
-      throw new AgentConfigError({ subject: `agent "${agent}"`, reason: `budget ${key} must be a whole number >= 1, got ${String(value)}` })
-    }
+  const fail = (key: string, value: unknown, what: string) =>
+    new AgentConfigError({ subject: `agent "${agent}"`, reason: `budget ${key} must be ${what}, got ${String(value)}` })
+  const merged: { -readonly [K in keyof Budget]: number } = { ...base }
+  for (const key of counts) {
+    const value = options[key]
+    if (value === undefined) continue
+    if (!(value === Number.POSITIVE_INFINITY || (Number.isInteger(value) && value >= 1))) throw fail(key, value, "a whole number >= 1")
+    merged[key] = value
+  }
+  for (const key of durations) {
+    const value = options[key]
+    if (value === undefined) continue
+    const millis = Option.match(Duration.fromInput(value), { onNone: () => Number.NaN, onSome: Duration.toMillis })
+    if (!(millis > 0)) throw fail(key, value, "a positive duration")
+    merged[key] = millis
   }
   return Object.freeze(merged)
 }

@@ -8,7 +8,7 @@
  * `BudgetExceeded` (only when the budget ran out) → `RunEnd` (always, exactly once).
  * A listener that throws, rejects or fails is reported as `HookFailed` and never changes the run.
  */
-import type { AgentError } from "../errors.ts"
+import type { AgentError, BudgetReason } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { LlmResponse, ModelRequest } from "../providers/messages.ts"
 import type { ArgsCorrection } from "../runtime/repair-arguments.ts"
@@ -100,10 +100,20 @@ export interface KnowledgeUsedEvent extends TurnScoped {
   readonly characters: number
   readonly cached: boolean
 }
+/** Usage of a budget dimension first reached `threshold` (a share of its limit) in this run. */
+export interface BudgetThresholdEvent extends RunScoped {
+  readonly _tag: "BudgetThreshold"
+  readonly reason: BudgetReason
+  readonly threshold: number
+  readonly used: number
+  readonly limit: number
+  /** `used / limit` in percent, one decimal. */
+  readonly usedPercent: number
+}
 /** The run stops because a budget ran out. */
 export interface BudgetExceededEvent extends RunScoped {
   readonly _tag: "BudgetExceeded"
-  readonly reason: string
+  readonly reason: BudgetReason
   readonly limit: number
   readonly used: number
 }
@@ -137,6 +147,7 @@ export type AgentEvent =
   | InvalidArgsEvent
   | ArgsRepairedEvent
   | KnowledgeUsedEvent
+  | BudgetThresholdEvent
   | BudgetExceededEvent
   | RunEndEvent
   | HookFailedEvent

@@ -35,6 +35,8 @@ const describe = (line: TraceLine): { readonly depth: number; readonly text: str
       return { depth: 2, text: `tool ${f.tool} args repaired: ${(f.corrections as Array<any>).map((c) => `${short(c.from)} → ${short(c.to)}`).join(", ")}` }
     case "KnowledgeUsed":
       return { depth: 2, text: `knowledge ${f.knowledge} (${f.characters} chars${f.cached ? ", cached" : ""})` }
+    case "BudgetThreshold":
+      return { depth: 1, text: `budget ${f.reason} at ${f.usedPercent}% (${f.used}/${f.limit}, threshold ${f.threshold})` }
     case "BudgetExceeded":
       return { depth: 1, text: `budget exceeded: ${f.reason} ${f.used}/${f.limit}` }
     case "RunEnd": {

@@ -3,7 +3,7 @@
  * answer and stop; on tool calls, handle each in order (allowlist, decode, execute, hooks). Every run,
  * turn, model call and tool call is a span (`agent.run`, `agent.turn`, `agent.model`, `agent.tool`).
  */
-import { Cause, Clock, Effect, Exit, Random, Result, Schema } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Random, Result, Schema } from "effect"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import type { RunEndEvent } from "../dsl/events.ts"
 import { type AgentError, InputInvalid, isAgentError, ModelError, OutputInvalid, ToolFailed } from "../errors.ts"
@@ -15,7 +15,7 @@ import { type ChosenSkill, chooseSkill } from "./choose-skill.ts"
 import { emit } from "./emit.ts"
 import { pickTools } from "./pick-tools.ts"
 import { emptyReplyFeedback, outputFeedback, systemPrompt } from "./prompt.ts"
-import { RunState } from "./run-state.ts"
+import { budgetExceeded, RunState } from "./run-state.ts"
 import { handleToolCall } from "./tool-call.ts"
 import { noStackTrace } from "../internal/span-options.ts"
 
@@ -39,12 +39,24 @@ export const runAgent = (definition: AgentDefinition, input: unknown): Effect.Ef
       yield* emit(definition, { _tag: "RunStart", ...scope, input })
       const text = yield* inputText(definition, input)
       const chosen = yield* chooseSkill(definition, runId, text)
-      state = new RunState(definition, runId, chosen.skill, chosen.turns)
+      state = new RunState(definition, runId, started, chosen.skill, chosen.turns)
       yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
       yield* emit(definition, { _tag: "SkillChosen", ...scope, skill: chosen.skill.name, how: chosen.how })
       return yield* chosen.skill.implementation === undefined ? agenticLoop(state, text) : deterministic(definition, chosen, input)
     })
-    return yield* body.pipe(
+    const maxDuration = definition.budget.maxDuration
+    const bounded = Number.isFinite(maxDuration)
+      ? body.pipe(
+        Effect.timeoutOrElse({
+          duration: Duration.millis(maxDuration),
+          orElse: () =>
+            Clock.currentTimeMillis.pipe(
+              Effect.flatMap((now) => budgetExceeded(definition, runId, "duration", maxDuration, now - started, state?.transcript ?? []))
+            )
+        })
+      )
+      : body
+    return yield* bounded.pipe(
       Effect.onExit((exit) =>
         Effect.gen(function*() {
           const durationMs = (yield* Clock.currentTimeMillis) - started
@@ -109,7 +121,9 @@ const agenticLoop = (state: RunState, input: string) =>
     state.transcript.push({ role: "user", content: input })
     while (true) {
       yield* state.ensureBudget("turns")
+      yield* state.ensureTokens("before")
       state.turns += 1
+      yield* state.checkThresholds()
       const answer = yield* turn(state, state.turns)
       if (answer !== undefined) return answer.output
     }
@@ -134,6 +148,11 @@ const turn = (state: RunState, turnNumber: number) =>
       ...(toolChoice === undefined ? {} : { toolChoice })
     }
     const response = yield* callModel(definition, scope, request)
+    if (response.usage !== undefined) {
+      state.tokens += response.usage.inputTokens + response.usage.outputTokens
+      yield* state.checkThresholds()
+      yield* state.ensureTokens("after")
+    }
 
     if (response._tag === "ToolCalls" && response.calls.length > 0) {
       const calls = response.calls.map((call, i): ToolCall => (call.id === "" ? { ...call, id: `call_${turnNumber}_${i}` } : call))

@@ -3,7 +3,7 @@
  * skill's knowledge, built for this run), the output contract, the transcript and the budget counters.
  * Created per run and owned by that run's fiber, so it is never shared.
  */
-import { Effect, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import type { AgentDefinition, SkillDefinition } from "../dsl/agent-definition.ts"
 import type { KnowledgeSource } from "../dsl/knowledge.ts"
 import { type AnyTool, tool } from "../dsl/tool.ts"
@@ -16,6 +16,11 @@ import { type OutputContract, outputContract } from "./output-contract.ts"
 export class RunState {
   readonly transcript: Array<LlmMessage> = []
   toolCalls = 0
+  /** Input + output tokens reported so far. */
+  tokens = 0
+  private lastTool: string | undefined
+  private consecutive = 0
+  private readonly thresholdsFired = new Set<string>()
   /** Every tool the skill may call in this run: its tools, memory tools, knowledge tools. */
   readonly tools: ReadonlyArray<AnyTool>
   /** Knowledge loaded so far in this run, by name. */
@@ -29,6 +34,7 @@ export class RunState {
   constructor(
     readonly definition: AgentDefinition,
     readonly runId: string,
+    readonly startedAt: number,
     readonly skill: SkillDefinition,
     public turns: number
   ) {
@@ -56,15 +62,93 @@ export class RunState {
     return this.output?.submitTool === undefined ? names : [...names, this.output.submitTool.name]
   }
 
-  /** Fails with `BudgetExceeded` when one more unit of `reason` would go past its limit. */
-  ensureBudget(reason: BudgetReason): Effect.Effect<void, BudgetExceeded> {
-    const limit = reason === "turns" ? this.definition.budget.maxTurns : this.definition.budget.maxToolCalls
+  /** The limit of a budget dimension (`Infinity` when unlimited). */
+  limitOf(reason: BudgetReason): number {
+    const budget = this.definition.budget
+    switch (reason) {
+      case "turns":
+        return budget.maxTurns
+      case "toolCalls":
+        return budget.maxToolCalls
+      case "duration":
+        return budget.maxDuration
+      case "perToolTimeout":
+        return budget.perToolTimeout
+      case "tokens":
+        return budget.maxTokens
+      case "consecutiveTool":
+        return budget.maxConsecutiveSameTool
+    }
+  }
+
+  /** Fails with `BudgetExceeded` when one more turn or tool call would go past its limit. */
+  ensureBudget(reason: "turns" | "toolCalls"): Effect.Effect<void, BudgetExceeded> {
     const used = reason === "turns" ? this.turns : this.toolCalls
-    if (used < limit) return Effect.void
-    const error = new BudgetExceeded({ agent: this.agent, reason, limit, used, transcript: [...this.transcript] })
-    return emit(this.definition, { _tag: "BudgetExceeded", agent: this.agent, runId: this.runId, reason, limit, used }).pipe(
-      Effect.andThen(Effect.fail(error))
-    )
+    const limit = this.limitOf(reason)
+    return used < limit ? Effect.void : this.exceed(reason, limit, used)
+  }
+
+  /** Before a model call: no tokens left. After a response: the response went past the limit. */
+  ensureTokens(when: "before" | "after"): Effect.Effect<void, BudgetExceeded> {
+    const limit = this.limitOf("tokens")
+    const over = when === "before" ? this.tokens >= limit : this.tokens > limit
+    return over ? this.exceed("tokens", limit, this.tokens) : Effect.void
+  }
+
+  /** Fails when executing `tool` would make one run of the same tool longer than allowed. */
+  ensureNotRepeating(tool: string): Effect.Effect<void, BudgetExceeded> {
+    const limit = this.limitOf("consecutiveTool")
+    return this.lastTool === tool && this.consecutive >= limit ? this.exceed("consecutiveTool", limit, this.consecutive) : Effect.void
+  }
+
+  /** Counts one execution of `tool`. */
+  recordExecution(tool: string): void {
+    this.toolCalls += 1
+    this.consecutive = this.lastTool === tool ? this.consecutive + 1 : 1
+    this.lastTool = tool
+  }
+
+  /** Ends the run on a budget: the `BudgetExceeded` event, then the error with the transcript so far. */
+  exceed(reason: BudgetReason, limit: number, used: number): Effect.Effect<never, BudgetExceeded> {
+    return budgetExceeded(this.definition, this.runId, reason, limit, used, this.transcript)
+  }
+
+  /**
+   * Emits `BudgetThreshold` once per (threshold, reason) when usage first reaches the threshold share of
+   * a limit. Called after every counter changes.
+   */
+  checkThresholds(): Effect.Effect<void> {
+    const thresholds = this.definition.budgetThresholds
+    if (thresholds.length === 0) return Effect.void
+    const state = this
+    return Effect.gen(function*() {
+      const elapsed = (yield* Clock.currentTimeMillis) - state.startedAt
+      const usage: ReadonlyArray<readonly [BudgetReason, number]> = [
+        ["turns", state.turns],
+        ["toolCalls", state.toolCalls],
+        ["tokens", state.tokens],
+        ["consecutiveTool", state.consecutive],
+        ["duration", elapsed]
+      ]
+      for (const threshold of thresholds) {
+        for (const [reason, used] of usage) {
+          const limit = state.limitOf(reason)
+          const key = `${threshold}:${reason}`
+          if (!Number.isFinite(limit) || used < threshold * limit || state.thresholdsFired.has(key)) continue
+          state.thresholdsFired.add(key)
+          yield* emit(state.definition, {
+            _tag: "BudgetThreshold",
+            agent: state.agent,
+            runId: state.runId,
+            reason,
+            threshold,
+            used,
+            limit,
+            usedPercent: Math.round((used / limit) * 1000) / 10
+          })
+        }
+      }
+    })
   }
 
   private knowledgeTool(source: KnowledgeSource): AnyTool {
@@ -81,3 +165,16 @@ export class RunState {
     })
   }
 }
+
+/** Emits `BudgetExceeded` and fails with it; usable before a run has its state (a timed-out routing call). */
+export const budgetExceeded = (
+  definition: AgentDefinition,
+  runId: string,
+  reason: BudgetReason,
+  limit: number,
+  used: number,
+  transcript: ReadonlyArray<LlmMessage>
+): Effect.Effect<never, BudgetExceeded> =>
+  emit(definition, { _tag: "BudgetExceeded", agent: definition.name, runId, reason, limit, used }).pipe(
+    Effect.andThen(Effect.fail(new BudgetExceeded({ agent: definition.name, reason, limit, used, transcript: [...transcript] })))
+  )

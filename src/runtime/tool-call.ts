@@ -2,7 +2,7 @@
  * One tool call, end to end: allowlist → decode → execute → hooks → tool result message. A tool only
  * ever runs when it is on the skill's allowlist and its arguments decoded with its Schema.
  */
-import { Cause, Clock, Effect, Exit, Result } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Result } from "effect"
 import type { ErrorPolicy } from "../dsl/agent-definition.ts"
 import type { Recovery } from "../dsl/recovery.ts"
 import type { AnyTool } from "../dsl/tool.ts"
@@ -64,10 +64,12 @@ export const handleToolCall = (state: RunState, call: ToolCall, turn: number): E
 
     const args = decoded.args.success
     yield* state.ensureBudget("toolCalls")
-    state.toolCalls += 1
+    yield* state.ensureNotRepeating(tool.name)
+    state.recordExecution(tool.name)
+    yield* state.checkThresholds()
     const loadedBefore = state.knowledgeCache.has(tool.name)
     const started = yield* Clock.currentTimeMillis
-    const exit = yield* Effect.exit(tool.execute(args, call.id))
+    const exit = yield* executeWithin(state, tool, args, call.id)
     const durationMs = (yield* Clock.currentTimeMillis) - started
     if (Exit.isSuccess(exit)) {
       yield* Effect.annotateCurrentSpan("tool.outcome", "success")
@@ -119,6 +121,20 @@ export const handleToolCall = (state: RunState, call: ToolCall, turn: number): E
       attributes: { "agent.name": state.agent, "agent.skill": state.skill.name, "agent.turn": turn, "tool.name": call.name, "tool.call_id": call.id }
     }, noStackTrace)
   )
+
+/**
+ * Runs the tool, bounded by `perToolTimeout` while it runs: on timeout the tool is interrupted (its
+ * signal aborts) and the run ends with `BudgetExceeded("perToolTimeout")`. The tool's own failures come
+ * back in the Exit, for the recovery handlers.
+ */
+const executeWithin = (state: RunState, tool: AnyTool, args: unknown, toolCallId: string) => {
+  const execution = Effect.exit(tool.execute(args, toolCallId))
+  const limit = state.limitOf("perToolTimeout")
+  if (!Number.isFinite(limit)) return execution
+  return execution.pipe(
+    Effect.timeoutOrElse({ duration: Duration.millis(limit), orElse: () => state.exceed("perToolTimeout", limit, limit) })
+  )
+}
 
 interface DecodedArguments {
   readonly args: Result.Result<unknown, string>

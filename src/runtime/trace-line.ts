@@ -104,6 +104,8 @@ const fields = (event: AgentEvent): Record<string, unknown> => {
         characters: event.characters,
         cached: event.cached
       }
+    case "BudgetThreshold":
+      return { reason: event.reason, threshold: event.threshold, used: event.used, limit: event.limit, usedPercent: event.usedPercent }
     case "BudgetExceeded":
       return { reason: event.reason, limit: event.limit, used: event.used }
     case "RunEnd":

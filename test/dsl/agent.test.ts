@@ -22,8 +22,16 @@ describe("the builder is immutable", () => {
     const a = agent("calc")
     expect(a.definition.budget).toEqual(defaultBudget)
     expect(a.definition.budget.maxTurns).toBe(8)
-    const b = a.budget({ maxToolCalls: 3 }).budget({ maxTurns: 2 })
-    expect(b.definition.budget).toEqual({ maxTurns: 2, maxToolCalls: 3 })
+    const b = a.budget({ maxToolCalls: 3 }).budget({ maxTurns: 2, maxDuration: "30 seconds", perToolTimeout: 500 })
+    expect(b.definition.budget).toEqual({
+      maxTurns: 2,
+      maxToolCalls: 3,
+      maxDuration: 30_000,
+      perToolTimeout: 500,
+      maxTokens: Number.POSITIVE_INFINITY,
+      maxConsecutiveSameTool: Number.POSITIVE_INFINITY
+    })
+    expect(a.definition.budget).toMatchObject({ maxToolCalls: 32, maxDuration: 300_000 })
   })
 })
 
@@ -100,6 +108,8 @@ describe("construction-time errors", () => {
   it("refuses budgets that are not positive whole numbers", () => {
     expect(() => agent("calc").budget({ maxTurns: 0 })).toThrow(/maxTurns/)
     expect(() => agent("calc").budget({ maxToolCalls: 1.5 })).toThrow(/maxToolCalls/)
+    expect(() => agent("calc").budget({ maxDuration: "soon" as never })).toThrow(/maxDuration/)
+    expect(() => agent("calc").budget({ perToolTimeout: 0 })).toThrow(/perToolTimeout/)
   })
 
   it("refuses an empty agent name", () => {
