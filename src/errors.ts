@@ -89,7 +89,7 @@ export class InvalidToolArgs extends Data.TaggedError("InvalidToolArgs")<{
 }
 
 /**
- * A tool's `run` threw, rejected or failed, and the `toolFailed` policy chose to fail the run.
+ * A tool's `run` threw, rejected or failed, and the `executionError` handlers chose to fail the run.
  *
  * @example
  * ```ts
@@ -142,6 +142,43 @@ export class SkillRoutingFailed extends Data.TaggedError("SkillRoutingFailed")<{
 }> {
   override get message(): string {
     return `Agent "${this.agent}" could not choose a skill among ${this.candidates.join(", ")}: ${this.reason}`
+  }
+}
+
+/**
+ * The model called the built-in `escalate` tool: it cannot or must not go on and asks for a human.
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("Escalated", (e) => notifyOnCall(e.severity, e.reason))
+ * ```
+ */
+export class Escalated extends Data.TaggedError("Escalated")<{
+  readonly agent: string
+  readonly skill: string
+  readonly reason: string
+  readonly severity: "LOW" | "MEDIUM" | "HIGH" | "CRITICAL"
+}> {
+  override get message(): string {
+    return `Agent "${this.agent}" escalated (${this.severity}) in skill "${this.skill}": ${this.reason}`
+  }
+}
+
+/**
+ * The model called the built-in `throwException` tool: it stops the run with an error of its own.
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("ExceptionThrown", (e) => Effect.succeed(`the model gave up: ${e.reason}`))
+ * ```
+ */
+export class ExceptionThrown extends Data.TaggedError("ExceptionThrown")<{
+  readonly agent: string
+  readonly skill: string
+  readonly reason: string
+}> {
+  override get message(): string {
+    return `Agent "${this.agent}" stopped by the model in skill "${this.skill}": ${this.reason}`
   }
 }
 
@@ -224,6 +261,8 @@ export type AgentError =
   | BudgetExceeded
   | ModelError
   | OutputInvalid
+  | Escalated
+  | ExceptionThrown
 
 const agentErrorTags: ReadonlySet<string> = new Set<AgentError["_tag"]>([
   "AgentConfigError",
@@ -235,7 +274,9 @@ const agentErrorTags: ReadonlySet<string> = new Set<AgentError["_tag"]>([
   "ToolFailed",
   "BudgetExceeded",
   "ModelError",
-  "OutputInvalid"
+  "OutputInvalid",
+  "Escalated",
+  "ExceptionThrown"
 ])
 
 /**

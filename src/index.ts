@@ -6,20 +6,16 @@
  */
 export { agent } from "./dsl/agent.ts"
 export type { AgentBuilder, AgentOptions, ToolNames } from "./dsl/agent.ts"
-export type {
-  AgentDefinition,
-  ErrorPolicy,
-  InvalidArgsContext,
-  RecoveryDecision,
-  SkillDefinition,
-  ToolFailedContext
-} from "./dsl/agent-definition.ts"
+export type { AgentDefinition, SkillDefinition } from "./dsl/agent-definition.ts"
+export { builtinTools, escalateTool, throwExceptionTool } from "./dsl/builtin-tools.ts"
+export type { BuiltinTools } from "./dsl/builtin-tools.ts"
 export { defaultBudget } from "./dsl/budget.ts"
 export type { Budget, BudgetOptions } from "./dsl/budget.ts"
 export type {
   AgentEvent,
   ArgsRepairedEvent,
   BudgetExceededEvent,
+  BudgetThresholdEvent,
   HookFailedEvent,
   InvalidArgsEvent,
   KnowledgeUsedEvent,
@@ -30,6 +26,7 @@ export type {
   RunStartEvent,
   SkillChosenEvent,
   ToolErrorEvent,
+  ToolHallucinatedEvent,
   ToolUseEvent,
   TurnEvent
 } from "./dsl/events.ts"
@@ -37,6 +34,14 @@ export type { KnowledgeLoader, KnowledgeSource } from "./dsl/knowledge.ts"
 export { inMemoryStore, memoryToolNames } from "./dsl/memory.ts"
 export type { MemoryEntry, MemoryStore } from "./dsl/memory.ts"
 export { Recovery } from "./dsl/recovery.ts"
+export type {
+  ErrorPolicy,
+  ExecutionErrorContext,
+  InvalidArgsContext,
+  RecoveryDecision,
+  RecoveryHandlers,
+  Severity
+} from "./dsl/recovery.ts"
 export { isSkill, skill } from "./dsl/skill.ts"
 export type { AnySkill, Skill, SkillContext, SkillImplementation, SkillPredicate } from "./dsl/skill.ts"
 export type { AnyToolHandle, ToolHandle, ToolHandles } from "./dsl/tool-handle.ts"
@@ -46,6 +51,8 @@ export type { TypeError } from "./dsl/type-error.ts"
 export {
   AgentConfigError,
   BudgetExceeded,
+  Escalated,
+  ExceptionThrown,
   InputInvalid,
   InvalidToolArgs,
   isAgentError,

@@ -2,47 +2,18 @@
  * The immutable description of an agent that the builder produces and the runtime interprets, with
  * the construction-time checks that keep it consistent.
  */
-import type { Effect, Schema } from "effect"
+import type { Schema } from "effect"
 import { AgentConfigError } from "../errors.ts"
 import type { ModelClient } from "../providers/model-client.ts"
 import type { PickToolsOptions } from "../runtime/pick-tools.ts"
 import type { Budget } from "./budget.ts"
 import type { RegisteredListener } from "./events.ts"
 import type { KnowledgeSource } from "./knowledge.ts"
-import type { Recovery } from "./recovery.ts"
+import type { ErrorPolicy, RecoveryHandlers } from "./recovery.ts"
+import { isBuiltinToolName } from "./builtin-tools.ts"
 import { type AnySkill, isSkill, type SkillImplementation, type SkillPredicate } from "./skill.ts"
 import { isToolHandle } from "./tool-handle.ts"
 import { type AnyTool, isTool, toolNamePattern } from "./tool.ts"
-
-/** What an `invalidArgs` policy sees. `error` is the decoder's readable report. */
-export interface InvalidArgsContext<TToolName extends string = string> {
-  readonly agent: string
-  readonly skill: string
-  readonly tool: TToolName
-  readonly raw: unknown
-  readonly error: string
-}
-
-/** What a `toolFailed` policy sees. */
-export interface ToolFailedContext<TToolName extends string = string> {
-  readonly agent: string
-  readonly skill: string
-  readonly tool: TToolName
-  readonly args: unknown
-  readonly error: unknown
-}
-
-/** A policy answers with a decision, sync, async or as an Effect. */
-export type RecoveryDecision = Recovery | PromiseLike<Recovery> | Effect.Effect<Recovery, unknown>
-
-/**
- * How the loop routes argument and execution errors. Both default to `Recovery.feedback`. A policy that
- * throws is reported as a hook failure and the default applies.
- */
-export interface ErrorPolicy<TToolName extends string = string> {
-  readonly invalidArgs?: (context: InvalidArgsContext<TToolName>) => RecoveryDecision
-  readonly toolFailed?: (context: ToolFailedContext<TToolName>) => RecoveryDecision
-}
 
 /** A skill as the runtime sees it: its allowlisted tools resolved to the registered tools. */
 export interface SkillDefinition {
@@ -82,7 +53,12 @@ export interface AgentDefinition {
   readonly listeners: ReadonlyArray<RegisteredListener>
   /** Distinct thresholds (shares of a limit) that `onBudgetThreshold` listeners wait for. */
   readonly budgetThresholds: ReadonlyArray<number>
+  /** Agent-wide recovery defaults (`.onError({...})`). */
   readonly errorPolicy: ErrorPolicy
+  /** Per-tool recovery handlers (`.onToolError(name, {...})`), by tool name. */
+  readonly toolHandlers: Readonly<Record<string, RecoveryHandlers>>
+  /** What a call to a tool outside the allowlist (or to no tool at all) does. */
+  readonly disallowedToolPolicy: "fail" | "feedback"
   readonly input: Schema.Codec<any, any, never, never> | undefined
   readonly output: Schema.Codec<any, any, never, never> | undefined
 }
@@ -98,11 +74,11 @@ export const registerTools = (definition: AgentDefinition, tools: Record<string,
     if (candidate.name !== key) {
       throw configError(definition.name, `the tool "${candidate.name}" is registered under the key "${key}"; use its name as the key`)
     }
-    if (isReservedName(candidate.name)) {
-      throw configError(definition.name, `"${candidate.name}" is a reserved name (memory_* belongs to .memory())`)
-    }
     if (candidate.name === submitToolName && definition.output !== undefined) {
       throw configError(definition.name, `"${submitToolName}" is the tool through which the model submits the typed answer`)
+    }
+    if (isReservedName(candidate.name)) {
+      throw configError(definition.name, `"${candidate.name}" is a reserved name (memory_* belongs to .memory(); escalate and throwException are built in)`)
     }
     if (names.has(candidate.name)) {
       throw configError(definition.name, `a tool named "${candidate.name}" is already registered`)
@@ -130,8 +106,8 @@ export const resolveSkills = (definition: AgentDefinition, skills: ReadonlyArray
   return resolved
 }
 
-/** Names no tool or knowledge source may take: the memory tools' prefix. */
-export const isReservedName = (name: string): boolean => name.startsWith("memory_")
+/** Names no tool or knowledge source may take: the memory tools' prefix and the built-in tools. */
+export const isReservedName = (name: string): boolean => name.startsWith("memory_") || isBuiltinToolName(name)
 
 const resolveSkill = (definition: AgentDefinition, candidate: AnySkill): SkillDefinition => {
   const fail = (reason: string) =>

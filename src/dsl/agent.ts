@@ -4,16 +4,20 @@
  * mistakes (a tool from another agent, `run` without a model) fail to compile.
  */
 import { Effect, type Schema } from "effect"
-import type { AgentError } from "../errors.ts"
 import { AgentConfigError } from "../errors.ts"
 import { type ModelClient, ModelClientService } from "../providers/model-client.ts"
 import { runAgent } from "../runtime/run-agent.ts"
-import { type AgentDefinition, type ErrorPolicy, registerTools, resolveSkills } from "./agent-definition.ts"
+import type { AgentError } from "../errors.ts"
+import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
+import { type AgentDefinition, registerTools, resolveSkills } from "./agent-definition.ts"
+import { builtinTools, type BuiltinTools } from "./builtin-tools.ts"
+import type { ErrorPolicy, RecoveryHandlers } from "./recovery.ts"
 import { type BudgetOptions, defaultBudget, mergeBudget } from "./budget.ts"
 import type {
   AgentEvent,
   ArgsRepairedEvent,
   BudgetExceededEvent,
+  BudgetThresholdEvent,
   HookFailedEvent,
   InvalidArgsEvent,
   KnowledgeUsedEvent,
@@ -24,6 +28,7 @@ import type {
   RunStartEvent,
   SkillChosenEvent,
   ToolErrorEvent,
+  ToolHallucinatedEvent,
   ToolUseEvent,
   TurnEvent
 } from "./events.ts"
@@ -96,8 +101,28 @@ export interface AgentBuilder<
    * `pickTools`). The allowlist still governs execution. When no tool scores, all allowed tools are offered.
    */
   pickTools(options?: PickToolsOptions): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
-  /** Routes invalid arguments and tool failures (both default to `Recovery.feedback`). */
+  /**
+   * With handlers: the agent's recovery defaults for invalid arguments and failed executions (below
+   * each tool's own `onError` and `onToolError(name, ...)`; default `Recovery.feedback`). With a
+   * function: a listener called once per failed run with the typed error; a listener that throws is
+   * reported and never masks the error.
+   */
   onError(policy: ErrorPolicy<ToolNames<TTools>>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onError(listener: (error: AgentError) => MaybeEffect<unknown>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /**
+   * What a call to a tool outside the skill's allowlist (or to no tool at all) does: `"fail"` (default,
+   * `ToolNotAllowed`) or `"feedback"` (the model is told which tools it may use, and the loop goes on).
+   */
+  disallowedToolPolicy(policy: "fail" | "feedback"): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** When the model called a tool outside the allowlist or an unknown tool, under either policy. */
+  onToolHallucinated(listener: Listener<ToolHallucinatedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /**
+   * Once per budget dimension, when a run's usage first reaches `threshold` (default 0.8) of its limit.
+   */
+  onBudgetThreshold(
+    options: { readonly threshold?: number },
+    listener: Listener<BudgetThresholdEvent>
+  ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** After a tool ran successfully: its name, decoded args, result and duration. */
   onToolUse(listener: Listener<ToolUseEvent<TTools>>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** At the start of each run. */
@@ -112,6 +137,11 @@ export interface AgentBuilder<
   onModelResponse(listener: Listener<ModelResponseEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** When a tool failed, with the recovery decision. */
   onToolError(listener: Listener<ToolErrorEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** Recovery handlers for one tool, ahead of the agent's `onError` defaults and behind the tool's own. */
+  onToolError<const $Name extends ToolNames<TTools>>(
+    tool: $Name,
+    handlers: RecoveryHandlers<$Name>
+  ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** When a tool call's arguments did not decode, with the recovery decision. */
   onInvalidArgs(listener: Listener<InvalidArgsEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** When a knowledge source was used (loaded, or read from the run's cache). */
@@ -156,11 +186,11 @@ export interface AgentOptions<TInput, TOutput> {
  * await calculator.run("What is (3 + 5) * 2?")
  * ```
  */
-export function agent<const TName extends string>(name: TName): AgentBuilder<TName, string, string, {}, false>
+export function agent<const TName extends string>(name: TName): AgentBuilder<TName, string, string, BuiltinTools, false>
 export function agent<const TName extends string, TInput = string, TOutput = string>(
   name: TName,
   options: AgentOptions<TInput, TOutput>
-): AgentBuilder<TName, TInput, TOutput, {}, false>
+): AgentBuilder<TName, TInput, TOutput, BuiltinTools, false>
 export function agent(name: string, options: AgentOptions<any, any> = {}): AgentBuilder<any, any, any, any, any> {
   if (typeof name !== "string" || name.trim() === "") {
     throw new AgentConfigError({ subject: "agent", reason: "an agent needs a non-empty name" })
@@ -171,13 +201,15 @@ export function agent(name: string, options: AgentOptions<any, any> = {}): Agent
     prompt: undefined,
     model: undefined,
     budget: defaultBudget,
-    tools: [],
+    tools: Object.values(builtinTools),
     skills: [],
     memory: [],
     toolSelection: undefined,
     listeners: [],
     budgetThresholds: [],
     errorPolicy: {},
+    toolHandlers: {},
+    disallowedToolPolicy: "fail",
     input: options.input,
     output: options.output
   })
@@ -204,14 +236,36 @@ const makeBuilder = (definition: AgentDefinition): AgentBuilder<string, unknown,
     },
     memory: (store: MemoryStore = inMemoryStore()) => next({ memory: memoryTools(store) }),
     pickTools: (toolSelection: PickToolsOptions = {}) => next({ toolSelection }),
-    onError: (errorPolicy: ErrorPolicy) => next({ errorPolicy: { ...definition.errorPolicy, ...errorPolicy } }),
+    onError: (policy: ErrorPolicy | ((error: AgentError) => MaybeEffect<unknown>)) =>
+      typeof policy === "function"
+        ? on("RunEnd")((event: RunEndEvent) => (event.outcome._tag === "Failure" ? policy(event.outcome.error) : undefined))
+        : next({ errorPolicy: { ...definition.errorPolicy, ...policy } }),
+    disallowedToolPolicy: (disallowedToolPolicy: "fail" | "feedback") => next({ disallowedToolPolicy }),
+    onToolHallucinated: on("ToolHallucinated"),
+    onBudgetThreshold: (options: { readonly threshold?: number }, listener: Listener<BudgetThresholdEvent>) => {
+      const threshold = options.threshold ?? 0.8
+      if (!(threshold > 0 && threshold <= 1)) {
+        throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `a budget threshold must be in (0, 1], got ${threshold}` })
+      }
+      return makeBuilder(Object.freeze({
+        ...definition,
+        budgetThresholds: definition.budgetThresholds.includes(threshold) ? definition.budgetThresholds : [...definition.budgetThresholds, threshold],
+        listeners: [...definition.listeners, {
+          event: "BudgetThreshold" as const,
+          listener: (event: BudgetThresholdEvent) => (event.threshold === threshold ? listener(event) : undefined)
+        }]
+      }))
+    },
     onToolUse: on("ToolUse"),
     onRunStart: on("RunStart"),
     onSkillChosen: on("SkillChosen"),
     onTurn: on("Turn"),
     onModelCall: on("ModelCall"),
     onModelResponse: on("ModelResponse"),
-    onToolError: on("ToolError"),
+    onToolError: (toolOrListener: string | Listener<ToolErrorEvent>, handlers?: RecoveryHandlers) =>
+      typeof toolOrListener === "function"
+        ? on("ToolError")(toolOrListener)
+        : next({ toolHandlers: { ...definition.toolHandlers, [toolOrListener]: handlers ?? {} } }),
     onInvalidArgs: on("InvalidArgs"),
     onKnowledgeUsed: on("KnowledgeUsed"),
     onArgsRepaired: on("ArgsRepaired"),

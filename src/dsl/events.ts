@@ -67,7 +67,7 @@ export type ToolUseEvent<TTools extends Record<string, AnyTool> = Record<string,
     }
     : never
 }[keyof TTools]
-/** A tool failed; `recovery` is what the `toolFailed` policy decided. */
+/** A tool failed; `recovery` is what the `executionError` handlers decided. */
 export interface ToolErrorEvent extends TurnScoped {
   readonly _tag: "ToolError"
   readonly tool: string
@@ -84,6 +84,16 @@ export interface InvalidArgsEvent extends TurnScoped {
   readonly raw: unknown
   readonly issues: string
   readonly recovery: Recovery["_tag"]
+}
+/** The model called a tool outside the skill's allowlist, or one that does not exist. */
+export interface ToolHallucinatedEvent extends TurnScoped {
+  readonly _tag: "ToolHallucinated"
+  readonly tool: string
+  readonly toolCallId: string
+  /** Only the skill's own tools. */
+  readonly allowed: ReadonlyArray<string>
+  /** `fail` ends the run with `ToolNotAllowed`; `feedback` tells the model and goes on. */
+  readonly policy: "fail" | "feedback"
 }
 /** A tool call's arguments were repaired (the tool opted in) and then decoded. */
 export interface ArgsRepairedEvent extends TurnScoped {
@@ -145,6 +155,7 @@ export type AgentEvent =
   | ToolUseEvent
   | ToolErrorEvent
   | InvalidArgsEvent
+  | ToolHallucinatedEvent
   | ArgsRepairedEvent
   | KnowledgeUsedEvent
   | BudgetThresholdEvent

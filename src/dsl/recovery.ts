@@ -1,29 +1,85 @@
 /**
- * Recovery decisions: what the loop does when a model sends invalid arguments or a tool fails.
+ * Recovery decisions: what the loop does when a model sends invalid arguments or a tool fails, and the
+ * handlers that decide. Handlers are looked up per kind with priority: the tool's own `onError`, then
+ * the agent's `onToolError(name, ...)`, then the agent's `onError({...})` defaults, then the built-in
+ * default (`feedback`).
  */
+import type { Effect } from "effect"
+
+/** How serious an escalation is. */
+export type Severity = "LOW" | "MEDIUM" | "HIGH" | "CRITICAL"
 
 /**
  * One decision:
- * - `feedback`: the model gets the error as the tool's result and may correct itself (the default);
- *   the next model call counts against the budget.
+ * - `feedback`: the model gets the error as the tool's result and may correct itself (the default).
  * - `fail`: the run ends with `InvalidToolArgs` or `ToolFailed`.
- * - `substitute(value)`: the model gets `value` as the tool's result, as if the tool had returned it.
+ * - `substitute(value)`: the model gets `value` as the tool's result; the tool does not run (again).
+ * - `fixed(args)`: run the tool with these arguments instead. They are decoded with the tool's Schema
+ *   first (a repair is never trusted); arguments that fail go back to the handler, for at most
+ *   `maxRepairSteps` steps.
+ * - `retry(n)`: invalid arguments: the model is asked again with the error, at most `n` times per tool in
+ *   a run (then `InvalidToolArgs`); a failed execution: the tool is run again, at most `n` times for
+ *   the call (then the error goes to the model). Re-runs count against the budget.
+ * - `escalate(reason, severity)`: the model gets an escalation notice as the tool's result.
  */
 export type Recovery =
   | { readonly _tag: "Feedback" }
   | { readonly _tag: "Fail" }
   | { readonly _tag: "Substitute"; readonly value: unknown }
+  | { readonly _tag: "Fixed"; readonly args: unknown }
+  | { readonly _tag: "Retry"; readonly times: number }
+  | { readonly _tag: "Escalate"; readonly reason: string; readonly severity: Severity }
 
 /**
  * The recovery decisions.
  *
  * @example
  * ```ts
- * agent("calc").onError({ invalidArgs: ({ tool }) => tool === "add" ? Recovery.fail : Recovery.feedback })
+ * agent("calc").onError({ invalidArgs: ({ tool }) => tool === "add" ? Recovery.retry(2) : Recovery.fail })
+ * tool("convert", { args, run, onError: { invalidArgs: ({ raw }) => Recovery.fixed({ ...(raw as object), unit: "celsius" }) } })
  * ```
  */
 export const Recovery = {
   feedback: { _tag: "Feedback" } as Recovery,
   fail: { _tag: "Fail" } as Recovery,
-  substitute: (value: unknown): Recovery => ({ _tag: "Substitute", value })
+  substitute: (value: unknown): Recovery => ({ _tag: "Substitute", value }),
+  fixed: (args: unknown): Recovery => ({ _tag: "Fixed", args }),
+  retry: (times: number): Recovery => ({ _tag: "Retry", times: Math.max(0, Math.floor(times)) }),
+  escalate: (reason: string, severity: Severity = "MEDIUM"): Recovery => ({ _tag: "Escalate", reason, severity })
 } as const
+
+/** A handler answers with a decision, sync, async or as an Effect. */
+export type RecoveryDecision = Recovery | PromiseLike<Recovery> | Effect.Effect<Recovery, unknown>
+
+/** What an `invalidArgs` handler sees. `error` is the decoder's readable report; `attempt` counts from 1. */
+export interface InvalidArgsContext<TToolName extends string = string> {
+  readonly agent: string
+  readonly skill: string
+  readonly tool: TToolName
+  readonly raw: unknown
+  readonly error: string
+  /** The tool's argument Schema. */
+  readonly schema: unknown
+  readonly attempt: number
+}
+
+/** What an `executionError` handler sees; `attempt` counts from 1. */
+export interface ExecutionErrorContext<TToolName extends string = string> {
+  readonly agent: string
+  readonly skill: string
+  readonly tool: TToolName
+  readonly args: unknown
+  readonly cause: unknown
+  readonly attempt: number
+}
+
+/** Handlers for one tool (or as defaults). A handler that throws is reported and the next level decides. */
+export interface RecoveryHandlers<TToolName extends string = string> {
+  readonly invalidArgs?: (context: InvalidArgsContext<TToolName>) => RecoveryDecision
+  readonly executionError?: (context: ExecutionErrorContext<TToolName>) => RecoveryDecision
+}
+
+/** The agent's defaults: handlers plus the bound on `fixed` steps per call (default 3). */
+export interface ErrorPolicy<TToolName extends string = string> extends RecoveryHandlers<TToolName> {
+  readonly maxRepairSteps?: number
+}

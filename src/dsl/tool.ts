@@ -7,6 +7,7 @@ import { AgentConfigError } from "../errors.ts"
 import { fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { ToolDefinition } from "../providers/messages.ts"
 import { type RepairOptions, repairOptions } from "../runtime/repair-arguments.ts"
+import type { RecoveryHandlers } from "./recovery.ts"
 import { type ArgsSchema, toolParameters } from "./tool-parameters.ts"
 
 /** What a running tool gets beside its arguments. `signal` aborts when the run is interrupted. */
@@ -72,6 +73,10 @@ export interface Tool<Name extends string, Args, Result> {
   readonly safe: boolean
   /** The argument repairs this tool opted into, if any. */
   readonly repair: RepairOptions | undefined
+  /** The tool's own recovery handlers; they take priority over the agent's. */
+  readonly onError: RecoveryHandlers | undefined
+  /** Results are wrapped as untrusted data before the model sees them. */
+  readonly untrustedOutput: boolean
 }
 
 /** Any tool, whatever its name, arguments and result. */
@@ -92,11 +97,18 @@ interface ToolOptionsBase {
   readonly tags?: ReadonlyArray<string>
   /** Default true. Unsafe tools are left out of tool pre-selection unless explicitly allowed. */
   readonly safe?: boolean
+  /**
+   * The result comes from outside (web pages, emails, user files): the model gets it wrapped in
+   * `{ "tool", "trusted": false, "value" }` and the system prompt warns that such content is data.
+   */
+  readonly untrustedOutput?: boolean
 }
 
 /** Options of a tool whose arguments are described by a Schema. */
-export interface SchemaToolOptions<S extends ArgsSchema, R> extends ToolOptionsBase {
+export interface SchemaToolOptions<S extends ArgsSchema, R, Name extends string = string> extends ToolOptionsBase {
   readonly args: S
+  /** This tool's recovery handlers, ahead of the agent's `onToolError(name)` and `onError` defaults. */
+  readonly onError?: RecoveryHandlers<Name>
   readonly run: (args: S["Type"], context: ToolContext) => MaybeEffect<R>
   /** Generate an OpenAI strict-mode schema (all keys required, optional keys nullable). */
   readonly strict?: boolean
@@ -109,8 +121,10 @@ export interface SchemaToolOptions<S extends ArgsSchema, R> extends ToolOptionsB
 }
 
 /** Options of a tool that explicitly opts out of argument validation. */
-export interface UnsafeToolOptions<R> extends ToolOptionsBase {
+export interface UnsafeToolOptions<R, Name extends string = string> extends ToolOptionsBase {
   readonly args: UnsafeNoSchema
+  /** This tool's recovery handlers for execution errors (its arguments are never invalid). */
+  readonly onError?: Pick<RecoveryHandlers<Name>, "executionError">
   readonly run: (args: unknown, context: ToolContext) => MaybeEffect<R>
 }
 
@@ -133,9 +147,9 @@ export const toolNamePattern = /^[A-Za-z0-9_-]{1,64}$/
  */
 export function tool<const Name extends string, S extends ArgsSchema, R>(
   name: Name,
-  options: SchemaToolOptions<S, R>
+  options: SchemaToolOptions<S, R, Name>
 ): Tool<Name, S["Type"], R>
-export function tool<const Name extends string, R>(name: Name, options: UnsafeToolOptions<R>): Tool<Name, unknown, R>
+export function tool<const Name extends string, R>(name: Name, options: UnsafeToolOptions<R, Name>): Tool<Name, unknown, R>
 export function tool(name: string, options: SchemaToolOptions<ArgsSchema, unknown> | UnsafeToolOptions<unknown>): AnyTool {
   const fail = (reason: string) => new AgentConfigError({ subject: `tool "${name}"`, reason })
   if (typeof name !== "string" || !toolNamePattern.test(name)) {
@@ -193,7 +207,9 @@ const makeTool = (
       ),
     tags: Object.freeze([...(options.tags ?? [])]),
     safe: options.safe ?? true,
-    repair
+    repair,
+    onError: (options as { readonly onError?: RecoveryHandlers }).onError,
+    untrustedOutput: options.untrustedOutput === true
   })
 }
 

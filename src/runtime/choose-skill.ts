@@ -7,6 +7,7 @@
 import { Effect, Result, Schema } from "effect"
 import type { AgentDefinition, SkillDefinition } from "../dsl/agent-definition.ts"
 import type { SkillChosenEvent } from "../dsl/events.ts"
+import { isBuiltinToolName } from "../dsl/builtin-tools.ts"
 import { tool } from "../dsl/tool.ts"
 import { type ModelError, NoSkillMatched, SkillRoutingFailed } from "../errors.ts"
 import type { ModelClientService } from "../providers/model-client.ts"
@@ -34,7 +35,8 @@ export const chooseSkill = (
     const implicit: SkillDefinition = {
       name: definition.name,
       description: "",
-      tools: definition.tools,
+      // Built-in tools are callable only in skills that list them.
+      tools: definition.tools.filter((t) => !isBuiltinToolName(t.name)),
       implementation: undefined,
       predicate: undefined,
       knowledge: [],

@@ -31,6 +31,8 @@ const describe = (line: TraceLine): { readonly depth: number; readonly text: str
       return { depth: 2, text: `tool ${f.tool} failed: ${f.error?.message}  → ${f.recovery}` }
     case "InvalidArgs":
       return { depth: 2, text: `tool ${f.tool} invalid args ${short(f.raw, 60)}: ${String(f.issues).split("\n").map((l) => l.trim()).join(" ")}  → ${f.recovery}` }
+    case "ToolHallucinated":
+      return { depth: 2, text: `tool ${f.tool} is not allowed (allowed: ${(f.allowed as Array<string>).join(", ") || "none"})  → ${f.policy}` }
     case "ArgsRepaired":
       return { depth: 2, text: `tool ${f.tool} args repaired: ${(f.corrections as Array<any>).map((c) => `${short(c.from)} → ${short(c.to)}`).join(", ")}` }
     case "KnowledgeUsed":

@@ -21,6 +21,7 @@ export class RunState {
   private lastTool: string | undefined
   private consecutive = 0
   private readonly thresholdsFired = new Set<string>()
+  private readonly invalidArgsRetries = new Map<string, number>()
   /** Every tool the skill may call in this run: its tools, memory tools, knowledge tools. */
   readonly tools: ReadonlyArray<AnyTool>
   /** Knowledge loaded so far in this run, by name. */
@@ -99,6 +100,14 @@ export class RunState {
   ensureNotRepeating(tool: string): Effect.Effect<void, BudgetExceeded> {
     const limit = this.limitOf("consecutiveTool")
     return this.lastTool === tool && this.consecutive >= limit ? this.exceed("consecutiveTool", limit, this.consecutive) : Effect.void
+  }
+
+  /** Grants one more "ask the model again" for `tool`'s invalid arguments, if fewer than `times` were granted. */
+  takeInvalidArgsRetry(tool: string, times: number): boolean {
+    const used = this.invalidArgsRetries.get(tool) ?? 0
+    if (used >= times) return false
+    this.invalidArgsRetries.set(tool, used + 1)
+    return true
   }
 
   /** Counts one execution of `tool`. */

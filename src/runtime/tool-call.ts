@@ -1,36 +1,48 @@
 /**
- * One tool call, end to end: allowlist → decode → execute → hooks → tool result message. A tool only
- * ever runs when it is on the skill's allowlist and its arguments decoded with its Schema.
+ * One tool call, end to end: allowlist → decode (→ repair) → recovery of invalid arguments → budget →
+ * execute (→ recovery of failures) → hooks → tool result message. A tool only ever runs when it is on
+ * the skill's allowlist and its arguments decoded with its Schema; arguments fixed by a handler are
+ * decoded again before they run.
  */
 import { Cause, Clock, Duration, Effect, Exit, Result } from "effect"
-import type { ErrorPolicy } from "../dsl/agent-definition.ts"
-import type { Recovery } from "../dsl/recovery.ts"
+import { BuiltinSignal } from "../dsl/builtin-tools.ts"
 import type { AnyTool } from "../dsl/tool.ts"
-import { type BudgetExceeded, InvalidToolArgs, ToolFailed, ToolNotAllowed } from "../errors.ts"
-import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
+import {
+  type BudgetExceeded,
+  Escalated,
+  ExceptionThrown,
+  InvalidToolArgs,
+  ToolFailed,
+  ToolNotAllowed
+} from "../errors.ts"
+import { noStackTrace } from "../internal/span-options.ts"
 import type { ToolCall } from "../providers/messages.ts"
-import { emit, reportHookFailure } from "./emit.ts"
-import { invalidArgsFeedback, toolFailedFeedback, toolResultContent } from "./prompt.ts"
+import { emit } from "./emit.ts"
+import { escalationContent, invalidArgsFeedback, toolFailedFeedback, toolResultContent, untrustedContent } from "./prompt.ts"
+import { decideExecutionError, decideInvalidArgs } from "./recover.ts"
 import { type ArgsCorrection, repairArguments } from "./repair-arguments.ts"
 import type { RunState } from "./run-state.ts"
-import { noStackTrace } from "../internal/span-options.ts"
 
 /** Errors a tool call can end the run with. */
-export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | BudgetExceeded
+export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | BudgetExceeded | Escalated | ExceptionThrown
+
+interface Scope {
+  readonly agent: string
+  readonly runId: string
+  readonly skill: string
+  readonly turn: number
+}
 
 /** Handles `call` (made during `turn`) and appends its tool result message to the transcript. */
 export const handleToolCall = (state: RunState, call: ToolCall, turn: number): Effect.Effect<void, ToolCallError> =>
   Effect.gen(function*() {
-    const scope = { agent: state.agent, runId: state.runId, skill: state.skill.name, turn }
-    const tool = state.tools.find((t) => t.name === call.name)
-    if (tool === undefined) {
-      yield* Effect.annotateCurrentSpan("tool.outcome", "not_allowed")
-      return yield* new ToolNotAllowed({ agent: state.agent, skill: state.skill.name, tool: call.name, allowed: state.allowedNames })
-    }
-    const reply = (content: string) =>
+    const scope: Scope = { agent: state.agent, runId: state.runId, skill: state.skill.name, turn }
+    const reply = (name: string, content: string) =>
       Effect.sync(() => {
-        state.transcript.push({ role: "tool", toolCallId: call.id, name: tool.name, content })
+        state.transcript.push({ role: "tool", toolCallId: call.id, name, content })
       })
+    const tool = state.tools.find((t) => t.name === call.name)
+    if (tool === undefined) return yield* refuse(state, call, scope, reply)
 
     const decoded = decodeArguments(tool, call.arguments)
     yield* Effect.annotateCurrentSpan("tool.validated", decoded.validated)
@@ -38,89 +50,180 @@ export const handleToolCall = (state: RunState, call: ToolCall, turn: number): E
       yield* Effect.annotateCurrentSpan("tool.repaired", JSON.stringify(decoded.corrections))
       yield* emit(state.definition, { _tag: "ArgsRepaired", ...scope, tool: tool.name, toolCallId: call.id, corrections: decoded.corrections })
     }
+    let args: unknown
     if (Result.isFailure(decoded.args)) {
-      const issues = decoded.args.failure
-      const recovery = yield* decide(state, "InvalidArgs", state.definition.errorPolicy.invalidArgs, {
-        ...scope,
-        tool: tool.name,
-        raw: call.arguments,
-        error: issues
-      })
-      yield* Effect.annotateCurrentSpan("tool.outcome", "invalid_args")
-      yield* emit(state.definition, {
-        _tag: "InvalidArgs",
-        ...scope,
-        tool: tool.name,
-        toolCallId: call.id,
-        raw: call.arguments,
-        issues,
-        recovery: recovery._tag
-      })
-      if (recovery._tag === "Fail") {
-        return yield* new InvalidToolArgs({ ...scope, tool: tool.name, raw: call.arguments, issues })
-      }
-      return yield* reply(recovery._tag === "Substitute" ? toolResultContent(recovery.value) : invalidArgsFeedback(tool.name, issues))
+      const resolved = yield* recoverInvalidArgs(state, tool, call, scope, decoded.args.failure)
+      if (resolved._tag === "Reply") return yield* reply(tool.name, resolved.content)
+      args = resolved.args
+    } else {
+      args = decoded.args.success
     }
-
-    const args = decoded.args.success
-    yield* state.ensureBudget("toolCalls")
-    yield* state.ensureNotRepeating(tool.name)
-    state.recordExecution(tool.name)
-    yield* state.checkThresholds()
-    const loadedBefore = state.knowledgeCache.has(tool.name)
-    const started = yield* Clock.currentTimeMillis
-    const exit = yield* executeWithin(state, tool, args, call.id)
-    const durationMs = (yield* Clock.currentTimeMillis) - started
-    if (Exit.isSuccess(exit)) {
-      yield* Effect.annotateCurrentSpan("tool.outcome", "success")
-      yield* emit(state.definition, {
-        _tag: "ToolUse",
-        ...scope,
-        tool: tool.name,
-        toolCallId: call.id,
-        args,
-        result: exit.value,
-        durationMs,
-        validated: decoded.validated
-      })
-      if (state.knowledgeNames.has(tool.name)) {
-        const text = toolResultContent(exit.value)
-        yield* emit(state.definition, {
-          _tag: "KnowledgeUsed",
-          ...scope,
-          knowledge: tool.name,
-          toolCallId: call.id,
-          characters: text.length,
-          cached: loadedBefore
-        })
-      }
-      return yield* reply(toolResultContent(exit.value))
-    }
-    if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
-    const error = Cause.squash(exit.cause)
-    const recovery = yield* decide(state, "ToolError", state.definition.errorPolicy.toolFailed, {
-      ...scope,
-      tool: tool.name,
-      args,
-      error
-    })
-    yield* Effect.annotateCurrentSpan("tool.outcome", "failed")
-    yield* emit(state.definition, {
-      _tag: "ToolError",
-      ...scope,
-      tool: tool.name,
-      toolCallId: call.id,
-      args,
-      error,
-      recovery: recovery._tag
-    })
-    if (recovery._tag === "Fail") return yield* new ToolFailed({ ...scope, tool: tool.name, args, cause: error })
-    return yield* reply(recovery._tag === "Substitute" ? toolResultContent(recovery.value) : toolFailedFeedback(tool.name, error))
+    return yield* executeWithRecovery(state, tool, call, scope, args, decoded.validated, (content) => reply(tool.name, content))
   }).pipe(
     Effect.withSpan("agent.tool", {
-      attributes: { "agent.name": state.agent, "agent.skill": state.skill.name, "agent.turn": turn, "tool.name": call.name, "tool.call_id": call.id }
+      attributes: {
+        "agent.name": state.agent,
+        "agent.skill": state.skill.name,
+        "agent.turn": turn,
+        "tool.name": call.name,
+        "tool.call_id": call.id
+      }
     }, noStackTrace)
   )
+
+/** A call outside the allowlist: `ToolNotAllowed`, or under the `feedback` policy, a tool result saying so. */
+const refuse = (state: RunState, call: ToolCall, scope: Scope, reply: (name: string, content: string) => Effect.Effect<void>) =>
+  Effect.gen(function*() {
+    const policy = state.definition.disallowedToolPolicy
+    const error = new ToolNotAllowed({ agent: state.agent, skill: state.skill.name, tool: call.name, allowed: state.allowedNames })
+    yield* Effect.annotateCurrentSpan("tool.outcome", "not_allowed")
+    yield* emit(state.definition, { _tag: "ToolHallucinated", ...scope, tool: call.name, toolCallId: call.id, allowed: state.allowedNames, policy })
+    if (policy === "fail") return yield* error
+    return yield* reply(call.name, error.message)
+  })
+
+type Resolved = { readonly _tag: "Reply"; readonly content: string } | { readonly _tag: "Run"; readonly args: unknown }
+
+/** Asks the handlers what to do with undecodable arguments until there is a reply, valid arguments, or an end. */
+const recoverInvalidArgs = (state: RunState, tool: AnyTool, call: ToolCall, scope: Scope, firstIssues: string) =>
+  Effect.gen(function*() {
+    yield* Effect.annotateCurrentSpan("tool.outcome", "invalid_args")
+    const validation = tool.validation
+    const maxSteps = maxRepairSteps(state)
+    let raw = call.arguments
+    let issues = firstIssues
+    for (let attempt = 1;; attempt++) {
+      const { recovery, level } = yield* decideInvalidArgs(state, tool, {
+        agent: state.agent,
+        skill: state.skill.name,
+        tool: tool.name,
+        raw,
+        error: issues,
+        schema: validation._tag === "Schema" ? validation.schema : undefined,
+        attempt
+      })
+      yield* Effect.annotateCurrentSpan("tool.recovery", `${recovery._tag} (${level})`)
+      yield* emit(state.definition, { _tag: "InvalidArgs", ...scope, tool: tool.name, toolCallId: call.id, raw, issues, recovery: recovery._tag })
+      const fail = (why: string) => new InvalidToolArgs({ agent: state.agent, skill: state.skill.name, tool: tool.name, raw, issues: why })
+      switch (recovery._tag) {
+        case "Feedback":
+          return answer(invalidArgsFeedback(tool.name, issues))
+        case "Retry":
+          if (!state.takeInvalidArgsRetry(tool.name, recovery.times)) {
+            return yield* fail(`${issues}\n(the model was asked again ${recovery.times} time(s) already)`)
+          }
+          return answer(invalidArgsFeedback(tool.name, issues))
+        case "Fail":
+          return yield* fail(issues)
+        case "Substitute":
+          return answer(toolResultContent(recovery.value))
+        case "Escalate":
+          return answer(escalationContent(tool.name, recovery))
+        case "Fixed": {
+          if (validation._tag !== "Schema") return runWith(recovery.args)
+          const again = validation.decode(recovery.args)
+          if (Result.isSuccess(again)) return runWith(again.success)
+          raw = recovery.args
+          issues = again.failure
+          if (attempt >= maxSteps) return yield* fail(`${issues}\n(no valid arguments after ${maxSteps} repair step(s))`)
+        }
+      }
+    }
+  })
+
+const answer = (content: string): Resolved => ({ _tag: "Reply", content })
+const runWith = (args: unknown): Resolved => ({ _tag: "Run", args })
+
+const maxRepairSteps = (state: RunState): number => Math.max(1, Math.floor(state.definition.errorPolicy.maxRepairSteps ?? 3))
+
+/** Executes within the budgets, asking the handlers after each failure whether to run again. */
+const executeWithRecovery = (
+  state: RunState,
+  tool: AnyTool,
+  call: ToolCall,
+  scope: Scope,
+  firstArgs: unknown,
+  validated: boolean,
+  reply: (content: string) => Effect.Effect<void>
+) =>
+  Effect.gen(function*() {
+    const maxSteps = maxRepairSteps(state)
+    let args = firstArgs
+    let reruns = 0
+    let fixes = 0
+    for (let attempt = 1;; attempt++) {
+      yield* state.ensureBudget("toolCalls")
+      yield* state.ensureNotRepeating(tool.name)
+      state.recordExecution(tool.name)
+      yield* state.checkThresholds()
+      const loadedBefore = state.knowledgeCache.has(tool.name)
+      const started = yield* Clock.currentTimeMillis
+      const exit = yield* executeWithin(state, tool, args, call.id)
+      const durationMs = (yield* Clock.currentTimeMillis) - started
+      if (Exit.isSuccess(exit)) {
+        yield* Effect.annotateCurrentSpan("tool.outcome", "success")
+        yield* emit(state.definition, { _tag: "ToolUse", ...scope, tool: tool.name, toolCallId: call.id, args, result: exit.value, durationMs, validated })
+        if (state.knowledgeNames.has(tool.name)) {
+          const characters = toolResultContent(exit.value).length
+          yield* emit(state.definition, { _tag: "KnowledgeUsed", ...scope, knowledge: tool.name, toolCallId: call.id, characters, cached: loadedBefore })
+        }
+        return yield* reply(tool.untrustedOutput ? untrustedContent(tool.name, exit.value) : toolResultContent(exit.value))
+      }
+      if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
+      const error = Cause.squash(exit.cause)
+      if (error instanceof BuiltinSignal) {
+        yield* Effect.annotateCurrentSpan("tool.outcome", error.kind)
+        return yield* error.kind === "escalate"
+          ? new Escalated({ agent: state.agent, skill: state.skill.name, reason: error.reason, severity: error.severity })
+          : new ExceptionThrown({ agent: state.agent, skill: state.skill.name, reason: error.reason })
+      }
+      yield* Effect.annotateCurrentSpan("tool.outcome", "failed")
+      const { recovery, level } = yield* decideExecutionError(state, tool, {
+        agent: state.agent,
+        skill: state.skill.name,
+        tool: tool.name,
+        args,
+        cause: error,
+        attempt
+      })
+      yield* Effect.annotateCurrentSpan("tool.recovery", `${recovery._tag} (${level})`)
+      yield* emit(state.definition, { _tag: "ToolError", ...scope, tool: tool.name, toolCallId: call.id, args, error, recovery: recovery._tag })
+      const failed = () => new ToolFailed({ agent: state.agent, skill: state.skill.name, tool: tool.name, args, cause: error })
+      switch (recovery._tag) {
+        case "Feedback":
+          return yield* reply(toolFailedFeedback(tool.name, error))
+        case "Fail":
+          return yield* failed()
+        case "Substitute":
+          return yield* reply(toolResultContent(recovery.value))
+        case "Escalate":
+          return yield* reply(escalationContent(tool.name, recovery))
+        case "Retry":
+          if (reruns >= recovery.times) return yield* reply(toolFailedFeedback(tool.name, error))
+          reruns++
+          break
+        case "Fixed": {
+          fixes++
+          if (fixes > maxSteps) return yield* failed()
+          if (tool.validation._tag === "Schema") {
+            const fixed = tool.validation.decode(recovery.args)
+            if (Result.isFailure(fixed)) {
+              return yield* new InvalidToolArgs({
+                agent: state.agent,
+                skill: state.skill.name,
+                tool: tool.name,
+                raw: recovery.args,
+                issues: `arguments fixed by the executionError handler do not match the Schema:\n${fixed.failure}`
+              })
+            }
+            args = fixed.success
+          } else {
+            args = recovery.args
+          }
+        }
+      }
+    }
+  })
 
 /**
  * Runs the tool, bounded by `perToolTimeout` while it runs: on timeout the tool is interrupted (its
@@ -167,30 +270,4 @@ const parseLoosely = (raw: unknown): unknown => {
   } catch {
     return raw
   }
-}
-
-const recoveryTags: ReadonlySet<string> = new Set<Recovery["_tag"]>(["Feedback", "Fail", "Substitute"])
-const isRecovery = (u: unknown): u is Recovery =>
-  typeof u === "object" && u !== null && "_tag" in u && recoveryTags.has(String(u._tag))
-
-/**
- * Asks a recovery policy for a decision. No policy, a policy that fails, or one that answers something
- * that is not a decision: `Recovery.feedback`, with the failure reported.
- */
-const decide = <C>(
-  state: RunState,
-  hook: "InvalidArgs" | "ToolError",
-  policy: ((context: C) => ReturnType<NonNullable<ErrorPolicy["invalidArgs"]>>) | undefined,
-  context: C
-): Effect.Effect<Recovery> => {
-  const feedback: Recovery = { _tag: "Feedback" }
-  if (policy === undefined) return Effect.succeed(feedback)
-  return fromMaybeEffect(() => policy(context)).pipe(
-    Effect.flatMap((decision) =>
-      isRecovery(decision)
-        ? Effect.succeed(decision)
-        : Effect.fail(new Error(`a recovery policy must return a Recovery decision, got ${toolResultContent(decision)}`))
-    ),
-    catchUnlessInterrupted((error) => reportHookFailure(state.definition, state.runId, hook, error).pipe(Effect.as(feedback)))
-  )
 }

@@ -93,6 +93,8 @@ const fields = (event: AgentEvent): Record<string, unknown> => {
         issues: event.issues,
         recovery: event.recovery
       }
+    case "ToolHallucinated":
+      return { skill: event.skill, turn: event.turn, tool: event.tool, callId: event.toolCallId, allowed: event.allowed, policy: event.policy }
     case "ArgsRepaired":
       return { skill: event.skill, turn: event.turn, tool: event.tool, callId: event.toolCallId, corrections: event.corrections }
     case "KnowledgeUsed":

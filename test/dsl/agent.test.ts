@@ -13,8 +13,8 @@ describe("the builder is immutable", () => {
     const withMore = base.tools({ multiply })
     expect(base.definition.prompt).toBeUndefined()
     expect(withPrompt.definition.prompt).toBe("be brief")
-    expect(base.definition.tools.map((t) => t.name)).toEqual(["add"])
-    expect(withMore.definition.tools.map((t) => t.name)).toEqual(["add", "multiply"])
+    expect(base.definition.tools.map((t) => t.name)).toEqual(["escalate", "throwException", "add"])
+    expect(withMore.definition.tools.map((t) => t.name)).toEqual(["escalate", "throwException", "add", "multiply"])
     expect(Object.isFrozen(base.definition)).toBe(true)
   })
 
@@ -88,7 +88,9 @@ describe("construction-time errors", () => {
     expect(() => agent("calc").tools({ memory_read: sneaky })).toThrow(/reserved/)
     const submit = tool("submit", { args: Schema.Struct({}), run: () => "x" })
     expect(() => agent("typed", { output: Schema.Struct({ n: Schema.Finite }) }).tools({ submit })).toThrow(/submit/)
-    expect(agent("untyped").tools({ submit }).definition.tools).toHaveLength(1)
+    expect(agent("untyped").tools({ submit }).definition.tools.map((t) => t.name)).toContain("submit")
+    const escalate = tool("escalate", { args: Schema.Struct({}), run: () => "x" })
+    expect(() => (agent("calc").tools as (t: object) => unknown)({ escalate })).toThrow(/reserved/)
   })
 
   it("refuses knowledge named like a tool of the skill, a reserved name, or on a deterministic skill", () => {

@@ -58,7 +58,7 @@ const arbScenario = fc.record({
   maxTurns: fc.integer({ min: 1, max: 6 }),
   maxToolCalls: fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }),
   invalidArgs: arbRecovery,
-  toolFailed: arbRecovery
+  executionError: arbRecovery
 })
 
 const documentedTags = new Set([
@@ -103,7 +103,7 @@ const runScenario = async (scenario: Scenario) => {
     .budget({ maxTurns: scenario.maxTurns, ...(scenario.maxToolCalls === undefined ? {} : { maxToolCalls: scenario.maxToolCalls }) })
     .tools({ add, multiply, delete_all: deleteAll })
     .skills(({ add, multiply }) => [skill("compute", "arithmetic").tools(add, multiply)])
-    .onError({ invalidArgs: () => scenario.invalidArgs, toolFailed: () => scenario.toolFailed })
+    .onError({ invalidArgs: () => scenario.invalidArgs, executionError: () => scenario.executionError })
     .onRunStart(recordEvent)
     .onRunEnd(recordEvent)
     .onTurn(recordEvent)

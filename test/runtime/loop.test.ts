@@ -210,7 +210,7 @@ describe("tool failures", () => {
 
   it("can fail the run with ToolFailed", async () => {
     const model = scriptedModel([toolCalls([call("flaky", {})])])
-    const a = agent("a").model(model).tools({ flaky: failing }).onError({ toolFailed: () => Recovery.fail })
+    const a = agent("a").model(model).tools({ flaky: failing }).onError({ executionError: () => Recovery.fail })
     const error = failureOf(await runExit(a.runEffect("go")))
     expect(error).toBeInstanceOf(ToolFailed)
     expect(error.message).toBe('Tool "flaky" failed: disk full')

@@ -4,7 +4,7 @@
  */
 import { Effect, Schema } from "effect"
 import { describe, expect, expectTypeOf, it } from "vitest"
-import { AgentConfigError, agent, type ModelClientService, type AgentError, skill, type Tool, tool, type ToolHandle } from "../../src/index.ts"
+import { AgentConfigError, agent, escalateTool, throwExceptionTool, type ModelClientService, type AgentError, skill, type Tool, tool, type ToolHandle } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 
 const add = tool("add", {
@@ -45,6 +45,8 @@ describe("skills only accept this agent's registered handles", () => {
       .tools({ add, multiply })
       .skills((handles) => {
         expectTypeOf(handles).toEqualTypeOf<{
+          readonly escalate: ToolHandle<"calc", typeof escalateTool>
+          readonly throwException: ToolHandle<"calc", typeof throwExceptionTool>
           readonly add: ToolHandle<"calc", typeof add>
           readonly multiply: ToolHandle<"calc", typeof multiply>
         }>()
@@ -122,7 +124,7 @@ describe("running", () => {
       .tools({ add })
       .onError({
         invalidArgs: ({ tool }) => {
-          expectTypeOf(tool).toEqualTypeOf<"add">()
+          expectTypeOf(tool).toEqualTypeOf<"add" | "escalate" | "throwException">()
           return { _tag: "Feedback" }
         }
       })

@@ -1,0 +1,58 @@
+/**
+ * The built-in tools every agent has: `escalate(reason, severity)` and `throwException(reason)`. They
+ * are registered on every agent (their handles come with the others in `.skills(...)`) but a model may
+ * call them only in skills that list them. Calling one ends the run with `Escalated` or
+ * `ExceptionThrown`.
+ */
+import { Data, Effect, Schema } from "effect"
+import type { Severity } from "./recovery.ts"
+import { tool } from "./tool.ts"
+
+/** Internal: how a built-in tool tells the loop to end the run. */
+export class BuiltinSignal extends Data.TaggedError("BuiltinSignal")<{
+  readonly kind: "escalate" | "throwException"
+  readonly reason: string
+  readonly severity: Severity
+}> {}
+
+const severities = ["LOW", "MEDIUM", "HIGH", "CRITICAL"] as const
+
+/**
+ * Lets the model stop and ask for a human; the run ends with `Escalated`.
+ *
+ * @example
+ * ```ts
+ * agent("support").tools({ refund }).skills(({ refund, escalate }) => [skill("refunds").tools(refund, escalate)])
+ * ```
+ */
+export const escalateTool = tool("escalate", {
+  description: "Stop and hand the conversation to a human when you cannot or must not continue.",
+  args: Schema.Struct({
+    reason: Schema.String.annotate({ description: "why a human is needed" }),
+    severity: Schema.Literals(severities).annotate({ description: "how urgent it is" })
+  }),
+  run: ({ reason, severity }) => Effect.fail(new BuiltinSignal({ kind: "escalate", reason, severity }))
+})
+
+/**
+ * Lets the model stop the run with an error of its own; the run ends with `ExceptionThrown`.
+ *
+ * @example
+ * ```ts
+ * agent("parser").skills(({ throwException }) => [skill("parse").tools(throwException)])
+ * ```
+ */
+export const throwExceptionTool = tool("throwException", {
+  description: "Stop with an error when the request cannot be handled at all.",
+  args: Schema.Struct({ reason: Schema.String.annotate({ description: "what went wrong" }) }),
+  run: ({ reason }) => Effect.fail(new BuiltinSignal({ kind: "throwException", reason, severity: "HIGH" }))
+})
+
+/** The built-in tools, keyed by name, as every agent starts with them. */
+export const builtinTools = { escalate: escalateTool, throwException: throwExceptionTool } as const
+
+/** Their type, the initial tool record of every agent. */
+export type BuiltinTools = typeof builtinTools
+
+/** True for the names of built-in tools. */
+export const isBuiltinToolName = (name: string): boolean => name === escalateTool.name || name === throwExceptionTool.name

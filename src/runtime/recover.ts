@@ -1,0 +1,65 @@
+/**
+ * Asks the recovery handlers for a decision, in priority order: the tool's own `onError`, the agent's
+ * `onToolError(name, ...)`, the agent's `onError({...})` defaults, then the built-in default
+ * (`Recovery.feedback`). A handler that throws, fails or answers something that is not a decision is
+ * reported as a hook failure, and the next level decides.
+ */
+import { Effect } from "effect"
+import type { ExecutionErrorContext, InvalidArgsContext, Recovery, RecoveryHandlers } from "../dsl/recovery.ts"
+import type { AnyTool } from "../dsl/tool.ts"
+import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
+import { reportHookFailure } from "./emit.ts"
+import { toolResultContent } from "./prompt.ts"
+import type { RunState } from "./run-state.ts"
+
+/** Where a decision came from, for events and spans. */
+export type DecisionLevel = "tool" | "agent-tool" | "agent" | "default"
+
+export interface Decision {
+  readonly recovery: Recovery
+  readonly level: DecisionLevel
+}
+
+const recoveryTags: ReadonlySet<string> = new Set<Recovery["_tag"]>(["Feedback", "Fail", "Substitute", "Fixed", "Retry", "Escalate"])
+const isRecovery = (u: unknown): u is Recovery =>
+  typeof u === "object" && u !== null && "_tag" in u && recoveryTags.has(String(u._tag))
+
+/** The handlers for `tool` at each level, highest priority first. */
+const levels = (state: RunState, tool: AnyTool): ReadonlyArray<readonly [DecisionLevel, RecoveryHandlers | undefined]> => [
+  ["tool", tool.onError],
+  ["agent-tool", state.definition.toolHandlers[tool.name]],
+  ["agent", state.definition.errorPolicy]
+]
+
+const ask = <K extends keyof RecoveryHandlers>(
+  state: RunState,
+  tool: AnyTool,
+  kind: K,
+  context: Parameters<NonNullable<RecoveryHandlers[K]>>[0]
+): Effect.Effect<Decision> => {
+  const hook = kind === "invalidArgs" ? "InvalidArgs" : "ToolError"
+  const attempt = (remaining: ReadonlyArray<readonly [DecisionLevel, RecoveryHandlers | undefined]>): Effect.Effect<Decision> => {
+    const [first, ...rest] = remaining
+    if (first === undefined) return Effect.succeed({ recovery: { _tag: "Feedback" }, level: "default" })
+    const [level, handlers] = first
+    const handler = handlers?.[kind] as ((c: typeof context) => unknown) | undefined
+    if (handler === undefined) return attempt(rest)
+    return fromMaybeEffect(() => handler(context) as never).pipe(
+      Effect.flatMap((decision) =>
+        isRecovery(decision)
+          ? Effect.succeed<Decision>({ recovery: decision, level })
+          : Effect.fail(new Error(`a recovery handler must return a Recovery decision, got ${toolResultContent(decision)}`))
+      ),
+      catchUnlessInterrupted((error) => reportHookFailure(state.definition, state.runId, hook, error).pipe(Effect.andThen(attempt(rest))))
+    )
+  }
+  return attempt(levels(state, tool))
+}
+
+/** The decision for arguments of `tool` that did not decode. */
+export const decideInvalidArgs = (state: RunState, tool: AnyTool, context: InvalidArgsContext): Effect.Effect<Decision> =>
+  ask(state, tool, "invalidArgs", context)
+
+/** The decision for a failed execution of `tool`. */
+export const decideExecutionError = (state: RunState, tool: AnyTool, context: ExecutionErrorContext): Effect.Effect<Decision> =>
+  ask(state, tool, "executionError", context)
