@@ -2,7 +2,7 @@
  * Runs an agent against a model script and reports everything a property test needs: the outcome,
  * every event in order, every model request, and every tool execution (with its decoded arguments).
  */
-import { Cause, Effect, Exit, Result, Schema } from "effect"
+import { Cause, Effect, Exit, References, Result, Schema } from "effect"
 import type { AgentBuilder } from "../dsl/agent.ts"
 import type { AgentEvent } from "../dsl/events.ts"
 import type { AnyTool } from "../dsl/tool.ts"
@@ -46,7 +46,8 @@ export const runScript = async <TInput, TOutput>(
   const scripted = subject.model(model).onEvent((event) => {
     events.push(event)
   })
-  const exit = await Effect.runPromise(Effect.exit(scripted.runEffect(input)))
+  // Hook failures are in `events` (HookFailed); keep Effect's warning log out of test output.
+  const exit = await Effect.runPromise(Effect.exit(scripted.runEffect(input)).pipe(Effect.provideService(References.MinimumLogLevel, "None")))
   const executed = events.flatMap((e) => (e._tag === "ToolUse" || e._tag === "ToolError" ? [{ tool: e.tool, args: e.args }] : []))
   return { outcome: outcomeOf(exit), events, requests: model.requests, executed }
 }
