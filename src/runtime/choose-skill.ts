@@ -12,7 +12,7 @@ import { tool } from "../dsl/tool.ts"
 import { type ModelError, NoSkillMatched, SkillRoutingFailed } from "../errors.ts"
 import type { ModelClientService } from "../providers/model-client.ts"
 import { callModel } from "./call-model.ts"
-import { emit } from "./emit.ts"
+import { emit, reportHookFailure } from "./emit.ts"
 import { noStackTrace } from "../internal/span-options.ts"
 
 /** The chosen skill, how it was chosen, and the turns that cost (1 when the model chose). */
@@ -45,13 +45,24 @@ export const chooseSkill = (
     return Effect.succeed({ skill: implicit, how: "implicit", turns: 0 })
   }
   if (skills.length === 1 && skills[0]!.predicate === undefined) return Effect.succeed({ skill: skills[0]!, how: "only", turns: 0 })
-  const matched = skills.find((s) => s.predicate !== undefined && s.predicate(input))
-  if (matched !== undefined) return Effect.succeed({ skill: matched, how: "predicate", turns: 0 })
-  const fallbacks = skills.filter((s) => s.predicate === undefined)
-  if (fallbacks.length === 1) return Effect.succeed({ skill: fallbacks[0]!, how: "fallback", turns: 0 })
-  if (fallbacks.length === 0) return Effect.fail(new NoSkillMatched({ agent: definition.name, skills: skills.map((s) => s.name) }))
-  return routeByModel(definition, runId, input, fallbacks)
+  return Effect.gen(function*() {
+    for (const skill of skills) {
+      if (skill.predicate !== undefined && (yield* accepts(definition, runId, skill.predicate, input))) {
+        return { skill, how: "predicate" as const, turns: 0 }
+      }
+    }
+    const fallbacks = skills.filter((s) => s.predicate === undefined)
+    if (fallbacks.length === 1) return { skill: fallbacks[0]!, how: "fallback" as const, turns: 0 }
+    if (fallbacks.length === 0) return yield* new NoSkillMatched({ agent: definition.name, skills: skills.map((s) => s.name) })
+    return yield* routeByModel(definition, runId, input, fallbacks)
+  })
 }
+
+/** A predicate's verdict; one that throws is reported (as a `SkillChosen` hook failure) and counts as "no". */
+const accepts = (definition: AgentDefinition, runId: string, predicate: (input: string) => boolean, input: string) =>
+  Effect.try({ try: () => predicate(input) === true, catch: (error) => error }).pipe(
+    Effect.catch((error) => reportHookFailure(definition, runId, "SkillChosen", error).pipe(Effect.as(false)))
+  )
 
 const routeByModel = (definition: AgentDefinition, runId: string, input: string, candidates: ReadonlyArray<SkillDefinition>) =>
   Effect.gen(function*() {

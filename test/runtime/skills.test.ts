@@ -65,6 +65,25 @@ describe("model-routed skill selection", () => {
     }
   })
 
+  it("treats a throwing predicate as no match, and reports it", async () => {
+    const { add } = makeCalculatorTools()
+    const failures: Array<string> = []
+    const a = agent("picky")
+      .model(scriptedModel([text("fallback answer")]))
+      .tools({ add })
+      .skills(({ add }) => [
+        skill("broken").implementedBy((i: string) => i).when(() => {
+          throw new Error("predicate bug")
+        }),
+        skill("compute").tools(add)
+      ])
+      .onHookError((e) => {
+        failures.push(`${e.hook}: ${(e.error as Error).message}`)
+      })
+    expect(await a.run("x")).toBe("fallback answer")
+    expect(failures).toEqual(["SkillChosen: predicate bug"])
+  })
+
   it("counts the routing call against the turn budget", async () => {
     const { a, model } = routedAgent([toolCalls([call("choose_skill", { skill: "adding" })]), toolCalls([call("add", { a: 1, b: 2 })])], 2)
     const error = failureOf(await runExit(a.runEffect("1 + 2")))
