@@ -6,7 +6,7 @@
  * tools outside the skill, text answers, empty replies, model errors. `runInvariants` checks what must
  * hold whatever the model does; add your own expectations beside it.
  */
-import { fc, test } from "@fast-check/vitest"
+import { test } from "@fast-check/vitest"
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { agent, skill, text, tool, toolCalls } from "../../src/index.ts"
