@@ -1,19 +1,15 @@
 import { Effect } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { AgentConfigError, fromEnv } from "../../src/index.ts"
-import { type Loopback, ollamaText, openAiText, startLoopback } from "./loopback.ts"
+import { ollamaText, openAiText, useLoopback } from "./loopback.ts"
 
-let server: Loopback | undefined
-afterEach(async () => {
-  await server?.close()
-  server = undefined
-})
+const serve = useLoopback()
 
 const request = { messages: [{ role: "user" as const, content: "hi" }], tools: [] }
 
 describe("fromEnv", () => {
   it("builds an OpenAI client against OPENAI_BASE_URL with the temperature and step budget", async () => {
-    server = await startLoopback([openAiText("ok")])
+    const server = await serve([openAiText("ok")])
     const env = fromEnv({
       AI_PROVIDER: "openai",
       AI_MODEL: "gpt-4o-mini",
@@ -29,7 +25,7 @@ describe("fromEnv", () => {
   })
 
   it("builds an Ollama client against OLLAMA_HOST with temperature 0 by default", async () => {
-    server = await startLoopback([ollamaText("ok")])
+    const server = await serve([ollamaText("ok")])
     const env = fromEnv({ AI_PROVIDER: "ollama", AI_MODEL: "qwen2.5:7b", OLLAMA_HOST: `127.0.0.1:${server.port}` })
     expect(env).toMatchObject({ provider: "ollama", temperature: 0, budget: {} })
     await Effect.runPromise(env.client.chat(request))

@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
+import { afterEach } from "vitest"
 
 export type Reply =
   | { readonly status?: number; readonly json: unknown }
@@ -69,6 +70,30 @@ export const startLoopback = async (replies: ReadonlyArray<Reply>): Promise<Loop
       })
   }
 }
+
+/**
+ * For a test file: `serve(replies)` starts a loopback server, closed after each test.
+ *
+ * @example
+ * ```ts
+ * const serve = useLoopback()
+ * it("...", async () => { const s = await serve([openAiText("ok")]) })
+ * ```
+ */
+export const useLoopback = (): ((replies: ReadonlyArray<Reply>) => Promise<Loopback>) => {
+  let server: Loopback | undefined
+  afterEach(async () => {
+    await server?.close()
+    server = undefined
+  })
+  return async (replies) => {
+    server = await startLoopback(replies)
+    return server
+  }
+}
+
+/** Retry and timeout options that keep provider fault tests fast. */
+export const fastRetries = { retry: { times: 2, base: "5 millis" }, timeout: "2 seconds" } as const
 
 /** A port with nothing listening on it. */
 export const closedPort = async (): Promise<number> => {

@@ -1,22 +1,11 @@
 import { Effect, Fiber } from "effect"
-import { afterEach, describe, expect, it, vi } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import { agent, ModelError, type ModelRequest, skill } from "../../src/index.ts"
 import { ollama, ollamaHost } from "../../src/providers/ollama.ts"
 import { failureOf, makeCalculatorTools, runExit } from "../fixtures.ts"
-import { closedPort, type Loopback, ollamaError, ollamaText, ollamaToolCalls, type Reply, startLoopback } from "./loopback.ts"
+import { closedPort, fastRetries as fast, ollamaError, ollamaText, ollamaToolCalls, useLoopback } from "./loopback.ts"
 
-let server: Loopback | undefined
-afterEach(async () => {
-  await server?.close()
-  server = undefined
-})
-
-const serve = async (replies: ReadonlyArray<Reply>) => {
-  server = await startLoopback(replies)
-  return server
-}
-
-const fast = { retry: { times: 2, base: "5 millis" }, timeout: "2 seconds" } as const
+const serve = useLoopback()
 const { add, multiply } = makeCalculatorTools()
 const request: ModelRequest = { messages: [{ role: "user", content: "hi" }], tools: [add.definition, multiply.definition] }
 

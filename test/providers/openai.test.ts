@@ -1,22 +1,11 @@
 import { Effect, Fiber } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { agent, ModelError, skill, type ModelRequest } from "../../src/index.ts"
 import { openai } from "../../src/providers/openai.ts"
 import { failureOf, makeCalculatorTools, runExit } from "../fixtures.ts"
-import { closedPort, type Loopback, openAiError, openAiText, openAiToolCalls, type Reply, startLoopback } from "./loopback.ts"
+import { closedPort, fastRetries as fast, openAiError, openAiText, openAiToolCalls, useLoopback } from "./loopback.ts"
 
-let server: Loopback | undefined
-afterEach(async () => {
-  await server?.close()
-  server = undefined
-})
-
-const serve = async (replies: ReadonlyArray<Reply>) => {
-  server = await startLoopback(replies)
-  return server
-}
-
-const fast = { retry: { times: 2, base: "5 millis" }, timeout: "2 seconds" } as const
+const serve = useLoopback()
 
 const calculatorOn = (baseURL: string) => {
   const tools = makeCalculatorTools()
