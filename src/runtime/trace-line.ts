@@ -44,6 +44,14 @@ const responseFields = (response: LlmResponse) =>
       ...(response.usage === undefined ? {} : { usage: response.usage })
     }
 
+/** The fields every tool-call event line starts with. */
+const toolCallFields = (event: { readonly skill: string; readonly turn: number; readonly tool: string; readonly toolCallId: string }) => ({
+  skill: event.skill,
+  turn: event.turn,
+  tool: event.tool,
+  callId: event.toolCallId
+})
+
 const fields = (event: AgentEvent): Record<string, unknown> => {
   switch (event._tag) {
     case "RunStart":
@@ -64,10 +72,7 @@ const fields = (event: AgentEvent): Record<string, unknown> => {
       return { skill: event.skill, turn: event.turn, durationMs: event.durationMs, ...responseFields(event.response) }
     case "ToolUse":
       return {
-        skill: event.skill,
-        turn: event.turn,
-        tool: event.tool,
-        callId: event.toolCallId,
+        ...toolCallFields(event),
         args: event.args,
         result: event.result,
         durationMs: event.durationMs,
@@ -75,28 +80,17 @@ const fields = (event: AgentEvent): Record<string, unknown> => {
       }
     case "ToolError":
       return {
-        skill: event.skill,
-        turn: event.turn,
-        tool: event.tool,
-        callId: event.toolCallId,
+        ...toolCallFields(event),
         args: event.args,
         error: errorFields(event.error),
         recovery: event.recovery
       }
     case "InvalidArgs":
-      return {
-        skill: event.skill,
-        turn: event.turn,
-        tool: event.tool,
-        callId: event.toolCallId,
-        raw: event.raw,
-        issues: event.issues,
-        recovery: event.recovery
-      }
+      return { ...toolCallFields(event), raw: event.raw, issues: event.issues, recovery: event.recovery }
     case "ToolHallucinated":
-      return { skill: event.skill, turn: event.turn, tool: event.tool, callId: event.toolCallId, allowed: event.allowed, policy: event.policy }
+      return { ...toolCallFields(event), allowed: event.allowed, policy: event.policy }
     case "ArgsRepaired":
-      return { skill: event.skill, turn: event.turn, tool: event.tool, callId: event.toolCallId, corrections: event.corrections }
+      return { ...toolCallFields(event), corrections: event.corrections }
     case "KnowledgeUsed":
       return {
         skill: event.skill,
