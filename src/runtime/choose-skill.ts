@@ -13,6 +13,7 @@ import { type ModelError, NoSkillMatched, SkillRoutingFailed } from "../errors.t
 import type { ModelClientService } from "../providers/model-client.ts"
 import { callModel } from "./call-model.ts"
 import { emit, reportHookFailure } from "./emit.ts"
+import { agentPreamble, namedList } from "./prompt.ts"
 import { noStackTrace } from "../internal/span-options.ts"
 
 /** The chosen skill, how it was chosen, and the turns that cost (1 when the model chose). */
@@ -64,20 +65,34 @@ const accepts = (definition: AgentDefinition, runId: string, predicate: (input: 
     Effect.catch((error) => reportHookFailure(definition, runId, "SkillChosen", error).pipe(Effect.as(false)))
   )
 
+/**
+ * The `choose_skill` tool for a set of candidates. The candidates depend only on the agent's skills,
+ * so the tool (and its JSON Schema) is built once per skill list, not on every routed run.
+ */
+const choosers = new WeakMap<ReadonlyArray<SkillDefinition>, ReturnType<typeof makeChooser>>()
+const makeChooser = (names: ReadonlyArray<string>) =>
+  tool("choose_skill", {
+    description: "Choose the skill that should handle the user's request.",
+    args: Schema.Struct({ skill: Schema.Literals(names).annotate({ description: "the name of the chosen skill" }) }),
+    run: ({ skill }) => skill
+  })
+const chooserFor = (skills: ReadonlyArray<SkillDefinition>, names: ReadonlyArray<string>) => {
+  const cached = choosers.get(skills)
+  if (cached !== undefined) return cached
+  const chooser = makeChooser(names)
+  choosers.set(skills, chooser)
+  return chooser
+}
+
 const routeByModel = (definition: AgentDefinition, runId: string, input: string, candidates: ReadonlyArray<SkillDefinition>) =>
   Effect.gen(function*() {
     const names = candidates.map((s) => s.name)
-    const chooser = tool("choose_skill", {
-      description: "Choose the skill that should handle the user's request.",
-      args: Schema.Struct({ skill: Schema.Literals(names).annotate({ description: "the name of the chosen skill" }) }),
-      run: ({ skill }) => skill
-    })
-    const skillList = candidates.map((s) => `- ${s.name}${s.description === "" ? "" : `: ${s.description}`}`).join("\n")
+    const chooser = chooserFor(definition.skills, names)
     const scope = { agent: definition.name, runId, skill: routingScope, turn: 1 }
     yield* emit(definition, { _tag: "Turn", ...scope })
     const response = yield* callModel(definition, scope, {
       messages: [
-        { role: "system", content: `${definition.prompt ?? `You are ${definition.name}.`}\n\nChoose the skill that should handle the user's request:\n${skillList}` },
+        { role: "system", content: `${agentPreamble(definition)}\n\nChoose the skill that should handle the user's request:\n${namedList(candidates)}` },
         { role: "user", content: input }
       ],
       tools: [chooser.definition],

@@ -2,8 +2,16 @@
  * What the model reads: the system prompt (the agent's prompt, the chosen skill and its tools, the
  * output contract) and the textual form of inputs, tool results and corrections.
  */
+import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import { describeCause } from "../errors.ts"
 import type { RunState } from "./run-state.ts"
+
+/** How every system prompt starts: the agent's prompt, or who it is. */
+export const agentPreamble = (definition: AgentDefinition): string => definition.prompt ?? `You are ${definition.name}.`
+
+/** One "- name: description" line per item (the description left out when empty). */
+export const namedList = (items: ReadonlyArray<{ readonly name: string; readonly description: string | undefined }>): string =>
+  items.map((item) => `- ${item.name}${item.description === undefined || item.description === "" ? "" : `: ${item.description}`}`).join("\n")
 
 /**
  * The system prompt for a run: the agent's prompt, the skill, the tools offered (only the skill's
@@ -11,14 +19,13 @@ import type { RunState } from "./run-state.ts"
  */
 export const systemPrompt = (state: RunState): string => {
   const { definition, skill } = state
-  const parts = [definition.prompt ?? `You are ${definition.name}.`]
+  const parts = [agentPreamble(definition)]
   const description = skill.description === "" ? "" : `: ${skill.description}`
   parts.push(`Current skill: ${skill.name}${description}`)
   if (state.offered.length === 0) {
     parts.push("No tools are available; answer directly.")
   } else {
-    const lines = state.offered.map((t) => `- ${t.name}${t.description === undefined ? "" : `: ${t.description}`}`)
-    parts.push(`Tools you may call:\n${lines.join("\n")}`)
+    parts.push(`Tools you may call:\n${namedList(state.offered)}`)
   }
   const untrusted = state.offered.filter((t) => t.untrustedOutput).map((t) => t.name)
   if (untrusted.length > 0) {
