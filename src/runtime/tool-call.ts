@@ -163,11 +163,19 @@ const executeWithRecovery = (
       if (Exit.isSuccess(exit)) {
         yield* Effect.annotateCurrentSpan("tool.outcome", "success")
         yield* emit(state.definition, { _tag: "ToolUse", ...scope, tool: tool.name, toolCallId: call.id, args, result: exit.value, durationMs, validated })
+        // Knowledge tools are never untrusted, so `characters` counts the knowledge text itself.
+        const content = tool.untrustedOutput ? untrustedContent(tool.name, exit.value) : toolResultContent(exit.value)
         if (state.knowledgeNames.has(tool.name)) {
-          const characters = toolResultContent(exit.value).length
-          yield* emit(state.definition, { _tag: "KnowledgeUsed", ...scope, knowledge: tool.name, toolCallId: call.id, characters, cached: loadedBefore })
+          yield* emit(state.definition, {
+            _tag: "KnowledgeUsed",
+            ...scope,
+            knowledge: tool.name,
+            toolCallId: call.id,
+            characters: content.length,
+            cached: loadedBefore
+          })
         }
-        return yield* reply(tool.untrustedOutput ? untrustedContent(tool.name, exit.value) : toolResultContent(exit.value))
+        return yield* reply(content)
       }
       if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
       const error = Cause.squash(exit.cause)
