@@ -47,7 +47,7 @@ export type { AnySkill, Skill, SkillContext, SkillImplementation, SkillPredicate
 export type { AnyToolHandle, ToolHandle, ToolHandles } from "./dsl/tool-handle.ts"
 export { isTool, tool, unsafeNoSchema } from "./dsl/tool.ts"
 export type { AnyTool, SchemaToolOptions, Tool, ToolContext, UnsafeMode, UnsafeNoSchema, UnsafeToolOptions } from "./dsl/tool.ts"
-export type { TypeError } from "./dsl/type-error.ts"
+export type { AgentTypeError } from "./dsl/agent-type-error.ts"
 export {
   AgentConfigError,
   BudgetExceeded,

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * `npm run trace -- trace.jsonl` (or `tsx src/cli/render-trace.ts trace.jsonl`, or standard input):
  * prints a JSON Lines trace as an indented timeline.

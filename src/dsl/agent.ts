@@ -35,9 +35,9 @@ import type {
 import type { PickToolsOptions } from "../runtime/pick-tools.ts"
 import { inMemoryStore, type MemoryStore, memoryTools } from "./memory.ts"
 import type { Skill } from "./skill.ts"
-import { makeHandles, type ToolHandles } from "./tool-handle.ts"
+import { makeHandles, type RegisterFirst, type SkillHandles } from "./tool-handle.ts"
 import type { AnyTool, Tool } from "./tool.ts"
-import type { TypeError } from "./type-error.ts"
+import type { AgentTypeError } from "./agent-type-error.ts"
 
 /** The names of the tools in a registration record. */
 export type ToolNames<TTools extends Record<string, AnyTool>> = Tool.Name<TTools[keyof TTools]>
@@ -46,9 +46,9 @@ type Simplify<T> = { [K in keyof T]: T[K] } & {}
 
 /** Each key must be its tool's name, and names already registered are refused, at compile time. */
 type NewTools<TTools, $Tools> = {
-  readonly [K in keyof $Tools]: K extends keyof TTools ? TypeError<"a tool with this name is already registered on the agent">
+  readonly [K in keyof $Tools]: K extends keyof TTools ? AgentTypeError<"a tool with this name is already registered on the agent">
     : $Tools[K] extends Tool<K & string, any, any> ? $Tools[K]
-    : TypeError<"each key must be the tool's own name: .tools({ add }) or .tools({ [add.name]: add })">
+    : AgentTypeError<"each key must be the tool's own name: .tools({ add }) or .tools({ [add.name]: add })">
 }
 
 /**
@@ -88,7 +88,7 @@ export interface AgentBuilder<
    * implicit skill that may use every registered tool.
    */
   skills(
-    define: (tools: ToolHandles<TName, TTools>) => ReadonlyArray<Skill<TName, TInput, TOutput>>
+    define: (tools: SkillHandles<RegisterFirst, TName, TTools>) => ReadonlyArray<Skill<TName, TInput, TOutput>>
   ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /**
    * Gives the agent memory: `memory_read`, `memory_write` and `memory_search` join every skill's
@@ -161,7 +161,7 @@ export interface AgentBuilder<
    * Available once `.model(...)` was called.
    */
   run: THasModel extends true ? (input: TInput) => Promise<TOutput>
-    : TypeError<"call .model(...) before .run(...), or use .runEffect(...) and provide ModelClient.layer(...)">
+    : AgentTypeError<"call .model(...) before .run(...), or use .runEffect(...) and provide ModelClient.layer(...)">
   /** Runs the agent as an Effect with a typed error channel. */
   runEffect(input: TInput): Effect.Effect<TOutput, AgentError, THasModel extends true ? never : ModelClientService>
 }

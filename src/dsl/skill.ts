@@ -5,7 +5,9 @@
 import type { Schema } from "effect"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { KnowledgeLoader, KnowledgeSource } from "./knowledge.ts"
-import type { AnyToolHandle, HandleAgent } from "./tool-handle.ts"
+import type { AgentTypeError } from "./agent-type-error.ts"
+import type { AnyToolHandle, HandleAgent, ToolHandle } from "./tool-handle.ts"
+import type { Tool } from "./tool.ts"
 
 /** What a deterministic skill receives: the run's input and an abort signal. */
 export interface SkillContext {
@@ -34,10 +36,18 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
   readonly predicate: SkillPredicate | undefined
   readonly knowledgeSources: ReadonlyArray<KnowledgeSource>
   readonly outputSchema: Schema.Codec<TOutput, any, never, never> | undefined
-  /** Phantom: the agent whose handles this skill uses. */
-  readonly "~agent"?: TAgent
-  /** Adds tools to the skill's allowlist, by the handles `.skills(...)` provides. */
-  tools<const H extends ReadonlyArray<AnyToolHandle>>(...handles: H): Skill<TAgent | HandleAgent<H[number]>, TInput, TOutput>
+  /**
+   * Phantom: the agent whose handles this skill uses. Named so that a skill built from another agent's
+   * handles reads "Types of property '\"~uses handles of agent\"' are incompatible".
+   */
+  readonly "~uses handles of agent"?: TAgent
+  /**
+   * Adds tools to the skill's allowlist, by the handles `.skills(...)` provides. A raw tool, or a handle
+   * of another agent than the skill's other handles, is a compile error at that argument.
+   */
+  tools<const H extends ReadonlyArray<unknown>>(
+    ...handles: CheckHandles<[TAgent] extends [never] ? FirstAgent<H> : TAgent, H>
+  ): Skill<[TAgent] extends [never] ? FirstAgent<H> : TAgent, TInput, TOutput>
   /** Makes the skill deterministic: `run` produces the final output, with no model call. */
   implementedBy<$Input, $Output>(run: SkillImplementation<$Input, $Output>): Skill<TAgent, $Input, $Output>
   /**
@@ -55,6 +65,21 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
    * are this Schema (or with text that decodes into it). Overrides the agent's output Schema.
    */
   output<$Output>(schema: Schema.Codec<$Output, any, never, never>): Skill<TAgent, TInput, $Output>
+}
+
+/** The agent of the first handle in `H` (`never` for `any`, already reported where it came from). */
+type FirstAgent<H extends ReadonlyArray<unknown>> = 0 extends 1 & H[0] ? never
+  : H extends readonly [ToolHandle<infer A, any>, ...ReadonlyArray<unknown>] ? A
+  : never
+
+/** Each argument of `skill.tools(...)`: a handle of `TAgent`, or a message saying what to pass instead. */
+export type CheckHandles<TAgent extends string, H extends ReadonlyArray<unknown>> = {
+  readonly [I in keyof H]: H[I] extends ToolHandle<infer A, infer T>
+    ? [A] extends [TAgent] ? H[I]
+    : AgentTypeError<`the handle of '${Tool.Name<T>}' belongs to agent '${A}', not '${TAgent}': a skill takes the handles that .skills(handles => ...) of its own agent passes`>
+    : H[I] extends Tool<infer N, any, any>
+      ? AgentTypeError<`'${N}' is a tool, not a handle: register it with .tools({ ${N} }) and take its handle from .skills(({ ${N} }) => [skill(...).tools(${N})])`>
+    : AgentTypeError<"skill(...).tools(...) takes the tool handles that .skills(handles => ...) passes">
 }
 
 /** Decides from the run's input (as the model would see it: text) whether a skill handles it. */
@@ -96,7 +121,9 @@ const makeSkill = (state: SkillState): Skill<any, any, any> =>
   Object.freeze({
     _tag: "Skill",
     ...state,
-    tools: (...handles: ReadonlyArray<AnyToolHandle>) => makeSkill({ ...state, handles: [...state.handles, ...handles] }),
+    tools: ((...handles: ReadonlyArray<AnyToolHandle>) => makeSkill({ ...state, handles: [...state.handles, ...handles] })) as (
+      ...handles: ReadonlyArray<unknown>
+    ) => Skill<any, any, any>,
     implementedBy: (implementation: SkillImplementation<any, any>) => makeSkill({ ...state, implementation }),
     when: (predicate: SkillPredicate) => makeSkill({ ...state, predicate }),
     knowledge: (name: string, description: string, load: KnowledgeLoader) =>

@@ -31,7 +31,23 @@ export type AnyToolHandle = ToolHandle<string, AnyTool>
 export type HandleAgent<H> = H extends ToolHandle<infer A, any> ? A : never
 
 /** The record of handles that `.skills(...)` receives: one per registered tool, keyed like `.tools(...)`. */
-export type ToolHandles<TAgent extends string, TTools extends Record<string, AnyTool>> = {
+export type ToolHandles<TAgent extends string, TTools extends Record<string, AnyTool>> = SkillHandles<
+  RegisterFirst,
+  TAgent,
+  TTools
+>
+
+/** What the compiler shows when a skill asks for a handle that `.skills(...)` did not receive. */
+export type RegisterFirst = "only tools registered with .tools(...) before .skills(...) have handles here"
+
+/**
+ * {@link ToolHandles} as `.skills(...)` declares it. `Hint` is unused at run time and comes first so
+ * that it survives the compiler's truncation: a skill that asks for an unregistered tool reads
+ * "Property 'shout' does not exist on type 'SkillHandles<"only tools registered with .tools(...) before
+ * .skills(...) have handles here", "calc", …>'".
+ */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars
+export type SkillHandles<Hint extends string, TAgent extends string, TTools extends Record<string, AnyTool>> = {
   readonly [K in keyof TTools]: ToolHandle<TAgent, TTools[K]>
 }
 

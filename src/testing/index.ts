@@ -1,15 +1,8 @@
 /**
- * effect-agent-dsl/testing: deterministic model clients, fast-check arbitraries of model behaviour,
- * and a harness to run agents against scripts, for tests of your own agents.
+ * effect-agent-dsl/testing: deterministic model clients and a harness to run agents against scripts,
+ * for tests of your own agents. Nothing here needs fast-check; the fast-check arbitraries of model
+ * behaviour are on their own subpath, `effect-agent-dsl/testing/arbitraries`.
  */
-export {
-  arbInvalidArgs,
-  arbLlmResponse,
-  arbModelScript,
-  arbToolCall,
-  arbValidArgs
-} from "./arbitraries.ts"
-export type { ArbLlmResponseOptions, ArbModelScriptOptions, ArbToolCallOptions } from "./arbitraries.ts"
 export { recordingModel } from "./recording-model.ts"
 export type { RecordingModel } from "./recording-model.ts"
 export { runInvariants, runScript } from "./run-script.ts"

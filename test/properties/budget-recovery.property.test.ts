@@ -5,7 +5,8 @@ import { fc, test } from "@fast-check/vitest"
 import { Schema } from "effect"
 import { describe, expect } from "vitest"
 import { agent, type LlmResponse, Recovery, type RecoveryHandlers, tool, toolCalls, text } from "../../src/index.ts"
-import { arbToolCall, runScript } from "../../src/testing/index.ts"
+import { runScript } from "../../src/testing/index.ts"
+import { arbToolCall } from "../../src/testing/arbitraries.ts"
 
 const numRuns = Number(process.env.PROPERTY_RUNS ?? 300)
 

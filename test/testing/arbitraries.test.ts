@@ -2,7 +2,7 @@ import { fc, test } from "@fast-check/vitest"
 import { Result, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { type AnyTool, tool } from "../../src/index.ts"
-import { arbInvalidArgs, arbLlmResponse, arbModelScript, arbToolCall, arbValidArgs } from "../../src/testing/index.ts"
+import { arbInvalidArgs, arbLlmResponse, arbModelScript, arbToolCall, arbValidArgs } from "../../src/testing/arbitraries.ts"
 import { makeCalculatorTools } from "../fixtures.ts"
 
 const numRuns = Number(process.env.PROPERTY_RUNS ?? 300)

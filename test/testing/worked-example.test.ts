@@ -10,7 +10,8 @@ import { test } from "@fast-check/vitest"
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { agent, skill, text, tool, toolCalls } from "../../src/index.ts"
-import { arbModelScript, runInvariants, runScript } from "../../src/testing/index.ts"
+import { runInvariants, runScript } from "../../src/testing/index.ts"
+import { arbModelScript } from "../../src/testing/arbitraries.ts"
 
 // 1. Your tools and agent, as in your application.
 const Operands = Schema.Struct({ a: Schema.Finite, b: Schema.Finite })

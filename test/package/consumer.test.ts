@@ -1,0 +1,170 @@
+/**
+ * The package as users get it: `npm pack` (which builds dist/ through `prepack`), the tarball installed
+ * into a fresh consumer project next to `effect`, TypeScript 5.9 and vitest — and nothing else, so
+ * fast-check is absent. The consumer program is type-checked with TypeScript 5.x (strict, NodeNext,
+ * without `exactOptionalPropertyTypes` or `allowImportingTsExtensions`; our declarations also under
+ * `skipLibCheck: false`) and with
+ * `moduleResolution: "bundler"`, run with plain `node`, imported from `.mjs` and required from `.cjs`;
+ * a consumer vitest test uses `./testing`; the trace renderer runs as a bin; publint and
+ * arethetypeswrong check the tarball; and the messages of the type errors users meet most are asserted.
+ *
+ * Installs come from the npm cache that `npm ci` filled (`--prefer-offline`); the registry is asked only
+ * for what is missing there.
+ */
+import { execFileSync, type ExecFileSyncOptions } from "node:child_process"
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { pathToFileURL } from "node:url"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+const root = resolve(import.meta.dirname, "../..")
+const require = createRequire(import.meta.url)
+const version = (name: string): string => JSON.parse(readFileSync(join(root, "node_modules", name, "package.json"), "utf8")).version
+
+let work = ""
+let consumer = ""
+let tarball = ""
+
+const run = (command: string, args: ReadonlyArray<string>, options: ExecFileSyncOptions = {}): string => {
+  try {
+    return execFileSync(command, args, { cwd: consumer, encoding: "utf8", stdio: "pipe", ...options }) as string
+  } catch (error) {
+    const e = error as { stdout?: string; stderr?: string; message: string }
+    throw new Error(`${command} ${args.join(" ")} failed:\n${e.stdout ?? ""}\n${e.stderr ?? ""}\n${e.message}`)
+  }
+}
+const tsc5 = (project: string) => run(process.execPath, [join(consumer, "node_modules/typescript/bin/tsc"), "-p", project])
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), "effect-agent-dsl-package-"))
+  consumer = join(work, "consumer")
+  cpSync(join(import.meta.dirname, "fixture"), consumer, { recursive: true })
+  run("npm", ["pack", "--silent", "--pack-destination", work], { cwd: root })
+  tarball = join(work, readdirSync(work).find((f) => f.endsWith(".tgz"))!)
+  run("npm", [
+    "install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error",
+    tarball,
+    `effect@${version("effect")}`,
+    `typescript@${version("typescript5")}`,
+    `vitest@${version("vitest")}`,
+    `@types/node@${version("@types/node")}`
+  ])
+}, 240_000)
+
+afterAll(() => {
+  if (work !== "") rmSync(work, { recursive: true, force: true })
+})
+
+describe("the packed package", { timeout: 120_000 }, () => {
+  it("ships built JavaScript, declarations and maps, not tests", () => {
+    const listing = run("tar", ["-tzf", tarball])
+    expect(listing).toContain("package/dist/index.js")
+    expect(listing).toContain("package/dist/index.d.ts")
+    expect(listing).toContain("package/dist/index.js.map")
+    expect(listing).toContain("package/dist/testing/arbitraries.js")
+    expect(listing).not.toMatch(/package\/test\//)
+    const declarations = run("tar", ["-xzOf", tarball, "package/dist/index.d.ts"])
+    expect(declarations).not.toMatch(/from "\.[^"]*\.ts"/)
+  })
+
+  it("also builds with the TypeScript the repo type-checks with (7.x)", async () => {
+    const out = join(root, "node_modules/.cache/effect-agent-dsl-tsc7")
+    run(process.execPath, [join(root, "scripts/build.mjs"), "--compiler", "tsc7", "--out-dir", out], { cwd: root })
+    expect(readFileSync(join(out, "index.d.ts"), "utf8")).not.toMatch(/from "\.[^"]*\.ts"/)
+    const built = await import(pathToFileURL(join(out, "index.js")).href)
+    expect(typeof built.agent).toBe("function")
+    rmSync(out, { recursive: true, force: true })
+  })
+
+  it("type-checks a consumer with TypeScript 5 (strict, NodeNext) and runs it with plain node", () => {
+    expect(run(process.execPath, [join(consumer, "node_modules/typescript/bin/tsc"), "-v"])).toMatch(/^Version 5\./)
+    tsc5("tsconfig.json")
+    const output = JSON.parse(run(process.execPath, ["out/main.js"]))
+    expect(output).toEqual({ viaPromise: "3", viaEffect: "hi", failed: "ToolNotAllowed" })
+  })
+
+  it("type-checks with moduleResolution bundler", () => {
+    tsc5("tsconfig.bundler.json")
+  })
+
+  it("has declarations without errors of their own under skipLibCheck: false", () => {
+    // Dependencies' declarations may need DOM types a Node project does not load; ours must not.
+    let output = ""
+    try {
+      tsc5("tsconfig.libcheck.json")
+    } catch (error) {
+      output = (error as Error).message
+    }
+    expect(output.split("\n").filter((line) => line.includes("effect-agent-dsl/"))).toEqual([])
+  })
+
+  it("is importable from plain .mjs and requirable from .cjs", () => {
+    expect(run(process.execPath, ["plain.mjs"]).trim()).toBe("done")
+    expect(run(process.execPath, ["plain.cjs"]).trim()).toBe("from require")
+  })
+
+  it("runs a consumer vitest test that uses ./testing without fast-check installed", () => {
+    expect(() => require.resolve("fast-check", { paths: [consumer] })).toThrow()
+    const output = run(process.execPath, [join(consumer, "node_modules/vitest/vitest.mjs"), "run"], { env: { ...process.env, CI: "true" } })
+    expect(output).toMatch(/2 passed/)
+  })
+
+  it("renders a trace through the bin, as `npx effect-agent-trace` does", () => {
+    const trace = join(work, "trace.jsonl")
+    writeFileSync(trace, `${JSON.stringify({ v: 1, ts: 0, run: "run_r1", agent: "greeter", event: "RunStart", input: "hi" })}\n`)
+    const output = run(join(consumer, "node_modules/.bin/effect-agent-trace"), [trace])
+    expect(output).toContain("greeter")
+  })
+
+  it("passes publint and arethetypeswrong (ESM-only profile)", () => {
+    run(process.execPath, [join(root, "node_modules/publint/src/cli.js"), "--strict", tarball], { cwd: root })
+    run(process.execPath, [join(root, "node_modules/@arethetypeswrong/cli/dist/index.js"), "--profile", "esm-only", tarball], { cwd: root })
+  })
+})
+
+describe("the type errors users meet most, as TypeScript 5 reports them", { timeout: 120_000 }, () => {
+  let diagnostics: ReadonlyArray<string> = []
+  const source = () => readFileSync(join(consumer, "src/type-errors.ts"), "utf8").split("\n")
+  /** The messages reported on the line marked `// LABEL` in the fixture. */
+  const at = (label: string): string => {
+    const line = source().findIndex((l) => l.endsWith(`// ${label}`)) + 1
+    return diagnostics.filter((d) => d.startsWith(`src/type-errors.ts(${line},`)).join("\n")
+  }
+
+  beforeAll(() => {
+    try {
+      tsc5("tsconfig.errors.json")
+    } catch (error) {
+      diagnostics = String((error as Error).message).split(/\n(?=src\/)/)
+    }
+  }, 60_000)
+
+  it("an unregistered tool is named, with the fix", () => {
+    expect(at("UNREGISTERED")).toContain("Property 'shout' does not exist")
+    expect(at("UNREGISTERED")).toContain("only tools registered with .tools(...) before .skills(...) have handles here")
+  })
+
+  it("another agent's handle is reported at the handle", () => {
+    expect(at("FOREIGN")).toContain("the handle of 'shout' belongs to agent 'other', not 'calc'")
+  })
+
+  it("a raw tool says to take handles from .skills(handles => ...)", () => {
+    expect(at("RAW")).toContain("'add' is a tool, not a handle: register it with .tools({ add }) and take its handle from .skills(({ add }) => [skill(...).tools(add)])")
+  })
+
+  it(".skills before .tools says the order matters", () => {
+    expect(at("ORDER")).toContain("Property 'add' does not exist")
+    expect(at("ORDER")).toContain("before .skills(...)")
+  })
+
+  it("a skill made only of another agent's handles names the property that differs", () => {
+    expect(at("FOREIGN_ONLY")).toContain("~uses handles of agent")
+    expect(at("FOREIGN_ONLY")).toContain(`'"other"' is not assignable to type '"calc"'`)
+  })
+
+  it("run without a model says to call .model(...)", () => {
+    expect(at("NO_MODEL")).toContain("call .model(...) before .run(...)")
+  })
+})
