@@ -95,3 +95,32 @@ export type { PickedTool, PickToolsOptions, ToolScore, ToolScorer } from "./runt
 export { closestLiteral } from "./runtime/repair-arguments.ts"
 export type { ArgsCorrection, RepairOptions } from "./runtime/repair-arguments.ts"
 export { runAgent } from "./runtime/run-agent.ts"
+export {
+  branch,
+  BranchNotRouted,
+  forum,
+  isRunnable,
+  loop,
+  LoopLimitExceeded,
+  parallel,
+  ParentRun,
+  pipeline,
+  renderBrief,
+  StepFailed
+} from "./compose/index.ts"
+export type {
+  AnyComposite,
+  BranchCases,
+  Composite,
+  CompositeEnd,
+  CompositeKind,
+  CompositeStart,
+  CompositionError,
+  ForumBrief,
+  InputOf,
+  LoopOptions,
+  OutputOf,
+  ParallelOptions,
+  Runnable,
+  Settled
+} from "./compose/index.ts"

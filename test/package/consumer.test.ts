@@ -167,4 +167,16 @@ describe("the type errors users meet most, as TypeScript 5 reports them", { time
   it("run without a model says to call .model(...)", () => {
     expect(at("NO_MODEL")).toContain("call .model(...) before .run(...)")
   })
+
+  it("a pipeline whose stages do not line up names the stage", () => {
+    expect(at("PIPELINE")).toContain("stage 1 takes another input type than stage 0 outputs")
+  })
+
+  it("a branch without a case names the missing tag", () => {
+    expect(at("BRANCH_MISSING")).toContain("Property 'Question' is missing")
+  })
+
+  it("a loop body must output what it takes", () => {
+    expect(at("LOOP")).toContain("a loop's body must output the same type it takes")
+  })
 })

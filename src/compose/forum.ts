@@ -1,0 +1,101 @@
+/**
+ * `forum(name, participants, captain)`: the participants answer the same input concurrently, then the
+ * captain decides, seeing the input and every participant's answer (the Kotlin reference's captain sees
+ * neither). The captain is an agent taking the typed brief, an agent taking text (it then gets the brief
+ * rendered as text), or a function of the brief.
+ */
+import { Effect } from "effect"
+import type { AgentTypeError } from "../dsl/agent-type-error.ts"
+import { AgentConfigError } from "../errors.ts"
+import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
+import { checkName, type Composite, makeComposite } from "./composite.ts"
+import { type StepFailed } from "./errors.ts"
+import { functionStep, type StepValue } from "./function-step.ts"
+import { checkCount, checkMembers } from "./placement.ts"
+import type { Outputs, SameInput } from "./parallel.ts"
+import { type AnyRunnable, type ErrorOf, type InputOf, isRunnable, type OutputOf, type RequirementsOf, type Same } from "./runnable.ts"
+
+/** What the captain sees: the input and each participant's answer, in the order given. */
+export interface ForumBrief<In, Answers extends ReadonlyArray<unknown>> {
+  readonly input: In
+  readonly answers: { readonly [I in keyof Answers]: { readonly participant: string; readonly answer: Answers[I] } }
+}
+
+type Members = readonly [AnyRunnable, ...ReadonlyArray<AnyRunnable>]
+type BriefOf<Ps extends Members> = ForumBrief<InputOf<Ps[0]>, Outputs<Ps>>
+
+/** A captain: an agent taking the brief or text, or a function of the brief. */
+export type CheckCaptain<Ps extends Members, C> = C extends AnyRunnable
+  ? Same<InputOf<C>, string> extends true ? C
+  : Same<InputOf<C>, BriefOf<Ps>> extends true ? C
+  : AgentTypeError<"the captain must take text or the forum's brief { input, answers: [{ participant, answer }] }">
+  : C extends (brief: BriefOf<Ps>, signal: AbortSignal) => unknown ? C
+  : AgentTypeError<"the captain must be an agent or a function of the brief">
+
+/** The captain's output. */
+export type CaptainOutput<C> = C extends AnyRunnable ? OutputOf<C> : C extends (...args: any) => infer R ? StepValue<R> : never
+
+/**
+ * Participants answer concurrently (at most `concurrency` at once; the first failure interrupts the
+ * others), then the captain decides.
+ *
+ * @example
+ * ```ts
+ * const panel = forum("panel", [optimist, pessimist], (brief) => brief.answers.map((a) => a.answer).join("\n"))
+ * const verdict = await forum("review", [security, performance], judge).run(diff) // judge: an agent
+ * ```
+ */
+export const forum = <
+  const Ps extends Members,
+  const C extends AnyRunnable | ((brief: BriefOf<Ps>, signal: AbortSignal) => MaybeEffect<unknown>)
+>(
+  name: string,
+  participants: SameInput<Ps>,
+  captain: CheckCaptain<Ps, C>,
+  options: { readonly concurrency?: number } = {}
+): Composite<
+  InputOf<Ps[0]>,
+  CaptainOutput<C>,
+  ErrorOf<Ps[number]> | (C extends AnyRunnable ? ErrorOf<C> : StepFailed),
+  RequirementsOf<Ps[number]> | (C extends AnyRunnable ? RequirementsOf<C> : never)
+> => {
+  checkName("forum", name)
+  const subject = `forum "${name}"`
+  const members = checkMembers(subject, participants as ReadonlyArray<unknown>, "participant")
+  const concurrency = checkCount(subject, "concurrency", options.concurrency ?? Infinity, true)
+  const decide = captain as unknown
+  if (isRunnable(decide) && members.includes(decide)) {
+    throw new AgentConfigError({ subject, reason: `"${decide.name}" cannot be both a participant and the captain` })
+  }
+  if (!isRunnable(decide) && typeof decide !== "function") {
+    throw new AgentConfigError({ subject, reason: "the captain must be an agent, a composite or a function" })
+  }
+  const children = isRunnable(decide) ? [...members, decide] : members
+  return makeComposite(name, "forum", children, (input) =>
+    Effect.gen(function*() {
+      const outputs = yield* Effect.all(members.map((m) => m.runEffect(input)), { concurrency })
+      const brief = { input, answers: outputs.map((answer, i) => ({ participant: members[i]!.name, answer })) }
+      if (typeof decide === "function") {
+        return yield* functionStep(name, "captain", (signal) => (decide as (b: unknown, s: AbortSignal) => MaybeEffect<unknown>)(brief, signal))
+      }
+      const takesText = captainTakesText(decide as AnyRunnable)
+      return yield* (decide as AnyRunnable).runEffect(takesText ? renderBrief(brief) : brief)
+    })) as any
+}
+
+/** Agents without an input Schema take text; composites and typed agents take the brief itself. */
+const captainTakesText = (captain: AnyRunnable): boolean => {
+  const definition = (captain as { readonly definition?: { readonly input?: unknown } }).definition
+  return definition !== undefined && definition.input === undefined
+}
+
+const asText = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value) ?? String(value))
+
+/** The brief as a text captain reads it. */
+export const renderBrief = (brief: { readonly input: unknown; readonly answers: ReadonlyArray<{ readonly participant: string; readonly answer: unknown }> }): string =>
+  [
+    `Question:\n${asText(brief.input)}`,
+    `Answers (${brief.answers.length}):`,
+    ...brief.answers.map((a, i) => `${i + 1}. ${a.participant}:\n${asText(a.answer)}`),
+    "Decide, using the answers above."
+  ].join("\n\n")
