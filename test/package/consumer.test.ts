@@ -55,7 +55,7 @@ beforeAll(() => {
 
 afterAll(() => {
   if (work !== "") rmSync(work, { recursive: true, force: true })
-})
+}, 120_000)
 
 describe("the packed package", { timeout: 120_000 }, () => {
   it("ships built JavaScript, declarations and maps, not tests", () => {
