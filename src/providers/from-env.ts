@@ -6,7 +6,7 @@
  * |---|---|
  * | `AI_PROVIDER` | `openai` or `ollama` (required) |
  * | `AI_MODEL` | the model name (required) |
- * | `LLM_TEMPERATURE` | a finite number, default 0 |
+ * | `LLM_TEMPERATURE` | a finite number; unset: none is sent (reasoning models such as o4-mini refuse one) |
  * | `LLM_MAX_AGENT_STEPS` | a whole number >= 1: the agent's `maxTurns` |
  * | `OPENAI_API_KEY`, `OPENAI_BASE_URL` | for `openai`; the key may be left out when a base URL is set |
  * | `OLLAMA_HOST` | for `ollama`: `host`, `host:port` or a URL; default `localhost:11434` |
@@ -22,7 +22,8 @@ import { openai } from "./openai.ts"
 export interface EnvModel {
   readonly provider: "openai" | "ollama"
   readonly model: string
-  readonly temperature: number
+  /** `undefined` when `LLM_TEMPERATURE` is unset: the request carries none, and the server's default applies. */
+  readonly temperature: number | undefined
   readonly client: ModelClient
   /** `{ maxTurns }` when `LLM_MAX_AGENT_STEPS` is set, else `{}`: pass it to `.budget(...)`. */
   readonly budget: BudgetOptions
@@ -33,7 +34,7 @@ export interface EnvModel {
 const envConfig = Config.all({
   provider: Config.Literals(["openai", "ollama"], "AI_PROVIDER"),
   model: Config.NonEmptyString("AI_MODEL"),
-  temperature: Config.Finite("LLM_TEMPERATURE").pipe(Config.withDefault(0)),
+  temperature: Config.option(Config.Finite("LLM_TEMPERATURE")),
   maxSteps: Config.option(Config.Int("LLM_MAX_AGENT_STEPS")),
   openaiApiKey: Config.option(Config.Redacted("OPENAI_API_KEY")),
   openaiBaseUrl: Config.option(Config.NonEmptyString("OPENAI_BASE_URL")),
@@ -62,10 +63,12 @@ export const fromEnv = (env: Record<string, string | undefined> = process.env): 
     throw new AgentConfigError({ subject, reason: `LLM_MAX_AGENT_STEPS must be a whole number >= 1, got ${maxSteps}` })
   }
   const budget: BudgetOptions = maxSteps === undefined ? {} : { maxTurns: maxSteps }
-  const common = { provider: config.provider, model: config.model, temperature: config.temperature, budget }
+  const temperature = Option.getOrUndefined(config.temperature)
+  const sampling = temperature === undefined ? {} : { temperature }
+  const common = { provider: config.provider, model: config.model, temperature, budget }
   if (config.provider === "ollama") {
     const host = Option.getOrUndefined(config.ollamaHost)
-    const client = ollama(config.model, { temperature: config.temperature, ...(host === undefined ? {} : { host }) })
+    const client = ollama(config.model, { ...sampling, ...(host === undefined ? {} : { host }) })
     return { ...common, client, endpoint: host ?? "localhost:11434" }
   }
   const apiKey = Option.getOrUndefined(Option.map(config.openaiApiKey, Redacted.value))
@@ -77,7 +80,7 @@ export const fromEnv = (env: Record<string, string | undefined> = process.env): 
     })
   }
   const client = openai(config.model, {
-    temperature: config.temperature,
+    ...sampling,
     apiKey: apiKey ?? "unused",
     ...(baseURL === undefined ? {} : { baseURL })
   })

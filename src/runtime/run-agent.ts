@@ -156,7 +156,8 @@ const turn = (state: RunState, turnNumber: number) =>
 
     if (response._tag === "ToolCalls" && response.calls.length > 0) {
       const calls = response.calls.map((call, i): ToolCall => (call.id === "" ? { ...call, id: `call_${turnNumber}_${i}` } : call))
-      state.transcript.push({ role: "assistant", content: response.content ?? "", toolCalls: calls })
+      const reasoning = response.reasoning === undefined || response.reasoning.length === 0 ? {} : { reasoning: response.reasoning }
+      state.transcript.push({ role: "assistant", content: response.content ?? "", toolCalls: calls, ...reasoning })
       for (const call of calls) {
         if (state.output?.submitTool !== undefined && call.name === state.output.submitTool.name) {
           const submitted = yield* submit(state, call)

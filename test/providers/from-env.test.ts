@@ -24,12 +24,13 @@ describe("fromEnv", () => {
     expect(server.requests[0]!.headers.authorization).toBe("Bearer sk-env")
   })
 
-  it("builds an Ollama client against OLLAMA_HOST with temperature 0 by default", async () => {
+  it("builds an Ollama client against OLLAMA_HOST, sending no temperature by default", async () => {
     const server = await serve([ollamaText("ok")])
     const env = fromEnv({ AI_PROVIDER: "ollama", AI_MODEL: "qwen2.5:7b", OLLAMA_HOST: `127.0.0.1:${server.port}` })
-    expect(env).toMatchObject({ provider: "ollama", temperature: 0, budget: {} })
+    expect(env).toMatchObject({ provider: "ollama", temperature: undefined, budget: {} })
     await Effect.runPromise(env.client.chat(request))
-    expect(server.requests[0]!.body).toMatchObject({ model: "qwen2.5:7b", options: { temperature: 0 } })
+    expect(server.requests[0]!.body).toMatchObject({ model: "qwen2.5:7b" })
+    expect(server.requests[0]!.body.options?.temperature).toBeUndefined()
   })
 
   it.each([
