@@ -63,13 +63,16 @@ export {
   ToolFailed,
   ToolNotAllowed
 } from "./errors.ts"
-export type { AgentError, BudgetReason } from "./errors.ts"
+export type { AgentError, BudgetReason, ModelErrorKind } from "./errors.ts"
 export { text, toolCalls } from "./providers/messages.ts"
 export type {
+  FinishReason,
   JsonSchemaObject,
   LlmMessage,
   LlmResponse,
   ModelRequest,
+  ReasoningPart,
+  ResponseFormat,
   ToolCall,
   ToolChoice,
   ToolDefinition,
@@ -83,7 +86,8 @@ export { ollama } from "./providers/ollama.ts"
 export type { OllamaOptions } from "./providers/ollama.ts"
 export { openai } from "./providers/openai.ts"
 export type { OpenAiOptions } from "./providers/openai.ts"
-export type { ResilienceOptions, RetryOptions } from "./providers/resilience.ts"
+export { retryAdvice } from "./providers/resilience.ts"
+export type { ResilienceOptions, RetryAdvice, RetryOptions } from "./providers/resilience.ts"
 export { fileKnowledge } from "./runtime/file-knowledge.ts"
 export { jsonlTrace } from "./runtime/jsonl-trace.ts"
 export type { TraceSink } from "./runtime/jsonl-trace.ts"
