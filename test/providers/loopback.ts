@@ -180,3 +180,32 @@ export const ollamaToolCalls = (calls: ReadonlyArray<{ name: string; arguments: 
 export const ollamaText = (content: string): Reply => ({ json: ollamaReply({ content }) })
 
 export const ollamaError = (status: number, error: string): Reply => ({ status, json: { error } })
+
+// ---- Anthropic Messages replies, shaped as the Messages API reference documents them ----
+
+let messageCounter = 0
+export const anthropicMessage = (content: ReadonlyArray<Record<string, unknown>>, stopReason: string, usage?: Record<string, unknown>) => ({
+  id: `msg_${++messageCounter}`,
+  type: "message",
+  role: "assistant",
+  model: "claude-sonnet-4-5-20250929",
+  content,
+  stop_reason: stopReason,
+  stop_sequence: null,
+  usage: usage ?? { input_tokens: 120, output_tokens: 30, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+})
+
+export const anthropicText = (text: string): Reply => ({ json: anthropicMessage([{ type: "text", text }], "end_turn") })
+
+export const anthropicToolUse = (calls: ReadonlyArray<{ id: string; name: string; input: Record<string, unknown> }>, text?: string): Reply => ({
+  json: anthropicMessage(
+    [...(text === undefined ? [] : [{ type: "text", text }]), ...calls.map((c) => ({ type: "tool_use", id: c.id, name: c.name, input: c.input }))],
+    "tool_use"
+  )
+})
+
+export const anthropicError = (status: number, type: string, message: string, headers?: Record<string, string>): Reply => ({
+  status,
+  json: { type: "error", error: { type, message } },
+  ...(headers === undefined ? {} : { headers })
+})
