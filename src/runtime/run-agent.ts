@@ -145,7 +145,8 @@ const turn = (state: RunState, turnNumber: number) =>
     const request: ModelRequest = {
       messages: [...state.transcript],
       tools: state.requestTools,
-      ...(toolChoice === undefined ? {} : { toolChoice })
+      ...(toolChoice === undefined ? {} : { toolChoice }),
+      ...(state.output?.responseFormat === undefined ? {} : { responseFormat: state.output.responseFormat })
     }
     const response = yield* callModel(definition, scope, request)
     if (response.usage !== undefined) {
