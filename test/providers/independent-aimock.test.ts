@@ -7,7 +7,7 @@
 import { LLMock } from "@copilotkit/aimock"
 import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { agent, anthropic, type ModelClient, ollama, openai, skill } from "../../src/index.ts"
+import { agent, anthropic, type ModelClient, ollama, openai, outputStrategy, skill } from "../../src/index.ts"
 import { makeCalculatorTools } from "../fixtures.ts"
 
 const fast = { retry: { times: 1, base: "5 millis" }, timeout: "5 seconds" } as const
@@ -26,6 +26,9 @@ beforeEach(() => {
   mock.on({ userMessage: "What is 3 + 5?", hasToolResult: true }, { content: "3 + 5 = 8" })
   mock.on({ userMessage: "Give me a number" }, { content: '{"n":42}' })
   mock.on({ userMessage: "Say hello" }, { content: "Hello!" })
+  // aimock matches OpenAI's response_format type; its Ollama and Anthropic routes ignore format.
+  mock.on({ userMessage: "Native number", responseFormat: "json_schema" }, { content: '{"n":7}' })
+  mock.on({ userMessage: "Native number" }, { content: '{"n":7}' })
 })
 
 const clients: ReadonlyArray<readonly [string, () => ModelClient]> = [
@@ -65,6 +68,13 @@ describe.each(clients)("%s provider against @copilotkit/aimock", (name, client) 
     expect(exit._tag).toBe("Failure")
     expect(String(exit._tag === "Failure" ? exit.cause : "")).toContain("401")
     expect(mock.getRequests()).toHaveLength(1)
+  })
+
+  it("native structured output: the typed answer comes back as JSON text and decodes", async () => {
+    const typed = agent("numbers", { output: outputStrategy(Schema.Struct({ n: Schema.Finite }), "native") }).model(client())
+    expect(await typed.run("Native number")).toEqual({ n: 7 })
+    const body = mock.getRequests()[0]!.body as Record<string, unknown>
+    if (name === "openai") expect(body.response_format).toMatchObject({ type: "json_schema" })
   })
 
   it("decodes a typed answer given as JSON text", async () => {
