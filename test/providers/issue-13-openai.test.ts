@@ -152,6 +152,13 @@ describe("bug 6: long generations are not cut and re-sent", () => {
     expect(s.requests).toHaveLength(1)
   })
 
+  it("a slow generation is waited for and sent once", async () => {
+    const s = await serve([{ json: completion({ content: "long answer" }, "stop"), delayMs: 400 }])
+    const response = await Effect.runPromise(openai("m", { apiKey: "k", baseURL: s.url, retry: { times: 2, base: "5 millis" } }).chat(request))
+    expect(response).toMatchObject({ content: "long answer" })
+    expect(s.requests).toHaveLength(1)
+  })
+
   it("a generation slower than the old 60 s default would still be waited for: the default is 10 minutes", async () => {
     const { defaultTimeout } = await import("../../src/providers/resilience.ts")
     expect(defaultTimeout).toBe("10 minutes")
