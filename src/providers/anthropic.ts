@@ -10,7 +10,8 @@ import { Effect } from "effect"
 import { AgentConfigError, describeCause, ModelError } from "../errors.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice, Usage } from "./messages.ts"
 import type { ModelClient } from "./model-client.ts"
-import { argumentsText, checkReply, normaliseCalls } from "./normalise.ts"
+import { checkReply } from "./check-reply.ts"
+import { argumentsText, normaliseCalls } from "./normalise-calls.ts"
 import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 
 type Params = Anthropic.Messages.MessageCreateParamsNonStreaming

@@ -8,7 +8,8 @@ import { type ChatRequest, type ChatResponse, type Message, Ollama, type Options
 import { describeCause, ModelError } from "../errors.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolDefinition, Usage } from "./messages.ts"
 import type { ModelClient } from "./model-client.ts"
-import { checkReply, normaliseCalls } from "./normalise.ts"
+import { checkReply } from "./check-reply.ts"
+import { normaliseCalls } from "./normalise-calls.ts"
 import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 
 /** Options of {@link ollama}. */

@@ -23,7 +23,8 @@ import type {
   Usage
 } from "./messages.ts"
 import type { ModelClient } from "./model-client.ts"
-import { checkReply, normaliseCalls, type WireCall } from "./normalise.ts"
+import { checkReply } from "./check-reply.ts"
+import { normaliseCalls, type WireCall } from "./normalise-calls.ts"
 import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 
 /** Options of {@link openai}. The SDK's own retries are off: retries and timeouts are Effect's. */

@@ -142,6 +142,21 @@ describe("bug 5: filtered and refused replies name their cause", () => {
   })
 })
 
+describe("bug 5: reasoning without an answer (OpenAI-compatible servers)", () => {
+  it("reasoning_content with empty content and no calls ends with kind thinking-only", async () => {
+    const s = await serve([{ json: completion({ content: "", reasoning_content: "2 + 2 is 4, so..." }, "stop") }])
+    const error = failureOf(await runExit(calculatorOn(s.url).calculator.runEffect("2+2")))
+    expect(error).toMatchObject({ _tag: "ModelError", kind: "thinking-only" })
+    expect(s.requests).toHaveLength(1)
+  })
+
+  it("reasoning beside an answer is kept as reasoning", async () => {
+    const s = await serve([{ json: completion({ content: "4", reasoning_content: "2 + 2" }, "stop") }])
+    const response = await Effect.runPromise(openai("m", { apiKey: "k", baseURL: s.url }).chat(request))
+    expect(response).toMatchObject({ content: "4", reasoning: [{ _tag: "Thinking", text: "2 + 2" }] })
+  })
+})
+
 describe("bug 6: long generations are not cut and re-sent", () => {
   it("a timed-out attempt is aborted and not sent again (it would be billed again)", async () => {
     const s = await serve([{ hang: true }])

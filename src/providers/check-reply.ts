@@ -1,48 +1,11 @@
 /**
- * What every adapter does to a reply before the loop sees it: tool-call arguments as JSON text, a
- * unique id on every call (when the wire has none), and a reply that cannot be used (cut off, filtered,
- * refused, only thinking) turned into a `ModelError` whose `kind` names the cause.
+ * A reply the model did give but that cannot be used: cut off at the token limit, withheld by a content
+ * filter, refused, or only thinking. Each becomes a `ModelError` whose `kind` names the cause, so a run
+ * ends with it instead of taking a truncated text as the answer or exhausting its turns.
  */
-import { Effect, Random } from "effect"
+import { Effect } from "effect"
 import { ModelError, type ModelErrorKind } from "../errors.ts"
-import type { FinishReason, ReasoningPart, ToolCall } from "./messages.ts"
-
-/** A call as it came off the wire: any id (maybe none), arguments as text or an object. */
-export interface WireCall {
-  readonly id?: string | null | undefined
-  readonly name: string
-  readonly arguments: unknown
-}
-
-/** Arguments as JSON text: strings pass as they are, anything else is serialised once. */
-export const argumentsText = (raw: unknown): string =>
-  typeof raw === "string" ? raw : raw === undefined || raw === null ? "{}" : JSON.stringify(raw)
-
-/**
- * Gives every call a non-empty id unique within the reply (`call_<random>` from Effect's `Random`, so a
- * seeded Random makes them deterministic) and its arguments as JSON text.
- *
- * @example
- * ```ts
- * const calls = yield* normaliseCalls([{ name: "add", arguments: { a: 1, b: 2 } }])
- * // [{ id: "call_k3j9x0a1", name: "add", arguments: '{"a":1,"b":2}' }]
- * ```
- */
-export const normaliseCalls = (calls: ReadonlyArray<WireCall>): Effect.Effect<Array<ToolCall>> =>
-  Effect.gen(function*() {
-    const seen = new Set<string>()
-    const out: Array<ToolCall> = []
-    for (const call of calls) {
-      let id = typeof call.id === "string" && call.id !== "" && !seen.has(call.id) ? call.id : undefined
-      while (id === undefined || seen.has(id)) {
-        const n = yield* Random.nextIntBetween(0, 2 ** 31 - 1)
-        id = `call_${n.toString(36).padStart(6, "0")}`
-      }
-      seen.add(id)
-      out.push({ id, name: call.name, arguments: argumentsText(call.arguments) })
-    }
-    return out
-  })
+import type { FinishReason, ReasoningPart } from "./messages.ts"
 
 const explanations: Record<ModelErrorKind, string> = {
   length: "the reply was cut off at the output token limit; raise the provider's max tokens option",
