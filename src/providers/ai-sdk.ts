@@ -64,7 +64,14 @@ export const fromAiSdk = (model: LanguageModelV3 | LanguageModelV2, options: AiS
   }
 }
 
-/** The call options for a provider-neutral request. */
+/**
+ * The call options for a provider-neutral request.
+ *
+ * @example
+ * ```ts
+ * const options = toCallOptions({ messages, tools: [], toolChoice: "auto" }, { temperature: 0 })
+ * ```
+ */
 export const toCallOptions = (request: ModelRequest, options: AiSdkOptions = {}): LanguageModelV3CallOptions => {
   const temperature = request.temperature ?? options.temperature
   const format = request.responseFormat
@@ -142,7 +149,14 @@ interface GenerateResult {
   readonly usage?: unknown
 }
 
-/** The provider-neutral response for a `doGenerate` result. */
+/**
+ * The provider-neutral response for a `doGenerate` result.
+ *
+ * @example
+ * ```ts
+ * const response = yield* fromGenerateResult("ai-sdk:openai", await model.doGenerate(options))
+ * ```
+ */
 export const fromGenerateResult = (provider: string, result: GenerateResult): Effect.Effect<LlmResponse, ModelError> =>
   Effect.gen(function*() {
     if (result === null || typeof result !== "object" || !Array.isArray(result.content)) {

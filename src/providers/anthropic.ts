@@ -84,6 +84,12 @@ const defaultMaxTokens = 4096
  * The Messages request body. Tool choice: `auto`, `any` (for `"required"`), `none`, or
  * `{ type: "tool", name }`. With thinking, the API accepts only `auto` and `none`: a forced choice is
  * sent as `auto` and the model is told which tool to call.
+ *
+ * @example
+ * ```ts
+ * const body = toAnthropicRequest("claude-sonnet-4-5", { messages, tools: [add.definition], toolChoice: "required" })
+ * // body.tool_choice: { type: "any" }
+ * ```
  */
 export const toAnthropicRequest = (
   model: string,
@@ -181,7 +187,14 @@ const argumentsObject = (raw: unknown): Record<string, unknown> => {
   }
 }
 
-/** The provider-neutral response for a Messages reply. */
+/**
+ * The provider-neutral response for a Messages reply.
+ *
+ * @example
+ * ```ts
+ * const response = yield* fromAnthropicResponse(message) // { _tag: "ToolCalls", calls: [{ id: "toolu_1", name: "add", arguments: '{"a":1}' }] }
+ * ```
+ */
 export const fromAnthropicResponse = (message: Anthropic.Messages.Message): Effect.Effect<LlmResponse, ModelError> =>
   Effect.gen(function*() {
     if (!Array.isArray(message.content)) {

@@ -13,7 +13,14 @@ export interface WireCall {
   readonly arguments: unknown
 }
 
-/** Arguments as JSON text: strings pass as they are, anything else is serialised once. */
+/**
+ * Arguments as JSON text: strings pass as they are, anything else is serialised once.
+ *
+ * @example
+ * ```ts
+ * argumentsText({ a: 1 }) // '{"a":1}'
+ * ```
+ */
 export const argumentsText = (raw: unknown): string =>
   typeof raw === "string" ? raw : raw === undefined || raw === null ? "{}" : JSON.stringify(raw)
 

@@ -41,13 +41,34 @@ export interface ResilienceOptions {
   readonly retry?: RetryOptions | false
 }
 
-/** The default per-attempt timeout: long enough for long generations (see the module comment). */
+/**
+ * The default per-attempt timeout: long enough for long generations (see the module comment).
+ *
+ * @example
+ * ```ts
+ * openai("o3", { timeout: defaultTimeout })
+ * ```
+ */
 export const defaultTimeout = "10 minutes"
 
-/** The default longest server-requested delay that is honoured. */
+/**
+ * The default longest server-requested delay that is honoured.
+ *
+ * @example
+ * ```ts
+ * openai("gpt-4o-mini", { retry: { maxRetryAfter: defaultMaxRetryAfter } })
+ * ```
+ */
 export const defaultMaxRetryAfter = "60 seconds"
 
-/** HTTP statuses worth retrying: request timeout, conflict, rate limit, server errors. */
+/**
+ * HTTP statuses worth retrying: request timeout, conflict, rate limit, server errors.
+ *
+ * @example
+ * ```ts
+ * isRetryableStatus(503) // true
+ * ```
+ */
 export const isRetryableStatus = (status: number): boolean => status === 408 || status === 409 || status === 429 || status >= 500
 
 /** What a failed HTTP reply says about retrying it. */

@@ -51,7 +51,14 @@ export interface OutputContract {
 
 const contracts = new WeakMap<OutputSchema, Map<"tool" | "native", OutputContract>>()
 
-/** The contract for `schema`, cached. `hasTools` (the skill offers tools) resolves the `auto` strategy. */
+/**
+ * The contract for `schema`, cached. `hasTools` (the skill offers tools) resolves the `auto` strategy.
+ *
+ * @example
+ * ```ts
+ * outputContract(outputStrategy(Answer, "native")).responseFormat // { type: "json_schema", name: "output", ... }
+ * ```
+ */
 export const outputContract = (schema: OutputSchema, options: { readonly hasTools?: boolean } = {}): OutputContract => {
   const chosen = strategyOf(schema)
   const strategy = chosen === "auto" ? (options.hasTools === true ? "tool" : "native") : chosen
