@@ -167,6 +167,14 @@ describe("bug 6: long generations are not cut and re-sent", () => {
     expect(s.requests).toHaveLength(1)
   })
 
+  it("retryTimeouts: true opts back in to re-sending a timed-out attempt", async () => {
+    const s = await serve([{ hang: true }])
+    const client = openai("m", { apiKey: "k", baseURL: s.url, timeout: "50 millis", retryTimeouts: true, retry: { times: 2, base: "5 millis" } })
+    const error = failureOf(await runExit(client.chat(request)))
+    expect(error).toMatchObject({ retryable: true })
+    expect(s.requests).toHaveLength(3)
+  })
+
   it("a slow generation is waited for and sent once", async () => {
     const s = await serve([{ json: completion({ content: "long answer" }, "stop"), delayMs: 400 }])
     const response = await Effect.runPromise(openai("m", { apiKey: "k", baseURL: s.url, retry: { times: 2, base: "5 millis" } }).chat(request))
