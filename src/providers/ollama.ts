@@ -200,9 +200,9 @@ export const fromOllamaResponse = (response: ChatResponse): Effect.Effect<LlmRes
     })
     const calls = yield* normaliseCalls(wire)
     const content = message.content ?? ""
-    const reasoning: Array<ReasoningPart> = typeof message.thinking === "string" && message.thinking !== ""
-      ? [{ _tag: "Thinking", text: message.thinking }]
-      : []
+    // Ollama documents `thinking`; some compatible servers send `reasoning_content` as on /v1.
+    const thought = message.thinking ?? (message as { reasoning_content?: unknown }).reasoning_content
+    const reasoning: Array<ReasoningPart> = typeof thought === "string" && thought !== "" ? [{ _tag: "Thinking", text: thought }] : []
     const doneReason = (response as { done_reason?: string }).done_reason
     const finishReason = toFinishReason(doneReason, calls.length)
     yield* checkReply(provider, { finishReason, wireReason: `done_reason ${JSON.stringify(doneReason)}`, content, calls: calls.length, reasoning })

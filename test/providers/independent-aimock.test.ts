@@ -26,6 +26,7 @@ beforeEach(() => {
   mock.on({ userMessage: "What is 3 + 5?", hasToolResult: true }, { content: "3 + 5 = 8" })
   mock.on({ userMessage: "Give me a number" }, { content: '{"n":42}' })
   mock.on({ userMessage: "Say hello" }, { content: "Hello!" })
+  mock.on({ userMessage: "Think first" }, { content: "Done.", reasoning: "Let me think it through." })
   // aimock matches OpenAI's response_format type; its Ollama and Anthropic routes ignore format.
   mock.on({ userMessage: "Native number", responseFormat: "json_schema" }, { content: '{"n":7}' })
   mock.on({ userMessage: "Native number" }, { content: '{"n":7}' })
@@ -75,6 +76,13 @@ describe.each(clients)("%s provider against @copilotkit/aimock", (name, client) 
     expect(await typed.run("Native number")).toEqual({ n: 7 })
     const body = mock.getRequests()[0]!.body as Record<string, unknown>
     if (name === "openai") expect(body.response_format).toMatchObject({ type: "json_schema" })
+  })
+
+  // aimock's /api/chat sends the reasoning as `reasoning_content` (Ollama documents `thinking`): both are read.
+  it("reads the server's reasoning beside the answer", async () => {
+    const response = await Effect.runPromise(client().chat({ messages: [{ role: "user", content: "Think first" }], tools: [] }))
+    expect(response).toMatchObject({ _tag: "Text", content: "Done.", reasoning: [{ _tag: "Thinking", text: "Let me think it through." }] })
+    if (name === "anthropic") expect(response.reasoning?.[0]).toHaveProperty("signature")
   })
 
   it("decodes a typed answer given as JSON text", async () => {
