@@ -63,13 +63,16 @@ export {
   ToolFailed,
   ToolNotAllowed
 } from "./errors.ts"
-export type { AgentError, BudgetReason } from "./errors.ts"
+export type { AgentError, BudgetReason, ModelErrorKind } from "./errors.ts"
 export { text, toolCalls } from "./providers/messages.ts"
 export type {
+  FinishReason,
   JsonSchemaObject,
   LlmMessage,
   LlmResponse,
   ModelRequest,
+  ReasoningPart,
+  ResponseFormat,
   ToolCall,
   ToolChoice,
   ToolDefinition,
@@ -79,11 +82,16 @@ export { fromEnv } from "./providers/from-env.ts"
 export type { EnvModel } from "./providers/from-env.ts"
 export { ModelClient, ModelClientService } from "./providers/model-client.ts"
 export type { ModelFunction } from "./providers/model-client.ts"
+export { fromAiSdk } from "./providers/ai-sdk.ts"
+export type { AiSdkOptions } from "./providers/ai-sdk.ts"
+export { anthropic } from "./providers/anthropic.ts"
+export type { AnthropicOptions } from "./providers/anthropic.ts"
 export { ollama } from "./providers/ollama.ts"
 export type { OllamaOptions } from "./providers/ollama.ts"
 export { openai } from "./providers/openai.ts"
 export type { OpenAiOptions } from "./providers/openai.ts"
-export type { ResilienceOptions, RetryOptions } from "./providers/resilience.ts"
+export { retryAdvice } from "./providers/resilience.ts"
+export type { ResilienceOptions, RetryAdvice, RetryOptions } from "./providers/resilience.ts"
 export { fileKnowledge } from "./runtime/file-knowledge.ts"
 export { jsonlTrace } from "./runtime/jsonl-trace.ts"
 export type { TraceSink } from "./runtime/jsonl-trace.ts"
@@ -94,6 +102,8 @@ export { keywordScorer, pickTools } from "./runtime/pick-tools.ts"
 export type { PickedTool, PickToolsOptions, ToolScore, ToolScorer } from "./runtime/pick-tools.ts"
 export { closestLiteral } from "./runtime/repair-arguments.ts"
 export type { ArgsCorrection, RepairOptions } from "./runtime/repair-arguments.ts"
+export { outputStrategy } from "./runtime/output-contract.ts"
+export type { OutputStrategy } from "./runtime/output-contract.ts"
 export { runAgent } from "./runtime/run-agent.ts"
 export {
   branch,

@@ -4,25 +4,29 @@
  *
  * | variable | meaning |
  * |---|---|
- * | `AI_PROVIDER` | `openai` or `ollama` (required) |
+ * | `AI_PROVIDER` | `openai`, `ollama` or `anthropic` (required) |
  * | `AI_MODEL` | the model name (required) |
- * | `LLM_TEMPERATURE` | a finite number, default 0 |
+ * | `LLM_TEMPERATURE` | a finite number; unset: none is sent (reasoning models such as o4-mini refuse one) |
  * | `LLM_MAX_AGENT_STEPS` | a whole number >= 1: the agent's `maxTurns` |
  * | `OPENAI_API_KEY`, `OPENAI_BASE_URL` | for `openai`; the key may be left out when a base URL is set |
  * | `OLLAMA_HOST` | for `ollama`: `host`, `host:port` or a URL; default `localhost:11434` |
+ * | `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL` | for `anthropic`; the key may be left out when a base URL is set |
+ * | `LLM_THINKING_BUDGET` | for `anthropic`: the token budget of its thinking block (>= 1024); other providers choose reasoning by model name |
  */
 import { type Cause, Config, ConfigProvider, Effect, Exit, Option, Redacted } from "effect"
 import type { BudgetOptions } from "../dsl/budget.ts"
 import { AgentConfigError } from "../errors.ts"
 import type { ModelClient } from "./model-client.ts"
+import { anthropic } from "./anthropic.ts"
 import { ollama } from "./ollama.ts"
 import { openai } from "./openai.ts"
 
 /** What `fromEnv` found: the client, and the settings it was built with. */
 export interface EnvModel {
-  readonly provider: "openai" | "ollama"
+  readonly provider: "openai" | "ollama" | "anthropic"
   readonly model: string
-  readonly temperature: number
+  /** `undefined` when `LLM_TEMPERATURE` is unset: the request carries none, and the server's default applies. */
+  readonly temperature: number | undefined
   readonly client: ModelClient
   /** `{ maxTurns }` when `LLM_MAX_AGENT_STEPS` is set, else `{}`: pass it to `.budget(...)`. */
   readonly budget: BudgetOptions
@@ -31,13 +35,16 @@ export interface EnvModel {
 }
 
 const envConfig = Config.all({
-  provider: Config.Literals(["openai", "ollama"], "AI_PROVIDER"),
+  provider: Config.Literals(["openai", "ollama", "anthropic"], "AI_PROVIDER"),
   model: Config.NonEmptyString("AI_MODEL"),
-  temperature: Config.Finite("LLM_TEMPERATURE").pipe(Config.withDefault(0)),
+  temperature: Config.option(Config.Finite("LLM_TEMPERATURE")),
   maxSteps: Config.option(Config.Int("LLM_MAX_AGENT_STEPS")),
   openaiApiKey: Config.option(Config.Redacted("OPENAI_API_KEY")),
   openaiBaseUrl: Config.option(Config.NonEmptyString("OPENAI_BASE_URL")),
-  ollamaHost: Config.option(Config.NonEmptyString("OLLAMA_HOST"))
+  ollamaHost: Config.option(Config.NonEmptyString("OLLAMA_HOST")),
+  anthropicApiKey: Config.option(Config.Redacted("ANTHROPIC_API_KEY")),
+  anthropicBaseUrl: Config.option(Config.NonEmptyString("ANTHROPIC_BASE_URL")),
+  thinkingBudget: Config.option(Config.Int("LLM_THINKING_BUDGET"))
 })
 
 const subject = "environment"
@@ -49,6 +56,7 @@ const subject = "environment"
  * @example
  * ```ts
  * // AI_PROVIDER=ollama AI_MODEL=qwen2.5:7b LLM_MAX_AGENT_STEPS=6
+ * // AI_PROVIDER=anthropic AI_MODEL=claude-sonnet-4-5 LLM_THINKING_BUDGET=4000 ANTHROPIC_API_KEY=...
  * const env = fromEnv()
  * const calculator = agent("calc").model(env.client).budget(env.budget)
  * ```
@@ -62,11 +70,34 @@ export const fromEnv = (env: Record<string, string | undefined> = process.env): 
     throw new AgentConfigError({ subject, reason: `LLM_MAX_AGENT_STEPS must be a whole number >= 1, got ${maxSteps}` })
   }
   const budget: BudgetOptions = maxSteps === undefined ? {} : { maxTurns: maxSteps }
-  const common = { provider: config.provider, model: config.model, temperature: config.temperature, budget }
+  const temperature = Option.getOrUndefined(config.temperature)
+  const sampling = temperature === undefined ? {} : { temperature }
+  const common = { provider: config.provider, model: config.model, temperature, budget }
   if (config.provider === "ollama") {
     const host = Option.getOrUndefined(config.ollamaHost)
-    const client = ollama(config.model, { temperature: config.temperature, ...(host === undefined ? {} : { host }) })
+    const client = ollama(config.model, { ...sampling, ...(host === undefined ? {} : { host }) })
     return { ...common, client, endpoint: host ?? "localhost:11434" }
+  }
+  if (config.provider === "anthropic") {
+    const apiKey = Option.getOrUndefined(Option.map(config.anthropicApiKey, Redacted.value))
+    const baseURL = Option.getOrUndefined(config.anthropicBaseUrl)
+    const thinkingBudget = Option.getOrUndefined(config.thinkingBudget)
+    if (apiKey === undefined && baseURL === undefined) {
+      throw new AgentConfigError({
+        subject,
+        reason: "ANTHROPIC_API_KEY is required when AI_PROVIDER=anthropic (or set ANTHROPIC_BASE_URL for a server that needs no key)"
+      })
+    }
+    if (thinkingBudget !== undefined && thinkingBudget < 1024) {
+      throw new AgentConfigError({ subject, reason: `LLM_THINKING_BUDGET must be a whole number >= 1024, got ${thinkingBudget}` })
+    }
+    const client = anthropic(config.model, {
+      ...sampling,
+      apiKey: apiKey ?? "unused",
+      ...(baseURL === undefined ? {} : { baseURL }),
+      ...(thinkingBudget === undefined ? {} : { thinkingBudget })
+    })
+    return { ...common, client, endpoint: baseURL }
   }
   const apiKey = Option.getOrUndefined(Option.map(config.openaiApiKey, Redacted.value))
   const baseURL = Option.getOrUndefined(config.openaiBaseUrl)
@@ -77,7 +108,7 @@ export const fromEnv = (env: Record<string, string | undefined> = process.env): 
     })
   }
   const client = openai(config.model, {
-    temperature: config.temperature,
+    ...sampling,
     apiKey: apiKey ?? "unused",
     ...(baseURL === undefined ? {} : { baseURL })
   })

@@ -14,24 +14,54 @@ export interface ToolCall {
 /** A message in the conversation, in the order the model sees it. */
 export type LlmMessage =
   | { readonly role: "system" | "user"; readonly content: string }
-  | { readonly role: "assistant"; readonly content: string; readonly toolCalls?: ReadonlyArray<ToolCall> }
+  | {
+    readonly role: "assistant"
+    readonly content: string
+    readonly toolCalls?: ReadonlyArray<ToolCall>
+    /** The model's reasoning on that turn, sent back to providers that want it (Ollama, Anthropic). */
+    readonly reasoning?: ReadonlyArray<ReasoningPart>
+  }
   | { readonly role: "tool"; readonly toolCallId: string; readonly name: string; readonly content: string }
 
 /** Token counts reported by a provider, when it reports them. */
 export interface Usage {
   readonly inputTokens: number
   readonly outputTokens: number
+  /** Of `inputTokens`, those read from the provider's prompt cache (when reported). */
+  readonly cachedInputTokens?: number
+  /** Of `outputTokens`, those spent on hidden reasoning (when reported). */
+  readonly reasoningTokens?: number
+}
+
+/**
+ * Why the model stopped, normalised across providers: a natural end (`stop`), tool calls, the output
+ * token limit (`length`), a provider's content filter, a refusal, or anything else (`other`).
+ */
+export type FinishReason = "stop" | "tool-calls" | "length" | "content-filter" | "refusal" | "other"
+
+/**
+ * A piece of the model's reasoning: visible thinking (with the provider's signature when it signs it,
+ * as Anthropic does), or a redacted block that must be sent back as it came.
+ */
+export type ReasoningPart =
+  | { readonly _tag: "Thinking"; readonly text: string; readonly signature?: string }
+  | { readonly _tag: "Redacted"; readonly data: string }
+
+/** Fields every response may carry besides its content. */
+interface ResponseMeta {
+  readonly usage?: Usage
+  readonly finishReason?: FinishReason
+  readonly reasoning?: ReadonlyArray<ReasoningPart>
 }
 
 /** What a model answers: a final text, or tool calls (optionally with some text beside them). */
 export type LlmResponse =
-  | { readonly _tag: "Text"; readonly content: string; readonly usage?: Usage }
-  | {
+  | ({ readonly _tag: "Text"; readonly content: string } & ResponseMeta)
+  | ({
     readonly _tag: "ToolCalls"
     readonly calls: ReadonlyArray<ToolCall>
     readonly content?: string
-    readonly usage?: Usage
-  }
+  } & ResponseMeta)
 
 /** A JSON Schema object (draft 2020-12), as generated from an Effect Schema. */
 export type JsonSchemaObject = JsonSchema.JsonSchema
@@ -51,12 +81,26 @@ export interface ToolDefinition {
 /** How the model may use tools on this call: freely, at least one, none, or one named tool. */
 export type ToolChoice = "auto" | "required" | "none" | { readonly tool: string }
 
+/**
+ * Native structured output: the final text must be JSON matching `schema`. Mapped to OpenAI
+ * `response_format: { type: "json_schema", json_schema: { name, schema, strict } }`, Ollama `format`,
+ * and the AI SDK's `responseFormat`; providers without it ignore it (the answer is still decoded).
+ */
+export interface ResponseFormat {
+  readonly type: "json_schema"
+  readonly name: string
+  readonly schema: JsonSchemaObject
+  readonly strict?: boolean
+}
+
 /** One call to a model. */
 export interface ModelRequest {
   readonly messages: ReadonlyArray<LlmMessage>
   readonly tools: ReadonlyArray<ToolDefinition>
   readonly toolChoice?: ToolChoice
   readonly temperature?: number
+  /** Ask for a JSON answer matching a schema (native structured output). */
+  readonly responseFormat?: ResponseFormat
 }
 
 /**

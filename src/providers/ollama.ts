@@ -1,13 +1,16 @@
 /**
  * Ollama's native `/api/chat` (non-streaming) on the official `ollama` SDK. Tool-call arguments
- * arrive as objects; tool results go back with `tool_name`.
+ * arrive as objects and are handed to the loop as JSON text; calls without ids get unique ones; tool
+ * results go back with `tool_name` (and `tool_call_id`), assistant turns with their `thinking`.
  */
 import { Effect } from "effect"
-import { type ChatRequest, type ChatResponse, type Message, Ollama, type Tool } from "ollama"
+import { type ChatRequest, type ChatResponse, type Message, Ollama, type Options, type Tool } from "ollama"
 import { describeCause, ModelError } from "../errors.ts"
-import type { LlmMessage, LlmResponse, ModelRequest, ToolCall, ToolDefinition } from "./messages.ts"
+import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolDefinition, Usage } from "./messages.ts"
 import type { ModelClient } from "./model-client.ts"
-import { isRetryableStatus, type ResilienceOptions, resilientCall } from "./resilience.ts"
+import { checkReply } from "./check-reply.ts"
+import { normaliseCalls } from "./normalise-calls.ts"
+import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 
 /** Options of {@link ollama}. */
 export interface OllamaOptions extends ResilienceOptions {
@@ -21,6 +24,16 @@ export interface OllamaOptions extends ResilienceOptions {
   readonly headers?: Record<string, string>
   /** How long the server keeps the model loaded after the call (`keep_alive`). */
   readonly keepAlive?: string | number
+  /** The context window in tokens (`options.num_ctx`); Ollama's default is small and silently truncates long prompts. */
+  readonly numCtx?: number
+  /** The output token limit (`options.num_predict`). */
+  readonly numPredict?: number
+  /** Thinking for thinking models (`think`): on, off, or a level for models that take one. */
+  readonly think?: boolean | "low" | "medium" | "high"
+  /** A JSON Schema or `"json"` for every reply (`format`); a request's `responseFormat` takes precedence. */
+  readonly format?: "json" | Record<string, unknown>
+  /** More model options (`options`: `seed`, `top_p`, `stop`, …), merged under the ones above. */
+  readonly options?: Partial<Options>
 }
 
 const provider = "ollama"
@@ -30,7 +43,7 @@ const provider = "ollama"
  *
  * @example
  * ```ts
- * const model = ollama("qwen2.5:7b", { temperature: 0.1 }) // http://localhost:11434
+ * const model = ollama("qwen2.5:7b", { temperature: 0.1, numCtx: 16384 }) // http://localhost:11434
  * agent("calc").model(model)
  * ```
  */
@@ -44,18 +57,31 @@ export const ollama = (model: string, options: OllamaOptions = {}): ModelClient 
           provider,
           options,
           (signal) => {
-            // The SDK passes no signal to non-streaming requests; a per-call fetch adds ours.
+            // The SDK passes no signal to non-streaming requests, and drops the headers of an error
+            // reply: a per-call fetch adds our signal and keeps them for the retry advice.
+            let headers: Headers | undefined
             const client = new Ollama({
               host,
               ...(options.headers === undefined ? {} : { headers: options.headers }),
-              fetch: (input, init) => fetch(input, { ...init, signal })
+              fetch: async (input, init) => {
+                const response = await fetch(input, { ...init, signal })
+                headers = response.headers
+                return response
+              }
             })
-            return client.chat({ ...body, stream: false })
+            return client.chat({ ...body, stream: false }).catch((cause: unknown) => {
+              throw headers === undefined ? cause : new WithHeaders(cause, headers)
+            })
           },
           toModelError
         ).pipe(Effect.flatMap(fromOllamaResponse))
       })
   }
+}
+
+/** A failure together with the headers of the reply that caused it. */
+class WithHeaders {
+  constructor(readonly cause: unknown, readonly headers: Headers) {}
 }
 
 /** The server URL from `host` and `port`. */
@@ -73,7 +99,7 @@ export const ollamaHost = (options: Pick<OllamaOptions, "host" | "port">): strin
 export const toOllamaRequest = (
   model: string,
   request: ModelRequest,
-  options: Pick<OllamaOptions, "temperature" | "keepAlive"> = {}
+  options: Omit<OllamaOptions, "host" | "port" | "headers" | keyof ResilienceOptions> = {}
 ): ChatRequest & { stream: false } => {
   const choice = request.toolChoice
   const definitions = choice === "none"
@@ -85,13 +111,22 @@ export const toOllamaRequest = (
   if (typeof choice === "object") messages.push({ role: "system", content: `Call the tool "${choice.tool}" now.` })
   if (choice === "required" && definitions.length > 0) messages.push({ role: "system", content: "Call one of the tools now." })
   const temperature = request.temperature ?? options.temperature
+  const modelOptions: Partial<Options> = {
+    ...options.options,
+    ...(temperature === undefined ? {} : { temperature }),
+    ...(options.numCtx === undefined ? {} : { num_ctx: options.numCtx }),
+    ...(options.numPredict === undefined ? {} : { num_predict: options.numPredict })
+  }
+  const format = request.responseFormat?.schema ?? options.format
   return {
     model,
     messages,
     stream: false,
     ...(definitions.length === 0 ? {} : { tools: definitions.map(toOllamaTool) }),
-    ...(temperature === undefined ? {} : { options: { temperature } }),
-    ...(options.keepAlive === undefined ? {} : { keep_alive: options.keepAlive })
+    ...(Object.keys(modelOptions).length === 0 ? {} : { options: modelOptions }),
+    ...(options.keepAlive === undefined ? {} : { keep_alive: options.keepAlive }),
+    ...(options.think === undefined ? {} : { think: options.think }),
+    ...(format === undefined ? {} : { format: format as string | object })
   }
 }
 
@@ -105,25 +140,33 @@ const toOllamaTool = (definition: ToolDefinition): Tool => ({
   }
 })
 
-const toOllamaMessage = (message: LlmMessage): Message => {
+/** The SDK's message type lacks the call ids newer servers read; they are sent all the same. */
+type WireMessage = Message & { tool_call_id?: string }
+
+const toOllamaMessage = (message: LlmMessage): WireMessage => {
   switch (message.role) {
     case "system":
     case "user":
       return { role: message.role, content: message.content }
-    case "assistant":
+    case "assistant": {
+      const thinking = (message.reasoning ?? []).flatMap((part) => (part._tag === "Thinking" ? [part.text] : [])).join("\n")
+      const base = { role: "assistant", content: message.content, ...(thinking === "" ? {} : { thinking }) }
       return message.toolCalls === undefined || message.toolCalls.length === 0
-        ? { role: "assistant", content: message.content }
+        ? base
         : {
-          role: "assistant",
-          content: message.content,
-          tool_calls: message.toolCalls.map((call) => ({ function: { name: call.name, arguments: argumentsObject(call.arguments) } }))
+          ...base,
+          tool_calls: message.toolCalls.map((call) => ({
+            id: call.id,
+            function: { name: call.name, arguments: argumentsObject(call.arguments) }
+          })) as NonNullable<Message["tool_calls"]>
         }
+    }
     case "tool":
-      return { role: "tool", content: message.content, tool_name: message.name }
+      return { role: "tool", content: message.content, tool_name: message.name, tool_call_id: message.toolCallId }
   }
 }
 
-/** Ollama wants argument objects in the history; a JSON string (from another provider) is parsed. */
+/** Ollama wants argument objects in the history; a JSON string is parsed. */
 const argumentsObject = (raw: unknown): Record<string, unknown> => {
   let value = raw
   if (typeof raw === "string") {
@@ -136,37 +179,91 @@ const argumentsObject = (raw: unknown): Record<string, unknown> => {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : { _raw: value }
 }
 
-/** The provider-neutral response for an `/api/chat` reply. Ollama gives calls no ids: the loop assigns them. */
+/**
+ * The provider-neutral response for an `/api/chat` reply: arguments as JSON text, ids assigned when
+ * the server gives none, `done_reason` as the finish reason, `thinking` as reasoning.
+ */
 export const fromOllamaResponse = (response: ChatResponse): Effect.Effect<LlmResponse, ModelError> =>
-  Effect.try({
-    try: (): LlmResponse => {
-      const message = response.message
-      const usage = typeof response.prompt_eval_count === "number" && typeof response.eval_count === "number"
-        ? { usage: { inputTokens: response.prompt_eval_count, outputTokens: response.eval_count } }
-        : {}
-      const calls: Array<ToolCall> = (message.tool_calls ?? []).map((call) => ({
-        id: (call as { id?: unknown }).id === undefined ? "" : String((call as { id?: unknown }).id),
-        name: call.function.name,
-        arguments: call.function.arguments
-      }))
-      const content = message.content ?? ""
-      if (calls.length > 0) return { _tag: "ToolCalls", calls, ...(content === "" ? {} : { content }), ...usage }
-      return { _tag: "Text", content, ...usage }
-    },
-    catch: (cause) => new ModelError({ provider, reason: `unexpected response shape: ${describeCause(cause)}`, retryable: false, cause })
+  Effect.gen(function*() {
+    const message = response.message as (Omit<Message, "tool_calls"> & { tool_calls?: Array<{ id?: string }> }) | undefined
+    if (message === undefined || message === null) {
+      return yield* new ModelError({ provider, reason: "unexpected response shape: the reply has no message", retryable: false })
+    }
+    const wire = yield* Effect.try({
+      try: () =>
+        (message.tool_calls ?? []).map((call) => {
+          const fn = (call as { function?: { name?: unknown; arguments?: unknown } }).function
+          if (fn === undefined || typeof fn.name !== "string") throw new Error(`a tool call has no function name: ${JSON.stringify(call)}`)
+          return { id: call.id, name: fn.name, arguments: fn.arguments }
+        }),
+      catch: (cause) => new ModelError({ provider, reason: `unexpected response shape: ${describeCause(cause)}`, retryable: false, cause })
+    })
+    const calls = yield* normaliseCalls(wire)
+    const content = message.content ?? ""
+    // Ollama documents `thinking`; some compatible servers send `reasoning_content` as on /v1.
+    const thought = message.thinking ?? (message as { reasoning_content?: unknown }).reasoning_content
+    const reasoning: Array<ReasoningPart> = typeof thought === "string" && thought !== "" ? [{ _tag: "Thinking", text: thought }] : []
+    const doneReason = (response as { done_reason?: string }).done_reason
+    const finishReason = toFinishReason(doneReason, calls.length)
+    yield* checkReply(provider, { finishReason, wireReason: `done_reason ${JSON.stringify(doneReason)}`, content, calls: calls.length, reasoning })
+    const usage = toUsage(response)
+    const meta = {
+      ...(usage === undefined ? {} : { usage }),
+      ...(finishReason === undefined ? {} : { finishReason }),
+      ...(reasoning.length === 0 ? {} : { reasoning })
+    }
+    if (calls.length > 0) return { _tag: "ToolCalls", calls, ...(content === "" ? {} : { content }), ...meta } satisfies LlmResponse
+    return { _tag: "Text", content, ...meta } satisfies LlmResponse
   })
 
-const toModelError = (cause: unknown): ModelError => {
+const toFinishReason = (reason: string | undefined, calls: number): FinishReason | undefined => {
+  if (reason === "length") return "length"
+  if (reason === undefined || reason === "") return undefined
+  if (calls > 0) return "tool-calls"
+  return reason === "stop" ? "stop" : "other"
+}
+
+/** Ollama leaves out `prompt_eval_count` when the prompt came from its cache: a missing count is 0. */
+const toUsage = (response: ChatResponse): Usage | undefined => {
+  const input = typeof response.prompt_eval_count === "number" ? response.prompt_eval_count : undefined
+  const output = typeof response.eval_count === "number" ? response.eval_count : undefined
+  if (input === undefined && output === undefined) return undefined
+  return { inputTokens: input ?? 0, outputTokens: output ?? 0 }
+}
+
+const toModelError = (failure: unknown): ModelError => {
+  const cause = failure instanceof WithHeaders ? failure.cause : failure
+  const headers = failure instanceof WithHeaders ? failure.headers : undefined
   const status = typeof cause === "object" && cause !== null && "status_code" in cause ? Number(cause.status_code) : undefined
   if (status !== undefined && Number.isFinite(status)) {
-    return new ModelError({ provider, reason: describeCause(cause), status, retryable: isRetryableStatus(status), cause })
+    const advice = retryAdvice(headers)
+    const body = (cause as { error?: unknown }).error
+    const code = typeof body === "object" && body !== null ? (body as { code?: unknown; type?: unknown }).code ?? (body as { type?: unknown }).type : undefined
+    return new ModelError({
+      provider,
+      reason: describeErrorBody(body, cause),
+      status,
+      retryable: shouldRetryStatus(status, advice, typeof code === "string" ? code : undefined),
+      ...(advice.retryAfterMs === undefined ? {} : { retryAfterMs: advice.retryAfterMs }),
+      cause
+    })
   }
   if (cause instanceof SyntaxError) {
     return new ModelError({ provider, reason: `the response body is not valid JSON: ${cause.message}`, retryable: false, cause })
   }
-  if (cause instanceof TypeError) {
+  if (cause instanceof TypeError && (isConnectionFailure(cause) || cause.message === "fetch failed")) {
     // fetch reports refused connections, resets and DNS failures as TypeError("fetch failed").
     return new ModelError({ provider, reason: `connection failed: ${describeCause(cause.cause ?? cause)}`, retryable: true, cause })
   }
   return new ModelError({ provider, reason: describeCause(cause), retryable: false, cause })
+}
+
+/** The SDK's `error` is the body's `error` field: a string, or an object (from proxies and gateways). */
+const describeErrorBody = (body: unknown, cause: unknown): string => {
+  if (typeof body === "string") return body
+  if (typeof body === "object" && body !== null) {
+    const message = (body as { message?: unknown }).message
+    return typeof message === "string" ? message : describeCause(body)
+  }
+  return describeCause(cause)
 }

@@ -12,9 +12,20 @@ import type {
   ChatCompletionToolChoiceOption
 } from "openai/resources/chat/completions"
 import { AgentConfigError, describeCause, ModelError } from "../errors.ts"
-import type { LlmMessage, LlmResponse, ModelRequest, ToolCall, ToolChoice, ToolDefinition } from "./messages.ts"
+import type {
+  FinishReason,
+  LlmMessage,
+  LlmResponse,
+  ModelRequest,
+  ReasoningPart,
+  ToolChoice,
+  ToolDefinition,
+  Usage
+} from "./messages.ts"
 import type { ModelClient } from "./model-client.ts"
-import { isRetryableStatus, type ResilienceOptions, resilientCall } from "./resilience.ts"
+import { checkReply } from "./check-reply.ts"
+import { normaliseCalls, type WireCall } from "./normalise-calls.ts"
+import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 
 /** Options of {@link openai}. The SDK's own retries are off: retries and timeouts are Effect's. */
 export interface OpenAiOptions extends ResilienceOptions {
@@ -23,10 +34,22 @@ export interface OpenAiOptions extends ResilienceOptions {
   /** Default: the SDK reads `OPENAI_BASE_URL`, else `https://api.openai.com/v1`. */
   readonly baseURL?: string
   readonly organization?: string
-  /** Sampling temperature, unless a request sets its own. */
+  /** Sampling temperature, unless a request sets its own. Leave it out for reasoning models (o1, o3, o4-mini, gpt-5). */
   readonly temperature?: number
-  /** Sent as `max_completion_tokens`. */
+  /** The output token limit, sent as `max_completion_tokens` (or `max_tokens`, see `maxTokensField`). */
   readonly maxTokens?: number
+  /** `"max_tokens"` for OpenAI-compatible servers that ignore `max_completion_tokens`. Default `"max_completion_tokens"`. */
+  readonly maxTokensField?: "max_completion_tokens" | "max_tokens"
+  /** `reasoning_effort` for reasoning models. */
+  readonly reasoningEffort?: "none" | "minimal" | "low" | "medium" | "high" | "xhigh"
+  /** `parallel_tool_calls`. Default: `false` when a strict tool is sent (strict schemas hold only without it), else unset. */
+  readonly parallelToolCalls?: boolean
+  /** `seed`, for best-effort reproducible sampling. */
+  readonly seed?: number
+  /** `top_p` (nucleus sampling). */
+  readonly topP?: number
+  /** `stop` sequences. */
+  readonly stop?: string | ReadonlyArray<string>
   /**
    * `true`: every tool is sent with `strict: true`; tools must then be built with `strict: true` so that
    * their schemas follow OpenAI's strict subset (others are refused before any HTTP call).
@@ -75,11 +98,17 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
   }
 }
 
+/** The options that shape a request body. */
+type BodyOptions = Pick<
+  OpenAiOptions,
+  "temperature" | "maxTokens" | "maxTokensField" | "strict" | "reasoningEffort" | "parallelToolCalls" | "seed" | "topP" | "stop"
+>
+
 /** The Chat Completions request body for a provider-neutral request. */
 export const toOpenAiRequest = (
   model: string,
   request: ModelRequest,
-  options: Pick<OpenAiOptions, "temperature" | "maxTokens" | "strict"> = {}
+  options: BodyOptions = {}
 ): ChatCompletionCreateParamsNonStreaming | ModelError => {
   const tools: Array<ChatCompletionTool> = []
   for (const definition of request.tools) {
@@ -93,13 +122,29 @@ export const toOpenAiRequest = (
     tools.push(toOpenAiTool(definition, options.strict))
   }
   const temperature = request.temperature ?? options.temperature
+  const anyStrict = tools.some((t) => t.type === "function" && t.function.strict === true)
+  const parallel = options.parallelToolCalls ?? (anyStrict ? false : undefined)
+  const format = request.responseFormat
   return {
     model,
     messages: request.messages.map(toOpenAiMessage),
     ...(tools.length === 0 ? {} : { tools }),
     ...(request.toolChoice === undefined || tools.length === 0 ? {} : { tool_choice: toOpenAiToolChoice(request.toolChoice) }),
+    ...(parallel === undefined || tools.length === 0 ? {} : { parallel_tool_calls: parallel }),
     ...(temperature === undefined ? {} : { temperature }),
-    ...(options.maxTokens === undefined ? {} : { max_completion_tokens: options.maxTokens })
+    ...(options.maxTokens === undefined ? {} : { [options.maxTokensField ?? "max_completion_tokens"]: options.maxTokens }),
+    ...(options.reasoningEffort === undefined ? {} : { reasoning_effort: options.reasoningEffort }),
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
+    ...(options.topP === undefined ? {} : { top_p: options.topP }),
+    ...(options.stop === undefined ? {} : { stop: typeof options.stop === "string" ? options.stop : [...options.stop] }),
+    ...(format === undefined
+      ? {}
+      : {
+        response_format: {
+          type: "json_schema" as const,
+          json_schema: { name: format.name, schema: format.schema as Record<string, unknown>, strict: format.strict ?? true }
+        }
+      })
   }
 }
 
@@ -140,29 +185,91 @@ const toOpenAiMessage = (message: LlmMessage): ChatCompletionMessageParam => {
 
 /** The provider-neutral response for a Chat Completion. Arguments stay raw JSON strings. */
 export const fromOpenAiResponse = (completion: ChatCompletion): Effect.Effect<LlmResponse, ModelError> =>
-  Effect.try({
-    try: () => mapCompletion(completion),
-    catch: (cause) =>
-      cause instanceof ModelError
-        ? cause
-        : new ModelError({ provider, reason: `unexpected response shape: ${describeCause(cause)}`, retryable: false, cause })
+  Effect.gen(function*() {
+    const choice = completion.choices?.[0]
+    if (choice === undefined) return yield* new ModelError({ provider, reason: "the completion has no choices", retryable: false })
+    const message = (choice.message ?? {}) as WireMessage
+    const wire = yield* Effect.try({
+      try: () => (message.tool_calls ?? []).map(wireCall),
+      catch: (cause) => new ModelError({ provider, reason: `unexpected response shape: ${describeCause(cause)}`, retryable: false, cause })
+    })
+    const calls = yield* normaliseCalls(wire)
+    const content = typeof message.content === "string" ? message.content : ""
+    const thinking = typeof message.reasoning_content === "string" ? message.reasoning_content : message.reasoning
+    const reasoning: Array<ReasoningPart> = typeof thinking === "string" && thinking !== "" ? [{ _tag: "Thinking", text: thinking }] : []
+    const refusal = typeof message.refusal === "string" && message.refusal !== "" ? message.refusal : undefined
+    const finishReason = refusal !== undefined ? "refusal" : toFinishReason(choice.finish_reason)
+    yield* checkReply(provider, {
+      finishReason,
+      wireReason: refusal !== undefined ? "refusal" : `finish_reason ${JSON.stringify(choice.finish_reason)}`,
+      content: refusal ?? content,
+      calls: calls.length,
+      reasoning
+    })
+    const usage = toUsage(completion.usage)
+    const meta = {
+      ...(usage === undefined ? {} : { usage }),
+      ...(finishReason === undefined ? {} : { finishReason }),
+      ...(reasoning.length === 0 ? {} : { reasoning })
+    }
+    if (calls.length > 0) return { _tag: "ToolCalls", calls, ...(content === "" ? {} : { content }), ...meta } satisfies LlmResponse
+    return { _tag: "Text", content, ...meta } satisfies LlmResponse
   })
 
-const mapCompletion = (completion: ChatCompletion): LlmResponse => {
-  const choice = completion.choices?.[0]
-  if (choice === undefined) throw new ModelError({ provider, reason: "the completion has no choices", retryable: false })
-  const message = choice.message
-  const usage = completion.usage === undefined || completion.usage === null
-    ? {}
-    : { usage: { inputTokens: completion.usage.prompt_tokens, outputTokens: completion.usage.completion_tokens } }
-  const calls: Array<ToolCall> = (message.tool_calls ?? []).map((call) =>
-    call.type === "function"
-      ? { id: call.id, name: call.function.name, arguments: call.function.arguments }
-      : { id: call.id, name: call.custom.name, arguments: call.custom.input }
-  )
-  const content = message.content ?? message.refusal ?? ""
-  if (calls.length > 0) return { _tag: "ToolCalls", calls, ...(content === "" ? {} : { content }), ...usage }
-  return { _tag: "Text", content, ...usage }
+/** A reply message as OpenAI-compatible servers send it: `type`, `id` and `content` may be missing. */
+interface WireMessage {
+  readonly content?: string | null
+  readonly refusal?: string | null
+  readonly reasoning_content?: unknown
+  readonly reasoning?: unknown
+  readonly tool_calls?: ReadonlyArray<unknown> | null
+}
+
+/**
+ * One tool call. A missing `type` with a `function` is a function call (common outside OpenAI). A
+ * custom (free-form) call is renamed `custom:<name>`, a name no tool can have, so the allowlist refuses
+ * it instead of decoding its text as a function tool's arguments.
+ */
+const wireCall = (raw: unknown): WireCall => {
+  const call = raw as { id?: string | null; type?: string; function?: { name: string; arguments?: unknown }; custom?: { name: string; input?: unknown } }
+  if (call.type === "custom" && call.custom !== undefined) {
+    return { id: call.id, name: `custom:${call.custom.name}`, arguments: call.custom.input ?? "" }
+  }
+  if (call.function === undefined || typeof call.function.name !== "string") {
+    throw new Error(`a tool call has no function name: ${JSON.stringify(raw)}`)
+  }
+  return { id: call.id, name: call.function.name, arguments: call.function.arguments ?? "{}" }
+}
+
+const toFinishReason = (reason: string | null | undefined): FinishReason | undefined => {
+  switch (reason) {
+    case null:
+    case undefined:
+      return undefined
+    case "stop":
+      return "stop"
+    case "tool_calls":
+    case "function_call":
+      return "tool-calls"
+    case "length":
+      return "length"
+    case "content_filter":
+      return "content-filter"
+    default:
+      return "other"
+  }
+}
+
+const toUsage = (usage: ChatCompletion["usage"] | null | undefined): Usage | undefined => {
+  if (usage === undefined || usage === null) return undefined
+  const cached = usage.prompt_tokens_details?.cached_tokens
+  const reasoning = usage.completion_tokens_details?.reasoning_tokens
+  return {
+    inputTokens: usage.prompt_tokens ?? 0,
+    outputTokens: usage.completion_tokens ?? 0,
+    ...(typeof cached === "number" ? { cachedInputTokens: cached } : {}),
+    ...(typeof reasoning === "number" ? { reasoningTokens: reasoning } : {})
+  }
 }
 
 const toModelError = (cause: unknown): ModelError => {
@@ -170,10 +277,22 @@ const toModelError = (cause: unknown): ModelError => {
     return new ModelError({ provider, reason: `connection failed: ${cause.message}`, retryable: true, cause })
   }
   if (cause instanceof OpenAI.APIError && typeof cause.status === "number") {
-    return new ModelError({ provider, reason: cause.message, status: cause.status, retryable: isRetryableStatus(cause.status), cause })
+    const advice = retryAdvice(cause.headers)
+    const code = cause.code ?? cause.type ?? undefined
+    return new ModelError({
+      provider,
+      reason: cause.message,
+      status: cause.status,
+      retryable: shouldRetryStatus(cause.status, advice, code ?? undefined),
+      ...(advice.retryAfterMs === undefined ? {} : { retryAfterMs: advice.retryAfterMs }),
+      cause
+    })
   }
   if (cause instanceof SyntaxError) {
     return new ModelError({ provider, reason: `the response body is not valid JSON: ${cause.message}`, retryable: false, cause })
+  }
+  if (isConnectionFailure(cause)) {
+    return new ModelError({ provider, reason: `connection failed: ${describeCause((cause as Error).cause ?? cause)}`, retryable: true, cause })
   }
   return new ModelError({ provider, reason: describeCause(cause), retryable: false, cause })
 }

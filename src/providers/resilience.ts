@@ -1,7 +1,15 @@
 /**
- * What every HTTP provider does around one call: a per-call timeout, bounded retries with exponential
- * backoff and jitter for retryable failures (429, 5xx, network, timeout), and an `AbortSignal` that
- * aborts the request when the Effect is interrupted (by the timeout, a budget, or the caller).
+ * What every HTTP provider does around one call: a per-attempt timeout, bounded retries with
+ * exponential backoff and jitter for retryable failures, the server's own word on retrying
+ * (`retry-after-ms`, `Retry-After`, `x-should-retry`), and an `AbortSignal` that aborts the request
+ * when the Effect is interrupted (by the timeout, a budget, or the caller).
+ *
+ * Timeouts. A non-streaming reply shows no progress until it is complete, so a short per-attempt
+ * timeout cannot tell a slow generation from a dead server, and a generation cut off and sent again is
+ * billed twice. Hence: the default `timeout` is 10 minutes (the official SDKs' default), and an attempt
+ * that times out is not retried unless `retryTimeouts: true`. Failures before any reply (refused
+ * connection, DNS, the platform's connect timeout: 10 s for Node's fetch) are retried, since nothing was
+ * generated.
  */
 import { Duration, Effect, Schedule } from "effect"
 import { ModelError } from "../errors.ts"
@@ -14,24 +22,121 @@ export interface RetryOptions {
   readonly base?: Duration.Input
   /** Growth per attempt. Default 2. */
   readonly factor?: number
-  /** Upper bound of one delay (before jitter). Default 10 s. */
+  /** Upper bound of one computed delay (before jitter). Default 10 s. */
   readonly maxDelay?: Duration.Input
+  /**
+   * The longest delay a server may ask for (`retry-after-ms`, `Retry-After`). A longer request ends the
+   * retries at once with the `ModelError` (its `retryAfterMs` says how long the server asked). Default 60 s.
+   */
+  readonly maxRetryAfter?: Duration.Input
 }
 
 /** Options every provider shares. */
 export interface ResilienceOptions {
-  /** Per attempt. Default 60 s. */
+  /** Total time of one attempt, from sending the request to the whole reply. Default 10 minutes. */
   readonly timeout?: Duration.Input
+  /** Retry an attempt that timed out (re-sends, and so re-bills, the generation). Default false. */
+  readonly retryTimeouts?: boolean
   /** `false` disables retries. */
   readonly retry?: RetryOptions | false
 }
 
-/** HTTP statuses worth retrying: request timeout, conflict, rate limit, server errors. */
+/**
+ * The default per-attempt timeout: long enough for long generations (see the module comment).
+ *
+ * @example
+ * ```ts
+ * openai("o3", { timeout: defaultTimeout })
+ * ```
+ */
+export const defaultTimeout = "10 minutes"
+
+/**
+ * The default longest server-requested delay that is honoured.
+ *
+ * @example
+ * ```ts
+ * openai("gpt-4o-mini", { retry: { maxRetryAfter: defaultMaxRetryAfter } })
+ * ```
+ */
+export const defaultMaxRetryAfter = "60 seconds"
+
+/**
+ * HTTP statuses worth retrying: request timeout, conflict, rate limit, server errors.
+ *
+ * @example
+ * ```ts
+ * isRetryableStatus(503) // true
+ * ```
+ */
 export const isRetryableStatus = (status: number): boolean => status === 408 || status === 409 || status === 429 || status >= 500
+
+/** What a failed HTTP reply says about retrying it. */
+export interface RetryAdvice {
+  /** The delay asked for, in milliseconds, if any. */
+  readonly retryAfterMs?: number
+  /** `x-should-retry`, when the server sent it: it overrides the status. */
+  readonly shouldRetry?: boolean
+}
+
+/** A header lookup that works for `Headers` and plain records. */
+type HeaderSource = { get(name: string): string | null } | Record<string, string | string[] | undefined> | undefined | null
+
+const header = (headers: HeaderSource, name: string): string | undefined => {
+  if (headers === undefined || headers === null) return undefined
+  if (typeof (headers as { get?: unknown }).get === "function") return (headers as { get(n: string): string | null }).get(name) ?? undefined
+  const record = headers as Record<string, string | string[] | undefined>
+  const key = Object.keys(record).find((k) => k.toLowerCase() === name)
+  const value = key === undefined ? undefined : record[key]
+  return Array.isArray(value) ? value[0] : value
+}
+
+/**
+ * Reads `retry-after-ms` (milliseconds), `Retry-After` (seconds or an HTTP date) and `x-should-retry`.
+ *
+ * @example
+ * ```ts
+ * retryAdvice(new Headers({ "retry-after": "2" })) // { retryAfterMs: 2000 }
+ * ```
+ */
+export const retryAdvice = (headers: HeaderSource, now: number = Date.now()): RetryAdvice => {
+  const advice: { retryAfterMs?: number; shouldRetry?: boolean } = {}
+  const ms = Number.parseFloat(header(headers, "retry-after-ms") ?? "")
+  const after = header(headers, "retry-after")
+  if (Number.isFinite(ms) && ms >= 0) advice.retryAfterMs = ms
+  else if (after !== undefined) {
+    const seconds = Number(after.trim())
+    if (after.trim() !== "" && Number.isFinite(seconds) && seconds >= 0) advice.retryAfterMs = seconds * 1000
+    else {
+      const date = Date.parse(after)
+      if (Number.isFinite(date)) advice.retryAfterMs = Math.max(0, date - now)
+    }
+  }
+  const should = header(headers, "x-should-retry")?.trim().toLowerCase()
+  if (should === "true") advice.shouldRetry = true
+  if (should === "false") advice.shouldRetry = false
+  return advice
+}
+
+/**
+ * Whether a failed HTTP reply is worth another attempt: `x-should-retry` when sent, else the status
+ * (408, 409, 429, 5xx), except errors that never go away by waiting (`insufficient_quota`).
+ *
+ * @example
+ * ```ts
+ * shouldRetryStatus(429, {}, "insufficient_quota") // false
+ * ```
+ */
+export const shouldRetryStatus = (status: number, advice: RetryAdvice, code?: string): boolean => {
+  if (advice.shouldRetry !== undefined) return advice.shouldRetry
+  if (code === "insufficient_quota") return false
+  return isRetryableStatus(status)
+}
 
 /**
  * Runs `request` (which must honour `signal`) with the timeout and retry policy. `toModelError` maps
- * whatever the SDK threw to a `ModelError` whose `retryable` decides whether another attempt is made.
+ * whatever the SDK threw to a `ModelError` whose `retryable` decides whether another attempt is made
+ * and whose `retryAfterMs` sets its delay.
  *
  * @example
  * ```ts
@@ -44,23 +149,53 @@ export const resilientCall = <A>(
   request: (signal: AbortSignal) => Promise<A>,
   toModelError: (cause: unknown) => ModelError
 ): Effect.Effect<A, ModelError> => {
-  const timeout = Duration.fromInputUnsafe(options.timeout ?? "60 seconds")
+  const timeout = Duration.fromInputUnsafe(options.timeout ?? defaultTimeout)
   const attempt = Effect.tryPromise({ try: request, catch: toModelError }).pipe(
     Effect.timeoutOrElse({
       duration: timeout,
       orElse: () =>
-        Effect.fail(new ModelError({ provider, reason: `no response within ${Duration.format(timeout)}`, retryable: true }))
+        Effect.fail(
+          new ModelError({
+            provider,
+            reason: `no response within ${Duration.format(timeout)}${options.retryTimeouts === true ? "" : " (not retried: the generation would be billed again)"}`,
+            retryable: options.retryTimeouts === true
+          })
+        )
     })
   )
   if (options.retry === false) return attempt
-  return Effect.retry(attempt, { schedule: retrySchedule(options.retry ?? {}), while: (error) => error.retryable === true })
+  const retry = options.retry ?? {}
+  const maxRetryAfter = Duration.toMillis(Duration.fromInputUnsafe(retry.maxRetryAfter ?? defaultMaxRetryAfter))
+  return Effect.retry(attempt, {
+    schedule: retrySchedule(retry),
+    while: (error) => error.retryable === true && (error.retryAfterMs === undefined || error.retryAfterMs <= maxRetryAfter)
+  })
 }
 
+/** Exponential backoff with jitter; a delay the server asked for replaces the computed one. */
 const retrySchedule = (options: RetryOptions) => {
   const maxDelay = Duration.fromInputUnsafe(options.maxDelay ?? "10 seconds")
   return Schedule.exponential(options.base ?? "500 millis", options.factor ?? 2).pipe(
     Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(Duration.fromInputUnsafe(duration), maxDelay))),
     Schedule.jittered,
+    Schedule.modifyDelay(({ duration, input }: { duration: Duration.Duration; input: ModelError }) =>
+      Effect.succeed(input.retryAfterMs === undefined ? duration : Duration.millis(input.retryAfterMs))
+    ),
     Schedule.upTo({ times: options.times ?? 3 })
   )
 }
+
+/**
+ * True for a transport failure: fetch's `TypeError("fetch failed")` (refused, DNS, connect timeout)
+ * and `TypeError("terminated")` (the connection closed while the body was read).
+ *
+ * @example
+ * ```ts
+ * isConnectionFailure(new TypeError("terminated")) // true
+ * ```
+ */
+export const isConnectionFailure = (cause: unknown): boolean =>
+  cause instanceof TypeError && /fetch failed|terminated|socket|ECONNRESET|other side closed/i.test(`${cause.message} ${describeNested(cause.cause)}`)
+
+const describeNested = (cause: unknown): string =>
+  cause instanceof Error ? `${cause.message} ${(cause as { code?: string }).code ?? ""}` : ""

@@ -1,40 +1,91 @@
 /**
  * The typed final answer: how the model is told the output Schema, and how its answer is decoded.
- * Object Schemas get a `submit` tool whose parameters are the Schema (guided generation); any Schema
- * also accepts a final text that decodes: bare JSON, JSON in a Markdown fence, or plain text for
- * string-like Schemas.
+ * Output strategies (chosen with {@link outputStrategy}, default `tool`):
+ * - `tool`: object Schemas get a `submit` tool whose parameters are the Schema (guided generation);
+ * - `native`: no `submit` tool; every request carries `responseFormat` (OpenAI `response_format:
+ *   json_schema`, Ollama `format`, the AI SDK's `responseFormat`) and the final text is decoded;
+ * - `auto`: `native` when the skill offers no tools (the answer is all that is asked), else `tool`.
+ * Whatever the strategy, a final text that decodes is accepted: bare JSON, JSON in a Markdown fence,
+ * or plain text for string-like Schemas, and a text that does not is corrected the same way.
  */
 import { Result, Schema } from "effect"
 import { submitToolName } from "../dsl/agent-definition.ts"
-import type { JsonSchemaObject, ToolDefinition } from "../providers/messages.ts"
+import type { JsonSchemaObject, ResponseFormat, ToolDefinition } from "../providers/messages.ts"
 
 type OutputSchema = Schema.Codec<any, any, never, never>
 
-/** Everything derived from one output Schema, computed once per Schema. */
+/** How a typed agent receives its answer: a `submit` tool, the provider's native JSON mode, or either. */
+export type OutputStrategy = "tool" | "native" | "auto"
+
+const strategyKey = "effect-agent-dsl/outputStrategy"
+
+/**
+ * The same output Schema, marked with the strategy a typed agent uses for it.
+ *
+ * @example
+ * ```ts
+ * const Answer = Schema.Struct({ n: Schema.Finite })
+ * agent("calc", { output: outputStrategy(Answer, "native") }).model(openai("gpt-4o-mini"))
+ * ```
+ */
+export const outputStrategy = <S extends OutputSchema>(schema: S, strategy: OutputStrategy): S =>
+  schema.annotate({ [strategyKey]: strategy } as Parameters<S["annotate"]>[0]) as S
+
+const strategyOf = (schema: OutputSchema): OutputStrategy => {
+  const value = (schema.ast as { annotations?: Record<string, unknown> }).annotations?.[strategyKey]
+  return value === "native" || value === "auto" ? value : "tool"
+}
+
+/** Everything derived from one output Schema, computed once per Schema and strategy. */
 export interface OutputContract {
   readonly jsonSchema: JsonSchemaObject
-  /** The `submit` tool, for object Schemas only. */
+  /** The `submit` tool: object Schemas under the `tool` strategy. */
   readonly submitTool: ToolDefinition | undefined
+  /** The native structured-output request: object Schemas under the `native` strategy. */
+  readonly responseFormat: ResponseFormat | undefined
   /** Decodes a final text. */
   readonly decodeText: (text: string) => Result.Result<unknown, string>
   /** Decodes the arguments of a `submit` call (a JSON string or an object). */
   readonly decodeSubmission: (raw: unknown) => Result.Result<unknown, string>
 }
 
-const contracts = new WeakMap<OutputSchema, OutputContract>()
+const contracts = new WeakMap<OutputSchema, Map<"tool" | "native", OutputContract>>()
 
-/** The contract for `schema`, cached. */
-export const outputContract = (schema: OutputSchema): OutputContract => {
-  const cached = contracts.get(schema)
+/**
+ * The contract for `schema`, cached. `hasTools` (the skill offers tools) resolves the `auto` strategy.
+ *
+ * @example
+ * ```ts
+ * outputContract(outputStrategy(Answer, "native")).responseFormat // { type: "json_schema", name: "output", ... }
+ * ```
+ */
+export const outputContract = (schema: OutputSchema, options: { readonly hasTools?: boolean } = {}): OutputContract => {
+  const chosen = strategyOf(schema)
+  const strategy = chosen === "auto" ? (options.hasTools === true ? "tool" : "native") : chosen
+  let byStrategy = contracts.get(schema)
+  if (byStrategy === undefined) contracts.set(schema, byStrategy = new Map())
+  const cached = byStrategy.get(strategy)
   if (cached !== undefined) return cached
-  const contract = makeContract(schema)
-  contracts.set(schema, contract)
+  const contract = makeContract(schema, strategy)
+  byStrategy.set(strategy, contract)
   return contract
+}
+
+/** OpenAI's strict mode needs every property required and no extra properties, at every level. */
+const strictCompatible = (schema: unknown): boolean => {
+  if (typeof schema !== "object" || schema === null) return true
+  const s = schema as Record<string, unknown>
+  if (s.type === "object" || s.properties !== undefined) {
+    const properties = Object.keys((s.properties ?? {}) as object)
+    const required = new Set(Array.isArray(s.required) ? s.required : [])
+    if (s.additionalProperties !== false || properties.some((p) => !required.has(p))) return false
+  }
+  return Object.values(s).every((v) => (Array.isArray(v) ? v.every(strictCompatible) : strictCompatible(v)))
 }
 
 const fence = /^```[a-zA-Z]*\s*\n([\s\S]*?)\n?```$/
 
-const makeContract = (schema: OutputSchema): OutputContract => {
+const makeContract = (schema: OutputSchema, strategy: "tool" | "native"): OutputContract => {
   const jsonSchema: JsonSchemaObject = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" }).schema
   const decodeCodec = Schema.decodeUnknownResult(Schema.toCodecJson(schema))
   const decode = (input: unknown) =>
@@ -63,7 +114,11 @@ const makeContract = (schema: OutputSchema): OutputContract => {
     const parsed = parse(raw)
     return Result.isSuccess(parsed) ? decode(parsed.success) : Result.fail("The arguments are not valid JSON.")
   }
-  const submitTool: ToolDefinition | undefined = jsonSchema.type === "object"
+  const isObject = jsonSchema.type === "object"
+  const responseFormat: ResponseFormat | undefined = strategy === "native" && isObject
+    ? Object.freeze({ type: "json_schema", name: "output", schema: jsonSchema, strict: strictCompatible(jsonSchema) })
+    : undefined
+  const submitTool: ToolDefinition | undefined = strategy === "tool" && isObject
     ? Object.freeze({
       type: "function",
       name: submitToolName,
@@ -71,5 +126,5 @@ const makeContract = (schema: OutputSchema): OutputContract => {
       parameters: jsonSchema
     })
     : undefined
-  return { jsonSchema, submitTool, decodeText, decodeSubmission }
+  return { jsonSchema, submitTool, responseFormat, decodeText, decodeSubmission }
 }

@@ -145,7 +145,8 @@ const turn = (state: RunState, turnNumber: number) =>
     const request: ModelRequest = {
       messages: [...state.transcript],
       tools: state.requestTools,
-      ...(toolChoice === undefined ? {} : { toolChoice })
+      ...(toolChoice === undefined ? {} : { toolChoice }),
+      ...(state.output?.responseFormat === undefined ? {} : { responseFormat: state.output.responseFormat })
     }
     const response = yield* callModel(definition, scope, request)
     if (response.usage !== undefined) {
@@ -156,7 +157,8 @@ const turn = (state: RunState, turnNumber: number) =>
 
     if (response._tag === "ToolCalls" && response.calls.length > 0) {
       const calls = response.calls.map((call, i): ToolCall => (call.id === "" ? { ...call, id: `call_${turnNumber}_${i}` } : call))
-      state.transcript.push({ role: "assistant", content: response.content ?? "", toolCalls: calls })
+      const reasoning = response.reasoning === undefined || response.reasoning.length === 0 ? {} : { reasoning: response.reasoning }
+      state.transcript.push({ role: "assistant", content: response.content ?? "", toolCalls: calls, ...reasoning })
       for (const call of calls) {
         if (state.output?.submitTool !== undefined && call.name === state.output.submitTool.name) {
           const submitted = yield* submit(state, call)

@@ -43,7 +43,7 @@ export class RunState {
     this.tools = [...skill.tools, ...definition.memory, ...knowledge]
     this.knowledgeNames = new Set(skill.knowledge.map((k) => k.name))
     const outputSchema = skill.output ?? definition.output
-    this.output = outputSchema === undefined ? undefined : outputContract(outputSchema)
+    this.output = outputSchema === undefined ? undefined : outputContract(outputSchema, { hasTools: this.tools.length > 0 })
     this.offered = this.tools
   }
 

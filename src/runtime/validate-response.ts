@@ -6,15 +6,29 @@ import { Effect, Schema } from "effect"
 import { ModelError } from "../errors.ts"
 import type { LlmResponse } from "../providers/messages.ts"
 
-const Usage = Schema.Struct({ inputTokens: Schema.Finite, outputTokens: Schema.Finite })
+const Usage = Schema.Struct({
+  inputTokens: Schema.Finite,
+  outputTokens: Schema.Finite,
+  cachedInputTokens: Schema.optionalKey(Schema.Finite),
+  reasoningTokens: Schema.optionalKey(Schema.Finite)
+})
 const ToolCall = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.Unknown })
+const ReasoningPart = Schema.Union([
+  Schema.Struct({ _tag: Schema.Literal("Thinking"), text: Schema.String, signature: Schema.optionalKey(Schema.String) }),
+  Schema.Struct({ _tag: Schema.Literal("Redacted"), data: Schema.String })
+])
+const meta = {
+  usage: Schema.optionalKey(Usage),
+  finishReason: Schema.optionalKey(Schema.Literals(["stop", "tool-calls", "length", "content-filter", "refusal", "other"])),
+  reasoning: Schema.optionalKey(Schema.Array(ReasoningPart))
+}
 const LlmResponseSchema = Schema.Union([
-  Schema.Struct({ _tag: Schema.Literal("Text"), content: Schema.String, usage: Schema.optionalKey(Usage) }),
+  Schema.Struct({ _tag: Schema.Literal("Text"), content: Schema.String, ...meta }),
   Schema.Struct({
     _tag: Schema.Literal("ToolCalls"),
     calls: Schema.Array(ToolCall),
     content: Schema.optionalKey(Schema.String),
-    usage: Schema.optionalKey(Usage)
+    ...meta
   })
 ])
 

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { AgentConfigError, fromEnv } from "../../src/index.ts"
-import { ollamaText, openAiText, useLoopback } from "./loopback.ts"
+import { anthropicText, ollamaText, openAiText, useLoopback } from "./loopback.ts"
 
 const serve = useLoopback()
 
@@ -24,17 +24,35 @@ describe("fromEnv", () => {
     expect(server.requests[0]!.headers.authorization).toBe("Bearer sk-env")
   })
 
-  it("builds an Ollama client against OLLAMA_HOST with temperature 0 by default", async () => {
+  it("builds an Ollama client against OLLAMA_HOST, sending no temperature by default", async () => {
     const server = await serve([ollamaText("ok")])
     const env = fromEnv({ AI_PROVIDER: "ollama", AI_MODEL: "qwen2.5:7b", OLLAMA_HOST: `127.0.0.1:${server.port}` })
-    expect(env).toMatchObject({ provider: "ollama", temperature: 0, budget: {} })
+    expect(env).toMatchObject({ provider: "ollama", temperature: undefined, budget: {} })
     await Effect.runPromise(env.client.chat(request))
-    expect(server.requests[0]!.body).toMatchObject({ model: "qwen2.5:7b", options: { temperature: 0 } })
+    expect(server.requests[0]!.body).toMatchObject({ model: "qwen2.5:7b" })
+    expect(server.requests[0]!.body.options?.temperature).toBeUndefined()
+  })
+
+  it("builds an Anthropic client with LLM_THINKING_BUDGET as its thinking budget", async () => {
+    const server = await serve([anthropicText("ok")])
+    const env = fromEnv({
+      AI_PROVIDER: "anthropic",
+      AI_MODEL: "claude-sonnet-4-5",
+      LLM_THINKING_BUDGET: "2048",
+      ANTHROPIC_API_KEY: "sk-ant",
+      ANTHROPIC_BASE_URL: server.url
+    })
+    expect(env).toMatchObject({ provider: "anthropic", model: "claude-sonnet-4-5", endpoint: server.url })
+    await Effect.runPromise(env.client.chat(request))
+    expect(server.requests[0]!.body).toMatchObject({ model: "claude-sonnet-4-5", thinking: { type: "enabled", budget_tokens: 2048 } })
   })
 
   it.each([
     [{}, /AI_PROVIDER/],
-    [{ AI_PROVIDER: "anthropic", AI_MODEL: "m" }, /AI_PROVIDER/],
+    [{ AI_PROVIDER: "mistral", AI_MODEL: "m" }, /AI_PROVIDER/],
+    [{ AI_PROVIDER: "anthropic", AI_MODEL: "m" }, /ANTHROPIC_API_KEY/],
+    [{ AI_PROVIDER: "anthropic", AI_MODEL: "m", ANTHROPIC_API_KEY: "k", LLM_THINKING_BUDGET: "500" }, /LLM_THINKING_BUDGET/],
+    [{ AI_PROVIDER: "anthropic", AI_MODEL: "m", ANTHROPIC_API_KEY: "k", LLM_THINKING_BUDGET: "lots" }, /LLM_THINKING_BUDGET/],
     [{ AI_PROVIDER: "ollama" }, /AI_MODEL/],
     [{ AI_PROVIDER: "ollama", AI_MODEL: "m", LLM_TEMPERATURE: "hot" }, /LLM_TEMPERATURE/],
     [{ AI_PROVIDER: "ollama", AI_MODEL: "m", LLM_MAX_AGENT_STEPS: "2.5" }, /LLM_MAX_AGENT_STEPS/],

@@ -8,15 +8,19 @@ import type { AddressInfo } from "node:net"
 import { afterEach } from "vitest"
 
 export type Reply =
-  | { readonly status?: number; readonly json: unknown }
-  | { readonly status?: number; readonly raw: string }
+  | { readonly status?: number; readonly json: unknown; readonly headers?: Record<string, string>; readonly delayMs?: number }
+  | { readonly status?: number; readonly raw: string; readonly headers?: Record<string, string> }
   | { readonly hang: true }
+  /** Sends the status line, headers and `partial` of the body, then destroys the socket. */
+  | { readonly reset: string }
 
 export interface RecordedRequest {
   readonly method: string
   readonly url: string
   readonly headers: IncomingMessage["headers"]
   readonly body: any
+  /** `Date.now()` when the request arrived. */
+  readonly at: number
 }
 
 export interface Loopback {
@@ -45,15 +49,26 @@ export const startLoopback = async (replies: ReadonlyArray<Reply>): Promise<Loop
       } catch {
         // keep the raw text
       }
-      requests.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers, body })
+      requests.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers, body, at: Date.now() })
       const reply = replies[Math.min(requests.length - 1, replies.length - 1)]!
       if ("hang" in reply) {
         res.on("close", () => signalAborted())
         return
       }
+      if ("reset" in reply) {
+        res.writeHead(200, { "content-type": "application/json", "content-length": String(reply.reset.length + 100) })
+        res.write(reply.reset, () => setTimeout(() => res.socket?.destroy(), 10))
+        return
+      }
       const payload = "json" in reply ? JSON.stringify(reply.json) : reply.raw
-      res.writeHead(reply.status ?? 200, { "content-type": "application/json" })
-      res.end(payload)
+      const send = () => {
+        res.writeHead(reply.status ?? 200, { "content-type": "application/json", ...reply.headers })
+        res.end(payload)
+      }
+      if ("json" in reply && reply.delayMs !== undefined) {
+        res.on("close", () => signalAborted())
+        setTimeout(send, reply.delayMs)
+      } else send()
     })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
@@ -107,14 +122,14 @@ export const closedPort = async (): Promise<number> => {
 // ---- OpenAI Chat Completions replies, shaped as the API reference documents them ----
 
 let completionCounter = 0
-const completion = (message: Record<string, unknown>, finishReason: string) => ({
+export const completion = (message: Record<string, unknown>, finishReason: string, usage?: Record<string, unknown>) => ({
   id: `chatcmpl-${++completionCounter}`,
   object: "chat.completion",
   created: 1_700_000_000,
   model: "gpt-4o-mini-2024-07-18",
   system_fingerprint: "fp_44709d6fcb",
   choices: [{ index: 0, message: { role: "assistant", refusal: null, ...message }, logprobs: null, finish_reason: finishReason }],
-  usage: { prompt_tokens: 82, completion_tokens: 17, total_tokens: 99 }
+  usage: usage ?? { prompt_tokens: 82, completion_tokens: 17, total_tokens: 99 }
 })
 
 export const openAiToolCalls = (calls: ReadonlyArray<{ id: string; name: string; arguments: string }>): Reply => ({
@@ -129,14 +144,21 @@ export const openAiToolCalls = (calls: ReadonlyArray<{ id: string; name: string;
 
 export const openAiText = (content: string): Reply => ({ json: completion({ content }, "stop") })
 
-export const openAiError = (status: number, message: string, type = "invalid_request_error"): Reply => ({
+export const openAiError = (
+  status: number,
+  message: string,
+  type = "invalid_request_error",
+  headers?: Record<string, string>,
+  code: string | null = null
+): Reply => ({
   status,
-  json: { error: { message, type, param: null, code: null } }
+  json: { error: { message, type, param: null, code } },
+  ...(headers === undefined ? {} : { headers })
 })
 
 // ---- Ollama /api/chat replies, shaped as docs/api.md documents them ----
 
-const ollamaReply = (message: Record<string, unknown>) => ({
+export const ollamaReply = (message: Record<string, unknown>, overrides: Record<string, unknown> = {}) => ({
   model: "qwen2.5:7b",
   created_at: "2026-11-22T14:13:43.416799Z",
   message: { role: "assistant", content: "", ...message },
@@ -147,7 +169,8 @@ const ollamaReply = (message: Record<string, unknown>) => ({
   prompt_eval_count: 26,
   prompt_eval_duration: 383_809_000,
   eval_count: 12,
-  eval_duration: 4_799_921_000
+  eval_duration: 4_799_921_000,
+  ...overrides
 })
 
 export const ollamaToolCalls = (calls: ReadonlyArray<{ name: string; arguments: Record<string, unknown> }>): Reply => ({
@@ -157,3 +180,32 @@ export const ollamaToolCalls = (calls: ReadonlyArray<{ name: string; arguments: 
 export const ollamaText = (content: string): Reply => ({ json: ollamaReply({ content }) })
 
 export const ollamaError = (status: number, error: string): Reply => ({ status, json: { error } })
+
+// ---- Anthropic Messages replies, shaped as the Messages API reference documents them ----
+
+let messageCounter = 0
+export const anthropicMessage = (content: ReadonlyArray<Record<string, unknown>>, stopReason: string, usage?: Record<string, unknown>) => ({
+  id: `msg_${++messageCounter}`,
+  type: "message",
+  role: "assistant",
+  model: "claude-sonnet-4-5-20250929",
+  content,
+  stop_reason: stopReason,
+  stop_sequence: null,
+  usage: usage ?? { input_tokens: 120, output_tokens: 30, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+})
+
+export const anthropicText = (text: string): Reply => ({ json: anthropicMessage([{ type: "text", text }], "end_turn") })
+
+export const anthropicToolUse = (calls: ReadonlyArray<{ id: string; name: string; input: Record<string, unknown> }>, text?: string): Reply => ({
+  json: anthropicMessage(
+    [...(text === undefined ? [] : [{ type: "text", text }]), ...calls.map((c) => ({ type: "tool_use", id: c.id, name: c.name, input: c.input }))],
+    "tool_use"
+  )
+})
+
+export const anthropicError = (status: number, type: string, message: string, headers?: Record<string, string>): Reply => ({
+  status,
+  json: { type: "error", error: { type, message } },
+  ...(headers === undefined ? {} : { headers })
+})

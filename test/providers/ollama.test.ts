@@ -53,18 +53,23 @@ describe("ollama provider against a loopback /api/chat server", () => {
       }
     })
     expect(first.messages[1]).toEqual({ role: "user", content: "What is (3 + 5) * 2?" })
-    expect(s.requests[2]!.body.messages.slice(2)).toEqual([
-      { role: "assistant", content: "", tool_calls: [{ function: { name: "add", arguments: { a: 3, b: 5 } } }] },
-      { role: "tool", content: "8", tool_name: "add" },
-      { role: "assistant", content: "", tool_calls: [{ function: { name: "multiply", arguments: { a: 8, b: 2 } } }] },
-      { role: "tool", content: "16", tool_name: "multiply" }
+    const [call1, result1, call2, result2] = s.requests[2]!.body.messages.slice(2)
+    const id1 = call1.tool_calls[0].id
+    const id2 = call2.tool_calls[0].id
+    expect(id1).toMatch(/^call_/)
+    expect(id2).not.toBe(id1)
+    expect([call1, result1, call2, result2]).toEqual([
+      { role: "assistant", content: "", tool_calls: [{ id: id1, function: { name: "add", arguments: { a: 3, b: 5 } } }] },
+      { role: "tool", content: "8", tool_name: "add", tool_call_id: id1 },
+      { role: "assistant", content: "", tool_calls: [{ id: id2, function: { name: "multiply", arguments: { a: 8, b: 2 } } }] },
+      { role: "tool", content: "16", tool_name: "multiply", tool_call_id: id2 }
     ])
   })
 
   it("carries token counts into the response", async () => {
     const s = await serve([ollamaText("hello")])
     const response = await Effect.runPromise(ollama("m", { host: s.url }).chat(request))
-    expect(response).toEqual({ _tag: "Text", content: "hello", usage: { inputTokens: 26, outputTokens: 12 } })
+    expect(response).toEqual({ _tag: "Text", content: "hello", finishReason: "stop", usage: { inputTokens: 26, outputTokens: 12 } })
   })
 
   it("maps tool choice: none sends no tools, a named tool is the only one sent and is asked for", async () => {

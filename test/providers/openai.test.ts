@@ -80,7 +80,7 @@ describe("openai provider against a loopback Chat Completions server", () => {
   it("carries token usage into the response", async () => {
     const s = await serve([openAiText("hello")])
     const response = await Effect.runPromise(openai("m", { apiKey: "k", baseURL: s.url }).chat(request))
-    expect(response).toEqual({ _tag: "Text", content: "hello", usage: { inputTokens: 82, outputTokens: 17 } })
+    expect(response).toEqual({ _tag: "Text", content: "hello", finishReason: "stop", usage: { inputTokens: 82, outputTokens: 17 } })
   })
 
   it("maps every tool choice to the wire form", async () => {
@@ -139,7 +139,7 @@ describe("openai provider against a loopback Chat Completions server", () => {
     const s = await serve([{ hang: true }])
     const client = openai("m", { apiKey: "k", baseURL: s.url, timeout: "100 millis", retry: false })
     const error = failureOf(await runExit(client.chat(request)))
-    expect(error).toMatchObject({ _tag: "ModelError", retryable: true })
+    expect(error).toMatchObject({ _tag: "ModelError", retryable: false }) // a re-sent generation is billed again
     expect(error.message).toContain("no response within")
     await s.aborted
   })

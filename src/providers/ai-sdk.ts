@@ -1,0 +1,250 @@
+/**
+ * Any Vercel AI SDK language model as a `ModelClient`, so the AI SDK's providers (`@ai-sdk/openai`,
+ * `@ai-sdk/anthropic`, `@ai-sdk/google`, `@ai-sdk/mistral`, Bedrock, …) work here. It speaks the
+ * provider specification of `@ai-sdk/provider` (`LanguageModelV3`, the one `ai` 6 uses; `LanguageModelV2`
+ * models of `ai` 5 are accepted too) through `doGenerate`, with this library's retries and timeouts
+ * around it and the model's `abortSignal` wired to interruption.
+ */
+import {
+  APICallError,
+  type LanguageModelV2,
+  type LanguageModelV3,
+  type LanguageModelV3CallOptions,
+  type LanguageModelV3Message,
+  type LanguageModelV3ToolChoice
+} from "@ai-sdk/provider"
+import { Effect } from "effect"
+import { describeCause, ModelError } from "../errors.ts"
+import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice, Usage } from "./messages.ts"
+import type { ModelClient } from "./model-client.ts"
+import { checkReply } from "./check-reply.ts"
+import { argumentsText, normaliseCalls } from "./normalise-calls.ts"
+import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
+
+/** Options of {@link fromAiSdk}. */
+export interface AiSdkOptions extends ResilienceOptions {
+  /** Sampling temperature, unless a request sets its own. */
+  readonly temperature?: number
+  /** `maxOutputTokens`. */
+  readonly maxOutputTokens?: number
+  readonly topP?: number
+  readonly topK?: number
+  readonly seed?: number
+  readonly stopSequences?: ReadonlyArray<string>
+  /** Provider-specific options, passed as they are (`{ openai: { reasoningEffort: "low" } }`). */
+  readonly providerOptions?: LanguageModelV3CallOptions["providerOptions"]
+  /** Extra headers on every call. */
+  readonly headers?: Record<string, string>
+}
+
+/**
+ * Wraps an AI SDK language model.
+ *
+ * @example
+ * ```ts
+ * import { createOpenAI } from "@ai-sdk/openai"
+ * const model = fromAiSdk(createOpenAI({ apiKey })("gpt-4o-mini"), { temperature: 0 })
+ * agent("calc").model(model)
+ * ```
+ */
+export const fromAiSdk = (model: LanguageModelV3 | LanguageModelV2, options: AiSdkOptions = {}): ModelClient => {
+  const provider = `ai-sdk:${model.provider}`
+  const generate = model.doGenerate.bind(model) as (options: LanguageModelV3CallOptions) => PromiseLike<unknown>
+  return {
+    chat: (request) =>
+      Effect.suspend(() => {
+        const callOptions = toCallOptions(request, options)
+        return resilientCall(
+          provider,
+          options,
+          (abortSignal) => Promise.resolve(generate({ ...callOptions, abortSignal })),
+          (cause) => toModelError(provider, cause)
+        ).pipe(Effect.flatMap((result) => fromGenerateResult(provider, result as GenerateResult)))
+      })
+  }
+}
+
+/**
+ * The call options for a provider-neutral request.
+ *
+ * @example
+ * ```ts
+ * const options = toCallOptions({ messages, tools: [], toolChoice: "auto" }, { temperature: 0 })
+ * ```
+ */
+export const toCallOptions = (request: ModelRequest, options: AiSdkOptions = {}): LanguageModelV3CallOptions => {
+  const temperature = request.temperature ?? options.temperature
+  const format = request.responseFormat
+  return {
+    prompt: toPrompt(request.messages),
+    ...(request.tools.length === 0
+      ? {}
+      : {
+        tools: request.tools.map((t) => ({
+          type: "function" as const,
+          name: t.name,
+          ...(t.description === undefined ? {} : { description: t.description }),
+          inputSchema: t.parameters as never,
+          ...(t.strict === true ? { strict: true } : {})
+        }))
+      }),
+    ...(request.toolChoice === undefined || request.tools.length === 0 ? {} : { toolChoice: toToolChoice(request.toolChoice) }),
+    ...(temperature === undefined ? {} : { temperature }),
+    ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
+    ...(options.topP === undefined ? {} : { topP: options.topP }),
+    ...(options.topK === undefined ? {} : { topK: options.topK }),
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
+    ...(options.stopSequences === undefined ? {} : { stopSequences: [...options.stopSequences] }),
+    ...(options.providerOptions === undefined ? {} : { providerOptions: options.providerOptions }),
+    ...(options.headers === undefined ? {} : { headers: options.headers }),
+    ...(format === undefined ? {} : { responseFormat: { type: "json" as const, schema: format.schema as never, name: format.name } })
+  }
+}
+
+const toToolChoice = (choice: ToolChoice): LanguageModelV3ToolChoice =>
+  typeof choice === "string" ? { type: choice } : { type: "tool", toolName: choice.tool }
+
+const toPrompt = (messages: ReadonlyArray<LlmMessage>): Array<LanguageModelV3Message> =>
+  messages.map((message): LanguageModelV3Message => {
+    switch (message.role) {
+      case "system":
+        return { role: "system", content: message.content }
+      case "user":
+        return { role: "user", content: [{ type: "text", text: message.content }] }
+      case "assistant":
+        return {
+          role: "assistant",
+          content: [
+            ...(message.reasoning ?? []).flatMap((part) => (part._tag === "Thinking" ? [{ type: "reasoning" as const, text: part.text }] : [])),
+            ...(message.content === "" ? [] : [{ type: "text" as const, text: message.content }]),
+            ...(message.toolCalls ?? []).map((call) => ({
+              type: "tool-call" as const,
+              toolCallId: call.id,
+              toolName: call.name,
+              input: parseInput(call.arguments)
+            }))
+          ]
+        }
+      case "tool":
+        return {
+          role: "tool",
+          content: [{ type: "tool-result", toolCallId: message.toolCallId, toolName: message.name, output: { type: "text", value: message.content } }]
+        }
+    }
+  })
+
+const parseInput = (raw: unknown): unknown => {
+  if (typeof raw !== "string") return raw
+  try {
+    return JSON.parse(raw === "" ? "{}" : raw)
+  } catch {
+    return raw
+  }
+}
+
+/** A `doGenerate` result of either specification version, read loosely. */
+interface GenerateResult {
+  readonly content: ReadonlyArray<{ readonly type: string; readonly [key: string]: unknown }>
+  readonly finishReason: string | { readonly unified: string; readonly raw?: string | undefined }
+  readonly usage?: unknown
+}
+
+/**
+ * The provider-neutral response for a `doGenerate` result.
+ *
+ * @example
+ * ```ts
+ * const response = yield* fromGenerateResult("ai-sdk:openai", await model.doGenerate(options))
+ * ```
+ */
+export const fromGenerateResult = (provider: string, result: GenerateResult): Effect.Effect<LlmResponse, ModelError> =>
+  Effect.gen(function*() {
+    if (result === null || typeof result !== "object" || !Array.isArray(result.content)) {
+      return yield* new ModelError({ provider, reason: "unexpected response shape: the result has no content", retryable: false })
+    }
+    const texts: Array<string> = []
+    const reasoning: Array<ReasoningPart> = []
+    const wire: Array<{ id: string; name: string; arguments: unknown }> = []
+    for (const part of result.content) {
+      if (part.type === "text" && typeof part.text === "string") texts.push(part.text)
+      else if (part.type === "reasoning" && typeof part.text === "string" && part.text !== "") reasoning.push({ _tag: "Thinking", text: part.text })
+      else if (part.type === "tool-call" && part.providerExecuted !== true) {
+        wire.push({ id: String(part.toolCallId ?? ""), name: String(part.toolName), arguments: argumentsText(part.input) })
+      }
+    }
+    const calls = yield* normaliseCalls(wire)
+    const content = texts.join("")
+    const unified = typeof result.finishReason === "string" ? result.finishReason : result.finishReason?.unified
+    const finishReason = toFinishReason(unified)
+    yield* checkReply(provider, { finishReason, wireReason: `finishReason ${JSON.stringify(unified)}`, content, calls: calls.length, reasoning })
+    const usage = toUsage(result.usage)
+    const meta = {
+      ...(usage === undefined ? {} : { usage }),
+      ...(finishReason === undefined ? {} : { finishReason }),
+      ...(reasoning.length === 0 ? {} : { reasoning })
+    }
+    if (calls.length > 0) return { _tag: "ToolCalls", calls, ...(content === "" ? {} : { content }), ...meta } satisfies LlmResponse
+    return { _tag: "Text", content, ...meta } satisfies LlmResponse
+  })
+
+const toFinishReason = (reason: string | undefined): FinishReason | undefined => {
+  switch (reason) {
+    case "stop":
+    case "length":
+    case "content-filter":
+    case "tool-calls":
+      return reason
+    case undefined:
+    case "unknown":
+      return undefined
+    default:
+      return "other"
+  }
+}
+
+/** V3 usage is nested (`inputTokens.total`, `.cacheRead`; `outputTokens.reasoning`); V2's is flat. */
+const toUsage = (usage: unknown): Usage | undefined => {
+  if (typeof usage !== "object" || usage === null) return undefined
+  const u = usage as Record<string, unknown>
+  const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : undefined)
+  const input = u.inputTokens
+  const output = u.outputTokens
+  const nested = typeof input === "object" && input !== null
+  const inputTotal = nested ? num((input as Record<string, unknown>).total) : num(input)
+  const outputTotal = typeof output === "object" && output !== null ? num((output as Record<string, unknown>).total) : num(output)
+  const cached = nested ? num((input as Record<string, unknown>).cacheRead) : num(u.cachedInputTokens)
+  const reasoning = typeof output === "object" && output !== null ? num((output as Record<string, unknown>).reasoning) : num(u.reasoningTokens)
+  if (inputTotal === undefined && outputTotal === undefined) return undefined
+  return {
+    inputTokens: inputTotal ?? 0,
+    outputTokens: outputTotal ?? 0,
+    ...(cached === undefined ? {} : { cachedInputTokens: cached }),
+    ...(reasoning === undefined ? {} : { reasoningTokens: reasoning })
+  }
+}
+
+/** `APICallError` carries the status, headers and the provider's own retry verdict. */
+const toModelError = (provider: string, cause: unknown): ModelError => {
+  if (APICallError.isInstance(cause)) {
+    const advice = retryAdvice(cause.responseHeaders)
+    const status = cause.statusCode
+    const retryable = status === undefined
+      ? cause.isRetryable
+      : advice.shouldRetry ?? (cause.isRetryable && shouldRetryStatus(status, advice, quotaCode(cause.responseBody)))
+    return new ModelError({
+      provider,
+      reason: cause.message,
+      retryable,
+      ...(status === undefined ? {} : { status }),
+      ...(advice.retryAfterMs === undefined ? {} : { retryAfterMs: advice.retryAfterMs }),
+      cause
+    })
+  }
+  if (isConnectionFailure(cause)) {
+    return new ModelError({ provider, reason: `connection failed: ${describeCause((cause as Error).cause ?? cause)}`, retryable: true, cause })
+  }
+  return new ModelError({ provider, reason: describeCause(cause), retryable: false, cause })
+}
+
+const quotaCode = (body: string | undefined): string | undefined =>
+  body !== undefined && body.includes("insufficient_quota") ? "insufficient_quota" : undefined

@@ -1,0 +1,287 @@
+/**
+ * Anthropic's Messages API on the official `@anthropic-ai/sdk`. System messages go to the top-level
+ * `system`; tools are `{ name, description, input_schema }`; the model's calls are `tool_use` blocks
+ * (arguments as objects, handed to the loop as JSON text) and results go back as `tool_result` blocks
+ * in a user message. Extended thinking (`thinkingBudget`) returns signed `thinking` blocks that are
+ * sent back, unchanged and first, on the next turn, as the API requires during tool use.
+ */
+import Anthropic from "@anthropic-ai/sdk"
+import { Effect } from "effect"
+import { AgentConfigError, describeCause, ModelError } from "../errors.ts"
+import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice, Usage } from "./messages.ts"
+import type { ModelClient } from "./model-client.ts"
+import { checkReply } from "./check-reply.ts"
+import { argumentsText, normaliseCalls } from "./normalise-calls.ts"
+import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
+
+type Params = Anthropic.Messages.MessageCreateParamsNonStreaming
+type MessageParam = Anthropic.Messages.MessageParam
+type Block = Anthropic.Messages.ContentBlockParam
+
+/** Options of {@link anthropic}. The SDK's own retries are off: retries and timeouts are Effect's. */
+export interface AnthropicOptions extends ResilienceOptions {
+  /** Default: the SDK reads `ANTHROPIC_API_KEY`. */
+  readonly apiKey?: string
+  /** Default: the SDK reads `ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`. */
+  readonly baseURL?: string
+  /** `max_tokens` (required by the API). Default 4096, raised above `thinkingBudget` when that is set. */
+  readonly maxTokens?: number
+  /** Sampling temperature, unless a request sets its own. Not sent with thinking (the API requires its default). */
+  readonly temperature?: number
+  /** `top_p`. */
+  readonly topP?: number
+  /** `top_k`. */
+  readonly topK?: number
+  /** `stop_sequences`. */
+  readonly stop?: ReadonlyArray<string>
+  /** Extended thinking: `thinking: { type: "enabled", budget_tokens }` (at least 1024). */
+  readonly thinkingBudget?: number
+  /** Sent with a tool choice: `disable_parallel_tool_use` (one call per turn). */
+  readonly disableParallelToolUse?: boolean
+  /** Extra headers on every request (`anthropic-beta`, …). */
+  readonly headers?: Record<string, string>
+}
+
+const provider = "anthropic"
+
+/**
+ * A `ModelClient` for Anthropic's Messages API.
+ *
+ * @example
+ * ```ts
+ * const model = anthropic("claude-sonnet-4-5", { maxTokens: 2048 })
+ * const thinker = anthropic("claude-sonnet-4-5", { thinkingBudget: 4000 })
+ * agent("calc").model(model)
+ * ```
+ */
+export const anthropic = (model: string, options: AnthropicOptions = {}): ModelClient => {
+  let client: Anthropic
+  try {
+    client = new Anthropic({
+      ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+      ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
+      maxRetries: 0,
+      timeout: 24 * 60 * 60 * 1000
+    })
+  } catch (error) {
+    throw new AgentConfigError({ subject: `anthropic model "${model}"`, reason: describeCause(error) })
+  }
+  return {
+    chat: (request) =>
+      Effect.suspend(() => {
+        const body = toAnthropicRequest(model, request, options)
+        return resilientCall(provider, options, (signal) => client.messages.create(body, { signal }), toModelError).pipe(
+          Effect.flatMap(fromAnthropicResponse)
+        )
+      })
+  }
+}
+
+const defaultMaxTokens = 4096
+
+/**
+ * The Messages request body. Tool choice: `auto`, `any` (for `"required"`), `none`, or
+ * `{ type: "tool", name }`. With thinking, the API accepts only `auto` and `none`: a forced choice is
+ * sent as `auto` and the model is told which tool to call.
+ *
+ * @example
+ * ```ts
+ * const body = toAnthropicRequest("claude-sonnet-4-5", { messages, tools: [add.definition], toolChoice: "required" })
+ * // body.tool_choice: { type: "any" }
+ * ```
+ */
+export const toAnthropicRequest = (
+  model: string,
+  request: ModelRequest,
+  options: Omit<AnthropicOptions, "apiKey" | "baseURL" | "headers" | keyof ResilienceOptions> = {}
+): Params => {
+  const system = request.messages.flatMap((m) => (m.role === "system" ? [m.content] : []))
+  const thinking = options.thinkingBudget
+  let choice = request.toolChoice
+  if (thinking !== undefined && typeof choice === "object") {
+    system.push(`Call the tool "${choice.tool}" now.`)
+    choice = "auto"
+  } else if (thinking !== undefined && choice === "required") {
+    system.push("Call one of the tools now.")
+    choice = "auto"
+  }
+  const requested = options.maxTokens ?? defaultMaxTokens
+  const maxTokens = thinking !== undefined && requested <= thinking ? thinking + defaultMaxTokens : requested
+  const temperature = request.temperature ?? options.temperature
+  const tools = request.tools.map((t) => ({
+    name: t.name,
+    ...(t.description === undefined ? {} : { description: t.description }),
+    input_schema: t.parameters as Anthropic.Messages.Tool["input_schema"]
+  }))
+  return {
+    model,
+    max_tokens: maxTokens,
+    messages: toAnthropicMessages(request.messages),
+    ...(system.length === 0 ? {} : { system: system.join("\n\n") }),
+    ...(tools.length === 0 ? {} : { tools }),
+    ...(choice === undefined || tools.length === 0 ? {} : { tool_choice: toToolChoice(choice, options.disableParallelToolUse) }),
+    ...(thinking === undefined ? {} : { thinking: { type: "enabled" as const, budget_tokens: thinking } }),
+    ...(temperature === undefined || thinking !== undefined ? {} : { temperature }),
+    ...(options.topP === undefined ? {} : { top_p: options.topP }),
+    ...(options.topK === undefined ? {} : { top_k: options.topK }),
+    ...(options.stop === undefined ? {} : { stop_sequences: [...options.stop] })
+  }
+}
+
+const toToolChoice = (choice: ToolChoice, disableParallel: boolean | undefined): Anthropic.Messages.ToolChoice => {
+  const parallel = disableParallel === undefined ? {} : { disable_parallel_tool_use: disableParallel }
+  if (choice === "none") return { type: "none" }
+  if (choice === "auto") return { type: "auto", ...parallel }
+  if (choice === "required") return { type: "any", ...parallel }
+  return { type: "tool", name: choice.tool, ...parallel }
+}
+
+/**
+ * The conversation without system messages. Consecutive tool results become one user message of
+ * `tool_result` blocks (the API wants every result of a turn in the next user message).
+ */
+const toAnthropicMessages = (messages: ReadonlyArray<LlmMessage>): Array<MessageParam> => {
+  const out: Array<MessageParam> = []
+  for (const message of messages) {
+    switch (message.role) {
+      case "system":
+        break
+      case "user":
+        out.push({ role: "user", content: message.content })
+        break
+      case "assistant": {
+        const blocks: Array<Block> = (message.reasoning ?? []).map((part): Block =>
+          part._tag === "Thinking"
+            ? { type: "thinking", thinking: part.text, signature: part.signature ?? "" }
+            : { type: "redacted_thinking", data: part.data }
+        )
+        if (message.content !== "") blocks.push({ type: "text", text: message.content })
+        for (const call of message.toolCalls ?? []) {
+          blocks.push({ type: "tool_use", id: call.id, name: call.name, input: argumentsObject(call.arguments) })
+        }
+        out.push({ role: "assistant", content: blocks.length === 0 ? "" : blocks })
+        break
+      }
+      case "tool": {
+        const block: Block = { type: "tool_result", tool_use_id: message.toolCallId, content: message.content }
+        const last = out.at(-1)
+        if (last !== undefined && last.role === "user" && Array.isArray(last.content) && last.content.every((b) => b.type === "tool_result")) {
+          last.content.push(block)
+        } else {
+          out.push({ role: "user", content: [block] })
+        }
+        break
+      }
+    }
+  }
+  return out
+}
+
+const argumentsObject = (raw: unknown): Record<string, unknown> => {
+  try {
+    const value = typeof raw === "string" ? JSON.parse(raw === "" ? "{}" : raw) : raw
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : { _raw: value }
+  } catch {
+    return { _raw: raw }
+  }
+}
+
+/**
+ * The provider-neutral response for a Messages reply.
+ *
+ * @example
+ * ```ts
+ * const response = yield* fromAnthropicResponse(message) // { _tag: "ToolCalls", calls: [{ id: "toolu_1", name: "add", arguments: '{"a":1}' }] }
+ * ```
+ */
+export const fromAnthropicResponse = (message: Anthropic.Messages.Message): Effect.Effect<LlmResponse, ModelError> =>
+  Effect.gen(function*() {
+    if (!Array.isArray(message.content)) {
+      return yield* new ModelError({ provider, reason: "unexpected response shape: the reply has no content", retryable: false })
+    }
+    const texts: Array<string> = []
+    const reasoning: Array<ReasoningPart> = []
+    const wire: Array<{ id: string; name: string; arguments: unknown }> = []
+    for (const block of message.content) {
+      if (block.type === "text") texts.push(block.text)
+      else if (block.type === "thinking") reasoning.push({ _tag: "Thinking", text: block.thinking, signature: block.signature })
+      else if (block.type === "redacted_thinking") reasoning.push({ _tag: "Redacted", data: block.data })
+      else if (block.type === "tool_use") wire.push({ id: block.id, name: block.name, arguments: argumentsText(block.input) })
+    }
+    const calls = yield* normaliseCalls(wire)
+    const content = texts.join("")
+    const finishReason = toFinishReason(message.stop_reason)
+    yield* checkReply(provider, {
+      finishReason,
+      wireReason: `stop_reason ${JSON.stringify(message.stop_reason)}`,
+      content,
+      calls: calls.length,
+      reasoning
+    })
+    const usage = toUsage(message.usage)
+    const meta = {
+      ...(usage === undefined ? {} : { usage }),
+      ...(finishReason === undefined ? {} : { finishReason }),
+      ...(reasoning.length === 0 ? {} : { reasoning })
+    }
+    if (calls.length > 0) return { _tag: "ToolCalls", calls, ...(content === "" ? {} : { content }), ...meta } satisfies LlmResponse
+    return { _tag: "Text", content, ...meta } satisfies LlmResponse
+  })
+
+const toFinishReason = (reason: string | null | undefined): FinishReason | undefined => {
+  switch (reason) {
+    case null:
+    case undefined:
+      return undefined
+    case "end_turn":
+    case "stop_sequence":
+      return "stop"
+    case "tool_use":
+      return "tool-calls"
+    case "max_tokens":
+    case "model_context_window_exceeded":
+      return "length"
+    case "refusal":
+      return "refusal"
+    default:
+      return "other"
+  }
+}
+
+/** Anthropic counts cache reads and writes apart from `input_tokens`: all of them are input. */
+const toUsage = (usage: Anthropic.Messages.Usage | undefined): Usage | undefined => {
+  if (usage === undefined || usage === null) return undefined
+  const read = usage.cache_read_input_tokens ?? 0
+  const written = usage.cache_creation_input_tokens ?? 0
+  return {
+    inputTokens: (usage.input_tokens ?? 0) + read + written,
+    outputTokens: usage.output_tokens ?? 0,
+    ...(usage.cache_read_input_tokens === undefined || usage.cache_read_input_tokens === null ? {} : { cachedInputTokens: read })
+  }
+}
+
+const toModelError = (cause: unknown): ModelError => {
+  if (cause instanceof Anthropic.APIConnectionError) {
+    return new ModelError({ provider, reason: `connection failed: ${cause.message}`, retryable: true, cause })
+  }
+  if (cause instanceof Anthropic.APIError && typeof cause.status === "number") {
+    const advice = retryAdvice(cause.headers)
+    const body = cause.error as { error?: { type?: string; message?: string } } | undefined
+    return new ModelError({
+      provider,
+      reason: body?.error?.message ?? cause.message,
+      status: cause.status,
+      retryable: shouldRetryStatus(cause.status, advice, body?.error?.type),
+      ...(advice.retryAfterMs === undefined ? {} : { retryAfterMs: advice.retryAfterMs }),
+      cause
+    })
+  }
+  if (cause instanceof SyntaxError) {
+    return new ModelError({ provider, reason: `the response body is not valid JSON: ${cause.message}`, retryable: false, cause })
+  }
+  if (isConnectionFailure(cause)) {
+    return new ModelError({ provider, reason: `connection failed: ${describeCause((cause as Error).cause ?? cause)}`, retryable: true, cause })
+  }
+  return new ModelError({ provider, reason: describeCause(cause), retryable: false, cause })
+}

@@ -1,0 +1,66 @@
+/**
+ * A reply the model did give but that cannot be used: cut off at the token limit, withheld by a content
+ * filter, refused, or only thinking. Each becomes a `ModelError` whose `kind` names the cause, so a run
+ * ends with it instead of taking a truncated text as the answer or exhausting its turns.
+ */
+import { Effect } from "effect"
+import { ModelError, type ModelErrorKind } from "../errors.ts"
+import type { FinishReason, ReasoningPart } from "./messages.ts"
+
+const explanations: Record<ModelErrorKind, string> = {
+  length: "the reply was cut off at the output token limit; raise the provider's max tokens option",
+  "content-filter": "the provider's content filter withheld the reply",
+  refusal: "the model refused to answer",
+  "thinking-only": "the reply held only reasoning, neither an answer nor a tool call",
+  unsupported: "the reply uses a feature this library does not support"
+}
+
+/**
+ * The `ModelError` for a reply that cannot be used. `detail` is added to the message (the wire's own
+ * reason); `partial` keeps what text there was.
+ *
+ * @example
+ * ```ts
+ * unusableReply("openai", "length", 'finish_reason "length"', "The answer is")
+ * ```
+ */
+export const unusableReply = (provider: string, kind: ModelErrorKind, detail: string, partial?: string): ModelError =>
+  new ModelError({
+    provider,
+    kind,
+    retryable: false,
+    reason: `${explanations[kind]} (${detail})`,
+    ...(partial === undefined || partial === "" ? {} : { partial })
+  })
+
+/**
+ * Checks a decoded reply: truncation, filtering and thinking without an answer fail with a `ModelError`
+ * naming the cause; anything else passes.
+ *
+ * @example
+ * ```ts
+ * yield* checkReply("ollama", { finishReason: "length", wireReason: 'done_reason "length"', content: "The", calls: 0 })
+ * ```
+ */
+export const checkReply = (
+  provider: string,
+  reply: {
+    readonly finishReason: FinishReason | undefined
+    readonly wireReason: string
+    readonly content: string
+    readonly calls: number
+    readonly reasoning?: ReadonlyArray<ReasoningPart> | undefined
+  }
+): Effect.Effect<void, ModelError> => {
+  if (reply.finishReason === "length") {
+    const detail = reply.calls > 0 ? `${reply.wireReason}, while writing tool calls` : reply.wireReason
+    return Effect.fail(unusableReply(provider, "length", detail, reply.content))
+  }
+  if (reply.finishReason === "content-filter") return Effect.fail(unusableReply(provider, "content-filter", reply.wireReason, reply.content))
+  if (reply.finishReason === "refusal") return Effect.fail(unusableReply(provider, "refusal", reply.wireReason, reply.content))
+  const thought = (reply.reasoning ?? []).some((part) => part._tag === "Redacted" || part.text.trim() !== "")
+  if (reply.calls === 0 && reply.content.trim() === "" && thought) {
+    return Effect.fail(unusableReply(provider, "thinking-only", reply.wireReason))
+  }
+  return Effect.void
+}
