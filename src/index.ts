@@ -4,8 +4,8 @@
  * Describe agents with `agent(...)`, `tool(...)` and `skill(...)`; run them with `.run(...)` (Promise)
  * or `.runEffect(...)` (Effect) over any `ModelClient`.
  */
-export { agent } from "./dsl/agent.ts"
-export type { AgentBuilder, AgentOptions, ToolNames } from "./dsl/agent.ts"
+export { agent } from "./agent.ts"
+export type { AgentBuilder, AgentFactory, AgentOptions, ToolNames } from "./dsl/agent.ts"
 export type { AgentDefinition, SkillDefinition } from "./dsl/agent-definition.ts"
 export { builtinTools, escalateTool, throwExceptionTool } from "./dsl/builtin-tools.ts"
 export type { BuiltinTools } from "./dsl/builtin-tools.ts"
@@ -47,7 +47,7 @@ export type { AnySkill, Skill, SkillContext, SkillImplementation, SkillPredicate
 export type { AnyToolHandle, ToolHandle, ToolHandles } from "./dsl/tool-handle.ts"
 export { isTool, tool, unsafeNoSchema } from "./dsl/tool.ts"
 export type { AnyTool, SchemaToolOptions, Tool, ToolContext, UnsafeMode, UnsafeNoSchema, UnsafeToolOptions } from "./dsl/tool.ts"
-export type { TypeError } from "./dsl/type-error.ts"
+export type { AgentTypeError } from "./dsl/agent-type-error.ts"
 export {
   AgentConfigError,
   BudgetExceeded,
@@ -56,15 +56,18 @@ export {
   InputInvalid,
   InvalidToolArgs,
   isAgentError,
-  ModelError,
+  isRetryable,
   NoSkillMatched,
   OutputInvalid,
+  RuntimeDefect,
+  SkillFailed,
   SkillRoutingFailed,
   ToolFailed,
   ToolNotAllowed
 } from "./errors.ts"
+export { ModelError } from "./model/model-error.ts"
 export type { AgentError, BudgetReason } from "./errors.ts"
-export { text, toolCalls } from "./providers/messages.ts"
+export { text, toolCalls } from "./model/messages.ts"
 export type {
   JsonSchemaObject,
   LlmMessage,
@@ -74,24 +77,23 @@ export type {
   ToolChoice,
   ToolDefinition,
   Usage
-} from "./providers/messages.ts"
+} from "./model/messages.ts"
 export { fromEnv } from "./providers/from-env.ts"
 export type { EnvModel } from "./providers/from-env.ts"
-export { ModelClient, ModelClientService } from "./providers/model-client.ts"
-export type { ModelFunction } from "./providers/model-client.ts"
+export { ModelClient, ModelClientService } from "./model/model-client.ts"
+export type { ModelFunction } from "./model/model-client.ts"
 export { ollama } from "./providers/ollama.ts"
 export type { OllamaOptions } from "./providers/ollama.ts"
 export { openai } from "./providers/openai.ts"
 export type { OpenAiOptions } from "./providers/openai.ts"
 export type { ResilienceOptions, RetryOptions } from "./providers/resilience.ts"
-export { fileKnowledge } from "./runtime/file-knowledge.ts"
-export { jsonlTrace } from "./runtime/jsonl-trace.ts"
-export type { TraceSink } from "./runtime/jsonl-trace.ts"
-export { renderTrace } from "./runtime/render-trace.ts"
-export { traceLine } from "./runtime/trace-line.ts"
-export type { TraceLine } from "./runtime/trace-line.ts"
-export { keywordScorer, pickTools } from "./runtime/pick-tools.ts"
-export type { PickedTool, PickToolsOptions, ToolScore, ToolScorer } from "./runtime/pick-tools.ts"
-export { closestLiteral } from "./runtime/repair-arguments.ts"
-export type { ArgsCorrection, RepairOptions } from "./runtime/repair-arguments.ts"
-export { runAgent } from "./runtime/run-agent.ts"
+export { fileKnowledge } from "./node/file-knowledge.ts"
+export { jsonlTrace } from "./trace/jsonl-trace.ts"
+export type { TraceSink } from "./trace/jsonl-trace.ts"
+export { renderTrace } from "./trace/render-trace.ts"
+export { traceLine } from "./trace/trace-line.ts"
+export type { TraceLine } from "./trace/trace-line.ts"
+export { keywordScorer, pickTools } from "./dsl/pick-tools.ts"
+export type { PickedTool, PickToolsOptions, ToolScore, ToolScorer } from "./dsl/pick-tools.ts"
+export { closestLiteral } from "./dsl/repair-arguments.ts"
+export type { ArgsCorrection, RepairOptions } from "./dsl/repair-arguments.ts"

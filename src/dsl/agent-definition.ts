@@ -4,8 +4,8 @@
  */
 import type { Schema } from "effect"
 import { AgentConfigError } from "../errors.ts"
-import type { ModelClient } from "../providers/model-client.ts"
-import type { PickToolsOptions } from "../runtime/pick-tools.ts"
+import type { ModelClient } from "../model/model-client.ts"
+import type { PickToolsOptions } from "./pick-tools.ts"
 import type { Budget } from "./budget.ts"
 import type { RegisteredListener } from "./events.ts"
 import type { KnowledgeSource } from "./knowledge.ts"

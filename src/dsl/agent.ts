@@ -2,11 +2,13 @@
  * The agent builder: a typed, immutable interface over a small factory. Every method returns a new
  * builder whose type records what was added, so `base = agent("x").model(m)` can branch safely and
  * mistakes (a tool from another agent, `run` without a model) fail to compile.
+ *
+ * The builder never imports the loop: `agentFactory(runner)` takes the function that runs a
+ * definition (as Kysely's builders take a query executor), and the package entry binds it once.
  */
 import { Effect, type Schema } from "effect"
 import { AgentConfigError } from "../errors.ts"
-import { type ModelClient, ModelClientService } from "../providers/model-client.ts"
-import { runAgent } from "../runtime/run-agent.ts"
+import { type ModelClient, ModelClientService } from "../model/model-client.ts"
 import type { AgentError } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import { type AgentDefinition, registerTools, resolveSkills } from "./agent-definition.ts"
@@ -32,12 +34,12 @@ import type {
   ToolUseEvent,
   TurnEvent
 } from "./events.ts"
-import type { PickToolsOptions } from "../runtime/pick-tools.ts"
+import type { PickToolsOptions } from "./pick-tools.ts"
 import { inMemoryStore, type MemoryStore, memoryTools } from "./memory.ts"
 import type { Skill } from "./skill.ts"
 import { makeHandles, type ToolHandles } from "./tool-handle.ts"
 import type { AnyTool, Tool } from "./tool.ts"
-import type { TypeError } from "./type-error.ts"
+import type { AgentTypeError } from "./agent-type-error.ts"
 
 /** The names of the tools in a registration record. */
 export type ToolNames<TTools extends Record<string, AnyTool>> = Tool.Name<TTools[keyof TTools]>
@@ -46,9 +48,9 @@ type Simplify<T> = { [K in keyof T]: T[K] } & {}
 
 /** Each key must be its tool's name, and names already registered are refused, at compile time. */
 type NewTools<TTools, $Tools> = {
-  readonly [K in keyof $Tools]: K extends keyof TTools ? TypeError<"a tool with this name is already registered on the agent">
+  readonly [K in keyof $Tools]: K extends keyof TTools ? AgentTypeError<"a tool with this name is already registered on the agent">
     : $Tools[K] extends Tool<K & string, any, any> ? $Tools[K]
-    : TypeError<"each key must be the tool's own name: .tools({ add }) or .tools({ [add.name]: add })">
+    : AgentTypeError<"each key must be the tool's own name: .tools({ add }) or .tools({ [add.name]: add })">
 }
 
 /**
@@ -67,8 +69,8 @@ export interface AgentBuilder<
   THasModel extends boolean
 > {
   readonly name: TName
-  /** The immutable definition the runtime interprets. */
-  readonly definition: AgentDefinition
+  /** @internal The immutable definition the runtime interprets; read it with `definitionOf`. */
+  readonly [AgentDefinitionKey]: AgentDefinition
   /** Sets the system prompt. */
   prompt(text: string): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** Sets the model: a provider (`openai(...)`, `ollama(...)`) or any `ModelClient`. */
@@ -161,7 +163,7 @@ export interface AgentBuilder<
    * Available once `.model(...)` was called.
    */
   run: THasModel extends true ? (input: TInput) => Promise<TOutput>
-    : TypeError<"call .model(...) before .run(...), or use .runEffect(...) and provide ModelClient.layer(...)">
+    : AgentTypeError<"call .model(...) before .run(...), or use .runEffect(...) and provide ModelClient.layer(...)">
   /** Runs the agent as an Effect with a typed error channel. */
   runEffect(input: TInput): Effect.Effect<TOutput, AgentError, THasModel extends true ? never : ModelClientService>
 }
@@ -172,30 +174,56 @@ export interface AgentOptions<TInput, TOutput> {
   readonly output?: Schema.Codec<TOutput, any, never, never>
 }
 
+/** Where a builder keeps its definition: a registered symbol, so it stays out of completions and JSON. */
+export const AgentDefinitionKey: unique symbol = Symbol.for("effect-agent-dsl/AgentDefinition")
+
 /**
- * Starts an agent. With an `output` Schema the final answer is decoded into it (the model is told the
- * JSON Schema and corrected within the budget); with an `input` Schema, `run` takes that type.
+ * Internal: the definition behind a builder, for the runtime and the test harness.
  *
  * @example
  * ```ts
- * const calculator = agent("calculator")
- *   .prompt("You are a calculator. Use the tools.")
- *   .model(client)
- *   .tools({ add, multiply })
- *   .skills(({ add, multiply }) => [skill("compute", "Perform calculations").tools(add, multiply)])
- * await calculator.run("What is (3 + 5) * 2?")
+ * definitionOf(agent("a").prompt("be brief")).prompt // "be brief"
  * ```
  */
-export function agent<const TName extends string>(name: TName): AgentBuilder<TName, string, string, BuiltinTools, false>
-export function agent<const TName extends string, TInput = string, TOutput = string>(
-  name: TName,
-  options: AgentOptions<TInput, TOutput>
-): AgentBuilder<TName, TInput, TOutput, BuiltinTools, false>
-export function agent(name: string, options: AgentOptions<any, any> = {}): AgentBuilder<any, any, any, any, any> {
-  if (typeof name !== "string" || name.trim() === "") {
-    throw new AgentConfigError({ subject: "agent", reason: "an agent needs a non-empty name" })
-  }
-  return makeBuilder({
+export const definitionOf = (builder: { readonly [AgentDefinitionKey]: AgentDefinition }): AgentDefinition => builder[AgentDefinitionKey]
+
+/**
+ * Runs a definition on an input: the agentic loop (`runAgent`), injected by the package entry.
+ * Needs a `ModelClientService` unless the definition has a model (the builder provides it then).
+ */
+export type AgentRunner = (definition: AgentDefinition, input: unknown) => Effect.Effect<unknown, AgentError, ModelClientService>
+
+/**
+ * The type of `agent(name, options?)`: a new builder with the built-in tools registered.
+ *
+ * @example
+ * ```ts
+ * const make: AgentFactory = agent
+ * ```
+ */
+export interface AgentFactory {
+  <const TName extends string>(name: TName): AgentBuilder<TName, string, string, BuiltinTools, false>
+  <const TName extends string, TInput = string, TOutput = string>(
+    name: TName,
+    options: AgentOptions<TInput, TOutput>
+  ): AgentBuilder<TName, TInput, TOutput, BuiltinTools, false>
+}
+
+/**
+ * The `agent` function over a runner. The package exports `agent = agentFactory(runAgent)`; another
+ * runner (a recording one, a remote one) gives builders that run elsewhere.
+ *
+ * @example
+ * ```ts
+ * const agent = agentFactory(runAgent)
+ * ```
+ */
+export const agentFactory = (runner: AgentRunner): AgentFactory =>
+  ((name: string, options: AgentOptions<any, any> = {}) => {
+    if (typeof name !== "string" || name.trim() === "") {
+      throw new AgentConfigError({ subject: "agent", reason: "an agent needs a non-empty name" })
+    }
+    return makeBuilder(runner, Object.freeze({
     name,
     registry: Symbol(name),
     prompt: undefined,
@@ -210,22 +238,22 @@ export function agent(name: string, options: AgentOptions<any, any> = {}): Agent
     errorPolicy: {},
     toolHandlers: {},
     disallowedToolPolicy: "fail",
-    input: options.input,
-    output: options.output
-  })
-}
+      input: options.input,
+      output: options.output
+    }))
+  }) as AgentFactory
 
-const makeBuilder = (definition: AgentDefinition): AgentBuilder<string, unknown, unknown, any, boolean> => {
-  const next = (patch: Partial<AgentDefinition>) => makeBuilder(Object.freeze({ ...definition, ...patch }))
+const makeBuilder = (runner: AgentRunner, definition: AgentDefinition): AgentBuilder<string, unknown, unknown, any, boolean> => {
+  const next = (patch: Partial<AgentDefinition>) => makeBuilder(runner, Object.freeze({ ...definition, ...patch }))
   const on = (event: AgentEvent["_tag"] | "*") => (listener: Listener<any>) =>
     next({ listeners: [...definition.listeners, { event, listener }] })
   const runEffect = (input: unknown) => {
-    const run = runAgent(definition, input)
+    const run = runner(definition, input)
     return definition.model === undefined ? run : Effect.provideService(run, ModelClientService, definition.model)
   }
   return Object.freeze({
     name: definition.name,
-    definition,
+    [AgentDefinitionKey]: definition,
     prompt: (prompt: string) => next({ prompt }),
     model: (model: ModelClient) => next({ model }),
     budget: (options: BudgetOptions) => next({ budget: mergeBudget(definition.name, definition.budget, options) }),
@@ -247,7 +275,7 @@ const makeBuilder = (definition: AgentDefinition): AgentBuilder<string, unknown,
       if (!(threshold > 0 && threshold <= 1)) {
         throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `a budget threshold must be in (0, 1], got ${threshold}` })
       }
-      return makeBuilder(Object.freeze({
+      return makeBuilder(runner, Object.freeze({
         ...definition,
         budgetThresholds: definition.budgetThresholds.includes(threshold) ? definition.budgetThresholds : [...definition.budgetThresholds, threshold],
         listeners: [...definition.listeners, {

@@ -5,8 +5,8 @@
 import { type Effect, type Result, Schema } from "effect"
 import { AgentConfigError } from "../errors.ts"
 import { fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
-import type { ToolDefinition } from "../providers/messages.ts"
-import { type RepairOptions, repairOptions } from "../runtime/repair-arguments.ts"
+import type { ToolDefinition } from "../model/messages.ts"
+import { type RepairOptions, repairOptions } from "./repair-arguments.ts"
 import type { RecoveryHandlers } from "./recovery.ts"
 import { type ArgsSchema, toolParameters } from "./tool-parameters.ts"
 

@@ -12,9 +12,8 @@
  * | `OLLAMA_HOST` | for `ollama`: `host`, `host:port` or a URL; default `localhost:11434` |
  */
 import { type Cause, Config, ConfigProvider, Effect, Exit, Option, Redacted } from "effect"
-import type { BudgetOptions } from "../dsl/budget.ts"
 import { AgentConfigError } from "../errors.ts"
-import type { ModelClient } from "./model-client.ts"
+import type { ModelClient } from "../model/model-client.ts"
 import { ollama } from "./ollama.ts"
 import { openai } from "./openai.ts"
 
@@ -25,7 +24,7 @@ export interface EnvModel {
   readonly temperature: number
   readonly client: ModelClient
   /** `{ maxTurns }` when `LLM_MAX_AGENT_STEPS` is set, else `{}`: pass it to `.budget(...)`. */
-  readonly budget: BudgetOptions
+  readonly budget: { readonly maxTurns?: number }
   /** Where requests go: the base URL or Ollama host; `undefined` for OpenAI's default. */
   readonly endpoint: string | undefined
 }
@@ -61,7 +60,7 @@ export const fromEnv = (env: Record<string, string | undefined> = process.env): 
   if (maxSteps !== undefined && maxSteps < 1) {
     throw new AgentConfigError({ subject, reason: `LLM_MAX_AGENT_STEPS must be a whole number >= 1, got ${maxSteps}` })
   }
-  const budget: BudgetOptions = maxSteps === undefined ? {} : { maxTurns: maxSteps }
+  const budget: EnvModel["budget"] = maxSteps === undefined ? {} : { maxTurns: maxSteps }
   const common = { provider: config.provider, model: config.model, temperature: config.temperature, budget }
   if (config.provider === "ollama") {
     const host = Option.getOrUndefined(config.ollamaHost)

@@ -4,9 +4,10 @@
  */
 import { Effect } from "effect"
 import { type ChatRequest, type ChatResponse, type Message, Ollama, type Tool } from "ollama"
-import { describeCause, ModelError } from "../errors.ts"
-import type { LlmMessage, LlmResponse, ModelRequest, ToolCall, ToolDefinition } from "./messages.ts"
-import type { ModelClient } from "./model-client.ts"
+import { describeCause } from "../internal/describe-cause.ts"
+import { ModelError } from "../model/model-error.ts"
+import type { LlmMessage, LlmResponse, ModelRequest, ToolCall, ToolDefinition } from "../model/messages.ts"
+import type { ModelClient } from "../model/model-client.ts"
 import { isRetryableStatus, type ResilienceOptions, resilientCall } from "./resilience.ts"
 
 /** Options of {@link ollama}. */

@@ -11,9 +11,11 @@ import type {
   ChatCompletionTool,
   ChatCompletionToolChoiceOption
 } from "openai/resources/chat/completions"
-import { AgentConfigError, describeCause, ModelError } from "../errors.ts"
-import type { LlmMessage, LlmResponse, ModelRequest, ToolCall, ToolChoice, ToolDefinition } from "./messages.ts"
-import type { ModelClient } from "./model-client.ts"
+import { AgentConfigError } from "../errors.ts"
+import { describeCause } from "../internal/describe-cause.ts"
+import { ModelError } from "../model/model-error.ts"
+import type { LlmMessage, LlmResponse, ModelRequest, ToolCall, ToolChoice, ToolDefinition } from "../model/messages.ts"
+import type { ModelClient } from "../model/model-client.ts"
 import { isRetryableStatus, type ResilienceOptions, resilientCall } from "./resilience.ts"
 
 /** Options of {@link openai}. The SDK's own retries are off: retries and timeouts are Effect's. */

@@ -5,10 +5,10 @@
 import { Clock, Effect } from "effect"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import { ModelError } from "../errors.ts"
-import type { LlmResponse, ModelRequest } from "../providers/messages.ts"
-import { ModelClientService } from "../providers/model-client.ts"
+import type { LlmResponse, ModelRequest } from "../model/messages.ts"
+import { ModelClientService } from "../model/model-client.ts"
 import { emit } from "./emit.ts"
-import { validateResponse } from "./validate-response.ts"
+import { validateResponse } from "../model/validate-response.ts"
 import { noStackTrace } from "../internal/span-options.ts"
 
 /** Where in the run a call happens, for hooks and spans. */

@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import type { AgentEvent, HookFailedEvent } from "../dsl/events.ts"
-import { describeCause } from "../errors.ts"
+import { describeCause } from "../internal/describe-cause.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 
 /** Sends `event` to every listener of its kind. Never fails. */

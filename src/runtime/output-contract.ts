@@ -6,7 +6,7 @@
  */
 import { Result, Schema } from "effect"
 import { submitToolName } from "../dsl/agent-definition.ts"
-import type { JsonSchemaObject, ToolDefinition } from "../providers/messages.ts"
+import type { JsonSchemaObject, ToolDefinition } from "../model/messages.ts"
 
 type OutputSchema = Schema.Codec<any, any, never, never>
 

@@ -3,7 +3,7 @@
  * output contract) and the textual form of inputs, tool results and corrections.
  */
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
-import { describeCause } from "../errors.ts"
+import { describeCause } from "../internal/describe-cause.ts"
 import type { RunState } from "./run-state.ts"
 
 /** How every system prompt starts: the agent's prompt, or who it is. */

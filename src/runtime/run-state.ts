@@ -9,7 +9,7 @@ import type { KnowledgeSource } from "../dsl/knowledge.ts"
 import { type AnyTool, tool } from "../dsl/tool.ts"
 import { BudgetExceeded, type BudgetReason } from "../errors.ts"
 import { fromMaybeEffect } from "../internal/from-maybe-effect.ts"
-import type { LlmMessage, ToolDefinition } from "../providers/messages.ts"
+import type { LlmMessage, ToolDefinition } from "../model/messages.ts"
 import { emit } from "./emit.ts"
 import { type OutputContract, outputContract } from "./output-contract.ts"
 

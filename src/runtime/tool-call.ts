@@ -16,11 +16,11 @@ import {
   ToolNotAllowed
 } from "../errors.ts"
 import { noStackTrace } from "../internal/span-options.ts"
-import type { ToolCall } from "../providers/messages.ts"
+import type { ToolCall } from "../model/messages.ts"
 import { emit } from "./emit.ts"
 import { escalationContent, invalidArgsFeedback, toolFailedFeedback, toolResultContent, untrustedContent } from "./prompt.ts"
 import { decideExecutionError, decideInvalidArgs } from "./recover.ts"
-import { type ArgsCorrection, repairArguments } from "./repair-arguments.ts"
+import { type ArgsCorrection, repairArguments } from "../dsl/repair-arguments.ts"
 import type { RunState } from "./run-state.ts"
 
 /** Errors a tool call can end the run with. */

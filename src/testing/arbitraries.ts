@@ -8,7 +8,7 @@ import { Arbitrary, Effect, Schema } from "effect"
 import fc from "fast-check"
 import type { AnyTool } from "../dsl/tool.ts"
 import { ModelError } from "../errors.ts"
-import type { LlmResponse, ToolCall } from "../providers/messages.ts"
+import type { LlmResponse, ToolCall } from "../model/messages.ts"
 import type { ScriptStep } from "./scripted-model.ts"
 
 /** How often generated calls go wrong. Rates are probabilities in [0, 1]. */

@@ -7,7 +7,7 @@ import type { AgentBuilder } from "../dsl/agent.ts"
 import type { AgentEvent } from "../dsl/events.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import { type AgentError, isAgentError } from "../errors.ts"
-import type { ModelRequest } from "../providers/messages.ts"
+import type { ModelRequest } from "../model/messages.ts"
 import { type ModelScript, scriptedModel } from "./scripted-model.ts"
 
 /** How a run ended. `Defect` and `Interrupted` should never happen: tests assert against them. */

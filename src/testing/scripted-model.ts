@@ -3,8 +3,8 @@
  */
 import { Effect } from "effect"
 import { ModelError } from "../errors.ts"
-import type { LlmResponse, ModelRequest } from "../providers/messages.ts"
-import { ModelClient, type ModelFunction } from "../providers/model-client.ts"
+import type { LlmResponse, ModelRequest } from "../model/messages.ts"
+import { ModelClient, type ModelFunction } from "../model/model-client.ts"
 import { type RecordingModel, recordingModel } from "./recording-model.ts"
 
 /** One scripted answer: a response, a `ModelError` to fail with, or a function of the request. */

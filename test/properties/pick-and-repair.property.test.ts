@@ -70,7 +70,7 @@ describe("argument repair laws", () => {
         }
       })
       if (t.validation._tag !== "Schema") throw new Error("expected a Schema tool")
-      const { repairArguments } = await import("../../src/runtime/repair-arguments.ts")
+      const { repairArguments } = await import("../../src/dsl/repair-arguments.ts")
       const repaired = repairArguments(t.validation.schema.ast, { choice: value }, t.repair!)
       const decoded = t.validation.decode(repaired.value)
       if (Result.isSuccess(decoded)) expect(literals).toContain(decoded.success.choice)

@@ -3,8 +3,8 @@
  * broken custom client or mock becomes a `ModelError` instead of a crash deep in the loop.
  */
 import { Effect, Schema } from "effect"
-import { ModelError } from "../errors.ts"
-import type { LlmResponse } from "../providers/messages.ts"
+import { ModelError } from "./model-error.ts"
+import type { LlmResponse } from "./messages.ts"
 
 const Usage = Schema.Struct({ inputTokens: Schema.Finite, outputTokens: Schema.Finite })
 const ToolCall = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.Unknown })

@@ -3,7 +3,8 @@
  * also a Context service with a Layer, so Effect programs can provide it from the outside.
  */
 import { Context, Effect, Layer } from "effect"
-import { describeCause, ModelError } from "../errors.ts"
+import { describeCause } from "../internal/describe-cause.ts"
+import { ModelError } from "./model-error.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { LlmResponse, ModelRequest } from "./messages.ts"
 
