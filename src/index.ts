@@ -72,8 +72,10 @@ export type {
   JsonSchemaObject,
   LlmMessage,
   LlmResponse,
+  LlmResponseInit,
   ModelRequest,
   ToolCall,
+  ToolCallInit,
   ToolChoice,
   ToolDefinition,
   Usage

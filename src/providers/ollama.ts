@@ -7,6 +7,7 @@ import { type ChatRequest, type ChatResponse, type Message, Ollama, type Tool } 
 import { describeCause } from "../internal/describe-cause.ts"
 import { ModelError } from "../model/model-error.ts"
 import type { LlmMessage, LlmResponse, ModelRequest, ToolCall, ToolDefinition } from "../model/messages.ts"
+import { argumentsText, assignedCallId } from "../model/normalize-response.ts"
 import type { ModelClient } from "../model/model-client.ts"
 import { isRetryableStatus, type ResilienceOptions, resilientCall } from "./resilience.ts"
 
@@ -37,6 +38,7 @@ const provider = "ollama"
  */
 export const ollama = (model: string, options: OllamaOptions = {}): ModelClient => {
   const host = ollamaHost(options)
+  let answered = 0
   return {
     chat: (request) =>
       Effect.suspend(() => {
@@ -54,7 +56,7 @@ export const ollama = (model: string, options: OllamaOptions = {}): ModelClient 
             return client.chat({ ...body, stream: false })
           },
           toModelError
-        ).pipe(Effect.flatMap(fromOllamaResponse))
+        ).pipe(Effect.flatMap((response) => fromOllamaResponse(response, ++answered)))
       })
   }
 }
@@ -137,19 +139,28 @@ const argumentsObject = (raw: unknown): Record<string, unknown> => {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : { _raw: value }
 }
 
-/** The provider-neutral response for an `/api/chat` reply. Ollama gives calls no ids: the loop assigns them. */
-export const fromOllamaResponse = (response: ChatResponse): Effect.Effect<LlmResponse, ModelError> =>
+/**
+ * The provider-neutral response for an `/api/chat` reply, normalised here: argument objects become
+ * JSON text once, and calls get ids (Ollama sends none) unique across this client's answers
+ * (`callNumber` counts them).
+ */
+export const fromOllamaResponse = (response: ChatResponse, callNumber = 1): Effect.Effect<LlmResponse, ModelError> =>
   Effect.try({
     try: (): LlmResponse => {
       const message = response.message
       const usage = typeof response.prompt_eval_count === "number" && typeof response.eval_count === "number"
         ? { usage: { inputTokens: response.prompt_eval_count, outputTokens: response.eval_count } }
         : {}
-      const calls: Array<ToolCall> = (message.tool_calls ?? []).map((call) => ({
-        id: (call as { id?: unknown }).id === undefined ? "" : String((call as { id?: unknown }).id),
-        name: call.function.name,
-        arguments: call.function.arguments
-      }))
+      const calls: Array<ToolCall> = (message.tool_calls ?? []).map((call, index) => {
+        const wireId = (call as { id?: unknown }).id
+        const text = argumentsText(call.function.arguments)
+        if (text._tag === "Failure") throw new Error(text.failure)
+        return {
+          id: typeof wireId === "string" && wireId !== "" ? wireId : assignedCallId(callNumber, index),
+          name: call.function.name,
+          arguments: text.success
+        }
+      })
       const content = message.content ?? ""
       if (calls.length > 0) return { _tag: "ToolCalls", calls, ...(content === "" ? {} : { content }), ...usage }
       return { _tag: "Text", content, ...usage }

@@ -132,7 +132,7 @@ const toOpenAiMessage = (message: LlmMessage): ChatCompletionMessageParam => {
           tool_calls: message.toolCalls.map((call) => ({
             id: call.id,
             type: "function" as const,
-            function: { name: call.name, arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments) }
+            function: { name: call.name, arguments: call.arguments }
           }))
         }
     case "tool":

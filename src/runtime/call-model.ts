@@ -2,13 +2,13 @@
  * One model call as the loop makes it: hooks around it, an `agent.model` span, defects of a custom
  * client turned into `ModelError`, and the response checked for shape.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Result } from "effect"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import { ModelError } from "../errors.ts"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"
 import { ModelClientService } from "../model/model-client.ts"
 import { emit } from "./emit.ts"
-import { validateResponse } from "../model/validate-response.ts"
+import { checkResponse } from "../model/normalize-response.ts"
 import { noStackTrace } from "../internal/span-options.ts"
 
 /** Where in the run a call happens, for hooks and spans. */
@@ -33,7 +33,11 @@ export const callModel = (
         Effect.fail(new ModelError({ provider: "model client", reason: `the client crashed: ${String(defect)}`, cause: defect }))
       )
     )
-    const response = yield* validateResponse(raw)
+    const checked = checkResponse(raw)
+    if (Result.isFailure(checked)) {
+      return yield* new ModelError({ provider: "model client", reason: `the response is not a valid LlmResponse: ${checked.failure}`, retryable: false })
+    }
+    const response = checked.success
     const durationMs = (yield* Clock.currentTimeMillis) - started
     yield* Effect.annotateCurrentSpan({
       "model.response": response._tag,

@@ -17,8 +17,8 @@ export interface OutputContract {
   readonly submitTool: ToolDefinition | undefined
   /** Decodes a final text. */
   readonly decodeText: (text: string) => Result.Result<unknown, string>
-  /** Decodes the arguments of a `submit` call (a JSON string or an object). */
-  readonly decodeSubmission: (raw: unknown) => Result.Result<unknown, string>
+  /** Decodes the arguments of a `submit` call (the JSON text the model sent). */
+  readonly decodeSubmission: (raw: string) => Result.Result<unknown, string>
 }
 
 const contracts = new WeakMap<OutputSchema, OutputContract>()
@@ -58,8 +58,7 @@ const makeContract = (schema: OutputSchema): OutputContract => {
     const asText = decode(text)
     return Result.isSuccess(asText) ? asText : Result.fail(`The answer is not valid JSON.\n${asText.failure}`)
   }
-  const decodeSubmission = (raw: unknown): Result.Result<unknown, string> => {
-    if (typeof raw !== "string") return decode(raw)
+  const decodeSubmission = (raw: string): Result.Result<unknown, string> => {
     const parsed = parse(raw)
     return Result.isSuccess(parsed) ? decode(parsed.success) : Result.fail("The arguments are not valid JSON.")
   }

@@ -155,7 +155,7 @@ const turn = (state: RunState, turnNumber: number) =>
     }
 
     if (response._tag === "ToolCalls" && response.calls.length > 0) {
-      const calls = response.calls.map((call, i): ToolCall => (call.id === "" ? { ...call, id: `call_${turnNumber}_${i}` } : call))
+      const calls = response.calls
       state.transcript.push({ role: "assistant", content: response.content ?? "", toolCalls: calls })
       for (const call of calls) {
         if (state.output?.submitTool !== undefined && call.name === state.output.submitTool.name) {
@@ -191,8 +191,7 @@ const submit = (state: RunState, call: ToolCall) =>
       state.transcript.push({ role: "tool", toolCallId: call.id, name: call.name, content: "submitted" })
       return { output: decoded.success }
     }
-    const raw = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments) ?? ""
-    return yield* rejectAnswer(state, raw, decoded.failure, (content) => ({ role: "tool", toolCallId: call.id, name: call.name, content }))
+    return yield* rejectAnswer(state, call.arguments, decoded.failure, (content) => ({ role: "tool", toolCallId: call.id, name: call.name, content }))
   })
 
 /** A typed answer that did not decode: corrected within the budget, else `OutputInvalid`. */

@@ -90,7 +90,7 @@ const recoverInvalidArgs = (state: RunState, tool: AnyTool, call: ToolCall, scop
     yield* Effect.annotateCurrentSpan("tool.outcome", "invalid_args")
     const validation = tool.validation
     const maxSteps = maxRepairSteps(state)
-    let raw = call.arguments
+    let raw: unknown = parseLoosely(call.arguments)
     let issues = firstIssues
     for (let attempt = 1;; attempt++) {
       const { recovery, level } = yield* decideInvalidArgs(state, tool, {

@@ -4,7 +4,7 @@
 import { fc, test } from "@fast-check/vitest"
 import { Schema } from "effect"
 import { describe, expect } from "vitest"
-import { agent, type LlmResponse, Recovery, type RecoveryHandlers, tool, toolCalls, text } from "../../src/index.ts"
+import { agent, type LlmResponseInit, Recovery, type RecoveryHandlers, tool, toolCalls, text } from "../../src/index.ts"
 import { arbToolCall, runScript } from "../../src/testing/index.ts"
 
 const numRuns = Number(process.env.PROPERTY_RUNS ?? 300)
@@ -33,11 +33,11 @@ const makeTools = () => {
 }
 
 const { add: addShape, multiply: multiplyShape } = makeTools()
-const arbResponse: fc.Arbitrary<LlmResponse> = fc.oneof(
+const arbResponse: fc.Arbitrary<LlmResponseInit> = fc.oneof(
   { weight: 8, arbitrary: fc.tuple(fc.array(arbToolCall([addShape, multiplyShape], { invalidRate: 0.3, unknownRate: 0.05 }), { minLength: 1, maxLength: 4 }), fc.option(fc.record({ inputTokens: fc.nat(60), outputTokens: fc.nat(30) }), { nil: undefined })).map(
-    ([calls, usage]): LlmResponse => usage === undefined ? { _tag: "ToolCalls", calls } : { _tag: "ToolCalls", calls, usage }
+    ([calls, usage]): LlmResponseInit => usage === undefined ? { _tag: "ToolCalls", calls } : { _tag: "ToolCalls", calls, usage }
   ) },
-  { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 10 }).map((content): LlmResponse => ({ _tag: "Text", content })) }
+  { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 10 }).map((content): LlmResponseInit => ({ _tag: "Text", content })) }
 )
 const arbBudget = fc.record(
   { maxTurns: fc.integer({ min: 1, max: 6 }), maxToolCalls: fc.integer({ min: 1, max: 8 }), maxTokens: fc.integer({ min: 1, max: 200 }), maxConsecutiveSameTool: fc.integer({ min: 1, max: 3 }) },
@@ -49,7 +49,7 @@ const arbRecovery = fc.oneof(
   fc.oneof(fc.record({ a: fc.integer(), b: fc.integer() }), fc.anything()).map(Recovery.fixed)
 )
 
-const tokensUsed = (responses: ReadonlyArray<LlmResponse>) => responses.reduce((sum, r) => sum + (r.usage === undefined ? 0 : r.usage.inputTokens + r.usage.outputTokens), 0)
+const tokensUsed = (responses: ReadonlyArray<LlmResponseInit>) => responses.reduce((sum, r) => sum + (r.usage === undefined ? 0 : r.usage.inputTokens + r.usage.outputTokens), 0)
 
 describe("budget laws", () => {
   test.prop([fc.array(arbResponse, { maxLength: 10 }), arbBudget, arbRecovery, arbRecovery], { numRuns })(
