@@ -104,12 +104,19 @@ export interface AgentBuilder<
    */
   pickTools(options?: PickToolsOptions): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /**
-   * With handlers: the agent's recovery defaults for invalid arguments and failed executions (below
-   * each tool's own `onError` and `onToolError(name, ...)`; default `Recovery.feedback`). With a
-   * function: a listener called once per failed run with the typed error; a listener that throws is
-   * reported and never masks the error.
+   * The agent's recovery defaults for invalid arguments and failed executions, below each tool's own
+   * `recover` and `.recoverTool(name, ...)` (default `Recovery.feedback`). Merged with earlier calls.
    */
-  onError(policy: ErrorPolicy<ToolNames<TTools>>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  recover(policy: ErrorPolicy<ToolNames<TTools>>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** Recovery handlers for one tool, ahead of the agent's `.recover` defaults and behind the tool's own. */
+  recoverTool<const $Name extends ToolNames<TTools>>(
+    tool: $Name,
+    handlers: RecoveryHandlers<$Name>
+  ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /**
+   * An observer called once per failed run with the typed error (after `RunEnd`'s outcome is known);
+   * a listener that throws is reported and never masks the error. To decide recovery, use `.recover`.
+   */
   onError(listener: (error: AgentError) => MaybeEffect<unknown>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /**
    * What a call to a tool outside the skill's allowlist (or to no tool at all) does: `"fail"` (default,
@@ -137,13 +144,8 @@ export interface AgentBuilder<
   onModelCall(listener: Listener<ModelCallEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** After each model call, with the response. */
   onModelResponse(listener: Listener<ModelResponseEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
-  /** When a tool failed, with the recovery decision. */
+  /** When a tool failed, with the recovery decision (an observer; `.recoverTool` decides). */
   onToolError(listener: Listener<ToolErrorEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
-  /** Recovery handlers for one tool, ahead of the agent's `onError` defaults and behind the tool's own. */
-  onToolError<const $Name extends ToolNames<TTools>>(
-    tool: $Name,
-    handlers: RecoveryHandlers<$Name>
-  ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** When a tool call's arguments did not decode, with the recovery decision. */
   onInvalidArgs(listener: Listener<InvalidArgsEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** When a knowledge source was used (loaded, or read from the run's cache). */
@@ -156,8 +158,8 @@ export interface AgentBuilder<
   onRunEnd(listener: Listener<RunEndEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** Every event, in order (see `AgentEvent`): for tracing and test harnesses. */
   onEvent(listener: Listener<AgentEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
-  /** When another hook or a recovery policy failed. */
-  onHookError(listener: Listener<HookFailedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** When another hook or a recovery policy failed (the `HookFailed` event). */
+  onHookFailed(listener: Listener<HookFailedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /**
    * Runs the agent and resolves with its output; rejects with one of the tagged `AgentError`s.
    * Available once `.model(...)` was called.
@@ -235,8 +237,8 @@ export const agentFactory = (runner: AgentRunner): AgentFactory =>
     toolSelection: undefined,
     listeners: [],
     budgetThresholds: [],
-    errorPolicy: {},
-    toolHandlers: {},
+    recovery: {},
+    toolRecovery: {},
     disallowedToolPolicy: "fail",
       input: options.input,
       output: options.output
@@ -264,10 +266,11 @@ const makeBuilder = (runner: AgentRunner, definition: AgentDefinition): AgentBui
     },
     memory: (store: MemoryStore = inMemoryStore()) => next({ memory: memoryTools(store) }),
     pickTools: (toolSelection: PickToolsOptions = {}) => next({ toolSelection }),
-    onError: (policy: ErrorPolicy | ((error: AgentError) => MaybeEffect<unknown>)) =>
-      typeof policy === "function"
-        ? on("RunEnd")((event: RunEndEvent) => (event.outcome._tag === "Failure" ? policy(event.outcome.error) : undefined))
-        : next({ errorPolicy: { ...definition.errorPolicy, ...policy } }),
+    recover: (policy: ErrorPolicy) => next({ recovery: { ...definition.recovery, ...policy } }),
+    recoverTool: (tool: string, handlers: RecoveryHandlers) =>
+      next({ toolRecovery: { ...definition.toolRecovery, [tool]: handlers } }),
+    onError: (listener: (error: AgentError) => MaybeEffect<unknown>) =>
+      on("RunEnd")((event: RunEndEvent) => (event.outcome._tag === "Failure" ? listener(event.outcome.error) : undefined)),
     disallowedToolPolicy: (disallowedToolPolicy: "fail" | "feedback") => next({ disallowedToolPolicy }),
     onToolHallucinated: on("ToolHallucinated"),
     onBudgetThreshold: (options: { readonly threshold?: number }, listener: Listener<BudgetThresholdEvent>) => {
@@ -290,16 +293,13 @@ const makeBuilder = (runner: AgentRunner, definition: AgentDefinition): AgentBui
     onTurn: on("Turn"),
     onModelCall: on("ModelCall"),
     onModelResponse: on("ModelResponse"),
-    onToolError: (toolOrListener: string | Listener<ToolErrorEvent>, handlers?: RecoveryHandlers) =>
-      typeof toolOrListener === "function"
-        ? on("ToolError")(toolOrListener)
-        : next({ toolHandlers: { ...definition.toolHandlers, [toolOrListener]: handlers ?? {} } }),
+    onToolError: on("ToolError"),
     onInvalidArgs: on("InvalidArgs"),
     onKnowledgeUsed: on("KnowledgeUsed"),
     onArgsRepaired: on("ArgsRepaired"),
     onBudgetExceeded: on("BudgetExceeded"),
     onRunEnd: on("RunEnd"),
-    onHookError: on("HookFailed"),
+    onHookFailed: on("HookFailed"),
     onEvent: on("*"),
     run: ((input: unknown) =>
       definition.model === undefined

@@ -138,7 +138,7 @@ export interface RunEndEvent extends RunScoped {
   readonly toolCalls: number
   readonly durationMs: number
 }
-/** A listener failed. Reported to `onHookError` listeners and logged through Effect's logger. */
+/** A listener failed. Reported to `onHookFailed` listeners and logged through Effect's logger. */
 export interface HookFailedEvent extends RunScoped {
   readonly _tag: "HookFailed"
   readonly hook: AgentEvent["_tag"]

@@ -73,8 +73,8 @@ export interface Tool<Name extends string, Args, Result> {
   readonly safe: boolean
   /** The argument repairs this tool opted into, if any. */
   readonly repair: RepairOptions | undefined
-  /** The tool's own recovery handlers; they take priority over the agent's. */
-  readonly onError: RecoveryHandlers | undefined
+  /** The tool's own recovery handlers (`recover`); they take priority over the agent's. */
+  readonly recover: RecoveryHandlers | undefined
   /** Results are wrapped as untrusted data before the model sees them. */
   readonly untrustedOutput: boolean
 }
@@ -107,8 +107,8 @@ interface ToolOptionsBase {
 /** Options of a tool whose arguments are described by a Schema. */
 export interface SchemaToolOptions<S extends ArgsSchema, R, Name extends string = string> extends ToolOptionsBase {
   readonly args: S
-  /** This tool's recovery handlers, ahead of the agent's `onToolError(name)` and `onError` defaults. */
-  readonly onError?: RecoveryHandlers<Name>
+  /** This tool's recovery handlers, ahead of the agent's `.recoverTool(name)` and `.recover` defaults. */
+  readonly recover?: RecoveryHandlers<Name>
   readonly run: (args: S["Type"], context: ToolContext) => MaybeEffect<R>
   /** Generate an OpenAI strict-mode schema (all keys required, optional keys nullable). */
   readonly strict?: boolean
@@ -124,7 +124,7 @@ export interface SchemaToolOptions<S extends ArgsSchema, R, Name extends string 
 export interface UnsafeToolOptions<R, Name extends string = string> extends ToolOptionsBase {
   readonly args: UnsafeNoSchema
   /** This tool's recovery handlers for execution errors (its arguments are never invalid). */
-  readonly onError?: Pick<RecoveryHandlers<Name>, "executionError">
+  readonly recover?: Pick<RecoveryHandlers<Name>, "executionError">
   readonly run: (args: unknown, context: ToolContext) => MaybeEffect<R>
 }
 
@@ -208,7 +208,7 @@ const makeTool = (
     tags: Object.freeze([...(options.tags ?? [])]),
     safe: options.safe ?? true,
     repair,
-    onError: (options as { readonly onError?: RecoveryHandlers }).onError,
+    recover: (options as { readonly recover?: RecoveryHandlers }).recover,
     untrustedOutput: options.untrustedOutput === true
   })
 }

@@ -1,7 +1,7 @@
 /**
  * Delivers events to hooks. Hooks run in registration order; a hook that throws, rejects or fails
  * never changes the run: it is logged through Effect's logger (level Warning) and delivered as a
- * `HookFailed` event to `onHookError` listeners, whose own failures are only logged.
+ * `HookFailed` event to `onHookFailed` listeners, whose own failures are only logged.
  */
 import { Effect } from "effect"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"

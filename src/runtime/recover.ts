@@ -1,6 +1,6 @@
 /**
- * Asks the recovery handlers for a decision, in priority order: the tool's own `onError`, the agent's
- * `onToolError(name, ...)`, the agent's `onError({...})` defaults, then the built-in default
+ * Asks the recovery handlers for a decision, in priority order: the tool's own `recover`, the agent's
+ * `.recoverTool(name, ...)`, the agent's `.recover({...})` defaults, then the built-in default
  * (`Recovery.feedback`). A handler that throws, fails or answers something that is not a decision is
  * reported as a hook failure, and the next level decides.
  */
@@ -26,9 +26,9 @@ const isRecovery = (u: unknown): u is Recovery =>
 
 /** The handlers for `tool` at each level, highest priority first. */
 const levels = (state: RunState, tool: AnyTool): ReadonlyArray<readonly [DecisionLevel, RecoveryHandlers | undefined]> => [
-  ["tool", tool.onError],
-  ["agent-tool", state.definition.toolHandlers[tool.name]],
-  ["agent", state.definition.errorPolicy]
+  ["tool", tool.recover],
+  ["agent-tool", state.definition.toolRecovery[tool.name]],
+  ["agent", state.definition.recovery]
 ]
 
 const ask = <K extends keyof RecoveryHandlers>(

@@ -6,7 +6,7 @@
 import { Cause, Clock, Duration, Effect, Exit, Random, Result, Schema } from "effect"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import type { RunEndEvent } from "../dsl/events.ts"
-import { type AgentError, InputInvalid, isAgentError, ModelError, OutputInvalid, ToolFailed } from "../errors.ts"
+import { type AgentError, InputInvalid, isAgentError, OutputInvalid, RuntimeDefect, SkillFailed } from "../errors.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { LlmMessage, ModelRequest, ToolCall } from "../model/messages.ts"
 import type { ModelClientService } from "../model/model-client.ts"
@@ -60,7 +60,7 @@ export const runAgent = (definition: AgentDefinition, input: unknown): Effect.Ef
       Effect.onExit((exit) =>
         Effect.gen(function*() {
           const durationMs = (yield* Clock.currentTimeMillis) - started
-          const outcome = runOutcome(exit)
+          const outcome = runOutcome(definition.name, exit)
           yield* Effect.annotateCurrentSpan({
             "agent.outcome": outcome._tag === "Failure" ? outcome.error._tag : outcome._tag,
             "agent.turns": state?.turns ?? 0,
@@ -83,13 +83,12 @@ export const runAgent = (definition: AgentDefinition, input: unknown): Effect.Ef
 const newRunId = (now: number) =>
   Random.nextIntBetween(0, 2 ** 30).pipe(Effect.map((n) => `run_${now.toString(36)}_${n.toString(36).padStart(6, "0")}`))
 
-const runOutcome = (exit: Exit.Exit<unknown, AgentError>): RunEndEvent["outcome"] => {
+/** A defect (neither a documented failure nor an interruption) is reported as `RuntimeDefect`, never as a model failure. */
+export const runOutcome = (agent: string, exit: Exit.Exit<unknown, AgentError>): RunEndEvent["outcome"] => {
   if (Exit.isSuccess(exit)) return { _tag: "Success", output: exit.value }
   if (Cause.hasInterruptsOnly(exit.cause)) return { _tag: "Interrupted" }
   const error = Cause.squash(exit.cause)
-  return isAgentError(error)
-    ? { _tag: "Failure", error }
-    : { _tag: "Failure", error: new ModelError({ provider: "runtime", reason: String(error), cause: error }) }
+  return isAgentError(error) ? { _tag: "Failure", error } : { _tag: "Failure", error: new RuntimeDefect({ agent, cause: error }) }
 }
 
 /** The user message: the input as text (strings as they are, anything else JSON-encoded). */
@@ -101,12 +100,10 @@ const inputText = (definition: AgentDefinition, input: unknown): Effect.Effect<s
   )
 }
 
-/** A skill implemented by a function: no model call. Its failure ends the run with `ToolFailed`. */
-const deterministic = (definition: AgentDefinition, { skill }: ChosenSkill, input: unknown): Effect.Effect<unknown, ToolFailed> =>
+/** A skill implemented by a function: no model call. Its failure ends the run with `SkillFailed`. */
+const deterministic = (definition: AgentDefinition, { skill }: ChosenSkill, input: unknown): Effect.Effect<unknown, SkillFailed> =>
   fromMaybeEffect((abortable) => skill.implementation!(input, abortable)).pipe(
-    catchUnlessInterrupted((cause) =>
-      Effect.fail(new ToolFailed({ agent: definition.name, skill: skill.name, tool: skill.name, args: input, cause }))
-    )
+    catchUnlessInterrupted((cause) => Effect.fail(new SkillFailed({ agent: definition.name, skill: skill.name, input, cause })))
   )
 
 const agenticLoop = (state: RunState, input: string) =>

@@ -134,7 +134,7 @@ const recoverInvalidArgs = (state: RunState, tool: AnyTool, call: ToolCall, scop
 const answer = (content: string): Resolved => ({ _tag: "Reply", content })
 const runWith = (args: unknown): Resolved => ({ _tag: "Run", args })
 
-const maxRepairSteps = (state: RunState): number => Math.max(1, Math.floor(state.definition.errorPolicy.maxRepairSteps ?? 3))
+const maxRepairSteps = (state: RunState): number => Math.max(1, Math.floor(state.definition.recovery.maxRepairSteps ?? 3))
 
 /** Executes within the budgets, asking the handlers after each failure whether to run again. */
 const executeWithRecovery = (

@@ -59,7 +59,7 @@ describe("budget laws", () => {
       const subject = agent("subject")
         .budget(budget)
         .tools({ add, multiply })
-        .onError({ invalidArgs: () => onInvalid, executionError: () => onFailure })
+        .recover({ invalidArgs: () => onInvalid, executionError: () => onFailure })
       const run = await runScript(subject, script, "go")
       expect(run.outcome._tag === "Success" || run.outcome._tag === "Failure").toBe(true)
       expect(run.requests.length).toBeLessThanOrEqual(budget.maxTurns ?? 8)
@@ -88,7 +88,7 @@ describe("recovery laws", () => {
       const { add, multiply, executed } = makeTools()
       const subject = agent("subject")
         .tools({ add, multiply })
-        .onError({ invalidArgs: () => onInvalid, executionError: () => onFailure, maxRepairSteps: 2 })
+        .recover({ invalidArgs: () => onInvalid, executionError: () => onFailure, maxRepairSteps: 2 })
       await runScript(subject, script, "go")
       for (const { args } of executed) expect(isOperands(args)).toBe(true)
     }
@@ -96,7 +96,7 @@ describe("recovery laws", () => {
 
   const arbLevel = fc.constantFrom("absent", "answers", "throws")
   test.prop([arbLevel, arbLevel, arbLevel, fc.boolean()], { numRuns })(
-    "handler priority holds for any placement: tool > onToolError(name) > onError defaults > feedback",
+    "handler priority holds for any placement: tool recover > recoverTool(name) > recover defaults > feedback",
     async (toolLevel, agentToolLevel, defaultsLevel, invalidCase) => {
       const handler = (level: string, name: string) =>
         level === "absent" ? undefined : () => {
@@ -109,15 +109,15 @@ describe("recovery laws", () => {
       }
       const subjectTool = tool("subject_tool", {
         args: Operands,
-        onError: handlers(toolLevel, "tool"),
+        recover: handlers(toolLevel, "tool"),
         run: () => {
           throw new Error("always fails")
         }
       })
       const subject = agent("subject")
         .tools({ subject_tool: subjectTool })
-        .onToolError("subject_tool", handlers(agentToolLevel, "agent-tool"))
-        .onError(handlers(defaultsLevel, "defaults"))
+        .recoverTool("subject_tool", handlers(agentToolLevel, "agent-tool"))
+        .recover(handlers(defaultsLevel, "defaults"))
       const args = invalidCase ? { a: "not a number", b: 1 } : { a: 1, b: 2 }
       const run = await runScript(subject, [toolCalls([{ id: "1", name: "subject_tool", arguments: args }]), text("end")], "go")
       const expected = ([["tool", toolLevel], ["agent-tool", agentToolLevel], ["defaults", defaultsLevel]] as const).find(([, level]) => level === "answers")

@@ -103,7 +103,7 @@ const runScenario = async (scenario: Scenario) => {
     .budget({ maxTurns: scenario.maxTurns, ...(scenario.maxToolCalls === undefined ? {} : { maxToolCalls: scenario.maxToolCalls }) })
     .tools({ add, multiply, delete_all: deleteAll })
     .skills(({ add, multiply }) => [skill("compute", "arithmetic").tools(add, multiply)])
-    .onError({ invalidArgs: () => scenario.invalidArgs, executionError: () => scenario.executionError })
+    .recover({ invalidArgs: () => scenario.invalidArgs, executionError: () => scenario.executionError })
     .onRunStart(recordEvent)
     .onRunEnd(recordEvent)
     .onTurn(recordEvent)
