@@ -310,6 +310,50 @@ export class RuntimeDefect extends Data.TaggedError("RuntimeDefect")<{
   }
 }
 
+/**
+ * A run snapshot was taken with a definition of another shape (its tools, their parameters, its skills
+ * or budget changed), so continuing it could call tools that no longer exist or mean something else.
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("DefinitionChanged", (e) => Effect.succeed(`start over: ${e.message}`))
+ * ```
+ */
+export class DefinitionChanged extends Data.TaggedError("DefinitionChanged")<{
+  readonly agent: string
+  /** The fingerprint of the definition asked to continue. */
+  readonly expected: string
+  /** The fingerprint stored in the snapshot (or the snapshot's agent when another agent took it). */
+  readonly found: string
+  readonly reason: string
+}> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
+  override get message(): string {
+    return `Cannot continue the run of agent "${this.agent}": ${this.reason}`
+  }
+}
+
+/**
+ * A run snapshot could not be decoded: not JSON, or not the shape of a snapshot (another version).
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("SnapshotInvalid", (e) => Effect.succeed(e.issues))
+ * ```
+ */
+export class SnapshotInvalid extends Data.TaggedError("SnapshotInvalid")<{
+  readonly issues: string
+}> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
+  override get message(): string {
+    return `Invalid run snapshot:\n${this.issues}`
+  }
+}
+
 /** Any error a run can end with. */
 export type AgentError =
   | AgentConfigError
@@ -326,6 +370,8 @@ export type AgentError =
   | Escalated
   | ExceptionThrown
   | RuntimeDefect
+  | DefinitionChanged
+  | SnapshotInvalid
 
 /**
  * True for the documented errors of this library, whatever their tag. Identity is a marker

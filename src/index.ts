@@ -4,7 +4,10 @@
  * Describe agents with `agent(...)`, `tool(...)` and `skill(...)`; run them with `.run(...)` (Promise)
  * or `.runEffect(...)` (Effect) over any `ModelClient`.
  */
-export { agent } from "./agent.ts"
+export { agent, resume, runUntil } from "./agent.ts"
+export type { RunResult } from "./runtime/run-agent.ts"
+export { decodeSnapshot, encodeSnapshot, RunSnapshotSchema } from "./runtime/snapshot.ts"
+export type { RunSnapshot } from "./runtime/snapshot.ts"
 export type { AgentBuilder, AgentFactory, AgentOptions, ToolNames } from "./dsl/agent.ts"
 export type { AgentDefinition, SkillDefinition } from "./dsl/agent-definition.ts"
 export { builtinTools, escalateTool, throwExceptionTool } from "./dsl/builtin-tools.ts"
@@ -51,6 +54,7 @@ export type { AgentTypeError } from "./dsl/agent-type-error.ts"
 export {
   AgentConfigError,
   BudgetExceeded,
+  DefinitionChanged,
   Escalated,
   ExceptionThrown,
   InputInvalid,
@@ -61,6 +65,7 @@ export {
   OutputInvalid,
   RuntimeDefect,
   SkillFailed,
+  SnapshotInvalid,
   SkillRoutingFailed,
   ToolFailed,
   ToolNotAllowed

@@ -5,95 +5,136 @@
  * decoded again before they run.
  */
 import { Cause, Clock, Duration, Effect, Exit, Result } from "effect"
-import { BuiltinSignal } from "../dsl/builtin-tools.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import {
   type BudgetExceeded,
-  Escalated,
-  ExceptionThrown,
+  type Escalated,
+  type ExceptionThrown,
   InvalidToolArgs,
+  type OutputInvalid,
   ToolFailed,
   ToolNotAllowed
 } from "../errors.ts"
 import { noStackTrace } from "../internal/span-options.ts"
 import type { ToolCall } from "../model/messages.ts"
-import { emit } from "./emit.ts"
 import { escalationContent, invalidArgsFeedback, toolFailedFeedback, toolResultContent, untrustedContent } from "./prompt.ts"
 import { decideExecutionError, decideInvalidArgs } from "./recover.ts"
 import { type ArgsCorrection, repairArguments } from "../dsl/repair-arguments.ts"
-import type { RunState } from "./run-state.ts"
+import { type Finished, rejectAnswer } from "./final-answer.ts"
+import type { RunContext } from "./run-context.ts"
+import type { Terminal } from "./terminal.ts"
 
 /** Errors a tool call can end the run with. */
-export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | BudgetExceeded | Escalated | ExceptionThrown
+export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | BudgetExceeded | Escalated | ExceptionThrown | OutputInvalid
 
-interface Scope {
-  readonly agent: string
-  readonly runId: string
-  readonly skill: string
-  readonly turn: number
-}
-
-/** Handles `call` (made during `turn`) and appends its tool result message to the transcript. */
-export const handleToolCall = (state: RunState, call: ToolCall, turn: number): Effect.Effect<void, ToolCallError> =>
-  Effect.gen(function*() {
-    const scope: Scope = { agent: state.agent, runId: state.runId, skill: state.skill.name, turn }
-    const reply = (name: string, content: string) =>
-      Effect.sync(() => {
-        state.transcript.push({ role: "tool", toolCallId: call.id, name, content })
-      })
-    const tool = state.tools.find((t) => t.name === call.name)
-    if (tool === undefined) return yield* refuse(state, call, scope, reply)
-
-    const decoded = decodeArguments(tool, call.arguments)
-    yield* Effect.annotateCurrentSpan("tool.validated", decoded.validated)
-    if (decoded.corrections.length > 0) {
-      yield* Effect.annotateCurrentSpan("tool.repaired", JSON.stringify(decoded.corrections))
-      yield* emit(state.definition, { _tag: "ArgsRepaired", ...scope, tool: tool.name, toolCallId: call.id, corrections: decoded.corrections })
-    }
-    let args: unknown
-    if (Result.isFailure(decoded.args)) {
-      const resolved = yield* recoverInvalidArgs(state, tool, call, scope, decoded.args.failure)
-      if (resolved._tag === "Reply") return yield* reply(tool.name, resolved.content)
-      args = resolved.args
-    } else {
-      args = decoded.args.success
-    }
-    return yield* executeWithRecovery(state, tool, call, scope, args, decoded.validated, (content) => reply(tool.name, content))
-  }).pipe(
+/**
+ * Handles one call of the current turn and appends its tool result message to the transcript. A
+ * terminal call (`submit`, a listed built-in) may finish the run; any other call goes through the
+ * pipeline; a call outside the skill's table is refused.
+ */
+export const handleCall = (state: RunContext, call: ToolCall): Effect.Effect<Finished | undefined, ToolCallError> => {
+  const terminal = state.skill.terminals.get(call.name)
+  if (terminal !== undefined && terminal === state.skill.submit) return settleTerminal(state, terminal, call)
+  return (terminal === undefined ? handleToolCall(state, call) : settleTerminal(state, terminal, call)).pipe(
     Effect.withSpan("agent.tool", {
       attributes: {
         "agent.name": state.agent,
         "agent.skill": state.skill.name,
-        "agent.turn": turn,
+        "agent.turn": state.turn,
         "tool.name": call.name,
         "tool.call_id": call.id
       }
     }, noStackTrace)
   )
+}
+
+/**
+ * A terminal call: decoded, then finished (the typed answer, or the error a built-in ends the run
+ * with). Arguments that do not decode: a `submit` is corrected like any typed answer; a built-in gets
+ * the decoder's report as its result.
+ */
+const settleTerminal = (state: RunContext, terminal: Terminal, call: ToolCall): Effect.Effect<Finished | undefined, ToolCallError> =>
+  Effect.gen(function*() {
+    const decoded = terminal.decode(call.arguments)
+    const reply = (content: string) => state.append({ role: "tool", toolCallId: call.id, name: call.name, content })
+    if (Result.isFailure(decoded)) {
+      if (terminal === state.skill.submit) {
+        return yield* rejectAnswer(state, call.arguments, decoded.failure, (content) => ({ role: "tool", toolCallId: call.id, name: call.name, content }))
+      }
+      yield* Effect.annotateCurrentSpan("tool.outcome", "invalid_args")
+      yield* state.emit({ _tag: "InvalidArgs", tool: call.name, toolCallId: call.id, raw: parseLoosely(call.arguments), issues: decoded.failure, recovery: "Feedback" })
+      reply(invalidArgsFeedback(call.name, decoded.failure))
+      return undefined
+    }
+    const finish = terminal.finish(decoded.success, { agent: state.agent, skill: state.skill.name })
+    switch (finish._tag) {
+      case "Output":
+        reply("submitted")
+        return { output: finish.value }
+      case "Fail":
+        yield* Effect.annotateCurrentSpan("tool.outcome", finish.error._tag === "Escalated" ? "escalate" : "throwException")
+        return yield* finish.error
+      case "Route":
+        return yield* Effect.die(new Error(`internal: "${call.name}" routes, which only the skill choice may do`))
+    }
+  })
+
+/** Handles a call to one of the skill's tools: allowlisted by construction. */
+const handleToolCall = (state: RunContext, call: ToolCall): Effect.Effect<undefined, ToolCallError> =>
+  Effect.gen(function*() {
+    const reply = (name: string, content: string) =>
+      Effect.sync(() => {
+        state.append({ role: "tool", toolCallId: call.id, name, content })
+      })
+    const tool = state.skill.tools.get(call.name)
+    if (tool === undefined) return yield* refuse(state, call, reply)
+
+    const decoded = decodeArguments(tool, call.arguments)
+    yield* Effect.annotateCurrentSpan("tool.validated", decoded.validated)
+    if (decoded.corrections.length > 0) {
+      yield* Effect.annotateCurrentSpan("tool.repaired", JSON.stringify(decoded.corrections))
+      yield* state.emit({ _tag: "ArgsRepaired", tool: tool.name, toolCallId: call.id, corrections: decoded.corrections })
+    }
+    let args: unknown
+    if (Result.isFailure(decoded.args)) {
+      const resolved = yield* recoverInvalidArgs(state, tool, call, decoded.args.failure)
+      if (resolved._tag === "Reply") {
+        yield* reply(tool.name, resolved.content)
+        return undefined
+      }
+      args = resolved.args
+    } else {
+      args = decoded.args.success
+    }
+    yield* executeWithRecovery(state, tool, call, args, decoded.validated, (content) => reply(tool.name, content))
+    return undefined
+  })
 
 /** A call outside the allowlist: `ToolNotAllowed`, or under the `feedback` policy, a tool result saying so. */
-const refuse = (state: RunState, call: ToolCall, scope: Scope, reply: (name: string, content: string) => Effect.Effect<void>) =>
+const refuse = (state: RunContext, call: ToolCall, reply: (name: string, content: string) => Effect.Effect<void>) =>
   Effect.gen(function*() {
-    const policy = state.definition.disallowedToolPolicy
-    const error = new ToolNotAllowed({ agent: state.agent, skill: state.skill.name, tool: call.name, allowed: state.allowedNames })
+    const policy = state.plan.definition.disallowedToolPolicy
+    const allowed = state.skill.allowed
+    const error = new ToolNotAllowed({ agent: state.agent, skill: state.skill.name, tool: call.name, allowed })
     yield* Effect.annotateCurrentSpan("tool.outcome", "not_allowed")
-    yield* emit(state.definition, { _tag: "ToolHallucinated", ...scope, tool: call.name, toolCallId: call.id, allowed: state.allowedNames, policy })
+    yield* state.emit({ _tag: "ToolHallucinated", tool: call.name, toolCallId: call.id, allowed, policy })
     if (policy === "fail") return yield* error
-    return yield* reply(call.name, error.message)
+    yield* reply(call.name, error.message)
+    return undefined
   })
 
 type Resolved = { readonly _tag: "Reply"; readonly content: string } | { readonly _tag: "Run"; readonly args: unknown }
 
 /** Asks the handlers what to do with undecodable arguments until there is a reply, valid arguments, or an end. */
-const recoverInvalidArgs = (state: RunState, tool: AnyTool, call: ToolCall, scope: Scope, firstIssues: string) =>
+const recoverInvalidArgs = (state: RunContext, tool: AnyTool, call: ToolCall, firstIssues: string) =>
   Effect.gen(function*() {
     yield* Effect.annotateCurrentSpan("tool.outcome", "invalid_args")
     const validation = tool.validation
-    const maxSteps = maxRepairSteps(state)
+    const maxSteps = state.plan.maxRepairSteps
     let raw: unknown = parseLoosely(call.arguments)
     let issues = firstIssues
     for (let attempt = 1;; attempt++) {
-      const { recovery, level } = yield* decideInvalidArgs(state, tool, {
+      const { recovery, level } = yield* decideInvalidArgs(state.plan, state.runId, tool, {
         agent: state.agent,
         skill: state.skill.name,
         tool: tool.name,
@@ -103,7 +144,7 @@ const recoverInvalidArgs = (state: RunState, tool: AnyTool, call: ToolCall, scop
         attempt
       })
       yield* Effect.annotateCurrentSpan("tool.recovery", `${recovery._tag} (${level})`)
-      yield* emit(state.definition, { _tag: "InvalidArgs", ...scope, tool: tool.name, toolCallId: call.id, raw, issues, recovery: recovery._tag })
+      yield* state.emit({ _tag: "InvalidArgs", tool: tool.name, toolCallId: call.id, raw, issues, recovery: recovery._tag })
       const fail = (why: string) => new InvalidToolArgs({ agent: state.agent, skill: state.skill.name, tool: tool.name, raw, issues: why })
       switch (recovery._tag) {
         case "Feedback":
@@ -134,59 +175,44 @@ const recoverInvalidArgs = (state: RunState, tool: AnyTool, call: ToolCall, scop
 const answer = (content: string): Resolved => ({ _tag: "Reply", content })
 const runWith = (args: unknown): Resolved => ({ _tag: "Run", args })
 
-const maxRepairSteps = (state: RunState): number => Math.max(1, Math.floor(state.definition.recovery.maxRepairSteps ?? 3))
-
 /** Executes within the budgets, asking the handlers after each failure whether to run again. */
 const executeWithRecovery = (
-  state: RunState,
+  state: RunContext,
   tool: AnyTool,
   call: ToolCall,
-  scope: Scope,
   firstArgs: unknown,
   validated: boolean,
   reply: (content: string) => Effect.Effect<void>
 ) =>
   Effect.gen(function*() {
-    const maxSteps = maxRepairSteps(state)
+    const maxSteps = state.plan.maxRepairSteps
+    const knowledge = state.skill.knowledge.get(tool.name)
     let args = firstArgs
     let reruns = 0
     let fixes = 0
     for (let attempt = 1;; attempt++) {
-      yield* state.ensureBudget("toolCalls")
-      yield* state.ensureNotRepeating(tool.name)
-      state.recordExecution(tool.name)
+      yield* state.ensure(state.ledger.checkExecution(tool.name))
+      state.ledger.spendExecution(tool.name)
       yield* state.checkThresholds()
-      const loadedBefore = state.knowledgeCache.has(tool.name)
+      const cached = knowledge === undefined ? undefined : state.cachedKnowledge(tool.name)
       const started = yield* Clock.currentTimeMillis
-      const exit = yield* executeWithin(state, tool, args, call.id)
+      const exit: Exit.Exit<unknown, unknown> = cached !== undefined ? Exit.succeed(cached) : yield* executeWithin(state, tool, args, call.id)
+      if (knowledge !== undefined && cached === undefined && Exit.isSuccess(exit)) state.rememberKnowledge(tool.name, String(exit.value))
       const durationMs = (yield* Clock.currentTimeMillis) - started
       if (Exit.isSuccess(exit)) {
         yield* Effect.annotateCurrentSpan("tool.outcome", "success")
-        yield* emit(state.definition, { _tag: "ToolUse", ...scope, tool: tool.name, toolCallId: call.id, args, result: exit.value, durationMs, validated })
+        yield* state.emit({ _tag: "ToolUse", tool: tool.name, toolCallId: call.id, args, result: exit.value, durationMs, validated })
         // Knowledge tools are never untrusted, so `characters` counts the knowledge text itself.
         const content = tool.untrustedOutput ? untrustedContent(tool.name, exit.value) : toolResultContent(exit.value)
-        if (state.knowledgeNames.has(tool.name)) {
-          yield* emit(state.definition, {
-            _tag: "KnowledgeUsed",
-            ...scope,
-            knowledge: tool.name,
-            toolCallId: call.id,
-            characters: content.length,
-            cached: loadedBefore
-          })
+        if (knowledge !== undefined) {
+          yield* state.emit({ _tag: "KnowledgeUsed", knowledge: tool.name, toolCallId: call.id, characters: content.length, cached: cached !== undefined })
         }
         return yield* reply(content)
       }
       if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
       const error = Cause.squash(exit.cause)
-      if (error instanceof BuiltinSignal) {
-        yield* Effect.annotateCurrentSpan("tool.outcome", error.kind)
-        return yield* error.kind === "escalate"
-          ? new Escalated({ agent: state.agent, skill: state.skill.name, reason: error.reason, severity: error.severity })
-          : new ExceptionThrown({ agent: state.agent, skill: state.skill.name, reason: error.reason })
-      }
       yield* Effect.annotateCurrentSpan("tool.outcome", "failed")
-      const { recovery, level } = yield* decideExecutionError(state, tool, {
+      const { recovery, level } = yield* decideExecutionError(state.plan, state.runId, tool, {
         agent: state.agent,
         skill: state.skill.name,
         tool: tool.name,
@@ -195,7 +221,7 @@ const executeWithRecovery = (
         attempt
       })
       yield* Effect.annotateCurrentSpan("tool.recovery", `${recovery._tag} (${level})`)
-      yield* emit(state.definition, { _tag: "ToolError", ...scope, tool: tool.name, toolCallId: call.id, args, error, recovery: recovery._tag })
+      yield* state.emit({ _tag: "ToolError", tool: tool.name, toolCallId: call.id, args, error, recovery: recovery._tag })
       const failed = () => new ToolFailed({ agent: state.agent, skill: state.skill.name, tool: tool.name, args, cause: error })
       switch (recovery._tag) {
         case "Feedback":
@@ -238,12 +264,12 @@ const executeWithRecovery = (
  * signal aborts) and the run ends with `BudgetExceeded("perToolTimeout")`. The tool's own failures come
  * back in the Exit, for the recovery handlers.
  */
-const executeWithin = (state: RunState, tool: AnyTool, args: unknown, toolCallId: string) => {
+const executeWithin = (state: RunContext, tool: AnyTool, args: unknown, toolCallId: string) => {
   const execution = Effect.exit(tool.execute(args, toolCallId))
-  const limit = state.limitOf("perToolTimeout")
+  const limit = state.ledger.limit("perToolTimeout")
   if (!Number.isFinite(limit)) return execution
   return execution.pipe(
-    Effect.timeoutOrElse({ duration: Duration.millis(limit), orElse: () => state.exceed("perToolTimeout", limit, limit) })
+    Effect.timeoutOrElse({ duration: Duration.millis(limit), orElse: () => state.exceed({ reason: "perToolTimeout", limit, used: limit }) })
   )
 }
 
