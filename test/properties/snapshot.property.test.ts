@@ -22,7 +22,9 @@ import {
 import { arbModelScript, scriptedModel } from "../../src/testing/index.ts"
 import type { ModelScript } from "../../src/testing/index.ts"
 
-const numRuns = Number(process.env.PROPERTY_RUNS ?? 300)
+// Each case runs the agent three times (straight, to step k, resumed): 150 cases by default.
+const numRuns = Number(process.env.PROPERTY_RUNS ?? 150)
+const timeout = Number(process.env.PROPERTY_RUNS ?? 0) > 1000 ? 600_000 : 60_000
 
 const Operands = Schema.Struct({ a: Schema.Finite, b: Schema.Finite })
 const Answer = Schema.Struct({ value: Schema.Finite })
@@ -122,7 +124,8 @@ describe("run snapshots", () => {
       expect(outcomeOf(run.split)).toEqual(outcomeOf(run.straight))
       expect(run.splitModel.requests).toEqual(run.straightModel.requests)
       expect(run.splitLog).toEqual(run.straightLog)
-    }
+    },
+    timeout
   )
 
   test.prop([arbCase.filter(({ k }) => k <= 3)], { numRuns: Math.min(numRuns, 100) })(
@@ -131,6 +134,7 @@ describe("run snapshots", () => {
       const run = await runCase(script, k, options)
       const straightSteps = run.straightModel.requests.length + run.straightLog.filter((l) => l !== "load faq").length
       if (straightSteps > k + 2 && Exit.isSuccess(run.straight)) expect(run.suspended).toBe(true)
-    }
+    },
+    timeout
   )
 })
