@@ -49,6 +49,7 @@ export { isSkill, skill } from "./dsl/skill.ts"
 export type { AnySkill, Skill, SkillContext, SkillImplementation, SkillPredicate } from "./dsl/skill.ts"
 export type { AnyToolHandle, ToolHandle, ToolHandles } from "./dsl/tool-handle.ts"
 export { isTool, tool, unsafeNoSchema } from "./dsl/tool.ts"
+export type { ArgsCodec, ArgsDecoding } from "./dsl/tool-codec.ts"
 export type { AnyTool, SchemaToolOptions, Tool, ToolContext, UnsafeMode, UnsafeNoSchema, UnsafeToolOptions } from "./dsl/tool.ts"
 export type { AgentTypeError } from "./dsl/agent-type-error.ts"
 export {

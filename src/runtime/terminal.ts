@@ -33,11 +33,7 @@ export interface Terminal {
   readonly finish: (args: unknown, scope: TerminalScope) => Finish
 }
 
-const decoderOf = (tool: AnyTool) => {
-  const validation = tool.validation
-  if (validation._tag !== "Schema") throw new Error(`internal: terminal tool "${tool.name}" has no Schema`)
-  return (raw: string) => validation.decode(raw)
-}
+const decoderOf = (tool: AnyTool) => tool.codec.check
 
 /** `submit`: the typed answer. */
 export const submitTerminal = (output: OutputContract): Terminal | undefined =>

@@ -49,11 +49,11 @@ const samplers = new WeakMap<AnyTool, (seed: number) => unknown>()
 const validSampler = (tool: AnyTool): ((seed: number) => unknown) => {
   const cached = samplers.get(tool)
   if (cached !== undefined) return cached
-  const validation = tool.validation
+  const { schema, json } = tool.codec
   let sampler: (seed: number) => unknown
-  if (validation._tag === "Schema") {
-    const arbitrary = Arbitrary.schema(validation.schema)
-    const encode = Schema.encodeSync(validation.codec)
+  if (schema !== undefined && json !== undefined) {
+    const arbitrary = Arbitrary.schema(schema)
+    const encode = Schema.encodeSync(json)
     sampler = (seed) => {
       const [value] = Effect.runSync(Arbitrary.sampleEffect(arbitrary, { count: 1, seed, size: 4 }))
       return encode(value)
@@ -70,7 +70,7 @@ const validSampler = (tool: AnyTool): ((seed: number) => unknown) => {
  *
  * @example
  * ```ts
- * fc.assert(fc.property(arbValidArgs(add), (args) => Result.isSuccess(add.validation.decode(args))))
+ * fc.assert(fc.property(arbValidArgs(add), (args) => Result.isSuccess(add.codec.check(args))))
  * ```
  */
 export const arbValidArgs = (tool: AnyTool): fc.Arbitrary<unknown> => fc.integer().map(validSampler(tool))
