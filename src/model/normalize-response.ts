@@ -48,6 +48,9 @@ const withExtras = <A extends object>(base: A, content: unknown, usage: unknown)
  * ```
  */
 export const normalizeResponse = (raw: unknown, callNumber: number): Result.Result<LlmResponse, string> => {
+  // Most answers are normalised already (JSON text, unique ids): those are used as they are, uncopied.
+  const checked = checkResponse(raw)
+  if (Result.isSuccess(checked)) return checked
   if (!isRecord(raw)) return Result.fail("expected an object with _tag \"Text\" or \"ToolCalls\"")
   const usage = usageIssue(raw["usage"])
   if (usage !== undefined) return Result.fail(usage)

@@ -65,7 +65,8 @@ export class BudgetLedger {
   #tokens: number
   #lastTool: string | undefined
   #consecutive: number
-  readonly #fired: Set<string>
+  /** Allocated on the first threshold that fires: most runs have none. */
+  #fired: Set<string> | undefined
 
   constructor(
     private readonly budget: Budget,
@@ -77,7 +78,7 @@ export class BudgetLedger {
     this.#tokens = state.tokens
     this.#lastTool = state.lastTool
     this.#consecutive = state.consecutive
-    this.#fired = new Set(state.thresholdsFired)
+    this.#fired = state.thresholdsFired.length === 0 ? undefined : new Set(state.thresholdsFired)
   }
 
   /** The limit of a dimension (`Infinity` when unlimited). */
@@ -149,8 +150,8 @@ export class BudgetLedger {
     for (const threshold of this.thresholds) {
       for (const row of rows) {
         const key = `${threshold}:${row.reason}`
-        if (!Number.isFinite(row.limit) || row.used < threshold * row.limit || this.#fired.has(key)) continue
-        this.#fired.add(key)
+        if (!Number.isFinite(row.limit) || row.used < threshold * row.limit || this.#fired?.has(key) === true) continue
+        ;(this.#fired ??= new Set()).add(key)
         crossed.push({ ...row, threshold })
       }
     }
@@ -165,7 +166,7 @@ export class BudgetLedger {
       tokens: this.#tokens,
       lastTool: this.#lastTool,
       consecutive: this.#consecutive,
-      thresholdsFired: [...this.#fired]
+      thresholdsFired: this.#fired === undefined ? [] : [...this.#fired]
     }
   }
 }

@@ -56,7 +56,9 @@ export interface RunState {
 export class RunContext {
   readonly ledger: BudgetLedger
   readonly #transcript: Array<LlmMessage>
-  #pending: Array<ToolCall>
+  #pending: ReadonlyArray<ToolCall>
+  /** How many of `#pending` were handled. */
+  #settled = 0
   #offered: ReadonlyArray<AnyTool>
   readonly #invalidArgsRetries: Map<string, number>
   readonly #knowledge: Map<string, string>
@@ -72,7 +74,7 @@ export class RunContext {
   ) {
     this.ledger = new BudgetLedger(plan.budget, plan.thresholds, state?.ledger ?? emptyLedger)
     this.#transcript = [...(state?.transcript ?? [])]
-    this.#pending = [...(state?.pending ?? [])]
+    this.#pending = state?.pending ?? []
     this.#offered = state === undefined ? skill.offerable : skill.offerable.filter((t) => state.offered.includes(t.name))
     this.#invalidArgsRetries = new Map(Object.entries(state?.invalidArgsRetries ?? {}))
     this.#knowledge = new Map(Object.entries(state?.knowledge ?? {}))
@@ -108,24 +110,31 @@ export class RunContext {
     this.#transcript.push(...messages)
   }
 
-  /** The tool calls of the last answer still to handle. */
-  get pending(): ReadonlyArray<ToolCall> {
-    return this.#pending
+  /** The next tool call of the last answer still to handle. */
+  get nextPending(): ToolCall | undefined {
+    return this.#pending[this.#settled]
+  }
+
+  /** Whether calls of the last answer are still to handle. */
+  get hasPending(): boolean {
+    return this.#settled < this.#pending.length
   }
 
   /** Records the calls of a model answer as pending. */
   expect(calls: ReadonlyArray<ToolCall>): void {
-    this.#pending = [...calls]
+    this.#pending = calls
+    this.#settled = 0
   }
 
-  /** Marks the first pending call as handled. */
-  settleFirst(): void {
-    this.#pending.shift()
+  /** Marks the next pending call as handled. */
+  settleNext(): void {
+    this.#settled += 1
   }
 
   /** Drops the calls left (the run ended in the middle of a turn). */
   clearPending(): void {
     this.#pending = []
+    this.#settled = 0
   }
 
   /** What the model is offered (narrowed once by tool pre-selection). */
@@ -208,7 +217,7 @@ export class RunContext {
       skill: this.skill.name,
       elapsedMs: now - this.startedAt,
       transcript: [...this.#transcript],
-      pending: [...this.#pending],
+      pending: this.#pending.slice(this.#settled),
       offered: this.#offered.map((t) => t.name),
       ledger: this.ledger.state(),
       invalidArgsRetries: Object.fromEntries(this.#invalidArgsRetries),

@@ -48,16 +48,18 @@ export const modelStep = (ctx: RunContext): Effect.Effect<Finished | undefined, 
     return yield* finalText(ctx, response.content ?? "")
   })
 
-/** A tool step: the first pending call, handled and settled. */
-export const toolStep = (ctx: RunContext): Effect.Effect<Finished | undefined, AgentError> =>
-  Effect.gen(function*() {
-    const call = ctx.pending[0]
-    if (call === undefined) return undefined
-    const finished = yield* handleCall(ctx, call)
-    ctx.settleFirst()
-    if (finished !== undefined) ctx.clearPending()
-    return finished
-  })
+/** A tool step: the next pending call, handled and settled. */
+export const toolStep = (ctx: RunContext): Effect.Effect<Finished | undefined, AgentError> => {
+  const call = ctx.nextPending
+  if (call === undefined) return Effect.succeed(undefined)
+  return handleCall(ctx, call).pipe(
+    Effect.map((finished) => {
+      ctx.settleNext()
+      if (finished !== undefined) ctx.clearPending()
+      return finished
+    })
+  )
+}
 
 type TurnEnd = Driven | { readonly _tag: "Continue" }
 
@@ -69,7 +71,7 @@ const turnSteps = (ctx: RunContext, resuming: boolean, stepTaken: () => boolean)
       if (finished !== undefined) return { _tag: "Done" as const, output: finished.output }
       if (stepTaken()) return { _tag: "Suspended" as const }
     }
-    while (ctx.pending.length > 0) {
+    while (ctx.hasPending) {
       const finished = yield* toolStep(ctx)
       if (finished !== undefined) return { _tag: "Done" as const, output: finished.output }
       if (stepTaken()) return { _tag: "Suspended" as const }
@@ -88,7 +90,7 @@ export const drive = (ctx: RunContext, control: DriveControl = {}): Effect.Effec
     const limit = control.suspendAfter
     const stepTaken = limit === undefined ? () => false : () => ++steps >= limit
     while (true) {
-      const resuming = ctx.pending.length > 0
+      const resuming = ctx.hasPending
       if (!resuming) {
         yield* ctx.ensure(ctx.ledger.checkTurn())
         ctx.ledger.spendTurn()

@@ -42,7 +42,8 @@ export const runToolCall = (ctx: RunContext, tool: AnyTool, call: ToolCall): Eff
       yield* Effect.annotateCurrentSpan("tool.repaired", JSON.stringify(decoded.corrections))
       yield* ctx.emit({ _tag: "ArgsRepaired", tool: tool.name, toolCallId: call.id, corrections: decoded.corrections })
     }
-    const machine = new Recovering(ctx, tool, call)
+    // Allocated on the first failure: most calls decode and run.
+    let machine: Recovering | undefined
     let next: Next = decoded._tag === "Valid"
       ? { _tag: "Run", args: decoded.args }
       : { _tag: "Ask", situation: { _tag: "Invalid", value: decoded.value, issues: decoded.issues } }
@@ -61,12 +62,12 @@ export const runToolCall = (ctx: RunContext, tool: AnyTool, call: ToolCall): Eff
             break
           }
           if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
-          machine.ran(args)
+          ;(machine ??= new Recovering(ctx, tool, call)).ran(args)
           next = { _tag: "Ask", situation: { _tag: "Failed", args, cause: Cause.squash(exit.cause) } }
           break
         }
         case "Ask":
-          next = yield* machine.decide(next.situation)
+          next = yield* (machine ??= new Recovering(ctx, tool, call)).decide(next.situation)
       }
     }
   })
