@@ -49,9 +49,8 @@ export const runMicro = () => {
   const generationMs = medianMs(() => void tool("wide", { description: "fifty fields", args: schema, run: () => 0 }), 200)
   const wide = tool("wide", { description: "fifty fields", args: schema, run: () => 0 })
   const calc = tool("add", { args: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }), run: ({ a, b }) => a + b })
-  if (wide.validation._tag !== "Schema" || calc.validation._tag !== "Schema") throw new Error("expected Schema tools")
-  const wideDecode = wide.validation.decode
-  const calcDecode = calc.validation.decode
+  const wideDecode = wide.codec.check
+  const calcDecode = calc.codec.check
   const wideJson = JSON.stringify(fiftyFieldArgs())
   if (Result.isFailure(wideDecode(wideJson))) throw new Error("the 50-field arguments must decode")
   const batch = 1000

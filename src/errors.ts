@@ -6,7 +6,12 @@
  * to a model, never name tools outside the current skill's allowlist.
  */
 import { Data } from "effect"
-import type { LlmMessage } from "./providers/messages.ts"
+import { AgentErrorTypeId, hasAgentErrorMarker } from "./internal/agent-error-marker.ts"
+import { describeCause } from "./internal/describe-cause.ts"
+import type { LlmMessage } from "./model/messages.ts"
+import { ModelError } from "./model/model-error.ts"
+
+export { ModelError }
 
 /**
  * A definition is inconsistent: a tool without a Schema, duplicate tool names, a skill with neither
@@ -23,6 +28,9 @@ export class AgentConfigError extends Data.TaggedError("AgentConfigError")<{
   readonly subject: string
   readonly reason: string
 }> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
   override get message(): string {
     return `Invalid ${this.subject}: ${this.reason}`
   }
@@ -41,6 +49,9 @@ export class InputInvalid extends Data.TaggedError("InputInvalid")<{
   readonly agent: string
   readonly issues: string
 }> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
   override get message(): string {
     return `The input of agent "${this.agent}" does not match its input schema:\n${this.issues}`
   }
@@ -61,6 +72,9 @@ export class ToolNotAllowed extends Data.TaggedError("ToolNotAllowed")<{
   readonly tool: string
   readonly allowed: ReadonlyArray<string>
 }> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
   override get message(): string {
     const allowed = this.allowed.length === 0 ? "(none)" : this.allowed.join(", ")
     return `Tool "${this.tool}" is not available for skill "${this.skill}". Allowed: ${allowed}`
@@ -83,6 +97,9 @@ export class InvalidToolArgs extends Data.TaggedError("InvalidToolArgs")<{
   readonly raw: unknown
   readonly issues: string
 }> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
   override get message(): string {
     return `Invalid arguments for tool "${this.tool}":\n${this.issues}`
   }
@@ -103,6 +120,9 @@ export class ToolFailed extends Data.TaggedError("ToolFailed")<{
   readonly args: unknown
   readonly cause: unknown
 }> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
   override get message(): string {
     return `Tool "${this.tool}" failed: ${describeCause(this.cause)}`
   }
@@ -121,6 +141,9 @@ export class NoSkillMatched extends Data.TaggedError("NoSkillMatched")<{
   readonly agent: string
   readonly skills: ReadonlyArray<string>
 }> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
   override get message(): string {
     return `No skill of agent "${this.agent}" accepts this input (skills: ${this.skills.join(", ")})`
   }
@@ -140,6 +163,9 @@ export class SkillRoutingFailed extends Data.TaggedError("SkillRoutingFailed")<{
   readonly candidates: ReadonlyArray<string>
   readonly reason: string
 }> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
   override get message(): string {
     return `Agent "${this.agent}" could not choose a skill among ${this.candidates.join(", ")}: ${this.reason}`
   }
@@ -159,6 +185,9 @@ export class Escalated extends Data.TaggedError("Escalated")<{
   readonly reason: string
   readonly severity: "LOW" | "MEDIUM" | "HIGH" | "CRITICAL"
 }> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
   override get message(): string {
     return `Agent "${this.agent}" escalated (${this.severity}) in skill "${this.skill}": ${this.reason}`
   }
@@ -177,6 +206,9 @@ export class ExceptionThrown extends Data.TaggedError("ExceptionThrown")<{
   readonly skill: string
   readonly reason: string
 }> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
   override get message(): string {
     return `Agent "${this.agent}" stopped by the model in skill "${this.skill}": ${this.reason}`
   }
@@ -202,47 +234,11 @@ export class BudgetExceeded extends Data.TaggedError("BudgetExceeded")<{
   readonly used: number
   readonly transcript: ReadonlyArray<LlmMessage>
 }> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
   override get message(): string {
     return `Agent "${this.agent}" exceeded its ${this.reason} budget (${this.used} of ${this.limit}) without a final answer`
-  }
-}
-
-/**
- * Why a model answered without a usable reply, when it did (`ModelError.kind`):
- * - `length`: cut off at the output token limit (`finish_reason`/`done_reason`/`stop_reason` "length",
- *   "max_tokens"); `partial` holds the text that arrived;
- * - `content-filter`: the provider's content filter withheld the reply;
- * - `refusal`: the model refused (OpenAI `refusal`, Anthropic `stop_reason: "refusal"`); `partial` holds
- *   its words;
- * - `thinking-only`: the reply held reasoning but neither an answer nor a tool call;
- * - `unsupported`: the reply uses something this library cannot act on.
- */
-export type ModelErrorKind = "length" | "content-filter" | "refusal" | "thinking-only" | "unsupported"
-
-/**
- * The model (or the transport to it) failed: HTTP status, network, timeout, an unusable reply, or a
- * scripted mock that ran out of responses. `kind` names a reply the model did give but that cannot be
- * used (truncated, filtered, refused); `retryAfterMs` is the delay the server asked for, if any.
- *
- * @example
- * ```ts
- * const client = ModelClient.fromFunction(() => { throw new Error("down") }) // surfaces as ModelError
- * Effect.catchTag("ModelError", (e) => e.kind === "length" ? Effect.succeed(e.partial ?? "") : Effect.fail(e))
- * ```
- */
-export class ModelError extends Data.TaggedError("ModelError")<{
-  readonly provider: string
-  readonly reason: string
-  readonly status?: number
-  readonly retryable?: boolean
-  readonly kind?: ModelErrorKind
-  readonly partial?: string
-  readonly retryAfterMs?: number
-  readonly cause?: unknown
-}> {
-  override get message(): string {
-    const status = this.status === undefined ? "" : ` (HTTP ${this.status})`
-    return `Model call to ${this.provider} failed${status}: ${this.reason}`
   }
 }
 
@@ -261,8 +257,100 @@ export class OutputInvalid extends Data.TaggedError("OutputInvalid")<{
   readonly issues: string
   readonly transcript: ReadonlyArray<LlmMessage>
 }> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
   override get message(): string {
     return `The final answer of agent "${this.agent}" does not match its output schema:\n${this.issues}`
+  }
+}
+
+/**
+ * A deterministic skill (`skill(...).implementedBy(run)`) threw, rejected or failed. No tool was
+ * involved: `input` is the run's input and `cause` what the implementation failed with.
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("SkillFailed", (e) => Effect.succeed(`skill ${e.skill} broke: ${String(e.cause)}`))
+ * ```
+ */
+export class SkillFailed extends Data.TaggedError("SkillFailed")<{
+  readonly agent: string
+  readonly skill: string
+  readonly input: unknown
+  readonly cause: unknown
+}> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
+  override get message(): string {
+    return `Skill "${this.skill}" of agent "${this.agent}" failed: ${describeCause(this.cause)}`
+  }
+}
+
+/**
+ * A defect: something inside the run crashed that is neither user code reporting a failure nor the
+ * model (a bug in this library, or a value that broke an invariant). It is not a `ModelError`, so
+ * retrying the model never hides it.
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("RuntimeDefect", (e) => Effect.logError(e.message))
+ * ```
+ */
+export class RuntimeDefect extends Data.TaggedError("RuntimeDefect")<{
+  readonly agent: string
+  readonly cause: unknown
+}> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
+  override get message(): string {
+    return `Agent "${this.agent}" crashed: ${describeCause(this.cause)}`
+  }
+}
+
+/**
+ * A run snapshot was taken with a definition of another shape (its tools, their parameters, its skills
+ * or budget changed), so continuing it could call tools that no longer exist or mean something else.
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("DefinitionChanged", (e) => Effect.succeed(`start over: ${e.message}`))
+ * ```
+ */
+export class DefinitionChanged extends Data.TaggedError("DefinitionChanged")<{
+  readonly agent: string
+  /** The fingerprint of the definition asked to continue. */
+  readonly expected: string
+  /** The fingerprint stored in the snapshot (or the snapshot's agent when another agent took it). */
+  readonly found: string
+  readonly reason: string
+}> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
+  override get message(): string {
+    return `Cannot continue the run of agent "${this.agent}": ${this.reason}`
+  }
+}
+
+/**
+ * A run snapshot could not be decoded: not JSON, or not the shape of a snapshot (another version).
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("SnapshotInvalid", (e) => Effect.succeed(e.issues))
+ * ```
+ */
+export class SnapshotInvalid extends Data.TaggedError("SnapshotInvalid")<{
+  readonly issues: string
+}> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
+  override get message(): string {
+    return `Invalid run snapshot:\n${this.issues}`
   }
 }
 
@@ -275,45 +363,34 @@ export type AgentError =
   | ToolNotAllowed
   | InvalidToolArgs
   | ToolFailed
+  | SkillFailed
   | BudgetExceeded
   | ModelError
   | OutputInvalid
   | Escalated
   | ExceptionThrown
-
-const agentErrorTags: ReadonlySet<string> = new Set<AgentError["_tag"]>([
-  "AgentConfigError",
-  "InputInvalid",
-  "NoSkillMatched",
-  "SkillRoutingFailed",
-  "ToolNotAllowed",
-  "InvalidToolArgs",
-  "ToolFailed",
-  "BudgetExceeded",
-  "ModelError",
-  "OutputInvalid",
-  "Escalated",
-  "ExceptionThrown"
-])
+  | RuntimeDefect
+  | DefinitionChanged
+  | SnapshotInvalid
 
 /**
- * True for the documented errors of this library, whatever their tag.
+ * True for the documented errors of this library, whatever their tag. Identity is a marker
+ * (`Symbol.for("effect-agent-dsl/AgentError")`) on every error class, not the shape of the value.
  *
  * @example
  * ```ts
  * calculator.run("2+2").catch((e) => { if (isAgentError(e)) console.log(e._tag, e.message) })
  * ```
  */
-export const isAgentError = (u: unknown): u is AgentError =>
-  typeof u === "object" && u !== null && "_tag" in u && agentErrorTags.has(String(u._tag))
+export const isAgentError = (u: unknown): u is AgentError => hasAgentErrorMarker(u)
 
-/** A short, single-line description of any thrown value. */
-export const describeCause = (cause: unknown): string => {
-  if (cause instanceof Error) return cause.message
-  if (typeof cause === "string") return cause
-  try {
-    return JSON.stringify(cause) ?? String(cause)
-  } catch {
-    return String(cause)
-  }
-}
+/**
+ * True for errors after which trying again may succeed: today a `ModelError` marked retryable (429,
+ * 5xx, network, timeout). Everything else describes the run itself and would fail the same way.
+ *
+ * @example
+ * ```ts
+ * calculator.run("2+2").catch((e) => (isRetryable(e) ? calculator.run("2+2") : Promise.reject(e)))
+ * ```
+ */
+export const isRetryable = (u: unknown): boolean => u instanceof ModelError && u.isRetryable

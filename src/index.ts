@@ -4,8 +4,11 @@
  * Describe agents with `agent(...)`, `tool(...)` and `skill(...)`; run them with `.run(...)` (Promise)
  * or `.runEffect(...)` (Effect) over any `ModelClient`.
  */
-export { agent } from "./dsl/agent.ts"
-export type { AgentBuilder, AgentOptions, ToolNames } from "./dsl/agent.ts"
+export { agent, resume, runUntil } from "./agent.ts"
+export type { RunResult } from "./runtime/run-agent.ts"
+export { decodeSnapshot, encodeSnapshot, RunSnapshotSchema } from "./runtime/snapshot.ts"
+export type { RunSnapshot } from "./runtime/snapshot.ts"
+export type { AgentBuilder, AgentFactory, AgentOptions, ToolNames } from "./dsl/agent.ts"
 export type { AgentDefinition, SkillDefinition } from "./dsl/agent-definition.ts"
 export { builtinTools, escalateTool, throwExceptionTool } from "./dsl/builtin-tools.ts"
 export type { BuiltinTools } from "./dsl/builtin-tools.ts"
@@ -46,42 +49,51 @@ export { isSkill, skill } from "./dsl/skill.ts"
 export type { AnySkill, Skill, SkillContext, SkillImplementation, SkillPredicate } from "./dsl/skill.ts"
 export type { AnyToolHandle, ToolHandle, ToolHandles } from "./dsl/tool-handle.ts"
 export { isTool, tool, unsafeNoSchema } from "./dsl/tool.ts"
+export type { ArgsCodec, ArgsDecoding } from "./dsl/tool-codec.ts"
 export type { AnyTool, SchemaToolOptions, Tool, ToolContext, UnsafeMode, UnsafeNoSchema, UnsafeToolOptions } from "./dsl/tool.ts"
 export type { AgentTypeError } from "./dsl/agent-type-error.ts"
 export {
   AgentConfigError,
   BudgetExceeded,
+  DefinitionChanged,
   Escalated,
   ExceptionThrown,
   InputInvalid,
   InvalidToolArgs,
   isAgentError,
-  ModelError,
+  isRetryable,
   NoSkillMatched,
   OutputInvalid,
+  RuntimeDefect,
+  SkillFailed,
+  SnapshotInvalid,
   SkillRoutingFailed,
   ToolFailed,
   ToolNotAllowed
 } from "./errors.ts"
-export type { AgentError, BudgetReason, ModelErrorKind } from "./errors.ts"
-export { text, toolCalls } from "./providers/messages.ts"
+export { ModelError } from "./model/model-error.ts"
+export type { ModelErrorKind } from "./model/model-error.ts"
+export type { AgentError, BudgetReason } from "./errors.ts"
+export { text, toolCalls } from "./model/messages.ts"
 export type {
   FinishReason,
   JsonSchemaObject,
   LlmMessage,
   LlmResponse,
+  LlmResponseInit,
   ModelRequest,
   ReasoningPart,
   ResponseFormat,
   ToolCall,
+  ToolCallInit,
   ToolChoice,
   ToolDefinition,
   Usage
-} from "./providers/messages.ts"
+} from "./model/messages.ts"
 export { fromEnv } from "./providers/from-env.ts"
 export type { EnvModel } from "./providers/from-env.ts"
-export { ModelClient, ModelClientService } from "./providers/model-client.ts"
-export type { ModelFunction } from "./providers/model-client.ts"
+export { ModelClient, ModelClientService } from "./model/model-client.ts"
+export type { ModelFunction } from "./model/model-client.ts"
 export { fromAiSdk } from "./providers/ai-sdk.ts"
 export type { AiSdkOptions } from "./providers/ai-sdk.ts"
 export { anthropic } from "./providers/anthropic.ts"
@@ -92,19 +104,18 @@ export { openai } from "./providers/openai.ts"
 export type { OpenAiOptions } from "./providers/openai.ts"
 export { retryAdvice } from "./providers/resilience.ts"
 export type { ResilienceOptions, RetryAdvice, RetryOptions } from "./providers/resilience.ts"
-export { fileKnowledge } from "./runtime/file-knowledge.ts"
-export { jsonlTrace } from "./runtime/jsonl-trace.ts"
-export type { TraceSink } from "./runtime/jsonl-trace.ts"
-export { renderTrace } from "./runtime/render-trace.ts"
-export { traceLine } from "./runtime/trace-line.ts"
-export type { TraceLine } from "./runtime/trace-line.ts"
-export { keywordScorer, pickTools } from "./runtime/pick-tools.ts"
-export type { PickedTool, PickToolsOptions, ToolScore, ToolScorer } from "./runtime/pick-tools.ts"
-export { closestLiteral } from "./runtime/repair-arguments.ts"
-export type { ArgsCorrection, RepairOptions } from "./runtime/repair-arguments.ts"
+export { fileKnowledge } from "./node/file-knowledge.ts"
+export { jsonlTrace } from "./trace/jsonl-trace.ts"
+export type { TraceSink } from "./trace/jsonl-trace.ts"
+export { renderTrace } from "./trace/render-trace.ts"
+export { traceLine } from "./trace/trace-line.ts"
+export type { TraceLine } from "./trace/trace-line.ts"
+export { keywordScorer, pickTools } from "./dsl/pick-tools.ts"
+export type { PickedTool, PickToolsOptions, ToolScore, ToolScorer } from "./dsl/pick-tools.ts"
+export { closestLiteral } from "./dsl/repair-arguments.ts"
+export type { ArgsCorrection, RepairOptions } from "./dsl/repair-arguments.ts"
 export { outputStrategy } from "./runtime/output-contract.ts"
 export type { OutputStrategy } from "./runtime/output-contract.ts"
-export { runAgent } from "./runtime/run-agent.ts"
 export {
   branch,
   BranchNotRouted,

@@ -4,7 +4,7 @@
  * prints a JSON Lines trace as an indented timeline.
  */
 import { readFileSync } from "node:fs"
-import { renderTrace } from "../runtime/render-trace.ts"
+import { renderTrace } from "../trace/render-trace.ts"
 
 const path = process.argv[2]
 const text = path === undefined || path === "-" ? readFileSync(0, "utf8") : readFileSync(path, "utf8")

@@ -6,6 +6,7 @@
  */
 import { Effect } from "effect"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
+import { AgentDefinitionKey, definitionOf } from "../dsl/agent.ts"
 import { AgentConfigError } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import { checkName, type Composite, makeComposite } from "./composite.ts"
@@ -84,10 +85,8 @@ export const forum = <
 }
 
 /** Agents without an input Schema take text; composites and typed agents take the brief itself. */
-const captainTakesText = (captain: AnyRunnable): boolean => {
-  const definition = (captain as { readonly definition?: { readonly input?: unknown } }).definition
-  return definition !== undefined && definition.input === undefined
-}
+const captainTakesText = (captain: AnyRunnable): boolean =>
+  AgentDefinitionKey in captain && definitionOf(captain as Parameters<typeof definitionOf>[0]).input === undefined
 
 const asText = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value) ?? String(value))
 

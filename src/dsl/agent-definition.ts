@@ -4,8 +4,8 @@
  */
 import type { Schema } from "effect"
 import { AgentConfigError } from "../errors.ts"
-import type { ModelClient } from "../providers/model-client.ts"
-import type { PickToolsOptions } from "../runtime/pick-tools.ts"
+import type { ModelClient } from "../model/model-client.ts"
+import type { PickToolsOptions } from "./pick-tools.ts"
 import type { Budget } from "./budget.ts"
 import type { RegisteredListener } from "./events.ts"
 import type { KnowledgeSource } from "./knowledge.ts"
@@ -53,10 +53,10 @@ export interface AgentDefinition {
   readonly listeners: ReadonlyArray<RegisteredListener>
   /** Distinct thresholds (shares of a limit) that `onBudgetThreshold` listeners wait for. */
   readonly budgetThresholds: ReadonlyArray<number>
-  /** Agent-wide recovery defaults (`.onError({...})`). */
-  readonly errorPolicy: ErrorPolicy
-  /** Per-tool recovery handlers (`.onToolError(name, {...})`), by tool name. */
-  readonly toolHandlers: Readonly<Record<string, RecoveryHandlers>>
+  /** Agent-wide recovery defaults (`.recover({...})`). */
+  readonly recovery: ErrorPolicy
+  /** Per-tool recovery handlers (`.recoverTool(name, {...})`), by tool name. */
+  readonly toolRecovery: Readonly<Record<string, RecoveryHandlers>>
   /** What a call to a tool outside the allowlist (or to no tool at all) does. */
   readonly disallowedToolPolicy: "fail" | "feedback"
   readonly input: Schema.Codec<any, any, never, never> | undefined

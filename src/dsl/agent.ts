@@ -2,11 +2,13 @@
  * The agent builder: a typed, immutable interface over a small factory. Every method returns a new
  * builder whose type records what was added, so `base = agent("x").model(m)` can branch safely and
  * mistakes (a tool from another agent, `run` without a model) fail to compile.
+ *
+ * The builder never imports the loop: `agentFactory(runner)` takes the function that runs a
+ * definition (as Kysely's builders take a query executor), and the package entry binds it once.
  */
 import { Effect, type Schema } from "effect"
 import { AgentConfigError } from "../errors.ts"
-import { type ModelClient, ModelClientService } from "../providers/model-client.ts"
-import { runAgent } from "../runtime/run-agent.ts"
+import { type ModelClient, ModelClientService } from "../model/model-client.ts"
 import type { AgentError } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import { type AgentDefinition, registerTools, resolveSkills } from "./agent-definition.ts"
@@ -32,7 +34,7 @@ import type {
   ToolUseEvent,
   TurnEvent
 } from "./events.ts"
-import type { PickToolsOptions } from "../runtime/pick-tools.ts"
+import type { PickToolsOptions } from "./pick-tools.ts"
 import { inMemoryStore, type MemoryStore, memoryTools } from "./memory.ts"
 import type { Skill } from "./skill.ts"
 import { makeHandles, type RegisterFirst, type SkillHandles } from "./tool-handle.ts"
@@ -67,8 +69,8 @@ export interface AgentBuilder<
   THasModel extends boolean
 > {
   readonly name: TName
-  /** The immutable definition the runtime interprets. */
-  readonly definition: AgentDefinition
+  /** @internal The immutable definition the runtime interprets; read it with `definitionOf`. */
+  readonly [AgentDefinitionKey]: AgentDefinition
   /** Sets the system prompt. */
   prompt(text: string): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** Sets the model: a provider (`openai(...)`, `ollama(...)`) or any `ModelClient`. */
@@ -102,12 +104,19 @@ export interface AgentBuilder<
    */
   pickTools(options?: PickToolsOptions): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /**
-   * With handlers: the agent's recovery defaults for invalid arguments and failed executions (below
-   * each tool's own `onError` and `onToolError(name, ...)`; default `Recovery.feedback`). With a
-   * function: a listener called once per failed run with the typed error; a listener that throws is
-   * reported and never masks the error.
+   * The agent's recovery defaults for invalid arguments and failed executions, below each tool's own
+   * `recover` and `.recoverTool(name, ...)` (default `Recovery.feedback`). Merged with earlier calls.
    */
-  onError(policy: ErrorPolicy<ToolNames<TTools>>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  recover(policy: ErrorPolicy<ToolNames<TTools>>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** Recovery handlers for one tool, ahead of the agent's `.recover` defaults and behind the tool's own. */
+  recoverTool<const $Name extends ToolNames<TTools>>(
+    tool: $Name,
+    handlers: RecoveryHandlers<$Name>
+  ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /**
+   * An observer called once per failed run with the typed error (after `RunEnd`'s outcome is known);
+   * a listener that throws is reported and never masks the error. To decide recovery, use `.recover`.
+   */
   onError(listener: (error: AgentError) => MaybeEffect<unknown>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /**
    * What a call to a tool outside the skill's allowlist (or to no tool at all) does: `"fail"` (default,
@@ -135,13 +144,8 @@ export interface AgentBuilder<
   onModelCall(listener: Listener<ModelCallEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** After each model call, with the response. */
   onModelResponse(listener: Listener<ModelResponseEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
-  /** When a tool failed, with the recovery decision. */
+  /** When a tool failed, with the recovery decision (an observer; `.recoverTool` decides). */
   onToolError(listener: Listener<ToolErrorEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
-  /** Recovery handlers for one tool, ahead of the agent's `onError` defaults and behind the tool's own. */
-  onToolError<const $Name extends ToolNames<TTools>>(
-    tool: $Name,
-    handlers: RecoveryHandlers<$Name>
-  ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** When a tool call's arguments did not decode, with the recovery decision. */
   onInvalidArgs(listener: Listener<InvalidArgsEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** When a knowledge source was used (loaded, or read from the run's cache). */
@@ -154,8 +158,8 @@ export interface AgentBuilder<
   onRunEnd(listener: Listener<RunEndEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** Every event, in order (see `AgentEvent`): for tracing and test harnesses. */
   onEvent(listener: Listener<AgentEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
-  /** When another hook or a recovery policy failed. */
-  onHookError(listener: Listener<HookFailedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** When another hook or a recovery policy failed (the `HookFailed` event). */
+  onHookFailed(listener: Listener<HookFailedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /**
    * Runs the agent and resolves with its output; rejects with one of the tagged `AgentError`s.
    * Available once `.model(...)` was called.
@@ -172,30 +176,56 @@ export interface AgentOptions<TInput, TOutput> {
   readonly output?: Schema.Codec<TOutput, any, never, never>
 }
 
+/** Where a builder keeps its definition: a registered symbol, so it stays out of completions and JSON. */
+export const AgentDefinitionKey: unique symbol = Symbol.for("effect-agent-dsl/AgentDefinition")
+
 /**
- * Starts an agent. With an `output` Schema the final answer is decoded into it (the model is told the
- * JSON Schema and corrected within the budget); with an `input` Schema, `run` takes that type.
+ * Internal: the definition behind a builder, for the runtime and the test harness.
  *
  * @example
  * ```ts
- * const calculator = agent("calculator")
- *   .prompt("You are a calculator. Use the tools.")
- *   .model(client)
- *   .tools({ add, multiply })
- *   .skills(({ add, multiply }) => [skill("compute", "Perform calculations").tools(add, multiply)])
- * await calculator.run("What is (3 + 5) * 2?")
+ * definitionOf(agent("a").prompt("be brief")).prompt // "be brief"
  * ```
  */
-export function agent<const TName extends string>(name: TName): AgentBuilder<TName, string, string, BuiltinTools, false>
-export function agent<const TName extends string, TInput = string, TOutput = string>(
-  name: TName,
-  options: AgentOptions<TInput, TOutput>
-): AgentBuilder<TName, TInput, TOutput, BuiltinTools, false>
-export function agent(name: string, options: AgentOptions<any, any> = {}): AgentBuilder<any, any, any, any, any> {
-  if (typeof name !== "string" || name.trim() === "") {
-    throw new AgentConfigError({ subject: "agent", reason: "an agent needs a non-empty name" })
-  }
-  return makeBuilder({
+export const definitionOf = (builder: { readonly [AgentDefinitionKey]: AgentDefinition }): AgentDefinition => builder[AgentDefinitionKey]
+
+/**
+ * Runs a definition on an input: the agentic loop (`runAgent`), injected by the package entry.
+ * Needs a `ModelClientService` unless the definition has a model (the builder provides it then).
+ */
+export type AgentRunner = (definition: AgentDefinition, input: unknown) => Effect.Effect<unknown, AgentError, ModelClientService>
+
+/**
+ * The type of `agent(name, options?)`: a new builder with the built-in tools registered.
+ *
+ * @example
+ * ```ts
+ * const make: AgentFactory = agent
+ * ```
+ */
+export interface AgentFactory {
+  <const TName extends string>(name: TName): AgentBuilder<TName, string, string, BuiltinTools, false>
+  <const TName extends string, TInput = string, TOutput = string>(
+    name: TName,
+    options: AgentOptions<TInput, TOutput>
+  ): AgentBuilder<TName, TInput, TOutput, BuiltinTools, false>
+}
+
+/**
+ * The `agent` function over a runner. The package exports `agent = agentFactory(runAgent)`; another
+ * runner (a recording one, a remote one) gives builders that run elsewhere.
+ *
+ * @example
+ * ```ts
+ * const agent = agentFactory(runAgent)
+ * ```
+ */
+export const agentFactory = (runner: AgentRunner): AgentFactory =>
+  ((name: string, options: AgentOptions<any, any> = {}) => {
+    if (typeof name !== "string" || name.trim() === "") {
+      throw new AgentConfigError({ subject: "agent", reason: "an agent needs a non-empty name" })
+    }
+    return makeBuilder(runner, Object.freeze({
     name,
     registry: Symbol(name),
     prompt: undefined,
@@ -207,25 +237,25 @@ export function agent(name: string, options: AgentOptions<any, any> = {}): Agent
     toolSelection: undefined,
     listeners: [],
     budgetThresholds: [],
-    errorPolicy: {},
-    toolHandlers: {},
+    recovery: {},
+    toolRecovery: {},
     disallowedToolPolicy: "fail",
-    input: options.input,
-    output: options.output
-  })
-}
+      input: options.input,
+      output: options.output
+    }))
+  }) as AgentFactory
 
-const makeBuilder = (definition: AgentDefinition): AgentBuilder<string, unknown, unknown, any, boolean> => {
-  const next = (patch: Partial<AgentDefinition>) => makeBuilder(Object.freeze({ ...definition, ...patch }))
+const makeBuilder = (runner: AgentRunner, definition: AgentDefinition): AgentBuilder<string, unknown, unknown, any, boolean> => {
+  const next = (patch: Partial<AgentDefinition>) => makeBuilder(runner, Object.freeze({ ...definition, ...patch }))
   const on = (event: AgentEvent["_tag"] | "*") => (listener: Listener<any>) =>
     next({ listeners: [...definition.listeners, { event, listener }] })
   const runEffect = (input: unknown) => {
-    const run = runAgent(definition, input)
+    const run = runner(definition, input)
     return definition.model === undefined ? run : Effect.provideService(run, ModelClientService, definition.model)
   }
   return Object.freeze({
     name: definition.name,
-    definition,
+    [AgentDefinitionKey]: definition,
     prompt: (prompt: string) => next({ prompt }),
     model: (model: ModelClient) => next({ model }),
     budget: (options: BudgetOptions) => next({ budget: mergeBudget(definition.name, definition.budget, options) }),
@@ -236,10 +266,11 @@ const makeBuilder = (definition: AgentDefinition): AgentBuilder<string, unknown,
     },
     memory: (store: MemoryStore = inMemoryStore()) => next({ memory: memoryTools(store) }),
     pickTools: (toolSelection: PickToolsOptions = {}) => next({ toolSelection }),
-    onError: (policy: ErrorPolicy | ((error: AgentError) => MaybeEffect<unknown>)) =>
-      typeof policy === "function"
-        ? on("RunEnd")((event: RunEndEvent) => (event.outcome._tag === "Failure" ? policy(event.outcome.error) : undefined))
-        : next({ errorPolicy: { ...definition.errorPolicy, ...policy } }),
+    recover: (policy: ErrorPolicy) => next({ recovery: { ...definition.recovery, ...policy } }),
+    recoverTool: (tool: string, handlers: RecoveryHandlers) =>
+      next({ toolRecovery: { ...definition.toolRecovery, [tool]: handlers } }),
+    onError: (listener: (error: AgentError) => MaybeEffect<unknown>) =>
+      on("RunEnd")((event: RunEndEvent) => (event.outcome._tag === "Failure" ? listener(event.outcome.error) : undefined)),
     disallowedToolPolicy: (disallowedToolPolicy: "fail" | "feedback") => next({ disallowedToolPolicy }),
     onToolHallucinated: on("ToolHallucinated"),
     onBudgetThreshold: (options: { readonly threshold?: number }, listener: Listener<BudgetThresholdEvent>) => {
@@ -247,7 +278,7 @@ const makeBuilder = (definition: AgentDefinition): AgentBuilder<string, unknown,
       if (!(threshold > 0 && threshold <= 1)) {
         throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `a budget threshold must be in (0, 1], got ${threshold}` })
       }
-      return makeBuilder(Object.freeze({
+      return makeBuilder(runner, Object.freeze({
         ...definition,
         budgetThresholds: definition.budgetThresholds.includes(threshold) ? definition.budgetThresholds : [...definition.budgetThresholds, threshold],
         listeners: [...definition.listeners, {
@@ -262,16 +293,13 @@ const makeBuilder = (definition: AgentDefinition): AgentBuilder<string, unknown,
     onTurn: on("Turn"),
     onModelCall: on("ModelCall"),
     onModelResponse: on("ModelResponse"),
-    onToolError: (toolOrListener: string | Listener<ToolErrorEvent>, handlers?: RecoveryHandlers) =>
-      typeof toolOrListener === "function"
-        ? on("ToolError")(toolOrListener)
-        : next({ toolHandlers: { ...definition.toolHandlers, [toolOrListener]: handlers ?? {} } }),
+    onToolError: on("ToolError"),
     onInvalidArgs: on("InvalidArgs"),
     onKnowledgeUsed: on("KnowledgeUsed"),
     onArgsRepaired: on("ArgsRepaired"),
     onBudgetExceeded: on("BudgetExceeded"),
     onRunEnd: on("RunEnd"),
-    onHookError: on("HookFailed"),
+    onHookFailed: on("HookFailed"),
     onEvent: on("*"),
     run: ((input: unknown) =>
       definition.model === undefined

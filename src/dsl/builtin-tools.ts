@@ -1,19 +1,14 @@
 /**
  * The built-in tools every agent has: `escalate(reason, severity)` and `throwException(reason)`. They
  * are registered on every agent (their handles come with the others in `.skills(...)`) but a model may
- * call them only in skills that list them. Calling one ends the run with `Escalated` or
- * `ExceptionThrown`.
+ * call them only in skills that list them. They are terminal tools: the loop ends the run on a call
+ * (with `Escalated` or `ExceptionThrown`), the same way as `submit` ends it with the typed answer, so
+ * their `run` is only what a direct caller outside an agent gets.
  */
-import { Data, Effect, Schema } from "effect"
-import type { Severity } from "./recovery.ts"
+import { Effect, Schema } from "effect"
 import { tool } from "./tool.ts"
 
-/** Internal: how a built-in tool tells the loop to end the run. */
-export class BuiltinSignal extends Data.TaggedError("BuiltinSignal")<{
-  readonly kind: "escalate" | "throwException"
-  readonly reason: string
-  readonly severity: Severity
-}> {}
+const outsideAgent = (name: string) => Effect.fail(new Error(`"${name}" ends an agent's run; it does nothing on its own`))
 
 const severities = ["LOW", "MEDIUM", "HIGH", "CRITICAL"] as const
 
@@ -31,7 +26,7 @@ export const escalateTool = tool("escalate", {
     reason: Schema.String.annotate({ description: "why a human is needed" }),
     severity: Schema.Literals(severities).annotate({ description: "how urgent it is" })
   }),
-  run: ({ reason, severity }) => Effect.fail(new BuiltinSignal({ kind: "escalate", reason, severity }))
+  run: () => outsideAgent("escalate")
 })
 
 /**
@@ -45,7 +40,7 @@ export const escalateTool = tool("escalate", {
 export const throwExceptionTool = tool("throwException", {
   description: "Stop with an error when the request cannot be handled at all.",
   args: Schema.Struct({ reason: Schema.String.annotate({ description: "what went wrong" }) }),
-  run: ({ reason }) => Effect.fail(new BuiltinSignal({ kind: "throwException", reason, severity: "HIGH" }))
+  run: () => outsideAgent("throwException")
 })
 
 /** The built-in tools, keyed by name, as every agent starts with them. */

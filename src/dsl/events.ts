@@ -10,8 +10,8 @@
  */
 import type { AgentError, BudgetReason } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
-import type { LlmResponse, ModelRequest } from "../providers/messages.ts"
-import type { ArgsCorrection } from "../runtime/repair-arguments.ts"
+import type { LlmResponse, ModelRequest } from "../model/messages.ts"
+import type { ArgsCorrection } from "./repair-arguments.ts"
 import type { Recovery } from "./recovery.ts"
 import type { AnyTool, Tool } from "./tool.ts"
 
@@ -138,7 +138,7 @@ export interface RunEndEvent extends RunScoped {
   readonly toolCalls: number
   readonly durationMs: number
 }
-/** A listener failed. Reported to `onHookError` listeners and logged through Effect's logger. */
+/** A listener failed. Reported to `onHookFailed` listeners and logged through Effect's logger. */
 export interface HookFailedEvent extends RunScoped {
   readonly _tag: "HookFailed"
   readonly hook: AgentEvent["_tag"]

@@ -1,10 +1,11 @@
 /**
  * Recovery decisions: what the loop does when a model sends invalid arguments or a tool fails, and the
- * handlers that decide. Handlers are looked up per kind with priority: the tool's own `onError`, then
- * the agent's `onToolError(name, ...)`, then the agent's `onError({...})` defaults, then the built-in
- * default (`feedback`).
+ * handlers that decide. Handlers are looked up per kind with priority: the tool's own `recover`, then
+ * the agent's `.recoverTool(name, ...)`, then the agent's `.recover({...})` defaults, then the built-in
+ * default (`feedback`). Policies only decide; observers (`.onToolError(listener)`, `.onInvalidArgs`)
+ * only watch.
  */
-import type { Effect } from "effect"
+import { Data, type Effect } from "effect"
 
 /** How serious an escalation is. */
 export type Severity = "LOW" | "MEDIUM" | "HIGH" | "CRITICAL"
@@ -22,36 +23,46 @@ export type Severity = "LOW" | "MEDIUM" | "HIGH" | "CRITICAL"
  *   the call (then the error goes to the model). Re-runs count against the budget.
  * - `escalate(reason, severity)`: the model gets an escalation notice as the tool's result.
  */
-export type Recovery =
-  | { readonly _tag: "Feedback" }
-  | { readonly _tag: "Fail" }
-  | { readonly _tag: "Substitute"; readonly value: unknown }
-  | { readonly _tag: "Fixed"; readonly args: unknown }
-  | { readonly _tag: "Retry"; readonly times: number }
-  | { readonly _tag: "Escalate"; readonly reason: string; readonly severity: Severity }
+export type Recovery = Data.TaggedEnum<{
+  Feedback: {}
+  Fail: {}
+  Substitute: { readonly value: unknown }
+  Fixed: { readonly args: unknown }
+  Retry: { readonly times: number }
+  Escalate: { readonly reason: string; readonly severity: Severity }
+}>
+
+const RecoveryEnum = Data.taggedEnum<Recovery>()
 
 /**
- * The recovery decisions.
+ * The recovery decisions, with `$is` and `$match` from `Data.taggedEnum`.
  *
  * @example
  * ```ts
- * agent("calc").onError({ invalidArgs: ({ tool }) => tool === "add" ? Recovery.retry(2) : Recovery.fail })
- * tool("convert", { args, run, onError: { invalidArgs: ({ raw }) => Recovery.fixed({ ...(raw as object), unit: "celsius" }) } })
+ * agent("calc").recover({ invalidArgs: ({ tool }) => tool === "add" ? Recovery.retry(2) : Recovery.fail })
+ * tool("convert", { args, run, recover: { invalidArgs: ({ raw }) => Recovery.fixed({ ...(raw as object), unit: "celsius" }) } })
+ * Recovery.$is("Retry")(decision) // narrows to { _tag: "Retry", times }
  * ```
  */
 export const Recovery = {
-  feedback: { _tag: "Feedback" } as Recovery,
-  fail: { _tag: "Fail" } as Recovery,
-  substitute: (value: unknown): Recovery => ({ _tag: "Substitute", value }),
-  fixed: (args: unknown): Recovery => ({ _tag: "Fixed", args }),
-  retry: (times: number): Recovery => ({ _tag: "Retry", times: Math.max(0, Math.floor(times)) }),
-  escalate: (reason: string, severity: Severity = "MEDIUM"): Recovery => ({ _tag: "Escalate", reason, severity })
+  feedback: RecoveryEnum.Feedback() as Recovery,
+  fail: RecoveryEnum.Fail() as Recovery,
+  substitute: (value: unknown): Recovery => RecoveryEnum.Substitute({ value }),
+  fixed: (args: unknown): Recovery => RecoveryEnum.Fixed({ args }),
+  retry: (times: number): Recovery => RecoveryEnum.Retry({ times: Math.max(0, Math.floor(times)) }),
+  escalate: (reason: string, severity: Severity = "MEDIUM"): Recovery => RecoveryEnum.Escalate({ reason, severity }),
+  $is: RecoveryEnum.$is,
+  $match: RecoveryEnum.$match
 } as const
 
 /** A handler answers with a decision, sync, async or as an Effect. */
 export type RecoveryDecision = Recovery | PromiseLike<Recovery> | Effect.Effect<Recovery, unknown>
 
-/** What an `invalidArgs` handler sees. `error` is the decoder's readable report; `attempt` counts from 1. */
+/**
+ * What an `invalidArgs` handler sees. `raw` is the arguments the model sent, parsed from their JSON
+ * text (the text itself when it is not JSON); `error` is the decoder's readable report; `attempt`
+ * counts from 1.
+ */
 export interface InvalidArgsContext<TToolName extends string = string> {
   readonly agent: string
   readonly skill: string
@@ -79,7 +90,7 @@ export interface RecoveryHandlers<TToolName extends string = string> {
   readonly executionError?: (context: ExecutionErrorContext<TToolName>) => RecoveryDecision
 }
 
-/** The agent's defaults: handlers plus the bound on `fixed` steps per call (default 3). */
+/** The agent's defaults (`.recover({...})`): handlers plus the bound on `fixed` steps per call (default 3). */
 export interface ErrorPolicy<TToolName extends string = string> extends RecoveryHandlers<TToolName> {
   readonly maxRepairSteps?: number
 }

@@ -4,7 +4,7 @@
  */
 import { Result, Schema, SchemaAST } from "effect"
 import { OpenAiStructuredOutput } from "effect/ai"
-import type { JsonSchemaObject } from "../providers/messages.ts"
+import type { JsonSchemaObject } from "../model/messages.ts"
 
 /** The Schemas accepted as tool arguments: codecs without service requirements. */
 export type ArgsSchema = Schema.Codec<any, any, never, never>

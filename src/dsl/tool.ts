@@ -2,12 +2,13 @@
  * Tools: a name, a description, an Effect Schema for the arguments and a `run` function. The Schema is
  * the single source of the argument type, the JSON Schema sent to models and the runtime check.
  */
-import { type Effect, type Result, Schema } from "effect"
+import { type Effect, Schema } from "effect"
 import { AgentConfigError } from "../errors.ts"
 import { fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
-import type { ToolDefinition } from "../providers/messages.ts"
-import { type RepairOptions, repairOptions } from "../runtime/repair-arguments.ts"
+import type { ToolDefinition } from "../model/messages.ts"
+import { type RepairOptions, repairOptions } from "./repair-arguments.ts"
 import type { RecoveryHandlers } from "./recovery.ts"
+import { type ArgsCodec, schemaCodec, unsafeCodec } from "./tool-codec.ts"
 import { type ArgsSchema, toolParameters } from "./tool-parameters.ts"
 
 /** What a running tool gets beside its arguments. `signal` aborts when the run is interrupted. */
@@ -39,16 +40,14 @@ export const unsafeNoSchema = (options: { readonly mode: UnsafeMode }): UnsafeNo
   mode: options.mode
 })
 
-/** How a tool's arguments are checked before `run`. */
-export type ArgsValidation<Args> =
-  | {
-    readonly _tag: "Schema"
-    readonly schema: ArgsSchema
-    readonly decode: (raw: unknown) => Result.Result<Args, string>
-    /** Between decoded args and the JSON a model sends. */
-    readonly codec: Schema.ConstraintCodec<Args, unknown, never, never>
-  }
-  | { readonly _tag: "Unsafe"; readonly mode: UnsafeMode }
+/** Where a tool keeps what only the loop uses: a registered symbol, out of completions and JSON. */
+export const ToolInternals: unique symbol = Symbol.for("effect-agent-dsl/ToolInternals")
+
+/** What only the loop uses. */
+export interface ToolInternalsOf<Args, Result> {
+  /** Runs the tool on already-decoded arguments; interruption aborts the context's signal. */
+  readonly execute: (args: Args, toolCallId: string) => Effect.Effect<Result, unknown>
+}
 
 /**
  * A typed tool. `Name` is its literal name, `Args` the decoded argument type, `Result` what `run`
@@ -65,16 +64,15 @@ export interface Tool<Name extends string, Args, Result> {
   readonly description: string | undefined
   /** The canonical definition sent to models; `parameters` is generated from the Schema. */
   readonly definition: ToolDefinition
-  readonly validation: ArgsValidation<Args>
-  /** Runs the tool on already-validated arguments; interruption aborts the context's signal. */
-  readonly execute: (args: Args, toolCallId: string) => Effect.Effect<Result, unknown>
+  /** The argument codec: decode (parse, Schema, opt-in repair), the Schema and its JSON codec. */
+  readonly codec: ArgsCodec<Args>
+  /** @internal What only the loop uses; see `executeTool`. */
+  readonly [ToolInternals]: ToolInternalsOf<Args, Result>
   readonly tags: ReadonlyArray<string>
   /** False for tools with side effects that tool pre-selection must not offer without consent. */
   readonly safe: boolean
-  /** The argument repairs this tool opted into, if any. */
-  readonly repair: RepairOptions | undefined
-  /** The tool's own recovery handlers; they take priority over the agent's. */
-  readonly onError: RecoveryHandlers | undefined
+  /** The tool's own recovery handlers (`recover`); they take priority over the agent's. */
+  readonly recover: RecoveryHandlers | undefined
   /** Results are wrapped as untrusted data before the model sees them. */
   readonly untrustedOutput: boolean
 }
@@ -107,8 +105,8 @@ interface ToolOptionsBase {
 /** Options of a tool whose arguments are described by a Schema. */
 export interface SchemaToolOptions<S extends ArgsSchema, R, Name extends string = string> extends ToolOptionsBase {
   readonly args: S
-  /** This tool's recovery handlers, ahead of the agent's `onToolError(name)` and `onError` defaults. */
-  readonly onError?: RecoveryHandlers<Name>
+  /** This tool's recovery handlers, ahead of the agent's `.recoverTool(name)` and `.recover` defaults. */
+  readonly recover?: RecoveryHandlers<Name>
   readonly run: (args: S["Type"], context: ToolContext) => MaybeEffect<R>
   /** Generate an OpenAI strict-mode schema (all keys required, optional keys nullable). */
   readonly strict?: boolean
@@ -124,7 +122,7 @@ export interface SchemaToolOptions<S extends ArgsSchema, R, Name extends string 
 export interface UnsafeToolOptions<R, Name extends string = string> extends ToolOptionsBase {
   readonly args: UnsafeNoSchema
   /** This tool's recovery handlers for execution errors (its arguments are never invalid). */
-  readonly onError?: Pick<RecoveryHandlers<Name>, "executionError">
+  readonly recover?: Pick<RecoveryHandlers<Name>, "executionError">
   readonly run: (args: unknown, context: ToolContext) => MaybeEffect<R>
 }
 
@@ -157,9 +155,7 @@ export function tool(name: string, options: SchemaToolOptions<ArgsSchema, unknow
   }
   if (typeof options?.run !== "function") throw fail("`run` must be a function")
   const args: unknown = options.args
-  if (isUnsafeNoSchema(args)) {
-    return makeTool(name, options, { _tag: "Unsafe", mode: args.mode }, { type: "object" }, false, undefined)
-  }
+  if (isUnsafeNoSchema(args)) return makeTool(name, options, unsafeCodec(args.mode), { type: "object" }, false)
   if (!Schema.isSchema(args)) {
     throw fail("`args` must be an Effect Schema; declare `args: unsafeNoSchema({ mode })` to opt out of validation")
   }
@@ -172,16 +168,15 @@ export function tool(name: string, options: SchemaToolOptions<ArgsSchema, unknow
     throw fail(error instanceof Error ? error.message : String(error))
   }
   const repair = repairOptions("repair" in options ? options.repair : undefined)
-  return makeTool(name, options, { _tag: "Schema", schema, decode: parameters.decode, codec: parameters.codec }, parameters.jsonSchema, strict, repair)
+  return makeTool(name, options, schemaCodec(schema, parameters, repair), parameters.jsonSchema, strict)
 }
 
 const makeTool = (
   name: string,
   options: ToolOptionsBase & { readonly run: (args: any, context: ToolContext) => MaybeEffect<unknown> },
-  validation: ArgsValidation<unknown>,
+  codec: ArgsCodec<unknown>,
   parameters: ToolDefinition["parameters"],
-  strict: boolean,
-  repair: RepairOptions | undefined
+  strict: boolean
 ): AnyTool => {
   const run = options.run
   const definition: ToolDefinition = Object.freeze({
@@ -196,22 +191,35 @@ const makeTool = (
     name,
     description: options.description,
     definition,
-    validation,
-    execute: (args: unknown, toolCallId: string) => fromMaybeEffect((abortable) =>
-        run(args, {
-          toolCallId,
-          get signal() {
-            return abortable.signal
-          }
-        })
-      ),
+    codec: Object.freeze(codec),
+    [ToolInternals]: Object.freeze({
+      execute: (args: unknown, toolCallId: string) =>
+        fromMaybeEffect((abortable) =>
+          run(args, {
+            toolCallId,
+            get signal() {
+              return abortable.signal
+            }
+          })
+        )
+    }),
     tags: Object.freeze([...(options.tags ?? [])]),
     safe: options.safe ?? true,
-    repair,
-    onError: (options as { readonly onError?: RecoveryHandlers }).onError,
+    recover: (options as { readonly recover?: RecoveryHandlers }).recover,
     untrustedOutput: options.untrustedOutput === true
   })
 }
+
+/**
+ * Internal: runs a tool on already-decoded arguments (the loop's way in; not part of the public API).
+ *
+ * @example
+ * ```ts
+ * yield* executeTool(add, { a: 1, b: 2 }, "call_1")
+ * ```
+ */
+export const executeTool = <Args, R>(tool: Tool<string, Args, R>, args: Args, toolCallId: string): Effect.Effect<R, unknown> =>
+  tool[ToolInternals].execute(args, toolCallId)
 
 const isUnsafeNoSchema = (u: unknown): u is UnsafeNoSchema =>
   typeof u === "object" && u !== null && "_tag" in u && u._tag === "UnsafeNoSchema"

@@ -14,9 +14,10 @@ import {
   type LanguageModelV3ToolChoice
 } from "@ai-sdk/provider"
 import { Effect } from "effect"
-import { describeCause, ModelError } from "../errors.ts"
-import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice, Usage } from "./messages.ts"
-import type { ModelClient } from "./model-client.ts"
+import { ModelError } from "../errors.ts"
+import { describeCause } from "../internal/describe-cause.ts"
+import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice, Usage } from "../model/messages.ts"
+import type { ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText, normaliseCalls } from "./normalise-calls.ts"
 import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"

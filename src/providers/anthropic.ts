@@ -7,9 +7,10 @@
  */
 import Anthropic from "@anthropic-ai/sdk"
 import { Effect } from "effect"
-import { AgentConfigError, describeCause, ModelError } from "../errors.ts"
-import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice, Usage } from "./messages.ts"
-import type { ModelClient } from "./model-client.ts"
+import { AgentConfigError, ModelError } from "../errors.ts"
+import { describeCause } from "../internal/describe-cause.ts"
+import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice, Usage } from "../model/messages.ts"
+import type { ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText, normaliseCalls } from "./normalise-calls.ts"
 import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"

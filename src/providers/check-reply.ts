@@ -4,8 +4,9 @@
  * ends with it instead of taking a truncated text as the answer or exhausting its turns.
  */
 import { Effect } from "effect"
-import { ModelError, type ModelErrorKind } from "../errors.ts"
-import type { FinishReason, ReasoningPart } from "./messages.ts"
+import { ModelError } from "../errors.ts"
+import type { ModelErrorKind } from "../model/model-error.ts"
+import type { FinishReason, ReasoningPart } from "../model/messages.ts"
 
 const explanations: Record<ModelErrorKind, string> = {
   length: "the reply was cut off at the output token limit; raise the provider's max tokens option",

@@ -14,9 +14,8 @@
  * | `LLM_THINKING_BUDGET` | for `anthropic`: the token budget of its thinking block (>= 1024); other providers choose reasoning by model name |
  */
 import { type Cause, Config, ConfigProvider, Effect, Exit, Option, Redacted } from "effect"
-import type { BudgetOptions } from "../dsl/budget.ts"
 import { AgentConfigError } from "../errors.ts"
-import type { ModelClient } from "./model-client.ts"
+import type { ModelClient } from "../model/model-client.ts"
 import { anthropic } from "./anthropic.ts"
 import { ollama } from "./ollama.ts"
 import { openai } from "./openai.ts"
@@ -29,7 +28,7 @@ export interface EnvModel {
   readonly temperature: number | undefined
   readonly client: ModelClient
   /** `{ maxTurns }` when `LLM_MAX_AGENT_STEPS` is set, else `{}`: pass it to `.budget(...)`. */
-  readonly budget: BudgetOptions
+  readonly budget: { readonly maxTurns?: number }
   /** Where requests go: the base URL or Ollama host; `undefined` for OpenAI's default. */
   readonly endpoint: string | undefined
 }
@@ -69,7 +68,7 @@ export const fromEnv = (env: Record<string, string | undefined> = process.env): 
   if (maxSteps !== undefined && maxSteps < 1) {
     throw new AgentConfigError({ subject, reason: `LLM_MAX_AGENT_STEPS must be a whole number >= 1, got ${maxSteps}` })
   }
-  const budget: BudgetOptions = maxSteps === undefined ? {} : { maxTurns: maxSteps }
+  const budget: EnvModel["budget"] = maxSteps === undefined ? {} : { maxTurns: maxSteps }
   const temperature = Option.getOrUndefined(config.temperature)
   const sampling = temperature === undefined ? {} : { temperature }
   const common = { provider: config.provider, model: config.model, temperature, budget }

@@ -4,7 +4,7 @@
  * Ollama and many OpenAI-compatible servers do not give one).
  */
 import { Effect, Random } from "effect"
-import type { ToolCall } from "./messages.ts"
+import type { ToolCall } from "../model/messages.ts"
 
 /** A call as it came off the wire: any id (maybe none), arguments as text or an object. */
 export interface WireCall {

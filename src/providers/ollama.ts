@@ -5,9 +5,10 @@
  */
 import { Effect } from "effect"
 import { type ChatRequest, type ChatResponse, type Message, Ollama, type Options, type Tool } from "ollama"
-import { describeCause, ModelError } from "../errors.ts"
-import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolDefinition, Usage } from "./messages.ts"
-import type { ModelClient } from "./model-client.ts"
+import { ModelError } from "../errors.ts"
+import { describeCause } from "../internal/describe-cause.ts"
+import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolDefinition, Usage } from "../model/messages.ts"
+import type { ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
 import { normaliseCalls } from "./normalise-calls.ts"
 import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"

@@ -11,7 +11,8 @@ import type {
   ChatCompletionTool,
   ChatCompletionToolChoiceOption
 } from "openai/resources/chat/completions"
-import { AgentConfigError, describeCause, ModelError } from "../errors.ts"
+import { AgentConfigError, ModelError } from "../errors.ts"
+import { describeCause } from "../internal/describe-cause.ts"
 import type {
   FinishReason,
   LlmMessage,
@@ -21,8 +22,8 @@ import type {
   ToolChoice,
   ToolDefinition,
   Usage
-} from "./messages.ts"
-import type { ModelClient } from "./model-client.ts"
+} from "../model/messages.ts"
+import type { ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
 import { normaliseCalls, type WireCall } from "./normalise-calls.ts"
 import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"

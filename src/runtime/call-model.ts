@@ -2,30 +2,22 @@
  * One model call as the loop makes it: hooks around it, an `agent.model` span, defects of a custom
  * client turned into `ModelError`, and the response checked for shape.
  */
-import { Clock, Effect } from "effect"
-import type { AgentDefinition } from "../dsl/agent-definition.ts"
+import { Clock, Effect, Result } from "effect"
 import { ModelError } from "../errors.ts"
-import type { LlmResponse, ModelRequest } from "../providers/messages.ts"
-import { ModelClientService } from "../providers/model-client.ts"
-import { emit } from "./emit.ts"
-import { validateResponse } from "./validate-response.ts"
+import type { LlmResponse, ModelRequest } from "../model/messages.ts"
+import { ModelClientService } from "../model/model-client.ts"
+import type { UnscopedEvent } from "./run-context.ts"
+import { checkResponse } from "../model/normalize-response.ts"
 import { noStackTrace } from "../internal/span-options.ts"
 
-/** Where in the run a call happens, for hooks and spans. */
-export interface CallScope {
-  readonly agent: string
-  readonly runId: string
-  readonly skill: string
-  readonly turn: number
-}
-
+/** Calls the model in `turn`, announcing it through `emit` (bound to the run's scope). */
 export const callModel = (
-  definition: AgentDefinition,
-  scope: CallScope,
+  emit: (event: UnscopedEvent) => Effect.Effect<void>,
+  turn: number,
   request: ModelRequest
 ): Effect.Effect<LlmResponse, ModelError, ModelClientService> =>
   Effect.gen(function*() {
-    yield* emit(definition, { _tag: "ModelCall", ...scope, request })
+    yield* emit({ _tag: "ModelCall", request })
     const client = yield* ModelClientService
     const started = yield* Clock.currentTimeMillis
     const raw = yield* client.chat(request).pipe(
@@ -33,7 +25,11 @@ export const callModel = (
         Effect.fail(new ModelError({ provider: "model client", reason: `the client crashed: ${String(defect)}`, cause: defect }))
       )
     )
-    const response = yield* validateResponse(raw)
+    const checked = checkResponse(raw)
+    if (Result.isFailure(checked)) {
+      return yield* new ModelError({ provider: "model client", reason: `the response is not a valid LlmResponse: ${checked.failure}`, retryable: false })
+    }
+    const response = checked.success
     const durationMs = (yield* Clock.currentTimeMillis) - started
     yield* Effect.annotateCurrentSpan({
       "model.response": response._tag,
@@ -42,11 +38,11 @@ export const callModel = (
         ? {}
         : { "model.usage.input_tokens": response.usage.inputTokens, "model.usage.output_tokens": response.usage.outputTokens })
     })
-    yield* emit(definition, { _tag: "ModelResponse", ...scope, response, durationMs })
+    yield* emit({ _tag: "ModelResponse", response, durationMs })
     return response
   }).pipe(
     Effect.withSpan("agent.model", {
-      attributes: { "agent.turn": scope.turn, "model.tools": request.tools.length, ...toolChoiceAttribute(request) }
+      attributes: { "agent.turn": turn, "model.tools": request.tools.length, ...toolChoiceAttribute(request) }
     }, noStackTrace)
   )
 

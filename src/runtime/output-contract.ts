@@ -10,7 +10,7 @@
  */
 import { Result, Schema } from "effect"
 import { submitToolName } from "../dsl/agent-definition.ts"
-import type { JsonSchemaObject, ResponseFormat, ToolDefinition } from "../providers/messages.ts"
+import type { JsonSchemaObject, ResponseFormat, ToolDefinition } from "../model/messages.ts"
 
 type OutputSchema = Schema.Codec<any, any, never, never>
 
@@ -45,8 +45,8 @@ export interface OutputContract {
   readonly responseFormat: ResponseFormat | undefined
   /** Decodes a final text. */
   readonly decodeText: (text: string) => Result.Result<unknown, string>
-  /** Decodes the arguments of a `submit` call (a JSON string or an object). */
-  readonly decodeSubmission: (raw: unknown) => Result.Result<unknown, string>
+  /** Decodes the arguments of a `submit` call (the JSON text the model sent). */
+  readonly decodeSubmission: (raw: string) => Result.Result<unknown, string>
 }
 
 const contracts = new WeakMap<OutputSchema, Map<"tool" | "native", OutputContract>>()
@@ -109,8 +109,7 @@ const makeContract = (schema: OutputSchema, strategy: "tool" | "native"): Output
     const asText = decode(text)
     return Result.isSuccess(asText) ? asText : Result.fail(`The answer is not valid JSON.\n${asText.failure}`)
   }
-  const decodeSubmission = (raw: unknown): Result.Result<unknown, string> => {
-    if (typeof raw !== "string") return decode(raw)
+  const decodeSubmission = (raw: string): Result.Result<unknown, string> => {
     const parsed = parse(raw)
     return Result.isSuccess(parsed) ? decode(parsed.success) : Result.fail("The arguments are not valid JSON.")
   }

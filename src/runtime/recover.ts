@@ -1,6 +1,6 @@
 /**
- * Asks the recovery handlers for a decision, in priority order: the tool's own `onError`, the agent's
- * `onToolError(name, ...)`, the agent's `onError({...})` defaults, then the built-in default
+ * Asks the recovery handlers for a decision, in priority order: the tool's own `recover`, the agent's
+ * `.recoverTool(name, ...)`, the agent's `.recover({...})` defaults, then the built-in default
  * (`Recovery.feedback`). A handler that throws, fails or answers something that is not a decision is
  * reported as a hook failure, and the next level decides.
  */
@@ -10,7 +10,7 @@ import type { AnyTool } from "../dsl/tool.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import { reportHookFailure } from "./emit.ts"
 import { toolResultContent } from "./prompt.ts"
-import type { RunState } from "./run-state.ts"
+import type { AgentPlan } from "./plan.ts"
 
 /** Where a decision came from, for events and spans. */
 export type DecisionLevel = "tool" | "agent-tool" | "agent" | "default"
@@ -25,14 +25,15 @@ const isRecovery = (u: unknown): u is Recovery =>
   typeof u === "object" && u !== null && "_tag" in u && recoveryTags.has(String(u._tag))
 
 /** The handlers for `tool` at each level, highest priority first. */
-const levels = (state: RunState, tool: AnyTool): ReadonlyArray<readonly [DecisionLevel, RecoveryHandlers | undefined]> => [
-  ["tool", tool.onError],
-  ["agent-tool", state.definition.toolHandlers[tool.name]],
-  ["agent", state.definition.errorPolicy]
+const levels = (plan: AgentPlan, tool: AnyTool): ReadonlyArray<readonly [DecisionLevel, RecoveryHandlers | undefined]> => [
+  ["tool", tool.recover],
+  ["agent-tool", plan.definition.toolRecovery[tool.name]],
+  ["agent", plan.definition.recovery]
 ]
 
 const ask = <K extends keyof RecoveryHandlers>(
-  state: RunState,
+  plan: AgentPlan,
+  runId: string,
   tool: AnyTool,
   kind: K,
   context: Parameters<NonNullable<RecoveryHandlers[K]>>[0]
@@ -50,16 +51,16 @@ const ask = <K extends keyof RecoveryHandlers>(
           ? Effect.succeed<Decision>({ recovery: decision, level })
           : Effect.fail(new Error(`a recovery handler must return a Recovery decision, got ${toolResultContent(decision)}`))
       ),
-      catchUnlessInterrupted((error) => reportHookFailure(state.definition, state.runId, hook, error).pipe(Effect.andThen(attempt(rest))))
+      catchUnlessInterrupted((error) => reportHookFailure(plan, runId, hook, error).pipe(Effect.andThen(attempt(rest))))
     )
   }
-  return attempt(levels(state, tool))
+  return attempt(levels(plan, tool))
 }
 
 /** The decision for arguments of `tool` that did not decode. */
-export const decideInvalidArgs = (state: RunState, tool: AnyTool, context: InvalidArgsContext): Effect.Effect<Decision> =>
-  ask(state, tool, "invalidArgs", context)
+export const decideInvalidArgs = (plan: AgentPlan, runId: string, tool: AnyTool, context: InvalidArgsContext): Effect.Effect<Decision> =>
+  ask(plan, runId, tool, "invalidArgs", context)
 
 /** The decision for a failed execution of `tool`. */
-export const decideExecutionError = (state: RunState, tool: AnyTool, context: ExecutionErrorContext): Effect.Effect<Decision> =>
-  ask(state, tool, "executionError", context)
+export const decideExecutionError = (plan: AgentPlan, runId: string, tool: AnyTool, context: ExecutionErrorContext): Effect.Effect<Decision> =>
+  ask(plan, runId, tool, "executionError", context)

@@ -1,95 +1,159 @@
 /**
- * The agentic loop. For each turn: check the budget → call the model → on a final text, decode the
- * answer and stop; on tool calls, handle each in order (allowlist, decode, execute, hooks). Every run,
- * turn, model call and tool call is a span (`agent.run`, `agent.turn`, `agent.model`, `agent.tool`).
+ * Running an agent: compile its definition into a plan (once), choose the skill, and drive the
+ * stepper to the end (`runAgent`), to a suspension (`runUntil`), or from a snapshot (`resumeRun`). All
+ * three share one body: the `agent.run` span, the `duration` budget, and `RunEnd` (emitted once when a
+ * run ends, never on a suspension). Every run, turn, model call and tool call is a span (`agent.run`,
+ * `agent.turn`, `agent.model`, `agent.tool`).
  */
-import { Cause, Clock, Duration, Effect, Exit, Random, Result, Schema } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Random, Schema } from "effect"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
+import { pickTools } from "../dsl/pick-tools.ts"
 import type { RunEndEvent } from "../dsl/events.ts"
-import { type AgentError, InputInvalid, isAgentError, ModelError, OutputInvalid, ToolFailed } from "../errors.ts"
+import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed } from "../errors.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
-import type { LlmMessage, ModelRequest, ToolCall } from "../providers/messages.ts"
-import type { ModelClientService } from "../providers/model-client.ts"
-import { callModel } from "./call-model.ts"
-import { type ChosenSkill, chooseSkill } from "./choose-skill.ts"
-import { emit } from "./emit.ts"
-import { pickTools } from "./pick-tools.ts"
-import { emptyReplyFeedback, outputFeedback, systemPrompt } from "./prompt.ts"
-import { budgetExceeded, RunState } from "./run-state.ts"
-import { handleToolCall } from "./tool-call.ts"
 import { noStackTrace } from "../internal/span-options.ts"
+import type { ModelClientService } from "../model/model-client.ts"
+import { chooseSkill } from "./choose-skill.ts"
+import { emit } from "./emit.ts"
+import { type AgentPlan, compile, type SkillPlan } from "./plan.ts"
+import { systemPrompt } from "./prompt.ts"
+import { budgetExceeded, RunContext } from "./run-context.ts"
+import { checkSnapshot, type RunSnapshot, snapshotOf, stateOf } from "./snapshot.ts"
+import { drive, type DriveControl } from "./step.ts"
 
 /**
- * Runs `definition` on `input`. Needs a `ModelClientService` unless the definition has a model (the
- * builder's `runEffect` provides it then).
+ * Runs `definition` on `input` to the end. Needs a `ModelClientService` unless the definition has a
+ * model (the builder's `runEffect` provides it then).
  *
  * @example
  * ```ts
- * const output = yield* runAgent(calculator.definition, "What is 2 + 2?").pipe(Effect.provide(ModelClient.layer(client)))
+ * const output = yield* runAgent(definition, "What is 2 + 2?").pipe(Effect.provide(ModelClient.layer(client)))
  * ```
  */
 export const runAgent = (definition: AgentDefinition, input: unknown): Effect.Effect<unknown, AgentError, ModelClientService> =>
+  execute(definition, { _tag: "Fresh", input }, {}).pipe(
+    Effect.flatMap((result) => result._tag === "Done" ? Effect.succeed(result.output) : Effect.die(new Error("internal: a run to the end suspended")))
+  )
+
+/** How a run driven by `runUntil` or `resumeRun` stopped: finished, or suspended with its snapshot. */
+export type RunResult =
+  | { readonly _tag: "Done"; readonly output: unknown }
+  | { readonly _tag: "Suspended"; readonly snapshot: RunSnapshot }
+
+/**
+ * Runs `definition` on `input`, suspending after `suspendAfter` steps (a model call or a tool call
+ * each) with a snapshot of the run; without `suspendAfter`, to the end.
+ *
+ * @example
+ * ```ts
+ * const first = yield* runUntil(definition, "2 + 2?", { suspendAfter: 1 })
+ * ```
+ */
+export const runUntil = (
+  definition: AgentDefinition,
+  input: unknown,
+  control: DriveControl = {}
+): Effect.Effect<RunResult, AgentError, ModelClientService> => execute(definition, { _tag: "Fresh", input }, control)
+
+/**
+ * Continues a run from a snapshot taken between two steps. Fails with `DefinitionChanged` when the
+ * snapshot was taken with a definition of another shape (tools, parameters, skills, budget).
+ *
+ * @example
+ * ```ts
+ * const rest = yield* resumeRun(definition, decodeSnapshot(json))
+ * ```
+ */
+export const resumeRun = (
+  definition: AgentDefinition,
+  snapshot: RunSnapshot,
+  control: DriveControl = {}
+): Effect.Effect<RunResult, AgentError, ModelClientService> => execute(definition, { _tag: "Resume", snapshot }, control)
+
+type Start = { readonly _tag: "Fresh"; readonly input: unknown } | { readonly _tag: "Resume"; readonly snapshot: RunSnapshot }
+
+const execute = (definition: AgentDefinition, start: Start, control: DriveControl): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   Effect.gen(function*() {
-    const started = yield* Clock.currentTimeMillis
-    const runId = yield* newRunId(started)
-    const scope = { agent: definition.name, runId }
+    const plan = compile(definition)
+    const now = yield* Clock.currentTimeMillis
+    const runId = start._tag === "Resume" ? start.snapshot.state.runId : yield* newRunId(now)
+    const startedAt = start._tag === "Resume" ? now - start.snapshot.state.elapsedMs : now
     yield* Effect.annotateCurrentSpan("agent.run_id", runId)
-    let state: RunState | undefined
-    const body = Effect.gen(function*() {
-      yield* emit(definition, { _tag: "RunStart", ...scope, input })
+    let ctx: RunContext | undefined
+    const body: Effect.Effect<RunResult, AgentError, ModelClientService> = Effect.gen(function*() {
+      if (start._tag === "Resume") {
+        const skill = yield* checkSnapshot(plan, start.snapshot)
+        ctx = RunContext.restore(plan, skill, stateOf(start.snapshot), now)
+        yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
+        return yield* driveToResult(ctx, control)
+      }
+      const input = start.input
+      yield* emit(plan, { _tag: "RunStart", agent: plan.name, runId, input })
       const text = yield* inputText(definition, input)
-      const chosen = yield* chooseSkill(definition, runId, text)
-      state = new RunState(definition, runId, started, chosen.skill, chosen.turns)
+      const chosen = yield* chooseSkill(plan, runId, text)
+      ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, chosen.turns)
       yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
-      yield* emit(definition, { _tag: "SkillChosen", ...scope, skill: chosen.skill.name, how: chosen.how })
-      return yield* chosen.skill.implementation === undefined ? agenticLoop(state, text) : deterministic(definition, chosen, input)
+      yield* ctx.emit({ _tag: "SkillChosen", how: chosen.how })
+      const implementation = chosen.skill.definition.implementation
+      if (implementation !== undefined) return { _tag: "Done", output: yield* deterministic(plan, chosen.skill, input) }
+      yield* startAgentic(ctx, text)
+      return yield* driveToResult(ctx, control)
     })
-    const maxDuration = definition.budget.maxDuration
+    const maxDuration = plan.budget.maxDuration
     const bounded = Number.isFinite(maxDuration)
       ? body.pipe(
         Effect.timeoutOrElse({
-          duration: Duration.millis(maxDuration),
+          duration: Duration.millis(Math.max(0, maxDuration - (now - startedAt))),
           orElse: () =>
             Clock.currentTimeMillis.pipe(
-              Effect.flatMap((now) => budgetExceeded(definition, runId, "duration", maxDuration, now - started, state?.transcript ?? []))
+              Effect.flatMap((end) =>
+                budgetExceeded(plan, runId, { reason: "duration", limit: maxDuration, used: end - startedAt }, ctx?.transcript ?? [])
+              )
             )
         })
       )
       : body
     return yield* bounded.pipe(
       Effect.onExit((exit) =>
-        Effect.gen(function*() {
-          const durationMs = (yield* Clock.currentTimeMillis) - started
-          const outcome = runOutcome(exit)
-          yield* Effect.annotateCurrentSpan({
-            "agent.outcome": outcome._tag === "Failure" ? outcome.error._tag : outcome._tag,
-            "agent.turns": state?.turns ?? 0,
-            "agent.tool_calls": state?.toolCalls ?? 0
-          })
-          yield* emit(definition, {
-            _tag: "RunEnd",
-            ...scope,
-            outcome,
-            turns: state?.turns ?? 0,
-            toolCalls: state?.toolCalls ?? 0,
-            durationMs
-          })
-        })
+        Exit.isSuccess(exit) && exit.value._tag === "Suspended" ? Effect.void : runEnd(plan, runId, startedAt, ctx, exit)
       )
     )
   }).pipe(Effect.withSpan("agent.run", { attributes: { "agent.name": definition.name } }, noStackTrace))
+
+const driveToResult = (ctx: RunContext, control: DriveControl): Effect.Effect<RunResult, AgentError, ModelClientService> =>
+  drive(ctx, control).pipe(
+    Effect.flatMap((driven) =>
+      driven._tag === "Done"
+        ? Effect.succeed<RunResult>(driven)
+        : Clock.currentTimeMillis.pipe(Effect.map((now): RunResult => ({ _tag: "Suspended", snapshot: snapshotOf(ctx, now) })))
+    )
+  )
+
+/** `RunEnd` and the run span's closing attributes, once per run that ended. */
+const runEnd = (plan: AgentPlan, runId: string, startedAt: number, ctx: RunContext | undefined, exit: Exit.Exit<RunResult, AgentError>) =>
+  Effect.gen(function*() {
+    const durationMs = (yield* Clock.currentTimeMillis) - startedAt
+    const outcome = runOutcome(plan.name, Exit.map(exit, (result) => (result._tag === "Done" ? result.output : undefined)))
+    const turns = ctx?.ledger.turns ?? 0
+    const toolCalls = ctx?.ledger.toolCalls ?? 0
+    yield* Effect.annotateCurrentSpan({
+      "agent.outcome": outcome._tag === "Failure" ? outcome.error._tag : outcome._tag,
+      "agent.turns": turns,
+      "agent.tool_calls": toolCalls
+    })
+    yield* emit(plan, { _tag: "RunEnd", agent: plan.name, runId, outcome, turns, toolCalls, durationMs })
+  })
 
 /** A run id from Effect's Clock and Random services, so tests with TestClock/a seeded Random are deterministic. */
 const newRunId = (now: number) =>
   Random.nextIntBetween(0, 2 ** 30).pipe(Effect.map((n) => `run_${now.toString(36)}_${n.toString(36).padStart(6, "0")}`))
 
-const runOutcome = (exit: Exit.Exit<unknown, AgentError>): RunEndEvent["outcome"] => {
+/** A defect (neither a documented failure nor an interruption) is reported as `RuntimeDefect`, never as a model failure. */
+export const runOutcome = (agent: string, exit: Exit.Exit<unknown, AgentError>): RunEndEvent["outcome"] => {
   if (Exit.isSuccess(exit)) return { _tag: "Success", output: exit.value }
   if (Cause.hasInterruptsOnly(exit.cause)) return { _tag: "Interrupted" }
   const error = Cause.squash(exit.cause)
-  return isAgentError(error)
-    ? { _tag: "Failure", error }
-    : { _tag: "Failure", error: new ModelError({ provider: "runtime", reason: String(error), cause: error }) }
+  return isAgentError(error) ? { _tag: "Failure", error } : { _tag: "Failure", error: new RuntimeDefect({ agent, cause: error }) }
 }
 
 /** The user message: the input as text (strings as they are, anything else JSON-encoded). */
@@ -101,107 +165,20 @@ const inputText = (definition: AgentDefinition, input: unknown): Effect.Effect<s
   )
 }
 
-/** A skill implemented by a function: no model call. Its failure ends the run with `ToolFailed`. */
-const deterministic = (definition: AgentDefinition, { skill }: ChosenSkill, input: unknown): Effect.Effect<unknown, ToolFailed> =>
-  fromMaybeEffect((abortable) => skill.implementation!(input, abortable)).pipe(
-    catchUnlessInterrupted((cause) =>
-      Effect.fail(new ToolFailed({ agent: definition.name, skill: skill.name, tool: skill.name, args: input, cause }))
-    )
+/** A skill implemented by a function: no model call. Its failure ends the run with `SkillFailed`. */
+const deterministic = (plan: AgentPlan, skill: SkillPlan, input: unknown): Effect.Effect<unknown, SkillFailed> =>
+  fromMaybeEffect((abortable) => skill.definition.implementation!(input, abortable)).pipe(
+    catchUnlessInterrupted((cause) => Effect.fail(new SkillFailed({ agent: plan.name, skill: skill.name, input, cause })))
   )
 
-const agenticLoop = (state: RunState, input: string) =>
+/** The start of an agentic run: tool pre-selection, then the system prompt and the user message. */
+const startAgentic = (ctx: RunContext, input: string) =>
   Effect.gen(function*() {
-    const selection = state.definition.toolSelection
+    const selection = ctx.plan.definition.toolSelection
     if (selection !== undefined) {
-      const picked = yield* pickTools(input, state.tools, selection)
-      if (picked.length > 0) state.offered = picked.map((p) => p.tool)
-      yield* Effect.annotateCurrentSpan("agent.offered_tools", state.offered.map((t) => t.name).join(","))
+      const picked = yield* pickTools(input, ctx.skill.offerable, selection)
+      if (picked.length > 0) ctx.offer(picked.map((p) => p.tool))
+      yield* Effect.annotateCurrentSpan("agent.offered_tools", ctx.offered.map((t) => t.name).join(","))
     }
-    state.transcript.push({ role: "system", content: systemPrompt(state) })
-    state.transcript.push({ role: "user", content: input })
-    while (true) {
-      yield* state.ensureBudget("turns")
-      yield* state.ensureTokens("before")
-      state.turns += 1
-      yield* state.checkThresholds()
-      const answer = yield* turn(state, state.turns)
-      if (answer !== undefined) return answer.output
-    }
+    ctx.append({ role: "system", content: systemPrompt(ctx) }, { role: "user", content: input })
   })
-
-/** The tool choice for a call: `submit` forced when it is the only tool, a tool required when typed. */
-const toolChoiceFor = (state: RunState): ModelRequest["toolChoice"] => {
-  if (state.output?.submitTool !== undefined) return state.offered.length === 0 ? { tool: state.output.submitTool.name } : "required"
-  return state.offered.length === 0 ? undefined : "auto"
-}
-
-/** One turn. Returns the final output when the model gave one, `undefined` to continue. */
-const turn = (state: RunState, turnNumber: number) =>
-  Effect.gen(function*() {
-    const definition = state.definition
-    const scope = { agent: state.agent, runId: state.runId, skill: state.skill.name, turn: turnNumber }
-    yield* emit(definition, { _tag: "Turn", ...scope })
-    const toolChoice = toolChoiceFor(state)
-    const request: ModelRequest = {
-      messages: [...state.transcript],
-      tools: state.requestTools,
-      ...(toolChoice === undefined ? {} : { toolChoice }),
-      ...(state.output?.responseFormat === undefined ? {} : { responseFormat: state.output.responseFormat })
-    }
-    const response = yield* callModel(definition, scope, request)
-    if (response.usage !== undefined) {
-      state.tokens += response.usage.inputTokens + response.usage.outputTokens
-      yield* state.checkThresholds()
-      yield* state.ensureTokens("after")
-    }
-
-    if (response._tag === "ToolCalls" && response.calls.length > 0) {
-      const calls = response.calls.map((call, i): ToolCall => (call.id === "" ? { ...call, id: `call_${turnNumber}_${i}` } : call))
-      const reasoning = response.reasoning === undefined || response.reasoning.length === 0 ? {} : { reasoning: response.reasoning }
-      state.transcript.push({ role: "assistant", content: response.content ?? "", toolCalls: calls, ...reasoning })
-      for (const call of calls) {
-        if (state.output?.submitTool !== undefined && call.name === state.output.submitTool.name) {
-          const submitted = yield* submit(state, call)
-          if (submitted !== undefined) return submitted
-        } else {
-          yield* handleToolCall(state, call, turnNumber)
-        }
-      }
-      return undefined
-    }
-    const text = response.content ?? ""
-    if (text.trim() === "") {
-      state.transcript.push({ role: "assistant", content: text }, { role: "user", content: emptyReplyFeedback })
-      return undefined
-    }
-    state.transcript.push({ role: "assistant", content: text })
-    if (state.output === undefined) return { output: text }
-    const decoded = state.output.decodeText(text)
-    if (Result.isSuccess(decoded)) return { output: decoded.success }
-    return yield* rejectAnswer(state, text, decoded.failure, (content) => ({ role: "user", content }))
-  }).pipe(
-    Effect.withSpan("agent.turn", {
-      attributes: { "agent.name": state.agent, "agent.skill": state.skill.name, "agent.turn": turnNumber }
-    }, noStackTrace)
-  )
-
-/** A `submit` call: its arguments decoded into the output Schema end the run. */
-const submit = (state: RunState, call: ToolCall) =>
-  Effect.gen(function*() {
-    const decoded = state.output!.decodeSubmission(call.arguments)
-    if (Result.isSuccess(decoded)) {
-      state.transcript.push({ role: "tool", toolCallId: call.id, name: call.name, content: "submitted" })
-      return { output: decoded.success }
-    }
-    const raw = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments) ?? ""
-    return yield* rejectAnswer(state, raw, decoded.failure, (content) => ({ role: "tool", toolCallId: call.id, name: call.name, content }))
-  })
-
-/** A typed answer that did not decode: corrected within the budget, else `OutputInvalid`. */
-const rejectAnswer = (state: RunState, raw: string, issues: string, message: (content: string) => LlmMessage) => {
-  if (state.turns >= state.definition.budget.maxTurns) {
-    return Effect.fail(new OutputInvalid({ agent: state.agent, raw, issues, transcript: [...state.transcript] }))
-  }
-  state.transcript.push(message(outputFeedback(issues, state.output?.submitTool?.name)))
-  return Effect.succeed(undefined)
-}

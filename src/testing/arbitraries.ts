@@ -8,7 +8,7 @@ import { Arbitrary, Effect, Schema } from "effect"
 import fc from "fast-check"
 import type { AnyTool } from "../dsl/tool.ts"
 import { ModelError } from "../errors.ts"
-import type { LlmResponse, ToolCall } from "../providers/messages.ts"
+import type { LlmResponseInit, ToolCallInit } from "../model/messages.ts"
 import type { ScriptStep } from "./scripted-model.ts"
 
 /** How often generated calls go wrong. Rates are probabilities in [0, 1]. */
@@ -49,11 +49,11 @@ const samplers = new WeakMap<AnyTool, (seed: number) => unknown>()
 const validSampler = (tool: AnyTool): ((seed: number) => unknown) => {
   const cached = samplers.get(tool)
   if (cached !== undefined) return cached
-  const validation = tool.validation
+  const { schema, json } = tool.codec
   let sampler: (seed: number) => unknown
-  if (validation._tag === "Schema") {
-    const arbitrary = Arbitrary.schema(validation.schema)
-    const encode = Schema.encodeSync(validation.codec)
+  if (schema !== undefined && json !== undefined) {
+    const arbitrary = Arbitrary.schema(schema)
+    const encode = Schema.encodeSync(json)
     sampler = (seed) => {
       const [value] = Effect.runSync(Arbitrary.sampleEffect(arbitrary, { count: 1, seed, size: 4 }))
       return encode(value)
@@ -70,7 +70,7 @@ const validSampler = (tool: AnyTool): ((seed: number) => unknown) => {
  *
  * @example
  * ```ts
- * fc.assert(fc.property(arbValidArgs(add), (args) => Result.isSuccess(add.validation.decode(args))))
+ * fc.assert(fc.property(arbValidArgs(add), (args) => Result.isSuccess(add.codec.check(args))))
  * ```
  */
 export const arbValidArgs = (tool: AnyTool): fc.Arbitrary<unknown> => fc.integer().map(validSampler(tool))
@@ -112,7 +112,7 @@ export const arbInvalidArgs = (tool: AnyTool): fc.Arbitrary<unknown> => {
  * fc.sample(arbToolCall([add, multiply], { invalidRate: 0.5 }), 3)
  * ```
  */
-export const arbToolCall = (tools: ReadonlyArray<AnyTool>, options: ArbToolCallOptions = {}): fc.Arbitrary<ToolCall> => {
+export const arbToolCall = (tools: ReadonlyArray<AnyTool>, options: ArbToolCallOptions = {}): fc.Arbitrary<ToolCallInit> => {
   const invalidRate = options.invalidRate ?? 0.2
   const unknownRate = tools.length === 0 ? 1 : options.unknownRate ?? 0.05
   const jsonStringRate = options.jsonStringRate ?? 0.5
@@ -131,7 +131,7 @@ export const arbToolCall = (tools: ReadonlyArray<AnyTool>, options: ArbToolCallO
     { weight: Math.round(unknownRate * 100), arbitrary: unknownNames.map((name) => ({ name, args: fc.constant<unknown>({}) })) }
   )
   return fc.record({ id: fc.stringMatching(/^call_[a-z0-9]{0,6}$/), target, asString: chance(jsonStringRate) }).chain(({ id, target, asString }) =>
-    target.args.map((args): ToolCall => ({
+    target.args.map((args): ToolCallInit => ({
       id,
       name: target.name,
       arguments: asString && typeof args !== "string" ? JSON.stringify(args) ?? "" : args
@@ -147,7 +147,7 @@ export const arbToolCall = (tools: ReadonlyArray<AnyTool>, options: ArbToolCallO
  * fc.sample(arbLlmResponse([add], { invalidRate: 0.3, textRate: 0.1 }), 5)
  * ```
  */
-export const arbLlmResponse = (tools: ReadonlyArray<AnyTool>, options: ArbLlmResponseOptions = {}): fc.Arbitrary<LlmResponse> => {
+export const arbLlmResponse = (tools: ReadonlyArray<AnyTool>, options: ArbLlmResponseOptions = {}): fc.Arbitrary<LlmResponseInit> => {
   const textRate = options.textRate ?? 0.2
   const emptyRate = options.emptyRate ?? 0.05
   const callsRate = Math.max(0, 1 - textRate - emptyRate)
@@ -156,11 +156,11 @@ export const arbLlmResponse = (tools: ReadonlyArray<AnyTool>, options: ArbLlmRes
     {
       weight: weight(callsRate),
       arbitrary: fc.array(arbToolCall(tools, options), { minLength: 1, maxLength: options.maxCalls ?? 3 }).map(
-        (calls): LlmResponse => ({ _tag: "ToolCalls", calls })
+        (calls): LlmResponseInit => ({ _tag: "ToolCalls", calls })
       )
     },
-    { weight: weight(textRate), arbitrary: fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== "").map((content): LlmResponse => ({ _tag: "Text", content })) },
-    { weight: weight(emptyRate), arbitrary: fc.constantFrom<LlmResponse>({ _tag: "Text", content: "" }, { _tag: "ToolCalls", calls: [] }) }
+    { weight: weight(textRate), arbitrary: fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== "").map((content): LlmResponseInit => ({ _tag: "Text", content })) },
+    { weight: weight(emptyRate), arbitrary: fc.constantFrom<LlmResponseInit>({ _tag: "Text", content: "" }, { _tag: "ToolCalls", calls: [] }) }
   )
 }
 

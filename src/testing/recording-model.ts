@@ -4,8 +4,8 @@
  */
 import { Effect, Exit } from "effect"
 import type { ModelError } from "../errors.ts"
-import type { LlmResponse, ModelRequest } from "../providers/messages.ts"
-import type { ModelClient } from "../providers/model-client.ts"
+import type { LlmResponse, ModelRequest } from "../model/messages.ts"
+import type { ModelClient } from "../model/model-client.ts"
 
 /** A client that remembers what it was asked and what it answered. */
 export interface RecordingModel extends ModelClient {

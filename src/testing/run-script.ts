@@ -7,7 +7,7 @@ import type { AgentBuilder } from "../dsl/agent.ts"
 import type { AgentEvent } from "../dsl/events.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import { type AgentError, isAgentError } from "../errors.ts"
-import type { ModelRequest } from "../providers/messages.ts"
+import type { ModelRequest } from "../model/messages.ts"
 import { type ModelScript, scriptedModel } from "./scripted-model.ts"
 
 /** How a run ended. `Defect` and `Interrupted` should never happen: tests assert against them. */
@@ -82,11 +82,11 @@ export const runInvariants = (
     const allowed = limits.allowed.find((t) => t.name === tool)
     if (allowed === undefined) {
       violations.push(`executed a tool outside the allowlist: ${tool}`)
-    } else if (allowed.validation._tag === "Schema") {
+    } else if (allowed.codec.json !== undefined) {
       // The executed args are decoded values: encode them back and decode, as the model would have sent them.
-      const { codec, decode } = allowed.validation
-      const resent = Result.try(() => Schema.encodeSync(codec)(args))
-      if (Result.isFailure(resent) || Result.isFailure(decode(resent.success))) {
+      const { json, check } = allowed.codec
+      const resent = Result.try(() => Schema.encodeSync(json)(args))
+      if (Result.isFailure(resent) || Result.isFailure(check(resent.success))) {
         violations.push(`executed ${tool} with arguments its Schema refuses: ${JSON.stringify(args)}`)
       }
     }

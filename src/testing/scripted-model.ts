@@ -3,12 +3,12 @@
  */
 import { Effect } from "effect"
 import { ModelError } from "../errors.ts"
-import type { LlmResponse, ModelRequest } from "../providers/messages.ts"
-import { ModelClient, type ModelFunction } from "../providers/model-client.ts"
+import type { LlmResponseInit, ModelRequest } from "../model/messages.ts"
+import { ModelClient, type ModelFunction } from "../model/model-client.ts"
 import { type RecordingModel, recordingModel } from "./recording-model.ts"
 
-/** One scripted answer: a response, a `ModelError` to fail with, or a function of the request. */
-export type ScriptStep = LlmResponse | ModelError | ModelFunction
+/** One scripted answer: a response (object arguments and missing ids allowed), a `ModelError` to fail with, or a function of the request. */
+export type ScriptStep = LlmResponseInit | ModelError | ModelFunction
 
 /** What `scriptedModel` accepts: one step for every call, a list of steps (one per call), or a function. */
 export type ModelScript = ScriptStep | ReadonlyArray<ScriptStep>
@@ -30,7 +30,9 @@ export type ModelScript = ScriptStep | ReadonlyArray<ScriptStep>
 export const scriptedModel = (script: ModelScript): RecordingModel => {
   const steps = Array.isArray(script) ? [...script] : undefined
   let calls = 0
-  const answer = (request: ModelRequest): Effect.Effect<LlmResponse, ModelError> => {
+  // One fromFunction client over the whole script, so every step is normalised the same way (object
+  // arguments to JSON text, missing ids assigned uniquely across the script's answers).
+  const answer = (request: ModelRequest): Effect.Effect<LlmResponseInit, ModelError> | LlmResponseInit | PromiseLike<LlmResponseInit> => {
     calls += 1
     const step: ScriptStep | undefined = steps === undefined ? (script as ScriptStep) : steps[calls - 1]
     if (step === undefined) {
@@ -43,8 +45,8 @@ export const scriptedModel = (script: ModelScript): RecordingModel => {
       )
     }
     if (step instanceof ModelError) return Effect.fail(step)
-    if (typeof step === "function") return ModelClient.fromFunction(step, { provider: "scripted" }).chat(request)
-    return Effect.succeed(step)
+    if (typeof step === "function") return step(request)
+    return step
   }
-  return recordingModel({ chat: (request) => Effect.suspend(() => answer(request)) })
+  return recordingModel(ModelClient.fromFunction(answer, { provider: "scripted" }))
 }

@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { AgentConfigError, agent, defaultBudget, skill, text, tool } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
+import { definitionOf } from "../../src/dsl/agent.ts"
 import { makeCalculatorTools } from "../fixtures.ts"
 
 const { add, multiply } = makeCalculatorTools()
@@ -11,19 +12,19 @@ describe("the builder is immutable", () => {
     const base = agent("calc").tools({ add })
     const withPrompt = base.prompt("be brief")
     const withMore = base.tools({ multiply })
-    expect(base.definition.prompt).toBeUndefined()
-    expect(withPrompt.definition.prompt).toBe("be brief")
-    expect(base.definition.tools.map((t) => t.name)).toEqual(["escalate", "throwException", "add"])
-    expect(withMore.definition.tools.map((t) => t.name)).toEqual(["escalate", "throwException", "add", "multiply"])
-    expect(Object.isFrozen(base.definition)).toBe(true)
+    expect(definitionOf(base).prompt).toBeUndefined()
+    expect(definitionOf(withPrompt).prompt).toBe("be brief")
+    expect(definitionOf(base).tools.map((t) => t.name)).toEqual(["escalate", "throwException", "add"])
+    expect(definitionOf(withMore).tools.map((t) => t.name)).toEqual(["escalate", "throwException", "add", "multiply"])
+    expect(Object.isFrozen(definitionOf(base))).toBe(true)
   })
 
   it("uses a default budget of 8 turns and merges partial budgets", () => {
     const a = agent("calc")
-    expect(a.definition.budget).toEqual(defaultBudget)
-    expect(a.definition.budget.maxTurns).toBe(8)
+    expect(definitionOf(a).budget).toEqual(defaultBudget)
+    expect(definitionOf(a).budget.maxTurns).toBe(8)
     const b = a.budget({ maxToolCalls: 3 }).budget({ maxTurns: 2, maxDuration: "30 seconds", perToolTimeout: 500 })
-    expect(b.definition.budget).toEqual({
+    expect(definitionOf(b).budget).toEqual({
       maxTurns: 2,
       maxToolCalls: 3,
       maxDuration: 30_000,
@@ -31,7 +32,7 @@ describe("the builder is immutable", () => {
       maxTokens: Number.POSITIVE_INFINITY,
       maxConsecutiveSameTool: Number.POSITIVE_INFINITY
     })
-    expect(a.definition.budget).toMatchObject({ maxToolCalls: 32, maxDuration: 300_000 })
+    expect(definitionOf(a).budget).toMatchObject({ maxToolCalls: 32, maxDuration: 300_000 })
   })
 })
 
@@ -88,7 +89,7 @@ describe("construction-time errors", () => {
     expect(() => agent("calc").tools({ memory_read: sneaky })).toThrow(/reserved/)
     const submit = tool("submit", { args: Schema.Struct({}), run: () => "x" })
     expect(() => agent("typed", { output: Schema.Struct({ n: Schema.Finite }) }).tools({ submit })).toThrow(/submit/)
-    expect(agent("untyped").tools({ submit }).definition.tools.map((t) => t.name)).toContain("submit")
+    expect(definitionOf(agent("untyped").tools({ submit })).tools.map((t) => t.name)).toContain("submit")
     const escalate = tool("escalate", { args: Schema.Struct({}), run: () => "x" })
     expect(() => (agent("calc").tools as (t: object) => unknown)({ escalate })).toThrow(/reserved/)
   })

@@ -1,6 +1,7 @@
 import { Effect, Fiber, Result, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { AgentConfigError, tool, unsafeNoSchema } from "../../src/index.ts"
+import { executeTool } from "../../src/dsl/tool.ts"
 
 const run = () => "ok"
 
@@ -87,8 +88,7 @@ describe("tool parameters generated from the Schema", () => {
       locale: { anyOf: [{ type: "string" }, { type: "null" }] }
     })
     // and null decodes back to an absent key
-    if (t.validation._tag !== "Schema") throw new Error("expected a Schema tool")
-    expect(t.validation.decode({ id: "x", locale: null })).toEqual(Result.succeed({ id: "x" }))
+    expect(t.codec.check({ id: "x", locale: null })).toEqual(Result.succeed({ id: "x" }))
   })
 
   it("stores the definition frozen, so nothing can mutate the contract", () => {
@@ -104,8 +104,7 @@ describe("tool parameters generated from the Schema", () => {
 describe("argument decoding", () => {
   const add = tool("add", { args: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }), run: ({ a, b }) => a + b })
   const decode = (raw: unknown) => {
-    if (add.validation._tag !== "Schema") throw new Error("expected a Schema tool")
-    return add.validation.decode(raw)
+    return add.codec.check(raw)
   }
 
   it("accepts a JSON string or an object", () => {
@@ -131,8 +130,7 @@ describe("argument decoding", () => {
   it("treats an empty argument string as an empty object, for tools without arguments", () => {
     const none = tool("now", { args: Schema.Struct({}), run: () => 0 })
     expect(none.definition.parameters).toEqual({ type: "object", properties: {}, additionalProperties: false })
-    if (none.validation._tag !== "Schema") throw new Error("expected a Schema tool")
-    expect(none.validation.decode("")).toEqual(Result.succeed({}))
+    expect(none.codec.check("")).toEqual(Result.succeed({}))
   })
 })
 
@@ -144,7 +142,7 @@ describe("tool construction", () => {
 
   it("accepts an explicit unsafeNoSchema and records its mode", () => {
     const t = tool("raw", { args: unsafeNoSchema({ mode: "read-only" }), run: (args) => args })
-    expect(t.validation).toEqual({ _tag: "Unsafe", mode: "read-only" })
+    expect(t.codec).toMatchObject({ validated: false, unsafe: "read-only" })
     expect(t.definition.parameters).toEqual({ type: "object" })
   })
 
@@ -164,7 +162,7 @@ describe("tool construction", () => {
       tool("async", { args, run: async ({ n }) => n + 1 }),
       tool("effect", { args, run: ({ n }) => Effect.succeed(n + 1) })
     ]
-    for (const t of tools) expect(await Effect.runPromise(t.execute({ n: 1 }, "id"))).toBe(2)
+    for (const t of tools) expect(await Effect.runPromise(executeTool(t, { n: 1 }, "id"))).toBe(2)
   })
 
   it("hands the tool an abort signal that fires when the run is interrupted", async () => {
@@ -176,7 +174,7 @@ describe("tool construction", () => {
         return new Promise<never>(() => {})
       }
     })
-    const fiber = Effect.runFork(slow.execute({}, "id"))
+    const fiber = Effect.runFork(executeTool(slow, {}, "id"))
     await new Promise((resolve) => setTimeout(resolve, 10))
     expect(signal?.aborted).toBe(false)
     await Effect.runPromise(Fiber.interrupt(fiber))

@@ -4,7 +4,7 @@
 import { fc, test } from "@fast-check/vitest"
 import { Schema } from "effect"
 import { describe, expect } from "vitest"
-import { agent, type LlmResponse, Recovery, type RecoveryHandlers, tool, toolCalls, text } from "../../src/index.ts"
+import { agent, type LlmResponseInit, Recovery, type RecoveryHandlers, tool, toolCalls, text } from "../../src/index.ts"
 import { runScript } from "../../src/testing/index.ts"
 import { arbToolCall } from "../../src/testing/arbitraries.ts"
 
@@ -34,11 +34,11 @@ const makeTools = () => {
 }
 
 const { add: addShape, multiply: multiplyShape } = makeTools()
-const arbResponse: fc.Arbitrary<LlmResponse> = fc.oneof(
+const arbResponse: fc.Arbitrary<LlmResponseInit> = fc.oneof(
   { weight: 8, arbitrary: fc.tuple(fc.array(arbToolCall([addShape, multiplyShape], { invalidRate: 0.3, unknownRate: 0.05 }), { minLength: 1, maxLength: 4 }), fc.option(fc.record({ inputTokens: fc.nat(60), outputTokens: fc.nat(30) }), { nil: undefined })).map(
-    ([calls, usage]): LlmResponse => usage === undefined ? { _tag: "ToolCalls", calls } : { _tag: "ToolCalls", calls, usage }
+    ([calls, usage]): LlmResponseInit => usage === undefined ? { _tag: "ToolCalls", calls } : { _tag: "ToolCalls", calls, usage }
   ) },
-  { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 10 }).map((content): LlmResponse => ({ _tag: "Text", content })) }
+  { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 10 }).map((content): LlmResponseInit => ({ _tag: "Text", content })) }
 )
 const arbBudget = fc.record(
   { maxTurns: fc.integer({ min: 1, max: 6 }), maxToolCalls: fc.integer({ min: 1, max: 8 }), maxTokens: fc.integer({ min: 1, max: 200 }), maxConsecutiveSameTool: fc.integer({ min: 1, max: 3 }) },
@@ -50,7 +50,7 @@ const arbRecovery = fc.oneof(
   fc.oneof(fc.record({ a: fc.integer(), b: fc.integer() }), fc.anything()).map(Recovery.fixed)
 )
 
-const tokensUsed = (responses: ReadonlyArray<LlmResponse>) => responses.reduce((sum, r) => sum + (r.usage === undefined ? 0 : r.usage.inputTokens + r.usage.outputTokens), 0)
+const tokensUsed = (responses: ReadonlyArray<LlmResponseInit>) => responses.reduce((sum, r) => sum + (r.usage === undefined ? 0 : r.usage.inputTokens + r.usage.outputTokens), 0)
 
 describe("budget laws", () => {
   test.prop([fc.array(arbResponse, { maxLength: 10 }), arbBudget, arbRecovery, arbRecovery], { numRuns })(
@@ -60,7 +60,7 @@ describe("budget laws", () => {
       const subject = agent("subject")
         .budget(budget)
         .tools({ add, multiply })
-        .onError({ invalidArgs: () => onInvalid, executionError: () => onFailure })
+        .recover({ invalidArgs: () => onInvalid, executionError: () => onFailure })
       const run = await runScript(subject, script, "go")
       expect(run.outcome._tag === "Success" || run.outcome._tag === "Failure").toBe(true)
       expect(run.requests.length).toBeLessThanOrEqual(budget.maxTurns ?? 8)
@@ -89,7 +89,7 @@ describe("recovery laws", () => {
       const { add, multiply, executed } = makeTools()
       const subject = agent("subject")
         .tools({ add, multiply })
-        .onError({ invalidArgs: () => onInvalid, executionError: () => onFailure, maxRepairSteps: 2 })
+        .recover({ invalidArgs: () => onInvalid, executionError: () => onFailure, maxRepairSteps: 2 })
       await runScript(subject, script, "go")
       for (const { args } of executed) expect(isOperands(args)).toBe(true)
     }
@@ -97,7 +97,7 @@ describe("recovery laws", () => {
 
   const arbLevel = fc.constantFrom("absent", "answers", "throws")
   test.prop([arbLevel, arbLevel, arbLevel, fc.boolean()], { numRuns })(
-    "handler priority holds for any placement: tool > onToolError(name) > onError defaults > feedback",
+    "handler priority holds for any placement: tool recover > recoverTool(name) > recover defaults > feedback",
     async (toolLevel, agentToolLevel, defaultsLevel, invalidCase) => {
       const handler = (level: string, name: string) =>
         level === "absent" ? undefined : () => {
@@ -110,15 +110,15 @@ describe("recovery laws", () => {
       }
       const subjectTool = tool("subject_tool", {
         args: Operands,
-        onError: handlers(toolLevel, "tool"),
+        recover: handlers(toolLevel, "tool"),
         run: () => {
           throw new Error("always fails")
         }
       })
       const subject = agent("subject")
         .tools({ subject_tool: subjectTool })
-        .onToolError("subject_tool", handlers(agentToolLevel, "agent-tool"))
-        .onError(handlers(defaultsLevel, "defaults"))
+        .recoverTool("subject_tool", handlers(agentToolLevel, "agent-tool"))
+        .recover(handlers(defaultsLevel, "defaults"))
       const args = invalidCase ? { a: "not a number", b: 1 } : { a: 1, b: 2 }
       const run = await runScript(subject, [toolCalls([{ id: "1", name: "subject_tool", arguments: args }]), text("end")], "go")
       const expected = ([["tool", toolLevel], ["agent-tool", agentToolLevel], ["defaults", defaultsLevel]] as const).find(([, level]) => level === "answers")

@@ -9,12 +9,12 @@ import {
   agent,
   type AgentEvent,
   isAgentError,
-  type LlmResponse,
+  type LlmResponseInit,
   ModelError,
   Recovery,
   skill,
   tool,
-  type ToolCall
+  type ToolCallInit
 } from "../../src/index.ts"
 import { scriptedModel, type ScriptStep } from "../../src/testing/index.ts"
 
@@ -45,10 +45,10 @@ const arbToolName = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(...disallowedNames) },
   { weight: 1, arbitrary: fc.string() }
 )
-const arbCall: fc.Arbitrary<ToolCall> = fc.record({ id: fc.string({ maxLength: 8 }), name: arbToolName, arguments: arbArguments })
+const arbCall: fc.Arbitrary<ToolCallInit> = fc.record({ id: fc.string({ maxLength: 8 }), name: arbToolName, arguments: arbArguments })
 const arbResponse: fc.Arbitrary<ScriptStep> = fc.oneof(
-  { weight: 6, arbitrary: fc.array(arbCall, { maxLength: 3 }).map((calls): LlmResponse => ({ _tag: "ToolCalls", calls })) },
-  { weight: 2, arbitrary: fc.string({ maxLength: 20 }).map((content): LlmResponse => ({ _tag: "Text", content })) },
+  { weight: 6, arbitrary: fc.array(arbCall, { maxLength: 3 }).map((calls): LlmResponseInit => ({ _tag: "ToolCalls", calls })) },
+  { weight: 2, arbitrary: fc.string({ maxLength: 20 }).map((content): LlmResponseInit => ({ _tag: "Text", content })) },
   { weight: 1, arbitrary: fc.constant(new ModelError({ provider: "scripted", reason: "rate limited", status: 429 })) }
 )
 const arbRecovery = fc.constantFrom(Recovery.feedback, Recovery.fail, Recovery.substitute("substituted"))
@@ -103,7 +103,7 @@ const runScenario = async (scenario: Scenario) => {
     .budget({ maxTurns: scenario.maxTurns, ...(scenario.maxToolCalls === undefined ? {} : { maxToolCalls: scenario.maxToolCalls }) })
     .tools({ add, multiply, delete_all: deleteAll })
     .skills(({ add, multiply }) => [skill("compute", "arithmetic").tools(add, multiply)])
-    .onError({ invalidArgs: () => scenario.invalidArgs, executionError: () => scenario.executionError })
+    .recover({ invalidArgs: () => scenario.invalidArgs, executionError: () => scenario.executionError })
     .onRunStart(recordEvent)
     .onRunEnd(recordEvent)
     .onTurn(recordEvent)

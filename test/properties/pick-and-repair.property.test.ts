@@ -69,10 +69,9 @@ describe("argument repair laws", () => {
           return choice
         }
       })
-      if (t.validation._tag !== "Schema") throw new Error("expected a Schema tool")
-      const { repairArguments } = await import("../../src/runtime/repair-arguments.ts")
-      const repaired = repairArguments(t.validation.schema.ast, { choice: value }, t.repair!)
-      const decoded = t.validation.decode(repaired.value)
+      const { repairArguments } = await import("../../src/dsl/repair-arguments.ts")
+      const repaired = repairArguments(t.codec.schema!.ast, { choice: value }, t.codec.repair!)
+      const decoded = t.codec.check(repaired.value)
       if (Result.isSuccess(decoded)) expect(literals).toContain(decoded.success.choice)
       for (const c of repaired.corrections) if (c.kind === "literal") expect(literals).toContain(c.to)
     }

@@ -139,10 +139,10 @@ describe("invalid arguments", () => {
     expect(feedback.content).toContain('["a"]')
   })
 
-  it("routes to onError.invalidArgs, which can fail the run", async () => {
+  it("routes to recover.invalidArgs, which can fail the run", async () => {
     const { calculator, addSpy } = calculatorWith([badCall])
     const seen: Array<unknown> = []
-    const strict = calculator.onError({
+    const strict = calculator.recover({
       invalidArgs: ({ tool, raw, error }) => {
         seen.push({ tool, raw, error })
         return Recovery.fail
@@ -157,7 +157,7 @@ describe("invalid arguments", () => {
 
   it("can substitute a result for the tool", async () => {
     const { calculator, addSpy, model } = calculatorWith([badCall, text("fine")])
-    const lenient = calculator.onError({ invalidArgs: () => Recovery.substitute({ value: 0 }) })
+    const lenient = calculator.recover({ invalidArgs: () => Recovery.substitute({ value: 0 }) })
     expect(await lenient.run("3+5")).toBe("fine")
     expect(addSpy.calls).toEqual([])
     expect(model.requests[1]!.messages.at(-1)).toMatchObject({ role: "tool", content: '{"value":0}' })
@@ -174,10 +174,10 @@ describe("invalid arguments", () => {
     const { calculator, model } = calculatorWith([badCall, text("ok")])
     const hookErrors: Array<unknown> = []
     const broken = calculator
-      .onError({ invalidArgs: () => {
+      .recover({ invalidArgs: () => {
         throw new Error("policy bug")
       } })
-      .onHookError((e) => {
+      .onHookFailed((e) => {
         hookErrors.push(e.error)
       })
     expect(await broken.run("3+5")).toBe("ok")
@@ -210,7 +210,7 @@ describe("tool failures", () => {
 
   it("can fail the run with ToolFailed", async () => {
     const model = scriptedModel([toolCalls([call("flaky", {})])])
-    const a = agent("a").model(model).tools({ flaky: failing }).onError({ executionError: () => Recovery.fail })
+    const a = agent("a").model(model).tools({ flaky: failing }).recover({ executionError: () => Recovery.fail })
     const error = failureOf(await runExit(a.runEffect("go")))
     expect(error).toBeInstanceOf(ToolFailed)
     expect(error.message).toBe('Tool "flaky" failed: disk full')

@@ -133,14 +133,14 @@ describe("hooks", () => {
     expect(order).toEqual(["model", "async:add", "effect:add", "model", "async:multiply", "effect:multiply", "model"])
   })
 
-  it("report a failing hook to onHookError without changing the run", async () => {
+  it("report a failing hook to onHookFailed without changing the run", async () => {
     const failures: Array<string> = []
     const output = await calculator()
       .onToolUse(() => {
         throw new Error("hook bug")
       })
       .onTurn(() => Effect.fail("effect hook bug"))
-      .onHookError((e) => {
+      .onHookFailed((e) => {
         failures.push(`${e.hook}: ${e.error instanceof Error ? e.error.message : String(e.error)}`)
       })
       .run("x")

@@ -26,7 +26,7 @@ const makeConvert = (onError?: RecoveryHandlers<"convert">) => {
       runs.record(args)
       return `${args.value} ${args.unit}`
     },
-    ...(onError === undefined ? {} : { onError })
+    ...(onError === undefined ? {} : { recover: onError })
   })
   return { convert, runs }
 }
@@ -42,7 +42,7 @@ describe("invalid-argument decisions", () => {
     const a = agent("a")
       .model(scriptedModel([bad, text("done")]))
       .tools({ convert })
-      .onError({
+      .recover({
         invalidArgs: (context) => {
           contexts.push(context)
           return Recovery.fixed({ ...(context.raw as object), unit: "celsius" })
@@ -59,7 +59,7 @@ describe("invalid-argument decisions", () => {
     const a = agent("a")
       .model(scriptedModel([bad]))
       .tools({ convert })
-      .onError({
+      .recover({
         maxRepairSteps: 2,
         invalidArgs: ({ attempt }) => {
           attempts.push(attempt)
@@ -76,7 +76,7 @@ describe("invalid-argument decisions", () => {
   it("retry(n): asks the model again with the error, at most n times per tool, then fails", async () => {
     const { convert, runs } = makeConvert()
     const model = scriptedModel([bad, bad, bad])
-    const a = agent("a").model(model).tools({ convert }).onError({ invalidArgs: () => Recovery.retry(2) })
+    const a = agent("a").model(model).tools({ convert }).recover({ invalidArgs: () => Recovery.retry(2) })
     const error = failureOf(await runExit(a.runEffect("x")))
     expect(error).toMatchObject({ _tag: "InvalidToolArgs" })
     expect(error.message).toContain("asked again 2 time(s)")
@@ -88,7 +88,7 @@ describe("invalid-argument decisions", () => {
   it("escalate: the model gets an escalation notice as the result", async () => {
     const { convert } = makeConvert()
     const model = scriptedModel([bad, text("ok")])
-    const a = agent("a").model(model).tools({ convert }).onError({ invalidArgs: () => Recovery.escalate("unit unsupported", "HIGH") })
+    const a = agent("a").model(model).tools({ convert }).recover({ invalidArgs: () => Recovery.escalate("unit unsupported", "HIGH") })
     await a.run("x")
     expect(JSON.parse(lastToolContent(model.requests[1]!.messages)!)).toEqual({
       escalated: true,
@@ -118,7 +118,7 @@ describe("execution-error decisions", () => {
   it("retry(n): runs the tool again, counting every run against the budget", async () => {
     const { t, runs } = flaky(2)
     const model = scriptedModel([fetchCall, text("done")])
-    const a = agent("a").model(model).tools({ fetch_page: t }).onError({ executionError: () => Recovery.retry(3) })
+    const a = agent("a").model(model).tools({ fetch_page: t }).recover({ executionError: () => Recovery.retry(3) })
     expect(await a.run("x")).toBe("done")
     expect(runs.calls).toHaveLength(3)
     expect(lastToolContent(model.requests[1]!.messages)).toBe("content of a.example")
@@ -127,7 +127,7 @@ describe("execution-error decisions", () => {
   it("retry(n): after n re-runs the last error goes to the model", async () => {
     const { t, runs } = flaky(10)
     const model = scriptedModel([fetchCall, text("done")])
-    await agent("a").model(model).tools({ fetch_page: t }).onError({ executionError: () => Recovery.retry(2) }).run("x")
+    await agent("a").model(model).tools({ fetch_page: t }).recover({ executionError: () => Recovery.retry(2) }).run("x")
     expect(runs.calls).toHaveLength(3)
     expect(lastToolContent(model.requests[1]!.messages)).toBe('Error: tool "fetch_page" failed: timeout 3')
   })
@@ -138,7 +138,7 @@ describe("execution-error decisions", () => {
       .model(scriptedModel([fetchCall]))
       .tools({ fetch_page: t })
       .budget({ maxToolCalls: 2 })
-      .onError({ executionError: () => Recovery.retry(5) })
+      .recover({ executionError: () => Recovery.retry(5) })
     const error = failureOf(await runExit(a.runEffect("x")))
     expect(error).toMatchObject({ _tag: "BudgetExceeded", reason: "toolCalls", used: 2 })
     expect(runs.calls).toHaveLength(2)
@@ -149,7 +149,7 @@ describe("execution-error decisions", () => {
     const fixedOk = agent("a")
       .model(scriptedModel([fetchCall, text("done")]))
       .tools({ fetch_page: t })
-      .onError({ executionError: () => Recovery.fixed({ url: "mirror.example" }) })
+      .recover({ executionError: () => Recovery.fixed({ url: "mirror.example" }) })
     expect(await fixedOk.run("x")).toBe("done")
     expect(runs.calls).toEqual([{ url: "a.example" }, { url: "mirror.example" }])
 
@@ -157,7 +157,7 @@ describe("execution-error decisions", () => {
     const fixedBad = agent("a")
       .model(scriptedModel([fetchCall]))
       .tools({ fetch_page: broken.t })
-      .onError({ executionError: () => Recovery.fixed({ url: 42 }) })
+      .recover({ executionError: () => Recovery.fixed({ url: 42 }) })
     const error = failureOf(await runExit(fixedBad.runEffect("x")))
     expect(error).toMatchObject({ _tag: "InvalidToolArgs", raw: { url: 42 } })
     expect(broken.runs.calls).toEqual([{ url: "a.example" }])
@@ -170,16 +170,16 @@ describe("execution-error decisions", () => {
     ] as const) {
       const { t } = flaky(1)
       const model = scriptedModel([fetchCall, text("done")])
-      await agent("a").model(model).tools({ fetch_page: t }).onError({ executionError: () => recovery }).run("x")
+      await agent("a").model(model).tools({ fetch_page: t }).recover({ executionError: () => recovery }).run("x")
       expect(lastToolContent(model.requests[1]!.messages)).toBe(expected)
     }
     const { t } = flaky(1)
-    const error = failureOf(await runExit(agent("a").model(scriptedModel([fetchCall])).tools({ fetch_page: t }).onError({ executionError: () => Recovery.fail }).runEffect("x")))
+    const error = failureOf(await runExit(agent("a").model(scriptedModel([fetchCall])).tools({ fetch_page: t }).recover({ executionError: () => Recovery.fail }).runEffect("x")))
     expect(error).toMatchObject({ _tag: "ToolFailed", tool: "fetch_page" })
   })
 })
 
-describe("handler priority: tool > onToolError(name) > onError defaults > feedback", () => {
+describe("handler priority: tool recover > recoverTool(name) > recover defaults > feedback", () => {
   const bad = toolCalls([call("convert", { unit: "kelvin", value: 1 })])
   const substituteFrom = (level: string) => () => Recovery.substitute(level)
 
@@ -194,8 +194,8 @@ describe("handler priority: tool > onToolError(name) > onError defaults > feedba
       const { convert } = makeConvert(c.tool ? { invalidArgs: substituteFrom("tool") } : undefined)
       const model = scriptedModel([bad, text("ok")])
       let a = agent("a").model(model).tools({ convert })
-      if (c.agentTool) a = a.onToolError("convert", { invalidArgs: substituteFrom("agent-tool") })
-      if (c.defaults) a = a.onError({ invalidArgs: substituteFrom("defaults") })
+      if (c.agentTool) a = a.recoverTool("convert", { invalidArgs: substituteFrom("agent-tool") })
+      if (c.defaults) a = a.recover({ invalidArgs: substituteFrom("defaults") })
       await a.run("x")
       expect(lastToolContent(model.requests[1]!.messages)).toContain(c.expected)
     }
@@ -212,8 +212,8 @@ describe("handler priority: tool > onToolError(name) > onError defaults > feedba
     await agent("a")
       .model(model)
       .tools({ convert })
-      .onToolError("convert", { invalidArgs: () => Recovery.substitute("from agent-tool") })
-      .onHookError((e) => {
+      .recoverTool("convert", { invalidArgs: () => Recovery.substitute("from agent-tool") })
+      .onHookFailed((e) => {
         failures.push(`${e.hook}: ${(e.error as Error).message}`)
       })
       .run("x")
@@ -221,7 +221,7 @@ describe("handler priority: tool > onToolError(name) > onError defaults > feedba
     expect(failures).toEqual(["InvalidArgs: tool handler bug"])
   })
 
-  it("still supports the ToolError listener form of onToolError", async () => {
+  it("onToolError is the ToolError observer", async () => {
     const failing = tool("boom", { args: Schema.Struct({}), run: () => Promise.reject(new Error("boom")) })
     const seen: Array<string> = []
     await agent("a")

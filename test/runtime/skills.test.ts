@@ -77,7 +77,7 @@ describe("model-routed skill selection", () => {
         }),
         skill("compute").tools(add)
       ])
-      .onHookError((e) => {
+      .onHookFailed((e) => {
         failures.push(`${e.hook}: ${(e.error as Error).message}`)
       })
     expect(await a.run("x")).toBe("fallback answer")

@@ -19,8 +19,7 @@ const booking = tool("book", {
 })
 const strictTool = tool("lookup", { args: Schema.Struct({ id: Schema.String, lang: Schema.optionalKey(Schema.String) }), strict: true, run: () => "" })
 const decode = (t: AnyTool, raw: unknown): Result.Result<unknown, string> => {
-  if (t.validation._tag !== "Schema") throw new Error("expected a Schema tool")
-  return t.validation.decode(raw)
+  return t.codec.check(raw)
 }
 
 describe("testing arbitraries", () => {

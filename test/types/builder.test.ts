@@ -119,10 +119,10 @@ describe("running", () => {
     await expect(typed.run("plain text")).rejects.toMatchObject({ _tag: "InputInvalid" })
   })
 
-  it("types onError policies by tool name", () => {
+  it("types recover policies by tool name", () => {
     agent("calc")
       .tools({ add })
-      .onError({
+      .recover({
         invalidArgs: ({ tool }) => {
           expectTypeOf(tool).toEqualTypeOf<"add" | "escalate" | "throwException">()
           return { _tag: "Feedback" }

@@ -6,8 +6,8 @@
  * Values that are not JSON (errors, undefined) are written as readable strings.
  */
 import type { AgentEvent } from "../dsl/events.ts"
-import { describeCause } from "../errors.ts"
-import type { LlmResponse } from "../providers/messages.ts"
+import { describeCause } from "../internal/describe-cause.ts"
+import type { LlmResponse } from "../model/messages.ts"
 
 /** One line of a trace. */
 export interface TraceLine {

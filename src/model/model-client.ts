@@ -2,10 +2,12 @@
  * ModelClient: the one seam between the agentic loop and a model. One method, so a mock is one line;
  * also a Context service with a Layer, so Effect programs can provide it from the outside.
  */
-import { Context, Effect, Layer } from "effect"
-import { describeCause, ModelError } from "../errors.ts"
+import { Context, Effect, Layer, Result } from "effect"
+import { describeCause } from "../internal/describe-cause.ts"
+import { ModelError } from "./model-error.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
-import type { LlmResponse, ModelRequest } from "./messages.ts"
+import type { LlmResponse, LlmResponseInit, ModelRequest } from "./messages.ts"
+import { normalizeResponse } from "./normalize-response.ts"
 
 /**
  * Anything that can answer a model request. Implementations: `openai(...)`, `ollama(...)`,
@@ -33,18 +35,32 @@ export class ModelClientService extends Context.Service<ModelClientService, Mode
   "effect-agent-dsl/ModelClient"
 ) {}
 
-/** What `ModelClient.fromFunction` accepts: a plain, async or effectful answer. */
+/**
+ * What `ModelClient.fromFunction` accepts: a plain, async or effectful answer, written loosely
+ * (`LlmResponseInit`: object arguments, ids optional).
+ */
 export type ModelFunction = (
   request: ModelRequest
-) => LlmResponse | PromiseLike<LlmResponse> | Effect.Effect<LlmResponse, ModelError>
+) => LlmResponseInit | PromiseLike<LlmResponseInit> | Effect.Effect<LlmResponseInit, ModelError>
 
 const fromFunction = (answer: ModelFunction, options?: { readonly provider?: string }): ModelClient => {
   const provider = options?.provider ?? "function"
   const toModelError = (cause: unknown) =>
     cause instanceof ModelError ? cause : new ModelError({ provider, reason: describeCause(cause), cause })
+  // Numbers the answers of this client, so the ids it assigns are unique across a run's responses.
+  let answered = 0
+  const normalize = (response: LlmResponseInit): Effect.Effect<LlmResponse, ModelError> => {
+    const normalized = normalizeResponse(response, ++answered)
+    return Result.isSuccess(normalized)
+      ? Effect.succeed(normalized.success)
+      : Effect.fail(new ModelError({ provider, reason: `the response is not a valid LlmResponse: ${normalized.failure}`, retryable: false }))
+  }
   return {
     chat: (request) =>
-      fromMaybeEffect(() => answer(request)).pipe(catchUnlessInterrupted((error) => Effect.fail(toModelError(error))))
+      fromMaybeEffect(() => answer(request)).pipe(
+        catchUnlessInterrupted((error) => Effect.fail(toModelError(error))),
+        Effect.flatMap(normalize)
+      )
   }
 }
 
@@ -58,7 +74,10 @@ const fromFunction = (answer: ModelFunction, options?: { readonly provider?: str
  * ```
  */
 export const ModelClient = {
-  /** Wraps a function returning a response, a Promise of one, or an Effect; throws become `ModelError`. */
+  /**
+   * Wraps a function returning a response, a Promise of one, or an Effect; throws become `ModelError`.
+   * Answers are normalised: object arguments serialised to JSON once, missing ids assigned.
+   */
   fromFunction,
   /** The Context service key. */
   Service: ModelClientService,

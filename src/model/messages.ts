@@ -1,12 +1,35 @@
 /**
  * The provider-neutral protocol between the runtime and a model: messages, tool calls, responses and
  * the canonical tool definitions sent with every request. Each provider maps these to its wire format.
+ *
+ * What a client hands the loop is normalised: a tool call's `arguments` is the JSON text the model
+ * sent and its `id` is unique in the response. Adapters normalise their wire (Ollama sends objects and
+ * no ids); user-supplied responses (`ModelClient.fromFunction`, `scriptedModel`) are written in the
+ * looser `LlmResponseInit` and normalised by the client.
  */
 import type { JsonSchema } from "effect"
 
-/** One tool invocation requested by the model. `arguments` is raw: a JSON string or an object. */
+/**
+ * One tool invocation requested by the model. `arguments` is the raw JSON text the model sent (the
+ * tool decodes it); `id` is unique within its response (assigned by the client when the wire has none).
+ */
 export interface ToolCall {
   readonly id: string
+  readonly name: string
+  readonly arguments: string
+}
+
+/**
+ * A tool call as users write it in scripts and `fromFunction` answers: `arguments` may be an object
+ * (serialised to JSON once, by the client) and `id` may be left out (the client assigns one).
+ *
+ * @example
+ * ```ts
+ * const call: ToolCallInit = { name: "add", arguments: { a: 3, b: 5 } }
+ * ```
+ */
+export interface ToolCallInit {
+  readonly id?: string
   readonly name: string
   readonly arguments: unknown
 }
@@ -63,6 +86,24 @@ export type LlmResponse =
     readonly content?: string
   } & ResponseMeta)
 
+/**
+ * A response as users write it (see {@link ToolCallInit}); `ModelClient.fromFunction` and
+ * `scriptedModel` normalise it into an `LlmResponse`.
+ *
+ * @example
+ * ```ts
+ * const step: LlmResponseInit = { _tag: "ToolCalls", calls: [{ name: "add", arguments: { a: 1, b: 2 } }] }
+ * ```
+ */
+export type LlmResponseInit =
+  | { readonly _tag: "Text"; readonly content: string; readonly usage?: Usage }
+  | {
+    readonly _tag: "ToolCalls"
+    readonly calls: ReadonlyArray<ToolCallInit>
+    readonly content?: string
+    readonly usage?: Usage
+  }
+
 /** A JSON Schema object (draft 2020-12), as generated from an Effect Schema. */
 export type JsonSchemaObject = JsonSchema.JsonSchema
 
@@ -115,12 +156,13 @@ export const text = (content: string, usage?: Usage): LlmResponse =>
   usage === undefined ? { _tag: "Text", content } : { _tag: "Text", content, usage }
 
 /**
- * Builds a tool-calls response.
+ * Builds a tool-calls response for a script or a `fromFunction` client, which normalise it (object
+ * arguments to JSON text, missing ids assigned).
  *
  * @example
  * ```ts
  * const step = toolCalls([{ id: "c1", name: "add", arguments: { a: 3, b: 5 } }])
  * ```
  */
-export const toolCalls = (calls: ReadonlyArray<ToolCall>, content?: string): LlmResponse =>
+export const toolCalls = (calls: ReadonlyArray<ToolCallInit>, content?: string): LlmResponseInit =>
   content === undefined ? { _tag: "ToolCalls", calls } : { _tag: "ToolCalls", calls, content }

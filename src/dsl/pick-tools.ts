@@ -3,8 +3,8 @@
  * model. Pure: it reads names, descriptions and tags, and never runs a tool.
  */
 import { Duration, Effect } from "effect"
-import type { AnyTool } from "../dsl/tool.ts"
-import { describeCause } from "../errors.ts"
+import type { AnyTool } from "./tool.ts"
+import { describeCause } from "../internal/describe-cause.ts"
 import { fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
 
 /** One ranked candidate. `provenance` says whether the scorer ranked it or the fallback did. */

@@ -1,0 +1,73 @@
+/**
+ * The package's `agent`: the builder of `dsl/` bound to the loop of `runtime/`. This is the one place
+ * where describing and running meet, so neither folder imports the other. Beside `agent`, the two
+ * other views of the same stepper: `runUntil` (suspend a run with a snapshot) and `resume` (continue
+ * one from a snapshot).
+ */
+import { Effect } from "effect"
+import { agentFactory, type AgentFactory, definitionOf, type AgentDefinitionKey } from "./dsl/agent.ts"
+import type { AgentDefinition } from "./dsl/agent-definition.ts"
+import type { AgentError } from "./errors.ts"
+import { ModelClientService } from "./model/model-client.ts"
+import { resumeRun, runAgent, type RunResult, runUntil as runUntilStep } from "./runtime/run-agent.ts"
+import type { RunSnapshot } from "./runtime/snapshot.ts"
+
+/**
+ * Starts an agent. With an `output` Schema the final answer is decoded into it (the model is told the
+ * JSON Schema and corrected within the budget); with an `input` Schema, `run` takes that type.
+ *
+ * @example
+ * ```ts
+ * const calculator = agent("calculator")
+ *   .prompt("You are a calculator. Use the tools.")
+ *   .model(client)
+ *   .tools({ add, multiply })
+ *   .skills(({ add, multiply }) => [skill("compute", "Perform calculations").tools(add, multiply)])
+ * await calculator.run("What is (3 + 5) * 2?")
+ * ```
+ */
+export const agent: AgentFactory = agentFactory(runAgent)
+
+/** Anything built with `agent(...)`. */
+type AnyBuilder = { readonly [AgentDefinitionKey]: AgentDefinition }
+
+const withModel = <A>(definition: AgentDefinition, run: Effect.Effect<A, AgentError, ModelClientService>) =>
+  definition.model === undefined ? run : Effect.provideService(run, ModelClientService, definition.model)
+
+/**
+ * Runs an agent until it finishes or has taken `suspendAfter` steps (one model call or one tool call
+ * each); a suspended run comes back with its snapshot (`encodeSnapshot` makes it JSON).
+ *
+ * @example
+ * ```ts
+ * const result = yield* runUntil(calculator, "What is (3 + 5) * 2?", { suspendAfter: 2 })
+ * if (result._tag === "Suspended") await writeFile("run.json", encodeSnapshot(result.snapshot))
+ * ```
+ */
+export const runUntil = (
+  builder: AnyBuilder,
+  input: unknown,
+  options: { readonly suspendAfter?: number } = {}
+): Effect.Effect<RunResult, AgentError, ModelClientService> => {
+  const definition = definitionOf(builder)
+  return withModel(definition, runUntilStep(definition, input, options))
+}
+
+/**
+ * Continues a run from its snapshot with the same agent (same tools, parameters, skills and budget:
+ * else `DefinitionChanged`), to the end or, with `suspendAfter`, to the next suspension.
+ *
+ * @example
+ * ```ts
+ * const snapshot = yield* decodeSnapshot(await readFile("run.json", "utf8"))
+ * const result = yield* resume(calculator, snapshot)
+ * ```
+ */
+export const resume = (
+  builder: AnyBuilder,
+  snapshot: RunSnapshot,
+  options: { readonly suspendAfter?: number } = {}
+): Effect.Effect<RunResult, AgentError, ModelClientService> => {
+  const definition = definitionOf(builder)
+  return withModel(definition, resumeRun(definition, snapshot, options))
+}

@@ -1,0 +1,54 @@
+/**
+ * ModelError: the one way a model call fails, part of the protocol beside `ModelClient` because every
+ * client (providers, mocks, user code) produces it and the loop consumes it.
+ */
+import { Data } from "effect"
+import { AgentErrorTypeId } from "../internal/agent-error-marker.ts"
+
+/**
+ * Why a model answered without a usable reply, when it did (`ModelError.kind`):
+ * - `length`: cut off at the output token limit (`finish_reason`/`done_reason`/`stop_reason` "length",
+ *   "max_tokens"); `partial` holds the text that arrived;
+ * - `content-filter`: the provider's content filter withheld the reply;
+ * - `refusal`: the model refused (OpenAI `refusal`, Anthropic `stop_reason: "refusal"`); `partial` holds
+ *   its words;
+ * - `thinking-only`: the reply held reasoning but neither an answer nor a tool call;
+ * - `unsupported`: the reply uses something this library cannot act on.
+ */
+export type ModelErrorKind = "length" | "content-filter" | "refusal" | "thinking-only" | "unsupported"
+
+/**
+ * The model (or the transport to it) failed: HTTP status, network, timeout, an unusable reply, or a
+ * scripted mock that ran out of responses. `isRetryable` says whether another attempt may succeed
+ * (429, 5xx, network, timeout); providers retry those before the error reaches the loop. `kind` names a
+ * reply the model did give but that cannot be used (truncated, filtered, refused); `retryAfterMs` is the
+ * delay the server asked for, if any.
+ *
+ * @example
+ * ```ts
+ * const client = ModelClient.fromFunction(() => { throw new Error("down") }) // surfaces as ModelError
+ * Effect.catchTag("ModelError", (e) => e.kind === "length" ? Effect.succeed(e.partial ?? "") : Effect.fail(e))
+ * ```
+ */
+export class ModelError extends Data.TaggedError("ModelError")<{
+  readonly provider: string
+  readonly reason: string
+  readonly status?: number
+  readonly retryable?: boolean
+  readonly kind?: ModelErrorKind
+  readonly partial?: string
+  readonly retryAfterMs?: number
+  readonly cause?: unknown
+}> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
+  /** True when another attempt may succeed. */
+  get isRetryable(): boolean {
+    return this.retryable === true
+  }
+  override get message(): string {
+    const status = this.status === undefined ? "" : ` (HTTP ${this.status})`
+    return `Model call to ${this.provider} failed${status}: ${this.reason}`
+  }
+}

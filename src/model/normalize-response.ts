@@ -1,0 +1,117 @@
+/**
+ * The response invariants of the protocol, in one place: a tool call's `arguments` is JSON text and
+ * its `id` is unique in the response. `normalizeResponse` makes a loose, user-written response
+ * (`LlmResponseInit`) satisfy them (objects serialised to JSON once, missing or repeated ids assigned);
+ * `checkResponse` verifies that what a client handed the loop does, so a broken custom client becomes
+ * a `ModelError` instead of a crash deep in the loop. Hand-written, not a Schema: it runs on every
+ * model call.
+ */
+import { Result } from "effect"
+import type { LlmResponse, ToolCall, Usage } from "./messages.ts"
+
+/**
+ * The JSON text of raw arguments: a string as it is, anything else serialised once (`undefined` as
+ * `""`, which tools read as "no arguments"). Fails on values JSON cannot hold (cycles, BigInt).
+ */
+export const argumentsText = (value: unknown): Result.Result<string, string> => {
+  if (typeof value === "string") return Result.succeed(value)
+  if (value === undefined) return Result.succeed("")
+  try {
+    const text = JSON.stringify(value)
+    return text === undefined ? Result.fail(`arguments of type ${typeof value} are not JSON`) : Result.succeed(text)
+  } catch (error) {
+    return Result.fail(`arguments are not serialisable to JSON: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
+
+/** The id the client assigns to the `index`-th call of its `callNumber`-th response when the wire has none. */
+export const assignedCallId = (callNumber: number, index: number): string => `call_${callNumber}_${index}`
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const usageIssue = (usage: unknown): string | undefined =>
+  usage === undefined || (isRecord(usage) && Number.isFinite(usage["inputTokens"]) && Number.isFinite(usage["outputTokens"]))
+    ? undefined
+    : "usage must be { inputTokens, outputTokens } with finite numbers"
+
+const withExtras = <A extends object>(base: A, content: unknown, usage: unknown, raw: Record<string, unknown>): A => ({
+  ...base,
+  ...(content === undefined ? {} : { content }),
+  ...(usage === undefined ? {} : { usage: usage as Usage }),
+  ...(raw["finishReason"] === undefined ? {} : { finishReason: raw["finishReason"] }),
+  ...(raw["reasoning"] === undefined ? {} : { reasoning: raw["reasoning"] })
+})
+
+/**
+ * Normalises a user-written response (see `LlmResponseInit`); `callNumber` (1 for the client's first
+ * call) makes assigned ids unique across the responses of one client.
+ *
+ * @example
+ * ```ts
+ * normalizeResponse({ _tag: "ToolCalls", calls: [{ name: "add", arguments: { a: 1 } }] }, 1)
+ * // Result.succeed({ _tag: "ToolCalls", calls: [{ id: "call_1_0", name: "add", arguments: '{"a":1}' }] })
+ * ```
+ */
+export const normalizeResponse = (raw: unknown, callNumber: number): Result.Result<LlmResponse, string> => {
+  // Most answers are normalised already (JSON text, unique ids): those are used as they are, uncopied.
+  const checked = checkResponse(raw)
+  if (Result.isSuccess(checked)) return checked
+  if (!isRecord(raw)) return Result.fail("expected an object with _tag \"Text\" or \"ToolCalls\"")
+  const usage = usageIssue(raw["usage"])
+  if (usage !== undefined) return Result.fail(usage)
+  if (raw["content"] !== undefined && typeof raw["content"] !== "string") return Result.fail("content must be a string")
+  if (raw["_tag"] === "Text") {
+    if (typeof raw["content"] !== "string") return Result.fail("a Text response needs a string content")
+    return Result.succeed(withExtras({ _tag: "Text" as const, content: raw["content"] }, undefined, raw["usage"], raw))
+  }
+  if (raw["_tag"] !== "ToolCalls") return Result.fail(`expected _tag "Text" or "ToolCalls", got ${JSON.stringify(raw["_tag"]) ?? "nothing"}`)
+  const wire = raw["calls"]
+  if (!Array.isArray(wire)) return Result.fail("a ToolCalls response needs a calls array")
+  const calls: Array<ToolCall> = []
+  const seen = new Set<string>()
+  for (let index = 0; index < wire.length; index++) {
+    const call: unknown = wire[index]
+    if (!isRecord(call) || typeof call["name"] !== "string") return Result.fail(`calls[${index}] needs a string name`)
+    const text = argumentsText(call["arguments"])
+    if (Result.isFailure(text)) return Result.fail(`calls[${index}]: ${text.failure}`)
+    const wireId = call["id"]
+    const id = typeof wireId === "string" && wireId !== "" && !seen.has(wireId) ? wireId : assignedCallId(callNumber, index)
+    seen.add(id)
+    calls.push({ id, name: call["name"], arguments: text.success })
+  }
+  return Result.succeed(withExtras({ _tag: "ToolCalls" as const, calls }, raw["content"], raw["usage"], raw))
+}
+
+/**
+ * Verifies that a client's response satisfies the protocol: the right shape, every call's `arguments`
+ * a string, every id non-empty and unique in the response. Answers the response itself (no copy).
+ *
+ * @example
+ * ```ts
+ * checkResponse({ _tag: "Text", content: "4" }) // Result.succeed(...)
+ * ```
+ */
+export const checkResponse = (raw: unknown): Result.Result<LlmResponse, string> => {
+  if (!isRecord(raw)) return Result.fail("expected an object with _tag \"Text\" or \"ToolCalls\"")
+  const usage = usageIssue(raw["usage"])
+  if (usage !== undefined) return Result.fail(usage)
+  if (raw["content"] !== undefined && typeof raw["content"] !== "string") return Result.fail("content must be a string")
+  if (raw["_tag"] === "Text") {
+    return typeof raw["content"] === "string" ? Result.succeed(raw as unknown as LlmResponse) : Result.fail("a Text response needs a string content")
+  }
+  if (raw["_tag"] !== "ToolCalls") return Result.fail(`expected _tag "Text" or "ToolCalls", got ${JSON.stringify(raw["_tag"]) ?? "nothing"}`)
+  const calls = raw["calls"]
+  if (!Array.isArray(calls)) return Result.fail("a ToolCalls response needs a calls array")
+  const seen = new Set<string>()
+  for (let index = 0; index < calls.length; index++) {
+    const call: unknown = calls[index]
+    if (!isRecord(call) || typeof call["name"] !== "string") return Result.fail(`calls[${index}] needs a string name`)
+    if (typeof call["arguments"] !== "string") {
+      return Result.fail(`calls[${index}].arguments must be the JSON text the model sent (ModelClient.fromFunction normalises objects)`)
+    }
+    const id = call["id"]
+    if (typeof id !== "string" || id === "" || seen.has(id)) return Result.fail(`calls[${index}].id must be a non-empty id, unique in the response`)
+    seen.add(id)
+  }
+  return Result.succeed(raw as unknown as LlmResponse)
+}

@@ -1,0 +1,172 @@
+/**
+ * The budget ledger of one run: one row per dimension (its limit, what was used, which thresholds
+ * fired), counters private and changed only through `spend*` methods. Checks and threshold events are
+ * driven by the rows, so adding a dimension is adding a row, not another scattered `if`. Its state is
+ * plain data (`LedgerState`) so a run snapshot can carry it.
+ */
+import type { Budget } from "../dsl/budget.ts"
+import type { BudgetReason } from "../errors.ts"
+
+/** The ledger as data: what a snapshot stores. */
+export interface LedgerState {
+  readonly turns: number
+  readonly toolCalls: number
+  readonly tokens: number
+  /** The tool executed last, and how many times in a row. */
+  readonly lastTool: string | undefined
+  readonly consecutive: number
+  /** `"<threshold>:<reason>"` for every threshold event already emitted. */
+  readonly thresholdsFired: ReadonlyArray<string>
+}
+
+/** A fresh run's ledger. */
+export const emptyLedger: LedgerState = {
+  turns: 0,
+  toolCalls: 0,
+  tokens: 0,
+  lastTool: undefined,
+  consecutive: 0,
+  thresholdsFired: []
+}
+
+/** One dimension's standing. */
+export interface LedgerRow {
+  readonly reason: BudgetReason
+  readonly limit: number
+  readonly used: number
+}
+
+/** Why a charge would go past a limit: the row to report in `BudgetExceeded`. */
+export type Overrun = LedgerRow
+
+const limitOf = (budget: Budget, reason: BudgetReason): number => {
+  switch (reason) {
+    case "turns":
+      return budget.maxTurns
+    case "toolCalls":
+      return budget.maxToolCalls
+    case "duration":
+      return budget.maxDuration
+    case "perToolTimeout":
+      return budget.perToolTimeout
+    case "tokens":
+      return budget.maxTokens
+    case "consecutiveTool":
+      return budget.maxConsecutiveSameTool
+  }
+}
+
+/** The dimensions thresholds watch, in the order their events are emitted. */
+const watched: ReadonlyArray<BudgetReason> = ["turns", "toolCalls", "tokens", "consecutiveTool", "duration"]
+
+export class BudgetLedger {
+  #turns: number
+  #toolCalls: number
+  #tokens: number
+  #lastTool: string | undefined
+  #consecutive: number
+  /** Allocated on the first threshold that fires: most runs have none. */
+  #fired: Set<string> | undefined
+
+  constructor(
+    private readonly budget: Budget,
+    private readonly thresholds: ReadonlyArray<number>,
+    state: LedgerState = emptyLedger
+  ) {
+    this.#turns = state.turns
+    this.#toolCalls = state.toolCalls
+    this.#tokens = state.tokens
+    this.#lastTool = state.lastTool
+    this.#consecutive = state.consecutive
+    this.#fired = state.thresholdsFired.length === 0 ? undefined : new Set(state.thresholdsFired)
+  }
+
+  /** The limit of a dimension (`Infinity` when unlimited). */
+  limit(reason: BudgetReason): number {
+    return limitOf(this.budget, reason)
+  }
+
+  get turns(): number {
+    return this.#turns
+  }
+
+  get toolCalls(): number {
+    return this.#toolCalls
+  }
+
+  /** Before a model call: the overrun when no turn or no token is left. */
+  checkTurn(): Overrun | undefined {
+    if (this.#turns >= this.budget.maxTurns) return { reason: "turns", limit: this.budget.maxTurns, used: this.#turns }
+    if (this.#tokens >= this.budget.maxTokens) return { reason: "tokens", limit: this.budget.maxTokens, used: this.#tokens }
+    return undefined
+  }
+
+  /** Counts one model call (routing included). */
+  spendTurn(): void {
+    this.#turns += 1
+  }
+
+  /** Counts a response's tokens; the overrun when they went past the limit. */
+  spendTokens(tokens: number): Overrun | undefined {
+    this.#tokens += tokens
+    return this.#tokens > this.budget.maxTokens ? { reason: "tokens", limit: this.budget.maxTokens, used: this.#tokens } : undefined
+  }
+
+  /** Before executing `tool`: the overrun when no tool call is left or one tool would repeat too often. */
+  checkExecution(tool: string): Overrun | undefined {
+    if (this.#toolCalls >= this.budget.maxToolCalls) return { reason: "toolCalls", limit: this.budget.maxToolCalls, used: this.#toolCalls }
+    const limit = this.budget.maxConsecutiveSameTool
+    if (this.#lastTool === tool && this.#consecutive >= limit) return { reason: "consecutiveTool", limit, used: this.#consecutive }
+    return undefined
+  }
+
+  /** Counts one execution of `tool`. */
+  spendExecution(tool: string): void {
+    this.#toolCalls += 1
+    this.#consecutive = this.#lastTool === tool ? this.#consecutive + 1 : 1
+    this.#lastTool = tool
+  }
+
+  /** The rows, given the run's elapsed time for `duration`. */
+  rows(elapsedMs: number): ReadonlyArray<LedgerRow> {
+    const used: Record<string, number> = {
+      turns: this.#turns,
+      toolCalls: this.#toolCalls,
+      tokens: this.#tokens,
+      consecutiveTool: this.#consecutive,
+      duration: elapsedMs
+    }
+    return watched.map((reason) => ({ reason, limit: this.limit(reason), used: used[reason]! }))
+  }
+
+  /**
+   * The thresholds newly reached (each `(threshold, dimension)` once per run), marked as fired.
+   * Called after every counter changes.
+   */
+  crossedThresholds(elapsedMs: number): ReadonlyArray<LedgerRow & { readonly threshold: number }> {
+    if (this.thresholds.length === 0) return []
+    const crossed: Array<LedgerRow & { readonly threshold: number }> = []
+    const rows = this.rows(elapsedMs)
+    for (const threshold of this.thresholds) {
+      for (const row of rows) {
+        const key = `${threshold}:${row.reason}`
+        if (!Number.isFinite(row.limit) || row.used < threshold * row.limit || this.#fired?.has(key) === true) continue
+        ;(this.#fired ??= new Set()).add(key)
+        crossed.push({ ...row, threshold })
+      }
+    }
+    return crossed
+  }
+
+  /** The ledger as data. */
+  state(): LedgerState {
+    return {
+      turns: this.#turns,
+      toolCalls: this.#toolCalls,
+      tokens: this.#tokens,
+      lastTool: this.#lastTool,
+      consecutive: this.#consecutive,
+      thresholdsFired: this.#fired === undefined ? [] : [...this.#fired]
+    }
+  }
+}

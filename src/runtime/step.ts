@@ -1,0 +1,104 @@
+/**
+ * The stepper: the loop as steps over a run context. A step is either a model step (check and spend
+ * a turn's budget, call the model, record its answer: tool calls become pending, a text may finish the
+ * run) or a tool step (handle the first pending call). `drive` runs steps until the run finishes or,
+ * when asked, suspends after a number of steps; between two steps the context's state is complete,
+ * so it can be snapshotted and driven again later. `runAgent`, `runUntil` and `resumeRun` are all
+ * views of this one loop. Turns are spans (`agent.turn`) around a model step and its tool steps.
+ */
+import { Effect } from "effect"
+import type { ModelRequest } from "../model/messages.ts"
+import type { ModelClientService } from "../model/model-client.ts"
+import { noStackTrace } from "../internal/span-options.ts"
+import type { AgentError } from "../errors.ts"
+import { callModel } from "./call-model.ts"
+import { type Finished, finalText } from "./final-answer.ts"
+import type { RunContext } from "./run-context.ts"
+import { handleCall } from "./tool-call.ts"
+
+/** How `drive` ended: the run's output, or a suspension between two steps. */
+export type Driven = { readonly _tag: "Done"; readonly output: unknown } | { readonly _tag: "Suspended" }
+
+/** When to stop early: after this many steps (counted from this `drive`). */
+export interface DriveControl {
+  readonly suspendAfter?: number | undefined
+}
+
+/** A model step: the turn's model call and what its answer means. */
+export const modelStep = (ctx: RunContext): Effect.Effect<Finished | undefined, AgentError, ModelClientService> =>
+  Effect.gen(function*() {
+    yield* ctx.emit({ _tag: "Turn" })
+    const toolChoice = ctx.toolChoice
+    const request: ModelRequest = {
+      messages: [...ctx.transcript],
+      tools: ctx.requestTools,
+      ...(toolChoice === undefined ? {} : { toolChoice }),
+      ...(ctx.skill.output?.responseFormat === undefined ? {} : { responseFormat: ctx.skill.output.responseFormat })
+    }
+    const response = yield* callModel((event) => ctx.emit(event), ctx.turn, request)
+    if (response.usage !== undefined) {
+      const overrun = ctx.ledger.spendTokens(response.usage.inputTokens + response.usage.outputTokens)
+      yield* ctx.checkThresholds()
+      yield* ctx.ensure(overrun)
+    }
+    if (response._tag === "ToolCalls" && response.calls.length > 0) {
+      const reasoning = response.reasoning === undefined || response.reasoning.length === 0 ? {} : { reasoning: response.reasoning }
+      ctx.append({ role: "assistant", content: response.content ?? "", toolCalls: response.calls, ...reasoning })
+      ctx.expect(response.calls)
+      return undefined
+    }
+    return yield* finalText(ctx, response.content ?? "")
+  })
+
+/** A tool step: the next pending call, handled and settled. */
+export const toolStep = (ctx: RunContext): Effect.Effect<Finished | undefined, AgentError> => {
+  const call = ctx.nextPending
+  if (call === undefined) return Effect.succeed(undefined)
+  return handleCall(ctx, call).pipe(
+    Effect.map((finished) => {
+      ctx.settleNext()
+      if (finished !== undefined) ctx.clearPending()
+      return finished
+    })
+  )
+}
+
+type TurnEnd = Driven | { readonly _tag: "Continue" }
+
+/** The steps of one turn, in its span: the model step (unless resuming pending calls), then the tool steps. */
+const turnSteps = (ctx: RunContext, resuming: boolean, stepTaken: () => boolean): Effect.Effect<TurnEnd, AgentError, ModelClientService> =>
+  Effect.gen(function*() {
+    if (!resuming) {
+      const finished = yield* modelStep(ctx)
+      if (finished !== undefined) return { _tag: "Done" as const, output: finished.output }
+      if (stepTaken()) return { _tag: "Suspended" as const }
+    }
+    while (ctx.hasPending) {
+      const finished = yield* toolStep(ctx)
+      if (finished !== undefined) return { _tag: "Done" as const, output: finished.output }
+      if (stepTaken()) return { _tag: "Suspended" as const }
+    }
+    return { _tag: "Continue" as const }
+  }).pipe(
+    Effect.withSpan("agent.turn", {
+      attributes: { "agent.name": ctx.agent, "agent.skill": ctx.skill.name, "agent.turn": ctx.turn }
+    }, noStackTrace)
+  )
+
+/** Runs steps until the run finishes, or suspends after `control.suspendAfter` steps. */
+export const drive = (ctx: RunContext, control: DriveControl = {}): Effect.Effect<Driven, AgentError, ModelClientService> =>
+  Effect.gen(function*() {
+    let steps = 0
+    const limit = control.suspendAfter
+    const stepTaken = limit === undefined ? () => false : () => ++steps >= limit
+    while (true) {
+      const resuming = ctx.hasPending
+      if (!resuming) {
+        yield* ctx.ensure(ctx.ledger.checkTurn())
+        ctx.ledger.spendTurn()
+        yield* ctx.checkThresholds()
+      }
+      const end = yield* turnSteps(ctx, resuming, stepTaken)
+      if (end._tag !== "Continue") return end
+    }
+  })

@@ -1,0 +1,216 @@
+/**
+ * The pipeline of a call to one of the skill's tools: decode → recover → execute.
+ *
+ * - **decode**: the tool's codec (parse, Schema decode, opt-in repair, decode again).
+ * - **recover**: one state machine for both situations a call can be in, invalid arguments and a
+ *   failed execution. The handlers decide (tool, agent-tool, agent, default) and the decision is
+ *   applied the same way in both: `fixed(args)` always means "decode these arguments (never trusted,
+ *   never repaired) and run the tool with them; if they do not decode, the handler that proposed them
+ *   is asked again", at most `maxRepairSteps` fixes per call.
+ * - **execute**: within the tool-call, repetition and per-tool time budgets; knowledge answered from
+ *   the run's cache after its first load.
+ *
+ * A tool only ever runs with arguments its Schema accepted.
+ */
+import { Cause, Clock, Duration, Effect, Exit } from "effect"
+import type { Recovery } from "../dsl/recovery.ts"
+import { type AnyTool, executeTool } from "../dsl/tool.ts"
+import { type BudgetExceeded, InvalidToolArgs, ToolFailed } from "../errors.ts"
+import type { ToolCall } from "../model/messages.ts"
+import { escalationContent, invalidArgsFeedback, toolFailedFeedback, toolResultContent, untrustedContent } from "./prompt.ts"
+import { decideExecutionError, decideInvalidArgs } from "./recover.ts"
+import type { RunContext } from "./run-context.ts"
+
+/** Where a call stands when the handlers are asked. */
+type Situation =
+  | { readonly _tag: "Invalid"; readonly value: unknown; readonly issues: string }
+  | { readonly _tag: "Failed"; readonly args: unknown; readonly cause: unknown }
+
+/** What to do next. */
+type Next =
+  | { readonly _tag: "Reply"; readonly content: string }
+  | { readonly _tag: "Run"; readonly args: unknown }
+  | { readonly _tag: "Ask"; readonly situation: Situation }
+  | { readonly _tag: "End"; readonly error: InvalidToolArgs | ToolFailed }
+
+/** Runs `call` of `tool` to its tool result message. */
+export const runToolCall = (ctx: RunContext, tool: AnyTool, call: ToolCall): Effect.Effect<void, InvalidToolArgs | ToolFailed | BudgetExceeded> =>
+  Effect.gen(function*() {
+    const decoded = tool.codec.decode(call.arguments)
+    yield* Effect.annotateCurrentSpan("tool.validated", tool.codec.validated)
+    if (decoded._tag === "Valid" && decoded.corrections.length > 0) {
+      yield* Effect.annotateCurrentSpan("tool.repaired", JSON.stringify(decoded.corrections))
+      yield* ctx.emit({ _tag: "ArgsRepaired", tool: tool.name, toolCallId: call.id, corrections: decoded.corrections })
+    }
+    // Allocated on the first failure: most calls decode and run.
+    let machine: Recovering | undefined
+    let next: Next = decoded._tag === "Valid"
+      ? { _tag: "Run", args: decoded.args }
+      : { _tag: "Ask", situation: { _tag: "Invalid", value: decoded.value, issues: decoded.issues } }
+    while (true) {
+      switch (next._tag) {
+        case "Reply":
+          ctx.append({ role: "tool", toolCallId: call.id, name: tool.name, content: next.content })
+          return
+        case "End":
+          return yield* next.error
+        case "Run": {
+          const args: unknown = next.args
+          const exit: Exit.Exit<string, unknown> = yield* execute(ctx, tool, call, args)
+          if (Exit.isSuccess(exit)) {
+            next = { _tag: "Reply", content: exit.value }
+            break
+          }
+          if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
+          ;(machine ??= new Recovering(ctx, tool, call)).ran(args)
+          next = { _tag: "Ask", situation: { _tag: "Failed", args, cause: Cause.squash(exit.cause) } }
+          break
+        }
+        case "Ask":
+          next = yield* (machine ??= new Recovering(ctx, tool, call)).decide(next.situation)
+      }
+    }
+  })
+
+/** The recovery state of one call: attempts per situation, fixes, re-runs, the last arguments that ran. */
+class Recovering {
+  private invalidAttempts = 0
+  private failedAttempts = 0
+  private fixes = 0
+  private reruns = 0
+  private lastRun: unknown = undefined
+
+  constructor(private readonly ctx: RunContext, private readonly tool: AnyTool, private readonly call: ToolCall) {}
+
+  ran(args: unknown): void {
+    this.lastRun = args
+  }
+
+  /** Asks the handlers about `situation`, reports the decision, and applies it. */
+  decide(situation: Situation): Effect.Effect<Next> {
+    const { ctx, tool, call } = this
+    const self = this
+    return Effect.gen(function*() {
+      const scope = { agent: ctx.agent, skill: ctx.skill.name, tool: tool.name }
+      let recovery: Recovery
+      if (situation._tag === "Invalid") {
+        yield* Effect.annotateCurrentSpan("tool.outcome", "invalid_args")
+        const decision = yield* decideInvalidArgs(ctx.plan, ctx.runId, tool, {
+          ...scope,
+          raw: situation.value,
+          error: situation.issues,
+          schema: tool.codec.schema,
+          attempt: ++self.invalidAttempts
+        })
+        recovery = decision.recovery
+        yield* Effect.annotateCurrentSpan("tool.recovery", `${recovery._tag} (${decision.level})`)
+        yield* ctx.emit({ _tag: "InvalidArgs", tool: tool.name, toolCallId: call.id, raw: situation.value, issues: situation.issues, recovery: recovery._tag })
+      } else {
+        yield* Effect.annotateCurrentSpan("tool.outcome", "failed")
+        const decision = yield* decideExecutionError(ctx.plan, ctx.runId, tool, {
+          ...scope,
+          args: situation.args,
+          cause: situation.cause,
+          attempt: ++self.failedAttempts
+        })
+        recovery = decision.recovery
+        yield* Effect.annotateCurrentSpan("tool.recovery", `${recovery._tag} (${decision.level})`)
+        yield* ctx.emit({ _tag: "ToolError", tool: tool.name, toolCallId: call.id, args: situation.args, error: situation.cause, recovery: recovery._tag })
+      }
+      return self.apply(situation, recovery)
+    })
+  }
+
+  private apply(situation: Situation, recovery: Recovery): Next {
+    const { ctx, tool } = this
+    const invalid = situation._tag === "Invalid"
+    const end = (issues?: string): Next => ({
+      _tag: "End",
+      error: situation._tag === "Invalid"
+        ? new InvalidToolArgs({ agent: ctx.agent, skill: ctx.skill.name, tool: tool.name, raw: situation.value, issues: issues ?? situation.issues })
+        : new ToolFailed({ agent: ctx.agent, skill: ctx.skill.name, tool: tool.name, args: situation.args, cause: situation.cause })
+    })
+    const feedback: Next = {
+      _tag: "Reply",
+      content: situation._tag === "Invalid" ? invalidArgsFeedback(tool.name, situation.issues) : toolFailedFeedback(tool.name, situation.cause)
+    }
+    switch (recovery._tag) {
+      case "Feedback":
+        return feedback
+      case "Fail":
+        return end()
+      case "Substitute":
+        return { _tag: "Reply", content: toolResultContent(recovery.value) }
+      case "Escalate":
+        return { _tag: "Reply", content: escalationContent(tool.name, recovery) }
+      case "Retry":
+        if (situation._tag === "Invalid") {
+          // Invalid arguments: the model is asked again, at most `times` per tool in the run.
+          return ctx.takeInvalidArgsRetry(tool.name, recovery.times)
+            ? feedback
+            : end(`${situation.issues}\n(the model was asked again ${recovery.times} time(s) already)`)
+        }
+        // A failed execution: the tool runs again, at most `times` for the call.
+        if (this.reruns >= recovery.times) return feedback
+        this.reruns++
+        return { _tag: "Run", args: situation.args }
+      case "Fixed": {
+        const maxSteps = ctx.plan.maxRepairSteps
+        if (this.fixes >= maxSteps) return end()
+        this.fixes++
+        const fixed = tool.codec.decode(recovery.args, { repair: false })
+        if (fixed._tag === "Valid") return { _tag: "Run", args: fixed.args }
+        const stillInvalid = new InvalidToolArgs({
+          agent: ctx.agent,
+          skill: ctx.skill.name,
+          tool: tool.name,
+          raw: fixed.value,
+          issues: `${fixed.issues}\n(no valid arguments after ${maxSteps} repair step(s))`
+        })
+        if (this.fixes >= maxSteps) return { _tag: "End", error: stillInvalid }
+        // Back to the handler that proposed the fix: about the new arguments, or about the failure.
+        return invalid
+          ? { _tag: "Ask", situation: { _tag: "Invalid", value: fixed.value, issues: fixed.issues } }
+          : { _tag: "Ask", situation: { _tag: "Failed", args: this.lastRun, cause: stillInvalid } }
+      }
+    }
+  }
+}
+
+/**
+ * One execution within the budgets: the tool-call and repetition limits are checked and charged, the
+ * tool runs bounded by `perToolTimeout` (on timeout it is interrupted, its signal aborts, and the run
+ * ends with `BudgetExceeded`), and a success is reported (`ToolUse`, `KnowledgeUsed`) and rendered as
+ * the tool result's content. Failures come back in the Exit, for the recovery handlers.
+ */
+const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown): Effect.Effect<Exit.Exit<string, unknown>, BudgetExceeded> =>
+  Effect.gen(function*() {
+    yield* ctx.ensure(ctx.ledger.checkExecution(tool.name))
+    ctx.ledger.spendExecution(tool.name)
+    yield* ctx.checkThresholds()
+    const knowledge = ctx.skill.knowledge.get(tool.name)
+    const cached = knowledge === undefined ? undefined : ctx.cachedKnowledge(tool.name)
+    const started = yield* Clock.currentTimeMillis
+    const exit: Exit.Exit<unknown, unknown> = cached !== undefined ? Exit.succeed(cached) : yield* executeWithin(ctx, tool, args, call.id)
+    const durationMs = (yield* Clock.currentTimeMillis) - started
+    if (Exit.isFailure(exit)) return Exit.failCause(exit.cause)
+    const result = exit.value
+    if (knowledge !== undefined && cached === undefined) ctx.rememberKnowledge(tool.name, String(result))
+    yield* Effect.annotateCurrentSpan("tool.outcome", "success")
+    yield* ctx.emit({ _tag: "ToolUse", tool: tool.name, toolCallId: call.id, args, result, durationMs, validated: tool.codec.validated })
+    // Knowledge tools are never untrusted, so `characters` counts the knowledge text itself.
+    const content = tool.untrustedOutput ? untrustedContent(tool.name, result) : toolResultContent(result)
+    if (knowledge !== undefined) {
+      yield* ctx.emit({ _tag: "KnowledgeUsed", knowledge: tool.name, toolCallId: call.id, characters: content.length, cached: cached !== undefined })
+    }
+    return Exit.succeed(content) as Exit.Exit<string, unknown>
+  })
+
+const executeWithin = (ctx: RunContext, tool: AnyTool, args: unknown, toolCallId: string) => {
+  const execution = Effect.exit(executeTool(tool, args, toolCallId))
+  const limit = ctx.ledger.limit("perToolTimeout")
+  if (!Number.isFinite(limit)) return execution
+  return execution.pipe(
+    Effect.timeoutOrElse({ duration: Duration.millis(limit), orElse: () => ctx.exceed({ reason: "perToolTimeout", limit, used: limit }) })
+  )
+}
