@@ -46,7 +46,11 @@ export { isSkill, skill } from "./dsl/skill.ts"
 export type { AnySkill, Skill, SkillContext, SkillImplementation, SkillPredicate } from "./dsl/skill.ts"
 export type { AnyToolHandle, ToolHandle, ToolHandles } from "./dsl/tool-handle.ts"
 export { isTool, tool, unsafeNoSchema } from "./dsl/tool.ts"
-export type { AnyTool, SchemaToolOptions, Tool, ToolContext, UnsafeMode, UnsafeNoSchema, UnsafeToolOptions } from "./dsl/tool.ts"
+export { compileJsonSchema } from "./dsl/json-schema-tool.ts"
+export type { JsonSchemaContract, ToolJsonSchema } from "./dsl/json-schema-tool.ts"
+export { latentTool } from "./dsl/latent-tool.ts"
+export type { LatentCall, LatentToolOptions } from "./dsl/latent-tool.ts"
+export type { AnyTool, JsonSchemaToolOptions, SchemaToolOptions, Tool, ToolContext, UnsafeMode, UnsafeNoSchema, UnsafeToolOptions } from "./dsl/tool.ts"
 export type { AgentTypeError } from "./dsl/agent-type-error.ts"
 export {
   AgentConfigError,
@@ -56,6 +60,7 @@ export {
   InputInvalid,
   InvalidToolArgs,
   isAgentError,
+  McpError,
   ModelError,
   NoSkillMatched,
   OutputInvalid,
@@ -76,6 +81,8 @@ export type {
   Usage
 } from "./providers/messages.ts"
 export { fromEnv } from "./providers/from-env.ts"
+export { jsonMode } from "./providers/json-mode.ts"
+export type { JsonModeOptions } from "./providers/json-mode.ts"
 export type { EnvModel } from "./providers/from-env.ts"
 export { ModelClient, ModelClientService } from "./providers/model-client.ts"
 export type { ModelFunction } from "./providers/model-client.ts"
