@@ -141,7 +141,12 @@ const open = async (spec: McpServerSpec, options: McpConnectOptions, signal: Abo
         ...(callOptions.timeoutMs === undefined ? {} : { timeout: callOptions.timeoutMs })
       })) as CallToolResult
   }
-  return { connection: Object.freeze(connection), close: () => client.close() }
+  const close = async () => {
+    // Ends the HTTP session on the server (DELETE); a stdio child is stopped by `client.close()`.
+    if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession().catch(() => undefined)
+    await client.close()
+  }
+  return { connection: Object.freeze(connection), close }
 }
 
 const listAll = async (client: Client, options: { readonly signal: AbortSignal; readonly timeout: number }) => {

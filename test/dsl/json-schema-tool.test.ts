@@ -1,6 +1,6 @@
 import { Result } from "effect"
-import { describe, expect, it } from "vitest"
-import { AgentConfigError, agent, type InvalidArgsContext, Recovery, text, tool, toolCalls } from "../../src/index.ts"
+import { describe, expect, expectTypeOf, it } from "vitest"
+import { AgentConfigError, agent, type InvalidArgsContext, Recovery, text, type Tool, tool, toolCalls } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { failureOf, runExit, spy } from "../fixtures.ts"
 
@@ -42,6 +42,12 @@ const makeWeather = () => {
 }
 
 describe("tools from a JSON Schema", () => {
+  it("types args as unknown unless run's parameter is annotated", () => {
+    const untyped = tool("u", { parameters: { type: "object" }, run: (args) => String(args) })
+    expectTypeOf(untyped).toEqualTypeOf<Tool<"u", unknown, string>>()
+    expectTypeOf(makeWeather().weather).toEqualTypeOf<Tool<"weather", { readonly place: { readonly city: string }; readonly unit: string }, string>>()
+  })
+
   it("stores the schema verbatim and deep-frozen", () => {
     const document = structuredClone(Weather) as unknown as Record<string, unknown>
     const t = tool("weather", { parameters: document, run: () => "ok" })

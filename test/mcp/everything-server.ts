@@ -29,9 +29,17 @@ const freePort = () =>
   })
 
 /** Starts the server over streamable HTTP; resolves once it listens. */
-export const startEverythingHttp = async (): Promise<{ readonly url: string; readonly process: ChildProcess; readonly stop: () => Promise<void> }> => {
+export const startEverythingHttp = async (): Promise<{
+  readonly url: string
+  readonly process: ChildProcess
+  /** What the server printed on stdout so far. */
+  readonly output: () => string
+  readonly stop: () => Promise<void>
+}> => {
   const port = await freePort()
-  const child = spawn(process.execPath, [everythingEntry, "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] })
+  const child = spawn(process.execPath, [everythingEntry, "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "pipe", "pipe"] })
+  let output = ""
+  child.stdout!.on("data", (chunk: Buffer) => void (output += chunk.toString()))
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("server-everything did not start within 15 s")), 15_000)
     let log = ""
@@ -53,7 +61,7 @@ export const startEverythingHttp = async (): Promise<{ readonly url: string; rea
       child.once("exit", () => resolve())
       child.kill("SIGKILL")
     })
-  return { url: `http://127.0.0.1:${port}/mcp`, process: child, stop }
+  return { url: `http://127.0.0.1:${port}/mcp`, process: child, output: () => output, stop }
 }
 
 /** The HTTP server as a spec. */

@@ -170,6 +170,7 @@ describe("MCP client over streamable HTTP (server-everything)", { timeout: 20_00
     })))
     expect(result).toBe("42")
     expect(toolMessages(model)[0]).toContain("The sum of 20 and 22 is 42.")
+    await eventually(() => server.output().includes("Received session termination request"))
   })
 })
 
