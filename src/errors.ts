@@ -394,3 +394,25 @@ export const isAgentError = (u: unknown): u is AgentError => hasAgentErrorMarker
  * ```
  */
 export const isRetryable = (u: unknown): boolean => u instanceof ModelError && u.isRetryable
+
+/**
+ * An MCP server could not be reached, listed or called: the connection failed, the server does not
+ * offer a declared tool, a tool's input schema cannot be validated, or a call failed or returned
+ * `isError`. Inside a run, a failed call is an execution error of the tool, routed to its recovery
+ * handlers like any other tool failure.
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("McpError", (e) => Effect.succeed(`${e.server}: ${e.reason}`))
+ * ```
+ */
+export class McpError extends Data.TaggedError("McpError")<{
+  readonly server: string
+  readonly operation: "connect" | "list" | "call" | "serve"
+  readonly reason: string
+  readonly cause?: unknown
+}> {
+  override get message(): string {
+    return `MCP server "${this.server}" (${this.operation}): ${this.reason}`
+  }
+}

@@ -50,7 +50,11 @@ export type { AnySkill, Skill, SkillContext, SkillImplementation, SkillPredicate
 export type { AnyToolHandle, ToolHandle, ToolHandles } from "./dsl/tool-handle.ts"
 export { isTool, tool, unsafeNoSchema } from "./dsl/tool.ts"
 export type { ArgsCodec, ArgsDecoding } from "./dsl/tool-codec.ts"
-export type { AnyTool, SchemaToolOptions, Tool, ToolContext, UnsafeMode, UnsafeNoSchema, UnsafeToolOptions } from "./dsl/tool.ts"
+export type { AnyTool, JsonSchemaToolOptions, SchemaToolOptions, Tool, ToolContext, UnsafeMode, UnsafeNoSchema, UnsafeToolOptions } from "./dsl/tool.ts"
+export { compileJsonSchema } from "./dsl/json-schema-tool.ts"
+export type { JsonSchemaContract, ToolJsonSchema } from "./dsl/json-schema-tool.ts"
+export { latentTool } from "./dsl/latent-tool.ts"
+export type { LatentCall, LatentToolOptions } from "./dsl/latent-tool.ts"
 export type { AgentTypeError } from "./dsl/agent-type-error.ts"
 export {
   AgentConfigError,
@@ -62,6 +66,7 @@ export {
   InvalidToolArgs,
   isAgentError,
   isRetryable,
+  McpError,
   NoSkillMatched,
   OutputInvalid,
   RuntimeDefect,
@@ -91,6 +96,8 @@ export type {
   Usage
 } from "./model/messages.ts"
 export { fromEnv } from "./providers/from-env.ts"
+export { jsonMode } from "./providers/json-mode.ts"
+export type { JsonModeOptions } from "./providers/json-mode.ts"
 export type { EnvModel } from "./providers/from-env.ts"
 export { ModelClient, ModelClientService } from "./model/model-client.ts"
 export type { ModelFunction } from "./model/model-client.ts"

@@ -5,6 +5,7 @@
 import { type Effect, Schema } from "effect"
 import { AgentConfigError } from "../errors.ts"
 import { fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
+import { compileJsonSchema, type ToolJsonSchema } from "./json-schema-tool.ts"
 import type { ToolDefinition } from "../model/messages.ts"
 import { type RepairOptions, repairOptions } from "./repair-arguments.ts"
 import type { RecoveryHandlers } from "./recovery.ts"
@@ -126,6 +127,21 @@ export interface UnsafeToolOptions<R, Name extends string = string> extends Tool
   readonly run: (args: unknown, context: ToolContext) => MaybeEffect<R>
 }
 
+/**
+ * Options of a tool whose arguments are described by a JSON Schema (2020-12, or draft-07 through
+ * `$schema`). `run` gets `unknown` unless its parameter is annotated with a type.
+ */
+export interface JsonSchemaToolOptions<Args, R, Name extends string = string> extends ToolOptionsBase {
+  /** Stored verbatim (deep-frozen), sent to models as is, and compiled once into the argument validator. */
+  readonly parameters: ToolJsonSchema
+  readonly onError?: RecoveryHandlers<Name>
+  readonly run: (args: Args, context: ToolContext) => MaybeEffect<R>
+  /** Check at registration that `parameters` is in OpenAI's strict subset, and mark the definition strict. */
+  readonly strict?: boolean
+  /** As for Schema tools: repairs guided by the compiled Schema, always validated again. */
+  readonly repair?: boolean | RepairOptions
+}
+
 /** What providers accept as a tool name. */
 export const toolNamePattern = /^[A-Za-z0-9_-]{1,64}$/
 
@@ -148,12 +164,40 @@ export function tool<const Name extends string, S extends ArgsSchema, R>(
   options: SchemaToolOptions<S, R, Name>
 ): Tool<Name, S["Type"], R>
 export function tool<const Name extends string, R>(name: Name, options: UnsafeToolOptions<R, Name>): Tool<Name, unknown, R>
-export function tool(name: string, options: SchemaToolOptions<ArgsSchema, unknown> | UnsafeToolOptions<unknown>): AnyTool {
+/**
+ * Defines a tool from a JSON Schema. Arguments the schema refuses never reach `run`.
+ *
+ * @example
+ * ```ts
+ * const weather = tool("weather", {
+ *   parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false },
+ *   run: (args: { city: string }) => `sunny in ${args.city}`
+ * })
+ * ```
+ */
+export function tool<const Name extends string, Args = unknown, R = unknown>(
+  name: Name,
+  options: JsonSchemaToolOptions<Args, R, Name>
+): Tool<Name, Args, R>
+export function tool(
+  name: string,
+  options: SchemaToolOptions<ArgsSchema, unknown> | UnsafeToolOptions<unknown> | JsonSchemaToolOptions<unknown, unknown>
+): AnyTool {
   const fail = (reason: string) => new AgentConfigError({ subject: `tool "${name}"`, reason })
   if (typeof name !== "string" || !toolNamePattern.test(name)) {
     throw fail("a tool name must be 1-64 letters, digits, '_' or '-'")
   }
   if (typeof options?.run !== "function") throw fail("`run` must be a function")
+  if ("parameters" in options && !("args" in options)) {
+    const strict = options.strict === true
+    let contract: ReturnType<typeof compileJsonSchema>
+    try {
+      contract = compileJsonSchema(options.parameters, { strict })
+    } catch (error) {
+      throw fail(error instanceof Error ? error.message : String(error))
+    }
+    return makeTool(name, options, schemaCodec(contract.schema, contract, repairOptions(options.repair)), contract.jsonSchema, strict)
+  }
   const args: unknown = options.args
   if (isUnsafeNoSchema(args)) return makeTool(name, options, unsafeCodec(args.mode), { type: "object" }, false)
   if (!Schema.isSchema(args)) {

@@ -1,0 +1,182 @@
+/**
+ * Tools described by a JSON Schema the author (or an MCP server) wrote. The document is stored
+ * verbatim and deep-frozen: it is what models see. At registration it is compiled once, by Effect's own
+ * importer (`SchemaRepresentation.fromJsonSchemaDocument`), into an Effect Schema; that Schema decodes
+ * every call, so invalid arguments get the same readable issues (with paths), the same repairs and the
+ * same recovery routing as tools written with Effect Schemas.
+ *
+ * What the importer cannot enforce (object-valued `enum`/`const`, `not`, `if`/`then`/`else`,
+ * `dependentRequired`, `contains`, `unevaluated*`, pointers below a definition) is refused at
+ * registration with the importer's explanation, never silently accepted. Remote `$ref`s are refused
+ * before that: a tool's contract never depends on the network.
+ */
+import { JsonSchema, Result, Schema, SchemaRepresentation } from "effect"
+import type { JsonSchemaObject } from "../model/messages.ts"
+import type { ArgsSchema } from "./tool-parameters.ts"
+
+/** A JSON Schema 2020-12 (or draft-07, when its `$schema` says so) for a tool's arguments. */
+export type ToolJsonSchema = JsonSchemaObject
+
+/** The compiled form of a JSON Schema: the verbatim document, the Schema enforcing it and its decoder. */
+export interface JsonSchemaContract {
+  /** The author's document, deep-frozen, as sent to models. */
+  readonly jsonSchema: JsonSchemaObject
+  /** The Effect Schema the document was compiled into. */
+  readonly schema: ArgsSchema
+  readonly decode: (raw: unknown) => Result.Result<unknown, string>
+  readonly codec: Schema.ConstraintCodec<unknown, unknown, never, never>
+}
+
+const parseOptions = { errors: "all", onExcessProperty: "error" } as const
+
+const draft07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/
+const draft2020 = /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/
+
+/**
+ * Compiles `document` into a validator. Throws a plain `Error` explaining what is refused (the caller
+ * names the tool): a remote `$ref`, an unknown `$schema` dialect, a root that is not an object schema,
+ * a keyword the importer cannot enforce, or (with `strict`) a schema outside OpenAI's strict subset.
+ *
+ * @example
+ * ```ts
+ * const contract = compileJsonSchema({ type: "object", properties: { q: { type: "string" } }, required: ["q"] }, { strict: false })
+ * contract.decode('{"q":"hi"}') // Result.succeed({ q: "hi" })
+ * ```
+ */
+export const compileJsonSchema = (document: unknown, options: { readonly strict: boolean }): JsonSchemaContract => {
+  if (typeof document !== "object" || document === null || Array.isArray(document)) {
+    throw new Error("`parameters` must be a JSON Schema object")
+  }
+  const verbatim = deepFreeze(structuredClone(document) as JsonSchemaObject)
+  const remote = findRemoteRef(verbatim, [])
+  if (remote !== undefined) {
+    throw new Error(`remote $ref ${JSON.stringify(remote.ref)} at ${remote.path} is refused: only local references (#/$defs/Name) are resolved`)
+  }
+  if (verbatim.type !== "object") {
+    throw new Error(`arguments must be described by an object schema ({ "type": "object", ... }), got ${JSON.stringify(verbatim.type ?? "no type")}`)
+  }
+  if (options.strict) {
+    const problems = strictProblems(verbatim, "#")
+    if (problems.length > 0) throw new Error(`not compatible with OpenAI strict mode:\n${problems.join("\n")}`)
+  }
+  const dialect = verbatim.$schema
+  let imported: JsonSchema.Document<"draft-2020-12">
+  if (dialect === undefined || (typeof dialect === "string" && draft2020.test(dialect))) {
+    imported = JsonSchema.fromSchemaDraft2020_12(verbatim)
+  } else if (typeof dialect === "string" && draft07.test(dialect)) {
+    imported = JsonSchema.fromSchemaDraft07(verbatim)
+  } else {
+    throw new Error(`unsupported $schema ${JSON.stringify(dialect)}: use JSON Schema 2020-12 or draft-07`)
+  }
+  let schema: ArgsSchema
+  try {
+    schema = SchemaRepresentation.fromJsonSchemaDocument(imported, { patterns: "apply" }) as unknown as ArgsSchema
+  } catch (error) {
+    throw new Error(`cannot be validated: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  const codec = Schema.toCodecJson(schema) as unknown as Schema.ConstraintCodec<unknown, unknown, never, never>
+  const decodeObject = Schema.decodeUnknownResult(codec)
+  const decodeJsonText = Schema.decodeUnknownResult(Schema.fromJsonString(codec))
+  const decode = (raw: unknown): Result.Result<unknown, string> => {
+    // OpenAI-compatible servers send "" for a call without arguments.
+    const result = typeof raw === "string"
+      ? raw.trim() === "" ? decodeObject({}, parseOptions) : decodeJsonText(raw, parseOptions)
+      : decodeObject(raw, parseOptions)
+    return Result.mapError(result, (error) => error.message)
+  }
+  return Object.freeze({ jsonSchema: verbatim, schema, decode, codec })
+}
+
+/** True when `u` looks like a JSON Schema document rather than an Effect Schema. */
+export const isJsonSchemaDocument = (u: unknown): u is JsonSchemaObject =>
+  typeof u === "object" && u !== null && !Array.isArray(u) && !Schema.isSchema(u)
+
+const findRemoteRef = (node: unknown, path: ReadonlyArray<string>): { readonly ref: string; readonly path: string } | undefined => {
+  if (typeof node !== "object" || node === null) return undefined
+  if (Array.isArray(node)) {
+    for (const [i, child] of node.entries()) {
+      const found = findRemoteRef(child, [...path, String(i)])
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  for (const [key, child] of Object.entries(node)) {
+    if ((key === "$ref" || key === "$dynamicRef") && typeof child === "string" && !child.startsWith("#")) {
+      return { ref: child, path: `#/${path.join("/")}` }
+    }
+    // `const`, `enum`, `examples` and `default` hold instances, not schemas.
+    if (key === "const" || key === "enum" || key === "examples" || key === "default") continue
+    const found = findRemoteRef(child, [...path, key])
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/** Keywords OpenAI's strict mode does not accept. */
+const strictUnsupported = [
+  "allOf",
+  "not",
+  "if",
+  "then",
+  "else",
+  "dependentRequired",
+  "dependentSchemas",
+  "patternProperties",
+  "propertyNames",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "minProperties",
+  "maxProperties",
+  "contains",
+  "uniqueItems"
+]
+
+/** Where `node` leaves OpenAI's strict subset: closed objects, every property required, no unsupported keywords. */
+const strictProblems = (node: unknown, path: string): Array<string> => {
+  if (typeof node !== "object" || node === null || Array.isArray(node)) return []
+  const schema = node as Record<string, unknown>
+  const problems: Array<string> = []
+  for (const keyword of strictUnsupported) {
+    if (keyword in schema) problems.push(`${path}: "${keyword}" is not supported in strict mode`)
+  }
+  const isObject = schema.type === "object" || (Array.isArray(schema.type) && schema.type.includes("object")) || "properties" in schema
+  if (isObject) {
+    if (schema.additionalProperties !== false) problems.push(`${path}: objects must set "additionalProperties": false`)
+    const properties = isRecord(schema.properties) ? Object.keys(schema.properties) : []
+    const required = Array.isArray(schema.required) ? schema.required : []
+    const missing = properties.filter((key) => !required.includes(key))
+    if (missing.length > 0) {
+      problems.push(`${path}: every property must be required (make optional ones nullable): ${missing.join(", ")}`)
+    }
+  }
+  for (const [childPath, child] of subschemas(schema, path)) problems.push(...strictProblems(child, childPath))
+  return problems
+}
+
+/** The direct subschemas of a schema, with their JSON pointers. */
+const subschemas = (schema: Record<string, unknown>, path: string): Array<readonly [string, unknown]> => {
+  const out: Array<readonly [string, unknown]> = []
+  for (const key of ["properties", "$defs", "definitions", "patternProperties", "dependentSchemas"]) {
+    const map = schema[key]
+    if (isRecord(map)) for (const [name, child] of Object.entries(map)) out.push([`${path}/${key}/${name}`, child])
+  }
+  for (const key of ["anyOf", "oneOf", "allOf", "prefixItems", "items"]) {
+    const list = schema[key]
+    if (Array.isArray(list)) list.forEach((child, i) => out.push([`${path}/${key}/${i}`, child]))
+  }
+  for (const key of ["items", "additionalProperties", "additionalItems", "not", "if", "then", "else", "contains", "propertyNames", "unevaluatedProperties", "unevaluatedItems"]) {
+    const child = schema[key]
+    if (isRecord(child)) out.push([`${path}/${key}`, child])
+  }
+  return out
+}
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const deepFreeze = <T>(value: T): T => {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const child of Object.values(value)) deepFreeze(child)
+  }
+  return value
+}

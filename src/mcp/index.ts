@@ -1,0 +1,16 @@
+/**
+ * effect-agent-dsl/mcp: Model Context Protocol on `@modelcontextprotocol/sdk` (an optional peer
+ * dependency: install it to use this subpath). The client side turns a server's tools into tools of
+ * an agent; the server side serves agents and tools to any MCP client.
+ */
+export { connectMcp } from "./connection.ts"
+export type { McpCallOptions, McpConnection, McpConnectOptions, McpToolInfo } from "./connection.ts"
+export { mcpToolName, mcpTools } from "./mcp-tools.ts"
+export type { McpTool, McpToolRecord, McpToolset, McpToolsOptions } from "./mcp-tools.ts"
+export { mcpHttp, mcpStdio } from "./server-spec.ts"
+export type { McpServerSpec, McpTransportSpec } from "./server-spec.ts"
+export { mapToolResult } from "./tool-result.ts"
+export type { MappedResult, McpContentPart, McpToolOutput } from "./tool-result.ts"
+export { McpError } from "../errors.ts"
+export { mcpServer, serveHttp, serveStdio } from "./serve.ts"
+export type { McpHttpAddress, McpServerDefinition, McpServerOptions, ServableAgent } from "./serve.ts"

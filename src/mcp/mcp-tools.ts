@@ -1,0 +1,171 @@
+/**
+ * The tools of an MCP server as ordinary tools of an agent. Each server tool becomes a `Tool` named
+ * `<server>_<tool>`, whose argument validator is compiled from the server's `inputSchema` exactly like
+ * a JSON Schema tool; registered with `.tools({...})`, it gets handles, allowlists, budgets, recovery
+ * and hooks like any other tool. Calls go to the server through the scoped connection; `isError`
+ * results and transport failures are execution errors (`McpError`) routed to the recovery handlers.
+ *
+ * The server's tool list can change while the agent runs (`tools/list_changed`): a tool that the server
+ * no longer offers fails when called, and a changed input schema is enforced from then on.
+ */
+import { Effect, Result, type Scope } from "effect"
+import { compileJsonSchema } from "../dsl/json-schema-tool.ts"
+import { type AnyTool, type Tool, tool } from "../dsl/tool.ts"
+import { McpError } from "../errors.ts"
+import { describeCause } from "../internal/describe-cause.ts"
+import { type ArgsCodec, type ArgsDecoding, parseLoosely } from "../dsl/tool-codec.ts"
+import { connectMcp, type McpConnection, type McpConnectOptions, type McpToolInfo } from "./connection.ts"
+import type { McpServerSpec } from "./server-spec.ts"
+import { mapToolResult, type McpToolOutput } from "./tool-result.ts"
+
+/** A tool loaded from an MCP server. */
+export type McpTool<Name extends string = string> = Tool<Name, unknown, McpToolOutput>
+
+/** The record of tools for a server named `S` declaring tool names `T`. */
+export type McpToolRecord<S extends string, T extends string> = { readonly [K in T as `${S}_${K}`]: McpTool<`${S}_${K}`> }
+
+/** The loaded tools of one server, with the connection they call through. */
+export interface McpToolset<TTools extends Record<string, AnyTool>> {
+  readonly server: string
+  /** Keyed by namespaced name: spread into `.tools({ ...toolset.tools })`. */
+  readonly tools: TTools
+  readonly connection: McpConnection
+}
+
+/** How server tools are turned into agent tools. */
+export interface McpToolsOptions extends McpConnectOptions {
+  /** Milliseconds a call may take before it fails as an execution error (default: the SDK's 60 s). */
+  readonly timeoutMs?: number
+  /**
+   * Wrap results as untrusted data for the model (default true: a server's output comes from outside
+   * the agent, see `untrustedOutput` on tools).
+   */
+  readonly untrustedOutput?: boolean
+  /**
+   * What to do with a server tool whose input schema cannot be validated (untyped path only): `"fail"`
+   * (default) or `"skip"` it. Declared tools are never skipped.
+   */
+  readonly unsupportedSchemas?: "fail" | "skip"
+}
+
+/**
+ * Connects to `server` for the lifetime of the current scope and loads its tools. With `tools`, only
+ * the declared tools are loaded, their names are checked against the server's list and typed; without
+ * it, every tool the server offers is loaded, keyed by `string`.
+ *
+ * @example
+ * ```ts
+ * const program = Effect.scoped(Effect.gen(function* () {
+ *   const { tools } = yield* mcpTools(everything, { tools: ["echo", "get-sum"] })
+ *   const helper = agent("helper").model(model).tools(tools)
+ *     .skills((t) => [skill("echo", "Repeat things").tools(t.everything_echo)])
+ *   return yield* helper.runEffect("Echo hello")
+ * }))
+ * ```
+ */
+export function mcpTools<const S extends string, const T extends string>(
+  server: McpServerSpec<S>,
+  options: McpToolsOptions & { readonly tools: ReadonlyArray<T> }
+): Effect.Effect<McpToolset<McpToolRecord<S, T>>, McpError, Scope.Scope>
+export function mcpTools<const S extends string>(
+  server: McpServerSpec<S>,
+  options?: McpToolsOptions
+): Effect.Effect<McpToolset<Record<string, McpTool>>, McpError, Scope.Scope>
+export function mcpTools(
+  server: McpServerSpec,
+  options: McpToolsOptions & { readonly tools?: ReadonlyArray<string> } = {}
+): Effect.Effect<McpToolset<Record<string, McpTool>>, McpError, Scope.Scope> {
+  return Effect.gen(function*() {
+    const connection = yield* connectMcp(server, options)
+    const listed = connection.listed()
+    const declared = options.tools
+    const fail = (reason: string, cause?: unknown) => new McpError({ server: server.name, operation: "list", reason, cause })
+    if (declared !== undefined) {
+      const offered = new Set(listed.map((t) => t.name))
+      const missing = declared.filter((name) => !offered.has(name))
+      if (missing.length > 0) {
+        return yield* fail(`does not offer ${missing.map((m) => `"${m}"`).join(", ")}; it offers: ${[...offered].join(", ")}`)
+      }
+    }
+    const selected = declared === undefined ? listed : listed.filter((t) => declared.includes(t.name))
+    const tools: Record<string, McpTool> = {}
+    for (const info of selected) {
+      const built = buildTool(server.name, info, connection, options)
+      if (built._tag === "Failure") {
+        if (declared === undefined && options.unsupportedSchemas === "skip") continue
+        return yield* fail(built.reason, built.cause)
+      }
+      tools[built.tool.name] = built.tool
+    }
+    return Object.freeze({ server: server.name, tools: Object.freeze(tools), connection })
+  })
+}
+
+type Built = { readonly _tag: "Success"; readonly tool: McpTool } | { readonly _tag: "Failure"; readonly reason: string; readonly cause: unknown }
+
+/** The namespaced name of a server tool; characters providers refuse become `_`. */
+export const mcpToolName = (server: string, name: string): string => `${server}_${name}`.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64)
+
+const buildTool = (server: string, first: McpToolInfo, connection: McpConnection, options: McpToolsOptions): Built => {
+  const name = mcpToolName(server, first.name)
+  // What the server offers now for this tool: its validator follows `tools/list_changed`.
+  let current: { readonly info: McpToolInfo | undefined; readonly decode: (raw: unknown) => Result.Result<unknown, string> }
+  let base: McpTool
+  try {
+    base = tool(name, {
+      ...(first.description === undefined ? {} : { description: first.description }),
+      parameters: first.inputSchema,
+      tags: ["mcp", `mcp:${server}`],
+      safe: first.readOnly,
+      untrustedOutput: options.untrustedOutput ?? true,
+      run: (args: unknown) => call(server, connection, current.info, args, options)
+    })
+  } catch (error) {
+    return { _tag: "Failure", reason: `tool "${first.name}": ${describeCause(error)}`, cause: error }
+  }
+  if (!base.codec.validated) return { _tag: "Failure", reason: `tool "${first.name}" has no schema`, cause: undefined }
+  current = { info: first, decode: base.codec.check }
+  connection.onToolsChanged((tools) => {
+    const info = tools.find((t) => t.name === first.name)
+    if (info === undefined) {
+      current = { info: undefined, decode: current.decode }
+    } else if (JSON.stringify(info.inputSchema) !== JSON.stringify(current.info?.inputSchema)) {
+      try {
+        current = { info, decode: compileJsonSchema(info.inputSchema, { strict: false }).decode }
+      } catch (error) {
+        const reason = `the server changed the input schema of "${first.name}" to one that cannot be validated: ${describeCause(error)}`
+        current = { info: undefined, decode: () => Result.fail(reason) }
+      }
+    } else {
+      current = { info, decode: current.decode }
+    }
+  })
+  const check = (raw: unknown) => current.decode(raw)
+  const codec: ArgsCodec<unknown> = Object.freeze({
+    ...base.codec,
+    check,
+    decode: (raw: unknown): ArgsDecoding<unknown> => {
+      const decoded = check(raw)
+      return Result.isSuccess(decoded)
+        ? { _tag: "Valid", args: decoded.success, corrections: [] }
+        : { _tag: "Invalid", issues: decoded.failure, value: parseLoosely(raw) }
+    }
+  })
+  return { _tag: "Success", tool: Object.freeze({ ...base, codec }) }
+}
+
+const call = (server: string, connection: McpConnection, info: McpToolInfo | undefined, args: unknown, options: McpToolsOptions) =>
+  Effect.gen(function*() {
+    if (info === undefined) {
+      return yield* new McpError({ server, operation: "call", reason: "the server no longer offers this tool (tools/list_changed)" })
+    }
+    const result = yield* Effect.tryPromise({
+      try: (signal) => connection.callTool(info.name, args, { signal, ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }) }),
+      catch: (cause) => new McpError({ server, operation: "call", reason: `tool "${info.name}": ${describeCause(cause)}`, cause })
+    })
+    const mapped = mapToolResult(result)
+    if (mapped._tag === "ToolError") {
+      return yield* new McpError({ server, operation: "call", reason: `tool "${info.name}" returned an error: ${mapped.text}` })
+    }
+    return mapped.output
+  })

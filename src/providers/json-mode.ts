@@ -1,0 +1,203 @@
+/**
+ * Tool calling for models without native tool support. `jsonMode(client)` wraps any `ModelClient`:
+ * from the offered tools and the final answer's Schema it composes one JSON Schema
+ * `{ output, calls: [{ _tool, _reasoningForCall?, ...args }] }`, asks the model for a single JSON
+ * object matching it (tools are not sent natively), and turns the reply into tool calls or a final
+ * answer. Earlier tool calls and results in the transcript are rewritten as plain messages, so the
+ * wrapped model never sees a native tool message either.
+ *
+ * Arguments are not checked here: each call goes through the tool-call pipeline, where invalid
+ * arguments are routed to the recovery handlers as for any model. A reply that is not such an object
+ * at all (not JSON, no `calls` and no `output`, an unknown `_tool`) is sent back to the model with the
+ * issues, like invalid arguments under the default feedback policy, up to `maxRepairs` times, then
+ * fails the call with `ModelError`. `_reasoningForCall` becomes the response's `content`, which the
+ * `ModelResponse` event records.
+ */
+import { Effect, Schema } from "effect"
+import { ModelError } from "../errors.ts"
+import type { JsonSchemaObject, LlmMessage, LlmResponse, ModelRequest, ToolCall, ToolDefinition } from "../model/messages.ts"
+import type { ModelClient } from "../model/model-client.ts"
+
+/** Options of {@link jsonMode}. */
+export interface JsonModeOptions {
+  /** The Schema of the final answer, composed as `output` (default: a string). */
+  readonly output?: Schema.Codec<any, any, never, never>
+  /** How many times a malformed reply is sent back with its issues before the call fails (default 2). */
+  readonly maxRepairs?: number
+}
+
+/** The names the envelope reserves in each call object. */
+export const jsonModeKeys = { tool: "_tool", reasoning: "_reasoningForCall" } as const
+
+/**
+ * Wraps a model without native tool calling (JSON mode) so agents can use tools with it.
+ *
+ * @example
+ * ```ts
+ * const client = jsonMode(ollama("llama3.2:1b"), { output: Schema.Struct({ answer: Schema.Finite }) })
+ * const calc = agent("calc").model(client).tools({ add })
+ * ```
+ */
+export const jsonMode = (client: ModelClient, options: JsonModeOptions = {}): ModelClient => {
+  const output = options.output === undefined ? { type: "string" } : outputSchema(options.output)
+  const maxRepairs = Math.max(0, Math.floor(options.maxRepairs ?? 2))
+  return {
+    chat: (request) =>
+      Effect.gen(function*() {
+        const envelope = composeEnvelope(request.tools, request.toolChoice, output)
+        const messages: Array<LlmMessage> = [
+          ...rewriteTranscript(request.messages),
+          { role: "system", content: instructions(envelope) }
+        ]
+        for (let attempt = 0;; attempt++) {
+          const reply = yield* client.chat({ messages: [...messages], tools: [], ...(request.temperature === undefined ? {} : { temperature: request.temperature }) })
+          if (reply._tag === "ToolCalls") return reply
+          const parsed = parseReply(reply.content, request.tools, request.messages.length)
+          if (parsed._tag === "Response") return withUsage(parsed.response, reply.usage)
+          if (attempt >= maxRepairs) {
+            return yield* new ModelError({
+              provider: "json-mode",
+              reason: `the model's reply is not a valid JSON-mode answer after ${maxRepairs} correction(s): ${parsed.issues}`
+            })
+          }
+          messages.push({ role: "assistant", content: reply.content })
+          messages.push({ role: "user", content: `Your reply was not valid: ${parsed.issues}\nReply again with one JSON object that matches the schema.` })
+        }
+      })
+  }
+}
+
+/**
+ * The composed JSON Schema for a request: `output` and, when tools are offered, `calls`, an array
+ * whose items are one object per tool (`_tool` its name, then its arguments).
+ */
+export const composeEnvelope = (tools: ReadonlyArray<ToolDefinition>, toolChoice: ModelRequest["toolChoice"], output: JsonSchemaObject): JsonSchemaObject => {
+  const offered = toolChoice === "none" ? [] : typeof toolChoice === "object" ? tools.filter((t) => t.name === toolChoice.tool) : tools
+  const defs: Record<string, unknown> = {}
+  const items = offered.map((t) => {
+    const { $defs, ...parameters } = t.parameters as Record<string, unknown>
+    const prefix = `${t.name}__`
+    if (typeof $defs === "object" && $defs !== null) {
+      for (const [name, def] of Object.entries($defs)) defs[prefix + name] = renameRefs(def, prefix)
+    }
+    const renamed = renameRefs(parameters, prefix) as Record<string, unknown>
+    const properties = (renamed.properties ?? {}) as Record<string, unknown>
+    const required = Array.isArray(renamed.required) ? renamed.required : []
+    return {
+      ...renamed,
+      type: "object",
+      ...(t.description === undefined ? {} : { description: t.description }),
+      properties: {
+        [jsonModeKeys.tool]: { const: t.name },
+        [jsonModeKeys.reasoning]: { type: "string", description: "Why this call (optional)" },
+        ...properties
+      },
+      required: [jsonModeKeys.tool, ...required]
+    }
+  })
+  const mustCall = offered.length > 0 && (toolChoice === "required" || typeof toolChoice === "object")
+  const properties: Record<string, unknown> = mustCall ? {} : { output }
+  if (items.length > 0) {
+    properties.calls = { type: "array", items: items.length === 1 ? items[0] : { anyOf: items }, ...(mustCall ? { minItems: 1 } : {}) }
+  }
+  return {
+    type: "object",
+    properties,
+    required: mustCall ? ["calls"] : [],
+    additionalProperties: false,
+    ...(Object.keys(defs).length === 0 ? {} : { $defs: defs })
+  } as JsonSchemaObject
+}
+
+const renameRefs = (node: unknown, prefix: string): unknown => {
+  if (Array.isArray(node)) return node.map((child) => renameRefs(child, prefix))
+  if (typeof node !== "object" || node === null) return node
+  return Object.fromEntries(Object.entries(node).map(([key, value]) =>
+    key === "$ref" && typeof value === "string" && value.startsWith("#/$defs/")
+      ? [key, `#/$defs/${prefix}${value.slice("#/$defs/".length)}`]
+      : [key, renameRefs(value, prefix)]
+  ))
+}
+
+const outputSchema = (schema: Schema.Codec<any, any, never, never>): JsonSchemaObject => {
+  const document = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" })
+  return Object.keys(document.definitions).length === 0 ? document.schema : { ...document.schema, $defs: document.definitions }
+}
+
+const instructions = (envelope: JsonSchemaObject): string => {
+  const properties = envelope.properties as Record<string, unknown>
+  const howToCall =
+    `To use tools, list them in "calls": each call is an object whose "${jsonModeKeys.tool}" names the tool, with the tool's arguments beside it, and optionally "${jsonModeKeys.reasoning}". You will get the results.`
+  return [
+    "Reply with exactly one JSON object and nothing else, matching this JSON Schema:",
+    JSON.stringify(envelope),
+    !("calls" in properties)
+      ? `Put the final answer in "output".`
+      : !("output" in properties)
+      ? `${howToCall} You must call at least one tool now.`
+      : `${howToCall} When you have the final answer, put it in "output" and leave "calls" out.`
+  ].join("\n")
+}
+
+/** Tool calls and results as plain messages, for a model that has never seen native tool messages. */
+const rewriteTranscript = (messages: ReadonlyArray<LlmMessage>): Array<LlmMessage> =>
+  messages.map((m): LlmMessage => {
+    if (m.role === "assistant" && m.toolCalls !== undefined && m.toolCalls.length > 0) {
+      const calls = m.toolCalls.map((c) => ({ [jsonModeKeys.tool]: c.name, ...argumentsObject(c.arguments) }))
+      return { role: "assistant", content: JSON.stringify({ calls }) }
+    }
+    if (m.role === "tool") return { role: "user", content: `Result of ${m.name} (${m.toolCallId}):\n${m.content}` }
+    return m
+  })
+
+const argumentsObject = (raw: unknown): Record<string, unknown> => {
+  const value = typeof raw === "string" ? safeParse(raw) : raw
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : { arguments: raw }
+}
+
+type Parsed = { readonly _tag: "Response"; readonly response: LlmResponse } | { readonly _tag: "Malformed"; readonly issues: string }
+
+const fence = /^```[a-zA-Z]*\s*\n([\s\S]*?)\n?```$/
+
+/** Turns a reply into tool calls or a final answer; `turn` keeps call ids unique within a run. */
+export const parseReply = (content: string, tools: ReadonlyArray<ToolDefinition>, turn: number): Parsed => {
+  const trimmed = content.trim()
+  const body = fence.exec(trimmed)?.[1] ?? trimmed
+  const value = safeParse(body)
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return { _tag: "Malformed", issues: "expected one JSON object" }
+  }
+  const record = value as Record<string, unknown>
+  const calls = record.calls
+  if (calls !== undefined && !Array.isArray(calls)) return { _tag: "Malformed", issues: `"calls" must be an array` }
+  if (Array.isArray(calls) && calls.length > 0) {
+    const names = new Set(tools.map((t) => t.name))
+    const out: Array<ToolCall> = []
+    const reasons: Array<string> = []
+    const issues: Array<string> = []
+    calls.forEach((call, i) => {
+      if (typeof call !== "object" || call === null || Array.isArray(call)) return void issues.push(`calls[${i}] must be an object`)
+      const { [jsonModeKeys.tool]: name, [jsonModeKeys.reasoning]: reasoning, ...args } = call as Record<string, unknown>
+      if (typeof name !== "string" || !names.has(name)) {
+        return void issues.push(`calls[${i}]."${jsonModeKeys.tool}" must name one of the tools: ${[...names].join(", ") || "(none)"}`)
+      }
+      if (typeof reasoning === "string" && reasoning.trim() !== "") reasons.push(`${name}: ${reasoning}`)
+      out.push({ id: `json_${turn}_${i}`, name, arguments: JSON.stringify(args) })
+    })
+    if (issues.length > 0) return { _tag: "Malformed", issues: issues.join("; ") }
+    return { _tag: "Response", response: reasons.length === 0 ? { _tag: "ToolCalls", calls: out } : { _tag: "ToolCalls", calls: out, content: reasons.join("\n") } }
+  }
+  if (!("output" in record)) return { _tag: "Malformed", issues: `expected "calls" with at least one call, or "output"` }
+  const answer = record.output
+  return { _tag: "Response", response: { _tag: "Text", content: typeof answer === "string" ? answer : JSON.stringify(answer) } }
+}
+
+const withUsage = (response: LlmResponse, usage: LlmResponse["usage"]): LlmResponse => usage === undefined ? response : { ...response, usage }
+
+const safeParse = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
