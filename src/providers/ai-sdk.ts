@@ -5,6 +5,7 @@
  * models of `ai` 5 are accepted too) through `doGenerate`, with this library's retries and timeouts
  * around it and the model's `abortSignal` wired to interruption.
  */
+import { assembleResponse } from "./assemble-response.ts"
 import {
   APICallError,
   type LanguageModelV2,
@@ -178,14 +179,7 @@ export const fromGenerateResult = (provider: string, result: GenerateResult): Ef
     const unified = typeof result.finishReason === "string" ? result.finishReason : result.finishReason?.unified
     const finishReason = toFinishReason(unified)
     yield* checkReply(provider, { finishReason, wireReason: `finishReason ${JSON.stringify(unified)}`, content, calls: calls.length, reasoning })
-    const usage = toUsage(result.usage)
-    const meta = {
-      ...(usage === undefined ? {} : { usage }),
-      ...(finishReason === undefined ? {} : { finishReason }),
-      ...(reasoning.length === 0 ? {} : { reasoning })
-    }
-    if (calls.length > 0) return { _tag: "ToolCalls", calls, ...(content === "" ? {} : { content }), ...meta } satisfies LlmResponse
-    return { _tag: "Text", content, ...meta } satisfies LlmResponse
+    return assembleResponse({ content, calls, usage: toUsage(result.usage), finishReason, reasoning })
   })
 
 const toFinishReason = (reason: string | undefined): FinishReason | undefined => {

@@ -5,6 +5,7 @@
  * in a user message. Extended thinking (`thinkingBudget`) returns signed `thinking` blocks that are
  * sent back, unchanged and first, on the next turn, as the API requires during tool use.
  */
+import { assembleResponse } from "./assemble-response.ts"
 import Anthropic from "@anthropic-ai/sdk"
 import { Effect } from "effect"
 import { AgentConfigError, ModelError } from "../errors.ts"
@@ -220,14 +221,7 @@ export const fromAnthropicResponse = (message: Anthropic.Messages.Message): Effe
       calls: calls.length,
       reasoning
     })
-    const usage = toUsage(message.usage)
-    const meta = {
-      ...(usage === undefined ? {} : { usage }),
-      ...(finishReason === undefined ? {} : { finishReason }),
-      ...(reasoning.length === 0 ? {} : { reasoning })
-    }
-    if (calls.length > 0) return { _tag: "ToolCalls", calls, ...(content === "" ? {} : { content }), ...meta } satisfies LlmResponse
-    return { _tag: "Text", content, ...meta } satisfies LlmResponse
+    return assembleResponse({ content, calls, usage: toUsage(message.usage), finishReason, reasoning })
   })
 
 const toFinishReason = (reason: string | null | undefined): FinishReason | undefined => {

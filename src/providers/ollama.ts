@@ -3,6 +3,7 @@
  * arrive as objects and are handed to the loop as JSON text; calls without ids get unique ones; tool
  * results go back with `tool_name` (and `tool_call_id`), assistant turns with their `thinking`.
  */
+import { assembleResponse } from "./assemble-response.ts"
 import { Effect } from "effect"
 import { type ChatRequest, type ChatResponse, type Message, Ollama, type Options, type Tool } from "ollama"
 import { ModelError } from "../errors.ts"
@@ -207,14 +208,7 @@ export const fromOllamaResponse = (response: ChatResponse): Effect.Effect<LlmRes
     const doneReason = (response as { done_reason?: string }).done_reason
     const finishReason = toFinishReason(doneReason, calls.length)
     yield* checkReply(provider, { finishReason, wireReason: `done_reason ${JSON.stringify(doneReason)}`, content, calls: calls.length, reasoning })
-    const usage = toUsage(response)
-    const meta = {
-      ...(usage === undefined ? {} : { usage }),
-      ...(finishReason === undefined ? {} : { finishReason }),
-      ...(reasoning.length === 0 ? {} : { reasoning })
-    }
-    if (calls.length > 0) return { _tag: "ToolCalls", calls, ...(content === "" ? {} : { content }), ...meta } satisfies LlmResponse
-    return { _tag: "Text", content, ...meta } satisfies LlmResponse
+    return assembleResponse({ content, calls, usage: toUsage(response), finishReason, reasoning })
   })
 
 const toFinishReason = (reason: string | undefined, calls: number): FinishReason | undefined => {

@@ -2,6 +2,7 @@
  * OpenAI Chat Completions on the official `openai` SDK. Works with any OpenAI-compatible server
  * (vLLM, llama.cpp, LM Studio, Ollama's /v1, gateways) through `baseURL`.
  */
+import { assembleResponse } from "./assemble-response.ts"
 import { Effect } from "effect"
 import OpenAI from "openai"
 import type {
@@ -207,14 +208,7 @@ export const fromOpenAiResponse = (completion: ChatCompletion): Effect.Effect<Ll
       calls: calls.length,
       reasoning
     })
-    const usage = toUsage(completion.usage)
-    const meta = {
-      ...(usage === undefined ? {} : { usage }),
-      ...(finishReason === undefined ? {} : { finishReason }),
-      ...(reasoning.length === 0 ? {} : { reasoning })
-    }
-    if (calls.length > 0) return { _tag: "ToolCalls", calls, ...(content === "" ? {} : { content }), ...meta } satisfies LlmResponse
-    return { _tag: "Text", content, ...meta } satisfies LlmResponse
+    return assembleResponse({ content, calls, usage: toUsage(completion.usage), finishReason, reasoning })
   })
 
 /** A reply message as OpenAI-compatible servers send it: `type`, `id` and `content` may be missing. */
