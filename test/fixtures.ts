@@ -1,5 +1,5 @@
 /** Tools and helpers shared by the suites. */
-import { Effect, Exit, Schema } from "effect"
+import { Effect, Exit, Schema, Tracer } from "effect"
 import { tool } from "../src/index.ts"
 
 const Operands = Schema.Struct({ a: Schema.Finite.annotate({ description: "left operand" }), b: Schema.Finite })
@@ -51,4 +51,17 @@ export const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   const error = exit.cause.reasons.find((r) => r._tag === "Fail")
   if (error === undefined || error._tag !== "Fail") throw new Error(`expected a typed failure, got ${String(exit.cause)}`)
   return error.error
+}
+
+/** A tracer that keeps every span it starts, for assertions on the span tree. */
+export const captureSpans = () => {
+  const spans: Array<Tracer.NativeSpan> = []
+  const tracer = Tracer.make({
+    span(options) {
+      const span = new Tracer.NativeSpan(options)
+      spans.push(span)
+      return span
+    }
+  })
+  return { spans, tracer }
 }

@@ -4,7 +4,8 @@
  * (`agent.compose`) under which its children's `agent.run` spans nest, and it has its own run id, which
  * its children see as their parent (`ParentRun`).
  */
-import { Cause, Clock, Duration, Effect, Exit, Random } from "effect"
+import { newRunId } from "../internal/run-id.ts"
+import { Cause, Clock, Duration, Effect, Exit } from "effect"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
 import { AgentConfigError, BudgetExceeded } from "../errors.ts"
 import { catchUnlessInterrupted, fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
@@ -105,9 +106,6 @@ export const makeComposite = (
   children: ReadonlyArray<AnyRunnable>,
   body: (input: unknown) => Effect.Effect<unknown, unknown, unknown>
 ): AnyComposite => build({ name, kind, children, body, maxDuration: Infinity, onStart: [], onEnd: [] })
-
-const newRunId = (now: number) =>
-  Random.nextIntBetween(0, 2 ** 30).pipe(Effect.map((n) => `run_${now.toString(36)}_${n.toString(36).padStart(6, "0")}`))
 
 const notify = <Ev>(listeners: ReadonlyArray<(event: Ev) => MaybeEffect<unknown>>, event: Ev) =>
   Effect.forEach(listeners, (listener) =>

@@ -5,7 +5,8 @@
  * run ends, never on a suspension). Every run, turn, model call and tool call is a span (`agent.run`,
  * `agent.turn`, `agent.model`, `agent.tool`).
  */
-import { Cause, Clock, Duration, Effect, Exit, Random, Schema } from "effect"
+import { newRunId } from "../internal/run-id.ts"
+import { Cause, Clock, Duration, Effect, Exit, Schema } from "effect"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import { pickTools } from "../dsl/pick-tools.ts"
 import type { RunEndEvent } from "../dsl/events.ts"
@@ -143,10 +144,6 @@ const runEnd = (plan: AgentPlan, runId: string, startedAt: number, ctx: RunConte
     })
     yield* emit(plan, { _tag: "RunEnd", agent: plan.name, runId, outcome, turns, toolCalls, durationMs })
   })
-
-/** A run id from Effect's Clock and Random services, so tests with TestClock/a seeded Random are deterministic. */
-const newRunId = (now: number) =>
-  Random.nextIntBetween(0, 2 ** 30).pipe(Effect.map((n) => `run_${now.toString(36)}_${n.toString(36).padStart(6, "0")}`))
 
 /** A defect (neither a documented failure nor an interruption) is reported as `RuntimeDefect`, never as a model failure. */
 export const runOutcome = (agent: string, exit: Exit.Exit<unknown, AgentError>): RunEndEvent["outcome"] => {

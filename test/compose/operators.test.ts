@@ -2,12 +2,12 @@
  * The composition operators on scripted models: values flow typed, failures end in tagged errors,
  * fan-out interrupts or collects as documented, the loop cap holds, and spans nest.
  */
-import { Effect, Result, Schema, Tracer } from "effect"
+import { Effect, Result, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { AgentConfigError, agent, ModelError, text, type ModelClient } from "../../src/index.ts"
 import { branch, forum, loop, parallel, pipeline } from "../../src/compose/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
-import { failureOf, runExit } from "../fixtures.ts"
+import { captureSpans, failureOf, runExit } from "../fixtures.ts"
 
 const answering = (name: string, reply: string) => agent(name).model(scriptedModel(text(reply)))
 
@@ -171,14 +171,7 @@ describe("branch", () => {
 
 describe("composites are agents", () => {
   it("compose further, fire their hooks, and nest the children's spans under their own", async () => {
-    const spans: Array<Tracer.NativeSpan> = []
-    const tracer = Tracer.make({
-      span(options) {
-        const span = new Tracer.NativeSpan(options)
-        spans.push(span)
-        return span
-      }
-    })
+    const { spans, tracer } = captureSpans()
     const events: Array<string> = []
     const inner = parallel("inner", [answering("a", "A"), answering("b", "B")])
     const outer = pipeline("outer", inner, agent("join", { input: Schema.Tuple([Schema.String, Schema.String]) }).model(scriptedModel(text("AB"))))

@@ -3,19 +3,8 @@ import { describe, expect, it } from "vitest"
 import { agent, skill, text, tool, toolCalls } from "../../src/index.ts"
 import type { AgentEvent } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
-import { makeCalculatorTools } from "../fixtures.ts"
+import { captureSpans, makeCalculatorTools } from "../fixtures.ts"
 
-const captureSpans = () => {
-  const spans: Array<Tracer.NativeSpan> = []
-  const tracer = Tracer.make({
-    span(options) {
-      const span = new Tracer.NativeSpan(options)
-      spans.push(span)
-      return span
-    }
-  })
-  return { spans, tracer }
-}
 
 const parentName = (span: Tracer.NativeSpan, all: ReadonlyArray<Tracer.NativeSpan>) => {
   const parent = span.parent
