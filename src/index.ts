@@ -141,6 +141,7 @@ export type {
   BranchCases,
   Composite,
   CompositeEnd,
+  CompositeBudget,
   CompositeKind,
   CompositeStart,
   CompositionError,

@@ -5,12 +5,12 @@
  * its children see as their parent (`ParentRun`).
  */
 import { newRunId } from "../internal/run-id.ts"
-import { Cause, Clock, Duration, Effect, Exit } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, identity } from "effect"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
 import { AgentConfigError, BudgetExceeded } from "../errors.ts"
 import { catchUnlessInterrupted, fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
 import { noStackTrace } from "../internal/span-options.ts"
-import { ParentRun } from "./lineage.ts"
+import { BudgetScope, CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
 import type { AnyRunnable, ErrorOf, InputOf, OutputOf, RequirementsOf, Runnable, Same } from "./runnable.ts"
 
 /** The operator a composite was built with. */
@@ -68,10 +68,13 @@ export interface Composite<In, Out, E, R> extends Runnable<In, Out, E, R> {
     next: NextStage<Out, Next>
   ): Composite<In, OutputOf<Next>, E | ErrorOf<Next>, R | RequirementsOf<Next>>
   /**
-   * Bounds the whole tree's wall time: past `maxDuration` milliseconds every child still running is
-   * interrupted and the run fails with `BudgetExceeded("duration")`.
+   * Bounds the whole tree, every run under it included (agents called as tools too): past
+   * `maxDuration` milliseconds every child still running is interrupted and the run fails with
+   * `BudgetExceeded("duration")`; `maxTokens` and `maxToolCalls` are charged by every agent run under
+   * it, which fails with `BudgetExceeded` (its `scope` naming this composite) once the tree has none
+   * left. Each child's own budget still applies. Limits not given keep their current value.
    */
-  budget(limits: { readonly maxDuration: number }): Composite<In, Out, E | BudgetExceeded, R>
+  budget(limits: CompositeBudget): Composite<In, Out, E | BudgetExceeded, R>
   /** At the start of every run of this composite. */
   onRunStart(listener: (event: CompositeStart) => MaybeEffect<unknown>): Composite<In, Out, E, R>
   /** At the end of every run of this composite, whatever its outcome. */
@@ -81,12 +84,24 @@ export interface Composite<In, Out, E, R> extends Runnable<In, Out, E, R> {
 /** Any composite. */
 export type AnyComposite = Composite<any, any, any, any>
 
+/** Limits over a whole composite tree (see `Composite.budget`). */
+export interface CompositeBudget {
+  /** Wall time of the whole run, in milliseconds. */
+  readonly maxDuration?: number
+  /** Input and output tokens of every model call under this composite. */
+  readonly maxTokens?: number
+  /** Tool executions under this composite. */
+  readonly maxToolCalls?: number
+}
+
 interface CompositeDef {
   readonly name: string
   readonly kind: CompositeKind
   readonly children: ReadonlyArray<AnyRunnable>
   readonly body: (input: unknown) => Effect.Effect<unknown, unknown, unknown>
   readonly maxDuration: number
+  readonly maxTokens: number
+  readonly maxToolCalls: number
   readonly onStart: ReadonlyArray<(event: CompositeStart) => MaybeEffect<unknown>>
   readonly onEnd: ReadonlyArray<(event: CompositeEnd) => MaybeEffect<unknown>>
 }
@@ -105,7 +120,7 @@ export const makeComposite = (
   kind: CompositeKind,
   children: ReadonlyArray<AnyRunnable>,
   body: (input: unknown) => Effect.Effect<unknown, unknown, unknown>
-): AnyComposite => build({ name, kind, children, body, maxDuration: Infinity, onStart: [], onEnd: [] })
+): AnyComposite => build({ name, kind, children, body, maxDuration: Infinity, maxTokens: Infinity, maxToolCalls: Infinity, onStart: [], onEnd: [] })
 
 const notify = <Ev>(listeners: ReadonlyArray<(event: Ev) => MaybeEffect<unknown>>, event: Ev) =>
   Effect.forEach(listeners, (listener) =>
@@ -123,7 +138,14 @@ const build = (def: CompositeDef): AnyComposite => {
       const scope = { name: def.name, kind: def.kind, runId, parentRunId }
       yield* Effect.annotateCurrentSpan("agent.run_id", runId)
       yield* notify(def.onStart, { _tag: "CompositeStart" as const, ...scope, input })
-      const body = def.body(input).pipe(Effect.provideService(ParentRun, runId))
+      const bounds = Number.isFinite(def.maxTokens) || Number.isFinite(def.maxToolCalls)
+      const budgetScope = bounds
+        ? new BudgetScope(def.name, { tokens: def.maxTokens, toolCalls: def.maxToolCalls }, yield* CurrentBudgetScope)
+        : undefined
+      const body = def.body(input).pipe(
+        Effect.provideService(ParentRun, runId),
+        budgetScope === undefined ? identity : Effect.provideService(CurrentBudgetScope, budgetScope)
+      )
       const bounded = Number.isFinite(def.maxDuration)
         ? body.pipe(Effect.timeoutOrElse({
           duration: Duration.millis(def.maxDuration),
@@ -153,16 +175,31 @@ const build = (def: CompositeDef): AnyComposite => {
     runEffect,
     run: ((input: unknown) => Effect.runPromise(runEffect(input) as Effect.Effect<unknown, unknown>)) as any,
     then: ((nextStage: AnyRunnable) => pipelineOf(`${def.name} → ${nextStage.name}`, [composite, nextStage])) as AnyComposite["then"],
-    budget: ({ maxDuration }: { readonly maxDuration: number }) => {
-      if (!(typeof maxDuration === "number" && maxDuration > 0)) {
-        throw new AgentConfigError({ subject: `${def.kind} "${def.name}"`, reason: `maxDuration must be a positive number of milliseconds, got ${String(maxDuration)}` })
-      }
-      return next({ maxDuration })
-    },
+    budget: (limits: CompositeBudget) => next(checkBudget(def, limits)),
     onRunStart: (listener: (event: CompositeStart) => MaybeEffect<unknown>) => next({ onStart: [...def.onStart, listener] }),
     onRunEnd: (listener: (event: CompositeEnd) => MaybeEffect<unknown>) => next({ onEnd: [...def.onEnd, listener] })
   })
   return composite
+}
+
+/** Refuses limits that are not positive numbers (or a positive whole number, for counts), naming the composite. */
+const checkBudget = (def: CompositeDef, limits: CompositeBudget): Partial<CompositeDef> => {
+  const subject = `${def.kind} "${def.name}"`
+  if (typeof limits !== "object" || limits === null) throw new AgentConfigError({ subject, reason: "budget(...) takes an object of limits" })
+  const patch: Record<string, number> = {}
+  for (const key of ["maxDuration", "maxTokens", "maxToolCalls"] as const) {
+    const value: unknown = limits[key]
+    if (value === undefined) continue
+    const whole = key !== "maxDuration"
+    if (typeof value !== "number" || !(value > 0) || (whole && Number.isFinite(value) && !Number.isInteger(value))) {
+      throw new AgentConfigError({
+        subject,
+        reason: `${key} must be a positive ${whole ? "whole number" : "number of milliseconds"} (or Infinity), got ${String(value)}`
+      })
+    }
+    patch[key] = value
+  }
+  return patch
 }
 
 /** The stages run one after the other, each output the next input. Shared by `pipeline` and `.then`. */
