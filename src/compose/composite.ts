@@ -1,6 +1,6 @@
 /**
  * The value every composition operator returns: itself a runnable agent-like value with `run`,
- * `runEffect`, `then`, a wall-time budget over the whole tree, and start/end hooks. Its run is a span
+ * `runEffect`, `andThen`, a budget budget over the whole tree, and start/end hooks. Its run is a span
  * (`agent.compose`) under which its children's `agent.run` spans nest, and it has its own run id, which
  * its children see as their parent (`ParentRun`).
  */
@@ -39,7 +39,7 @@ export interface CompositeEnd {
   readonly durationMs: number
 }
 
-/** What `.then(next)` accepts: a runnable whose input type is exactly `Out`. */
+/** What `.andThen(next)` accepts: a runnable whose input type is exactly `Out`. */
 export type NextStage<Out, Next> = Same<Out, InputOf<Next>> extends true ? Next
   : AgentTypeError<"the next stage's input type must equal this stage's output type: give it an input Schema of that type, agent(name, { input })">
 
@@ -63,8 +63,12 @@ export interface Composite<In, Out, E, R> extends Runnable<In, Out, E, R> {
   /** Runs it and resolves with its output; rejects with the tagged error. Needs no services. */
   run: [R] extends [never] ? (input: In) => Promise<Out>
     : AgentTypeError<"this composite needs services: use .runEffect(...) and provide them">
-  /** A pipeline of this composite, then `next` (whose input type must equal this output type). */
-  then<const Next extends AnyRunnable>(
+  /**
+   * A pipeline of this composite, then `next` (whose input type must equal this output type). Named
+   * `andThen`, as in Effect, and not `then`: a `then` method would make every composite a thenable that
+   * `await` and `async` functions returning it would call, and hang.
+   */
+  andThen<const Next extends AnyRunnable>(
     next: NextStage<Out, Next>
   ): Composite<In, OutputOf<Next>, E | ErrorOf<Next>, R | RequirementsOf<Next>>
   /**
@@ -174,7 +178,7 @@ const build = (def: CompositeDef): AnyComposite => {
     children: def.children,
     runEffect,
     run: ((input: unknown) => Effect.runPromise(runEffect(input) as Effect.Effect<unknown, unknown>)) as any,
-    then: ((nextStage: AnyRunnable) => pipelineOf(`${def.name} → ${nextStage.name}`, [composite, nextStage])) as AnyComposite["then"],
+    andThen: ((nextStage: AnyRunnable) => pipelineOf(`${def.name} → ${nextStage.name}`, [composite, nextStage])) as AnyComposite["andThen"],
     budget: (limits: CompositeBudget) => next(checkBudget(def, limits)),
     onRunStart: (listener: (event: CompositeStart) => MaybeEffect<unknown>) => next({ onStart: [...def.onStart, listener] }),
     onRunEnd: (listener: (event: CompositeEnd) => MaybeEffect<unknown>) => next({ onEnd: [...def.onEnd, listener] })
@@ -202,7 +206,7 @@ const checkBudget = (def: CompositeDef, limits: CompositeBudget): Partial<Compos
   return patch
 }
 
-/** The stages run one after the other, each output the next input. Shared by `pipeline` and `.then`. */
+/** The stages run one after the other, each output the next input. Shared by `pipeline` and `.andThen`. */
 export const pipelineOf = (name: string, stages: ReadonlyArray<AnyRunnable>): AnyComposite =>
   makeComposite(name, "pipeline", stages, (input) =>
     stages.reduce<Effect.Effect<unknown, unknown, unknown>>(

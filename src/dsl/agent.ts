@@ -12,6 +12,7 @@ import { type ModelClient, ModelClientService } from "../model/model-client.ts"
 import type { AgentError } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import { type AgentDefinition, registerTools, resolveSkills } from "./agent-definition.ts"
+import { agentAsTool, type AsToolArgs, type AsToolOptions } from "./agent-as-tool.ts"
 import { builtinTools, type BuiltinTools } from "./builtin-tools.ts"
 import type { ErrorPolicy, RecoveryHandlers } from "./recovery.ts"
 import { type BudgetOptions, defaultBudget, mergeBudget } from "./budget.ts"
@@ -168,6 +169,19 @@ export interface AgentBuilder<
     : AgentTypeError<"call .model(...) before .run(...), or use .runEffect(...) and provide ModelClient.layer(...)">
   /** Runs the agent as an Effect with a typed error channel. */
   runEffect(input: TInput): Effect.Effect<TOutput, AgentError, THasModel extends true ? never : ModelClientService>
+  /**
+   * This agent as a tool for another agent: its arguments are this agent's input (an object input as
+   * is, any other as `{ input }`), its result this agent's output. Each call is a child run of the
+   * calling run (`parentRunId`, nested spans, usage charged to the caller's budget); without a model
+   * of its own, it uses the caller's.
+   *
+   * @example
+   * ```ts
+   * const researcher = agent("researcher").model(m).prompt("Find facts")
+   * const writer = agent("writer").model(m).tools({ research: researcher.asTool({ name: "research" }) })
+   * ```
+   */
+  asTool<const $Name extends string>(options: AsToolOptions<$Name>): Tool<$Name, AsToolArgs<TInput>, TOutput>
 }
 
 /** Optional Schemas for the agent's input and output. */
@@ -305,6 +319,7 @@ const makeBuilder = (runner: AgentRunner, definition: AgentDefinition): AgentBui
       definition.model === undefined
         ? Promise.reject(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "call .model(...) before .run(...)" }))
         : Effect.runPromise(runEffect(input) as Effect.Effect<unknown, AgentError>)) as any,
-    runEffect
+    runEffect,
+    asTool: ((options: AsToolOptions<string>) => agentAsTool(definition, runEffect, options)) as any
   })
 }
