@@ -4,8 +4,8 @@
  * is charged to every enclosing budget.
  */
 import { Effect, Schema } from "effect"
-import { describe, expect, it } from "vitest"
-import { agent, type AgentEvent, AgentConfigError, text, toolCalls, tool } from "../../src/index.ts"
+import { describe, expect, expectTypeOf, it } from "vitest"
+import { agent, type AgentError, type AgentEvent, AgentConfigError, type ModelClientService, skill, text, toolCalls, tool } from "../../src/index.ts"
 import { parallel, pipeline } from "../../src/compose/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { captureSpans, failureOf, runExit } from "../fixtures.ts"
@@ -126,5 +126,37 @@ describe("composites are not thenables", () => {
     const p = pipeline("p", agent("a").model(scriptedModel(text("x"))), agent("b").model(scriptedModel(text("y"))))
     const made = await (async () => p)()
     expect(made).toBe(p)
+  })
+})
+
+describe("deterministic agents", () => {
+  it("run without a model when every skill is implemented by a function, and compose", async () => {
+    const parse = agent("parse", { output: Schema.Struct({ n: Schema.Finite }) })
+      .skills(() => [skill("parse").implementedBy((input: string) => ({ n: Number(input) }))])
+    const double = agent("double", { input: Schema.Struct({ n: Schema.Finite }), output: Schema.Finite })
+      .skills(() => [skill("double").implementedBy(({ n }: { readonly n: number }) => n * 2)])
+    expect(await parse.run("21")).toEqual({ n: 21 })
+    expect(await pipeline("calc", parse, double).run("21")).toBe(42)
+    expectTypeOf(double.runEffect).returns.toEqualTypeOf<Effect.Effect<number, AgentError, never>>()
+  })
+
+  it("routes by predicates without a model, and explains when only a model could choose", async () => {
+    const routed = agent("routed").skills(() => [
+      skill("upper").when((s) => s.startsWith("!")).implementedBy((s: string) => s.toUpperCase()),
+      skill("echo").implementedBy((s: string) => s)
+    ])
+    expect(await routed.run("!hi")).toBe("!HI")
+    expect(await routed.run("hi")).toBe("hi")
+    const ambiguous = agent("ambiguous").skills(() => [skill("a").implementedBy((s: string) => s), skill("b").implementedBy((s: string) => s)])
+    await expect(ambiguous.run("x")).rejects.toMatchObject({ _tag: "ModelError", reason: expect.stringMatching(/has no model/) })
+  })
+
+  it("still needs a model when a skill talks to one", async () => {
+    const mixed = agent("mixed").tools({ noop: tool("noop", { args: Schema.Struct({}), run: () => "ok" }) })
+      .skills(({ noop }) => [skill("a").implementedBy((s: string) => s), skill("b").tools(noop)])
+    // @ts-expect-error call .model(...) before .run(...)
+    const pending: Promise<unknown> = mixed.run("x")
+    await expect(pending).rejects.toThrow(AgentConfigError)
+    expectTypeOf(mixed.runEffect).returns.toEqualTypeOf<Effect.Effect<string, AgentError, ModelClientService>>()
   })
 })

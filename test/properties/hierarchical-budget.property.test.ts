@@ -113,7 +113,7 @@ describe("hierarchical budgets", () => {
     const agents = plans.map((plan, i) => build(plan, `a${i}`, root, violations))
     const stages = agents.length === 1 ? [...agents, agents[0]!] : agents
     const tree = (kind === "parallel" ? parallel("tree", agents as any) : pipeline("tree", ...(stages as [any, any]))).budget({ maxToolCalls, maxTokens })
-    const exit = await Effect.runPromise(Effect.exit(tree.runEffect("go")))
+    const exit = await Effect.runPromise(Effect.exit(tree.runEffect("go") as Effect.Effect<unknown, unknown>))
     expect(violations).toEqual([])
     expect(root.toolCalls).toBeLessThanOrEqual(maxToolCalls)
     if (Exit.isFailure(exit)) {
