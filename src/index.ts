@@ -23,6 +23,7 @@ export type {
   HookFailedEvent,
   InvalidArgsEvent,
   KnowledgeUsedEvent,
+  HandoffEvent,
   Listener,
   ModelCallEvent,
   ModelResponseEvent,

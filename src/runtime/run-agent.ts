@@ -8,13 +8,14 @@
 import { newRunId } from "../internal/run-id.ts"
 import { Cause, Clock, Duration, Effect, Exit, Schema } from "effect"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
-import { CurrentBudgetScope } from "../dsl/lineage.ts"
+import { CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
 import { pickTools } from "../dsl/pick-tools.ts"
 import type { RunEndEvent } from "../dsl/events.ts"
 import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed } from "../errors.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import { noStackTrace } from "../internal/span-options.ts"
-import type { ModelClientService } from "../model/model-client.ts"
+import type { LlmMessage } from "../model/messages.ts"
+import { ModelClientService } from "../model/model-client.ts"
 import { chooseSkill } from "./choose-skill.ts"
 import { emit } from "./emit.ts"
 import { type AgentPlan, compile, type SkillPlan } from "./plan.ts"
@@ -72,7 +73,11 @@ export const resumeRun = (
   control: DriveControl = {}
 ): Effect.Effect<RunResult, AgentError, ModelClientService> => execute(definition, { _tag: "Resume", snapshot }, control)
 
-type Start = { readonly _tag: "Fresh"; readonly input: unknown } | { readonly _tag: "Resume"; readonly snapshot: RunSnapshot }
+type Start =
+  | { readonly _tag: "Fresh"; readonly input: unknown }
+  | { readonly _tag: "Resume"; readonly snapshot: RunSnapshot }
+  /** A handoff: the conversation so far (system prompts left out), and the run's input as value and text. */
+  | { readonly _tag: "Handoff"; readonly input: unknown; readonly text: string; readonly transcript: ReadonlyArray<LlmMessage> }
 
 const execute = (definition: AgentDefinition, start: Start, control: DriveControl): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   Effect.gen(function*() {
@@ -88,19 +93,19 @@ const execute = (definition: AgentDefinition, start: Start, control: DriveContro
         const skill = yield* checkSnapshot(plan, start.snapshot)
         ctx = RunContext.restore(plan, skill, stateOf(start.snapshot), now, parentScope)
         yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
-        return yield* driveToResult(ctx, control)
+        return yield* driveToResult(ctx, control, stateOf(start.snapshot).input)
       }
       const input = start.input
       yield* emit(plan, { _tag: "RunStart", agent: plan.name, runId, input })
-      const text = yield* inputText(definition, input)
+      const text = start._tag === "Handoff" ? start.text : yield* inputText(definition, input)
       const chosen = yield* chooseSkill(plan, runId, text)
       ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, chosen.turns, parentScope)
       yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
       yield* ctx.emit({ _tag: "SkillChosen", how: chosen.how })
       const implementation = chosen.skill.definition.implementation
       if (implementation !== undefined) return { _tag: "Done", output: yield* deterministic(plan, chosen.skill, input) }
-      yield* startAgentic(ctx, text)
-      return yield* driveToResult(ctx, control)
+      yield* startAgentic(ctx, text, start._tag === "Handoff" ? start.transcript : undefined)
+      return yield* driveToResult(ctx, control, input)
     })
     const maxDuration = plan.budget.maxDuration
     const bounded = Number.isFinite(maxDuration)
@@ -123,14 +128,32 @@ const execute = (definition: AgentDefinition, start: Start, control: DriveContro
     )
   }).pipe(Effect.withSpan("agent.run", { attributes: { "agent.name": definition.name } }, noStackTrace))
 
-const driveToResult = (ctx: RunContext, control: DriveControl): Effect.Effect<RunResult, AgentError, ModelClientService> =>
+const driveToResult = (ctx: RunContext, control: DriveControl, input: unknown): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   drive(ctx, control).pipe(
-    Effect.flatMap((driven) =>
-      driven._tag === "Done"
-        ? Effect.succeed<RunResult>(driven)
-        : Clock.currentTimeMillis.pipe(Effect.map((now): RunResult => ({ _tag: "Suspended", snapshot: snapshotOf(ctx, now) })))
-    )
+    Effect.flatMap((driven) => {
+      switch (driven._tag) {
+        case "Done":
+          return Effect.succeed<RunResult>(driven)
+        case "Handoff":
+          return handOff(ctx, driven.target, input)
+        case "Suspended":
+          return Clock.currentTimeMillis.pipe(Effect.map((now): RunResult => ({ _tag: "Suspended", snapshot: snapshotOf(ctx, now) })))
+      }
+    })
   )
+
+/**
+ * Runs `target` on the conversation so far, as a child run of `ctx`'s (its parent run id, its budget
+ * scope), with its own model or else the caller's. Its output is the handing-off run's output.
+ */
+const handOff = (ctx: RunContext, target: AgentDefinition, input: unknown): Effect.Effect<RunResult, AgentError, ModelClientService> => {
+  const transcript = ctx.transcript.filter((message) => message.role !== "system")
+  const run = execute(target, { _tag: "Handoff", input, text: ctx.input, transcript }, {})
+  return (target.model === undefined ? run : Effect.provideService(run, ModelClientService, target.model)).pipe(
+    Effect.provideService(ParentRun, ctx.runId),
+    Effect.provideService(CurrentBudgetScope, ctx.ledger.scope)
+  )
+}
 
 /** `RunEnd` and the run span's closing attributes, once per run that ended. */
 const runEnd = (plan: AgentPlan, runId: string, startedAt: number, ctx: RunContext | undefined, exit: Exit.Exit<RunResult, AgentError>) =>
@@ -170,8 +193,11 @@ const deterministic = (plan: AgentPlan, skill: SkillPlan, input: unknown): Effec
     catchUnlessInterrupted((cause) => Effect.fail(new SkillFailed({ agent: plan.name, skill: skill.name, input, cause })))
   )
 
-/** The start of an agentic run: tool pre-selection, then the system prompt and the user message. */
-const startAgentic = (ctx: RunContext, input: string) =>
+/**
+ * The start of an agentic run: tool pre-selection, then the system prompt and the user message (or,
+ * after a handoff, the conversation handed over).
+ */
+const startAgentic = (ctx: RunContext, input: string, handedOver: ReadonlyArray<LlmMessage> | undefined) =>
   Effect.gen(function*() {
     const selection = ctx.plan.definition.toolSelection
     if (selection !== undefined) {
@@ -179,5 +205,6 @@ const startAgentic = (ctx: RunContext, input: string) =>
       if (picked.length > 0) ctx.offer(picked.map((p) => p.tool))
       yield* Effect.annotateCurrentSpan("agent.offered_tools", ctx.offered.map((t) => t.name).join(","))
     }
-    ctx.append({ role: "system", content: systemPrompt(ctx) }, { role: "user", content: input })
+    if (handedOver === undefined) ctx.append({ role: "system", content: systemPrompt(ctx) }, { role: "user", content: input })
+    else ctx.append({ role: "system", content: systemPrompt(ctx) }, ...handedOver)
   })
