@@ -106,6 +106,12 @@ export class BudgetLedger {
     this.#turns += 1
   }
 
+  /** The overrun that spending `tokens` more would cause, without spending them (a streaming answer's usage so far). */
+  peekTokens(tokens: number): Overrun | undefined {
+    const used = this.#tokens + tokens
+    return used > this.budget.maxTokens ? { reason: "tokens", limit: this.budget.maxTokens, used } : undefined
+  }
+
   /** Counts a response's tokens; the overrun when they went past the limit. */
   spendTokens(tokens: number): Overrun | undefined {
     this.#tokens += tokens

@@ -3,31 +3,44 @@
  * listens to costs one map lookup. Hooks run in registration order; a hook that throws, rejects or
  * fails never changes the run: it is logged through Effect's logger (level Warning) and delivered as a
  * `HookFailed` event to `onHookFailed` listeners, whose own failures are only logged.
+ *
+ * A streaming run also has a sink: every event goes to it after its listeners (so `runStream` sees
+ * exactly what hooks see, in the same order). Runs without one pay nothing for it.
  */
 import { Effect } from "effect"
-import type { AgentEvent, HookFailedEvent } from "../dsl/events.ts"
+import type { AgentEvent, HookFailedEvent, RunStreamEvent } from "../dsl/events.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { AgentPlan } from "./plan.ts"
 
-/** Sends `event` to every listener of its tag. Never fails. */
-export const emit = (plan: AgentPlan, event: AgentEvent): Effect.Effect<void> => {
+/** Where a streaming run's events go (a queue behind `runStream`). */
+export type EventSink = (event: RunStreamEvent) => Effect.Effect<void>
+
+/** Sends `event` to every listener of its tag, then to `sink`. Never fails. */
+export const emit = (plan: AgentPlan, event: AgentEvent, sink?: EventSink): Effect.Effect<void> => {
   const listeners = plan.listeners.get(event._tag)
-  if (listeners === undefined) return Effect.void
-  return Effect.forEach(
+  if (listeners === undefined) return sink === undefined ? Effect.void : sink(event)
+  const delivered = Effect.forEach(
     listeners,
     (listener) =>
       fromMaybeEffect(() => listener(event)).pipe(
-        catchUnlessInterrupted((error) => reportHookFailure(plan, event.runId, event._tag, error))
+        catchUnlessInterrupted((error) => reportHookFailure(plan, event.runId, event._tag, error, sink))
       ),
     { discard: true }
   ).pipe(Effect.asVoid)
+  return sink === undefined ? delivered : Effect.andThen(delivered, sink(event))
 }
 
 /** Reports a failure of user code that must not change the run (a hook or a recovery policy). */
-export const reportHookFailure = (plan: AgentPlan, runId: string, hook: AgentEvent["_tag"], error: unknown): Effect.Effect<void> => {
+export const reportHookFailure = (
+  plan: AgentPlan,
+  runId: string,
+  hook: AgentEvent["_tag"],
+  error: unknown,
+  sink?: EventSink
+): Effect.Effect<void> => {
   const event: HookFailedEvent = { _tag: "HookFailed", agent: plan.name, runId, hook, error }
   const log = Effect.logWarning(`hook ${hook} of agent "${plan.name}" failed: ${describeCause(error)}`)
-  if (hook === "HookFailed") return log
-  return log.pipe(Effect.andThen(emit(plan, event)))
+  if (hook === "HookFailed") return sink === undefined ? log : log.pipe(Effect.andThen(sink(event)))
+  return log.pipe(Effect.andThen(emit(plan, event, sink)))
 }

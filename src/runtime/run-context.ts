@@ -6,12 +6,12 @@
  * context from it. Owned by the run's fiber, never shared.
  */
 import { Clock, Effect } from "effect"
-import type { AgentEvent } from "../dsl/events.ts"
+import type { AgentEvent, DeltaEvent } from "../dsl/events.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import { BudgetExceeded } from "../errors.ts"
 import type { LlmMessage, ModelRequest, ToolCall, ToolDefinition } from "../model/messages.ts"
 import { BudgetLedger, emptyLedger, type LedgerState, type Overrun } from "./budget-ledger.ts"
-import { emit } from "./emit.ts"
+import { emit, type EventSink } from "./emit.ts"
 import type { AgentPlan, SkillPlan } from "./plan.ts"
 
 /** An event without the fields the context stamps. */
@@ -70,7 +70,9 @@ export class RunContext {
     readonly input: string,
     /** When the run started, on this process's clock (now minus the time spent before a resume). */
     readonly startedAt: number,
-    state: Omit<RunState, "runId" | "input" | "skill" | "elapsedMs"> | undefined
+    state: Omit<RunState, "runId" | "input" | "skill" | "elapsedMs"> | undefined,
+    /** Where a streaming run's events and deltas go; undefined for `run`/`runEffect`. */
+    readonly sink: EventSink | undefined
   ) {
     this.ledger = new BudgetLedger(plan.budget, plan.thresholds, state?.ledger ?? emptyLedger)
     this.#transcript = [...(state?.transcript ?? [])]
@@ -81,15 +83,23 @@ export class RunContext {
   }
 
   /** A new run's context; `turns` already spent (1 after a model-routed skill choice). */
-  static start(plan: AgentPlan, skill: SkillPlan, runId: string, input: string, startedAt: number, turns: number): RunContext {
-    const context = new RunContext(plan, skill, runId, input, startedAt, undefined)
+  static start(
+    plan: AgentPlan,
+    skill: SkillPlan,
+    runId: string,
+    input: string,
+    startedAt: number,
+    turns: number,
+    sink?: EventSink
+  ): RunContext {
+    const context = new RunContext(plan, skill, runId, input, startedAt, undefined, sink)
     for (let i = 0; i < turns; i++) context.ledger.spendTurn()
     return context
   }
 
   /** A context continuing `state` (see `RunState`), started `state.elapsedMs` before `now`. */
-  static restore(plan: AgentPlan, skill: SkillPlan, state: RunState, now: number): RunContext {
-    return new RunContext(plan, skill, state.runId, state.input, now - state.elapsedMs, state)
+  static restore(plan: AgentPlan, skill: SkillPlan, state: RunState, now: number, sink?: EventSink): RunContext {
+    return new RunContext(plan, skill, state.runId, state.input, now - state.elapsedMs, state, sink)
   }
 
   get agent(): string {
@@ -177,13 +187,19 @@ export class RunContext {
 
   /** Emits an event, stamped with this run's agent, id, skill and turn. */
   emit(event: UnscopedEvent): Effect.Effect<void> {
-    if (!this.plan.listeners.has(event._tag)) return Effect.void
-    return emit(this.plan, stamp(this.plan, { runId: this.runId, skill: this.skill.name, turn: this.turn }, event))
+    if (this.sink === undefined && !this.plan.listeners.has(event._tag)) return Effect.void
+    return emit(this.plan, stamp(this.plan, { runId: this.runId, skill: this.skill.name, turn: this.turn }, event), this.sink)
+  }
+
+  /** Sends a delta of the current model answer to the sink (deltas reach no hooks). */
+  emitDelta(delta: DeltaEvent extends infer E ? E extends DeltaEvent ? Omit<E, "agent" | "runId" | "skill" | "turn"> : never : never): Effect.Effect<void> {
+    if (this.sink === undefined) return Effect.void
+    return this.sink({ ...delta, agent: this.plan.name, runId: this.runId, skill: this.skill.name, turn: this.turn } as DeltaEvent)
   }
 
   /** Ends the run on a budget: the `BudgetExceeded` event, then the error with the transcript so far. */
   exceed(overrun: Overrun): Effect.Effect<never, BudgetExceeded> {
-    return budgetExceeded(this.plan, this.runId, overrun, this.#transcript)
+    return budgetExceeded(this.plan, this.runId, overrun, this.#transcript, this.sink)
   }
 
   /** Fails when `overrun` is defined. */
@@ -231,8 +247,9 @@ export const budgetExceeded = (
   plan: AgentPlan,
   runId: string,
   overrun: Overrun,
-  transcript: ReadonlyArray<LlmMessage>
+  transcript: ReadonlyArray<LlmMessage>,
+  sink?: EventSink
 ): Effect.Effect<never, BudgetExceeded> =>
-  emit(plan, { _tag: "BudgetExceeded", agent: plan.name, runId, reason: overrun.reason, limit: overrun.limit, used: overrun.used }).pipe(
+  emit(plan, { _tag: "BudgetExceeded", agent: plan.name, runId, reason: overrun.reason, limit: overrun.limit, used: overrun.used }, sink).pipe(
     Effect.andThen(Effect.fail(new BudgetExceeded({ agent: plan.name, ...overrun, transcript: [...transcript] })))
   )
