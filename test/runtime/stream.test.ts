@@ -55,7 +55,7 @@ describe("agent.runStream", () => {
     expect(events.find((e) => e._tag === "ToolCallStart")).toMatchObject({ tool: "add", toolCallId: "c1", index: 0, turn: 1, skill: "compute" })
     // Deltas sit inside their turn: after its ModelCall, before its ModelResponse.
     const i = events.findIndex((e) => e._tag === "TextDelta")
-    expect(events.slice(0, i).findLast((e) => e._tag === "ModelCall" || e._tag === "ModelResponse")?._tag).toBe("ModelCall")
+    expect(events.slice(0, i).filter((e) => e._tag === "ModelCall" || e._tag === "ModelResponse").at(-1)?._tag).toBe("ModelCall")
   })
 
   it("gives the same output as run()", async () => {
