@@ -164,3 +164,6 @@ export type {
 } from "./dsl/events.ts"
 export { chunksOf, PartsAssembler, partsOf } from "./model/response-part.ts"
 export type { Chunker, ResponsePart } from "./model/response-part.ts"
+export { eventStreamResponse } from "./runtime/event-stream-response.ts"
+export type { EventStreamOptions } from "./runtime/event-stream-response.ts"
+export { sendResponse } from "./node/send-response.ts"
