@@ -58,6 +58,20 @@ describe("agent.runStream", () => {
     expect(events.slice(0, i).filter((e) => e._tag === "ModelCall" || e._tag === "ModelResponse").at(-1)?._tag).toBe("ModelCall")
   })
 
+  it("streams the events of an agent that has no hooks at all", async () => {
+    const tools = makeCalculatorTools()
+    const bare = agent("bare").model(scriptedModel(script())).tools({ add: tools.add, multiply: tools.multiply })
+    const exit = await collect(bare.runStream("q"))
+    const tags = Exit.isSuccess(exit) ? exit.value.map((e) => e._tag).filter((t) => !t.endsWith("Delta") && t !== "ToolCallStart") : []
+    expect(tags).toEqual([
+      "RunStart", "SkillChosen",
+      "Turn", "ModelCall", "ModelResponse", "ToolUse",
+      "Turn", "ModelCall", "ModelResponse", "ToolUse",
+      "Turn", "ModelCall", "ModelResponse",
+      "RunEnd"
+    ])
+  })
+
   it("gives the same output as run()", async () => {
     const streamedRun = calculatorWith(scriptedModel(script()))
     const plainRun = calculatorWith(scriptedModel(script()))
