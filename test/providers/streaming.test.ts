@@ -29,7 +29,9 @@ const sse = (body: string, then: "end" | "cut" | "stall" = "end", sizes?: Readon
 })
 const ndjson = (body: string, then: "end" | "cut" | "stall" = "end"): Reply => ({ pieces: tear(body), contentType: "application/x-ndjson", then })
 
-const fast = { retry: { times: 2, base: "5 millis" }, idleTimeout: "300 millis" } as const
+const fast = { retry: { times: 2, base: "5 millis" }, idleTimeout: "5 seconds" } as const
+/** For the stall tests: a short idle timeout (the others keep a long one, so a loaded machine does not trip it). */
+const stalls = { ...fast, idleTimeout: "1 second" } as const
 
 const openAiToolThenText = [
   openAiChunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "add", arguments: "" } }] }),
@@ -93,7 +95,7 @@ describe("openai(...).stream: Chat Completions SSE", () => {
 
   it("a stall before any delta is a retryable ModelError: retried, and the first HTTP stream is closed", async () => {
     const server = await serve([sse(sseBody([openAiChunk({ role: "assistant", content: "" })], false), "stall"), sse(sseBody(openAiText(["ok"])))])
-    const exit = await partsOf(openai("m", { baseURL: `${server.url}/v1`, apiKey: "k", ...fast }))
+    const exit = await partsOf(openai("m", { baseURL: `${server.url}/v1`, apiKey: "k", ...stalls }))
     expect(Exit.isSuccess(exit) && assemble(exit.value)).toMatchObject({ _tag: "Text", content: "ok" })
     expect(server.requests).toHaveLength(2)
     await server.aborted
@@ -101,7 +103,7 @@ describe("openai(...).stream: Chat Completions SSE", () => {
 
   it("a stall after deltas reached the caller fails (stalled) without a retry that would repeat them", async () => {
     const server = await serve([sse(sseBody(openAiText(["seen ", "once"]).slice(0, 3), false), "stall"), sse(sseBody(openAiText(["again"])))])
-    const exit = await partsOf(openai("m", { baseURL: `${server.url}/v1`, apiKey: "k", ...fast }))
+    const exit = await partsOf(openai("m", { baseURL: `${server.url}/v1`, apiKey: "k", ...stalls }))
     expect(errorOf(exit)).toMatchObject({ _tag: "ModelError", retryable: true })
     expect(String((errorOf(exit) as ModelError).reason)).toMatch(/stalled/)
     expect(server.requests).toHaveLength(1)
@@ -168,7 +170,7 @@ describe("ollama(...).stream: /api/chat NDJSON", () => {
 
   it("a stall before any line is retried; the stalled request is closed", async () => {
     const server = await serve([ndjson("", "stall"), ndjson(ndjsonBody([ollamaLine({ content: "ok" }), ollamaLine({}, true)]))])
-    const exit = await partsOf(ollama("qwen", { host: server.url, ...fast }))
+    const exit = await partsOf(ollama("qwen", { host: server.url, ...stalls }))
     expect(Exit.isSuccess(exit) && assemble(exit.value)).toMatchObject({ _tag: "Text", content: "ok" })
     expect(server.requests).toHaveLength(2)
     await server.aborted
