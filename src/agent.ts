@@ -9,7 +9,7 @@ import { agentFactory, type AgentFactory, definitionOf, type AgentDefinitionKey 
 import type { AgentDefinition } from "./dsl/agent-definition.ts"
 import type { AgentError } from "./errors.ts"
 import { ModelClientService } from "./model/model-client.ts"
-import { resumeRun, runAgent, type RunResult, runUntil as runUntilStep } from "./runtime/run-agent.ts"
+import { resumeRun, runAgent, type RunResult, runUntil as runUntilStep, streamAgent } from "./runtime/run-agent.ts"
 import type { RunSnapshot } from "./runtime/snapshot.ts"
 
 /**
@@ -26,7 +26,7 @@ import type { RunSnapshot } from "./runtime/snapshot.ts"
  * await calculator.run("What is (3 + 5) * 2?")
  * ```
  */
-export const agent: AgentFactory = agentFactory(runAgent)
+export const agent: AgentFactory = agentFactory(runAgent, streamAgent)
 
 /** Anything built with `agent(...)`. */
 type AnyBuilder = { readonly [AgentDefinitionKey]: AgentDefinition }

@@ -155,3 +155,18 @@ export type {
   Runnable,
   Settled
 } from "./compose/index.ts"
+
+// Streaming: response parts, run events with deltas, Server-Sent Events.
+export type {
+  DeltaEvent,
+  ReasoningDeltaEvent,
+  RunStreamEvent,
+  TextDeltaEvent,
+  ToolCallDeltaEvent,
+  ToolCallStartEvent
+} from "./dsl/events.ts"
+export { chunksOf, PartsAssembler, partsOf } from "./model/response-part.ts"
+export type { Chunker, ResponsePart } from "./model/response-part.ts"
+export { eventStreamResponse } from "./runtime/event-stream-response.ts"
+export type { EventStreamOptions } from "./runtime/event-stream-response.ts"
+export { sendResponse } from "./node/send-response.ts"

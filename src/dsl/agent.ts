@@ -6,7 +6,7 @@
  * The builder never imports the loop: `agentFactory(runner)` takes the function that runs a
  * definition (as Kysely's builders take a query executor), and the package entry binds it once.
  */
-import { Effect, type Schema } from "effect"
+import { Effect, type Schema, Stream } from "effect"
 import { AgentConfigError } from "../errors.ts"
 import { type ModelClient, ModelClientService } from "../model/model-client.ts"
 import { ModelError } from "../model/model-error.ts"
@@ -31,6 +31,7 @@ import type {
   ModelResponseEvent,
   RunEndEvent,
   RunStartEvent,
+  RunStreamEvent,
   SkillChosenEvent,
   ToolErrorEvent,
   ToolHallucinatedEvent,
@@ -187,6 +188,13 @@ export interface AgentBuilder<
    * ```
    */
   asTool<const $Name extends string>(options: AsToolOptions<$Name>): Tool<$Name, AsToolArgs<TInput>, TOutput>
+  /**
+   * Runs the agent as a Stream of its events with the model's text, reasoning and tool-call deltas,
+   * ending with `RunEnd`, failing with the run's `AgentError`. The same loop as `runEffect`; stopping
+   * the stream stops the run and its model request. For Promise code: `Stream.toAsyncIterable(...)`,
+   * `Stream.toReadableStream(...)` or `eventStreamResponse(...)`.
+   */
+  runStream(input: TInput): Stream.Stream<RunStreamEvent, AgentError, THasModel extends true ? never : ModelClientService>
 }
 
 /** Optional Schemas for the agent's input and output. */
@@ -202,6 +210,9 @@ export { AgentDefinitionKey, definitionOf } from "./agent-definition.ts"
  * Needs a `ModelClientService` unless the definition has a model (the builder provides it then).
  */
 export type AgentRunner = (definition: AgentDefinition, input: unknown) => Effect.Effect<unknown, AgentError, ModelClientService>
+
+/** Runs a definition on an input as a stream of events (`streamAgent`), injected by the package entry. */
+export type AgentStreamer = (definition: AgentDefinition, input: unknown) => Stream.Stream<RunStreamEvent, AgentError, ModelClientService>
 
 /**
  * The type of `agent(name, options?)`: a new builder with the built-in tools registered.
@@ -228,12 +239,12 @@ export interface AgentFactory {
  * const agent = agentFactory(runAgent)
  * ```
  */
-export const agentFactory = (runner: AgentRunner): AgentFactory =>
+export const agentFactory = (runner: AgentRunner, streamer?: AgentStreamer): AgentFactory =>
   ((name: string, options: AgentOptions<any, any> = {}) => {
     if (typeof name !== "string" || name.trim() === "") {
       throw new AgentConfigError({ subject: "agent", reason: "an agent needs a non-empty name" })
     }
-    return makeBuilder(runner, Object.freeze({
+    return makeBuilder({ runner, streamer }, Object.freeze({
     name,
     registry: Symbol(name),
     prompt: undefined,
@@ -269,14 +280,27 @@ const noModel = (agent: string): ModelClient => ({
     }))
 })
 
-const makeBuilder = (runner: AgentRunner, definition: AgentDefinition): AgentBuilder<string, unknown, unknown, any, boolean> => {
-  const next = (patch: Partial<AgentDefinition>) => makeBuilder(runner, Object.freeze({ ...definition, ...patch }))
+interface Runners {
+  readonly runner: AgentRunner
+  readonly streamer: AgentStreamer | undefined
+}
+
+const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilder<string, unknown, unknown, any, boolean> => {
+  const { runner, streamer } = runners
+  const next = (patch: Partial<AgentDefinition>) => makeBuilder(runners, Object.freeze({ ...definition, ...patch }))
   const on = (event: AgentEvent["_tag"] | "*") => (listener: Listener<any>) =>
     next({ listeners: [...definition.listeners, { event, listener }] })
   const model = definition.model ?? (isModelFree(definition) ? noModel(definition.name) : undefined)
   const runEffect = (input: unknown) => {
     const run = runner(definition, input)
     return model === undefined ? run : Effect.provideService(run, ModelClientService, model)
+  }
+  const runStream = (input: unknown) => {
+    if (streamer === undefined) {
+      return Stream.fail(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "this agent factory was made without a streaming runner" }))
+    }
+    const events = streamer(definition, input)
+    return model === undefined ? events : Stream.provideService(events, ModelClientService, model)
   }
   return Object.freeze({
     name: definition.name,
@@ -303,7 +327,7 @@ const makeBuilder = (runner: AgentRunner, definition: AgentDefinition): AgentBui
       if (!(threshold > 0 && threshold <= 1)) {
         throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `a budget threshold must be in (0, 1], got ${threshold}` })
       }
-      return makeBuilder(runner, Object.freeze({
+      return makeBuilder({ runner, streamer }, Object.freeze({
         ...definition,
         budgetThresholds: definition.budgetThresholds.includes(threshold) ? definition.budgetThresholds : [...definition.budgetThresholds, threshold],
         listeners: [...definition.listeners, {
@@ -332,6 +356,7 @@ const makeBuilder = (runner: AgentRunner, definition: AgentDefinition): AgentBui
         ? Promise.reject(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "call .model(...) before .run(...)" }))
         : Effect.runPromise(runEffect(input) as Effect.Effect<unknown, AgentError>)) as any,
     runEffect,
+    runStream,
     asTool: ((options: AsToolOptions<string>) => agentAsTool(definition, runEffect, options)) as any
   })
 }

@@ -188,3 +188,42 @@ export interface RegisteredListener {
   readonly event: AgentEvent["_tag"] | "*"
   readonly listener: Listener<any>
 }
+
+/** A piece of the model's answer text, as it streams (only in `runStream`). */
+export interface TextDeltaEvent extends TurnScoped {
+  readonly _tag: "TextDelta"
+  readonly delta: string
+}
+/** A piece of the model's visible reasoning, as it streams (only in `runStream`). */
+export interface ReasoningDeltaEvent extends TurnScoped {
+  readonly _tag: "ReasoningDelta"
+  readonly delta: string
+}
+/** The model began a tool call: `index` is its place in the answer (only in `runStream`). */
+export interface ToolCallStartEvent extends TurnScoped {
+  readonly _tag: "ToolCallStart"
+  readonly index: number
+  readonly tool: string
+  /** The provider's id for the call, when the wire gives one this early. */
+  readonly toolCallId?: string | undefined
+}
+/** A piece of a tool call's JSON arguments, torn anywhere (only in `runStream`). */
+export interface ToolCallDeltaEvent extends TurnScoped {
+  readonly _tag: "ToolCallDelta"
+  readonly index: number
+  readonly delta: string
+}
+
+/** The deltas a streaming run adds to the events: text, reasoning and tool-call arguments. */
+export type DeltaEvent = TextDeltaEvent | ReasoningDeltaEvent | ToolCallStartEvent | ToolCallDeltaEvent
+
+/**
+ * What `agent.runStream(input)` emits: every `AgentEvent` of the run, in order, with the deltas of each
+ * model answer between its `ModelCall` and its `ModelResponse`; the last one is `RunEnd`.
+ *
+ * @example
+ * ```ts
+ * const print = (event: RunStreamEvent) => { if (event._tag === "TextDelta") process.stdout.write(event.delta) }
+ * ```
+ */
+export type RunStreamEvent = AgentEvent | DeltaEvent

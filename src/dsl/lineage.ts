@@ -70,6 +70,16 @@ export class BudgetScope {
     return undefined
   }
 
+  /** The nearest scope, from this one up, that `amount` more of `dimension` would take past its limit. */
+  peek(dimension: ScopedDimension, amount: number): ScopeOverrun | undefined {
+    for (let scope: BudgetScope | undefined = this; scope !== undefined; scope = scope.parent) {
+      const used = scope.#used[dimension] + amount
+      const limit = scope.limits[dimension]
+      if (used > limit) return { scope, reason: dimension, limit, used }
+    }
+    return undefined
+  }
+
   /** Adds `amount` to this node and every ancestor; the nearest scope now past its limit, if any. */
   charge(dimension: ScopedDimension, amount: number): ScopeOverrun | undefined {
     let overrun: ScopeOverrun | undefined

@@ -2,12 +2,13 @@
  * ModelClient: the one seam between the agentic loop and a model. One method, so a mock is one line;
  * also a Context service with a Layer, so Effect programs can provide it from the outside.
  */
-import { Context, Effect, Layer, Result } from "effect"
+import { Context, Effect, Layer, Result, Stream } from "effect"
 import { describeCause } from "../internal/describe-cause.ts"
 import { ModelError } from "./model-error.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { LlmResponse, LlmResponseInit, ModelRequest } from "./messages.ts"
 import { normalizeResponse } from "./normalize-response.ts"
+import { partsOf, type ResponsePart } from "./response-part.ts"
 
 /**
  * Anything that can answer a model request. Implementations: `openai(...)`, `ollama(...)`,
@@ -20,6 +21,13 @@ import { normalizeResponse } from "./normalize-response.ts"
  */
 export interface ModelClient {
   readonly chat: (request: ModelRequest) => Effect.Effect<LlmResponse, ModelError>
+  /**
+   * The same answer as it is generated (optional): text, reasoning and tool-call deltas, usage and the
+   * finish reason. Streaming runs (`agent.runStream`) use it when present; a client without it is
+   * adapted by `ModelClient.streamOf` (its whole answer as parts). Interrupting the stream must end
+   * the request.
+   */
+  readonly stream?: (request: ModelRequest) => Stream.Stream<ResponsePart, ModelError>
 }
 
 /**
@@ -81,6 +89,14 @@ export const ModelClient = {
   fromFunction,
   /** The Context service key. */
   Service: ModelClientService,
+  /**
+   * The parts of `client`'s answer to `request`: its own `stream` when it has one, else its `chat`
+   * answer as parts (one delta per text).
+   */
+  streamOf: (client: ModelClient, request: ModelRequest): Stream.Stream<ResponsePart, ModelError> =>
+    client.stream !== undefined
+      ? client.stream(request)
+      : Stream.fromIterableEffect(Effect.map(client.chat(request), (response) => partsOf(response))),
   /** A Layer providing `client` as the `ModelClientService`. */
   layer: (client: ModelClient): Layer.Layer<ModelClientService> => Layer.succeed(ModelClientService, client)
 } as const

@@ -4,7 +4,7 @@
  * results go back with `tool_name` (and `tool_call_id`), assistant turns with their `thinking`.
  */
 import { assembleResponse } from "./assemble-response.ts"
-import { Effect } from "effect"
+import { Effect, Stream } from "effect"
 import { type ChatRequest, type ChatResponse, type Message, Ollama, type Options, type Tool } from "ollama"
 import { ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
@@ -13,9 +13,11 @@ import type { ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
 import { normaliseCalls } from "./normalise-calls.ts"
 import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
+import { type ChunkDecoder, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
+import type { ResponsePart } from "../model/response-part.ts"
 
 /** Options of {@link ollama}. */
-export interface OllamaOptions extends ResilienceOptions {
+export interface OllamaOptions extends StreamingOptions {
   /** A host name (default `localhost`), `host:port`, or a URL such as `http://gpu-box:11434`. */
   readonly host?: string
   /** Used with a bare host name. Default 11434. */
@@ -77,6 +79,88 @@ export const ollama = (model: string, options: OllamaOptions = {}): ModelClient 
           },
           toModelError
         ).pipe(Effect.flatMap(fromOllamaResponse))
+      }),
+    // `/api/chat` with `stream: true`: NDJSON, one message delta per line, usage and `done_reason` on the last.
+    stream: (request) =>
+      Stream.suspend(() => {
+        const body = toOllamaRequest(model, request, options)
+        return resilientStream(
+          provider,
+          options,
+          (signal) => {
+            let headers: Headers | undefined
+            const client = new Ollama({
+              host,
+              ...(options.headers === undefined ? {} : { headers: options.headers }),
+              fetch: async (input, init) => {
+                const response = await fetch(input, { ...init, signal })
+                headers = response.headers
+                return response
+              }
+            })
+            return client.chat({ ...body, stream: true }).catch((cause: unknown) => {
+              throw headers === undefined ? cause : new WithHeaders(cause, headers)
+            })
+          },
+          toModelError,
+          ollamaChunkDecoder
+        )
+      })
+  }
+}
+
+/**
+ * Decodes `/api/chat` stream lines: `message.content` and `message.thinking` deltas; tool calls whole
+ * (Ollama sends each call complete in one line, usually without an id); `done_reason` and the token
+ * counts on the line with `done: true`. A stream that ends before that line was cut: a retryable
+ * `ModelError`.
+ */
+export const ollamaChunkDecoder = (): ChunkDecoder<ChatResponse> => {
+  let next = 0
+  let last: ChatResponse | undefined
+  let content = ""
+  let thinking = ""
+  return {
+    chunk: (line) =>
+      Effect.try({
+        try: () => {
+          const parts: Array<ResponsePart> = []
+          const message = line.message as (Message & { tool_calls?: Array<{ id?: string }> }) | undefined
+          const thought = message?.thinking ?? (message as { reasoning_content?: unknown } | undefined)?.reasoning_content
+          if (typeof thought === "string" && thought !== "") {
+            thinking += thought
+            parts.push({ _tag: "ReasoningDelta", delta: thought })
+          }
+          if (typeof message?.content === "string" && message.content !== "") {
+            content += message.content
+            parts.push({ _tag: "TextDelta", delta: message.content })
+          }
+          for (const call of message?.tool_calls ?? []) {
+            const fn = (call as { function?: { name?: unknown; arguments?: unknown } }).function
+            if (fn === undefined || typeof fn.name !== "string") throw new Error(`a tool call has no function name: ${JSON.stringify(call)}`)
+            const index = next++
+            const args = typeof fn.arguments === "string" ? fn.arguments : JSON.stringify(fn.arguments ?? {})
+            parts.push({ _tag: "ToolCallStart", index, id: typeof call.id === "string" && call.id !== "" ? call.id : undefined, name: fn.name })
+            parts.push({ _tag: "ToolCallDelta", index, delta: args }, { _tag: "ToolCallEnd", index })
+          }
+          if (line.done === true) last = line
+          return parts
+        },
+        catch: (cause) => new ModelError({ provider, reason: `unexpected response shape: ${describeCause(cause)}`, retryable: false, cause })
+      }),
+    end: () =>
+      Effect.gen(function*() {
+        if (last === undefined) {
+          return yield* new ModelError({ provider, reason: "the stream ended before the answer finished (no line with done: true)", retryable: true })
+        }
+        const doneReason = (last as { done_reason?: string }).done_reason
+        const finishReason = toFinishReason(doneReason, next)
+        const reasoning: Array<ReasoningPart> = thinking === "" ? [] : [{ _tag: "Thinking", text: thinking }]
+        yield* checkReply(provider, { finishReason, wireReason: `done_reason ${JSON.stringify(doneReason)}`, content, calls: next, reasoning })
+        const usage = toUsage(last)
+        const parts: Array<ResponsePart> = usage === undefined ? [] : [{ _tag: "Usage", usage }]
+        parts.push({ _tag: "Finish", reason: finishReason })
+        return parts
       })
   }
 }

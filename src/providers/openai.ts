@@ -3,10 +3,11 @@
  * (vLLM, llama.cpp, LM Studio, Ollama's /v1, gateways) through `baseURL`.
  */
 import { assembleResponse } from "./assemble-response.ts"
-import { Effect } from "effect"
+import { Effect, Stream } from "effect"
 import OpenAI from "openai"
 import type {
   ChatCompletion,
+  ChatCompletionChunk,
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
   ChatCompletionTool,
@@ -27,10 +28,12 @@ import type {
 import type { ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
 import { normaliseCalls, type WireCall } from "./normalise-calls.ts"
-import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
+import { isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
+import { type ChunkDecoder, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
+import type { ResponsePart } from "../model/response-part.ts"
 
 /** Options of {@link openai}. The SDK's own retries are off: retries and timeouts are Effect's. */
-export interface OpenAiOptions extends ResilienceOptions {
+export interface OpenAiOptions extends StreamingOptions {
   /** Default: the SDK reads `OPENAI_API_KEY`. */
   readonly apiKey?: string
   /** Default: the SDK reads `OPENAI_BASE_URL`, else `https://api.openai.com/v1`. */
@@ -96,6 +99,106 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
         return resilientCall(provider, options, (signal) => client.chat.completions.create(body, { signal }), toModelError).pipe(
           Effect.flatMap(fromOpenAiResponse)
         )
+      }),
+    // `stream: true` with usage in the last chunk; tool-call deltas are assembled by index.
+    stream: (request) =>
+      Stream.suspend(() => {
+        const body = toOpenAiRequest(model, request, options)
+        if (body instanceof ModelError) return Stream.fail(body)
+        return resilientStream(
+          provider,
+          options,
+          (signal) => client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal }),
+          toModelError,
+          openAiChunkDecoder
+        )
+      })
+  }
+}
+
+/**
+ * Decodes Chat Completions chunks (`data:` lines of `chat.completion.chunk`): content, reasoning
+ * (`reasoning_content`/`reasoning` of compatible servers) and refusal deltas; tool calls by `index`
+ * (id and name in their first delta, then argument pieces); `finish_reason`; usage in the last chunk.
+ * A stream that ends without a finish reason was cut: a retryable `ModelError`.
+ */
+export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
+  const started = new Map<number, boolean>()
+  /** Arguments that arrived before the call's name (some servers send them so). */
+  const early = new Map<number, { id: string | undefined; arguments: string }>()
+  let finish: string | null | undefined
+  let usage: Usage | undefined
+  let content = ""
+  let refusal = ""
+  let thinking = ""
+  let calls = 0
+  return {
+    chunk: (chunk) =>
+      Effect.try({
+        try: () => {
+          const parts: Array<ResponsePart> = []
+          const fromUsage = toUsage(chunk.usage)
+          if (fromUsage !== undefined) usage = fromUsage
+          const choice = chunk.choices?.[0]
+          if (choice === undefined) return parts
+          const delta = (choice.delta ?? {}) as ChatCompletionChunk.Choice.Delta & { reasoning_content?: unknown; reasoning?: unknown }
+          const thought = typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning
+          if (typeof thought === "string" && thought !== "") {
+            thinking += thought
+            parts.push({ _tag: "ReasoningDelta", delta: thought })
+          }
+          if (typeof delta.content === "string" && delta.content !== "") {
+            content += delta.content
+            parts.push({ _tag: "TextDelta", delta: delta.content })
+          }
+          if (typeof delta.refusal === "string") refusal += delta.refusal
+          for (const call of delta.tool_calls ?? []) {
+            const index = call.index
+            const name = call.function?.name
+            const args = call.function?.arguments ?? ""
+            if (started.get(index) === true) {
+              if (args !== "") parts.push({ _tag: "ToolCallDelta", index, delta: args })
+              continue
+            }
+            if (typeof name !== "string" || name === "") {
+              const pending = early.get(index) ?? { id: undefined, arguments: "" }
+              early.set(index, { id: pending.id ?? call.id ?? undefined, arguments: pending.arguments + args })
+              continue
+            }
+            const pending = early.get(index)
+            early.delete(index)
+            started.set(index, true)
+            calls += 1
+            parts.push({ _tag: "ToolCallStart", index, id: call.id ?? pending?.id ?? undefined, name })
+            const text = (pending?.arguments ?? "") + args
+            if (text !== "") parts.push({ _tag: "ToolCallDelta", index, delta: text })
+          }
+          if (choice.finish_reason !== null && choice.finish_reason !== undefined) finish = choice.finish_reason
+          return parts
+        },
+        catch: (cause) => new ModelError({ provider, reason: `unexpected chunk shape: ${describeCause(cause)}`, retryable: false, cause })
+      }),
+    end: () =>
+      Effect.gen(function*() {
+        if (finish === undefined || finish === null) {
+          return yield* new ModelError({ provider, reason: "the stream ended before the answer finished (no finish_reason)", retryable: true })
+        }
+        if (early.size > 0) {
+          return yield* new ModelError({ provider, reason: "a streamed tool call never got a name", retryable: false })
+        }
+        const reasoning: Array<ReasoningPart> = thinking === "" ? [] : [{ _tag: "Thinking", text: thinking }]
+        const finishReason = refusal !== "" ? "refusal" : toFinishReason(finish)
+        yield* checkReply(provider, {
+          finishReason,
+          wireReason: refusal !== "" ? "refusal" : `finish_reason ${JSON.stringify(finish)}`,
+          content: refusal !== "" ? refusal : content,
+          calls,
+          reasoning
+        })
+        const parts: Array<ResponsePart> = [...started.keys()].map((index) => ({ _tag: "ToolCallEnd", index }))
+        if (usage !== undefined) parts.push({ _tag: "Usage", usage })
+        parts.push({ _tag: "Finish", reason: finishReason })
+        return parts
       })
   }
 }

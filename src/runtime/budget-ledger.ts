@@ -114,6 +114,11 @@ export class BudgetLedger {
     this.#turns += 1
   }
 
+  /** The overrun that spending `tokens` more would cause, without spending them (a streaming answer's usage so far). */
+  peekTokens(tokens: number): Overrun | undefined {
+    return this.#fromScope(this.scope.peek("tokens", tokens))
+  }
+
   /** Counts a response's tokens; the overrun when they went past the limit. */
   spendTokens(tokens: number): Overrun | undefined {
     return this.#fromScope(this.scope.charge("tokens", tokens))

@@ -1,26 +1,34 @@
 /**
  * One model call as the loop makes it: hooks around it, an `agent.model` span, defects of a custom
- * client turned into `ModelError`, and the response checked for shape.
+ * client turned into `ModelError`, and the response checked for shape. A streaming run's call reads
+ * the client's stream instead (`ModelClient.streamOf`), hands every part to `onPart` as it arrives,
+ * and assembles the parts into the same response the loop acts on; a failing `onPart` (a budget)
+ * stops the stream, and with it the request.
  */
-import { Clock, Effect, Result } from "effect"
+import { Clock, Effect, Result, Stream } from "effect"
 import { ModelError } from "../errors.ts"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"
-import { ModelClientService } from "../model/model-client.ts"
+import { ModelClient, ModelClientService } from "../model/model-client.ts"
+import { PartsAssembler, type ResponsePart } from "../model/response-part.ts"
 import type { UnscopedEvent } from "./run-context.ts"
 import { checkResponse } from "../model/normalize-response.ts"
 import { noStackTrace } from "../internal/span-options.ts"
 
-/** Calls the model in `turn`, announcing it through `emit` (bound to the run's scope). */
-export const callModel = (
+/** What a streaming call does with each part of the answer as it arrives. */
+export type OnPart<E> = (part: ResponsePart) => Effect.Effect<void, E>
+
+/** Calls the model in `turn`, announcing it through `emit` (bound to the run's scope); streams when given `onPart`. */
+export const callModel = <E = never>(
   emit: (event: UnscopedEvent) => Effect.Effect<void>,
   turn: number,
-  request: ModelRequest
-): Effect.Effect<LlmResponse, ModelError, ModelClientService> =>
+  request: ModelRequest,
+  onPart?: OnPart<E>
+): Effect.Effect<LlmResponse, ModelError | E, ModelClientService> =>
   Effect.gen(function*() {
     yield* emit({ _tag: "ModelCall", request })
     const client = yield* ModelClientService
     const started = yield* Clock.currentTimeMillis
-    const raw = yield* client.chat(request).pipe(
+    const raw = yield* (onPart === undefined ? client.chat(request) : streamed(client, request, turn, onPart)).pipe(
       Effect.catchDefect((defect) =>
         Effect.fail(new ModelError({ provider: "model client", reason: `the client crashed: ${String(defect)}`, cause: defect }))
       )
@@ -50,3 +58,21 @@ const toolChoiceAttribute = (request: ModelRequest) =>
   request.toolChoice === undefined
     ? {}
     : { "model.tool_choice": typeof request.toolChoice === "string" ? request.toolChoice : request.toolChoice.tool }
+
+/** The client's stream, each part handed to `onPart`, folded into the response. */
+const streamed = <E>(client: ModelClient, request: ModelRequest, turn: number, onPart: OnPart<E>): Effect.Effect<LlmResponse, ModelError | E> =>
+  Effect.suspend(() => {
+    const assembler = new PartsAssembler(turn)
+    return ModelClient.streamOf(client, request).pipe(
+      Stream.runForEach((part) => {
+        assembler.add(part)
+        return onPart(part)
+      }),
+      Effect.flatMap(() => {
+        const response = assembler.response()
+        return Result.isSuccess(response)
+          ? Effect.succeed(response.success)
+          : Effect.fail(new ModelError({ provider: "model client", reason: `the streamed parts do not make a response: ${response.failure}`, retryable: false }))
+      })
+    )
+  })

@@ -10,7 +10,7 @@ import { type ModelError, NoSkillMatched, SkillRoutingFailed } from "../errors.t
 import { noStackTrace } from "../internal/span-options.ts"
 import type { ModelClientService } from "../model/model-client.ts"
 import { callModel } from "./call-model.ts"
-import { emit, reportHookFailure } from "./emit.ts"
+import { emit, type EventSink, reportHookFailure } from "./emit.ts"
 import type { AgentPlan, SkillPlan } from "./plan.ts"
 import { agentPreamble, namedList } from "./prompt.ts"
 import { stamp, type UnscopedEvent } from "./run-context.ts"
@@ -29,7 +29,8 @@ export const routingScope = "(routing)"
 export const chooseSkill = (
   plan: AgentPlan,
   runId: string,
-  input: string
+  input: string,
+  sink?: EventSink
 ): Effect.Effect<ChosenSkill, NoSkillMatched | SkillRoutingFailed | ModelError, ModelClientService> => {
   const skills = plan.skills
   if (plan.implicitSkill) return Effect.succeed({ skill: skills[0]!, how: "implicit", turns: 0 })
@@ -37,29 +38,29 @@ export const chooseSkill = (
   return Effect.gen(function*() {
     for (const skill of skills) {
       const predicate = skill.definition.predicate
-      if (predicate !== undefined && (yield* accepts(plan, runId, predicate, input))) {
+      if (predicate !== undefined && (yield* accepts(plan, runId, predicate, input, sink))) {
         return { skill, how: "predicate" as const, turns: 0 }
       }
     }
     const fallbacks = skills.filter((s) => s.definition.predicate === undefined)
     if (fallbacks.length === 1) return { skill: fallbacks[0]!, how: "fallback" as const, turns: 0 }
     if (fallbacks.length === 0) return yield* new NoSkillMatched({ agent: plan.name, skills: skills.map((s) => s.name) })
-    return yield* routeByModel(plan, runId, input, fallbacks)
+    return yield* routeByModel(plan, runId, input, fallbacks, sink)
   })
 }
 
 /** A predicate's verdict; one that throws is reported (as a `SkillChosen` hook failure) and counts as "no". */
-const accepts = (plan: AgentPlan, runId: string, predicate: (input: string) => boolean, input: string) =>
+const accepts = (plan: AgentPlan, runId: string, predicate: (input: string) => boolean, input: string, sink: EventSink | undefined) =>
   Effect.try({ try: () => predicate(input) === true, catch: (error) => error }).pipe(
-    Effect.catch((error) => reportHookFailure(plan, runId, "SkillChosen", error).pipe(Effect.as(false)))
+    Effect.catch((error) => reportHookFailure(plan, runId, "SkillChosen", error, sink).pipe(Effect.as(false)))
   )
 
-const routeByModel = (plan: AgentPlan, runId: string, input: string, candidates: ReadonlyArray<SkillPlan>) =>
+const routeByModel = (plan: AgentPlan, runId: string, input: string, candidates: ReadonlyArray<SkillPlan>, sink: EventSink | undefined) =>
   Effect.gen(function*() {
     const names = candidates.map((s) => s.name)
     const chooser = routingTerminal(names)
     const scope = { runId, skill: routingScope, turn: 1 }
-    const emitRouting = (event: UnscopedEvent) => emit(plan, stamp(plan, scope, event))
+    const emitRouting = (event: UnscopedEvent) => emit(plan, stamp(plan, scope, event), sink)
     yield* emitRouting({ _tag: "Turn" })
     const response = yield* callModel(emitRouting, 1, {
       messages: [

@@ -6,18 +6,18 @@
  * `agent.turn`, `agent.model`, `agent.tool`).
  */
 import { newRunId } from "../internal/run-id.ts"
-import { Cause, Clock, Duration, Effect, Exit, Schema } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Queue, Schema, Stream } from "effect"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import { CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
 import { pickTools } from "../dsl/pick-tools.ts"
-import type { RunEndEvent } from "../dsl/events.ts"
+import type { RunEndEvent, RunStreamEvent } from "../dsl/events.ts"
 import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed } from "../errors.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import { noStackTrace } from "../internal/span-options.ts"
 import type { LlmMessage } from "../model/messages.ts"
 import { ModelClientService } from "../model/model-client.ts"
 import { chooseSkill } from "./choose-skill.ts"
-import { emit } from "./emit.ts"
+import { emit, type EventSink } from "./emit.ts"
 import { type AgentPlan, compile, type SkillPlan } from "./plan.ts"
 import { systemPrompt } from "./prompt.ts"
 import { budgetExceeded, RunContext } from "./run-context.ts"
@@ -34,9 +34,27 @@ import { drive, type DriveControl } from "./step.ts"
  * ```
  */
 export const runAgent = (definition: AgentDefinition, input: unknown): Effect.Effect<unknown, AgentError, ModelClientService> =>
-  execute(definition, { _tag: "Fresh", input }, {}).pipe(
+  execute(definition, { _tag: "Fresh", input }, {}, undefined).pipe(
     Effect.flatMap((result) => result._tag === "Done" ? Effect.succeed(result.output) : Effect.die(new Error("internal: a run to the end suspended")))
   )
+
+/**
+ * Runs `definition` on `input` as a stream of its events: the same run as `runAgent` (the same loop,
+ * hooks and budgets), with every event in order and the deltas of each model answer as they arrive
+ * (read from the client's `stream`); `RunEnd` comes last, then the stream ends or fails with the run's
+ * `AgentError`. Stopping the stream (interruption, `Stream.take`, a closed HTTP response) interrupts
+ * the run and the model request in flight.
+ *
+ * @example
+ * ```ts
+ * yield* streamAgent(definition, "2 + 2?").pipe(Stream.runForEach((e) => Effect.log(e._tag)), Effect.provide(ModelClient.layer(client)))
+ * ```
+ */
+export const streamAgent = (definition: AgentDefinition, input: unknown): Stream.Stream<RunStreamEvent, AgentError, ModelClientService> =>
+  Stream.callback<RunStreamEvent, AgentError, ModelClientService>((queue) =>
+    execute(definition, { _tag: "Fresh", input }, {}, (event) => Effect.asVoid(Queue.offer(queue, event))).pipe(
+      Effect.andThen(Queue.end(queue))
+    ), { bufferSize: 256, strategy: "suspend" })
 
 /** How a run driven by `runUntil` or `resumeRun` stopped: finished, or suspended with its snapshot. */
 export type RunResult =
@@ -56,7 +74,7 @@ export const runUntil = (
   definition: AgentDefinition,
   input: unknown,
   control: DriveControl = {}
-): Effect.Effect<RunResult, AgentError, ModelClientService> => execute(definition, { _tag: "Fresh", input }, control)
+): Effect.Effect<RunResult, AgentError, ModelClientService> => execute(definition, { _tag: "Fresh", input }, control, undefined)
 
 /**
  * Continues a run from a snapshot taken between two steps. Fails with `DefinitionChanged` when the
@@ -71,7 +89,7 @@ export const resumeRun = (
   definition: AgentDefinition,
   snapshot: RunSnapshot,
   control: DriveControl = {}
-): Effect.Effect<RunResult, AgentError, ModelClientService> => execute(definition, { _tag: "Resume", snapshot }, control)
+): Effect.Effect<RunResult, AgentError, ModelClientService> => execute(definition, { _tag: "Resume", snapshot }, control, undefined)
 
 type Start =
   | { readonly _tag: "Fresh"; readonly input: unknown }
@@ -79,7 +97,13 @@ type Start =
   /** A handoff: the conversation so far (system prompts left out), and the run's input as value and text. */
   | { readonly _tag: "Handoff"; readonly input: unknown; readonly text: string; readonly transcript: ReadonlyArray<LlmMessage> }
 
-const execute = (definition: AgentDefinition, start: Start, control: DriveControl): Effect.Effect<RunResult, AgentError, ModelClientService> =>
+/** The one body of every run; `sink` (a streaming run's) receives every event and delta. */
+const execute = (
+  definition: AgentDefinition,
+  start: Start,
+  control: DriveControl,
+  sink: EventSink | undefined
+): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   Effect.gen(function*() {
     const plan = compile(definition)
     const now = yield* Clock.currentTimeMillis
@@ -91,15 +115,15 @@ const execute = (definition: AgentDefinition, start: Start, control: DriveContro
     const body: Effect.Effect<RunResult, AgentError, ModelClientService> = Effect.gen(function*() {
       if (start._tag === "Resume") {
         const skill = yield* checkSnapshot(plan, start.snapshot)
-        ctx = RunContext.restore(plan, skill, stateOf(start.snapshot), now, parentScope)
+        ctx = RunContext.restore(plan, skill, stateOf(start.snapshot), now, parentScope, sink)
         yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
         return yield* driveToResult(ctx, control, stateOf(start.snapshot).input)
       }
       const input = start.input
-      yield* emit(plan, { _tag: "RunStart", agent: plan.name, runId, input })
+      yield* emit(plan, { _tag: "RunStart", agent: plan.name, runId, input }, sink)
       const text = start._tag === "Handoff" ? start.text : yield* inputText(definition, input)
-      const chosen = yield* chooseSkill(plan, runId, text)
-      ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, chosen.turns, parentScope)
+      const chosen = yield* chooseSkill(plan, runId, text, sink)
+      ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, chosen.turns, parentScope, sink)
       yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
       yield* ctx.emit({ _tag: "SkillChosen", how: chosen.how })
       const implementation = chosen.skill.definition.implementation
@@ -115,7 +139,7 @@ const execute = (definition: AgentDefinition, start: Start, control: DriveContro
           orElse: () =>
             Clock.currentTimeMillis.pipe(
               Effect.flatMap((end) =>
-                budgetExceeded(plan, runId, { reason: "duration", limit: maxDuration, used: end - startedAt }, ctx?.transcript ?? [])
+                budgetExceeded(plan, runId, { reason: "duration", limit: maxDuration, used: end - startedAt }, ctx?.transcript ?? [], sink)
               )
             )
         })
@@ -123,7 +147,7 @@ const execute = (definition: AgentDefinition, start: Start, control: DriveContro
       : body
     return yield* bounded.pipe(
       Effect.onExit((exit) =>
-        Exit.isSuccess(exit) && exit.value._tag === "Suspended" ? Effect.void : runEnd(plan, runId, startedAt, ctx, exit)
+        Exit.isSuccess(exit) && exit.value._tag === "Suspended" ? Effect.void : runEnd(plan, runId, startedAt, ctx, exit, sink)
       )
     )
   }).pipe(Effect.withSpan("agent.run", { attributes: { "agent.name": definition.name } }, noStackTrace))
@@ -148,7 +172,8 @@ const driveToResult = (ctx: RunContext, control: DriveControl, input: unknown): 
  */
 const handOff = (ctx: RunContext, target: AgentDefinition, input: unknown): Effect.Effect<RunResult, AgentError, ModelClientService> => {
   const transcript = ctx.transcript.filter((message) => message.role !== "system")
-  const run = execute(target, { _tag: "Handoff", input, text: ctx.input, transcript }, {})
+  // A streaming run streams the target's events too.
+  const run = execute(target, { _tag: "Handoff", input, text: ctx.input, transcript }, {}, ctx.sink)
   return (target.model === undefined ? run : Effect.provideService(run, ModelClientService, target.model)).pipe(
     Effect.provideService(ParentRun, ctx.runId),
     Effect.provideService(CurrentBudgetScope, ctx.ledger.scope)
@@ -156,7 +181,14 @@ const handOff = (ctx: RunContext, target: AgentDefinition, input: unknown): Effe
 }
 
 /** `RunEnd` and the run span's closing attributes, once per run that ended. */
-const runEnd = (plan: AgentPlan, runId: string, startedAt: number, ctx: RunContext | undefined, exit: Exit.Exit<RunResult, AgentError>) =>
+const runEnd = (
+  plan: AgentPlan,
+  runId: string,
+  startedAt: number,
+  ctx: RunContext | undefined,
+  exit: Exit.Exit<RunResult, AgentError>,
+  sink: EventSink | undefined
+) =>
   Effect.gen(function*() {
     const durationMs = (yield* Clock.currentTimeMillis) - startedAt
     const outcome = runOutcome(plan.name, Exit.map(exit, (result) => (result._tag === "Done" ? result.output : undefined)))
@@ -167,7 +199,7 @@ const runEnd = (plan: AgentPlan, runId: string, startedAt: number, ctx: RunConte
       "agent.turns": turns,
       "agent.tool_calls": toolCalls
     })
-    yield* emit(plan, { _tag: "RunEnd", agent: plan.name, runId, outcome, turns, toolCalls, durationMs })
+    yield* emit(plan, { _tag: "RunEnd", agent: plan.name, runId, outcome, turns, toolCalls, durationMs }, sink)
   })
 
 /** A defect (neither a documented failure nor an interruption) is reported as `RuntimeDefect`, never as a model failure. */

@@ -6,13 +6,13 @@
  * context from it. Owned by the run's fiber, never shared.
  */
 import { Clock, Effect } from "effect"
-import type { AgentEvent } from "../dsl/events.ts"
+import type { AgentEvent, DeltaEvent } from "../dsl/events.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import { BudgetExceeded } from "../errors.ts"
 import type { LlmMessage, ModelRequest, ToolCall, ToolDefinition } from "../model/messages.ts"
 import type { BudgetScope } from "../dsl/lineage.ts"
 import { BudgetLedger, emptyLedger, type LedgerState, type Overrun } from "./budget-ledger.ts"
-import { emit } from "./emit.ts"
+import { emit, type EventSink } from "./emit.ts"
 import type { AgentPlan, SkillPlan } from "./plan.ts"
 
 /** An event without the fields the context stamps. */
@@ -72,7 +72,9 @@ export class RunContext {
     /** When the run started, on this process's clock (now minus the time spent before a resume). */
     readonly startedAt: number,
     state: Omit<RunState, "runId" | "input" | "skill" | "elapsedMs"> | undefined,
-    parentScope: BudgetScope | undefined
+    parentScope: BudgetScope | undefined,
+    /** Where a streaming run's events and deltas go; undefined for `run`/`runEffect`. */
+    readonly sink: EventSink | undefined
   ) {
     this.ledger = new BudgetLedger(plan.budget, plan.thresholds, state?.ledger ?? emptyLedger, plan.name, parentScope)
     this.#transcript = [...(state?.transcript ?? [])]
@@ -93,16 +95,17 @@ export class RunContext {
     input: string,
     startedAt: number,
     turns: number,
-    parentScope?: BudgetScope
+    parentScope?: BudgetScope,
+    sink?: EventSink
   ): RunContext {
-    const context = new RunContext(plan, skill, runId, input, startedAt, undefined, parentScope)
+    const context = new RunContext(plan, skill, runId, input, startedAt, undefined, parentScope, sink)
     for (let i = 0; i < turns; i++) context.ledger.spendTurn()
     return context
   }
 
   /** A context continuing `state` (see `RunState`), started `state.elapsedMs` before `now`. */
-  static restore(plan: AgentPlan, skill: SkillPlan, state: RunState, now: number, parentScope?: BudgetScope): RunContext {
-    return new RunContext(plan, skill, state.runId, state.input, now - state.elapsedMs, state, parentScope)
+  static restore(plan: AgentPlan, skill: SkillPlan, state: RunState, now: number, parentScope?: BudgetScope, sink?: EventSink): RunContext {
+    return new RunContext(plan, skill, state.runId, state.input, now - state.elapsedMs, state, parentScope, sink)
   }
 
   get agent(): string {
@@ -190,13 +193,19 @@ export class RunContext {
 
   /** Emits an event, stamped with this run's agent, id, skill and turn. */
   emit(event: UnscopedEvent): Effect.Effect<void> {
-    if (!this.plan.listeners.has(event._tag)) return Effect.void
-    return emit(this.plan, stamp(this.plan, { runId: this.runId, skill: this.skill.name, turn: this.turn }, event))
+    if (this.sink === undefined && !this.plan.listeners.has(event._tag)) return Effect.void
+    return emit(this.plan, stamp(this.plan, { runId: this.runId, skill: this.skill.name, turn: this.turn }, event), this.sink)
+  }
+
+  /** Sends a delta of the current model answer to the sink (deltas reach no hooks). */
+  emitDelta(delta: DeltaEvent extends infer E ? E extends DeltaEvent ? Omit<E, "agent" | "runId" | "skill" | "turn"> : never : never): Effect.Effect<void> {
+    if (this.sink === undefined) return Effect.void
+    return this.sink({ ...delta, agent: this.plan.name, runId: this.runId, skill: this.skill.name, turn: this.turn } as DeltaEvent)
   }
 
   /** Ends the run on a budget: the `BudgetExceeded` event, then the error with the transcript so far. */
   exceed(overrun: Overrun): Effect.Effect<never, BudgetExceeded> {
-    return budgetExceeded(this.plan, this.runId, overrun, this.#transcript)
+    return budgetExceeded(this.plan, this.runId, overrun, this.#transcript, this.sink)
   }
 
   /** Fails when `overrun` is defined. */
@@ -244,7 +253,8 @@ export const budgetExceeded = (
   plan: AgentPlan,
   runId: string,
   overrun: Overrun,
-  transcript: ReadonlyArray<LlmMessage>
+  transcript: ReadonlyArray<LlmMessage>,
+  sink?: EventSink
 ): Effect.Effect<never, BudgetExceeded> =>
   emit(plan, {
     _tag: "BudgetExceeded",
@@ -254,4 +264,4 @@ export const budgetExceeded = (
     limit: overrun.limit,
     used: overrun.used,
     ...(overrun.scope === undefined ? {} : { scope: overrun.scope })
-  }).pipe(Effect.andThen(Effect.fail(new BudgetExceeded({ agent: plan.name, ...overrun, transcript: [...transcript] }))))
+  }, sink).pipe(Effect.andThen(Effect.fail(new BudgetExceeded({ agent: plan.name, ...overrun, transcript: [...transcript] }))))

@@ -11,7 +11,8 @@ import type { ModelRequest } from "../model/messages.ts"
 import type { ModelClientService } from "../model/model-client.ts"
 import { noStackTrace } from "../internal/span-options.ts"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
-import type { AgentError } from "../errors.ts"
+import type { AgentError, BudgetExceeded } from "../errors.ts"
+import type { ResponsePart } from "../model/response-part.ts"
 import { callModel } from "./call-model.ts"
 import { type Finished, finalText } from "./final-answer.ts"
 import type { RunContext } from "./run-context.ts"
@@ -39,7 +40,7 @@ export const modelStep = (ctx: RunContext): Effect.Effect<Finished | undefined, 
       ...(toolChoice === undefined ? {} : { toolChoice }),
       ...(ctx.skill.output?.responseFormat === undefined ? {} : { responseFormat: ctx.skill.output.responseFormat })
     }
-    const response = yield* callModel((event) => ctx.emit(event), ctx.turn, request)
+    const response = yield* callModel((event) => ctx.emit(event), ctx.turn, request, ctx.sink === undefined ? undefined : (part) => onPart(ctx, part))
     if (response.usage !== undefined) {
       const overrun = ctx.ledger.spendTokens(response.usage.inputTokens + response.usage.outputTokens)
       yield* ctx.checkThresholds()
@@ -53,6 +54,27 @@ export const modelStep = (ctx: RunContext): Effect.Effect<Finished | undefined, 
     }
     return yield* finalText(ctx, response.content ?? "")
   })
+
+/**
+ * A streaming run's view of a part as it arrives: deltas go to the stream; usage crossing `maxTokens`
+ * ends the run at once (the stream, and its request, are stopped).
+ */
+const onPart = (ctx: RunContext, part: ResponsePart): Effect.Effect<void, BudgetExceeded> => {
+  switch (part._tag) {
+    case "TextDelta":
+      return part.delta === "" ? Effect.void : ctx.emitDelta({ _tag: "TextDelta", delta: part.delta })
+    case "ReasoningDelta":
+      return part.delta === "" ? Effect.void : ctx.emitDelta({ _tag: "ReasoningDelta", delta: part.delta })
+    case "ToolCallStart":
+      return ctx.emitDelta({ _tag: "ToolCallStart", index: part.index, tool: part.name, toolCallId: part.id })
+    case "ToolCallDelta":
+      return part.delta === "" ? Effect.void : ctx.emitDelta({ _tag: "ToolCallDelta", index: part.index, delta: part.delta })
+    case "Usage":
+      return ctx.ensure(ctx.ledger.peekTokens(part.usage.inputTokens + part.usage.outputTokens))
+    default:
+      return Effect.void
+  }
+}
 
 /** A tool step: the next pending call, handled and settled. */
 export const toolStep = (ctx: RunContext): Effect.Effect<Finished | undefined, AgentError> => {

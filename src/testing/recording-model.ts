@@ -2,10 +2,12 @@
  * A ModelClient wrapper that records every request it forwards (messages, tools, toolChoice) and every
  * outcome, for assertions in tests.
  */
-import { Effect, Exit } from "effect"
+import { Effect, Exit, Result, Stream } from "effect"
 import type { ModelError } from "../errors.ts"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"
-import type { ModelClient } from "../model/model-client.ts"
+import { ModelError as ModelErrorClass } from "../errors.ts"
+import { ModelClient } from "../model/model-client.ts"
+import { PartsAssembler } from "../model/response-part.ts"
 
 /** A client that remembers what it was asked and what it answered. */
 export interface RecordingModel extends ModelClient {
@@ -35,6 +37,26 @@ export const recordingModel = (client: ModelClient): RecordingModel => {
       Effect.suspend(() => {
         requests.push(request)
         return client.chat(request).pipe(Effect.onExit((exit) => Effect.sync(() => responses.push(exit))))
+      }),
+    // A streamed answer is recorded as the response its parts assemble into.
+    stream: (request) =>
+      Stream.suspend(() => {
+        requests.push(request)
+        const assembler = new PartsAssembler()
+        return ModelClient.streamOf(client, request).pipe(
+          Stream.tap((part) => Effect.sync(() => assembler.add(part))),
+          Stream.onExit((exit) =>
+            Effect.sync(() => {
+              if (exit._tag === "Failure") return responses.push(exit as Exit.Exit<never, ModelError>)
+              const assembled = assembler.response()
+              responses.push(
+                Result.isSuccess(assembled)
+                  ? Exit.succeed(assembled.success)
+                  : Exit.fail(new ModelErrorClass({ provider: "recording", reason: assembled.failure, retryable: false }))
+              )
+            })
+          )
+        )
       })
   }
 }

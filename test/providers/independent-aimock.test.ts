@@ -5,7 +5,7 @@
  * 127.0.0.1 by the tests. The same calculator run goes through each provider.
  */
 import { LLMock } from "@copilotkit/aimock"
-import { Effect, Schema } from "effect"
+import { Effect, Schema, Stream } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { agent, anthropic, type ModelClient, ollama, openai, outputStrategy, skill } from "../../src/index.ts"
 import { makeCalculatorTools } from "../fixtures.ts"
@@ -89,5 +89,23 @@ describe.each(clients)("%s provider against @copilotkit/aimock", (name, client) 
     const typed = agent("numbers", { output: Schema.Struct({ n: Schema.Finite }) }).model(client())
     // aimock answers text here rather than a submit call; the loop accepts a final text that decodes.
     expect(await typed.run("Give me a number")).toEqual({ n: 42 })
+  })
+})
+
+// aimock streams when asked (`stream: true`): OpenAI SSE chunks ending with [DONE], Ollama NDJSON.
+describe.each(clients.filter(([name]) => name !== "anthropic"))("%s provider streaming against @copilotkit/aimock", (name, client) => {
+  it("streams the calculator run: tool-call deltas, the tool, text deltas, the same answer as run()", async () => {
+    const tools = makeCalculatorTools()
+    const calculator = agent("calculator")
+      .model(client())
+      .tools({ add: tools.add, multiply: tools.multiply })
+      .skills(({ add, multiply }) => [skill("compute", "Perform calculations").tools(add, multiply)])
+    const events = await Effect.runPromise(Stream.runCollect(calculator.runStream("What is 3 + 5?")))
+    expect(events.at(-1)).toMatchObject({ _tag: "RunEnd", outcome: { _tag: "Success", output: "3 + 5 = 8" } })
+    expect(events.filter((e) => e._tag === "TextDelta").map((e) => (e as { delta: string }).delta).join("")).toBe("3 + 5 = 8")
+    expect(events.filter((e) => e._tag === "ToolCallStart").map((e) => (e as { tool: string }).tool)).toEqual(["add"])
+    expect(tools.addSpy.calls).toEqual([{ a: 3, b: 5 }])
+    expect(mock.getRequests().map((r) => (r.body as { stream?: unknown }).stream)).toEqual([true, true])
+    expect(name).toBeDefined()
   })
 })

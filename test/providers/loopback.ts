@@ -13,6 +13,11 @@ export type Reply =
   | { readonly hang: true }
   /** Sends the status line, headers and `partial` of the body, then destroys the socket. */
   | { readonly reset: string }
+  /**
+   * A streamed body: `pieces` written one by one (`gapMs` apart), then the response ends (`"end"`),
+   * the socket is destroyed (`"cut"`), or nothing more is sent (`"stall"`; its close is recorded).
+   */
+  | { readonly pieces: ReadonlyArray<string>; readonly contentType: string; readonly gapMs?: number; readonly then?: "end" | "cut" | "stall" }
 
 export interface RecordedRequest {
   readonly method: string
@@ -58,6 +63,23 @@ export const startLoopback = async (replies: ReadonlyArray<Reply>): Promise<Loop
       if ("reset" in reply) {
         res.writeHead(200, { "content-type": "application/json", "content-length": String(reply.reset.length + 100) })
         res.write(reply.reset, () => setTimeout(() => res.socket?.destroy(), 10))
+        return
+      }
+      if ("pieces" in reply) {
+        res.on("close", () => signalAborted())
+        res.writeHead(200, { "content-type": reply.contentType, "cache-control": "no-cache" })
+        res.flushHeaders()
+        const write = (i: number): void => {
+          if (res.destroyed) return
+          if (i < reply.pieces.length) {
+            res.write(reply.pieces[i]!)
+            setTimeout(() => write(i + 1), reply.gapMs ?? 1)
+            return
+          }
+          if ((reply.then ?? "end") === "end") res.end()
+          else if (reply.then === "cut") res.socket?.destroy()
+        }
+        write(0)
         return
       }
       const payload = "json" in reply ? JSON.stringify(reply.json) : reply.raw
@@ -208,4 +230,56 @@ export const anthropicError = (status: number, type: string, message: string, he
   status,
   json: { type: "error", error: { type, message } },
   ...(headers === undefined ? {} : { headers })
+})
+
+// ---- Streams, shaped as each API documents them ----
+
+/** Tears `text` into pieces at the given sizes, cycling (so SSE events and JSON lines split anywhere). */
+export const tear = (text: string, sizes: ReadonlyArray<number> = [7, 3, 11, 1, 5]): Array<string> => {
+  const pieces: Array<string> = []
+  for (let i = 0, k = 0; i < text.length; k++) {
+    const size = Math.max(1, sizes[k % sizes.length]!)
+    pieces.push(text.slice(i, i + size))
+    i += size
+  }
+  return pieces
+}
+
+let chunkCounter = 0
+/** One `chat.completion.chunk` as Chat Completions streams it. */
+export const openAiChunk = (delta: Record<string, unknown>, finishReason: string | null = null, extra: Record<string, unknown> = {}) => ({
+  id: `chatcmpl-s${++chunkCounter}`,
+  object: "chat.completion.chunk",
+  created: 1_700_000_000,
+  model: "gpt-4o-mini-2024-07-18",
+  system_fingerprint: "fp_44709d6fcb",
+  choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+  ...extra
+})
+
+/** The usage chunk `stream_options: { include_usage: true }` adds before `[DONE]`. */
+export const openAiUsageChunk = (prompt: number, completion: number) => ({
+  id: `chatcmpl-s${++chunkCounter}`,
+  object: "chat.completion.chunk",
+  created: 1_700_000_000,
+  model: "gpt-4o-mini-2024-07-18",
+  choices: [],
+  usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
+})
+
+/** An SSE body: one `data:` event per chunk, then `data: [DONE]` unless `done` is false. */
+export const sseBody = (chunks: ReadonlyArray<unknown>, done = true): string =>
+  chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + (done ? "data: [DONE]\n\n" : "")
+
+/** An NDJSON body: one JSON object per line. */
+export const ndjsonBody = (lines: ReadonlyArray<unknown>): string => lines.map((l) => `${JSON.stringify(l)}\n`).join("")
+
+/** One `/api/chat` stream line. */
+export const ollamaLine = (message: Record<string, unknown>, done = false, extra: Record<string, unknown> = {}) => ({
+  model: "qwen2.5:7b",
+  created_at: "2026-11-22T14:13:43.416799Z",
+  message: { role: "assistant", content: "", ...message },
+  done,
+  ...(done ? { done_reason: "stop", total_duration: 5_191_566_416, prompt_eval_count: 26, eval_count: 12 } : {}),
+  ...extra
 })

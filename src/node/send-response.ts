@@ -1,0 +1,38 @@
+/**
+ * Node's \`http\` meets fetch-style handlers: writing a standard \`Response\` (such as the Server-Sent
+ * Events of \`eventStreamResponse\`) to a \`ServerResponse\` as its body streams.
+ */
+import type { ServerResponse } from "node:http"
+
+/**
+ * Writes a fetch `Response` (such as `eventStreamResponse(...)`) to a Node `http` response, chunk by
+ * chunk; when the client disconnects, the body is cancelled (which stops the run).
+ *
+ * @example
+ * ```ts
+ * createServer((req, res) => sendResponse(eventStreamResponse(calculator.runStream("2 + 2?")), res))
+ * ```
+ */
+export const sendResponse = async (response: Response, res: ServerResponse): Promise<void> => {
+  res.writeHead(response.status, Object.fromEntries(response.headers.entries()))
+  res.flushHeaders()
+  if (response.body === null) {
+    res.end()
+    return
+  }
+  const reader = response.body.getReader()
+  res.on("close", () => {
+    reader.cancel().catch(() => {})
+  })
+  try {
+    while (true) {
+      const { done, value } = await reader.read()
+      if (done) break
+      res.write(value)
+    }
+  } catch {
+    // The client went away, or the body failed: nothing more to send.
+  } finally {
+    res.end()
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * What every HTTP provider does around one streaming call: open the stream with an `AbortSignal`
+ * (aborted when the stream ends, fails or is interrupted, which closes the HTTP response), decode its
+ * chunks into response parts, fail with a retryable `ModelError` when nothing arrives for `idleTimeout`
+ * (a stall) or when the stream ends before the answer finished (a cut), and retry with backoff only
+ * while no part has reached the caller: a retry never repeats text the caller already saw.
+ *
+ * There is no total timeout on a stream: a long generation that keeps sending is healthy. Bound a
+ * run's wall time with the `maxDuration` budget.
+ */
+import { Duration, Effect, Random, Stream } from "effect"
+import { ModelError } from "../errors.ts"
+import type { ResponsePart } from "../model/response-part.ts"
+import { defaultMaxRetryAfter, type ResilienceOptions } from "./resilience.ts"
+
+/** Options of streaming calls, beside the retry policy every provider shares. */
+export interface StreamingOptions extends ResilienceOptions {
+  /**
+   * The longest wait for the next chunk (the first one included) before the stream counts as stalled:
+   * a retryable `ModelError`, retried only when nothing reached the caller yet. Default 2 minutes
+   * (reasoning models may think for a long time before their first token).
+   */
+  readonly idleTimeout?: Duration.Input
+}
+
+/**
+ * The default idle timeout of a streaming call.
+ *
+ * @example
+ * ```ts
+ * openai("o3", { idleTimeout: defaultIdleTimeout })
+ * ```
+ */
+export const defaultIdleTimeout = "2 minutes"
+
+/** Turns one stream's chunks into parts; made anew for every attempt. */
+export interface ChunkDecoder<C> {
+  /** The parts a chunk carries. */
+  readonly chunk: (chunk: C) => Effect.Effect<ReadonlyArray<ResponsePart>, ModelError>
+  /** The parts after the last chunk (call ends, usage, finish), or why the answer is unusable or incomplete. */
+  readonly end: () => Effect.Effect<ReadonlyArray<ResponsePart>, ModelError>
+}
+
+/**
+ * Streams `open(signal)`'s chunks as response parts, with the idle timeout and the retry policy.
+ *
+ * @example
+ * ```ts
+ * resilientStream("openai", options, (signal) => client.chat.completions.create({ ...body, stream: true }, { signal }), toModelError, openAiChunkDecoder)
+ * ```
+ */
+export const resilientStream = <C>(
+  provider: string,
+  options: StreamingOptions,
+  open: (signal: AbortSignal) => Promise<AsyncIterable<C>>,
+  toModelError: (cause: unknown) => ModelError,
+  makeDecoder: () => ChunkDecoder<C>
+): Stream.Stream<ResponsePart, ModelError> =>
+  Stream.suspend(() => {
+    const idle = Duration.fromInputUnsafe(options.idleTimeout ?? defaultIdleTimeout)
+    let delivered = false
+    const attempt = (): Stream.Stream<ResponsePart, ModelError> =>
+      Stream.suspend(() => {
+        const controller = new AbortController()
+        const decoder = makeDecoder()
+        const chunks = Stream.unwrap(
+          Effect.tryPromise({ try: () => open(controller.signal), catch: toModelError }).pipe(
+            Effect.map((iterable) => Stream.fromAsyncIterable(iterable, toModelError))
+          )
+        )
+        return chunks.pipe(
+          Stream.timeoutOrElse({
+            duration: idle,
+            orElse: () =>
+              Stream.fail(new ModelError({ provider, reason: `the stream stalled: nothing arrived for ${Duration.format(idle)}`, retryable: true }))
+          }),
+          Stream.mapEffect(decoder.chunk),
+          Stream.concat(Stream.fromEffect(Effect.suspend(decoder.end))),
+          Stream.flatMap((parts) => Stream.fromIterable(parts)),
+          Stream.ensuring(Effect.sync(() => controller.abort()))
+        )
+      })
+    const retry = options.retry === false ? { times: 0 } : options.retry ?? {}
+    const times = retry.times ?? 3
+    const maxRetryAfter = Duration.toMillis(Duration.fromInputUnsafe(("maxRetryAfter" in retry ? retry.maxRetryAfter : undefined) ?? defaultMaxRetryAfter))
+    const base = Duration.toMillis(Duration.fromInputUnsafe(("base" in retry ? retry.base : undefined) ?? "500 millis"))
+    const factor = ("factor" in retry ? retry.factor : undefined) ?? 2
+    const maxDelay = Duration.toMillis(Duration.fromInputUnsafe(("maxDelay" in retry ? retry.maxDelay : undefined) ?? "10 seconds"))
+    const attempts = (n: number): Stream.Stream<ResponsePart, ModelError> =>
+      attempt().pipe(
+        Stream.catchTag("ModelError", (error) => {
+          const retryable = !delivered && error.retryable === true && n < times &&
+            (error.retryAfterMs === undefined || error.retryAfterMs <= maxRetryAfter)
+          if (!retryable) return Stream.fail(error)
+          const delay = error.retryAfterMs ?? Math.min(maxDelay, base * factor ** n)
+          return Stream.unwrap(
+            Random.next.pipe(
+              Effect.flatMap((r) => Effect.sleep(Duration.millis(error.retryAfterMs === undefined ? delay * (0.5 + r / 2) : delay))),
+              Effect.as(attempts(n + 1))
+            )
+          )
+        })
+      )
+    return attempts(0).pipe(
+      Stream.tap(() =>
+        Effect.sync(() => {
+          delivered = true
+        })
+      )
+    )
+  })

@@ -1,0 +1,174 @@
+/**
+ * Serving a streaming run: a standard `Response` whose body is Server-Sent Events, usable from any
+ * fetch-style server (Deno, Bun, Hono, Next.js route handlers) and from Node's `http` with
+ * `sendResponse` (src/node). Two formats:
+ * - `"events"` (default): one SSE event per run event, `event: <_tag>` and `data: <JSON>`; a failed run
+ *   ends with `event: error` carrying the `AgentError`'s tag and message.
+ * - `"ui-message-stream"`: the AI SDK's UI message stream protocol (what `useChat` reads): `start`,
+ *   `start-step`, `text-*`, `reasoning-*`, `tool-input-*`, `tool-output-*`, `finish-step`, `finish`,
+ *   `error`, then `data: [DONE]`.
+ * Closing the response (the client went away) interrupts the run and its model request.
+ */
+import { Cause, Stream } from "effect"
+import type { RunStreamEvent } from "../dsl/events.ts"
+import type { AgentError } from "../errors.ts"
+
+/** Options of {@link eventStreamResponse}. */
+export interface EventStreamOptions {
+  /** The wire format. Default `"events"`. */
+  readonly format?: "events" | "ui-message-stream"
+  /**
+   * Which run events to send (format `"events"`). Default: all but `ModelCall`, whose request holds the
+   * system prompt and the whole transcript.
+   */
+  readonly include?: (event: RunStreamEvent) => boolean
+  /** Extra response headers. */
+  readonly headers?: Record<string, string>
+}
+
+const defaultInclude = (event: RunStreamEvent) => event._tag !== "ModelCall"
+
+/** Errors as JSON: their tag, message and fields (no causes). */
+const replacer = (key: string, value: unknown): unknown => {
+  if (key === "cause") return undefined
+  if (value instanceof Error) return { ...value, _tag: (value as { _tag?: unknown })._tag ?? value.name, message: value.message }
+  if (typeof value === "bigint") return value.toString()
+  return value
+}
+
+const frame = (data: unknown, event?: string): string =>
+  `${event === undefined ? "" : `event: ${event}\n`}data: ${JSON.stringify(data, replacer)}\n\n`
+
+const errorText = (cause: Cause.Cause<AgentError>): { readonly _tag: string; readonly message: string } => {
+  const error = Cause.squash(cause)
+  return error instanceof Error
+    ? { _tag: (error as { _tag?: string })._tag ?? error.name, message: error.message }
+    : { _tag: "Unknown", message: String(error) }
+}
+
+/**
+ * A run's events as a `text/event-stream` `Response`.
+ *
+ * @example
+ * ```ts
+ * // any fetch-style server
+ * export const POST = async (req: Request) => eventStreamResponse(calculator.runStream(await req.text()))
+ * // useChat on the client
+ * eventStreamResponse(calculator.runStream(question), { format: "ui-message-stream" })
+ * ```
+ */
+export const eventStreamResponse = (events: Stream.Stream<RunStreamEvent, AgentError>, options: EventStreamOptions = {}): Response => {
+  const ui = options.format === "ui-message-stream"
+  const frames = ui ? uiMessageFrames(events) : eventFrames(events, options.include ?? defaultInclude)
+  const body = Stream.toReadableStream(frames.pipe(Stream.encodeText))
+  return new Response(body, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+      ...(ui ? { "x-vercel-ai-ui-message-stream": "v1" } : {}),
+      ...options.headers
+    }
+  })
+}
+
+const eventFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, include: (event: RunStreamEvent) => boolean) =>
+  events.pipe(
+    Stream.filter(include),
+    Stream.map((event) => frame(event, event._tag)),
+    Stream.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Stream.failCause(cause) : Stream.make(frame(errorText(cause), "error"))))
+  )
+
+/** The AI SDK UI message stream chunks for a run (see the module comment). */
+const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Stream.Stream<string, AgentError> =>
+  Stream.suspend(() => {
+    let stepOpen = false
+    let text: string | undefined
+    let reasoning: string | undefined
+    /** UI ids of the calls started in this turn, by index; UI ids by the loop's call id. */
+    let started = new Map<number, string>()
+    const byCallId = new Map<string, string>()
+    const closeBlocks = (out: Array<unknown>) => {
+      if (text !== undefined) out.push({ type: "text-end", id: text })
+      if (reasoning !== undefined) out.push({ type: "reasoning-end", id: reasoning })
+      text = undefined
+      reasoning = undefined
+    }
+    const toChunks = (event: RunStreamEvent): Array<unknown> => {
+      const out: Array<unknown> = []
+      switch (event._tag) {
+        case "RunStart":
+          out.push({ type: "start", messageId: event.runId })
+          break
+        case "Turn":
+          if (stepOpen) out.push({ type: "finish-step" })
+          out.push({ type: "start-step" })
+          stepOpen = true
+          started = new Map()
+          break
+        case "TextDelta":
+          if (text === undefined) out.push({ type: "text-start", id: (text = `${event.runId}-text-${event.turn}`) })
+          out.push({ type: "text-delta", id: text, delta: event.delta })
+          break
+        case "ReasoningDelta":
+          if (reasoning === undefined) out.push({ type: "reasoning-start", id: (reasoning = `${event.runId}-reasoning-${event.turn}`) })
+          out.push({ type: "reasoning-delta", id: reasoning, delta: event.delta })
+          break
+        case "ToolCallStart": {
+          const id = event.toolCallId ?? `${event.runId}-call-${event.turn}-${event.index}`
+          started.set(event.index, id)
+          out.push({ type: "tool-input-start", toolCallId: id, toolName: event.tool })
+          break
+        }
+        case "ToolCallDelta": {
+          const id = started.get(event.index)
+          if (id !== undefined) out.push({ type: "tool-input-delta", toolCallId: id, inputTextDelta: event.delta })
+          break
+        }
+        case "ModelResponse": {
+          closeBlocks(out)
+          if (event.response._tag !== "ToolCalls") break
+          const ids = [...started.entries()].sort(([a], [b]) => a - b).map(([, id]) => id)
+          event.response.calls.forEach((call, i) => {
+            const id = ids[i] ?? call.id
+            byCallId.set(call.id, id)
+            if (ids[i] === undefined) out.push({ type: "tool-input-start", toolCallId: id, toolName: call.name })
+            out.push({ type: "tool-input-available", toolCallId: id, toolName: call.name, input: parseOr(call.arguments) })
+          })
+          break
+        }
+        case "ToolUse":
+          out.push({ type: "tool-output-available", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, output: event.result ?? null })
+          break
+        case "ToolError":
+          out.push({ type: "tool-output-error", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, errorText: String(event.error) })
+          break
+        case "InvalidArgs":
+          out.push({ type: "tool-output-error", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, errorText: event.issues })
+          break
+        case "RunEnd":
+          closeBlocks(out)
+          if (stepOpen) out.push({ type: "finish-step" })
+          stepOpen = false
+          if (event.outcome._tag === "Failure") out.push({ type: "error", errorText: event.outcome.error.message })
+          out.push({ type: "finish" })
+          break
+      }
+      return out
+    }
+    return events.pipe(
+      Stream.flatMap((event) => Stream.fromIterable(toChunks(event).map((chunk) => frame(chunk)))),
+      // The run's failure was reported in `RunEnd`'s chunks; the protocol ends with [DONE] either way.
+      Stream.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Stream.failCause(cause) : Stream.empty)),
+      Stream.concat(Stream.make("data: [DONE]\n\n"))
+    )
+  })
+
+const parseOr = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
