@@ -266,7 +266,13 @@ const makeBuilder = (runner: AgentRunner, definition: AgentDefinition): AgentBui
     },
     memory: (store: MemoryStore = inMemoryStore()) => next({ memory: memoryTools(store) }),
     pickTools: (toolSelection: PickToolsOptions = {}) => next({ toolSelection }),
-    recover: (policy: ErrorPolicy) => next({ recovery: { ...definition.recovery, ...policy } }),
+    recover: (policy: ErrorPolicy) => {
+      const steps = policy.maxRepairSteps
+      if (steps !== undefined && !(Number.isInteger(steps) && steps >= 1 && steps <= 100)) {
+        throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `maxRepairSteps must be a whole number in [1, 100], got ${String(steps)}` })
+      }
+      return next({ recovery: { ...definition.recovery, ...policy } })
+    },
     recoverTool: (tool: string, handlers: RecoveryHandlers) =>
       next({ toolRecovery: { ...definition.toolRecovery, [tool]: handlers } }),
     onError: (listener: (error: AgentError) => MaybeEffect<unknown>) =>

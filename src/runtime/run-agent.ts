@@ -13,6 +13,7 @@ import type { RunEndEvent } from "../dsl/events.ts"
 import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed } from "../errors.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import { noStackTrace } from "../internal/span-options.ts"
+import { describeCause } from "../internal/describe-cause.ts"
 import type { ModelClientService } from "../model/model-client.ts"
 import { chooseSkill } from "./choose-skill.ts"
 import { emit } from "./emit.ts"
@@ -92,7 +93,7 @@ const execute = (definition: AgentDefinition, start: Start, control: DriveContro
       yield* emit(plan, { _tag: "RunStart", agent: plan.name, runId, input })
       const text = yield* inputText(definition, input)
       const chosen = yield* chooseSkill(plan, runId, text)
-      ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, chosen.turns)
+      ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, chosen.turns, chosen.tokens ?? 0)
       yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
       yield* ctx.emit({ _tag: "SkillChosen", how: chosen.how })
       const implementation = chosen.skill.definition.implementation
@@ -155,7 +156,14 @@ export const runOutcome = (agent: string, exit: Exit.Exit<unknown, AgentError>):
 
 /** The user message: the input as text (strings as they are, anything else JSON-encoded). */
 const inputText = (definition: AgentDefinition, input: unknown): Effect.Effect<string, InputInvalid> => {
-  if (definition.input === undefined) return Effect.succeed(typeof input === "string" ? input : JSON.stringify(input) ?? "")
+  if (definition.input === undefined) {
+    if (typeof input === "string") return Effect.succeed(input)
+    // An untyped caller may hand anything: BigInt, cycles, throwing getters or toJSON.
+    return Effect.try({
+      try: () => JSON.stringify(input) ?? "",
+      catch: (error) => new InputInvalid({ agent: definition.name, issues: `the input is not JSON-serialisable: ${describeCause(error)}` })
+    })
+  }
   return Schema.encodeUnknownEffect(Schema.toCodecJson(definition.input))(input, { errors: "all" }).pipe(
     Effect.map((encoded) => (typeof encoded === "string" ? encoded : JSON.stringify(encoded))),
     Effect.mapError((error) => new InputInvalid({ agent: definition.name, issues: error.message }))

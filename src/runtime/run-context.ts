@@ -80,10 +80,11 @@ export class RunContext {
     this.#knowledge = new Map(Object.entries(state?.knowledge ?? {}))
   }
 
-  /** A new run's context; `turns` already spent (1 after a model-routed skill choice). */
-  static start(plan: AgentPlan, skill: SkillPlan, runId: string, input: string, startedAt: number, turns: number): RunContext {
+  /** A new run's context; `turns` and `tokens` already spent (by a model-routed skill choice). */
+  static start(plan: AgentPlan, skill: SkillPlan, runId: string, input: string, startedAt: number, turns: number, tokens = 0): RunContext {
     const context = new RunContext(plan, skill, runId, input, startedAt, undefined)
     for (let i = 0; i < turns; i++) context.ledger.spendTurn()
+    if (tokens > 0) context.ledger.spendTokens(tokens)
     return context
   }
 

@@ -1,0 +1,229 @@
+/**
+ * Issue #19: hostile input and misbehaving user code. Each case was first reproduced failing on the
+ * code before the fix; every run must end within its budget, in success or a documented tagged error.
+ */
+import { type Duration, Effect, Exit, Fiber, Schema } from "effect"
+import { TestClock } from "effect/testing"
+import { describe, expect, it } from "vitest"
+import { agent, isAgentError, ModelClient, renderTrace, text, tool, toolCalls } from "../../src/index.ts"
+import { scriptedModel } from "../../src/testing/index.ts"
+import { failureOf, makeCalculatorTools, runExit } from "../fixtures.ts"
+
+const call = (name: string, args: unknown, id = `call_${name}`) => ({ id, name, arguments: args })
+
+/** Runs `effect` under a TestClock, advancing it by `by` in small steps once the run is waiting. */
+const withTestClock = <A, E>(effect: Effect.Effect<A, E>, by: Duration.Input, interruptAfter = false) =>
+  runExit(
+    Effect.gen(function*() {
+      const fiber = yield* Effect.forkChild(effect)
+      yield* TestClock.adjust(by)
+      if (interruptAfter) yield* Fiber.interrupt(fiber)
+      return yield* Fiber.join(fiber)
+    }).pipe(Effect.provide(TestClock.layer()))
+  )
+
+const never = () => new Promise<never>(() => {})
+
+describe("hooks that never settle (item 1)", () => {
+  for (const hook of ["onRunEnd", "onEvent", "onBudgetExceeded", "onError"] as const) {
+    it(`${hook}: maxDuration still ends the run`, async () => {
+      const hanging = ModelClient.fromFunction(() => Effect.never)
+      const base = agent("a").model(hanging).budget({ maxDuration: "1 minute" })
+      const a = (base as any)[hook](never) as typeof base
+      const exit = await withTestClock(a.runEffect("x"), "2 minutes")
+      expect(failureOf(exit)).toMatchObject({ _tag: "BudgetExceeded", reason: "duration" })
+    })
+  }
+
+  it("interrupting a run whose onRunEnd hangs completes", async () => {
+    const a = agent("a").model(scriptedModel(text("done"))).onRunEnd(never)
+    const exit = await withTestClock(
+      Effect.gen(function*() {
+        const fiber = yield* Effect.forkChild(a.runEffect("x"))
+        yield* Effect.yieldNow
+        yield* Fiber.interrupt(fiber)
+        return "interrupted"
+      }),
+      "1 minute"
+    )
+    expect(Exit.isSuccess(exit)).toBe(true)
+  })
+
+  it("a hook timeout (budget hookTimeout) ends a hanging hook and reports HookFailed", async () => {
+    const failed: Array<unknown> = []
+    const a = agent("a").model(scriptedModel(text("done"))).budget({ hookTimeout: "2 seconds" } as any)
+      .onRunStart(never).onHookFailed((e) => void failed.push(e.error))
+    const exit = await withTestClock(a.runEffect("x"), "3 seconds")
+    expect(exit).toEqual(Exit.succeed("done"))
+    expect(String(failed[0])).toMatch(/did not settle within 2000 ms/)
+  })
+})
+
+describe("a tool's signal read after an await (item 2)", () => {
+  it("is aborted when perToolTimeout interrupted the tool", async () => {
+    let signal: AbortSignal | undefined
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const slow = tool("slow", {
+      args: Schema.Struct({}),
+      run: async (_, context) => {
+        await gate
+        signal = context.signal
+        return "late"
+      }
+    })
+    const a = agent("a").model(scriptedModel([toolCalls([call("slow", {})]), text("ok")])).tools({ slow }).budget({ perToolTimeout: "1 second" })
+    const exit = await withTestClock(a.runEffect("x"), "2 seconds")
+    expect(failureOf(exit)).toMatchObject({ _tag: "BudgetExceeded", reason: "perToolTimeout" })
+    release()
+    await new Promise((r) => setTimeout(r, 10))
+    expect(signal?.aborted).toBe(true)
+  })
+})
+
+describe("crashes become documented errors (item 3)", () => {
+  const cyclicNullProto = () => {
+    const o: Record<string, unknown> = Object.create(null)
+    o["self"] = o
+    return o
+  }
+
+  it("a tool throwing a cyclic null-prototype object is reported to the model", async () => {
+    const bad = tool("bad", { args: Schema.Struct({}), run: () => { throw cyclicNullProto() } })
+    const model = scriptedModel([toolCalls([call("bad", {})]), text("recovered")])
+    expect(await agent("a").model(model).tools({ bad }).run("x")).toBe("recovered")
+  })
+
+  it("a raw ModelClient that throws synchronously fails with ModelError in run() and RunEnd alike", async () => {
+    const client = { chat: () => { throw new Error("sync boom") } } as any
+    let outcome: unknown
+    const a = agent("a").model(client).onRunEnd((e) => void (outcome = e.outcome))
+    const error = await a.run("x").catch((e) => e)
+    expect(error).toMatchObject({ _tag: "ModelError" })
+    expect(outcome).toMatchObject({ _tag: "Failure", error: { _tag: "ModelError" } })
+  })
+
+  it("a raw ModelClient returning a non-Effect fails with ModelError", async () => {
+    const client = { chat: () => ({ _tag: "Text", content: "not an effect" }) } as any
+    const error = await agent("a").model(client).run("x").catch((e) => e)
+    expect(error).toMatchObject({ _tag: "ModelError" })
+  })
+
+  it("a response whose getters throw fails with ModelError", async () => {
+    const response = { _tag: "Text", get content(): string { throw new Error("getter") } }
+    const client = { chat: () => Effect.succeed(response) } as any
+    const error = await agent("a").model(client).run("x").catch((e) => e)
+    expect(error).toMatchObject({ _tag: "ModelError" })
+  })
+
+  it("BigInt and cyclic input from an untyped caller fail with InputInvalid", async () => {
+    const a = agent("a").model(scriptedModel(text("ok")))
+    const cyclic: Record<string, unknown> = {}
+    cyclic["self"] = cyclic
+    for (const input of [10n, cyclic]) {
+      const error = await a.run(input as any).catch((e) => e)
+      expect(isAgentError(error)).toBe(true)
+      expect(error).toMatchObject({ _tag: "InputInvalid" })
+    }
+  })
+
+  it("submit with BigInt, cyclic or very deep arguments from a raw client ends in a documented error", async () => {
+    const cyclic: Record<string, unknown> = {}
+    cyclic["self"] = cyclic
+    let deep: unknown = 1
+    for (let i = 0; i < 100_000; i++) deep = [deep]
+    for (const args of [{ value: 10n }, cyclic, deep]) {
+      const client = { chat: () => Effect.succeed({ _tag: "ToolCalls", calls: [{ id: "1", name: "submit", arguments: args }] }) } as any
+      const a = agent("a", { output: Schema.Struct({ value: Schema.Number }) }).model(client)
+      const error = await a.run("x").catch((e) => e)
+      expect(isAgentError(error)).toBe(true)
+    }
+  })
+})
+
+describe("token budget (item 4)", () => {
+  it("negative usage counts are refused", async () => {
+    const model = scriptedModel({ _tag: "Text", content: "hi", usage: { inputTokens: -1000, outputTokens: 0 } })
+    const error = await agent("a").model(model).budget({ maxTokens: 10 }).run("x").catch((e) => e)
+    expect(error).toMatchObject({ _tag: "ModelError" })
+  })
+
+  it("the routing call's tokens are counted", async () => {
+    const model = scriptedModel([
+      { _tag: "ToolCalls", calls: [{ id: "r", name: "choose_skill", arguments: { skill: "one" } }], usage: { inputTokens: 60, outputTokens: 0 } },
+      { _tag: "Text", content: "hi", usage: { inputTokens: 50, outputTokens: 0 } }
+    ])
+    const { add } = makeCalculatorTools()
+    const { skill } = await import("../../src/index.ts")
+    const a = agent("a").model(model).tools({ add }).budget({ maxTokens: 100 })
+      .skills(({ add }) => [skill("one", "first").tools(add), skill("two", "second").tools(add)])
+    const error = await a.run("x").catch((e) => e)
+    expect(error).toMatchObject({ _tag: "BudgetExceeded", reason: "tokens", used: 110 })
+  })
+})
+
+describe("numeric options are validated at construction (item 5)", () => {
+  for (const value of [Number.NaN, Number.POSITIVE_INFINITY, -1, 0, 1.5]) {
+    it(`maxRepairSteps ${value} is refused`, () => {
+      expect(() => agent("a").recover({ maxRepairSteps: value })).toThrow(/maxRepairSteps/)
+    })
+  }
+})
+
+describe("Effect.interrupt from user code (item 6)", () => {
+  it("a hook returning Effect.interrupt does not interrupt the run", async () => {
+    const a = agent("a").model(scriptedModel(text("done"))).onRunStart(() => Effect.interrupt)
+    expect(await a.run("x")).toBe("done")
+  })
+
+  it("a client returning Effect.interrupt fails with ModelError", async () => {
+    const client = { chat: () => Effect.interrupt } as any
+    const error = await agent("a").model(client).run("x").catch((e) => e)
+    expect(error).toMatchObject({ _tag: "ModelError" })
+  })
+
+  it("a deterministic skill returning Effect.interrupt fails with SkillFailed", async () => {
+    const { skill } = await import("../../src/index.ts")
+    const a = agent("a").model(scriptedModel(text("unused"))).skills(() => [skill("echo").implementedBy(() => Effect.interrupt)])
+    const error = await a.run("x").catch((e) => e)
+    expect(error).toMatchObject({ _tag: "SkillFailed" })
+  })
+
+  it("a tool returning Effect.interrupt is a failed execution, reported to the model", async () => {
+    const stop = tool("stop", { args: Schema.Struct({}), run: () => Effect.interrupt })
+    const model = scriptedModel([toolCalls([call("stop", {})]), text("ok")])
+    expect(await agent("a").model(model).tools({ stop }).run("x")).toBe("ok")
+  })
+})
+
+describe("run ids (item 7)", () => {
+  it("do not collide under a frozen clock", async () => {
+    const a = agent("a").model(scriptedModel(text("ok")))
+    const ids = new Set<string>()
+    const runs = 20_000
+    await runExit(
+      Effect.forEach(Array.from({ length: runs }), () => Effect.asVoid(a.onRunStart((e) => void ids.add(e.runId)).runEffect("x")), { discard: true })
+        .pipe(Effect.provide(TestClock.layer()))
+    )
+    expect(ids.size).toBe(runs)
+  }, 60_000)
+})
+
+describe("traces and responses (item 8)", () => {
+  it("renderTrace skips incomplete lines instead of throwing", () => {
+    const lines = ['{"v":1,"run":"r","event":"RunStart","ts":1}', '{"v":1,"run":"r","event":"Tu', '{"v":1,"run":"r","event":"ModelCall","ts":2}', '{"v":1,"run":"r","event":"ModelResponse","ts":3,"response":"ToolCalls"}']
+    const rendered = renderTrace(lines.join("\n"))
+    expect(rendered).toMatch(/ModelCall \(incomplete line\)/)
+    expect(rendered).toMatch(/1 line skipped/)
+  })
+
+  it("a tool call without an id from a raw client gets one instead of failing the response", async () => {
+    const { add, addSpy } = makeCalculatorTools()
+    let n = 0
+    const client = {
+      chat: () => Effect.succeed(n++ === 0 ? { _tag: "ToolCalls", calls: [{ name: "add", arguments: '{"a":1,"b":2}' }] } : { _tag: "Text", content: "3" })
+    } as any
+    expect(await agent("a").model(client).tools({ add }).run("x")).toBe("3")
+    expect(addSpy.calls).toHaveLength(1)
+  })
+})
