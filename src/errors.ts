@@ -233,12 +233,15 @@ export class BudgetExceeded extends Data.TaggedError("BudgetExceeded")<{
   readonly limit: number
   readonly used: number
   readonly transcript: ReadonlyArray<LlmMessage>
+  /** The tool concerned, for the per-tool reasons (`perToolTimeout`, `consecutiveTool`). */
+  readonly tool?: string | undefined
 }> {
   get [AgentErrorTypeId](): true {
     return true
   }
   override get message(): string {
-    return `Agent "${this.agent}" exceeded its ${this.reason} budget (${this.used} of ${this.limit}) without a final answer`
+    const tool = this.tool === undefined ? "" : ` (tool "${this.tool}")`
+    return `Agent "${this.agent}" exceeded its ${this.reason} budget${tool} (${this.used} of ${this.limit}) without a final answer`
   }
 }
 

@@ -94,6 +94,8 @@ export interface ToolHallucinatedEvent extends TurnScoped {
   readonly allowed: ReadonlyArray<string>
   /** `fail` ends the run with `ToolNotAllowed`; `feedback` tells the model and goes on. */
   readonly policy: "fail" | "feedback"
+  /** The arguments the model sent, parsed when they are JSON (else the raw text). */
+  readonly args: unknown
 }
 /** A tool call's arguments were repaired (the tool opted in) and then decoded. */
 export interface ArgsRepairedEvent extends TurnScoped {
@@ -126,6 +128,8 @@ export interface BudgetExceededEvent extends RunScoped {
   readonly reason: BudgetReason
   readonly limit: number
   readonly used: number
+  /** The tool concerned, for `perToolTimeout` and `consecutiveTool`. */
+  readonly tool?: string | undefined
 }
 /** The run ended, successfully or not. */
 export interface RunEndEvent extends RunScoped {

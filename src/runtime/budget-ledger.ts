@@ -34,6 +34,8 @@ export interface LedgerRow {
   readonly reason: BudgetReason
   readonly limit: number
   readonly used: number
+  /** The tool concerned, for the per-tool reasons. */
+  readonly tool?: string | undefined
 }
 
 /** Why a charge would go past a limit: the row to report in `BudgetExceeded`. */
@@ -116,7 +118,7 @@ export class BudgetLedger {
   checkExecution(tool: string): Overrun | undefined {
     if (this.#toolCalls >= this.budget.maxToolCalls) return { reason: "toolCalls", limit: this.budget.maxToolCalls, used: this.#toolCalls }
     const limit = this.budget.maxConsecutiveSameTool
-    if (this.#lastTool === tool && this.#consecutive >= limit) return { reason: "consecutiveTool", limit, used: this.#consecutive }
+    if (this.#lastTool === tool && this.#consecutive >= limit) return { reason: "consecutiveTool", limit, used: this.#consecutive, tool }
     return undefined
   }
 

@@ -234,6 +234,6 @@ export const budgetExceeded = (
   overrun: Overrun,
   transcript: ReadonlyArray<LlmMessage>
 ): Effect.Effect<never, BudgetExceeded> =>
-  emit(plan, { _tag: "BudgetExceeded", agent: plan.name, runId, reason: overrun.reason, limit: overrun.limit, used: overrun.used }).pipe(
+  emit(plan, { _tag: "BudgetExceeded", agent: plan.name, runId, reason: overrun.reason, limit: overrun.limit, used: overrun.used, ...(overrun.tool === undefined ? {} : { tool: overrun.tool }) }).pipe(
     Effect.andThen(Effect.fail(new BudgetExceeded({ agent: plan.name, ...overrun, transcript: [...transcript] })))
   )

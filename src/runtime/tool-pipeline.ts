@@ -14,6 +14,8 @@
  */
 import { Cause, Clock, Duration, Effect, Exit } from "effect"
 import type { Recovery } from "../dsl/recovery.ts"
+import type { ArgsDecoding } from "../dsl/tool-codec.ts"
+import { oversizeBytes, oversizeIssue, oversizeValue } from "./args-size.ts"
 import { type AnyTool, executeTool } from "../dsl/tool.ts"
 import { type BudgetExceeded, InvalidToolArgs, ToolFailed } from "../errors.ts"
 import type { ToolCall } from "../model/messages.ts"
@@ -36,7 +38,11 @@ type Next =
 /** Runs `call` of `tool` to its tool result message. */
 export const runToolCall = (ctx: RunContext, tool: AnyTool, call: ToolCall): Effect.Effect<void, InvalidToolArgs | ToolFailed | BudgetExceeded> =>
   Effect.gen(function*() {
-    const decoded = tool.codec.decode(call.arguments)
+    const limit = ctx.plan.budget.maxToolArgsBytes
+    const bytes = oversizeBytes(call.arguments, limit)
+    const decoded: ArgsDecoding<unknown> = bytes === undefined
+      ? tool.codec.decode(call.arguments)
+      : { _tag: "Invalid", value: oversizeValue(bytes), issues: oversizeIssue(bytes, limit) }
     yield* Effect.annotateCurrentSpan("tool.validated", tool.codec.validated)
     if (decoded._tag === "Valid" && decoded.corrections.length > 0) {
       yield* Effect.annotateCurrentSpan("tool.repaired", JSON.stringify(decoded.corrections))
@@ -211,6 +217,6 @@ const executeWithin = (ctx: RunContext, tool: AnyTool, args: unknown, toolCallId
   const limit = ctx.ledger.limit("perToolTimeout")
   if (!Number.isFinite(limit)) return execution
   return execution.pipe(
-    Effect.timeoutOrElse({ duration: Duration.millis(limit), orElse: () => ctx.exceed({ reason: "perToolTimeout", limit, used: limit }) })
+    Effect.timeoutOrElse({ duration: Duration.millis(limit), orElse: () => ctx.exceed({ reason: "perToolTimeout", limit, used: limit, tool: tool.name }) })
   )
 }

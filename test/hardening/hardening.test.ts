@@ -227,3 +227,64 @@ describe("traces and responses (item 8)", () => {
     expect(addSpy.calls).toHaveLength(1)
   })
 })
+
+describe("the Kotlin reference's behaviours", () => {
+  it("escalate: severity optional (default HIGH) and in any case (item 10)", async () => {
+    const { skill } = await import("../../src/index.ts")
+    const run = (args: unknown) =>
+      agent("a").model(scriptedModel([toolCalls([call("escalate", args)]), text("unused")]))
+        .skills(({ escalate }) => [skill("s", "s").tools(escalate)]).run("x").catch((e) => e)
+    expect(await run({ reason: "stuck" })).toMatchObject({ _tag: "Escalated", severity: "HIGH", reason: "stuck" })
+    expect(await run({ reason: "stuck", severity: "critical" })).toMatchObject({ _tag: "Escalated", severity: "CRITICAL" })
+    // An unknown severity is invalid arguments, reported to the model (the script then answers "unused").
+    expect(await run({ reason: "stuck", severity: "urgent" })).toBe("unused")
+  })
+
+  it("BudgetExceeded names the tool for perToolTimeout and consecutiveTool (item 11)", async () => {
+    const { add } = makeCalculatorTools()
+    const model = scriptedModel(toolCalls([call("add", { a: 1, b: 1 })]))
+    const error = await agent("a").model(model).tools({ add }).budget({ maxConsecutiveSameTool: 2 }).run("x").catch((e) => e)
+    expect(error).toMatchObject({ _tag: "BudgetExceeded", reason: "consecutiveTool", tool: "add" })
+    expect(error.message).toMatch(/tool "add"/)
+    const slow = tool("slow", { args: Schema.Struct({}), run: () => Effect.never })
+    let event: unknown
+    const timed = agent("a").model(scriptedModel(toolCalls([call("slow", {})]))).tools({ slow }).budget({ perToolTimeout: "1 second" })
+      .onBudgetExceeded((e) => void (event = e))
+    expect(failureOf(await withTestClock(timed.runEffect("x"), "2 seconds"))).toMatchObject({ reason: "perToolTimeout", tool: "slow" })
+    expect(event).toMatchObject({ reason: "perToolTimeout", tool: "slow" })
+  })
+
+  it("the hallucinated-tool event carries the arguments the model sent (item 16)", async () => {
+    let args: unknown
+    const a = agent("a").model(scriptedModel([toolCalls([call("rm_rf", { path: "/" })]), text("ok")]))
+      .disallowedToolPolicy("feedback").onToolHallucinated((e) => void (args = e.args))
+    expect(await a.run("x")).toBe("ok")
+    expect(args).toEqual({ path: "/" })
+  })
+})
+
+describe("maxToolArgsBytes", () => {
+  it("arguments over the cap are never parsed: the model is told, the tool never runs", async () => {
+    const { add, addSpy } = makeCalculatorTools()
+    const huge = JSON.stringify({ a: 1, b: 2, pad: "x".repeat(2000) })
+    let invalid: unknown
+    const model = scriptedModel([toolCalls([{ id: "1", name: "add", arguments: huge }]), text("ok")])
+    const a = agent("a").model(model).tools({ add }).budget({ maxToolArgsBytes: 1000 }).onInvalidArgs((e) => void (invalid = e))
+    expect(await a.run("x")).toBe("ok")
+    expect(addSpy.calls).toHaveLength(0)
+    expect(invalid).toMatchObject({ raw: expect.stringMatching(/^\(\d+ bytes of arguments, not parsed\)$/) })
+    expect(String(model.requests[1]!.messages.at(-1)!.content)).toMatch(/over the limit of 1000 bytes/)
+  })
+
+  it("counts UTF-8 bytes, not characters", async () => {
+    const { add, addSpy } = makeCalculatorTools()
+    const args = JSON.stringify({ a: 1, b: 2, pad: "é".repeat(400) }) // ~820 bytes, ~420 characters
+    const model = scriptedModel([toolCalls([{ id: "1", name: "add", arguments: args }]), text("ok")])
+    await agent("a").model(model).tools({ add }).budget({ maxToolArgsBytes: 600 }).run("x")
+    expect(addSpy.calls).toHaveLength(0)
+  })
+
+  it("is validated at construction", () => {
+    expect(() => agent("a").budget({ maxToolArgsBytes: 0 })).toThrow(/maxToolArgsBytes/)
+  })
+})

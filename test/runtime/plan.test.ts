@@ -67,7 +67,7 @@ describe("the budget ledger", () => {
     expect(ledger.checkTurn()).toEqual({ reason: "turns", limit: 2, used: 2 })
     expect(ledger.spendTokens(11)).toEqual({ reason: "tokens", limit: 10, used: 11 })
     ledger.spendExecution("add")
-    expect(ledger.checkExecution("add")).toEqual({ reason: "consecutiveTool", limit: 1, used: 1 })
+    expect(ledger.checkExecution("add")).toEqual({ reason: "consecutiveTool", limit: 1, used: 1, tool: "add" })
     expect(ledger.checkExecution("multiply")).toBeUndefined()
     ledger.spendExecution("multiply")
     expect(ledger.checkExecution("multiply")).toEqual({ reason: "toolCalls", limit: 2, used: 2 })
