@@ -21,10 +21,9 @@ export interface Budget {
   /** Executions of the same tool in a row, across turns; another tool resets the count. Default: unlimited. */
   readonly maxConsecutiveSameTool: number
   /**
-   * Wall time one hook (listener) may take before it is abandoned and reported as a `HookFailed`.
-   * Default 5 seconds. Hooks inside the run are also bounded by `maxDuration`; the hooks after a run
-   * ended (`RunEnd`, `onError`, `BudgetExceeded`) by this alone, so a listener never holds a run for
-   * longer than `maxDuration + 2 × hookTimeout`.
+   * Wall time one hook (listener) may take before it is abandoned (its signal aborted) and reported
+   * as a `HookFailed`. Default 5 seconds. Hooks inside the run are also bounded by `maxDuration`; the
+   * hooks after it ended (`BudgetExceeded`, `RunEnd`, `onError`) by this alone, each listener in turn.
    */
   readonly hookTimeout: number
   /** Size in bytes (UTF-8) of one tool call's raw arguments, checked before parsing. Default 1 MiB. */
