@@ -288,3 +288,22 @@ describe("maxToolArgsBytes", () => {
     expect(() => agent("a").budget({ maxToolArgsBytes: 0 })).toThrow(/maxToolArgsBytes/)
   })
 })
+
+describe("lenient typed answers (item 12)", () => {
+  const Answer = Schema.Struct({ value: Schema.Number })
+  const typed = (answer: string) => agent("a", { output: Answer }).model(scriptedModel([text(answer), text("unused")])).budget({ maxTurns: 1 })
+
+  it("extracts the JSON value from prose around it", async () => {
+    expect(await typed('Sure! Here it is: {"value": 4}. Hope that helps.').run("x")).toEqual({ value: 4 })
+  })
+
+  it("tolerates trailing commas, never inside strings", async () => {
+    expect(await typed('{"value": 4,}').run("x")).toEqual({ value: 4 })
+    expect(await typed('```json\n{"value": 4, }\n```').run("x")).toEqual({ value: 4 })
+  })
+
+  it("is always followed by the Schema decode", async () => {
+    const error = await typed('The answer: {"value": "four",}').run("x").catch((e) => e)
+    expect(error).toMatchObject({ _tag: "OutputInvalid" })
+  })
+})
