@@ -17,7 +17,7 @@ import type { Recovery } from "../dsl/recovery.ts"
 import type { ArgsDecoding } from "../dsl/tool-codec.ts"
 import { oversizeBytes, oversizeIssue, oversizeValue } from "./args-size.ts"
 import { type AnyTool, executeTool } from "../dsl/tool.ts"
-import { type BudgetExceeded, InvalidToolArgs, ToolFailed } from "../errors.ts"
+import { type BudgetExceeded, ExceptionThrown, InvalidToolArgs, ToolFailed } from "../errors.ts"
 import type { ToolCall } from "../model/messages.ts"
 import { escalationContent, invalidArgsFeedback, toolFailedFeedback, toolResultContent, untrustedContent } from "./prompt.ts"
 import { decideExecutionError, decideInvalidArgs } from "./recover.ts"
@@ -33,10 +33,10 @@ type Next =
   | { readonly _tag: "Reply"; readonly content: string }
   | { readonly _tag: "Run"; readonly args: unknown }
   | { readonly _tag: "Ask"; readonly situation: Situation }
-  | { readonly _tag: "End"; readonly error: InvalidToolArgs | ToolFailed }
+  | { readonly _tag: "End"; readonly error: InvalidToolArgs | ToolFailed | ExceptionThrown }
 
 /** Runs `call` of `tool` to its tool result message. */
-export const runToolCall = (ctx: RunContext, tool: AnyTool, call: ToolCall): Effect.Effect<void, InvalidToolArgs | ToolFailed | BudgetExceeded> =>
+export const runToolCall = (ctx: RunContext, tool: AnyTool, call: ToolCall): Effect.Effect<void, InvalidToolArgs | ToolFailed | ExceptionThrown | BudgetExceeded> =>
   Effect.gen(function*() {
     const limit = ctx.plan.budget.maxToolArgsBytes
     const bytes = oversizeBytes(call.arguments, limit)
@@ -134,7 +134,7 @@ class Recovering {
       _tag: "End",
       error: situation._tag === "Invalid"
         ? new InvalidToolArgs({ agent: ctx.agent, skill: ctx.skill.name, tool: tool.name, raw: situation.value, issues: issues ?? situation.issues })
-        : new ToolFailed({ agent: ctx.agent, skill: ctx.skill.name, tool: tool.name, args: situation.args, cause: situation.cause })
+        : new ToolFailed({ agent: ctx.agent, skill: ctx.skill.name, tool: tool.name, args: situation.args, cause: issues ?? situation.cause })
     })
     const feedback: Next = {
       _tag: "Reply",
@@ -144,7 +144,9 @@ class Recovering {
       case "Feedback":
         return feedback
       case "Fail":
-        return end()
+        return end(recovery.reason)
+      case "ThrowException":
+        return { _tag: "End", error: new ExceptionThrown({ agent: ctx.agent, skill: ctx.skill.name, reason: recovery.reason }) }
       case "Substitute":
         return { _tag: "Reply", content: toolResultContent(recovery.value) }
       case "Escalate":

@@ -5,7 +5,7 @@
 import { type Duration, Effect, Exit, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
-import { agent, isAgentError, ModelClient, renderTrace, text, tool, toolCalls } from "../../src/index.ts"
+import { agent, isAgentError, ModelClient, Recovery, renderTrace, text, tool, toolCalls } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { failureOf, makeCalculatorTools, runExit } from "../fixtures.ts"
 
@@ -305,5 +305,22 @@ describe("lenient typed answers (item 12)", () => {
   it("is always followed by the Schema decode", async () => {
     const error = await typed('The answer: {"value": "four",}').run("x").catch((e) => e)
     expect(error).toMatchObject({ _tag: "OutputInvalid" })
+  })
+})
+
+describe("a recovery handler ends the run with its own reason (item 9)", () => {
+  const boom = tool("boom", { args: Schema.Struct({}), run: () => { throw new Error("original") } })
+  const run = (recovery: ReturnType<typeof Recovery.failWith>) =>
+    agent("a").model(scriptedModel([toolCalls([call("boom", {})]), text("unused")])).tools({ boom })
+      .recover({ executionError: () => recovery }).run("x").catch((e) => e)
+
+  it("throwException(reason) ends it with ExceptionThrown { reason }", async () => {
+    expect(await run(Recovery.throwException("the ledger is locked"))).toMatchObject({ _tag: "ExceptionThrown", reason: "the ledger is locked" })
+  })
+
+  it("failWith(reason) ends it with ToolFailed carrying that reason", async () => {
+    const error = await run(Recovery.failWith("quota reached"))
+    expect(error).toMatchObject({ _tag: "ToolFailed", cause: "quota reached" })
+    expect(error.message).toMatch(/quota reached/)
   })
 })
