@@ -28,6 +28,14 @@ export interface Budget {
   readonly hookTimeout: number
   /** Size in bytes (UTF-8) of one tool call's raw arguments, checked before parsing. Default 1 MiB. */
   readonly maxToolArgsBytes: number
+  /**
+   * How many tool calls of one model response run at once. Default 1 (one after the other): tools may
+   * have side effects whose order the model meant ("create" then "update" in one response), and hooks,
+   * the "same tool in a row" count and traces keep their sequential meaning. Raise it for independent,
+   * slow tools (HTTP lookups). Results are appended in call order either way; tool-call budgets are
+   * checked and charged atomically, so they stay exact; a run driven step by step (`runUntil`) stays sequential.
+   */
+  readonly toolConcurrency: number
 }
 
 /** What `.budget(...)` accepts: any subset; durations as Effect `Duration` inputs ("30 seconds", 5000). */
@@ -40,6 +48,7 @@ export interface BudgetOptions {
   readonly maxConsecutiveSameTool?: number
   readonly hookTimeout?: Duration.Input
   readonly maxToolArgsBytes?: number
+  readonly toolConcurrency?: number
 }
 
 /**
@@ -59,10 +68,11 @@ export const defaultBudget: Budget = Object.freeze({
   maxTokens: Number.POSITIVE_INFINITY,
   maxConsecutiveSameTool: Number.POSITIVE_INFINITY,
   hookTimeout: 5_000,
-  maxToolArgsBytes: 1024 * 1024
+  maxToolArgsBytes: 1024 * 1024,
+  toolConcurrency: 1
 })
 
-const counts = ["maxTurns", "maxToolCalls", "maxTokens", "maxConsecutiveSameTool", "maxToolArgsBytes"] as const
+const counts = ["maxTurns", "maxToolCalls", "maxTokens", "maxConsecutiveSameTool", "maxToolArgsBytes", "toolConcurrency"] as const
 const durations = ["maxDuration", "perToolTimeout", "hookTimeout"] as const
 
 /** Merges options into a budget, refusing limits that are not positive whole numbers or durations. */

@@ -35,7 +35,7 @@ export const fingerprintSource = (definition: AgentDefinition, skills: ReadonlyA
   })
 
 /** Budget options that do not change what a snapshot means (and were added after snapshots existed). */
-const notShape: ReadonlySet<string> = new Set(["hookTimeout", "maxToolArgsBytes"])
+const notShape: ReadonlySet<string> = new Set(["hookTimeout", "maxToolArgsBytes", "toolConcurrency"])
 
 /** A 53-bit hash (cyrb53) of the text, as 14 hex digits: stable across processes and platforms. */
 export const hash53 = (text: string): string => {

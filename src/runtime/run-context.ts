@@ -116,6 +116,13 @@ export class RunContext {
     return this.#pending[this.#settled]
   }
 
+  /** The pending calls from the next one on, as long as `accept` holds (a run of calls to handle together). */
+  pendingRun(accept: (call: ToolCall) => boolean): ReadonlyArray<ToolCall> {
+    const run: Array<ToolCall> = []
+    for (let i = this.#settled; i < this.#pending.length && accept(this.#pending[i]!); i++) run.push(this.#pending[i]!)
+    return run
+  }
+
   /** Whether calls of the last answer are still to handle. */
   get hasPending(): boolean {
     return this.#settled < this.#pending.length

@@ -14,7 +14,7 @@ import type { AgentError } from "../errors.ts"
 import { callModel } from "./call-model.ts"
 import { type Finished, finalText } from "./final-answer.ts"
 import type { RunContext } from "./run-context.ts"
-import { handleCall } from "./tool-call.ts"
+import { handleCall, handleConcurrently, isPipelineCall } from "./tool-call.ts"
 
 /** How `drive` ended: the run's output, or a suspension between two steps. */
 export type Driven = { readonly _tag: "Done"; readonly output: unknown } | { readonly _tag: "Suspended" }
@@ -66,7 +66,12 @@ export const toolStep = (ctx: RunContext): Effect.Effect<Finished | undefined, A
 type TurnEnd = Driven | { readonly _tag: "Continue" }
 
 /** The steps of one turn, in its span: the model step (unless resuming pending calls), then the tool steps. */
-const turnSteps = (ctx: RunContext, resuming: boolean, stepTaken: () => boolean): Effect.Effect<TurnEnd, AgentError, ModelClientService> =>
+const turnSteps = (
+  ctx: RunContext,
+  resuming: boolean,
+  stepTaken: () => boolean,
+  suspending: boolean
+): Effect.Effect<TurnEnd, AgentError, ModelClientService> =>
   Effect.gen(function*() {
     if (!resuming) {
       const finished = yield* modelStep(ctx)
@@ -74,6 +79,15 @@ const turnSteps = (ctx: RunContext, resuming: boolean, stepTaken: () => boolean)
       if (stepTaken()) return { _tag: "Suspended" as const }
     }
     while (ctx.hasPending) {
+      const concurrency = ctx.plan.budget.toolConcurrency
+      if (concurrency > 1 && !suspending) {
+        const batch = ctx.pendingRun((call) => isPipelineCall(ctx, call))
+        if (batch.length > 1) {
+          yield* handleConcurrently(ctx, batch, concurrency)
+          for (let i = 0; i < batch.length; i++) ctx.settleNext()
+          continue
+        }
+      }
       const finished = yield* toolStep(ctx)
       if (finished !== undefined) return { _tag: "Done" as const, output: finished.output }
       if (stepTaken()) return { _tag: "Suspended" as const }
@@ -98,7 +112,8 @@ export const drive = (ctx: RunContext, control: DriveControl = {}): Effect.Effec
         ctx.ledger.spendTurn()
         yield* ctx.checkThresholds()
       }
-      const end = yield* turnSteps(ctx, resuming, stepTaken)
+      // A run that may suspend between steps handles its calls one at a time (a step is one call).
+      const end = yield* turnSteps(ctx, resuming, stepTaken, limit !== undefined)
       if (end._tag !== "Continue") return end
     }
   })

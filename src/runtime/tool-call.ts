@@ -35,9 +35,16 @@ export const handleCall = (ctx: RunContext, call: ToolCall): Effect.Effect<Finis
   const handled: Effect.Effect<Finished | undefined, ToolCallError> = terminal !== undefined
     ? settleTerminal(ctx, terminal, call)
     : tool !== undefined
-    ? Effect.as(runToolCall(ctx, tool, call), undefined)
+    ? Effect.map(runToolCall(ctx, tool, call), (message) => {
+      ctx.append(message)
+      return undefined
+    })
     : refuse(ctx, call)
-  return handled.pipe(
+  return inToolSpan(ctx, call, handled)
+}
+
+const inToolSpan = <A, E>(ctx: RunContext, call: ToolCall, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  effect.pipe(
     Effect.withSpan("agent.tool", {
       attributes: {
         "agent.name": ctx.agent,
@@ -48,7 +55,23 @@ export const handleCall = (ctx: RunContext, call: ToolCall): Effect.Effect<Finis
       }
     }, noStackTrace)
   )
-}
+
+/** Whether `call` goes through the tool pipeline (one of the skill's tools, not a terminal): such calls may run concurrently. */
+export const isPipelineCall = (ctx: RunContext, call: ToolCall): boolean =>
+  !ctx.skill.terminals.has(call.name) && ctx.skill.tools.has(call.name)
+
+/**
+ * Runs pipeline calls (see `isPipelineCall`) at most `concurrency` at a time and appends their tool
+ * results in call order once all ran. The first call that ends the run interrupts the others.
+ */
+export const handleConcurrently = (
+  ctx: RunContext,
+  calls: ReadonlyArray<ToolCall>,
+  concurrency: number
+): Effect.Effect<void, ToolCallError> =>
+  Effect.forEach(calls, (call) => inToolSpan(ctx, call, runToolCall(ctx, ctx.skill.tools.get(call.name)!, call)), { concurrency }).pipe(
+    Effect.map((messages) => ctx.append(...messages))
+  )
 
 /**
  * A terminal call: decoded, then finished (the typed answer, or the error a built-in ends the run

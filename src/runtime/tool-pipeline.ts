@@ -18,7 +18,7 @@ import type { ArgsDecoding } from "../dsl/tool-codec.ts"
 import { oversizeBytes, oversizeIssue, oversizeValue } from "./args-size.ts"
 import { type AnyTool, executeTool } from "../dsl/tool.ts"
 import { type BudgetExceeded, ExceptionThrown, InvalidToolArgs, ToolFailed } from "../errors.ts"
-import type { ToolCall } from "../model/messages.ts"
+import type { LlmMessage, ToolCall } from "../model/messages.ts"
 import { escalationContent, invalidArgsFeedback, toolFailedFeedback, toolResultContent, untrustedContent } from "./prompt.ts"
 import { decideExecutionError, decideInvalidArgs } from "./recover.ts"
 import type { RunContext } from "./run-context.ts"
@@ -35,8 +35,15 @@ type Next =
   | { readonly _tag: "Ask"; readonly situation: Situation }
   | { readonly _tag: "End"; readonly error: InvalidToolArgs | ToolFailed | ExceptionThrown }
 
-/** Runs `call` of `tool` to its tool result message. */
-export const runToolCall = (ctx: RunContext, tool: AnyTool, call: ToolCall): Effect.Effect<void, InvalidToolArgs | ToolFailed | ExceptionThrown | BudgetExceeded> =>
+/**
+ * Runs `call` of `tool` to its tool result message, which the caller appends (so calls run
+ * concurrently still append their results in call order).
+ */
+export const runToolCall = (
+  ctx: RunContext,
+  tool: AnyTool,
+  call: ToolCall
+): Effect.Effect<LlmMessage, InvalidToolArgs | ToolFailed | ExceptionThrown | BudgetExceeded> =>
   Effect.gen(function*() {
     const limit = ctx.plan.budget.maxToolArgsBytes
     const bytes = oversizeBytes(call.arguments, limit)
@@ -56,8 +63,7 @@ export const runToolCall = (ctx: RunContext, tool: AnyTool, call: ToolCall): Eff
     while (true) {
       switch (next._tag) {
         case "Reply":
-          ctx.append({ role: "tool", toolCallId: call.id, name: tool.name, content: next.content })
-          return
+          return { role: "tool", toolCallId: call.id, name: tool.name, content: next.content } satisfies LlmMessage
         case "End":
           return yield* next.error
         case "Run": {
@@ -193,7 +199,9 @@ class Recovering {
  */
 const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown): Effect.Effect<Exit.Exit<string, unknown>, BudgetExceeded> =>
   Effect.gen(function*() {
-    yield* ctx.ensure(ctx.ledger.checkExecution(tool.name))
+    // Checked and charged in one synchronous step, so calls running concurrently never overspend.
+    const overrun = ctx.ledger.checkExecution(tool.name)
+    if (overrun !== undefined) return yield* ctx.exceed(overrun)
     ctx.ledger.spendExecution(tool.name)
     yield* ctx.checkThresholds()
     const knowledge = ctx.skill.knowledge.get(tool.name)

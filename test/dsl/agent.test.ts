@@ -32,7 +32,8 @@ describe("the builder is immutable", () => {
       maxTokens: Number.POSITIVE_INFINITY,
       maxConsecutiveSameTool: Number.POSITIVE_INFINITY,
       hookTimeout: 5_000,
-      maxToolArgsBytes: 1024 * 1024
+      maxToolArgsBytes: 1024 * 1024,
+      toolConcurrency: 1
     })
     expect(definitionOf(a).budget).toMatchObject({ maxToolCalls: 32, maxDuration: 300_000 })
   })
