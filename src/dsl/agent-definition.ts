@@ -13,6 +13,7 @@ import type { ErrorPolicy, RecoveryHandlers } from "./recovery.ts"
 import { isBuiltinToolName } from "./builtin-tools.ts"
 import { type AnySkill, isSkill, type SkillImplementation, type SkillPredicate } from "./skill.ts"
 import { isToolHandle } from "./tool-handle.ts"
+import { memoryTools } from "./memory.ts"
 import { type AnyTool, isTool, toolNamePattern } from "./tool.ts"
 
 /** A skill as the runtime sees it: its allowlisted tools resolved to the registered tools. */
@@ -26,6 +27,8 @@ export interface SkillDefinition {
   readonly knowledge: ReadonlyArray<KnowledgeSource>
   /** This skill's output Schema; when undefined the agent's applies. */
   readonly output: Schema.Codec<any, any, never, never> | undefined
+  /** This skill's own memory tools (`skill.memory(...)`); when empty the agent's apply. */
+  readonly memory: ReadonlyArray<AnyTool>
 }
 
 /** The name of the tool through which a model submits a typed final answer. */
@@ -112,8 +115,12 @@ export const isReservedName = (name: string): boolean => name.startsWith("memory
 const resolveSkill = (definition: AgentDefinition, candidate: AnySkill): SkillDefinition => {
   const fail = (reason: string) =>
     new AgentConfigError({ subject: `skill "${candidate.name}" of agent "${definition.name}"`, reason })
-  if (candidate.handles.length === 0 && candidate.knowledgeSources.length === 0 && candidate.implementation === undefined) {
-    throw fail("it has neither tools nor an implementation: add .tools(...), .knowledge(...) or .implementedBy(...)")
+  const talks = candidate.chatOnly || candidate.memoryStore !== undefined
+  if (candidate.handles.length === 0 && candidate.knowledgeSources.length === 0 && candidate.implementation === undefined && !talks) {
+    throw fail("it has neither tools nor an implementation: add .tools(...), .knowledge(...), .implementedBy(...), or .chat() for a skill that only talks to the model")
+  }
+  if (talks && candidate.implementation !== undefined) {
+    throw fail("a deterministic skill (.implementedBy) never calls a model: it cannot be .chat() nor have .memory(...)")
   }
   if (candidate.handles.length > 0 && candidate.implementation !== undefined) {
     throw fail("it has both tools and an implementation: a deterministic skill never calls a model")
@@ -150,6 +157,7 @@ const resolveSkill = (definition: AgentDefinition, candidate: AnySkill): SkillDe
     implementation: candidate.implementation,
     predicate: candidate.predicate,
     knowledge: Object.freeze([...candidate.knowledgeSources]),
-    output: candidate.outputSchema
+    output: candidate.outputSchema,
+    memory: candidate.memoryStore === undefined ? [] : memoryTools(candidate.memoryStore)
   })
 }

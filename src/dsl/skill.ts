@@ -7,6 +7,7 @@ import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { KnowledgeLoader, KnowledgeSource } from "./knowledge.ts"
 import type { AgentTypeError } from "./agent-type-error.ts"
 import type { AnyToolHandle, HandleAgent, ToolHandle } from "./tool-handle.ts"
+import { inMemoryStore, type MemoryStore } from "./memory.ts"
 import type { Tool } from "./tool.ts"
 
 /** What a deterministic skill receives: the run's input and an abort signal. */
@@ -36,6 +37,10 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
   readonly predicate: SkillPredicate | undefined
   readonly knowledgeSources: ReadonlyArray<KnowledgeSource>
   readonly outputSchema: Schema.Codec<TOutput, any, never, never> | undefined
+  /** Talks to the model without tools (`.chat()`). */
+  readonly chatOnly: boolean
+  /** This skill's own memory (`.memory(store)`), instead of the agent's. */
+  readonly memoryStore: MemoryStore | undefined
   /**
    * Phantom: the agent whose handles this skill uses. Named so that a skill built from another agent's
    * handles reads "Types of property '\"~uses handles of agent\"' are incompatible".
@@ -65,6 +70,16 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
    * are this Schema (or with text that decodes into it). Overrides the agent's output Schema.
    */
   output<$Output>(schema: Schema.Codec<$Output, any, never, never>): Skill<TAgent, TInput, $Output>
+  /**
+   * Declares a skill that talks to the model without tools (a pure chat skill; several of them can be
+   * routed between). Without it, a skill with neither tools nor an implementation is refused as a mistake.
+   */
+  chat(): Skill<TAgent, TInput, TOutput>
+  /**
+   * Gives this skill (only) memory: `memory_read`, `memory_write`, `memory_search` over `store` (in-memory
+   * by default). It replaces the agent's `.memory(...)` for this skill.
+   */
+  memory(store?: MemoryStore): Skill<TAgent, TInput, TOutput>
 }
 
 /** The agent of the first handle in `H` (`never` for `any`, already reported where it came from). */
@@ -104,7 +119,9 @@ export const skill = (name: string, description = ""): Skill => <Skill> makeSkil
     implementation: undefined,
     predicate: undefined,
     knowledgeSources: [],
-    outputSchema: undefined
+    outputSchema: undefined,
+    chatOnly: false,
+    memoryStore: undefined
   })
 
 interface SkillState {
@@ -115,6 +132,8 @@ interface SkillState {
   readonly predicate: SkillPredicate | undefined
   readonly knowledgeSources: ReadonlyArray<KnowledgeSource>
   readonly outputSchema: Schema.Codec<any, any, never, never> | undefined
+  readonly chatOnly: boolean
+  readonly memoryStore: MemoryStore | undefined
 }
 
 const makeSkill = (state: SkillState): Skill<any, any, any> =>
@@ -128,7 +147,9 @@ const makeSkill = (state: SkillState): Skill<any, any, any> =>
     when: (predicate: SkillPredicate) => makeSkill({ ...state, predicate }),
     knowledge: (name: string, description: string, load: KnowledgeLoader) =>
       makeSkill({ ...state, knowledgeSources: [...state.knowledgeSources, { name, description, load }] }),
-    output: (outputSchema: Schema.Codec<any, any, never, never>) => makeSkill({ ...state, outputSchema })
+    output: (outputSchema: Schema.Codec<any, any, never, never>) => makeSkill({ ...state, outputSchema }),
+    chat: () => makeSkill({ ...state, chatOnly: true }),
+    memory: (store: MemoryStore = inMemoryStore()) => makeSkill({ ...state, memoryStore: store })
   })
 
 /** True for values built by {@link skill}. */

@@ -80,6 +80,7 @@ const compileUncached = (definition: AgentDefinition): AgentPlan => {
       implementation: undefined,
       predicate: undefined,
       knowledge: [],
+      memory: [],
       output: undefined
     }]
     : definition.skills
@@ -105,7 +106,8 @@ const compileUncached = (definition: AgentDefinition): AgentPlan => {
 
 const compileSkill = (definition: AgentDefinition, skill: SkillDefinition): SkillPlan => {
   const knowledgeTools = skill.knowledge.map(knowledgeTool)
-  const offerable = [...skill.tools, ...definition.memory, ...knowledgeTools]
+  const memory = skill.memory.length > 0 ? skill.memory : definition.memory
+  const offerable = [...skill.tools, ...memory, ...knowledgeTools]
   const outputSchema = skill.output ?? definition.output
   const output = outputSchema === undefined ? undefined : outputContract(outputSchema, { hasTools: offerable.length > 0 })
   const submit = output === undefined ? undefined : submitTerminal(output)

@@ -324,3 +324,39 @@ describe("a recovery handler ends the run with its own reason (item 9)", () => {
     expect(error.message).toMatch(/quota reached/)
   })
 })
+
+describe("skills the Kotlin reference allows", () => {
+  it("a pure chat skill talks to the model without tools (item 13)", async () => {
+    const { skill } = await import("../../src/index.ts")
+    const model = scriptedModel(text("hello there"))
+    const a = agent("a").model(model).skills(() => [skill("smalltalk", "Chit-chat").chat()])
+    expect(await a.run("hi")).toBe("hello there")
+    expect(model.requests[0]!.tools).toEqual([])
+  })
+
+  it("routes between pure chat skills", async () => {
+    const { skill } = await import("../../src/index.ts")
+    const model = scriptedModel([toolCalls([call("choose_skill", { skill: "jokes" })]), text("a joke")])
+    const a = agent("a").model(model).skills(() => [skill("smalltalk", "Chit-chat").chat(), skill("jokes", "Tell jokes").chat()])
+    expect(await a.run("tell me a joke")).toBe("a joke")
+  })
+
+  it("a skill without tools, chat or implementation is still refused as a mistake", async () => {
+    const { skill } = await import("../../src/index.ts")
+    expect(() => agent("a").skills(() => [skill("empty", "nothing")])).toThrow(/\.chat\(\)/)
+    expect(() => agent("a").skills(() => [skill("both").chat().implementedBy(() => "x")])).toThrow(/never calls a model/)
+  })
+
+  it("memory for some skills only (item 14)", async () => {
+    const { skill } = await import("../../src/index.ts")
+    const { add } = makeCalculatorTools()
+    const model = scriptedModel([toolCalls([call("choose_skill", { skill: "notes" })]), toolCalls([call("memory_write", { key: "k", value: "v" })]), text("saved")])
+    const a = agent("a").model(model).tools({ add })
+      .skills(({ add }) => [skill("compute", "math").tools(add), skill("notes", "remember things").memory()])
+    expect(await a.run("remember k")).toBe("saved")
+    expect(model.requests[1]!.tools.map((t) => t.name)).toEqual(["memory_read", "memory_write", "memory_search"])
+    const computeOnly = scriptedModel([toolCalls([call("choose_skill", { skill: "compute" })]), toolCalls([call("memory_read", { key: "k" })]), text("x")])
+    const error = await a.model(computeOnly).run("2+2").catch((e) => e)
+    expect(error).toMatchObject({ _tag: "ToolNotAllowed", tool: "memory_read", allowed: ["add"] })
+  })
+})
