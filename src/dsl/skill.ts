@@ -64,7 +64,7 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
    * Exposes a lazy knowledge source to the model as a tool named `name` (no arguments), on this skill's
    * allowlist only. Loaded on first use, cached for the run; each use fires `onKnowledgeUsed`.
    */
-  knowledge(name: string, description: string, loader: KnowledgeLoader): Skill<TAgent, TInput, TOutput>
+  knowledge(name: string, description: string, loader: KnowledgeLoader, options?: { readonly preload?: boolean }): Skill<TAgent, TInput, TOutput>
   /**
    * Makes this skill's final answer typed: the model answers by calling a `submit` tool whose parameters
    * are this Schema (or with text that decodes into it). Overrides the agent's output Schema.
@@ -145,8 +145,8 @@ const makeSkill = (state: SkillState): Skill<any, any, any> =>
     ) => Skill<any, any, any>,
     implementedBy: (implementation: SkillImplementation<any, any>) => makeSkill({ ...state, implementation }),
     when: (predicate: SkillPredicate) => makeSkill({ ...state, predicate }),
-    knowledge: (name: string, description: string, load: KnowledgeLoader) =>
-      makeSkill({ ...state, knowledgeSources: [...state.knowledgeSources, { name, description, load }] }),
+    knowledge: (name: string, description: string, load: KnowledgeLoader, options?: { readonly preload?: boolean }) =>
+      makeSkill({ ...state, knowledgeSources: [...state.knowledgeSources, { name, description, load, preload: options?.preload === true }] }),
     output: (outputSchema: Schema.Codec<any, any, never, never>) => makeSkill({ ...state, outputSchema }),
     chat: () => makeSkill({ ...state, chatOnly: true }),
     memory: (store: MemoryStore = inMemoryStore()) => makeSkill({ ...state, memoryStore: store })

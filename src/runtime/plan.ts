@@ -25,6 +25,8 @@ export interface SkillPlan {
   readonly tools: ReadonlyMap<string, AnyTool>
   /** Knowledge sources by tool name: their results are cached per run. */
   readonly knowledge: ReadonlyMap<string, KnowledgeSource>
+  /** Knowledge loaded when the run starts, into the system prompt. */
+  readonly preloaded: ReadonlyArray<KnowledgeSource>
   /** Calls that end the run: the built-ins the skill lists, and `submit` when the answer is typed. */
   readonly terminals: ReadonlyMap<string, Terminal>
   /** What a model may be offered, in order (built-ins the skill lists included). */
@@ -105,7 +107,8 @@ const compileUncached = (definition: AgentDefinition): AgentPlan => {
 }
 
 const compileSkill = (definition: AgentDefinition, skill: SkillDefinition): SkillPlan => {
-  const knowledgeTools = skill.knowledge.map(knowledgeTool)
+  const onDemand = skill.knowledge.filter((k) => k.preload !== true)
+  const knowledgeTools = onDemand.map(knowledgeTool)
   const memory = skill.memory.length > 0 ? skill.memory : definition.memory
   const offerable = [...skill.tools, ...memory, ...knowledgeTools]
   const outputSchema = skill.output ?? definition.output
@@ -123,7 +126,8 @@ const compileSkill = (definition: AgentDefinition, skill: SkillDefinition): Skil
     description: skill.description,
     definition: skill,
     tools: new Map(offerable.filter((t) => !terminals.has(t.name)).map((t) => [t.name, t])),
-    knowledge: new Map(skill.knowledge.map((k) => [k.name, k])),
+    knowledge: new Map(onDemand.map((k) => [k.name, k])),
+    preloaded: skill.knowledge.filter((k) => k.preload === true),
     terminals,
     offerable,
     allowed: submit === undefined ? names : [...names, submit.name],

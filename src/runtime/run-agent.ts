@@ -10,7 +10,8 @@ import { Cause, Clock, Duration, Effect, Exit, Schema } from "effect"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import { pickTools } from "../dsl/pick-tools.ts"
 import type { RunEndEvent } from "../dsl/events.ts"
-import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed } from "../errors.ts"
+import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed, ToolFailed } from "../errors.ts"
+import type { KnowledgeSource } from "../dsl/knowledge.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import { noStackTrace } from "../internal/span-options.ts"
 import { describeCause } from "../internal/describe-cause.ts"
@@ -176,6 +177,17 @@ const deterministic = (plan: AgentPlan, skill: SkillPlan, input: unknown): Effec
     catchUnlessInterrupted((cause) => Effect.fail(new SkillFailed({ agent: plan.name, skill: skill.name, input, cause })))
   )
 
+/** Preloaded knowledge: loaded once at the start; a failure ends the run with `ToolFailed` naming the source. */
+const loadKnowledge = (ctx: RunContext, source: KnowledgeSource): Effect.Effect<string, ToolFailed> =>
+  fromMaybeEffect((abortable) => source.load(abortable)).pipe(
+    Effect.map((text) => String(text)),
+    catchUnlessInterrupted((cause) => Effect.fail(new ToolFailed({ agent: ctx.agent, skill: ctx.skill.name, tool: source.name, args: {}, cause }))),
+    Effect.tap((text) => {
+      ctx.rememberKnowledge(source.name, text)
+      return ctx.emit({ _tag: "KnowledgeUsed", knowledge: source.name, toolCallId: "(preloaded)", characters: text.length, cached: false })
+    })
+  )
+
 /** The start of an agentic run: tool pre-selection, then the system prompt and the user message. */
 const startAgentic = (ctx: RunContext, input: string) =>
   Effect.gen(function*() {
@@ -185,5 +197,11 @@ const startAgentic = (ctx: RunContext, input: string) =>
       if (picked.length > 0) ctx.offer(picked.map((p) => p.tool))
       yield* Effect.annotateCurrentSpan("agent.offered_tools", ctx.offered.map((t) => t.name).join(","))
     }
-    ctx.append({ role: "system", content: systemPrompt(ctx) }, { role: "user", content: input })
+    const knowledge: Array<string> = []
+    for (const source of ctx.skill.preloaded) {
+      const text = yield* loadKnowledge(ctx, source)
+      knowledge.push(`Knowledge "${source.name}" (${source.description}):\n${text}`)
+    }
+    const prompt = systemPrompt(ctx)
+    ctx.append({ role: "system", content: knowledge.length === 0 ? prompt : `${prompt}\n\n${knowledge.join("\n\n")}` }, { role: "user", content: input })
   })

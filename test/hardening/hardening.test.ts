@@ -360,3 +360,26 @@ describe("skills the Kotlin reference allows", () => {
     expect(error).toMatchObject({ _tag: "ToolNotAllowed", tool: "memory_read", allowed: ["add"] })
   })
 })
+
+describe("knowledge loaded up front (item 15)", () => {
+  it("goes into the skill's system prompt instead of a tool, loaded once at the start", async () => {
+    const { skill } = await import("../../src/index.ts")
+    let loads = 0
+    const model = scriptedModel(text("Opening hours are 9-17"))
+    const a = agent("a").model(model).skills(() => [
+      skill("faq", "Answer questions").knowledge("hours", "opening hours", () => (loads++, "Mon-Fri 9-17"), { preload: true })
+    ])
+    expect(await a.run("when are you open?")).toBe("Opening hours are 9-17")
+    expect(loads).toBe(1)
+    expect(model.requests[0]!.tools).toEqual([])
+    expect(model.requests[0]!.messages[0]!.content).toMatch(/Knowledge "hours" \(opening hours\):\nMon-Fri 9-17/)
+  })
+
+  it("a failing preload ends the run with ToolFailed naming the source", async () => {
+    const { skill } = await import("../../src/index.ts")
+    const a = agent("a").model(scriptedModel(text("x"))).skills(() => [
+      skill("faq", "Answer").knowledge("hours", "opening hours", () => Promise.reject(new Error("db down")), { preload: true })
+    ])
+    expect(await a.run("x").catch((e) => e)).toMatchObject({ _tag: "ToolFailed", tool: "hours" })
+  })
+})
