@@ -22,7 +22,7 @@ import {
   type ToolObservations
 } from "../../src/testing/arbitraries.ts"
 
-const numRuns = Number(process.env.PROPERTY_RUNS ?? 150)
+const numRuns = Number(process.env.PROPERTY_RUNS ?? 100)
 
 const maxDuration = 60_000
 const hookTimeout = 1_000
