@@ -265,7 +265,14 @@ const makeBuilder = (runner: AgentRunner, definition: AgentDefinition): AgentBui
       return next({ skills: resolveSkills(definition, define(makeHandles(registered, definition.registry))) })
     },
     memory: (store: MemoryStore = inMemoryStore()) => next({ memory: memoryTools(store) }),
-    pickTools: (toolSelection: PickToolsOptions = {}) => next({ toolSelection }),
+    pickTools: (toolSelection: PickToolsOptions = {}) => {
+      const fail = (reason: string) => new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `pickTools ${reason}` })
+      const { maxCandidates, minScore, timeoutMs } = toolSelection
+      if (maxCandidates !== undefined && !(Number.isInteger(maxCandidates) && maxCandidates >= 1)) throw fail(`maxCandidates must be a whole number >= 1, got ${String(maxCandidates)}`)
+      if (minScore !== undefined && !Number.isFinite(minScore)) throw fail(`minScore must be a finite number, got ${String(minScore)}`)
+      if (timeoutMs !== undefined && !(timeoutMs > 0)) throw fail(`timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`)
+      return next({ toolSelection })
+    },
     recover: (policy: ErrorPolicy) => {
       const steps = policy.maxRepairSteps
       if (steps !== undefined && !(Number.isInteger(steps) && steps >= 1 && steps <= 100)) {

@@ -383,3 +383,11 @@ describe("knowledge loaded up front (item 15)", () => {
     expect(await a.run("x").catch((e) => e)).toMatchObject({ _tag: "ToolFailed", tool: "hours" })
   })
 })
+
+describe("numeric options of pickTools are validated at construction (item 5)", () => {
+  for (const options of [{ maxCandidates: Number.NaN }, { maxCandidates: 0 }, { minScore: Number.NaN }, { timeoutMs: Number.NaN }, { timeoutMs: -1 }]) {
+    it(`refuses ${JSON.stringify(options, (_, v) => (typeof v === "number" && !Number.isFinite(v) ? String(v) : v))}`, () => {
+      expect(() => agent("a").pickTools(options)).toThrow(/pickTools/)
+    })
+  }
+})
