@@ -81,6 +81,45 @@ describe("a tool's signal read after an await (item 2)", () => {
   })
 })
 
+describe("a tool's signal read after an await (item 2, interruption and maxDuration)", () => {
+  const lateReader = () => {
+    const seen: Array<AbortSignal> = []
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const slow = tool("slow", {
+      args: Schema.Struct({}),
+      run: async (_, context) => {
+        await gate
+        seen.push(context.signal)
+        return "late"
+      }
+    })
+    return { slow, seen, release }
+  }
+
+  it("is aborted when the caller interrupted the run", async () => {
+    const { slow, seen, release } = lateReader()
+    const a = agent("a").model(scriptedModel([toolCalls([call("slow", {})]), text("ok")])).tools({ slow })
+    await runExit(Effect.gen(function*() {
+      const fiber = yield* Effect.forkChild(a.runEffect("x"))
+      yield* Effect.sleep("20 millis")
+      yield* Fiber.interrupt(fiber)
+    }))
+    release()
+    await new Promise((r) => setTimeout(r, 10))
+    expect(seen[0]?.aborted).toBe(true)
+  })
+
+  it("is aborted when maxDuration ended the run", async () => {
+    const { slow, seen, release } = lateReader()
+    const a = agent("a").model(scriptedModel([toolCalls([call("slow", {})]), text("ok")])).tools({ slow }).budget({ maxDuration: "1 minute" })
+    expect(failureOf(await withTestClock(a.runEffect("x"), "2 minutes"))).toMatchObject({ reason: "duration" })
+    release()
+    await new Promise((r) => setTimeout(r, 10))
+    expect(seen[0]?.aborted).toBe(true)
+  })
+})
+
 describe("crashes become documented errors (item 3)", () => {
   const cyclicNullProto = () => {
     const o: Record<string, unknown> = Object.create(null)
