@@ -238,13 +238,16 @@ export class BudgetExceeded extends Data.TaggedError("BudgetExceeded")<{
    * `maxTokens`/`maxToolCalls` bound the whole tree (`used` then counts the whole tree).
    */
   readonly scope?: string | undefined
+  /** The tool concerned, for the per-tool reasons (`perToolTimeout`, `consecutiveTool`). */
+  readonly tool?: string | undefined
 }> {
   get [AgentErrorTypeId](): true {
     return true
   }
   override get message(): string {
+    const tool = this.tool === undefined ? "" : ` (tool "${this.tool}")`
     return this.scope === undefined
-      ? `Agent "${this.agent}" exceeded its ${this.reason} budget (${this.used} of ${this.limit}) without a final answer`
+      ? `Agent "${this.agent}" exceeded its ${this.reason} budget${tool} (${this.used} of ${this.limit}) without a final answer`
       : `Agent "${this.agent}" exceeded the ${this.reason} budget of "${this.scope}" (${this.used} of ${this.limit}, counted over every run under it) without a final answer`
   }
 }

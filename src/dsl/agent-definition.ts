@@ -13,6 +13,7 @@ import type { ErrorPolicy, RecoveryHandlers } from "./recovery.ts"
 import { isBuiltinToolName } from "./builtin-tools.ts"
 import { type AnySkill, isSkill, type SkillImplementation, type SkillPredicate } from "./skill.ts"
 import { isToolHandle } from "./tool-handle.ts"
+import { memoryTools } from "./memory.ts"
 import { type AnyTool, isTool, toolNamePattern } from "./tool.ts"
 
 /** A skill as the runtime sees it: its allowlisted tools resolved to the registered tools. */
@@ -28,6 +29,8 @@ export interface SkillDefinition {
   readonly output: Schema.Codec<any, any, never, never> | undefined
   /** The agents this skill may hand the conversation to (`handoff_to_<name>` tools). */
   readonly handoffs: ReadonlyArray<AgentDefinition>
+  /** This skill's own memory tools (`skill.memory(...)`); when empty the agent's apply. */
+  readonly memory: ReadonlyArray<AnyTool>
 }
 
 /** The tool through which a model hands the conversation to agent `name`. */
@@ -117,11 +120,15 @@ export const isReservedName = (name: string): boolean => name.startsWith("memory
 const resolveSkill = (definition: AgentDefinition, candidate: AnySkill): SkillDefinition => {
   const fail = (reason: string) =>
     new AgentConfigError({ subject: `skill "${candidate.name}" of agent "${definition.name}"`, reason })
+  const talks = candidate.chatOnly || candidate.memoryStore !== undefined
   if (
     candidate.handles.length === 0 && candidate.knowledgeSources.length === 0 && candidate.handoffTargets.length === 0 &&
-    candidate.implementation === undefined
+    candidate.implementation === undefined && !talks
   ) {
-    throw fail("it has neither tools nor an implementation: add .tools(...), .knowledge(...), .handoffs(...) or .implementedBy(...)")
+    throw fail("it has neither tools nor an implementation: add .tools(...), .knowledge(...), .handoffs(...), .implementedBy(...), or .chat() for a skill that only talks to the model")
+  }
+  if (talks && candidate.implementation !== undefined) {
+    throw fail("a deterministic skill (.implementedBy) never calls a model: it cannot be .chat() nor have .memory(...)")
   }
   if (candidate.handles.length > 0 && candidate.implementation !== undefined) {
     throw fail("it has both tools and an implementation: a deterministic skill never calls a model")
@@ -172,7 +179,8 @@ const resolveSkill = (definition: AgentDefinition, candidate: AnySkill): SkillDe
     predicate: candidate.predicate,
     knowledge: Object.freeze([...candidate.knowledgeSources]),
     output: candidate.outputSchema,
-    handoffs: Object.freeze(handoffs)
+    handoffs: Object.freeze(handoffs),
+    memory: candidate.memoryStore === undefined ? [] : memoryTools(candidate.memoryStore)
   })
 }
 

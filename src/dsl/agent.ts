@@ -314,8 +314,21 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
       return next({ skills: resolveSkills(definition, define(makeHandles(registered, definition.registry))) })
     },
     memory: (store: MemoryStore = inMemoryStore()) => next({ memory: memoryTools(store) }),
-    pickTools: (toolSelection: PickToolsOptions = {}) => next({ toolSelection }),
-    recover: (policy: ErrorPolicy) => next({ recovery: { ...definition.recovery, ...policy } }),
+    pickTools: (toolSelection: PickToolsOptions = {}) => {
+      const fail = (reason: string) => new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `pickTools ${reason}` })
+      const { maxCandidates, minScore, timeoutMs } = toolSelection
+      if (maxCandidates !== undefined && !(Number.isInteger(maxCandidates) && maxCandidates >= 1)) throw fail(`maxCandidates must be a whole number >= 1, got ${String(maxCandidates)}`)
+      if (minScore !== undefined && !Number.isFinite(minScore)) throw fail(`minScore must be a finite number, got ${String(minScore)}`)
+      if (timeoutMs !== undefined && !(timeoutMs > 0)) throw fail(`timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`)
+      return next({ toolSelection })
+    },
+    recover: (policy: ErrorPolicy) => {
+      const steps = policy.maxRepairSteps
+      if (steps !== undefined && !(Number.isInteger(steps) && steps >= 1 && steps <= 100)) {
+        throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `maxRepairSteps must be a whole number in [1, 100], got ${String(steps)}` })
+      }
+      return next({ recovery: { ...definition.recovery, ...policy } })
+    },
     recoverTool: (tool: string, handlers: RecoveryHandlers) =>
       next({ toolRecovery: { ...definition.toolRecovery, [tool]: handlers } }),
     onError: (listener: (error: AgentError) => MaybeEffect<unknown>) =>

@@ -20,6 +20,22 @@ export interface Budget {
   readonly maxTokens: number
   /** Executions of the same tool in a row, across turns; another tool resets the count. Default: unlimited. */
   readonly maxConsecutiveSameTool: number
+  /**
+   * Wall time one hook (listener) may take before it is abandoned (its signal aborted) and reported
+   * as a `HookFailed`. Default 5 seconds. Hooks inside the run are also bounded by `maxDuration`; the
+   * hooks after it ended (`BudgetExceeded`, `RunEnd`, `onError`) by this alone, each listener in turn.
+   */
+  readonly hookTimeout: number
+  /** Size in bytes (UTF-8) of one tool call's raw arguments, checked before parsing. Default 1 MiB. */
+  readonly maxToolArgsBytes: number
+  /**
+   * How many tool calls of one model response run at once. Default 1 (one after the other): tools may
+   * have side effects whose order the model meant ("create" then "update" in one response), and hooks,
+   * the "same tool in a row" count and traces keep their sequential meaning. Raise it for independent,
+   * slow tools (HTTP lookups). Results are appended in call order either way; tool-call budgets are
+   * checked and charged atomically, so they stay exact; a run driven step by step (`runUntil`) stays sequential.
+   */
+  readonly toolConcurrency: number
 }
 
 /** What `.budget(...)` accepts: any subset; durations as Effect `Duration` inputs ("30 seconds", 5000). */
@@ -30,10 +46,14 @@ export interface BudgetOptions {
   readonly perToolTimeout?: Duration.Input
   readonly maxTokens?: number
   readonly maxConsecutiveSameTool?: number
+  readonly hookTimeout?: Duration.Input
+  readonly maxToolArgsBytes?: number
+  readonly toolConcurrency?: number
 }
 
 /**
- * The default budget: 8 turns, 32 tool calls, 5 minutes; no per-tool timeout, token or repetition limit.
+ * The default budget: 8 turns, 32 tool calls, 5 minutes; no per-tool timeout, token or repetition limit;
+ * hooks bounded by 5 seconds each, a call's raw arguments by 1 MiB.
  *
  * @example
  * ```ts
@@ -46,11 +66,14 @@ export const defaultBudget: Budget = Object.freeze({
   maxDuration: 5 * 60 * 1000,
   perToolTimeout: Number.POSITIVE_INFINITY,
   maxTokens: Number.POSITIVE_INFINITY,
-  maxConsecutiveSameTool: Number.POSITIVE_INFINITY
+  maxConsecutiveSameTool: Number.POSITIVE_INFINITY,
+  hookTimeout: 5_000,
+  maxToolArgsBytes: 1024 * 1024,
+  toolConcurrency: 1
 })
 
-const counts = ["maxTurns", "maxToolCalls", "maxTokens", "maxConsecutiveSameTool"] as const
-const durations = ["maxDuration", "perToolTimeout"] as const
+const counts = ["maxTurns", "maxToolCalls", "maxTokens", "maxConsecutiveSameTool", "maxToolArgsBytes", "toolConcurrency"] as const
+const durations = ["maxDuration", "perToolTimeout", "hookTimeout"] as const
 
 /** Merges options into a budget, refusing limits that are not positive whole numbers or durations. */
 export const mergeBudget = (agent: string, base: Budget, options: BudgetOptions): Budget => {

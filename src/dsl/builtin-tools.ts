@@ -10,7 +10,8 @@ import { tool } from "./tool.ts"
 
 const outsideAgent = (name: string) => Effect.fail(new Error(`"${name}" ends an agent's run; it does nothing on its own`))
 
-const severities = ["LOW", "MEDIUM", "HIGH", "CRITICAL"] as const
+/** The severities of `escalate`; a model may write them in any case, and may leave them out (HIGH). */
+export const severities = ["LOW", "MEDIUM", "HIGH", "CRITICAL"] as const
 
 /**
  * Lets the model stop and ask for a human; the run ends with `Escalated`.
@@ -24,7 +25,7 @@ export const escalateTool = tool("escalate", {
   description: "Stop and hand the conversation to a human when you cannot or must not continue.",
   args: Schema.Struct({
     reason: Schema.String.annotate({ description: "why a human is needed" }),
-    severity: Schema.Literals(severities).annotate({ description: "how urgent it is" })
+    severity: Schema.optional(Schema.Literals(severities).annotate({ description: "how urgent it is (default HIGH)" }))
   }),
   run: () => outsideAgent("escalate")
 })

@@ -99,6 +99,8 @@ export interface ToolHallucinatedEvent extends TurnScoped {
   readonly allowed: ReadonlyArray<string>
   /** `fail` ends the run with `ToolNotAllowed`; `feedback` tells the model and goes on. */
   readonly policy: "fail" | "feedback"
+  /** The arguments the model sent, parsed when they are JSON (else the raw text). */
+  readonly args: unknown
 }
 /** A tool call's arguments were repaired (the tool opted in) and then decoded. */
 export interface ArgsRepairedEvent extends TurnScoped {
@@ -142,6 +144,8 @@ export interface BudgetExceededEvent extends RunScoped {
   readonly used: number
   /** Whose limit it was when not this agent's own (an enclosing composite or calling agent). */
   readonly scope?: string
+  /** The tool concerned, for `perToolTimeout` and `consecutiveTool`. */
+  readonly tool?: string | undefined
 }
 /** The run ended, successfully or not. */
 export interface RunEndEvent extends RunScoped {

@@ -12,4 +12,9 @@ export interface KnowledgeSource {
   readonly name: string
   readonly description: string
   readonly load: KnowledgeLoader
+  /**
+   * Load it when the run starts and put it in the skill's system prompt, instead of offering a tool
+   * (for small texts, or models without tools). Default false.
+   */
+  readonly preload?: boolean
 }

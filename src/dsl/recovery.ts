@@ -13,7 +13,10 @@ export type Severity = "LOW" | "MEDIUM" | "HIGH" | "CRITICAL"
 /**
  * One decision:
  * - `feedback`: the model gets the error as the tool's result and may correct itself (the default).
- * - `fail`: the run ends with `InvalidToolArgs` or `ToolFailed`.
+ * - `fail`: the run ends with `InvalidToolArgs` or `ToolFailed`; `failWith(reason)` the same, with the
+ *   handler's own reason (as `issues`, or as the `cause`) instead of the original error.
+ * - `throwException(reason)`: the run ends with `ExceptionThrown { reason }`, as when the model calls the
+ *   built-in `throwException` (the Kotlin reference's fixer `throwException`).
  * - `substitute(value)`: the model gets `value` as the tool's result; the tool does not run (again).
  * - `fixed(args)`: run the tool with these arguments instead. They are decoded with the tool's Schema
  *   first (a repair is never trusted); arguments that fail go back to the handler, for at most
@@ -25,7 +28,8 @@ export type Severity = "LOW" | "MEDIUM" | "HIGH" | "CRITICAL"
  */
 export type Recovery = Data.TaggedEnum<{
   Feedback: {}
-  Fail: {}
+  Fail: { readonly reason?: string | undefined }
+  ThrowException: { readonly reason: string }
   Substitute: { readonly value: unknown }
   Fixed: { readonly args: unknown }
   Retry: { readonly times: number }
@@ -46,7 +50,9 @@ const RecoveryEnum = Data.taggedEnum<Recovery>()
  */
 export const Recovery = {
   feedback: RecoveryEnum.Feedback() as Recovery,
-  fail: RecoveryEnum.Fail() as Recovery,
+  fail: RecoveryEnum.Fail({}) as Recovery,
+  failWith: (reason: string): Recovery => RecoveryEnum.Fail({ reason }),
+  throwException: (reason: string): Recovery => RecoveryEnum.ThrowException({ reason }),
   substitute: (value: unknown): Recovery => RecoveryEnum.Substitute({ value }),
   fixed: (args: unknown): Recovery => RecoveryEnum.Fixed({ args }),
   retry: (times: number): Recovery => RecoveryEnum.Retry({ times: Math.max(0, Math.floor(times)) }),

@@ -7,6 +7,7 @@ import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { KnowledgeLoader, KnowledgeSource } from "./knowledge.ts"
 import type { AgentTypeError } from "./agent-type-error.ts"
 import type { AnyToolHandle, HandleAgent, ToolHandle } from "./tool-handle.ts"
+import { inMemoryStore, type MemoryStore } from "./memory.ts"
 import type { Tool } from "./tool.ts"
 
 /**
@@ -54,6 +55,10 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
   readonly knowledgeSources: ReadonlyArray<KnowledgeSource>
   readonly outputSchema: Schema.Codec<TOutput, any, never, never> | undefined
   readonly handoffTargets: ReadonlyArray<HandoffTarget>
+  /** Talks to the model without tools (`.chat()`). */
+  readonly chatOnly: boolean
+  /** This skill's own memory (`.memory(store)`), instead of the agent's. */
+  readonly memoryStore: MemoryStore | undefined
   /**
    * Phantom: the agent whose handles this skill uses. Named so that a skill built from another agent's
    * handles reads "Types of property '\"~uses handles of agent\"' are incompatible".
@@ -79,7 +84,7 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
    * Exposes a lazy knowledge source to the model as a tool named `name` (no arguments), on this skill's
    * allowlist only. Loaded on first use, cached for the run; each use fires `onKnowledgeUsed`.
    */
-  knowledge(name: string, description: string, loader: KnowledgeLoader): Skill<TAgent, TInput, TOutput, TKind>
+  knowledge(name: string, description: string, loader: KnowledgeLoader, options?: { readonly preload?: boolean }): Skill<TAgent, TInput, TOutput, TKind>
   /**
    * Lets the model hand the whole conversation to another agent: each target is offered as a tool
    * `handoff_to_<name>`; calling it ends this run's loop and runs the target on the transcript so far
@@ -100,6 +105,16 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
    * are this Schema (or with text that decodes into it). Overrides the agent's output Schema.
    */
   output<$Output>(schema: Schema.Codec<$Output, any, never, never>): Skill<TAgent, TInput, $Output, TKind>
+  /**
+   * Declares a skill that talks to the model without tools (a pure chat skill; several of them can be
+   * routed between). Without it, a skill with neither tools nor an implementation is refused as a mistake.
+   */
+  chat(): Skill<TAgent, TInput, TOutput, "agentic">
+  /**
+   * Gives this skill (only) memory: `memory_read`, `memory_write`, `memory_search` over `store` (in-memory
+   * by default). It replaces the agent's `.memory(...)` for this skill.
+   */
+  memory(store?: MemoryStore): Skill<TAgent, TInput, TOutput, TKind>
 }
 
 /** The agent of the first handle in `H` (`never` for `any`, already reported where it came from). */
@@ -152,7 +167,9 @@ export const skill = (name: string, description = ""): Skill<never, any, any, "a
     predicate: undefined,
     knowledgeSources: [],
     outputSchema: undefined,
-    handoffTargets: []
+    handoffTargets: [],
+    chatOnly: false,
+    memoryStore: undefined
   })
 
 interface SkillState {
@@ -164,6 +181,8 @@ interface SkillState {
   readonly knowledgeSources: ReadonlyArray<KnowledgeSource>
   readonly outputSchema: Schema.Codec<any, any, never, never> | undefined
   readonly handoffTargets: ReadonlyArray<HandoffTarget>
+  readonly chatOnly: boolean
+  readonly memoryStore: MemoryStore | undefined
 }
 
 const makeSkill = (state: SkillState): Skill<any, any, any> =>
@@ -175,9 +194,11 @@ const makeSkill = (state: SkillState): Skill<any, any, any> =>
     ) => Skill<any, any, any>,
     implementedBy: (implementation: SkillImplementation<any, any>) => makeSkill({ ...state, implementation }) as Skill<any, any, any, "deterministic">,
     when: (predicate: SkillPredicate) => makeSkill({ ...state, predicate }),
-    knowledge: (name: string, description: string, load: KnowledgeLoader) =>
-      makeSkill({ ...state, knowledgeSources: [...state.knowledgeSources, { name, description, load }] }),
+    knowledge: (name: string, description: string, load: KnowledgeLoader, options?: { readonly preload?: boolean }) =>
+      makeSkill({ ...state, knowledgeSources: [...state.knowledgeSources, { name, description, load, preload: options?.preload === true }] }),
     output: (outputSchema: Schema.Codec<any, any, never, never>) => makeSkill({ ...state, outputSchema }),
+    chat: () => makeSkill({ ...state, chatOnly: true }) as Skill<any, any, any, "agentic">,
+    memory: (store: MemoryStore = inMemoryStore()) => makeSkill({ ...state, memoryStore: store }),
     handoffs: (...targets: ReadonlyArray<HandoffTarget>) =>
       makeSkill({ ...state, handoffTargets: [...state.handoffTargets, ...targets] }) as Skill<any, any, any, "agentic">
   })

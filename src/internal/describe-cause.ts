@@ -5,11 +5,16 @@
 
 /** `Error`s by their message, strings as they are, anything else as JSON (or `String(...)`). */
 export const describeCause = (cause: unknown): string => {
-  if (cause instanceof Error) return cause.message
-  if (typeof cause === "string") return cause
   try {
+    if (cause instanceof Error) return String(cause.message)
+    if (typeof cause === "string") return cause
     return JSON.stringify(cause) ?? String(cause)
   } catch {
-    return String(cause)
+    // Cyclic, BigInt-holding, or a null-prototype object without toString; or a throwing getter.
+    try {
+      return String(cause)
+    } catch {
+      return Object.prototype.toString.call(cause)
+    }
   }
 }

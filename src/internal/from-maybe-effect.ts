@@ -20,9 +20,15 @@ export interface Abortable {
 export const fromMaybeEffect = <A>(run: (abortable: Abortable) => MaybeEffect<A>): Effect.Effect<A, unknown> =>
   Effect.suspend(() => {
     let controller: AbortController | undefined
+    // Interrupted before the signal was first read (a tool reading it after its first `await`): the
+    // signal it gets then is aborted already, never a fresh one that nothing will abort.
+    let interrupted = false
     const abortable: Abortable = {
       get signal() {
-        controller ??= new AbortController()
+        if (controller === undefined) {
+          controller = new AbortController()
+          if (interrupted) controller.abort()
+        }
         return controller.signal
       }
     }
@@ -34,10 +40,39 @@ export const fromMaybeEffect = <A>(run: (abortable: Abortable) => MaybeEffect<A>
     }
     if (!Effect.isEffect(out) && !isPromiseLike(out)) return Effect.succeed(out)
     const effect: Effect.Effect<A, unknown> = Effect.isEffect(out)
-      ? out
+      ? userInterruptAsFailure(out)
       : Effect.tryPromise({ try: () => Promise.resolve(out), catch: (error) => error })
-    return effect.pipe(Effect.onInterrupt(() => Effect.sync(() => controller?.abort())))
+    return effect.pipe(
+      Effect.onInterrupt(() =>
+        Effect.sync(() => {
+          interrupted = true
+          controller?.abort()
+        })
+      )
+    )
   })
+
+/** What user code that answered `Effect.interrupt` (or interrupted itself) fails with instead. */
+export class UserCodeInterrupted extends Error {
+  constructor() {
+    super("user code interrupted itself (Effect.interrupt); only the run's caller may interrupt a run")
+    this.name = "UserCodeInterrupted"
+  }
+}
+
+/**
+ * An Effect written by user code that interrupts itself (`Effect.interrupt`) fails instead: only the
+ * run's caller (or a budget) may interrupt a run. An interruption from outside stays one; it is told
+ * apart by its interruptor, which is another fiber.
+ */
+export const userInterruptAsFailure = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | UserCodeInterrupted> =>
+  Effect.withFiber((fiber) =>
+    Effect.catchCause(effect, (cause): Effect.Effect<never, E | UserCodeInterrupted> =>
+      Cause.hasInterruptsOnly(cause) && cause.reasons.every((r) => Cause.isInterruptReason(r) && r.fiberId === fiber.id)
+        ? Effect.fail(new UserCodeInterrupted())
+        : Effect.failCause(cause)
+    )
+  )
 
 /**
  * Recovers from every failure and defect of `self` with `recover`, but lets interruption through:

@@ -29,10 +29,13 @@ export const assignedCallId = (callNumber: number, index: number): string => `ca
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
+const isCount = (u: unknown): boolean => typeof u === "number" && Number.isFinite(u) && u >= 0
+
+// Negative counts would let a client (or a hostile proxy) pay back the token budget.
 const usageIssue = (usage: unknown): string | undefined =>
-  usage === undefined || (isRecord(usage) && Number.isFinite(usage["inputTokens"]) && Number.isFinite(usage["outputTokens"]))
+  usage === undefined || (isRecord(usage) && isCount(usage["inputTokens"]) && isCount(usage["outputTokens"]))
     ? undefined
-    : "usage must be { inputTokens, outputTokens } with finite numbers"
+    : "usage must be { inputTokens, outputTokens } with finite, non-negative numbers"
 
 const withExtras = <A extends object>(base: A, content: unknown, usage: unknown, raw: Record<string, unknown>): A => ({
   ...base,
@@ -53,6 +56,42 @@ const withExtras = <A extends object>(base: A, content: unknown, usage: unknown,
  * ```
  */
 export const normalizeResponse = (raw: unknown, callNumber: number): Result.Result<LlmResponse, string> => {
+  try {
+    return normalizeShape(raw, callNumber)
+  } catch (error) {
+    return Result.fail(`reading the response threw: ${error instanceof Error ? error.message : "a non-Error value"}`)
+  }
+}
+
+/**
+ * A client's response whose tool calls lack ids (or repeat one) gets ids assigned (`call_<n>_<index>`),
+ * like `normalizeResponse`; everything else must already satisfy the protocol (`checkResponse`).
+ *
+ * @example
+ * ```ts
+ * checkResponseAssigningIds({ _tag: "ToolCalls", calls: [{ name: "add", arguments: "{}" }] }, 3) // ids "call_3_0"
+ * ```
+ */
+export const checkResponseAssigningIds = (raw: unknown, callNumber: number): Result.Result<LlmResponse, string> => {
+  const checked = checkResponse(raw)
+  if (Result.isSuccess(checked)) return checked
+  try {
+    if (!isRecord(raw) || raw["_tag"] !== "ToolCalls" || !Array.isArray(raw["calls"])) return checked
+    const seen = new Set<string>()
+    const calls = (raw["calls"] as Array<unknown>).map((call, index) => {
+      if (!isRecord(call)) return call
+      const wireId = call["id"]
+      const id = typeof wireId === "string" && wireId !== "" && !seen.has(wireId) ? wireId : assignedCallId(callNumber, index)
+      seen.add(id)
+      return { ...call, id }
+    })
+    return checkResponse({ ...raw, calls })
+  } catch {
+    return checked
+  }
+}
+
+const normalizeShape = (raw: unknown, callNumber: number): Result.Result<LlmResponse, string> => {
   // Most answers are normalised already (JSON text, unique ids): those are used as they are, uncopied.
   const checked = checkResponse(raw)
   if (Result.isSuccess(checked)) return checked
@@ -92,6 +131,15 @@ export const normalizeResponse = (raw: unknown, callNumber: number): Result.Resu
  * ```
  */
 export const checkResponse = (raw: unknown): Result.Result<LlmResponse, string> => {
+  try {
+    return checkShape(raw)
+  } catch (error) {
+    // A getter or proxy trap of a hostile response threw.
+    return Result.fail(`reading the response threw: ${error instanceof Error ? error.message : "a non-Error value"}`)
+  }
+}
+
+const checkShape = (raw: unknown): Result.Result<LlmResponse, string> => {
   if (!isRecord(raw)) return Result.fail("expected an object with _tag \"Text\" or \"ToolCalls\"")
   const usage = usageIssue(raw["usage"])
   if (usage !== undefined) return Result.fail(usage)

@@ -37,6 +37,8 @@ export interface LedgerRow {
   readonly reason: BudgetReason
   readonly limit: number
   readonly used: number
+  /** The tool concerned, for the per-tool reasons. */
+  readonly tool?: string | undefined
 }
 
 /**
@@ -133,7 +135,7 @@ export class BudgetLedger {
     const exhausted = this.scope.exhausted("toolCalls")
     if (exhausted !== undefined) return this.#fromScope(exhausted)
     const limit = this.budget.maxConsecutiveSameTool
-    if (this.#lastTool === tool && this.#consecutive >= limit) return { reason: "consecutiveTool", limit, used: this.#consecutive }
+    if (this.#lastTool === tool && this.#consecutive >= limit) return { reason: "consecutiveTool", limit, used: this.#consecutive, tool }
     return undefined
   }
 

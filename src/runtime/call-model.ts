@@ -1,17 +1,21 @@
 /**
- * One model call as the loop makes it: hooks around it, an `agent.model` span, defects of a custom
- * client turned into `ModelError`, and the response checked for shape. A streaming run's call reads
- * the client's stream instead (`ModelClient.streamOf`), hands every part to `onPart` as it arrives,
- * and assembles the parts into the same response the loop acts on; a failing `onPart` (a budget)
- * stops the stream, and with it the request.
+ * One model call as the loop makes it: hooks around it, an `agent.model` span, and whatever a custom
+ * client does wrong turned into `ModelError` (it throws, returns something that is not an Effect, dies,
+ * fails with a value that is not a `ModelError`, interrupts itself, or answers a response that breaks
+ * the protocol or whose getters throw), so `run()` and the `RunEnd` event always agree. A streaming
+ * run's call reads the client's stream instead (`ModelClient.streamOf`), hands every part to `onPart`
+ * as it arrives, and assembles the parts into the same response the loop acts on; a failing `onPart`
+ * (a budget) stops the stream, and with it the request.
  */
-import { Clock, Effect, Result, Stream } from "effect"
+import { Cause, Clock, Effect, Result, Stream } from "effect"
 import { ModelError } from "../errors.ts"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"
 import { ModelClient, ModelClientService } from "../model/model-client.ts"
 import { PartsAssembler, type ResponsePart } from "../model/response-part.ts"
+import { describeCause } from "../internal/describe-cause.ts"
+import { userInterruptAsFailure } from "../internal/from-maybe-effect.ts"
 import type { UnscopedEvent } from "./run-context.ts"
-import { checkResponse } from "../model/normalize-response.ts"
+import { checkResponseAssigningIds } from "../model/normalize-response.ts"
 import { noStackTrace } from "../internal/span-options.ts"
 
 /** What a streaming call does with each part of the answer as it arrives. */
@@ -28,12 +32,10 @@ export const callModel = <E = never>(
     yield* emit({ _tag: "ModelCall", request })
     const client = yield* ModelClientService
     const started = yield* Clock.currentTimeMillis
-    const raw = yield* (onPart === undefined ? client.chat(request) : streamed(client, request, turn, onPart)).pipe(
-      Effect.catchDefect((defect) =>
-        Effect.fail(new ModelError({ provider: "model client", reason: `the client crashed: ${String(defect)}`, cause: defect }))
-      )
-    )
-    const checked = checkResponse(raw)
+    const raw = yield* (onPart === undefined
+      ? chatSafely(client, request)
+      : streamed(client, request, turn, onPart).pipe(Effect.catchDefect((defect) => Effect.fail(crashed("crashed", defect)))))
+    const checked = checkResponseAssigningIds(raw, turn)
     if (Result.isFailure(checked)) {
       return yield* new ModelError({ provider: "model client", reason: `the response is not a valid LlmResponse: ${checked.failure}`, retryable: false })
     }
@@ -53,6 +55,27 @@ export const callModel = <E = never>(
       attributes: { "agent.turn": turn, "model.tools": request.tools.length, ...toolChoiceAttribute(request) }
     }, noStackTrace)
   )
+
+const crashed = (what: string, cause: unknown) =>
+  new ModelError({ provider: "model client", reason: `the client ${what}: ${describeCause(cause)}`, cause, retryable: false })
+
+/** `client.chat(request)`, every misbehaviour of a custom client a `ModelError`; an interruption from outside stays one. */
+const chatSafely = (client: ModelClient, request: ModelRequest): Effect.Effect<unknown, ModelError> => {
+  let out: unknown
+  try {
+    out = client.chat(request)
+  } catch (error) {
+    return Effect.fail(crashed("threw", error))
+  }
+  if (!Effect.isEffect(out)) return Effect.fail(crashed("returned something that is not an Effect", out))
+  return userInterruptAsFailure(out as Effect.Effect<unknown, unknown>).pipe(
+    Effect.catchCause((cause) => {
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+      const error = Cause.squash(cause)
+      return Effect.fail(error instanceof ModelError ? error : crashed(Cause.hasFails(cause) ? "failed with a value that is not a ModelError" : "crashed", error))
+    })
+  )
+}
 
 const toolChoiceAttribute = (request: ModelRequest) =>
   request.toolChoice === undefined

@@ -16,11 +16,12 @@ import { agentPreamble, namedList } from "./prompt.ts"
 import { stamp, type UnscopedEvent } from "./run-context.ts"
 import { routingTerminal } from "./terminal.ts"
 
-/** The chosen skill, how it was chosen, and the turns that cost (1 when the model chose). */
+/** The chosen skill, how it was chosen, and what that cost: turns (1 when the model chose) and the routing call's tokens. */
 export interface ChosenSkill {
   readonly skill: SkillPlan
   readonly how: SkillChosenEvent["how"]
   readonly turns: number
+  readonly tokens?: number
 }
 
 /** The skill name used in hooks and spans for the routing call. */
@@ -79,5 +80,6 @@ const routeByModel = (plan: AgentPlan, runId: string, input: string, candidates:
     const finish = chooser.finish(decoded.success, { agent: plan.name, skill: routingScope })
     const skill = finish._tag === "Route" ? candidates.find((s) => s.name === finish.skill) : undefined
     if (skill === undefined) return yield* fail("internal: the choice names no candidate")
-    return { skill, how: "model" as const, turns: 1 }
+    const tokens = response.usage === undefined ? 0 : response.usage.inputTokens + response.usage.outputTokens
+    return { skill, how: "model" as const, turns: 1, tokens }
   }).pipe(Effect.withSpan("agent.route", { attributes: { "agent.name": plan.name, "agent.skills": candidates.length } }, noStackTrace))

@@ -2,12 +2,16 @@
  * Delivers events to hooks. Listeners come from the plan, indexed by event tag, so an event nobody
  * listens to costs one map lookup. Hooks run in registration order; a hook that throws, rejects or
  * fails never changes the run: it is logged through Effect's logger (level Warning) and delivered as a
- * `HookFailed` event to `onHookFailed` listeners, whose own failures are only logged.
+ * `HookFailed` event to `onHookFailed` listeners, whose own failures are only logged. Each hook is
+ * bounded by the budget's `hookTimeout` (a hook that never settles is abandoned, its signal aborted,
+ * and reported as failed) and stays interruptible even where the run is not (the `RunEnd` hooks run
+ * as the run's finaliser), so user code never holds a run past its budget or its interruption. A hook
+ * answering `Effect.interrupt` fails like any other hook.
  *
  * A streaming run also has a sink: every event goes to it after its listeners (so `runStream` sees
  * exactly what hooks see, in the same order). Runs without one pay nothing for it.
  */
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 import type { AgentEvent, HookFailedEvent, Listener, RunStreamEvent } from "../dsl/events.ts"
 import { ParentRun } from "../dsl/lineage.ts"
 import { describeCause } from "../internal/describe-cause.ts"
@@ -37,10 +41,26 @@ const deliver = (plan: AgentPlan, listeners: ReadonlyArray<Listener<any>>, event
     listeners,
     (listener) =>
       fromMaybeEffect(() => listener(event)).pipe(
+        bounded(plan.budget.hookTimeout),
         catchUnlessInterrupted((error) => reportHookFailure(plan, event.runId, event._tag, error, sink))
       ),
     { discard: true }
   ).pipe(Effect.asVoid)
+
+/** What a hook that did not settle in time is reported with. */
+export class HookTimedOut extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`the hook did not settle within ${timeoutMs} ms (budget hookTimeout)`)
+    this.name = "HookTimedOut"
+  }
+}
+
+const bounded = (timeoutMs: number) => <A>(hook: Effect.Effect<A, unknown>): Effect.Effect<A | void, unknown> =>
+  Number.isFinite(timeoutMs)
+    ? Effect.interruptible(hook).pipe(
+      Effect.timeoutOrElse({ duration: Duration.millis(timeoutMs), orElse: () => Effect.fail(new HookTimedOut(timeoutMs)) })
+    )
+    : Effect.interruptible(hook)
 
 /** Reports a failure of user code that must not change the run (a hook or a recovery policy). */
 export const reportHookFailure = (

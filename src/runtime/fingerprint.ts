@@ -32,8 +32,11 @@ export const fingerprintSource = (definition: AgentDefinition, skills: ReadonlyA
     })),
     output: jsonSchemaOf(definition.output),
     input: jsonSchemaOf(definition.input),
-    budget: Object.fromEntries(Object.entries(definition.budget).map(([k, v]) => [k, Number.isFinite(v) ? v : "unlimited"]))
+    budget: Object.fromEntries(Object.entries(definition.budget).filter(([k]) => !notShape.has(k)).map(([k, v]) => [k, Number.isFinite(v) ? v : "unlimited"]))
   })
+
+/** Budget options that do not change what a snapshot means (and were added after snapshots existed). */
+const notShape: ReadonlySet<string> = new Set(["hookTimeout", "maxToolArgsBytes", "toolConcurrency"])
 
 /** A 53-bit hash (cyrb53) of the text, as 14 hex digits: stable across processes and platforms. */
 export const hash53 = (text: string): string => {

@@ -10,6 +10,7 @@
  */
 import { Result, Schema } from "effect"
 import { submitToolName } from "../dsl/agent-definition.ts"
+import { parseLenientJson } from "../internal/lenient-json.ts"
 import type { JsonSchemaObject, ResponseFormat, ToolDefinition } from "../model/messages.ts"
 
 type OutputSchema = Schema.Codec<any, any, never, never>
@@ -90,12 +91,10 @@ const makeContract = (schema: OutputSchema, strategy: "tool" | "native"): Output
   const decodeCodec = Schema.decodeUnknownResult(Schema.toCodecJson(schema))
   const decode = (input: unknown) =>
     Result.mapError(decodeCodec(input, { errors: "all", onExcessProperty: "error" }), (error) => error.message)
+  // Strict JSON first; else the first JSON value in the text, trailing commas tolerated. The Schema decodes it either way.
   const parse = (text: string) => {
-    try {
-      return Result.succeed<unknown>(JSON.parse(text))
-    } catch {
-      return Result.fail("not valid JSON")
-    }
+    const parsed = parseLenientJson(text)
+    return parsed === undefined ? Result.fail("not valid JSON") : Result.succeed<unknown>(parsed.value)
   }
   const decodeText = (text: string): Result.Result<unknown, string> => {
     const trimmed = text.trim()

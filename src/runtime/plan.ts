@@ -25,6 +25,8 @@ export interface SkillPlan {
   readonly tools: ReadonlyMap<string, AnyTool>
   /** Knowledge sources by tool name: their results are cached per run. */
   readonly knowledge: ReadonlyMap<string, KnowledgeSource>
+  /** Knowledge loaded when the run starts, into the system prompt. */
+  readonly preloaded: ReadonlyArray<KnowledgeSource>
   /** Calls that end the run: the built-ins the skill lists, and `submit` when the answer is typed. */
   readonly terminals: ReadonlyMap<string, Terminal>
   /** What a model may be offered, in order (built-ins the skill lists included). */
@@ -80,6 +82,7 @@ const compileUncached = (definition: AgentDefinition): AgentPlan => {
       implementation: undefined,
       predicate: undefined,
       knowledge: [],
+      memory: [],
       output: undefined,
       handoffs: []
     }]
@@ -105,9 +108,11 @@ const compileUncached = (definition: AgentDefinition): AgentPlan => {
 }
 
 const compileSkill = (definition: AgentDefinition, skill: SkillDefinition): SkillPlan => {
-  const knowledgeTools = skill.knowledge.map(knowledgeTool)
+  const onDemand = skill.knowledge.filter((k) => k.preload !== true)
+  const knowledgeTools = onDemand.map(knowledgeTool)
+  const memory = skill.memory.length > 0 ? skill.memory : definition.memory
   const handoffs = skill.handoffs.map(handoffTerminal)
-  const offerable = [...skill.tools, ...definition.memory, ...knowledgeTools, ...handoffs.map((h) => h.tool)]
+  const offerable = [...skill.tools, ...memory, ...knowledgeTools, ...handoffs.map((h) => h.tool)]
   const outputSchema = skill.output ?? definition.output
   const output = outputSchema === undefined ? undefined : outputContract(outputSchema, { hasTools: offerable.length > 0 })
   const submit = output === undefined ? undefined : submitTerminal(output)
@@ -124,7 +129,8 @@ const compileSkill = (definition: AgentDefinition, skill: SkillDefinition): Skil
     description: skill.description,
     definition: skill,
     tools: new Map(offerable.filter((t) => !terminals.has(t.name)).map((t) => [t.name, t])),
-    knowledge: new Map(skill.knowledge.map((k) => [k.name, k])),
+    knowledge: new Map(onDemand.map((k) => [k.name, k])),
+    preloaded: skill.knowledge.filter((k) => k.preload === true),
     terminals,
     offerable,
     allowed: submit === undefined ? names : [...names, submit.name],

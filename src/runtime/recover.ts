@@ -20,7 +20,7 @@ export interface Decision {
   readonly level: DecisionLevel
 }
 
-const recoveryTags: ReadonlySet<string> = new Set<Recovery["_tag"]>(["Feedback", "Fail", "Substitute", "Fixed", "Retry", "Escalate"])
+const recoveryTags: ReadonlySet<string> = new Set<Recovery["_tag"]>(["Feedback", "Fail", "ThrowException", "Substitute", "Fixed", "Retry", "Escalate"])
 const isRecovery = (u: unknown): u is Recovery =>
   typeof u === "object" && u !== null && "_tag" in u && recoveryTags.has(String(u._tag))
 

@@ -11,9 +11,11 @@ import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import { CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
 import { pickTools } from "../dsl/pick-tools.ts"
 import type { RunEndEvent, RunStreamEvent } from "../dsl/events.ts"
-import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed } from "../errors.ts"
+import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed, ToolFailed } from "../errors.ts"
+import type { KnowledgeSource } from "../dsl/knowledge.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import { noStackTrace } from "../internal/span-options.ts"
+import { describeCause } from "../internal/describe-cause.ts"
 import type { LlmMessage } from "../model/messages.ts"
 import { ModelClientService } from "../model/model-client.ts"
 import { chooseSkill } from "./choose-skill.ts"
@@ -123,7 +125,7 @@ const execute = (
       yield* emit(plan, { _tag: "RunStart", agent: plan.name, runId, input }, sink)
       const text = start._tag === "Handoff" ? start.text : yield* inputText(definition, input)
       const chosen = yield* chooseSkill(plan, runId, text, sink)
-      ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, chosen.turns, parentScope, sink)
+      ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, { turns: chosen.turns, tokens: chosen.tokens ?? 0 }, parentScope, sink)
       yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
       yield* ctx.emit({ _tag: "SkillChosen", how: chosen.how })
       const implementation = chosen.skill.definition.implementation
@@ -212,7 +214,14 @@ export const runOutcome = (agent: string, exit: Exit.Exit<unknown, AgentError>):
 
 /** The user message: the input as text (strings as they are, anything else JSON-encoded). */
 const inputText = (definition: AgentDefinition, input: unknown): Effect.Effect<string, InputInvalid> => {
-  if (definition.input === undefined) return Effect.succeed(typeof input === "string" ? input : JSON.stringify(input) ?? "")
+  if (definition.input === undefined) {
+    if (typeof input === "string") return Effect.succeed(input)
+    // An untyped caller may hand anything: BigInt, cycles, throwing getters or toJSON.
+    return Effect.try({
+      try: () => JSON.stringify(input) ?? "",
+      catch: (error) => new InputInvalid({ agent: definition.name, issues: `the input is not JSON-serialisable: ${describeCause(error)}` })
+    })
+  }
   return Schema.encodeUnknownEffect(Schema.toCodecJson(definition.input))(input, { errors: "all" }).pipe(
     Effect.map((encoded) => (typeof encoded === "string" ? encoded : JSON.stringify(encoded))),
     Effect.mapError((error) => new InputInvalid({ agent: definition.name, issues: error.message }))
@@ -223,6 +232,17 @@ const inputText = (definition: AgentDefinition, input: unknown): Effect.Effect<s
 const deterministic = (plan: AgentPlan, skill: SkillPlan, input: unknown): Effect.Effect<unknown, SkillFailed> =>
   fromMaybeEffect((abortable) => skill.definition.implementation!(input, abortable)).pipe(
     catchUnlessInterrupted((cause) => Effect.fail(new SkillFailed({ agent: plan.name, skill: skill.name, input, cause })))
+  )
+
+/** Preloaded knowledge: loaded once at the start; a failure ends the run with `ToolFailed` naming the source. */
+const loadKnowledge = (ctx: RunContext, source: KnowledgeSource): Effect.Effect<string, ToolFailed> =>
+  fromMaybeEffect((abortable) => source.load(abortable)).pipe(
+    Effect.map((text) => String(text)),
+    catchUnlessInterrupted((cause) => Effect.fail(new ToolFailed({ agent: ctx.agent, skill: ctx.skill.name, tool: source.name, args: {}, cause }))),
+    Effect.tap((text) => {
+      ctx.rememberKnowledge(source.name, text)
+      return ctx.emit({ _tag: "KnowledgeUsed", knowledge: source.name, toolCallId: "(preloaded)", characters: text.length, cached: false })
+    })
   )
 
 /**
@@ -237,6 +257,13 @@ const startAgentic = (ctx: RunContext, input: string, handedOver: ReadonlyArray<
       if (picked.length > 0) ctx.offer(picked.map((p) => p.tool))
       yield* Effect.annotateCurrentSpan("agent.offered_tools", ctx.offered.map((t) => t.name).join(","))
     }
-    if (handedOver === undefined) ctx.append({ role: "system", content: systemPrompt(ctx) }, { role: "user", content: input })
-    else ctx.append({ role: "system", content: systemPrompt(ctx) }, ...handedOver)
+    const knowledge: Array<string> = []
+    for (const source of ctx.skill.preloaded) {
+      const text = yield* loadKnowledge(ctx, source)
+      knowledge.push(`Knowledge "${source.name}" (${source.description}):\n${text}`)
+    }
+    const base = systemPrompt(ctx)
+    const prompt = knowledge.length === 0 ? base : `${base}\n\n${knowledge.join("\n\n")}`
+    if (handedOver === undefined) ctx.append({ role: "system", content: prompt }, { role: "user", content: input })
+    else ctx.append({ role: "system", content: prompt }, ...handedOver)
   })

@@ -85,8 +85,9 @@ export class RunContext {
   }
 
   /**
-   * A new run's context; `turns` already spent (1 after a model-routed skill choice). `parentScope` is
-   * the budget scope of the enclosing run, which this run's tokens and tool calls are charged to as well.
+   * A new run's context, with what a model-routed skill choice already spent (a turn and its tokens).
+   * `parentScope` is the budget scope of the enclosing run, which this run's tokens and tool calls are
+   * charged to as well.
    */
   static start(
     plan: AgentPlan,
@@ -94,12 +95,13 @@ export class RunContext {
     runId: string,
     input: string,
     startedAt: number,
-    turns: number,
+    spent: { readonly turns: number; readonly tokens: number },
     parentScope?: BudgetScope,
     sink?: EventSink
   ): RunContext {
     const context = new RunContext(plan, skill, runId, input, startedAt, undefined, parentScope, sink)
-    for (let i = 0; i < turns; i++) context.ledger.spendTurn()
+    if (spent.tokens > 0) context.ledger.spendTokens(spent.tokens)
+    for (let i = 0; i < spent.turns; i++) context.ledger.spendTurn()
     return context
   }
 
@@ -129,6 +131,13 @@ export class RunContext {
   /** The next tool call of the last answer still to handle. */
   get nextPending(): ToolCall | undefined {
     return this.#pending[this.#settled]
+  }
+
+  /** The pending calls from the next one on, as long as `accept` holds (a run of calls to handle together). */
+  pendingRun(accept: (call: ToolCall) => boolean): ReadonlyArray<ToolCall> {
+    const run: Array<ToolCall> = []
+    for (let i = this.#settled; i < this.#pending.length && accept(this.#pending[i]!); i++) run.push(this.#pending[i]!)
+    return run
   }
 
   /** Whether calls of the last answer are still to handle. */
@@ -263,5 +272,6 @@ export const budgetExceeded = (
     reason: overrun.reason,
     limit: overrun.limit,
     used: overrun.used,
+    ...(overrun.tool === undefined ? {} : { tool: overrun.tool }),
     ...(overrun.scope === undefined ? {} : { scope: overrun.scope })
   }, sink).pipe(Effect.andThen(Effect.fail(new BudgetExceeded({ agent: plan.name, ...overrun, transcript: [...transcript] }))))

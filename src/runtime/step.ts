@@ -16,7 +16,7 @@ import type { ResponsePart } from "../model/response-part.ts"
 import { callModel } from "./call-model.ts"
 import { type Finished, finalText } from "./final-answer.ts"
 import type { RunContext } from "./run-context.ts"
-import { handleCall } from "./tool-call.ts"
+import { handleCall, handleConcurrently, isPipelineCall } from "./tool-call.ts"
 
 /** How `drive` ended: the run's output, a handoff to another agent, or a suspension between two steps. */
 export type Driven =
@@ -95,7 +95,12 @@ const driven = (finished: Finished): Driven =>
 type TurnEnd = Driven | { readonly _tag: "Continue" }
 
 /** The steps of one turn, in its span: the model step (unless resuming pending calls), then the tool steps. */
-const turnSteps = (ctx: RunContext, resuming: boolean, stepTaken: () => boolean): Effect.Effect<TurnEnd, AgentError, ModelClientService> =>
+const turnSteps = (
+  ctx: RunContext,
+  resuming: boolean,
+  stepTaken: () => boolean,
+  suspending: boolean
+): Effect.Effect<TurnEnd, AgentError, ModelClientService> =>
   Effect.gen(function*() {
     if (!resuming) {
       const finished = yield* modelStep(ctx)
@@ -103,6 +108,15 @@ const turnSteps = (ctx: RunContext, resuming: boolean, stepTaken: () => boolean)
       if (stepTaken()) return { _tag: "Suspended" as const }
     }
     while (ctx.hasPending) {
+      const concurrency = ctx.plan.budget.toolConcurrency
+      if (concurrency > 1 && !suspending) {
+        const batch = ctx.pendingRun((call) => isPipelineCall(ctx, call))
+        if (batch.length > 1) {
+          yield* handleConcurrently(ctx, batch, concurrency)
+          for (let i = 0; i < batch.length; i++) ctx.settleNext()
+          continue
+        }
+      }
       const finished = yield* toolStep(ctx)
       if (finished !== undefined) return driven(finished)
       if (stepTaken()) return { _tag: "Suspended" as const }
@@ -127,7 +141,8 @@ export const drive = (ctx: RunContext, control: DriveControl = {}): Effect.Effec
         ctx.ledger.spendTurn()
         yield* ctx.checkThresholds()
       }
-      const end = yield* turnSteps(ctx, resuming, stepTaken)
+      // A run that may suspend between steps handles its calls one at a time (a step is one call).
+      const end = yield* turnSteps(ctx, resuming, stepTaken, limit !== undefined)
       if (end._tag !== "Continue") return end
     }
   })

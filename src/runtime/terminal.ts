@@ -6,7 +6,7 @@
  */
 import { Effect, Result, Schema } from "effect"
 import { type AgentDefinition, handoffToolName, submitToolName } from "../dsl/agent-definition.ts"
-import { escalateTool, throwExceptionTool } from "../dsl/builtin-tools.ts"
+import { escalateTool, severities, throwExceptionTool } from "../dsl/builtin-tools.ts"
 import { type AnyTool, tool } from "../dsl/tool.ts"
 import { toolParameters } from "../dsl/tool-parameters.ts"
 import { Escalated, ExceptionThrown } from "../errors.ts"
@@ -45,14 +45,31 @@ export const submitTerminal = (output: OutputContract): Terminal | undefined =>
     finish: (value) => ({ _tag: "Output", value })
   }
 
+// As the Kotlin reference: `severity` optional (default HIGH) and in any case ("high", "Critical").
+const lenientEscalation = toolParameters(
+  Schema.Struct({ reason: Schema.String, severity: Schema.optional(Schema.String) }),
+  { strict: false }
+).decode
+
+const decodeEscalation = (raw: string): Result.Result<unknown, string> => {
+  const decoded = lenientEscalation(raw)
+  if (Result.isFailure(decoded)) return decoded
+  const { reason, severity } = decoded.success as { readonly reason: string; readonly severity?: string }
+  const normalised = (severity ?? "HIGH").trim().toUpperCase()
+  if (!(severities as ReadonlyArray<string>).includes(normalised)) {
+    return Result.fail(`severity: expected one of ${severities.join(", ")} (any case), got ${JSON.stringify(severity)}`)
+  }
+  return Result.succeed({ reason, severity: normalised })
+}
+
 /** The built-in `escalate` and `throwException`, by name. */
 export const builtinTerminals: ReadonlyMap<string, Terminal> = new Map<string, Terminal>([
   [escalateTool.name, {
     name: escalateTool.name,
     definition: escalateTool.definition,
-    decode: decoderOf(escalateTool),
+    decode: decodeEscalation,
     finish: (args, scope) => {
-      const { reason, severity } = args as Schema.Schema.Type<typeof escalateArgs>
+      const { reason, severity } = args as { readonly reason: string; readonly severity: Escalated["severity"] }
       return { _tag: "Fail", error: new Escalated({ ...scope, reason, severity }) }
     }
   }],
@@ -63,8 +80,6 @@ export const builtinTerminals: ReadonlyMap<string, Terminal> = new Map<string, T
     finish: (args, scope) => ({ _tag: "Fail", error: new ExceptionThrown({ ...scope, reason: (args as { readonly reason: string }).reason }) })
   }]
 ])
-
-const escalateArgs = Schema.Struct({ reason: Schema.String, severity: Schema.Literals(["LOW", "MEDIUM", "HIGH", "CRITICAL"]) })
 
 /** The name of the routing call. */
 export const chooseSkillName = "choose_skill"

@@ -22,6 +22,7 @@ import { invalidArgsFeedback } from "./prompt.ts"
 import type { RunContext } from "./run-context.ts"
 import type { Terminal } from "./terminal.ts"
 import { runToolCall } from "./tool-pipeline.ts"
+import { oversizeBytes, oversizeIssue, oversizeValue } from "./args-size.ts"
 
 /** Errors a tool call can end the run with. */
 export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | BudgetExceeded | Escalated | ExceptionThrown | OutputInvalid
@@ -34,9 +35,16 @@ export const handleCall = (ctx: RunContext, call: ToolCall): Effect.Effect<Finis
   const handled: Effect.Effect<Finished | undefined, ToolCallError> = terminal !== undefined
     ? settleTerminal(ctx, terminal, call)
     : tool !== undefined
-    ? Effect.as(runToolCall(ctx, tool, call), undefined)
+    ? Effect.map(runToolCall(ctx, tool, call), (message) => {
+      ctx.append(message)
+      return undefined
+    })
     : refuse(ctx, call)
-  return handled.pipe(
+  return inToolSpan(ctx, call, handled)
+}
+
+const inToolSpan = <A, E>(ctx: RunContext, call: ToolCall, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  effect.pipe(
     Effect.withSpan("agent.tool", {
       attributes: {
         "agent.name": ctx.agent,
@@ -47,7 +55,23 @@ export const handleCall = (ctx: RunContext, call: ToolCall): Effect.Effect<Finis
       }
     }, noStackTrace)
   )
-}
+
+/** Whether `call` goes through the tool pipeline (one of the skill's tools, not a terminal): such calls may run concurrently. */
+export const isPipelineCall = (ctx: RunContext, call: ToolCall): boolean =>
+  !ctx.skill.terminals.has(call.name) && ctx.skill.tools.has(call.name)
+
+/**
+ * Runs pipeline calls (see `isPipelineCall`) at most `concurrency` at a time and appends their tool
+ * results in call order once all ran. The first call that ends the run interrupts the others.
+ */
+export const handleConcurrently = (
+  ctx: RunContext,
+  calls: ReadonlyArray<ToolCall>,
+  concurrency: number
+): Effect.Effect<void, ToolCallError> =>
+  Effect.forEach(calls, (call) => inToolSpan(ctx, call, runToolCall(ctx, ctx.skill.tools.get(call.name)!, call)), { concurrency }).pipe(
+    Effect.map((messages) => ctx.append(...messages))
+  )
 
 /**
  * A terminal call: decoded, then finished (the typed answer, or the error a built-in ends the run
@@ -56,14 +80,16 @@ export const handleCall = (ctx: RunContext, call: ToolCall): Effect.Effect<Finis
  */
 const settleTerminal = (ctx: RunContext, terminal: Terminal, call: ToolCall): Effect.Effect<Finished | undefined, ToolCallError> =>
   Effect.gen(function*() {
-    const decoded = terminal.decode(call.arguments)
+    const limit = ctx.plan.budget.maxToolArgsBytes
+    const bytes = oversizeBytes(call.arguments, limit)
+    const decoded = bytes === undefined ? terminal.decode(call.arguments) : Result.fail(oversizeIssue(bytes, limit))
     const reply = (content: string) => ctx.append({ role: "tool", toolCallId: call.id, name: call.name, content })
     if (Result.isFailure(decoded)) {
       if (terminal === ctx.skill.submit) {
         return yield* rejectAnswer(ctx, call.arguments, decoded.failure, (content) => ({ role: "tool", toolCallId: call.id, name: call.name, content }))
       }
       yield* Effect.annotateCurrentSpan("tool.outcome", "invalid_args")
-      yield* ctx.emit({ _tag: "InvalidArgs", tool: call.name, toolCallId: call.id, raw: parseLoosely(call.arguments), issues: decoded.failure, recovery: "Feedback" })
+      yield* ctx.emit({ _tag: "InvalidArgs", tool: call.name, toolCallId: call.id, raw: bytes === undefined ? parseLoosely(call.arguments) : oversizeValue(bytes), issues: decoded.failure, recovery: "Feedback" })
       reply(invalidArgsFeedback(call.name, decoded.failure))
       return undefined
     }
@@ -94,10 +120,11 @@ const settleTerminal = (ctx: RunContext, terminal: Terminal, call: ToolCall): Ef
 const refuse = (ctx: RunContext, call: ToolCall): Effect.Effect<undefined, ToolNotAllowed> =>
   Effect.gen(function*() {
     const policy = ctx.plan.definition.disallowedToolPolicy
+    const bytes = oversizeBytes(call.arguments, ctx.plan.budget.maxToolArgsBytes)
     const allowed = ctx.skill.allowed
     const error = new ToolNotAllowed({ agent: ctx.agent, skill: ctx.skill.name, tool: call.name, allowed })
     yield* Effect.annotateCurrentSpan("tool.outcome", "not_allowed")
-    yield* ctx.emit({ _tag: "ToolHallucinated", tool: call.name, toolCallId: call.id, allowed, policy })
+    yield* ctx.emit({ _tag: "ToolHallucinated", tool: call.name, toolCallId: call.id, allowed, policy, args: bytes === undefined ? parseLoosely(call.arguments) : oversizeValue(bytes) })
     if (policy === "fail") return yield* error
     ctx.append({ role: "tool", toolCallId: call.id, name: call.name, content: error.message })
     return undefined

@@ -14,9 +14,11 @@
  */
 import { Cause, Clock, Duration, Effect, Exit } from "effect"
 import type { Recovery } from "../dsl/recovery.ts"
+import type { ArgsDecoding } from "../dsl/tool-codec.ts"
+import { oversizeBytes, oversizeIssue, oversizeValue } from "./args-size.ts"
 import { type AnyTool, executeTool } from "../dsl/tool.ts"
-import { type BudgetExceeded, InvalidToolArgs, ToolFailed } from "../errors.ts"
-import type { ToolCall } from "../model/messages.ts"
+import { type BudgetExceeded, ExceptionThrown, InvalidToolArgs, ToolFailed } from "../errors.ts"
+import type { LlmMessage, ToolCall } from "../model/messages.ts"
 import { escalationContent, invalidArgsFeedback, toolFailedFeedback, toolResultContent, untrustedContent } from "./prompt.ts"
 import { decideExecutionError, decideInvalidArgs } from "./recover.ts"
 import { CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
@@ -32,12 +34,23 @@ type Next =
   | { readonly _tag: "Reply"; readonly content: string }
   | { readonly _tag: "Run"; readonly args: unknown }
   | { readonly _tag: "Ask"; readonly situation: Situation }
-  | { readonly _tag: "End"; readonly error: InvalidToolArgs | ToolFailed }
+  | { readonly _tag: "End"; readonly error: InvalidToolArgs | ToolFailed | ExceptionThrown }
 
-/** Runs `call` of `tool` to its tool result message. */
-export const runToolCall = (ctx: RunContext, tool: AnyTool, call: ToolCall): Effect.Effect<void, InvalidToolArgs | ToolFailed | BudgetExceeded> =>
+/**
+ * Runs `call` of `tool` to its tool result message, which the caller appends (so calls run
+ * concurrently still append their results in call order).
+ */
+export const runToolCall = (
+  ctx: RunContext,
+  tool: AnyTool,
+  call: ToolCall
+): Effect.Effect<LlmMessage, InvalidToolArgs | ToolFailed | ExceptionThrown | BudgetExceeded> =>
   Effect.gen(function*() {
-    const decoded = tool.codec.decode(call.arguments)
+    const limit = ctx.plan.budget.maxToolArgsBytes
+    const bytes = oversizeBytes(call.arguments, limit)
+    const decoded: ArgsDecoding<unknown> = bytes === undefined
+      ? tool.codec.decode(call.arguments)
+      : { _tag: "Invalid", value: oversizeValue(bytes), issues: oversizeIssue(bytes, limit) }
     yield* Effect.annotateCurrentSpan("tool.validated", tool.codec.validated)
     if (decoded._tag === "Valid" && decoded.corrections.length > 0) {
       yield* Effect.annotateCurrentSpan("tool.repaired", JSON.stringify(decoded.corrections))
@@ -51,8 +64,7 @@ export const runToolCall = (ctx: RunContext, tool: AnyTool, call: ToolCall): Eff
     while (true) {
       switch (next._tag) {
         case "Reply":
-          ctx.append({ role: "tool", toolCallId: call.id, name: tool.name, content: next.content })
-          return
+          return { role: "tool", toolCallId: call.id, name: tool.name, content: next.content } satisfies LlmMessage
         case "End":
           return yield* next.error
         case "Run": {
@@ -129,7 +141,7 @@ class Recovering {
       _tag: "End",
       error: situation._tag === "Invalid"
         ? new InvalidToolArgs({ agent: ctx.agent, skill: ctx.skill.name, tool: tool.name, raw: situation.value, issues: issues ?? situation.issues })
-        : new ToolFailed({ agent: ctx.agent, skill: ctx.skill.name, tool: tool.name, args: situation.args, cause: situation.cause })
+        : new ToolFailed({ agent: ctx.agent, skill: ctx.skill.name, tool: tool.name, args: situation.args, cause: issues ?? situation.cause })
     })
     const feedback: Next = {
       _tag: "Reply",
@@ -139,7 +151,9 @@ class Recovering {
       case "Feedback":
         return feedback
       case "Fail":
-        return end()
+        return end(recovery.reason)
+      case "ThrowException":
+        return { _tag: "End", error: new ExceptionThrown({ agent: ctx.agent, skill: ctx.skill.name, reason: recovery.reason }) }
       case "Substitute":
         return { _tag: "Reply", content: toolResultContent(recovery.value) }
       case "Escalate":
@@ -186,7 +200,7 @@ class Recovering {
  */
 const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown): Effect.Effect<Exit.Exit<string, unknown>, BudgetExceeded> =>
   Effect.gen(function*() {
-    // Checked and charged with no yield in between: concurrent runs sharing a budget scope cannot both take its last call.
+    // Checked and charged in one synchronous step, so calls running concurrently never overspend.
     const overrun = ctx.ledger.checkExecution(tool.name)
     if (overrun !== undefined) return yield* ctx.exceed(overrun)
     ctx.ledger.spendExecution(tool.name)
@@ -218,6 +232,6 @@ const executeWithin = (ctx: RunContext, tool: AnyTool, args: unknown, toolCallId
   const limit = ctx.ledger.limit("perToolTimeout")
   if (!Number.isFinite(limit)) return execution
   return execution.pipe(
-    Effect.timeoutOrElse({ duration: Duration.millis(limit), orElse: () => ctx.exceed({ reason: "perToolTimeout", limit, used: limit }) })
+    Effect.timeoutOrElse({ duration: Duration.millis(limit), orElse: () => ctx.exceed({ reason: "perToolTimeout", limit, used: limit, tool: tool.name }) })
   )
 }

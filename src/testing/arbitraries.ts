@@ -183,3 +183,16 @@ export const arbModelScript = (tools: ReadonlyArray<AnyTool>, options: ArbModelS
   )
   return fc.array(step, { maxLength: options.maxLength ?? 10 })
 }
+
+export {
+  arbClientBehaviour,
+  arbHookBehaviour,
+  arbHostileValueKind,
+  arbToolBehaviour,
+  hostileClient,
+  hostileHook,
+  hostileToolRun,
+  hostileValue,
+  hostileValueKinds
+} from "./hostile.ts"
+export type { ClientBehaviour, HookBehaviour, HostileValueKind, ToolBehaviour, ToolObservations } from "./hostile.ts"

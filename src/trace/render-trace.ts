@@ -52,6 +52,15 @@ const describe = (line: TraceLine): { readonly depth: number; readonly text: str
   }
 }
 
+/** A line missing the fields its event should have (a truncated or hand-written trace) is shown as incomplete. */
+const describeSafely = (line: TraceLine): { readonly depth: number; readonly text: string } | undefined => {
+  try {
+    return describe(line) as { depth: number; text: string } | undefined
+  } catch {
+    return { depth: 2, text: `${line.event} (incomplete line)` }
+  }
+}
+
 const isTraceLine = (u: unknown): u is TraceLine =>
   typeof u === "object" && u !== null && (u as { v?: unknown }).v === 1 && typeof (u as { run?: unknown }).run === "string" &&
   typeof (u as { event?: unknown }).event === "string" && typeof (u as { ts?: unknown }).ts === "number"
@@ -86,7 +95,7 @@ export const renderTrace = (jsonl: string): string => {
   for (const lines of runs.values()) {
     const start = lines[0]!.ts
     for (const line of lines) {
-      const known = describe(line) as { depth: number; text: string } | undefined
+      const known = describeSafely(line)
       const { depth, text } = known ?? { depth: 2, text: `${line.event}` }
       out.push(`${`+${line.ts - start}ms`.padStart(9)}  ${"  ".repeat(depth)}${text}`)
     }

@@ -30,7 +30,10 @@ describe("the builder is immutable", () => {
       maxDuration: 30_000,
       perToolTimeout: 500,
       maxTokens: Number.POSITIVE_INFINITY,
-      maxConsecutiveSameTool: Number.POSITIVE_INFINITY
+      maxConsecutiveSameTool: Number.POSITIVE_INFINITY,
+      hookTimeout: 5_000,
+      maxToolArgsBytes: 1024 * 1024,
+      toolConcurrency: 1
     })
     expect(definitionOf(a).budget).toMatchObject({ maxToolCalls: 32, maxDuration: 300_000 })
   })

@@ -74,6 +74,7 @@ describe("Recovery is a Data.taggedEnum", () => {
     const described = Recovery.$match(decision, {
       Feedback: () => "feedback",
       Fail: () => "fail",
+      ThrowException: () => "throwException",
       Substitute: () => "substitute",
       Fixed: () => "fixed",
       Retry: ({ times }) => `retry ${times}`,

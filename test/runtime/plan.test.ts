@@ -67,7 +67,7 @@ describe("the budget ledger", () => {
     expect(ledger.checkTurn()).toEqual({ reason: "turns", limit: 2, used: 2 })
     expect(ledger.spendTokens(11)).toEqual({ reason: "tokens", limit: 10, used: 11 })
     ledger.spendExecution("add")
-    expect(ledger.checkExecution("add")).toEqual({ reason: "consecutiveTool", limit: 1, used: 1 })
+    expect(ledger.checkExecution("add")).toEqual({ reason: "consecutiveTool", limit: 1, used: 1, tool: "add" })
     expect(ledger.checkExecution("multiply")).toBeUndefined()
     ledger.spendExecution("multiply")
     expect(ledger.checkExecution("multiply")).toEqual({ reason: "toolCalls", limit: 2, used: 2 })
@@ -96,7 +96,7 @@ describe("the run context", () => {
       events.push(e)
     })
     const plan = compile(definitionOf(a))
-    const ctx = RunContext.start(plan, plan.skills[0]!, "run_x", "hi", 0, 0)
+    const ctx = RunContext.start(plan, plan.skills[0]!, "run_x", "hi", 0, { turns: 0, tokens: 0 })
     ctx.ledger.spendTurn()
     await Effect.runPromise(ctx.emit({ _tag: "Turn" }))
     await Effect.runPromise(ctx.emit({ _tag: "RunStart", input: "hi" }))
@@ -108,7 +108,7 @@ describe("the run context", () => {
 
   it("gives its state as data and is restored from it", () => {
     const plan = compile(definitionOf(agent("st").tools({ add })))
-    const ctx = RunContext.start(plan, plan.skills[0]!, "run_y", "hi", 100, 1)
+    const ctx = RunContext.start(plan, plan.skills[0]!, "run_y", "hi", 100, { turns: 1, tokens: 0 })
     ctx.append({ role: "user", content: "hi" })
     ctx.expect([{ id: "c", name: "add", arguments: "{}" }])
     ctx.takeInvalidArgsRetry("add", 3)
