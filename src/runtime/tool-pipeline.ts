@@ -38,6 +38,7 @@ export const runToolCall = (ctx: RunContext, tool: AnyTool, call: ToolCall): Eff
   Effect.gen(function*() {
     const decoded = tool.codec.decode(call.arguments)
     yield* Effect.annotateCurrentSpan("tool.validated", tool.codec.validated)
+    if (tool.codec.unsafe !== undefined) yield* Effect.annotateCurrentSpan("tool.unsafe_mode", tool.codec.unsafe)
     if (decoded._tag === "Valid" && decoded.corrections.length > 0) {
       yield* Effect.annotateCurrentSpan("tool.repaired", JSON.stringify(decoded.corrections))
       yield* ctx.emit({ _tag: "ArgsRepaired", tool: tool.name, toolCallId: call.id, corrections: decoded.corrections })
@@ -115,7 +116,7 @@ class Recovering {
         })
         recovery = decision.recovery
         yield* Effect.annotateCurrentSpan("tool.recovery", `${recovery._tag} (${decision.level})`)
-        yield* ctx.emit({ _tag: "ToolError", tool: tool.name, toolCallId: call.id, args: situation.args, error: situation.cause, recovery: recovery._tag })
+        yield* ctx.emit({ _tag: "ToolError", tool: tool.name, toolCallId: call.id, args: situation.args, error: situation.cause, recovery: recovery._tag, validated: tool.codec.validated, mode: tool.codec.unsafe })
       }
       return self.apply(situation, recovery)
     })
@@ -197,7 +198,7 @@ const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown):
     const result = exit.value
     if (knowledge !== undefined && cached === undefined) ctx.rememberKnowledge(tool.name, String(result))
     yield* Effect.annotateCurrentSpan("tool.outcome", "success")
-    yield* ctx.emit({ _tag: "ToolUse", tool: tool.name, toolCallId: call.id, args, result, durationMs, validated: tool.codec.validated })
+    yield* ctx.emit({ _tag: "ToolUse", tool: tool.name, toolCallId: call.id, args, result, durationMs, validated: tool.codec.validated, mode: tool.codec.unsafe })
     // Knowledge tools are never untrusted, so `characters` counts the knowledge text itself.
     const content = tool.untrustedOutput ? untrustedContent(tool.name, result) : toolResultContent(result)
     if (knowledge !== undefined) {
