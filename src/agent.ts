@@ -9,8 +9,9 @@ import { agentFactory, type AgentFactory, definitionOf, type AgentDefinitionKey 
 import type { AgentDefinition } from "./dsl/agent-definition.ts"
 import type { AgentError } from "./errors.ts"
 import { ModelClientService } from "./model/model-client.ts"
-import { resumeRun, runAgent, type RunResult, runUntil as runUntilStep } from "./runtime/run-agent.ts"
+import { resumeAgent, resumeRun, runAgent, type RunResult, runUntil as runUntilStep } from "./runtime/run-agent.ts"
 import type { RunSnapshot } from "./runtime/snapshot.ts"
+import type { Decisions } from "./dsl/decision.ts"
 
 /**
  * Starts an agent. With an `output` Schema the final answer is decoded into it (the model is told the
@@ -26,7 +27,7 @@ import type { RunSnapshot } from "./runtime/snapshot.ts"
  * await calculator.run("What is (3 + 5) * 2?")
  * ```
  */
-export const agent: AgentFactory = agentFactory(runAgent)
+export const agent: AgentFactory = agentFactory(runAgent, resumeAgent)
 
 /** Anything built with `agent(...)`. */
 type AnyBuilder = { readonly [AgentDefinitionKey]: AgentDefinition }
@@ -66,7 +67,7 @@ export const runUntil = (
 export const resume = (
   builder: AnyBuilder,
   snapshot: RunSnapshot,
-  options: { readonly suspendAfter?: number } = {}
+  options: { readonly suspendAfter?: number; readonly decisions?: Decisions } = {}
 ): Effect.Effect<RunResult, AgentError, ModelClientService> => {
   const definition = definitionOf(builder)
   return withModel(definition, resumeRun(definition, snapshot, options))

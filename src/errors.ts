@@ -354,6 +354,56 @@ export class SnapshotInvalid extends Data.TaggedError("SnapshotInvalid")<{
   }
 }
 
+/**
+ * A snapshot was refused before anything ran: the agent signs its snapshots (`.signSnapshots(secret)`)
+ * and this one is `unsigned`, was signed with another key (`foreign`), or was changed after signing
+ * (`tampered`).
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("SnapshotRejected", (e) => Effect.succeed(`refused (${e.reason})`))
+ * ```
+ */
+export class SnapshotRejected extends Data.TaggedError("SnapshotRejected")<{
+  readonly agent: string
+  readonly reason: "unsigned" | "foreign" | "tampered"
+}> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
+  override get message(): string {
+    const why = this.reason === "unsigned"
+      ? "it is not signed, and this agent only accepts signed snapshots"
+      : this.reason === "foreign"
+      ? "it was signed with another key"
+      : "its content does not match its signature (it was changed after it was taken)"
+    return `Refused a snapshot of agent "${this.agent}": ${why}`
+  }
+}
+
+/**
+ * The decisions given to `resume` do not fit the suspended run: a waiting call has no decision, a
+ * decision names a call that is not waiting, or an `edit`'s arguments do not decode with the tool's
+ * Schema. Nothing ran.
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("DecisionsInvalid", (e) => Effect.succeed(e.reason))
+ * ```
+ */
+export class DecisionsInvalid extends Data.TaggedError("DecisionsInvalid")<{
+  readonly agent: string
+  readonly toolCallId: string
+  readonly reason: string
+}> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
+  override get message(): string {
+    return `Cannot resume agent "${this.agent}" with these decisions (call "${this.toolCallId}"): ${this.reason}`
+  }
+}
+
 /** Any error a run can end with. */
 export type AgentError =
   | AgentConfigError
@@ -372,6 +422,8 @@ export type AgentError =
   | RuntimeDefect
   | DefinitionChanged
   | SnapshotInvalid
+  | SnapshotRejected
+  | DecisionsInvalid
 
 /**
  * True for the documented errors of this library, whatever their tag. Identity is a marker

@@ -6,7 +6,11 @@
  */
 export { agent, resume, runUntil } from "./agent.ts"
 export type { RunResult } from "./runtime/run-agent.ts"
-export { decodeSnapshot, encodeSnapshot, RunSnapshotSchema } from "./runtime/snapshot.ts"
+export { decodeSnapshot, decodeSnapshotValue, encodeSnapshot, RunSnapshotSchema } from "./runtime/snapshot.ts"
+export { signSnapshot } from "./runtime/snapshot-signature.ts"
+export { Decision } from "./dsl/decision.ts"
+export type { Decisions } from "./dsl/decision.ts"
+export type { Completed, MayNeedApproval, PendingApproval, RunResultOf, Suspended } from "./dsl/run-outcome.ts"
 export type { RunSnapshot } from "./runtime/snapshot.ts"
 export type { AgentBuilder, AgentFactory, AgentOptions, ToolNames } from "./dsl/agent.ts"
 export type { AgentDefinition, SkillDefinition } from "./dsl/agent-definition.ts"
@@ -50,7 +54,20 @@ export type { AnySkill, Skill, SkillContext, SkillImplementation, SkillPredicate
 export type { AnyToolHandle, ToolHandle, ToolHandles } from "./dsl/tool-handle.ts"
 export { isTool, tool, unsafeNoSchema } from "./dsl/tool.ts"
 export type { ArgsCodec, ArgsDecoding } from "./dsl/tool-codec.ts"
-export type { AnyTool, JsonSchemaToolOptions, SchemaToolOptions, Tool, ToolContext, UnsafeMode, UnsafeNoSchema, UnsafeToolOptions } from "./dsl/tool.ts"
+export type {
+  AnyTool,
+  ApprovalContext,
+  JsonSchemaToolOptions,
+  NeedsApproval,
+  SchemaToolOptions,
+  Tool,
+  ToolContext,
+  UnsafeMode,
+  UnsafeNoSchema,
+  UnsafeToolOptions,
+  WithApproval,
+  WithoutApproval
+} from "./dsl/tool.ts"
 export { compileJsonSchema } from "./dsl/json-schema-tool.ts"
 export type { JsonSchemaContract, ToolJsonSchema } from "./dsl/json-schema-tool.ts"
 export { latentTool } from "./dsl/latent-tool.ts"
@@ -59,6 +76,7 @@ export type { AgentTypeError } from "./dsl/agent-type-error.ts"
 export {
   AgentConfigError,
   BudgetExceeded,
+  DecisionsInvalid,
   DefinitionChanged,
   Escalated,
   ExceptionThrown,
@@ -72,6 +90,7 @@ export {
   RuntimeDefect,
   SkillFailed,
   SnapshotInvalid,
+  SnapshotRejected,
   SkillRoutingFailed,
   ToolFailed,
   ToolNotAllowed

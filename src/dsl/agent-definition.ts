@@ -61,7 +61,12 @@ export interface AgentDefinition {
   readonly disallowedToolPolicy: "fail" | "feedback"
   readonly input: Schema.Codec<any, any, never, never> | undefined
   readonly output: Schema.Codec<any, any, never, never> | undefined
+  /** When set, snapshots are signed with it (HMAC) and only snapshots it signed are resumed. */
+  readonly snapshotSecret?: string | undefined
 }
+
+/** True when a registered tool may wait for a human decision: runs then return `Completed | Suspended`. */
+export const mayNeedApproval = (definition: AgentDefinition): boolean => definition.tools.some((t) => t.mayNeedApproval)
 
 const configError = (agent: string, reason: string) => new AgentConfigError({ subject: `agent "${agent}"`, reason })
 

@@ -35,6 +35,8 @@ import type {
   TurnEvent
 } from "./events.ts"
 import type { PickToolsOptions } from "./pick-tools.ts"
+import type { Decisions } from "./decision.ts"
+import type { RunResultOf } from "./run-outcome.ts"
 import { inMemoryStore, type MemoryStore, memoryTools } from "./memory.ts"
 import type { Skill } from "./skill.ts"
 import { makeHandles, type RegisterFirst, type SkillHandles } from "./tool-handle.ts"
@@ -164,10 +166,27 @@ export interface AgentBuilder<
    * Runs the agent and resolves with its output; rejects with one of the tagged `AgentError`s.
    * Available once `.model(...)` was called.
    */
-  run: THasModel extends true ? (input: TInput) => Promise<TOutput>
+  run: THasModel extends true ? (input: TInput) => Promise<RunResultOf<TTools, TOutput>>
     : AgentTypeError<"call .model(...) before .run(...), or use .runEffect(...) and provide ModelClient.layer(...)">
-  /** Runs the agent as an Effect with a typed error channel. */
-  runEffect(input: TInput): Effect.Effect<TOutput, AgentError, THasModel extends true ? never : ModelClientService>
+  /**
+   * Runs the agent as an Effect with a typed error channel. With a tool that may need approval, the
+   * result is `Completed<TOutput> | Suspended` (see `RunResultOf`).
+   */
+  runEffect(input: TInput): Effect.Effect<RunResultOf<TTools, TOutput>, AgentError, THasModel extends true ? never : ModelClientService>
+  /**
+   * Continues a suspended run from its snapshot (the `RunSnapshot`, its parsed JSON or its JSON text),
+   * in this process or another, with one decision per waiting call: `Decision.approve`,
+   * `Decision.deny(reason)` or `Decision.edit(args)`.
+   */
+  resume(
+    snapshot: unknown,
+    decisions: Decisions
+  ): Effect.Effect<RunResultOf<TTools, TOutput>, AgentError, THasModel extends true ? never : ModelClientService>
+  /**
+   * Signs every snapshot this agent takes (HMAC-SHA256 with `secret`) and resumes only snapshots
+   * signed so: unsigned, foreign or tampered ones are refused with `SnapshotRejected`.
+   */
+  signSnapshots(secret: string): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
 }
 
 /** Optional Schemas for the agent's input and output. */
@@ -195,6 +214,16 @@ export const definitionOf = (builder: { readonly [AgentDefinitionKey]: AgentDefi
  */
 export type AgentRunner = (definition: AgentDefinition, input: unknown) => Effect.Effect<unknown, AgentError, ModelClientService>
 
+/** Continues a run of a definition from a snapshot with decisions (`resumeAgent`), injected by the package entry. */
+export type AgentResumer = (
+  definition: AgentDefinition,
+  snapshot: unknown,
+  decisions: Decisions
+) => Effect.Effect<unknown, AgentError, ModelClientService>
+
+const noResumer: AgentResumer = (definition) =>
+  Effect.fail(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "this agent factory was built without a resumer" }))
+
 /**
  * The type of `agent(name, options?)`: a new builder with the built-in tools registered.
  *
@@ -220,12 +249,12 @@ export interface AgentFactory {
  * const agent = agentFactory(runAgent)
  * ```
  */
-export const agentFactory = (runner: AgentRunner): AgentFactory =>
+export const agentFactory = (runner: AgentRunner, resumer: AgentResumer = noResumer): AgentFactory =>
   ((name: string, options: AgentOptions<any, any> = {}) => {
     if (typeof name !== "string" || name.trim() === "") {
       throw new AgentConfigError({ subject: "agent", reason: "an agent needs a non-empty name" })
     }
-    return makeBuilder(runner, Object.freeze({
+    return makeBuilder(runner, resumer, Object.freeze({
     name,
     registry: Symbol(name),
     prompt: undefined,
@@ -245,12 +274,16 @@ export const agentFactory = (runner: AgentRunner): AgentFactory =>
     }))
   }) as AgentFactory
 
-const makeBuilder = (runner: AgentRunner, definition: AgentDefinition): AgentBuilder<string, unknown, unknown, any, boolean> => {
-  const next = (patch: Partial<AgentDefinition>) => makeBuilder(runner, Object.freeze({ ...definition, ...patch }))
+const makeBuilder = (runner: AgentRunner, resumer: AgentResumer, definition: AgentDefinition): AgentBuilder<string, unknown, unknown, any, boolean> => {
+  const next = (patch: Partial<AgentDefinition>) => makeBuilder(runner, resumer, Object.freeze({ ...definition, ...patch }))
   const on = (event: AgentEvent["_tag"] | "*") => (listener: Listener<any>) =>
     next({ listeners: [...definition.listeners, { event, listener }] })
   const runEffect = (input: unknown) => {
     const run = runner(definition, input)
+    return definition.model === undefined ? run : Effect.provideService(run, ModelClientService, definition.model)
+  }
+  const resume = (snapshot: unknown, decisions: Decisions) => {
+    const run = resumer(definition, snapshot, decisions)
     return definition.model === undefined ? run : Effect.provideService(run, ModelClientService, definition.model)
   }
   return Object.freeze({
@@ -278,7 +311,7 @@ const makeBuilder = (runner: AgentRunner, definition: AgentDefinition): AgentBui
       if (!(threshold > 0 && threshold <= 1)) {
         throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `a budget threshold must be in (0, 1], got ${threshold}` })
       }
-      return makeBuilder(runner, Object.freeze({
+      return makeBuilder(runner, resumer, Object.freeze({
         ...definition,
         budgetThresholds: definition.budgetThresholds.includes(threshold) ? definition.budgetThresholds : [...definition.budgetThresholds, threshold],
         listeners: [...definition.listeners, {
@@ -305,6 +338,13 @@ const makeBuilder = (runner: AgentRunner, definition: AgentDefinition): AgentBui
       definition.model === undefined
         ? Promise.reject(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "call .model(...) before .run(...)" }))
         : Effect.runPromise(runEffect(input) as Effect.Effect<unknown, AgentError>)) as any,
-    runEffect
+    runEffect: runEffect as any,
+    resume: resume as any,
+    signSnapshots: (secret: string) => {
+      if (typeof secret !== "string" || secret.length < 16) {
+        throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "a snapshot secret must be a string of at least 16 characters" })
+      }
+      return next({ snapshotSecret: secret })
+    }
   })
 }

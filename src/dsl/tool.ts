@@ -73,8 +73,7 @@ export interface ApprovalContext {
  */
 export type NeedsApproval<Args> = true | ((args: Args, context: ApprovalContext) => MaybeEffect<boolean>)
 
-/** The type flag of a tool given `needsApproval: NA`: false only when it is absent or `false`. */
-export type ApprovalFlag<NA> = [NA] extends [undefined | false] ? false : true
+
 
 /**
  * A typed tool. `Name` is its literal name, `Args` the decoded argument type, `Result` what `run`
@@ -137,13 +136,19 @@ interface ToolOptionsBase {
   readonly untrustedOutput?: boolean
 }
 
-/** The approval option of a tool whose decoded arguments are `Args`. */
-interface ApprovalOption<Args, NA> {
+/** The approval option of a tool whose calls may wait for a human decision (`Args`: decoded arguments). */
+export interface WithApproval<Args> {
   /**
    * Calls wait for a human decision before they run: `true`, or a predicate on the decoded arguments.
-   * The run suspends with the pending calls; `agent.resume(snapshot, decisions)` continues it.
+   * The run suspends with the pending calls; `agent.resume(snapshot, decisions)` continues it. A
+   * non-literal `boolean` counts as "may need approval".
    */
-  readonly needsApproval?: NA & (NeedsApproval<Args> | false | undefined)
+  readonly needsApproval: NeedsApproval<Args> | boolean
+}
+
+/** The approval option of a tool whose calls never wait. */
+export interface WithoutApproval {
+  readonly needsApproval?: false | undefined
 }
 
 /** Options of a tool whose arguments are described by a Schema. */
@@ -202,14 +207,22 @@ export const toolNamePattern = /^[A-Za-z0-9_-]{1,64}$/
  * })
  * ```
  */
-export function tool<const Name extends string, S extends ArgsSchema, R, const NA = undefined>(
+export function tool<const Name extends string, S extends ArgsSchema, R>(
   name: Name,
-  options: SchemaToolOptions<S, R, Name> & ApprovalOption<S["Type"], NA>
-): Tool<Name, S["Type"], R, ApprovalFlag<NA>>
-export function tool<const Name extends string, R, const Mode extends UnsafeMode, const NA = undefined>(
+  options: SchemaToolOptions<S, R, Name> & WithApproval<S["Type"]>
+): Tool<Name, S["Type"], R, true>
+export function tool<const Name extends string, S extends ArgsSchema, R>(
   name: Name,
-  options: UnsafeToolOptions<R, Name, Mode> & ApprovalOption<unknown, NA>
-): Tool<Name, unknown, R, Mode extends "human-approval" ? true : ApprovalFlag<NA>>
+  options: SchemaToolOptions<S, R, Name> & WithoutApproval
+): Tool<Name, S["Type"], R>
+export function tool<const Name extends string, R>(
+  name: Name,
+  options: UnsafeToolOptions<R, Name> & WithApproval<unknown>
+): Tool<Name, unknown, R, true>
+export function tool<const Name extends string, R, const Mode extends UnsafeMode>(
+  name: Name,
+  options: UnsafeToolOptions<R, Name, Mode> & WithoutApproval
+): Tool<Name, unknown, R, Mode extends "human-approval" ? true : false>
 /**
  * Defines a tool from a JSON Schema. Arguments the schema refuses never reach `run`.
  *
@@ -221,10 +234,14 @@ export function tool<const Name extends string, R, const Mode extends UnsafeMode
  * })
  * ```
  */
-export function tool<const Name extends string, Args = unknown, R = unknown, const NA = undefined>(
+export function tool<const Name extends string, Args = unknown, R = unknown>(
   name: Name,
-  options: JsonSchemaToolOptions<Args, R, Name> & ApprovalOption<Args, NA>
-): Tool<Name, Args, R, ApprovalFlag<NA>>
+  options: JsonSchemaToolOptions<Args, R, Name> & WithApproval<Args>
+): Tool<Name, Args, R, true>
+export function tool<const Name extends string, Args = unknown, R = unknown>(
+  name: Name,
+  options: JsonSchemaToolOptions<Args, R, Name> & WithoutApproval
+): Tool<Name, Args, R>
 export function tool(
   name: string,
   options: SchemaToolOptions<ArgsSchema, unknown> | UnsafeToolOptions<unknown> | JsonSchemaToolOptions<unknown, unknown>

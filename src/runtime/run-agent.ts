@@ -7,7 +7,8 @@
  */
 import { newRunId } from "../internal/run-id.ts"
 import { Cause, Clock, Duration, Effect, Exit, Schema } from "effect"
-import type { AgentDefinition } from "../dsl/agent-definition.ts"
+import { type AgentDefinition, mayNeedApproval } from "../dsl/agent-definition.ts"
+import type { Decisions } from "../dsl/decision.ts"
 import { pickTools } from "../dsl/pick-tools.ts"
 import type { RunEndEvent } from "../dsl/events.ts"
 import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed } from "../errors.ts"
@@ -19,7 +20,9 @@ import { emit } from "./emit.ts"
 import { type AgentPlan, compile, type SkillPlan } from "./plan.ts"
 import { systemPrompt } from "./prompt.ts"
 import { budgetExceeded, RunContext } from "./run-context.ts"
-import { checkSnapshot, type RunSnapshot, snapshotOf, stateOf } from "./snapshot.ts"
+import { resolveDecisions } from "./approval.ts"
+import { checkSnapshot, decodeSnapshot, decodeSnapshotValue, type RunSnapshot, snapshotOf, stateOf } from "./snapshot.ts"
+import { signSnapshot, verifySnapshot } from "./snapshot-signature.ts"
 import { drive, type DriveControl } from "./step.ts"
 
 /**
@@ -32,14 +35,45 @@ import { drive, type DriveControl } from "./step.ts"
  * ```
  */
 export const runAgent = (definition: AgentDefinition, input: unknown): Effect.Effect<unknown, AgentError, ModelClientService> =>
-  execute(definition, { _tag: "Fresh", input }, {}).pipe(
-    Effect.flatMap((result) => result._tag === "Done" ? Effect.succeed(result.output) : Effect.die(new Error("internal: a run to the end suspended")))
+  execute(definition, { _tag: "Fresh", input }, {}).pipe(Effect.flatMap((result) => builderResult(definition, result)))
+
+/**
+ * Continues a run of `definition` from a snapshot (a `RunSnapshot`, its parsed JSON, or its JSON text)
+ * with the decisions on the calls it waits for: what the builder's `resume` returns.
+ *
+ * @example
+ * ```ts
+ * const result = yield* resumeAgent(definition, JSON.parse(text), { call_1: Decision.approve })
+ * ```
+ */
+export const resumeAgent = (
+  definition: AgentDefinition,
+  snapshot: unknown,
+  decisions: Decisions
+): Effect.Effect<unknown, AgentError, ModelClientService> =>
+  (typeof snapshot === "string" ? decodeSnapshot(snapshot) : decodeSnapshotValue(snapshot)).pipe(
+    Effect.flatMap((decoded) => execute(definition, { _tag: "Resume", snapshot: decoded, decisions }, {})),
+    Effect.flatMap((result) => builderResult(definition, result))
   )
 
-/** How a run driven by `runUntil` or `resumeRun` stopped: finished, or suspended with its snapshot. */
+/** `Out` for an agent without approvals; `Completed | Suspended` for one with a tool that may need approval. */
+const builderResult = (definition: AgentDefinition, result: RunResult): Effect.Effect<unknown> => {
+  if (result._tag === "Done") return Effect.succeed(mayNeedApproval(definition) ? { _tag: "Completed", output: result.output } : result.output)
+  if (result.pending.length === 0) return Effect.die(new Error("internal: a run to the end suspended without waiting calls"))
+  return Effect.succeed({ _tag: "Suspended", pending: result.pending, snapshot: result.snapshot })
+}
+
+/**
+ * How a run driven by `runUntil` or `resumeRun` stopped: finished, or suspended with its snapshot;
+ * `pending` lists the calls waiting for a human decision (empty when it stopped after `suspendAfter` steps).
+ */
 export type RunResult =
   | { readonly _tag: "Done"; readonly output: unknown }
-  | { readonly _tag: "Suspended"; readonly snapshot: RunSnapshot }
+  | {
+    readonly _tag: "Suspended"
+    readonly snapshot: RunSnapshot
+    readonly pending: ReadonlyArray<{ readonly id: string; readonly tool: string; readonly args: unknown }>
+  }
 
 /**
  * Runs `definition` on `input`, suspending after `suspendAfter` steps (a model call or a tool call
@@ -68,10 +102,12 @@ export const runUntil = (
 export const resumeRun = (
   definition: AgentDefinition,
   snapshot: RunSnapshot,
-  control: DriveControl = {}
-): Effect.Effect<RunResult, AgentError, ModelClientService> => execute(definition, { _tag: "Resume", snapshot }, control)
+  control: DriveControl & { readonly decisions?: Decisions | undefined } = {}
+): Effect.Effect<RunResult, AgentError, ModelClientService> => execute(definition, { _tag: "Resume", snapshot, decisions: control.decisions }, control)
 
-type Start = { readonly _tag: "Fresh"; readonly input: unknown } | { readonly _tag: "Resume"; readonly snapshot: RunSnapshot }
+type Start =
+  | { readonly _tag: "Fresh"; readonly input: unknown }
+  | { readonly _tag: "Resume"; readonly snapshot: RunSnapshot; readonly decisions: Decisions | undefined }
 
 const execute = (definition: AgentDefinition, start: Start, control: DriveControl): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   Effect.gen(function*() {
@@ -83,8 +119,12 @@ const execute = (definition: AgentDefinition, start: Start, control: DriveContro
     let ctx: RunContext | undefined
     const body: Effect.Effect<RunResult, AgentError, ModelClientService> = Effect.gen(function*() {
       if (start._tag === "Resume") {
+        const secret = definition.snapshotSecret
+        if (secret !== undefined) yield* verifySnapshot(start.snapshot, secret)
         const skill = yield* checkSnapshot(plan, start.snapshot)
+        const decided = start.decisions === undefined ? undefined : yield* resolveDecisions(plan.name, skill, start.snapshot, start.decisions)
         ctx = RunContext.restore(plan, skill, stateOf(start.snapshot), now)
+        if (decided !== undefined) ctx.decide(decided)
         yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
         return yield* driveToResult(ctx, control)
       }
@@ -126,7 +166,15 @@ const driveToResult = (ctx: RunContext, control: DriveControl): Effect.Effect<Ru
     Effect.flatMap((driven) =>
       driven._tag === "Done"
         ? Effect.succeed<RunResult>(driven)
-        : Clock.currentTimeMillis.pipe(Effect.map((now): RunResult => ({ _tag: "Suspended", snapshot: snapshotOf(ctx, now) })))
+        : Clock.currentTimeMillis.pipe(Effect.map((now): RunResult => {
+          const snapshot = snapshotOf(ctx, now)
+          const secret = ctx.plan.definition.snapshotSecret
+          return {
+            _tag: "Suspended",
+            snapshot: secret === undefined ? snapshot : signSnapshot(snapshot, secret),
+            pending: ctx.awaiting.map(({ id, tool, args }) => ({ id, tool, args }))
+          }
+        }))
     )
   )
 

@@ -5,7 +5,7 @@
  * methods. `state()` gives that state as plain data for a snapshot; `RunContext.restore` rebuilds a
  * context from it. Owned by the run's fiber, never shared.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, type Schema } from "effect"
 import type { AgentEvent } from "../dsl/events.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import { BudgetExceeded } from "../errors.ts"
@@ -51,7 +51,22 @@ export interface RunState {
   readonly invalidArgsRetries: Readonly<Record<string, number>>
   /** Knowledge loaded so far, by source name. */
   readonly knowledge: Readonly<Record<string, string>>
+  /** Calls waiting for a human decision, with their arguments as JSON (absent when none wait). */
+  readonly awaiting?: ReadonlyArray<{ readonly id: string; readonly tool: string; readonly args: Schema.Json }>
 }
+
+/** A call waiting for a human decision: decoded arguments for the caller, JSON ones for the snapshot. */
+export interface AwaitingCall {
+  readonly id: string
+  readonly tool: string
+  readonly args: unknown
+  readonly json: Schema.Json
+}
+
+/** A decision given at resume, checked and decoded: run with these arguments, or deny. */
+export type ResolvedDecision =
+  | { readonly _tag: "Run"; readonly args: unknown; readonly how: "approved" | "edited" }
+  | { readonly _tag: "Deny"; readonly reason: string }
 
 export class RunContext {
   readonly ledger: BudgetLedger
@@ -62,6 +77,9 @@ export class RunContext {
   #offered: ReadonlyArray<AnyTool>
   readonly #invalidArgsRetries: Map<string, number>
   readonly #knowledge: Map<string, string>
+  /** Decisions given at resume, by call id; each is taken once. */
+  readonly #decisions = new Map<string, ResolvedDecision>()
+  #awaiting: ReadonlyArray<AwaitingCall> = []
 
   private constructor(
     readonly plan: AgentPlan,
@@ -166,6 +184,33 @@ export class RunContext {
     return true
   }
 
+  /** The calls after the next pending one, in order. */
+  get pendingAfterNext(): ReadonlyArray<ToolCall> {
+    return this.#pending.slice(this.#settled + 1)
+  }
+
+  /** Records the decisions given at resume. */
+  decide(decisions: ReadonlyMap<string, ResolvedDecision>): void {
+    for (const [id, decision] of decisions) this.#decisions.set(id, decision)
+  }
+
+  /** The decision about call `id`, taken (a decision applies once). */
+  takeDecision(id: string): ResolvedDecision | undefined {
+    const decision = this.#decisions.get(id)
+    this.#decisions.delete(id)
+    return decision
+  }
+
+  /** Marks the run as waiting for decisions on `calls`. */
+  awaitDecisions(calls: ReadonlyArray<AwaitingCall>): void {
+    this.#awaiting = calls
+  }
+
+  /** The calls the run waits for decisions on (empty unless it suspended for approval). */
+  get awaiting(): ReadonlyArray<AwaitingCall> {
+    return this.#awaiting
+  }
+
   /** Knowledge loaded earlier in this run. */
   cachedKnowledge(name: string): string | undefined {
     return this.#knowledge.get(name)
@@ -221,7 +266,8 @@ export class RunContext {
       offered: this.#offered.map((t) => t.name),
       ledger: this.ledger.state(),
       invalidArgsRetries: Object.fromEntries(this.#invalidArgsRetries),
-      knowledge: Object.fromEntries(this.#knowledge)
+      knowledge: Object.fromEntries(this.#knowledge),
+      ...(this.#awaiting.length === 0 ? {} : { awaiting: this.#awaiting.map(({ args: _, json, ...call }) => ({ ...call, args: json })) })
     }
   }
 }

@@ -50,12 +50,13 @@ export const modelStep = (ctx: RunContext): Effect.Effect<Finished | undefined, 
     return yield* finalText(ctx, response.content ?? "")
   })
 
-/** A tool step: the next pending call, handled and settled. */
-export const toolStep = (ctx: RunContext): Effect.Effect<Finished | undefined, AgentError> => {
+/** A tool step: the next pending call, handled and settled (or left pending when it waits for a decision). */
+export const toolStep = (ctx: RunContext): Effect.Effect<Finished | "suspend" | undefined, AgentError> => {
   const call = ctx.nextPending
   if (call === undefined) return Effect.succeed(undefined)
   return handleCall(ctx, call).pipe(
     Effect.map((finished) => {
+      if (finished === "suspend") return finished
       ctx.settleNext()
       if (finished !== undefined) ctx.clearPending()
       return finished
@@ -75,6 +76,7 @@ const turnSteps = (ctx: RunContext, resuming: boolean, stepTaken: () => boolean)
     }
     while (ctx.hasPending) {
       const finished = yield* toolStep(ctx)
+      if (finished === "suspend") return { _tag: "Suspended" as const }
       if (finished !== undefined) return { _tag: "Done" as const, output: finished.output }
       if (stepTaken()) return { _tag: "Suspended" as const }
     }

@@ -26,15 +26,18 @@ import { runToolCall } from "./tool-pipeline.ts"
 /** Errors a tool call can end the run with. */
 export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | BudgetExceeded | Escalated | ExceptionThrown | OutputInvalid
 
-/** Handles `call` and appends its tool result message to the transcript; a finished run's output when it ended the run. */
-export const handleCall = (ctx: RunContext, call: ToolCall): Effect.Effect<Finished | undefined, ToolCallError> => {
+/**
+ * Handles `call` and appends its tool result message to the transcript; a finished run's output when
+ * it ended the run, `"suspend"` when the call waits for a human decision.
+ */
+export const handleCall = (ctx: RunContext, call: ToolCall): Effect.Effect<Finished | "suspend" | undefined, ToolCallError> => {
   const terminal = ctx.skill.terminals.get(call.name)
   if (terminal !== undefined && terminal === ctx.skill.submit) return settleTerminal(ctx, terminal, call)
   const tool = ctx.skill.tools.get(call.name)
-  const handled: Effect.Effect<Finished | undefined, ToolCallError> = terminal !== undefined
+  const handled: Effect.Effect<Finished | "suspend" | undefined, ToolCallError> = terminal !== undefined
     ? settleTerminal(ctx, terminal, call)
     : tool !== undefined
-    ? Effect.as(runToolCall(ctx, tool, call), undefined)
+    ? runToolCall(ctx, tool, call)
     : refuse(ctx, call)
   return handled.pipe(
     Effect.withSpan("agent.tool", {

@@ -10,6 +10,9 @@
  * - **execute**: within the tool-call, repetition and per-tool time budgets; knowledge answered from
  *   the run's cache after its first load.
  *
+ * - **approve** (before every execution): a tool that may need approval runs only with arguments a
+ *   human decided on or its `needsApproval` cleared; otherwise the call suspends (`approval.ts`).
+ *
  * A tool only ever runs with arguments its Schema accepted.
  */
 import { Cause, Clock, Duration, Effect, Exit } from "effect"
@@ -18,6 +21,7 @@ import { type AnyTool, executeTool } from "../dsl/tool.ts"
 import { type BudgetExceeded, InvalidToolArgs, ToolFailed } from "../errors.ts"
 import type { ToolCall } from "../model/messages.ts"
 import { escalationContent, invalidArgsFeedback, toolFailedFeedback, toolResultContent, untrustedContent } from "./prompt.ts"
+import { approvalGate, deniedContent } from "./approval.ts"
 import { decideExecutionError, decideInvalidArgs } from "./recover.ts"
 import type { RunContext } from "./run-context.ts"
 
@@ -33,10 +37,25 @@ type Next =
   | { readonly _tag: "Ask"; readonly situation: Situation }
   | { readonly _tag: "End"; readonly error: InvalidToolArgs | ToolFailed }
 
-/** Runs `call` of `tool` to its tool result message. */
-export const runToolCall = (ctx: RunContext, tool: AnyTool, call: ToolCall): Effect.Effect<void, InvalidToolArgs | ToolFailed | BudgetExceeded> =>
+/**
+ * Runs `call` of `tool` to its tool result message; `"suspend"` when it waits for a human decision
+ * (no tool result then: the call stays pending).
+ */
+export const runToolCall = (
+  ctx: RunContext,
+  tool: AnyTool,
+  call: ToolCall
+): Effect.Effect<"suspend" | undefined, InvalidToolArgs | ToolFailed | BudgetExceeded> =>
   Effect.gen(function*() {
-    const decoded = tool.codec.decode(call.arguments)
+    const decision = ctx.takeDecision(call.id)
+    if (decision !== undefined) yield* Effect.annotateCurrentSpan("tool.approval", decision._tag === "Deny" ? "denied" : decision.how)
+    if (decision?._tag === "Deny") {
+      ctx.append({ role: "tool", toolCallId: call.id, name: tool.name, content: deniedContent(tool.name, decision.reason) })
+      return undefined
+    }
+    // The arguments a human decided on run as they are: never decoded from the model's text again.
+    const decided = decision
+    const decoded = decided !== undefined ? { _tag: "Valid" as const, args: decided.args, corrections: [] } : tool.codec.decode(call.arguments)
     yield* Effect.annotateCurrentSpan("tool.validated", tool.codec.validated)
     if (tool.codec.unsafe !== undefined) yield* Effect.annotateCurrentSpan("tool.unsafe_mode", tool.codec.unsafe)
     if (decoded._tag === "Valid" && decoded.corrections.length > 0) {
@@ -52,11 +71,12 @@ export const runToolCall = (ctx: RunContext, tool: AnyTool, call: ToolCall): Eff
       switch (next._tag) {
         case "Reply":
           ctx.append({ role: "tool", toolCallId: call.id, name: tool.name, content: next.content })
-          return
+          return undefined
         case "End":
           return yield* next.error
         case "Run": {
           const args: unknown = next.args
+          if ((yield* approvalGate(ctx, tool, call, args, decided)) === "suspend") return "suspend"
           const exit: Exit.Exit<string, unknown> = yield* execute(ctx, tool, call, args)
           if (Exit.isSuccess(exit)) {
             next = { _tag: "Reply", content: exit.value }
