@@ -10,6 +10,7 @@ import type { Budget } from "./budget.ts"
 import type { RegisteredListener } from "./events.ts"
 import type { KnowledgeSource } from "./knowledge.ts"
 import type { ErrorPolicy, RecoveryHandlers } from "./recovery.ts"
+import type { Interceptor } from "./interceptor.ts"
 import { isBuiltinToolName } from "./builtin-tools.ts"
 import { type AnySkill, isSkill, type SkillImplementation, type SkillPredicate } from "./skill.ts"
 import { isToolHandle } from "./tool-handle.ts"
@@ -61,6 +62,8 @@ export interface AgentDefinition {
   readonly disallowedToolPolicy: "fail" | "feedback"
   readonly input: Schema.Codec<any, any, never, never> | undefined
   readonly output: Schema.Codec<any, any, never, never> | undefined
+  /** Interceptors by tool name, in the order they were added (`.intercept(tool, ...)`). */
+  readonly interceptors?: Readonly<Record<string, ReadonlyArray<Interceptor<AnyTool>>>> | undefined
   /** When set, snapshots are signed with it (HMAC) and only snapshots it signed are resumed. */
   readonly snapshotSecret?: string | undefined
 }

@@ -36,6 +36,7 @@ import type {
 } from "./events.ts"
 import type { PickToolsOptions } from "./pick-tools.ts"
 import type { Decisions } from "./decision.ts"
+import type { Interceptor } from "./interceptor.ts"
 import type { RunResultOf } from "./run-outcome.ts"
 import { inMemoryStore, type MemoryStore, memoryTools } from "./memory.ts"
 import type { Skill } from "./skill.ts"
@@ -182,6 +183,16 @@ export interface AgentBuilder<
     snapshot: unknown,
     decisions: Decisions
   ): Effect.Effect<RunResultOf<TTools, TOutput>, AgentError, THasModel extends true ? never : ModelClientService>
+  /**
+   * Adds an interceptor for one tool: before each call of it runs, `interceptor` sees the decoded
+   * arguments and answers `Intercept.proceed`, `.proceedWith(args)`, `.deny(reason)`,
+   * `.substitute(result)` or (for tools that may need approval) `.suspend(reason)`. Several
+   * interceptors of a tool run in order until one does not proceed.
+   */
+  intercept<const $Name extends ToolNames<TTools>>(
+    tool: $Name,
+    interceptor: Interceptor<Extract<TTools[keyof TTools], Tool<$Name, any, any, any>>>
+  ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /**
    * Signs every snapshot this agent takes (HMAC-SHA256 with `secret`) and resumes only snapshots
    * signed so: unsigned, foreign or tampered ones are refused with `SnapshotRejected`.
@@ -340,6 +351,14 @@ const makeBuilder = (runner: AgentRunner, resumer: AgentResumer, definition: Age
         : Effect.runPromise(runEffect(input) as Effect.Effect<unknown, AgentError>)) as any,
     runEffect: runEffect as any,
     resume: resume as any,
+    intercept: (tool: string, interceptor: Interceptor<AnyTool>) => {
+      if (!definition.tools.some((t) => t.name === tool)) {
+        throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `cannot intercept "${tool}": no tool of that name is registered` })
+      }
+      if (typeof interceptor !== "function") throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "an interceptor must be a function" })
+      const interceptors = definition.interceptors ?? {}
+      return next({ interceptors: { ...interceptors, [tool]: [...(interceptors[tool] ?? []), interceptor] } })
+    },
     signSnapshots: (secret: string) => {
       if (typeof secret !== "string" || secret.length < 16) {
         throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "a snapshot secret must be a string of at least 16 characters" })

@@ -19,6 +19,8 @@ export type PendingApproval<TTools extends Record<string, AnyTool> = Record<stri
         readonly id: string
         readonly tool: Name
         readonly args: Args
+        /** Why an interceptor suspended the call (absent when `needsApproval` did). */
+        readonly reason?: string
       }
     : never
     : never

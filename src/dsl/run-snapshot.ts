@@ -37,7 +37,7 @@ const StateSchema = Schema.Struct({
   invalidArgsRetries: Schema.Record(Schema.String, Count),
   knowledge: Schema.Record(Schema.String, Schema.String),
   /** Calls waiting for a human decision (`approve`, `deny`, `edit`), with their arguments as JSON. */
-  awaiting: Schema.optionalKey(Schema.Array(Schema.Struct({ id: Schema.String, tool: Schema.String, args: Schema.Json })))
+  awaiting: Schema.optionalKey(Schema.Array(Schema.Struct({ id: Schema.String, tool: Schema.String, args: Schema.Json, reason: Schema.optionalKey(Schema.String) })))
 })
 
 /**

@@ -140,8 +140,9 @@ interface ToolOptionsBase {
 export interface WithApproval<Args> {
   /**
    * Calls wait for a human decision before they run: `true`, or a predicate on the decoded arguments.
-   * The run suspends with the pending calls; `agent.resume(snapshot, decisions)` continues it. A
-   * non-literal `boolean` counts as "may need approval".
+   * The run suspends with the pending calls; `agent.resume(snapshot, decisions)` continues it. Any
+   * value given (even `false`) marks the tool as one that may need approval, so `run` returns
+   * `Completed | Suspended`; leave the option out for a tool that never does.
    */
   readonly needsApproval: NeedsApproval<Args> | boolean
 }
@@ -324,7 +325,8 @@ const makeTool = (
     safe: options.safe ?? codec.validated,
     recover: (options as { readonly recover?: RecoveryHandlers }).recover,
     untrustedOutput: options.untrustedOutput === true,
-    mayNeedApproval: needsApproval !== undefined
+    // As the type says: any `needsApproval` given (even a boolean that is false now) marks the tool.
+    mayNeedApproval: needsApproval !== undefined || options.needsApproval !== undefined
   })
 }
 

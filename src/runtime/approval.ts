@@ -68,7 +68,16 @@ export const approvalGate = (
   Effect.gen(function*() {
     if (decided !== undefined && decided.args === args) return "proceed"
     if (!(yield* needsDecision(ctx, tool, call, args))) return "proceed"
-    const awaiting: Array<AwaitingCall> = [{ id: call.id, tool: tool.name, args, json: jsonArgs(tool, call, args) }]
+    return yield* suspendFor(ctx, tool, call, args, undefined)
+  })
+
+/**
+ * Suspends the run on `call` (with `reason`, when an interceptor asked), recording it and the later
+ * calls of the answer that need a decision too.
+ */
+export const suspendFor = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown, reason: string | undefined): Effect.Effect<"suspend"> =>
+  Effect.gen(function*() {
+    const awaiting: Array<AwaitingCall> = [{ id: call.id, tool: tool.name, args, json: jsonArgs(tool, call, args), ...(reason === undefined ? {} : { reason }) }]
     for (const later of ctx.pendingAfterNext) {
       const laterTool = ctx.skill.tools.get(later.name)
       if (laterTool === undefined || laterTool[ToolInternals].needsApproval === undefined) continue
@@ -78,12 +87,12 @@ export const approvalGate = (
     }
     ctx.awaitDecisions(awaiting)
     yield* Effect.annotateCurrentSpan("tool.approval", "requested")
-    return "suspend"
+    return "suspend" as const
   })
 
 /** The tool result a denied call gets: the model is told, and goes on. */
-export const deniedContent = (tool: string, reason: string): string =>
-  `The call of "${tool}" was denied by a human reviewer and did not run. Reason: ${reason}. Continue without it; do not repeat the same call.`
+export const deniedContent = (tool: string, reason: string, by: "a human reviewer" | "a policy" = "a human reviewer"): string =>
+  `The call of "${tool}" was denied by ${by} and did not run. Reason: ${reason}. Continue without it; do not repeat the same call.`
 
 /**
  * The decisions given at resume, checked against the calls the snapshot waits for: one per waiting

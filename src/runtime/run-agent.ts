@@ -72,7 +72,7 @@ export type RunResult =
   | {
     readonly _tag: "Suspended"
     readonly snapshot: RunSnapshot
-    readonly pending: ReadonlyArray<{ readonly id: string; readonly tool: string; readonly args: unknown }>
+    readonly pending: ReadonlyArray<{ readonly id: string; readonly tool: string; readonly args: unknown; readonly reason?: string }>
   }
 
 /**
@@ -172,7 +172,7 @@ const driveToResult = (ctx: RunContext, control: DriveControl): Effect.Effect<Ru
           return {
             _tag: "Suspended",
             snapshot: secret === undefined ? snapshot : signSnapshot(snapshot, secret),
-            pending: ctx.awaiting.map(({ id, tool, args }) => ({ id, tool, args }))
+            pending: ctx.awaiting.map(({ json: _, ...pending }) => pending)
           }
         }))
     )

@@ -52,7 +52,7 @@ export interface RunState {
   /** Knowledge loaded so far, by source name. */
   readonly knowledge: Readonly<Record<string, string>>
   /** Calls waiting for a human decision, with their arguments as JSON (absent when none wait). */
-  readonly awaiting?: ReadonlyArray<{ readonly id: string; readonly tool: string; readonly args: Schema.Json }>
+  readonly awaiting?: ReadonlyArray<{ readonly id: string; readonly tool: string; readonly args: Schema.Json; readonly reason?: string }>
 }
 
 /** A call waiting for a human decision: decoded arguments for the caller, JSON ones for the snapshot. */
@@ -61,6 +61,8 @@ export interface AwaitingCall {
   readonly tool: string
   readonly args: unknown
   readonly json: Schema.Json
+  /** Why an interceptor suspended the call (absent for `needsApproval`). */
+  readonly reason?: string
 }
 
 /** A decision given at resume, checked and decoded: run with these arguments, or deny. */

@@ -10,6 +10,7 @@
  * - **execute**: within the tool-call, repetition and per-tool time budgets; knowledge answered from
  *   the run's cache after its first load.
  *
+ * - **intercept** (before every execution): the agent's interceptors of the tool (`intercept.ts`).
  * - **approve** (before every execution): a tool that may need approval runs only with arguments a
  *   human decided on or its `needsApproval` cleared; otherwise the call suspends (`approval.ts`).
  *
@@ -21,7 +22,8 @@ import { type AnyTool, executeTool } from "../dsl/tool.ts"
 import { type BudgetExceeded, InvalidToolArgs, ToolFailed } from "../errors.ts"
 import type { ToolCall } from "../model/messages.ts"
 import { escalationContent, invalidArgsFeedback, toolFailedFeedback, toolResultContent, untrustedContent } from "./prompt.ts"
-import { approvalGate, deniedContent } from "./approval.ts"
+import { approvalGate, deniedContent, suspendFor } from "./approval.ts"
+import { interceptCall } from "./intercept.ts"
 import { decideExecutionError, decideInvalidArgs } from "./recover.ts"
 import type { RunContext } from "./run-context.ts"
 
@@ -75,7 +77,17 @@ export const runToolCall = (
         case "End":
           return yield* next.error
         case "Run": {
-          const args: unknown = next.args
+          let args: unknown = next.args
+          // A human decision on these very arguments stands; otherwise the interceptors have their say.
+          if (decided === undefined || decided.args !== args) {
+            const verdict = yield* interceptCall(ctx, tool, call, args)
+            if (verdict._tag === "Reply") {
+              next = verdict
+              break
+            }
+            if (verdict._tag === "Suspend") return yield* suspendFor(ctx, tool, call, verdict.args, verdict.reason)
+            args = verdict.args
+          }
           if ((yield* approvalGate(ctx, tool, call, args, decided)) === "suspend") return "suspend"
           const exit: Exit.Exit<string, unknown> = yield* execute(ctx, tool, call, args)
           if (Exit.isSuccess(exit)) {
