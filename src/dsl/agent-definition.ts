@@ -11,6 +11,7 @@ import type { RegisteredListener } from "./events.ts"
 import type { KnowledgeSource } from "./knowledge.ts"
 import type { ErrorPolicy, RecoveryHandlers } from "./recovery.ts"
 import type { Interceptor } from "./interceptor.ts"
+import type { BudgetLimitPolicy } from "./budget-policy.ts"
 import { isBuiltinToolName } from "./builtin-tools.ts"
 import { type AnySkill, isSkill, type SkillImplementation, type SkillPredicate } from "./skill.ts"
 import { isToolHandle } from "./tool-handle.ts"
@@ -64,6 +65,8 @@ export interface AgentDefinition {
   readonly output: Schema.Codec<any, any, never, never> | undefined
   /** Interceptors by tool name, in the order they were added (`.intercept(tool, ...)`). */
   readonly interceptors?: Readonly<Record<string, ReadonlyArray<Interceptor<AnyTool>>>> | undefined
+  /** What reaching a countable budget limit does instead of failing (`.budgetPolicy(...)`). */
+  readonly budgetPolicy?: BudgetLimitPolicy | undefined
   /** When set, snapshots are signed with it (HMAC) and only snapshots it signed are resumed. */
   readonly snapshotSecret?: string | undefined
 }

@@ -37,6 +37,7 @@ import type {
 import type { PickToolsOptions } from "./pick-tools.ts"
 import type { Decisions } from "./decision.ts"
 import type { Interceptor } from "./interceptor.ts"
+import type { BudgetLimitPolicy } from "./budget-policy.ts"
 import type { RunResultOf } from "./run-outcome.ts"
 import { inMemoryStore, type MemoryStore, memoryTools } from "./memory.ts"
 import type { Skill } from "./skill.ts"
@@ -193,6 +194,12 @@ export interface AgentBuilder<
     tool: $Name,
     interceptor: Interceptor<Extract<TTools[keyof TTools], Tool<$Name, any, any, any>>>
   ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /**
+   * What reaching a countable limit (turns, tool calls, tokens, repetitions) does instead of failing
+   * with `BudgetExceeded`: `BudgetPolicy.extend(by)` (bounded: extensions of a limit add up to at most
+   * the limit itself), `BudgetPolicy.finalAnswer` (one last model call without tools) or `.fail`.
+   */
+  budgetPolicy(policy: BudgetLimitPolicy): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /**
    * Signs every snapshot this agent takes (HMAC-SHA256 with `secret`) and resumes only snapshots
    * signed so: unsigned, foreign or tampered ones are refused with `SnapshotRejected`.
@@ -358,6 +365,10 @@ const makeBuilder = (runner: AgentRunner, resumer: AgentResumer, definition: Age
       if (typeof interceptor !== "function") throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "an interceptor must be a function" })
       const interceptors = definition.interceptors ?? {}
       return next({ interceptors: { ...interceptors, [tool]: [...(interceptors[tool] ?? []), interceptor] } })
+    },
+    budgetPolicy: (policy: BudgetLimitPolicy) => {
+      if (typeof policy !== "function") throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "a budget policy must be a function" })
+      return next({ budgetPolicy: policy })
     },
     signSnapshots: (secret: string) => {
       if (typeof secret !== "string" || secret.length < 16) {

@@ -22,7 +22,8 @@ const LedgerSchema = Schema.Struct({
   tokens: Schema.Finite,
   lastTool: Schema.optionalKey(Schema.String),
   consecutive: Count,
-  thresholdsFired: Schema.Array(Schema.String)
+  thresholdsFired: Schema.Array(Schema.String),
+  extended: Schema.optionalKey(Schema.Record(Schema.String, Count))
 })
 
 const StateSchema = Schema.Struct({

@@ -17,6 +17,8 @@ export interface LedgerState {
   readonly consecutive: number
   /** `"<threshold>:<reason>"` for every threshold event already emitted. */
   readonly thresholdsFired: ReadonlyArray<string>
+  /** Extensions a budget policy granted, by dimension (absent when none). */
+  readonly extended?: Readonly<Record<string, number>>
 }
 
 /** A fresh run's ledger. */
@@ -67,6 +69,7 @@ export class BudgetLedger {
   #consecutive: number
   /** Allocated on the first threshold that fires: most runs have none. */
   #fired: Set<string> | undefined
+  readonly #extended: Map<BudgetReason, number>
 
   constructor(
     private readonly budget: Budget,
@@ -79,11 +82,29 @@ export class BudgetLedger {
     this.#lastTool = state.lastTool
     this.#consecutive = state.consecutive
     this.#fired = state.thresholdsFired.length === 0 ? undefined : new Set(state.thresholdsFired)
+    this.#extended = new Map(Object.entries(state.extended ?? {}) as Array<[BudgetReason, number]>)
   }
 
-  /** The limit of a dimension (`Infinity` when unlimited). */
+  /** The limit of a dimension (`Infinity` when unlimited), with the extensions granted. */
   limit(reason: BudgetReason): number {
-    return limitOf(this.budget, reason)
+    return limitOf(this.budget, reason) + (this.#extended.get(reason) ?? 0)
+  }
+
+  /** How much a dimension was extended so far. */
+  extended(reason: BudgetReason): number {
+    return this.#extended.get(reason) ?? 0
+  }
+
+  /**
+   * Extends a dimension by `by`, when all its extensions stay within its configured limit; false
+   * (nothing changed) otherwise.
+   */
+  extend(reason: BudgetReason, by: number): boolean {
+    const base = limitOf(this.budget, reason)
+    const total = this.extended(reason) + by
+    if (!(by >= 1) || !Number.isFinite(base) || total > base) return false
+    this.#extended.set(reason, total)
+    return true
   }
 
   get turns(): number {
@@ -96,8 +117,8 @@ export class BudgetLedger {
 
   /** Before a model call: the overrun when no turn or no token is left. */
   checkTurn(): Overrun | undefined {
-    if (this.#turns >= this.budget.maxTurns) return { reason: "turns", limit: this.budget.maxTurns, used: this.#turns }
-    if (this.#tokens >= this.budget.maxTokens) return { reason: "tokens", limit: this.budget.maxTokens, used: this.#tokens }
+    if (this.#turns >= this.limit("turns")) return { reason: "turns", limit: this.limit("turns"), used: this.#turns }
+    if (this.#tokens >= this.limit("tokens")) return { reason: "tokens", limit: this.limit("tokens"), used: this.#tokens }
     return undefined
   }
 
@@ -109,13 +130,13 @@ export class BudgetLedger {
   /** Counts a response's tokens; the overrun when they went past the limit. */
   spendTokens(tokens: number): Overrun | undefined {
     this.#tokens += tokens
-    return this.#tokens > this.budget.maxTokens ? { reason: "tokens", limit: this.budget.maxTokens, used: this.#tokens } : undefined
+    return this.#tokens > this.limit("tokens") ? { reason: "tokens", limit: this.limit("tokens"), used: this.#tokens } : undefined
   }
 
   /** Before executing `tool`: the overrun when no tool call is left or one tool would repeat too often. */
   checkExecution(tool: string): Overrun | undefined {
-    if (this.#toolCalls >= this.budget.maxToolCalls) return { reason: "toolCalls", limit: this.budget.maxToolCalls, used: this.#toolCalls }
-    const limit = this.budget.maxConsecutiveSameTool
+    if (this.#toolCalls >= this.limit("toolCalls")) return { reason: "toolCalls", limit: this.limit("toolCalls"), used: this.#toolCalls }
+    const limit = this.limit("consecutiveTool")
     if (this.#lastTool === tool && this.#consecutive >= limit) return { reason: "consecutiveTool", limit, used: this.#consecutive }
     return undefined
   }
@@ -166,7 +187,8 @@ export class BudgetLedger {
       tokens: this.#tokens,
       lastTool: this.#lastTool,
       consecutive: this.#consecutive,
-      thresholdsFired: this.#fired === undefined ? [] : [...this.#fired]
+      thresholdsFired: this.#fired === undefined ? [] : [...this.#fired],
+      ...(this.#extended.size === 0 ? {} : { extended: Object.fromEntries(this.#extended) })
     }
   }
 }

@@ -12,6 +12,12 @@ import { BudgetExceeded } from "../errors.ts"
 import type { LlmMessage, ModelRequest, ToolCall, ToolDefinition } from "../model/messages.ts"
 import { BudgetLedger, emptyLedger, type LedgerState, type Overrun } from "./budget-ledger.ts"
 import { emit } from "./emit.ts"
+import { BudgetPolicy } from "../dsl/budget-policy.ts"
+import { fromMaybeEffect } from "../internal/from-maybe-effect.ts"
+import type { BudgetReason } from "../errors.ts"
+
+/** The limits a budget policy may negotiate: counts, not timeouts. */
+const negotiable: ReadonlySet<BudgetReason> = new Set<BudgetReason>(["turns", "toolCalls", "tokens", "consecutiveTool"])
 import type { AgentPlan, SkillPlan } from "./plan.ts"
 
 /** An event without the fields the context stamps. */
@@ -82,6 +88,7 @@ export class RunContext {
   /** Decisions given at resume, by call id; each is taken once. */
   readonly #decisions = new Map<string, ResolvedDecision>()
   #awaiting: ReadonlyArray<AwaitingCall> = []
+  #landing: Overrun | undefined = undefined
 
   private constructor(
     readonly plan: AgentPlan,
@@ -233,9 +240,38 @@ export class RunContext {
     return budgetExceeded(this.plan, this.runId, overrun, this.#transcript)
   }
 
-  /** Fails when `overrun` is defined. */
+  /**
+   * Fails when `overrun` is defined, unless the agent's budget policy extends the limit (within its
+   * bound) or asks for a final answer (then the run lands: see `landing` and `step.ts`).
+   */
   ensure(overrun: Overrun | undefined): Effect.Effect<void, BudgetExceeded> {
-    return overrun === undefined ? Effect.void : this.exceed(overrun)
+    if (overrun === undefined) return Effect.void
+    const policy = this.plan.definition.budgetPolicy
+    if (policy === undefined || !negotiable.has(overrun.reason)) return this.exceed(overrun)
+    const ledger = this.ledger
+    const context = { agent: this.agent, reason: overrun.reason, limit: overrun.limit, used: overrun.used, extended: ledger.extended(overrun.reason) }
+    return fromMaybeEffect(() => policy(context)).pipe(
+      Effect.catchCause(() => Effect.succeed(BudgetPolicy.fail)),
+      Effect.flatMap((decision): Effect.Effect<void, BudgetExceeded> => {
+        if (decision?._tag === "Extend" && ledger.extend(overrun.reason, decision.by)) {
+          const limit = ledger.limit(overrun.reason)
+          const still = overrun.reason === "tokens" ? overrun.used > limit : overrun.used >= limit
+          return still ? this.exceed({ ...overrun, limit }) : Effect.void
+        }
+        if (decision?._tag === "FinalAnswer") {
+          this.#landing = overrun
+          return Effect.fail(new BudgetExceeded({ agent: this.agent, ...overrun, transcript: [...this.#transcript] }))
+        }
+        return this.exceed(overrun)
+      })
+    )
+  }
+
+  /** The overrun a budget policy answered with `finalAnswer`, once: the run lands instead of failing. */
+  takeLanding(): Overrun | undefined {
+    const landing = this.#landing
+    this.#landing = undefined
+    return landing
   }
 
   /** Emits `BudgetThreshold` for every threshold newly reached. Called after every counter changes. */

@@ -14,6 +14,7 @@ import type { AgentError } from "../errors.ts"
 import { callModel } from "./call-model.ts"
 import { type Finished, finalText } from "./final-answer.ts"
 import type { RunContext } from "./run-context.ts"
+import { softLanding } from "./soft-landing.ts"
 import { handleCall } from "./tool-call.ts"
 
 /** How `drive` ended: the run's output, or a suspension between two steps. */
@@ -87,8 +88,21 @@ const turnSteps = (ctx: RunContext, resuming: boolean, stepTaken: () => boolean)
     }, noStackTrace)
   )
 
-/** Runs steps until the run finishes, or suspends after `control.suspendAfter` steps. */
+/**
+ * Runs steps until the run finishes, or suspends after `control.suspendAfter` steps. A budget policy
+ * that asked for a final answer turns the run's `BudgetExceeded` into a soft landing.
+ */
 export const drive = (ctx: RunContext, control: DriveControl = {}): Effect.Effect<Driven, AgentError, ModelClientService> =>
+  steps(ctx, control).pipe(
+    Effect.catchTag("BudgetExceeded", (error) => {
+      const landing = ctx.takeLanding()
+      return landing === undefined
+        ? Effect.fail(error)
+        : Effect.map(softLanding(ctx, landing), (finished): Driven => ({ _tag: "Done", output: finished.output }))
+    })
+  )
+
+const steps = (ctx: RunContext, control: DriveControl): Effect.Effect<Driven, AgentError, ModelClientService> =>
   Effect.gen(function*() {
     let steps = 0
     const limit = control.suspendAfter
