@@ -5,7 +5,11 @@
  * one from a snapshot).
  */
 import { Effect } from "effect"
-import { agentFactory, type AgentFactory, definitionOf, type AgentDefinitionKey } from "./dsl/agent.ts"
+import { type AgentBuilder, agentFactory, type AgentFactory, definitionOf, type AgentDefinitionKey } from "./dsl/agent.ts"
+import type { RunResultOf } from "./dsl/run-outcome.ts"
+import type { AnyTool } from "./dsl/tool.ts"
+import type { LlmMessage } from "./model/messages.ts"
+import { makeSession, type SessionOptions } from "./runtime/session.ts"
 import type { AgentDefinition } from "./dsl/agent-definition.ts"
 import type { AgentError } from "./errors.ts"
 import { ModelClientService } from "./model/model-client.ts"
@@ -71,4 +75,50 @@ export const resume = (
 ): Effect.Effect<RunResult, AgentError, ModelClientService> => {
   const definition = definitionOf(builder)
   return withModel(definition, resumeRun(definition, snapshot, options))
+}
+
+/**
+ * A conversation with `builder` that continues across runs: `send` runs the agent with the session's
+ * earlier messages (from `store`, cut by `window`) and records the new ones when the run completes.
+ * A run that suspends for approval is not recorded (resume it with `agent.resume`).
+ *
+ * @example
+ * ```ts
+ * const chat = session(assistant, "user-42", { store: inMemorySessionStore(), window: { lastTurns: 20 } })
+ * await chat.send("My name is Ada.")
+ * await chat.send("What is my name?") // the model sees the first exchange
+ * ```
+ */
+export const session = <TInput, TOutput, TTools extends Record<string, AnyTool>>(
+  builder: AgentBuilder<any, TInput, TOutput, TTools, true>,
+  id: string,
+  options: SessionOptions = {}
+): Session<TInput, RunResultOf<TTools, TOutput>> => {
+  const definition = definitionOf(builder)
+  const core = makeSession(definition, id, options)
+  const sendEffect = (input: TInput) => withModel(definition, core.send(input)) as Effect.Effect<RunResultOf<TTools, TOutput>, AgentError>
+  return Object.freeze({
+    id,
+    sendEffect,
+    send: (input: TInput) => Effect.runPromise(sendEffect(input)),
+    history: core.history
+  })
+}
+
+/**
+ * A conversation that continues across runs; see {@link session}.
+ *
+ * @example
+ * ```ts
+ * const chat: Session<string, string> = session(assistant, "user-42")
+ * ```
+ */
+export interface Session<TInput, TResult> {
+  readonly id: string
+  /** Runs the agent on `input` with the conversation so far; resolves with what `run` gives. */
+  readonly send: (input: TInput) => Promise<TResult>
+  /** `send` as an Effect with a typed error channel. */
+  readonly sendEffect: (input: TInput) => Effect.Effect<TResult, AgentError>
+  /** The messages stored for this session, in order. */
+  readonly history: () => Effect.Effect<ReadonlyArray<LlmMessage>, AgentError>
 }

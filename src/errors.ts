@@ -404,6 +404,28 @@ export class DecisionsInvalid extends Data.TaggedError("DecisionsInvalid")<{
   }
 }
 
+/**
+ * A session store could not load or save a conversation (the database is down, a row is corrupt).
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("SessionStoreFailed", (e) => Effect.succeed(`session ${e.session}: ${e.reason}`))
+ * ```
+ */
+export class SessionStoreFailed extends Data.TaggedError("SessionStoreFailed")<{
+  readonly session: string
+  readonly operation: "load" | "append"
+  readonly reason: string
+  readonly cause?: unknown
+}> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
+  override get message(): string {
+    return `The session store could not ${this.operation} session "${this.session}": ${this.reason}`
+  }
+}
+
 /** Any error a run can end with. */
 export type AgentError =
   | AgentConfigError
@@ -424,6 +446,7 @@ export type AgentError =
   | SnapshotInvalid
   | SnapshotRejected
   | DecisionsInvalid
+  | SessionStoreFailed
 
 /**
  * True for the documented errors of this library, whatever their tag. Identity is a marker

@@ -4,7 +4,13 @@
  * Describe agents with `agent(...)`, `tool(...)` and `skill(...)`; run them with `.run(...)` (Promise)
  * or `.runEffect(...)` (Effect) over any `ModelClient`.
  */
-export { agent, resume, runUntil } from "./agent.ts"
+export { agent, resume, runUntil, session } from "./agent.ts"
+export type { Session } from "./agent.ts"
+export type { SessionOptions } from "./runtime/session.ts"
+export { inMemorySessionStore } from "./dsl/session-store.ts"
+export type { SessionStore } from "./dsl/session-store.ts"
+export { applyWindow } from "./dsl/context-window.ts"
+export type { ContextWindow } from "./dsl/context-window.ts"
 export type { RunResult } from "./runtime/run-agent.ts"
 export { decodeSnapshot, decodeSnapshotValue, encodeSnapshot, RunSnapshotSchema } from "./runtime/snapshot.ts"
 export { signSnapshot } from "./runtime/snapshot-signature.ts"
@@ -95,6 +101,7 @@ export {
   SkillFailed,
   SnapshotInvalid,
   SnapshotRejected,
+  SessionStoreFailed,
   SkillRoutingFailed,
   ToolFailed,
   ToolNotAllowed

@@ -14,6 +14,7 @@ import type { RunEndEvent } from "../dsl/events.ts"
 import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed } from "../errors.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import { noStackTrace } from "../internal/span-options.ts"
+import type { LlmMessage } from "../model/messages.ts"
 import type { ModelClientService } from "../model/model-client.ts"
 import { chooseSkill } from "./choose-skill.ts"
 import { emit } from "./emit.ts"
@@ -55,6 +56,36 @@ export const resumeAgent = (
     Effect.flatMap((decoded) => execute(definition, { _tag: "Resume", snapshot: decoded, decisions }, {})),
     Effect.flatMap((result) => builderResult(definition, result))
   )
+
+/**
+ * One run of a session: `history` (earlier messages, without a system prompt) between the system
+ * prompt and the new input. Gives what the builder's `run` gives, and the messages this run added
+ * (from the new user message on) when it completed, for the session store.
+ *
+ * @example
+ * ```ts
+ * const { result, added } = yield* runSessionTurn(definition, "and in euros?", history)
+ * ```
+ */
+export const runSessionTurn = (
+  definition: AgentDefinition,
+  input: unknown,
+  history: ReadonlyArray<LlmMessage>
+): Effect.Effect<{ readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined }, AgentError, ModelClientService> =>
+  Effect.gen(function*() {
+    let ctx: RunContext | undefined
+    const result = yield* execute(definition, { _tag: "Fresh", input, history }, {}, (c) => {
+      ctx = c
+    })
+    const transcript = ctx?.transcript ?? []
+    // A deterministic skill has no transcript: the turn is the input and the output as text.
+    const added = result._tag !== "Done"
+      ? undefined
+      : transcript.length === 0
+      ? [{ role: "user" as const, content: ctx?.input ?? String(input) }, { role: "assistant" as const, content: typeof result.output === "string" ? result.output : JSON.stringify(result.output) }]
+      : transcript.slice(1 + history.length)
+    return { result: yield* builderResult(definition, result), added }
+  })
 
 /** `Out` for an agent without approvals; `Completed | Suspended` for one with a tool that may need approval. */
 const builderResult = (definition: AgentDefinition, result: RunResult): Effect.Effect<unknown> => {
@@ -106,10 +137,15 @@ export const resumeRun = (
 ): Effect.Effect<RunResult, AgentError, ModelClientService> => execute(definition, { _tag: "Resume", snapshot, decisions: control.decisions }, control)
 
 type Start =
-  | { readonly _tag: "Fresh"; readonly input: unknown }
+  | { readonly _tag: "Fresh"; readonly input: unknown; readonly history?: ReadonlyArray<LlmMessage> }
   | { readonly _tag: "Resume"; readonly snapshot: RunSnapshot; readonly decisions: Decisions | undefined }
 
-const execute = (definition: AgentDefinition, start: Start, control: DriveControl): Effect.Effect<RunResult, AgentError, ModelClientService> =>
+const execute = (
+  definition: AgentDefinition,
+  start: Start,
+  control: DriveControl,
+  observe?: (ctx: RunContext) => void
+): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   Effect.gen(function*() {
     const plan = compile(definition)
     const now = yield* Clock.currentTimeMillis
@@ -136,8 +172,9 @@ const execute = (definition: AgentDefinition, start: Start, control: DriveContro
       yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
       yield* ctx.emit({ _tag: "SkillChosen", how: chosen.how })
       const implementation = chosen.skill.definition.implementation
+      observe?.(ctx)
       if (implementation !== undefined) return { _tag: "Done", output: yield* deterministic(plan, chosen.skill, input) }
-      yield* startAgentic(ctx, text)
+      yield* startAgentic(ctx, text, start.history ?? [])
       return yield* driveToResult(ctx, control)
     })
     const maxDuration = plan.budget.maxDuration
@@ -217,7 +254,7 @@ const deterministic = (plan: AgentPlan, skill: SkillPlan, input: unknown): Effec
   )
 
 /** The start of an agentic run: tool pre-selection, then the system prompt and the user message. */
-const startAgentic = (ctx: RunContext, input: string) =>
+const startAgentic = (ctx: RunContext, input: string, history: ReadonlyArray<LlmMessage>) =>
   Effect.gen(function*() {
     const selection = ctx.plan.definition.toolSelection
     if (selection !== undefined) {
@@ -225,5 +262,5 @@ const startAgentic = (ctx: RunContext, input: string) =>
       if (picked.length > 0) ctx.offer(picked.map((p) => p.tool))
       yield* Effect.annotateCurrentSpan("agent.offered_tools", ctx.offered.map((t) => t.name).join(","))
     }
-    ctx.append({ role: "system", content: systemPrompt(ctx) }, { role: "user", content: input })
+    ctx.append({ role: "system", content: systemPrompt(ctx) }, ...history, { role: "user", content: input })
   })
