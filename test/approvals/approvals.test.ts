@@ -14,11 +14,12 @@ import {
   tool,
   toolCalls,
   type ToolUseEvent,
+  traceLine,
   unsafeNoSchema
 } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { Schema } from "effect"
-import { failureOf, runExit } from "../fixtures.ts"
+import { captureSpans, failureOf, runExit } from "../fixtures.ts"
 import { makeBank, secret } from "./bank.ts"
 
 const threeCalls = toolCalls([
@@ -130,8 +131,12 @@ describe("tools without a Schema", () => {
     })
     const first = await observed.run("wipe it")
     if (first._tag !== "Suspended") throw new Error("expected a suspension")
-    await Effect.runPromise(observed.resume(first.snapshot, { w: Decision.approve }))
+    const { spans, tracer } = captureSpans()
+    await Effect.runPromise(observed.resume(first.snapshot, { w: Decision.approve }).pipe(Effect.withTracer(tracer)))
     expect(uses).toMatchObject([{ tool: "wipe", validated: false, mode: "human-approval" }])
+    expect(traceLine(uses[0]!, 0)).toMatchObject({ validated: false, mode: "human-approval" })
+    const span = spans.find((s) => s.name === "agent.tool")!
+    expect(Object.fromEntries(span.attributes)).toMatchObject({ "tool.validated": false, "tool.unsafe_mode": "human-approval", "tool.approval": "approved" })
   })
 
   it("are unsafe unless declared safe; read-only ones do not wait", () => {

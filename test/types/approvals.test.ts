@@ -12,6 +12,7 @@ import {
   type PendingApproval,
   type RunResultOf,
   type Suspended,
+  session,
   type Tool,
   tool,
   unsafeNoSchema
@@ -74,6 +75,12 @@ describe("run's result says whether the run may pause", () => {
     }
     }
     void _compiled
+  })
+
+  it("types a session's send the same way", () => {
+    expectTypeOf(session(agent("plain").model(model).tools({ balance }), "s").send).returns.toEqualTypeOf<Promise<string>>()
+    const bank = session(agent("bank").model(model).tools({ transfer }), "s")
+    expectTypeOf<Awaited<ReturnType<typeof bank.send>>["_tag"]>().toEqualTypeOf<"Completed" | "Suspended">()
   })
 
   it("lists only the tools that may need approval among the pending calls", () => {
