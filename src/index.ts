@@ -23,6 +23,7 @@ export type { Decisions } from "./dsl/decision.ts"
 export type { Completed, MayNeedApproval, PendingApproval, RunResultOf, Suspended } from "./dsl/run-outcome.ts"
 export type { RunSnapshot } from "./runtime/snapshot.ts"
 export type { AgentBuilder, AgentFactory, AgentOptions, ToolNames } from "./dsl/agent.ts"
+export type { AsToolArgs, AsToolOptions } from "./dsl/agent-as-tool.ts"
 export type { AgentDefinition, SkillDefinition } from "./dsl/agent-definition.ts"
 export { builtinTools, escalateTool, throwExceptionTool } from "./dsl/builtin-tools.ts"
 export type { BuiltinTools } from "./dsl/builtin-tools.ts"
@@ -171,6 +172,7 @@ export type {
   BranchCases,
   Composite,
   CompositeEnd,
+  CompositeBudget,
   CompositeKind,
   CompositeStart,
   CompositionError,

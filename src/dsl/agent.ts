@@ -9,9 +9,11 @@
 import { Effect, type Schema } from "effect"
 import { AgentConfigError } from "../errors.ts"
 import { type ModelClient, ModelClientService } from "../model/model-client.ts"
+import { ModelError } from "../model/model-error.ts"
 import type { AgentError } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import { type AgentDefinition, registerTools, resolveSkills } from "./agent-definition.ts"
+import { agentAsTool, type AsToolArgs, type AsToolOptions } from "./agent-as-tool.ts"
 import { builtinTools, type BuiltinTools } from "./builtin-tools.ts"
 import type { ErrorPolicy, RecoveryHandlers } from "./recovery.ts"
 import { type BudgetOptions, defaultBudget, mergeBudget } from "./budget.ts"
@@ -40,7 +42,7 @@ import type { Interceptor } from "./interceptor.ts"
 import type { BudgetLimitPolicy } from "./budget-policy.ts"
 import type { RunResultOf } from "./run-outcome.ts"
 import { inMemoryStore, type MemoryStore, memoryTools } from "./memory.ts"
-import type { Skill } from "./skill.ts"
+import type { AllDeterministic, Skill } from "./skill.ts"
 import { makeHandles, type RegisterFirst, type SkillHandles } from "./tool-handle.ts"
 import type { AnyTool, Tool } from "./tool.ts"
 import type { AgentTypeError } from "./agent-type-error.ts"
@@ -63,7 +65,8 @@ type NewTools<TTools, $Tools> = {
  * - `TName`: the agent's literal name; tool handles carry it.
  * - `TInput` / `TOutput`: what `run` takes and returns (strings unless Schemas are given to `agent`).
  * - `TTools`: the registered tools, keyed as passed to `.tools(...)`.
- * - `THasModel`: whether `.model(...)` was called; without it, `runEffect` requires `ModelClientService`.
+ * - `THasModel`: whether the agent runs on its own: `.model(...)` was called, or every skill is
+ *   implemented by a function (`implementedBy`); otherwise `runEffect` requires `ModelClientService`.
  */
 export interface AgentBuilder<
   TName extends string,
@@ -93,9 +96,9 @@ export interface AgentBuilder<
    * skill cannot name an unregistered tool or another agent's tool. Without skills, the agent has one
    * implicit skill that may use every registered tool.
    */
-  skills(
-    define: (tools: SkillHandles<RegisterFirst, TName, TTools>) => ReadonlyArray<Skill<TName, TInput, TOutput>>
-  ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  skills<const $Skills extends ReadonlyArray<Skill<TName, TInput, TOutput>>>(
+    define: (tools: SkillHandles<RegisterFirst, TName, TTools>) => $Skills
+  ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel extends true ? true : AllDeterministic<$Skills>>
   /**
    * Gives the agent memory: `memory_read`, `memory_write` and `memory_search` join every skill's
    * allowlist. The store (default: a new `inMemoryStore()`) lives as long as this agent value, so runs
@@ -169,7 +172,7 @@ export interface AgentBuilder<
    * Available once `.model(...)` was called.
    */
   run: THasModel extends true ? (input: TInput) => Promise<RunResultOf<TTools, TOutput>>
-    : AgentTypeError<"call .model(...) before .run(...), or use .runEffect(...) and provide ModelClient.layer(...)">
+    : AgentTypeError<"call .model(...) before .run(...) (or implement every skill with .implementedBy(...)), or use .runEffect(...) and provide ModelClient.layer(...)">
   /**
    * Runs the agent as an Effect with a typed error channel. With a tool that may need approval, the
    * result is `Completed<TOutput> | Suspended` (see `RunResultOf`).
@@ -205,6 +208,19 @@ export interface AgentBuilder<
    * signed so: unsigned, foreign or tampered ones are refused with `SnapshotRejected`.
    */
   signSnapshots(secret: string): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /**
+   * This agent as a tool for another agent: its arguments are this agent's input (an object input as
+   * is, any other as `{ input }`), its result this agent's output. Each call is a child run of the
+   * calling run (`parentRunId`, nested spans, usage charged to the caller's budget); without a model
+   * of its own, it uses the caller's.
+   *
+   * @example
+   * ```ts
+   * const researcher = agent("researcher").model(m).prompt("Find facts")
+   * const writer = agent("writer").model(m).tools({ research: researcher.asTool({ name: "research" }) })
+   * ```
+   */
+  asTool<const $Name extends string>(options: AsToolOptions<$Name>): Tool<$Name, AsToolArgs<TInput>, TOutput>
 }
 
 /** Optional Schemas for the agent's input and output. */
@@ -292,17 +308,34 @@ export const agentFactory = (runner: AgentRunner, resumer: AgentResumer = noResu
     }))
   }) as AgentFactory
 
+/** Every skill is implemented by a function: the agent runs without a model. */
+const isModelFree = (definition: AgentDefinition): boolean =>
+  definition.skills.length > 0 && definition.skills.every((s) => s.implementation !== undefined)
+
+/**
+ * The model of an agent made only of deterministic skills: only a choice among several skills without
+ * `.when` would call it, and then the run fails with this explanation.
+ */
+const noModel = (agent: string): ModelClient => ({
+  chat: () =>
+    Effect.fail(new ModelError({
+      provider: "none",
+      reason: `agent "${agent}" has no model: its skills are deterministic, but choosing among several skills without .when(...) needs one. Give the skills predicates, or call .model(...)`
+    }))
+})
+
 const makeBuilder = (runner: AgentRunner, resumer: AgentResumer, definition: AgentDefinition): AgentBuilder<string, unknown, unknown, any, boolean> => {
   const next = (patch: Partial<AgentDefinition>) => makeBuilder(runner, resumer, Object.freeze({ ...definition, ...patch }))
   const on = (event: AgentEvent["_tag"] | "*") => (listener: Listener<any>) =>
     next({ listeners: [...definition.listeners, { event, listener }] })
+  const model = definition.model ?? (isModelFree(definition) ? noModel(definition.name) : undefined)
   const runEffect = (input: unknown) => {
     const run = runner(definition, input)
-    return definition.model === undefined ? run : Effect.provideService(run, ModelClientService, definition.model)
+    return model === undefined ? run : Effect.provideService(run, ModelClientService, model)
   }
   const resume = (snapshot: unknown, decisions: Decisions) => {
     const run = resumer(definition, snapshot, decisions)
-    return definition.model === undefined ? run : Effect.provideService(run, ModelClientService, definition.model)
+    return model === undefined ? run : Effect.provideService(run, ModelClientService, model)
   }
   return Object.freeze({
     name: definition.name,
@@ -353,7 +386,7 @@ const makeBuilder = (runner: AgentRunner, resumer: AgentResumer, definition: Age
     onHookFailed: on("HookFailed"),
     onEvent: on("*"),
     run: ((input: unknown) =>
-      definition.model === undefined
+      model === undefined
         ? Promise.reject(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "call .model(...) before .run(...)" }))
         : Effect.runPromise(runEffect(input) as Effect.Effect<unknown, AgentError>)) as any,
     runEffect: runEffect as any,
@@ -375,6 +408,7 @@ const makeBuilder = (runner: AgentRunner, resumer: AgentResumer, definition: Age
         throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "a snapshot secret must be a string of at least 16 characters" })
       }
       return next({ snapshotSecret: secret })
-    }
+    },
+    asTool: ((options: AsToolOptions<string>) => agentAsTool(definition, runEffect, options)) as any
   })
 }

@@ -17,9 +17,13 @@ export interface SkillContext {
 /** A deterministic implementation: from the run's input to the final output. */
 export type SkillImplementation<TInput, TOutput> = (input: TInput, context: SkillContext) => MaybeEffect<TOutput>
 
+/** Whether a skill talks to a model (`"agentic"`) or is implemented by a function (`"deterministic"`). */
+export type SkillKind = "agentic" | "deterministic"
+
 /**
  * An immutable skill description. `TAgent` is the agent whose tool handles it uses (`never` while it
- * uses none); `TInput`/`TOutput` are fixed by `implementedBy`.
+ * uses none); `TInput`/`TOutput` are fixed by `implementedBy`, which also makes `TKind`
+ * `"deterministic"` (an agent whose skills are all deterministic runs without a model).
  *
  * @example
  * ```ts
@@ -27,7 +31,7 @@ export type SkillImplementation<TInput, TOutput> = (input: TInput, context: Skil
  * const echo = skill("echo").implementedBy((input: string) => input)
  * ```
  */
-export interface Skill<TAgent extends string = never, TInput = any, TOutput = any> {
+export interface Skill<TAgent extends string = never, TInput = any, TOutput = any, TKind extends SkillKind = SkillKind> {
   readonly _tag: "Skill"
   readonly name: string
   readonly description: string
@@ -41,30 +45,32 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
    * handles reads "Types of property '\"~uses handles of agent\"' are incompatible".
    */
   readonly "~uses handles of agent"?: TAgent
+  /** Phantom: whether the skill is implemented by a function. */
+  readonly "~kind"?: TKind
   /**
    * Adds tools to the skill's allowlist, by the handles `.skills(...)` provides. A raw tool, or a handle
    * of another agent than the skill's other handles, is a compile error at that argument.
    */
   tools<const H extends ReadonlyArray<unknown>>(
     ...handles: CheckHandles<[TAgent] extends [never] ? FirstAgent<H> : TAgent, H>
-  ): Skill<[TAgent] extends [never] ? FirstAgent<H> : TAgent, TInput, TOutput>
+  ): Skill<[TAgent] extends [never] ? FirstAgent<H> : TAgent, TInput, TOutput, TKind>
   /** Makes the skill deterministic: `run` produces the final output, with no model call. */
-  implementedBy<$Input, $Output>(run: SkillImplementation<$Input, $Output>): Skill<TAgent, $Input, $Output>
+  implementedBy<$Input, $Output>(run: SkillImplementation<$Input, $Output>): Skill<TAgent, $Input, $Output, "deterministic">
   /**
    * Chooses this skill for inputs the predicate accepts. Among several skills the first accepting one
    * wins; a single skill without `.when` is the fallback.
    */
-  when(predicate: SkillPredicate): Skill<TAgent, TInput, TOutput>
+  when(predicate: SkillPredicate): Skill<TAgent, TInput, TOutput, TKind>
   /**
    * Exposes a lazy knowledge source to the model as a tool named `name` (no arguments), on this skill's
    * allowlist only. Loaded on first use, cached for the run; each use fires `onKnowledgeUsed`.
    */
-  knowledge(name: string, description: string, loader: KnowledgeLoader): Skill<TAgent, TInput, TOutput>
+  knowledge(name: string, description: string, loader: KnowledgeLoader): Skill<TAgent, TInput, TOutput, TKind>
   /**
    * Makes this skill's final answer typed: the model answers by calling a `submit` tool whose parameters
    * are this Schema (or with text that decodes into it). Overrides the agent's output Schema.
    */
-  output<$Output>(schema: Schema.Codec<$Output, any, never, never>): Skill<TAgent, TInput, $Output>
+  output<$Output>(schema: Schema.Codec<$Output, any, never, never>): Skill<TAgent, TInput, $Output, TKind>
 }
 
 /** The agent of the first handle in `H` (`never` for `any`, already reported where it came from). */
@@ -86,7 +92,19 @@ export type CheckHandles<TAgent extends string, H extends ReadonlyArray<unknown>
 export type SkillPredicate = (input: string) => boolean
 
 /** Any skill. */
-export type AnySkill = Skill<string, any, any>
+export type AnySkill = Skill<string, any, any, SkillKind>
+
+/**
+ * True when every skill of the list is deterministic: an agent made of them needs no model.
+ *
+ * @example
+ * ```ts
+ * type Free = AllDeterministic<[Skill<"a", string, string, "deterministic">]> // true
+ * ```
+ */
+export type AllDeterministic<Skills extends ReadonlyArray<unknown>> = Skills extends ReadonlyArray<Skill<any, any, any, infer K>>
+  ? [K] extends ["deterministic"] ? true : false
+  : false
 
 /**
  * Starts a skill. Give it tools with `.tools(...)` or an implementation with `.implementedBy(...)`;
@@ -97,7 +115,7 @@ export type AnySkill = Skill<string, any, any>
  * agent("calc").tools({ add }).skills(({ add }) => [skill("compute", "Perform calculations").tools(add)])
  * ```
  */
-export const skill = (name: string, description = ""): Skill => <Skill> makeSkill({
+export const skill = (name: string, description = ""): Skill<never, any, any, "agentic"> => <Skill<never, any, any, "agentic">> makeSkill({
     name,
     description,
     handles: [],
@@ -124,7 +142,7 @@ const makeSkill = (state: SkillState): Skill<any, any, any> =>
     tools: ((...handles: ReadonlyArray<AnyToolHandle>) => makeSkill({ ...state, handles: [...state.handles, ...handles] })) as (
       ...handles: ReadonlyArray<unknown>
     ) => Skill<any, any, any>,
-    implementedBy: (implementation: SkillImplementation<any, any>) => makeSkill({ ...state, implementation }),
+    implementedBy: (implementation: SkillImplementation<any, any>) => makeSkill({ ...state, implementation }) as Skill<any, any, any, "deterministic">,
     when: (predicate: SkillPredicate) => makeSkill({ ...state, predicate }),
     knowledge: (name: string, description: string, load: KnowledgeLoader) =>
       makeSkill({ ...state, knowledgeSources: [...state.knowledgeSources, { name, description, load }] }),

@@ -9,6 +9,7 @@ import { newRunId } from "../internal/run-id.ts"
 import { Cause, Clock, Duration, Effect, Exit, Schema } from "effect"
 import { type AgentDefinition, mayNeedApproval } from "../dsl/agent-definition.ts"
 import type { Decisions } from "../dsl/decision.ts"
+import { CurrentBudgetScope } from "../dsl/lineage.ts"
 import { pickTools } from "../dsl/pick-tools.ts"
 import type { RunEndEvent } from "../dsl/events.ts"
 import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed } from "../errors.ts"
@@ -151,6 +152,7 @@ const execute = (
     const now = yield* Clock.currentTimeMillis
     const runId = start._tag === "Resume" ? start.snapshot.state.runId : yield* newRunId(now)
     const startedAt = start._tag === "Resume" ? now - start.snapshot.state.elapsedMs : now
+    const parentScope = yield* CurrentBudgetScope
     yield* Effect.annotateCurrentSpan("agent.run_id", runId)
     let ctx: RunContext | undefined
     const body: Effect.Effect<RunResult, AgentError, ModelClientService> = Effect.gen(function*() {
@@ -159,7 +161,7 @@ const execute = (
         if (secret !== undefined) yield* verifySnapshot(start.snapshot, secret)
         const skill = yield* checkSnapshot(plan, start.snapshot)
         const decided = start.decisions === undefined ? undefined : yield* resolveDecisions(plan.name, skill, start.snapshot, start.decisions)
-        ctx = RunContext.restore(plan, skill, stateOf(start.snapshot), now)
+        ctx = RunContext.restore(plan, skill, stateOf(start.snapshot), now, parentScope)
         if (decided !== undefined) ctx.decide(decided)
         yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
         return yield* driveToResult(ctx, control)
@@ -168,7 +170,7 @@ const execute = (
       yield* emit(plan, { _tag: "RunStart", agent: plan.name, runId, input })
       const text = yield* inputText(definition, input)
       const chosen = yield* chooseSkill(plan, runId, text)
-      ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, chosen.turns)
+      ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, chosen.turns, parentScope)
       yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
       yield* ctx.emit({ _tag: "SkillChosen", how: chosen.how })
       const implementation = chosen.skill.definition.implementation

@@ -25,6 +25,7 @@ import { escalationContent, invalidArgsFeedback, toolFailedFeedback, toolResultC
 import { approvalGate, deniedContent, suspendFor } from "./approval.ts"
 import { interceptCall } from "./intercept.ts"
 import { decideExecutionError, decideInvalidArgs } from "./recover.ts"
+import { CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
 import type { RunContext } from "./run-context.ts"
 
 /** Where a call stands when the handlers are asked. */
@@ -218,7 +219,14 @@ class Recovering {
  */
 const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown): Effect.Effect<Exit.Exit<string, unknown>, BudgetExceeded> =>
   Effect.gen(function*() {
-    yield* ctx.ensure(ctx.ledger.checkExecution(tool.name))
+    // Checked and charged with no yield in between: concurrent runs sharing a budget scope cannot both take its last call.
+    let overrun = ctx.ledger.checkExecution(tool.name)
+    if (overrun !== undefined) {
+      // The budget policy may extend the limit or ask for a final answer; checked again after it.
+      yield* ctx.ensure(overrun)
+      overrun = ctx.ledger.checkExecution(tool.name)
+      if (overrun !== undefined) return yield* ctx.exceed(overrun)
+    }
     ctx.ledger.spendExecution(tool.name)
     yield* ctx.checkThresholds()
     const knowledge = ctx.skill.knowledge.get(tool.name)
@@ -239,8 +247,12 @@ const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown):
     return Exit.succeed(content) as Exit.Exit<string, unknown>
   })
 
+/** Runs started by the tool (an agent called as a tool) run under this run: its id is their parent, its budget scope theirs. */
 const executeWithin = (ctx: RunContext, tool: AnyTool, args: unknown, toolCallId: string) => {
-  const execution = Effect.exit(executeTool(tool, args, toolCallId))
+  const execution = Effect.exit(executeTool(tool, args, toolCallId)).pipe(
+    Effect.provideService(ParentRun, ctx.runId),
+    Effect.provideService(CurrentBudgetScope, ctx.ledger.scope)
+  )
   const limit = ctx.ledger.limit("perToolTimeout")
   if (!Number.isFinite(limit)) return execution
   return execution.pipe(

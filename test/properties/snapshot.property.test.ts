@@ -49,7 +49,8 @@ const makeAgent = (options: Options, log: Array<string>) => {
     if (a < 0) throw new Error("negative")
     return a * b
   } })
-  const base = options.typed ? agent("snap", { output: Answer }) : agent("snap")
+  // One builder type for both (a union of builders has no callable generic methods).
+  const base = options.typed ? agent("snap", { output: Answer as unknown as Schema.Codec<string, string> }) : agent("snap")
   const built = base
     .tools({ add, multiply })
     .skills(({ add, multiply, escalate }) => [
