@@ -1,14 +1,15 @@
 /**
  * A research pipeline composed from several agents, on scripted models (no network, no key):
  *
- *   planner ─→ parallel(historian, engineer) ─→ writer ─→ loop(editor) ─→ branch(reviewer)
+ *   planner ─→ parallel(historian, engineer) ─→ writer (+ fact-checker as a tool) ─→ loop(editor) ─→ branch(reviewer)
  *
  * The planner's typed plan reaches both researchers as the typed value; their notes reach the writer as
- * a typed tuple; the editor polishes the draft until it is marked final (at most 3 rounds); the reviewer
+ * a typed tuple; the writer checks a claim with a fact-checker agent called as a tool (a child run,
+ * charged to the pipeline's budget); the editor polishes the draft until it is marked final (at most 3 rounds); the reviewer
  * answers a tagged verdict that a branch routes. Run: npm run example:research
  */
 import { Schema } from "effect"
-import { agent, branch, loop, parallel, pipeline, text } from "../src/index.ts"
+import { agent, branch, loop, parallel, pipeline, text, toolCalls } from "../src/index.ts"
 import { scriptedModel } from "../src/testing/index.ts"
 
 const Plan = Schema.Struct({ question: Schema.String, angles: Schema.Array(Schema.String) })
@@ -30,9 +31,17 @@ const engineer = agent("engineer", { input: Plan })
   .prompt("Research the engineering angle.")
   .model(scriptedModel(text("One package gives one version of the runtime, smaller bundles and shared internals.")))
 
+const factChecker = agent("fact-checker")
+  .prompt("Check one claim; answer true or false with a source.")
+  .model(scriptedModel(text("true: the Effect 4 release notes say so")))
+
 const writer = agent("writer", { input: Notes })
-  .prompt("Write a short report from the notes.")
-  .model(scriptedModel(text("Draft: Effect 4 merged its packages to end version drift and share one runtime.")))
+  .prompt("Write a short report from the notes. Check claims with fact_check.")
+  .model(scriptedModel([
+    toolCalls([{ id: "check-1", name: "fact_check", arguments: { input: "Effect 4 ships one package" } }]),
+    text("Draft: Effect 4 merged its packages to end version drift and share one runtime.")
+  ]))
+  .tools({ fact_check: factChecker.asTool({ name: "fact_check", description: "Check a claim" }) })
 
 const editor = agent("editor")
   .prompt("Tighten the draft. Mark it FINAL when it is good.")
@@ -53,6 +62,7 @@ const research = pipeline(
   loop("polish", editor, { until: (draft) => draft.startsWith("FINAL"), maxIterations: 3 })
 )
   .andThen(reviewer)
+  .budget({ maxDuration: 60_000, maxToolCalls: 10 })
   .onRunEnd((end) => console.log(`[${end.name}] ${end.outcome._tag} in ${end.durationMs} ms`))
 
 const published = branch("publish", research, {

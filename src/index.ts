@@ -37,6 +37,7 @@ export type {
   HookFailedEvent,
   InvalidArgsEvent,
   KnowledgeUsedEvent,
+  HandoffEvent,
   Listener,
   ModelCallEvent,
   ModelResponseEvent,

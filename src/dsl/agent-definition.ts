@@ -28,7 +28,12 @@ export interface SkillDefinition {
   readonly knowledge: ReadonlyArray<KnowledgeSource>
   /** This skill's output Schema; when undefined the agent's applies. */
   readonly output: Schema.Codec<any, any, never, never> | undefined
+  /** The agents this skill may hand the conversation to (`handoff_to_<name>` tools). */
+  readonly handoffs: ReadonlyArray<AgentDefinition>
 }
+
+/** The tool through which a model hands the conversation to agent `name`. */
+export const handoffToolName = (name: string): string => `handoff_to_${name.replace(/[^A-Za-z0-9_-]/g, "_")}`.slice(0, 64)
 
 /** The name of the tool through which a model submits a typed final answer. */
 export const submitToolName = "submit"
@@ -123,8 +128,11 @@ export const isReservedName = (name: string): boolean => name.startsWith("memory
 const resolveSkill = (definition: AgentDefinition, candidate: AnySkill): SkillDefinition => {
   const fail = (reason: string) =>
     new AgentConfigError({ subject: `skill "${candidate.name}" of agent "${definition.name}"`, reason })
-  if (candidate.handles.length === 0 && candidate.knowledgeSources.length === 0 && candidate.implementation === undefined) {
-    throw fail("it has neither tools nor an implementation: add .tools(...), .knowledge(...) or .implementedBy(...)")
+  if (
+    candidate.handles.length === 0 && candidate.knowledgeSources.length === 0 && candidate.handoffTargets.length === 0 &&
+    candidate.implementation === undefined
+  ) {
+    throw fail("it has neither tools nor an implementation: add .tools(...), .knowledge(...), .handoffs(...) or .implementedBy(...)")
   }
   if (candidate.handles.length > 0 && candidate.implementation !== undefined) {
     throw fail("it has both tools and an implementation: a deterministic skill never calls a model")
@@ -151,6 +159,19 @@ const resolveSkill = (definition: AgentDefinition, candidate: AnySkill): SkillDe
     }
     names.add(source.name)
   }
+  const handoffs: Array<AgentDefinition> = []
+  for (const target of candidate.handoffTargets as ReadonlyArray<unknown>) {
+    if (candidate.implementation !== undefined) throw fail("handoffs need an agentic skill, not an implementation")
+    if (typeof target !== "object" || target === null || !(AgentDefinitionKey in target)) {
+      throw fail("handoffs(...) takes agents built with agent(...)")
+    }
+    const targetDefinition = (target as { readonly [AgentDefinitionKey]: AgentDefinition })[AgentDefinitionKey]
+    if (targetDefinition.registry === definition.registry) throw fail("an agent cannot hand off to itself")
+    const toolName = handoffToolName(targetDefinition.name)
+    if (names.has(toolName)) throw fail(`two handoffs (or a tool) would be named "${toolName}"`)
+    names.add(toolName)
+    handoffs.push(targetDefinition)
+  }
   if (candidate.outputSchema !== undefined && names.has(submitToolName)) {
     throw fail(`"${submitToolName}" is the tool through which the model submits the typed answer`)
   }
@@ -161,6 +182,20 @@ const resolveSkill = (definition: AgentDefinition, candidate: AnySkill): SkillDe
     implementation: candidate.implementation,
     predicate: candidate.predicate,
     knowledge: Object.freeze([...candidate.knowledgeSources]),
-    output: candidate.outputSchema
+    output: candidate.outputSchema,
+    handoffs: Object.freeze(handoffs)
   })
 }
+
+/** Where a builder keeps its definition: a registered symbol, so it stays out of completions and JSON. */
+export const AgentDefinitionKey: unique symbol = Symbol.for("effect-agent-dsl/AgentDefinition")
+
+/**
+ * Internal: the definition behind a builder, for the runtime and the test harness.
+ *
+ * @example
+ * ```ts
+ * definitionOf(agent("a").prompt("be brief")).prompt // "be brief"
+ * ```
+ */
+export const definitionOf = (builder: { readonly [AgentDefinitionKey]: AgentDefinition }): AgentDefinition => builder[AgentDefinitionKey]

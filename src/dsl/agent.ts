@@ -12,7 +12,7 @@ import { type ModelClient, ModelClientService } from "../model/model-client.ts"
 import { ModelError } from "../model/model-error.ts"
 import type { AgentError } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
-import { type AgentDefinition, registerTools, resolveSkills } from "./agent-definition.ts"
+import { type AgentDefinition, AgentDefinitionKey, registerTools, resolveSkills } from "./agent-definition.ts"
 import { agentAsTool, type AsToolArgs, type AsToolOptions } from "./agent-as-tool.ts"
 import { builtinTools, type BuiltinTools } from "./builtin-tools.ts"
 import type { ErrorPolicy, RecoveryHandlers } from "./recovery.ts"
@@ -22,6 +22,7 @@ import type {
   ArgsRepairedEvent,
   BudgetExceededEvent,
   BudgetThresholdEvent,
+  HandoffEvent,
   HookFailedEvent,
   InvalidArgsEvent,
   KnowledgeUsedEvent,
@@ -157,6 +158,8 @@ export interface AgentBuilder<
   onInvalidArgs(listener: Listener<InvalidArgsEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** When a knowledge source was used (loaded, or read from the run's cache). */
   onKnowledgeUsed(listener: Listener<KnowledgeUsedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /** When the model handed the conversation to another agent (`skill.handoffs(...)`). */
+  onHandoff(listener: Listener<HandoffEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** When a tool's arguments were repaired and then decoded. */
   onArgsRepaired(listener: Listener<ArgsRepairedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /** When the run stops on its budget. */
@@ -229,18 +232,7 @@ export interface AgentOptions<TInput, TOutput> {
   readonly output?: Schema.Codec<TOutput, any, never, never>
 }
 
-/** Where a builder keeps its definition: a registered symbol, so it stays out of completions and JSON. */
-export const AgentDefinitionKey: unique symbol = Symbol.for("effect-agent-dsl/AgentDefinition")
-
-/**
- * Internal: the definition behind a builder, for the runtime and the test harness.
- *
- * @example
- * ```ts
- * definitionOf(agent("a").prompt("be brief")).prompt // "be brief"
- * ```
- */
-export const definitionOf = (builder: { readonly [AgentDefinitionKey]: AgentDefinition }): AgentDefinition => builder[AgentDefinitionKey]
+export { AgentDefinitionKey, definitionOf } from "./agent-definition.ts"
 
 /**
  * Runs a definition on an input: the agentic loop (`runAgent`), injected by the package entry.
@@ -380,6 +372,7 @@ const makeBuilder = (runner: AgentRunner, resumer: AgentResumer, definition: Age
     onToolError: on("ToolError"),
     onInvalidArgs: on("InvalidArgs"),
     onKnowledgeUsed: on("KnowledgeUsed"),
+    onHandoff: on("Handoff"),
     onArgsRepaired: on("ArgsRepaired"),
     onBudgetExceeded: on("BudgetExceeded"),
     onRunEnd: on("RunEnd"),

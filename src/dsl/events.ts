@@ -4,7 +4,7 @@
  * Order within a run: `RunStart` → (`ModelCall` → `ModelResponse` for a model-routed choice) →
  * `SkillChosen` → per turn: `Turn` → `ModelCall` → `ModelResponse` → per tool call: `ArgsRepaired`
  * (when a repair made the arguments valid), then one of `ToolUse` (+ `KnowledgeUsed` for knowledge) |
- * `ToolError` | `InvalidArgs` (or none, when the call is refused by the allowlist) → … →
+ * `ToolError` | `InvalidArgs` | `Handoff` (or none, when the call is refused by the allowlist) → … →
  * `BudgetExceeded` (only when the budget ran out) → `RunEnd` (always, exactly once).
  * A listener that throws, rejects or fails is reported as `HookFailed` and never changes the run.
  */
@@ -121,6 +121,15 @@ export interface KnowledgeUsedEvent extends TurnScoped {
   readonly characters: number
   readonly cached: boolean
 }
+/**
+ * The model handed the conversation to agent `to` (`handoff_to_<to>`): this run's loop ends and `to`
+ * runs on the transcript, as a child run whose output becomes this run's output.
+ */
+export interface HandoffEvent extends TurnScoped {
+  readonly _tag: "Handoff"
+  readonly to: string
+  readonly toolCallId: string
+}
 /** Usage of a budget dimension first reached `threshold` (a share of its limit) in this run. */
 export interface BudgetThresholdEvent extends RunScoped {
   readonly _tag: "BudgetThreshold"
@@ -171,6 +180,7 @@ export type AgentEvent =
   | ToolHallucinatedEvent
   | ArgsRepairedEvent
   | KnowledgeUsedEvent
+  | HandoffEvent
   | BudgetThresholdEvent
   | BudgetExceededEvent
   | RunEndEvent

@@ -2,12 +2,25 @@
  * Skills: a named capability of an agent. An agentic skill lists the tools the model may call while it
  * is active (its allowlist); a deterministic skill is implemented by a function and never calls a model.
  */
-import type { Schema } from "effect"
+import type { Effect, Schema } from "effect"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { KnowledgeLoader, KnowledgeSource } from "./knowledge.ts"
 import type { AgentTypeError } from "./agent-type-error.ts"
 import type { AnyToolHandle, HandleAgent, ToolHandle } from "./tool-handle.ts"
 import type { Tool } from "./tool.ts"
+
+/**
+ * An agent a skill may hand the conversation to (see `Skill.handoffs`): any agent built with `agent(...)`.
+ * `In`/`Out` are its input and output types.
+ */
+export interface HandoffTarget<In = any, Out = any> {
+  readonly name: string
+  runEffect(input: In): Effect.Effect<Out, any, any>
+}
+
+type TargetInput<T> = T extends HandoffTarget<infer In, any> ? In : never
+type TargetOutput<T> = T extends HandoffTarget<any, infer Out> ? Out : never
+type IsAny<T> = 0 extends 1 & T ? true : false
 
 /** What a deterministic skill receives: the run's input and an abort signal. */
 export interface SkillContext {
@@ -40,6 +53,7 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
   readonly predicate: SkillPredicate | undefined
   readonly knowledgeSources: ReadonlyArray<KnowledgeSource>
   readonly outputSchema: Schema.Codec<TOutput, any, never, never> | undefined
+  readonly handoffTargets: ReadonlyArray<HandoffTarget>
   /**
    * Phantom: the agent whose handles this skill uses. Named so that a skill built from another agent's
    * handles reads "Types of property '\"~uses handles of agent\"' are incompatible".
@@ -66,6 +80,21 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
    * allowlist only. Loaded on first use, cached for the run; each use fires `onKnowledgeUsed`.
    */
   knowledge(name: string, description: string, loader: KnowledgeLoader): Skill<TAgent, TInput, TOutput, TKind>
+  /**
+   * Lets the model hand the whole conversation to another agent: each target is offered as a tool
+   * `handoff_to_<name>`; calling it ends this run's loop and runs the target on the transcript so far
+   * (its own prompt, tools and model; the caller's model when it has none), as a child run (a `Handoff`
+   * event, `parentRunId`, the caller's budget charged). The target's output is the run's output, so its
+   * output type must be the agent's, and its input type the agent's.
+   */
+  handoffs<const $Targets extends ReadonlyArray<HandoffTarget>>(
+    ...targets: $Targets
+  ): Skill<
+    TAgent,
+    IsAny<TInput> extends true ? TargetInput<$Targets[number]> : TInput,
+    IsAny<TOutput> extends true ? TargetOutput<$Targets[number]> : TOutput,
+    "agentic"
+  >
   /**
    * Makes this skill's final answer typed: the model answers by calling a `submit` tool whose parameters
    * are this Schema (or with text that decodes into it). Overrides the agent's output Schema.
@@ -122,7 +151,8 @@ export const skill = (name: string, description = ""): Skill<never, any, any, "a
     implementation: undefined,
     predicate: undefined,
     knowledgeSources: [],
-    outputSchema: undefined
+    outputSchema: undefined,
+    handoffTargets: []
   })
 
 interface SkillState {
@@ -133,6 +163,7 @@ interface SkillState {
   readonly predicate: SkillPredicate | undefined
   readonly knowledgeSources: ReadonlyArray<KnowledgeSource>
   readonly outputSchema: Schema.Codec<any, any, never, never> | undefined
+  readonly handoffTargets: ReadonlyArray<HandoffTarget>
 }
 
 const makeSkill = (state: SkillState): Skill<any, any, any> =>
@@ -146,7 +177,9 @@ const makeSkill = (state: SkillState): Skill<any, any, any> =>
     when: (predicate: SkillPredicate) => makeSkill({ ...state, predicate }),
     knowledge: (name: string, description: string, load: KnowledgeLoader) =>
       makeSkill({ ...state, knowledgeSources: [...state.knowledgeSources, { name, description, load }] }),
-    output: (outputSchema: Schema.Codec<any, any, never, never>) => makeSkill({ ...state, outputSchema })
+    output: (outputSchema: Schema.Codec<any, any, never, never>) => makeSkill({ ...state, outputSchema }),
+    handoffs: (...targets: ReadonlyArray<HandoffTarget>) =>
+      makeSkill({ ...state, handoffTargets: [...state.handoffTargets, ...targets] }) as Skill<any, any, any, "agentic">
   })
 
 /** True for values built by {@link skill}. */

@@ -4,15 +4,16 @@
  * ends with `OutputInvalid`.
  */
 import { Effect, Result } from "effect"
+import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import { OutputInvalid } from "../errors.ts"
 import type { LlmMessage } from "../model/messages.ts"
 import { emptyReplyFeedback, outputFeedback } from "./prompt.ts"
 import type { RunContext } from "./run-context.ts"
 
-/** The run's output, when the step produced one. */
-export interface Finished {
-  readonly output: unknown
-}
+/** The run's output, when the step produced one; or the agent the conversation was handed to. */
+export type Finished =
+  | { readonly _tag?: undefined; readonly output: unknown }
+  | { readonly _tag: "Handoff"; readonly target: AgentDefinition }
 
 /** A final text: the output, or a correction and `undefined` to go on. */
 export const finalText = (ctx: RunContext, text: string): Effect.Effect<Finished | undefined, OutputInvalid> => {

@@ -31,6 +31,7 @@ export const fingerprintSource = (definition: AgentDefinition, skills: ReadonlyA
       name: s.name,
       tools: s.tools.map((t) => t.name),
       knowledge: s.knowledge.map((k) => k.name),
+      ...(s.handoffs.length === 0 ? {} : { handoffs: s.handoffs.map((h) => h.name) }),
       deterministic: s.implementation !== undefined,
       output: jsonSchemaOf(s.output)
     })),

@@ -14,7 +14,7 @@ import type { KnowledgeSource } from "../dsl/knowledge.ts"
 import { type AnyTool, tool } from "../dsl/tool.ts"
 import { fingerprintOf } from "./fingerprint.ts"
 import { type OutputContract, outputContract } from "./output-contract.ts"
-import { builtinTerminals, submitTerminal, type Terminal } from "./terminal.ts"
+import { builtinTerminals, handoffTerminal, submitTerminal, type Terminal } from "./terminal.ts"
 
 /** One skill, compiled. */
 export interface SkillPlan {
@@ -66,7 +66,7 @@ export const compile = (definition: AgentDefinition): AgentPlan => {
 
 const eventTags: ReadonlyArray<AgentEvent["_tag"]> = [
   "RunStart", "SkillChosen", "Turn", "ModelCall", "ModelResponse", "ToolUse", "ToolError", "InvalidArgs",
-  "ToolHallucinated", "ArgsRepaired", "KnowledgeUsed", "BudgetThreshold", "BudgetExceeded", "RunEnd", "HookFailed"
+  "ToolHallucinated", "ArgsRepaired", "KnowledgeUsed", "Handoff", "BudgetThreshold", "BudgetExceeded", "RunEnd", "HookFailed"
 ]
 
 const compileUncached = (definition: AgentDefinition): AgentPlan => {
@@ -80,7 +80,8 @@ const compileUncached = (definition: AgentDefinition): AgentPlan => {
       implementation: undefined,
       predicate: undefined,
       knowledge: [],
-      output: undefined
+      output: undefined,
+      handoffs: []
     }]
     : definition.skills
   const skills = skillDefinitions.map((skill) => compileSkill(definition, skill))
@@ -105,7 +106,8 @@ const compileUncached = (definition: AgentDefinition): AgentPlan => {
 
 const compileSkill = (definition: AgentDefinition, skill: SkillDefinition): SkillPlan => {
   const knowledgeTools = skill.knowledge.map(knowledgeTool)
-  const offerable = [...skill.tools, ...definition.memory, ...knowledgeTools]
+  const handoffs = skill.handoffs.map(handoffTerminal)
+  const offerable = [...skill.tools, ...definition.memory, ...knowledgeTools, ...handoffs.map((h) => h.tool)]
   const outputSchema = skill.output ?? definition.output
   const output = outputSchema === undefined ? undefined : outputContract(outputSchema, { hasTools: offerable.length > 0 })
   const submit = output === undefined ? undefined : submitTerminal(output)
@@ -114,6 +116,7 @@ const compileSkill = (definition: AgentDefinition, skill: SkillDefinition): Skil
     const builtin = builtinTerminals.get(t.name)
     if (builtin !== undefined) terminals.set(t.name, builtin)
   }
+  for (const handoff of handoffs) terminals.set(handoff.terminal.name, handoff.terminal)
   if (submit !== undefined) terminals.set(submit.name, submit)
   const names = offerable.map((t) => t.name)
   return Object.freeze({

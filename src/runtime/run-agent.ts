@@ -9,14 +9,14 @@ import { newRunId } from "../internal/run-id.ts"
 import { Cause, Clock, Duration, Effect, Exit, Schema } from "effect"
 import { type AgentDefinition, mayNeedApproval } from "../dsl/agent-definition.ts"
 import type { Decisions } from "../dsl/decision.ts"
-import { CurrentBudgetScope } from "../dsl/lineage.ts"
+import { CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
 import { pickTools } from "../dsl/pick-tools.ts"
 import type { RunEndEvent } from "../dsl/events.ts"
 import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed } from "../errors.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import { noStackTrace } from "../internal/span-options.ts"
 import type { LlmMessage } from "../model/messages.ts"
-import type { ModelClientService } from "../model/model-client.ts"
+import { ModelClientService } from "../model/model-client.ts"
 import { chooseSkill } from "./choose-skill.ts"
 import { emit } from "./emit.ts"
 import { type AgentPlan, compile, type SkillPlan } from "./plan.ts"
@@ -140,6 +140,8 @@ export const resumeRun = (
 type Start =
   | { readonly _tag: "Fresh"; readonly input: unknown; readonly history?: ReadonlyArray<LlmMessage> }
   | { readonly _tag: "Resume"; readonly snapshot: RunSnapshot; readonly decisions: Decisions | undefined }
+  /** A handoff: the conversation so far (system prompts left out), and the run's input as value and text. */
+  | { readonly _tag: "Handoff"; readonly input: unknown; readonly text: string; readonly transcript: ReadonlyArray<LlmMessage> }
 
 const execute = (
   definition: AgentDefinition,
@@ -164,11 +166,11 @@ const execute = (
         ctx = RunContext.restore(plan, skill, stateOf(start.snapshot), now, parentScope)
         if (decided !== undefined) ctx.decide(decided)
         yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
-        return yield* driveToResult(ctx, control)
+        return yield* driveToResult(ctx, control, stateOf(start.snapshot).input)
       }
       const input = start.input
       yield* emit(plan, { _tag: "RunStart", agent: plan.name, runId, input })
-      const text = yield* inputText(definition, input)
+      const text = start._tag === "Handoff" ? start.text : yield* inputText(definition, input)
       const chosen = yield* chooseSkill(plan, runId, text)
       ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, chosen.turns, parentScope)
       yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
@@ -176,8 +178,14 @@ const execute = (
       const implementation = chosen.skill.definition.implementation
       observe?.(ctx)
       if (implementation !== undefined) return { _tag: "Done", output: yield* deterministic(plan, chosen.skill, input) }
-      yield* startAgentic(ctx, text, start.history ?? [])
-      return yield* driveToResult(ctx, control)
+      // A session's history is handed over like a handoff's conversation, followed by the new input.
+      const handedOver = start._tag === "Handoff"
+        ? start.transcript
+        : start.history === undefined || start.history.length === 0
+        ? undefined
+        : [...start.history, { role: "user" as const, content: text }]
+      yield* startAgentic(ctx, text, handedOver)
+      return yield* driveToResult(ctx, control, input)
     })
     const maxDuration = plan.budget.maxDuration
     const bounded = Number.isFinite(maxDuration)
@@ -200,22 +208,40 @@ const execute = (
     )
   }).pipe(Effect.withSpan("agent.run", { attributes: { "agent.name": definition.name } }, noStackTrace))
 
-const driveToResult = (ctx: RunContext, control: DriveControl): Effect.Effect<RunResult, AgentError, ModelClientService> =>
+const driveToResult = (ctx: RunContext, control: DriveControl, input: unknown): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   drive(ctx, control).pipe(
-    Effect.flatMap((driven) =>
-      driven._tag === "Done"
-        ? Effect.succeed<RunResult>(driven)
-        : Clock.currentTimeMillis.pipe(Effect.map((now): RunResult => {
-          const snapshot = snapshotOf(ctx, now)
-          const secret = ctx.plan.definition.snapshotSecret
-          return {
-            _tag: "Suspended",
-            snapshot: secret === undefined ? snapshot : signSnapshot(snapshot, secret),
-            pending: ctx.awaiting.map(({ json: _, ...pending }) => pending)
-          }
-        }))
-    )
+    Effect.flatMap((driven) => {
+      switch (driven._tag) {
+        case "Done":
+          return Effect.succeed<RunResult>(driven)
+        case "Handoff":
+          return handOff(ctx, driven.target, input)
+        case "Suspended":
+          return Clock.currentTimeMillis.pipe(Effect.map((now): RunResult => {
+            const snapshot = snapshotOf(ctx, now)
+            const secret = ctx.plan.definition.snapshotSecret
+            return {
+              _tag: "Suspended",
+              snapshot: secret === undefined ? snapshot : signSnapshot(snapshot, secret),
+              pending: ctx.awaiting.map(({ json: _, ...pending }) => pending)
+            }
+          }))
+      }
+    })
   )
+
+/**
+ * Runs `target` on the conversation so far, as a child run of `ctx`'s (its parent run id, its budget
+ * scope), with its own model or else the caller's. Its output is the handing-off run's output.
+ */
+const handOff = (ctx: RunContext, target: AgentDefinition, input: unknown): Effect.Effect<RunResult, AgentError, ModelClientService> => {
+  const transcript = ctx.transcript.filter((message) => message.role !== "system")
+  const run = execute(target, { _tag: "Handoff", input, text: ctx.input, transcript }, {})
+  return (target.model === undefined ? run : Effect.provideService(run, ModelClientService, target.model)).pipe(
+    Effect.provideService(ParentRun, ctx.runId),
+    Effect.provideService(CurrentBudgetScope, ctx.ledger.scope)
+  )
+}
 
 /** `RunEnd` and the run span's closing attributes, once per run that ended. */
 const runEnd = (plan: AgentPlan, runId: string, startedAt: number, ctx: RunContext | undefined, exit: Exit.Exit<RunResult, AgentError>) =>
@@ -255,8 +281,11 @@ const deterministic = (plan: AgentPlan, skill: SkillPlan, input: unknown): Effec
     catchUnlessInterrupted((cause) => Effect.fail(new SkillFailed({ agent: plan.name, skill: skill.name, input, cause })))
   )
 
-/** The start of an agentic run: tool pre-selection, then the system prompt and the user message. */
-const startAgentic = (ctx: RunContext, input: string, history: ReadonlyArray<LlmMessage>) =>
+/**
+ * The start of an agentic run: tool pre-selection, then the system prompt and the user message (or,
+ * after a handoff, the conversation handed over).
+ */
+const startAgentic = (ctx: RunContext, input: string, handedOver: ReadonlyArray<LlmMessage> | undefined) =>
   Effect.gen(function*() {
     const selection = ctx.plan.definition.toolSelection
     if (selection !== undefined) {
@@ -264,5 +293,6 @@ const startAgentic = (ctx: RunContext, input: string, history: ReadonlyArray<Llm
       if (picked.length > 0) ctx.offer(picked.map((p) => p.tool))
       yield* Effect.annotateCurrentSpan("agent.offered_tools", ctx.offered.map((t) => t.name).join(","))
     }
-    ctx.append({ role: "system", content: systemPrompt(ctx) }, ...history, { role: "user", content: input })
+    if (handedOver === undefined) ctx.append({ role: "system", content: systemPrompt(ctx) }, { role: "user", content: input })
+    else ctx.append({ role: "system", content: systemPrompt(ctx) }, ...handedOver)
   })

@@ -25,7 +25,7 @@ import type { AgentPlan, SkillPlan } from "./plan.ts"
 export type UnscopedEvent = AgentEvent extends infer E ? E extends AgentEvent ? Omit<E, "agent" | "runId" | "skill" | "turn"> : never : never
 
 const turnScoped: ReadonlySet<AgentEvent["_tag"]> = new Set<AgentEvent["_tag"]>([
-  "Turn", "ModelCall", "ModelResponse", "ToolUse", "ToolError", "InvalidArgs", "ToolHallucinated", "ArgsRepaired", "KnowledgeUsed"
+  "Turn", "ModelCall", "ModelResponse", "ToolUse", "ToolError", "InvalidArgs", "ToolHallucinated", "ArgsRepaired", "KnowledgeUsed", "Handoff"
 ])
 
 /** Stamps `agent` and `runId` on every event, `skill` on skill-scoped ones, and `turn` on turn-scoped ones. */

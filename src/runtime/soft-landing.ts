@@ -35,6 +35,6 @@ export const softLanding = (ctx: RunContext, overrun: Overrun): Effect.Effect<{ 
     const response = yield* callModel((event) => ctx.emit(event), ctx.turn, request)
     if (response._tag !== "Text") return yield* ctx.exceed(overrun)
     const finished = yield* finalText(ctx, response.content).pipe(Effect.orElseSucceed(() => undefined))
-    if (finished === undefined) return yield* ctx.exceed(overrun)
-    return finished
+    if (finished === undefined || !("output" in finished)) return yield* ctx.exceed(overrun)
+    return { output: finished.output }
   })

@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import type { ModelRequest } from "../model/messages.ts"
 import type { ModelClientService } from "../model/model-client.ts"
 import { noStackTrace } from "../internal/span-options.ts"
+import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import type { AgentError } from "../errors.ts"
 import { callModel } from "./call-model.ts"
 import { type Finished, finalText } from "./final-answer.ts"
@@ -17,8 +18,11 @@ import type { RunContext } from "./run-context.ts"
 import { softLanding } from "./soft-landing.ts"
 import { handleCall } from "./tool-call.ts"
 
-/** How `drive` ended: the run's output, or a suspension between two steps. */
-export type Driven = { readonly _tag: "Done"; readonly output: unknown } | { readonly _tag: "Suspended" }
+/** How `drive` ended: the run's output, a handoff to another agent, or a suspension between two steps. */
+export type Driven =
+  | { readonly _tag: "Done"; readonly output: unknown }
+  | { readonly _tag: "Handoff"; readonly target: AgentDefinition }
+  | { readonly _tag: "Suspended" }
 
 /** When to stop early: after this many steps (counted from this `drive`). */
 export interface DriveControl {
@@ -65,6 +69,9 @@ export const toolStep = (ctx: RunContext): Effect.Effect<Finished | "suspend" | 
   )
 }
 
+const driven = (finished: Finished): Driven =>
+  finished._tag === "Handoff" ? finished : { _tag: "Done", output: finished.output }
+
 type TurnEnd = Driven | { readonly _tag: "Continue" }
 
 /** The steps of one turn, in its span: the model step (unless resuming pending calls), then the tool steps. */
@@ -72,13 +79,13 @@ const turnSteps = (ctx: RunContext, resuming: boolean, stepTaken: () => boolean)
   Effect.gen(function*() {
     if (!resuming) {
       const finished = yield* modelStep(ctx)
-      if (finished !== undefined) return { _tag: "Done" as const, output: finished.output }
+      if (finished !== undefined) return driven(finished)
       if (stepTaken()) return { _tag: "Suspended" as const }
     }
     while (ctx.hasPending) {
       const finished = yield* toolStep(ctx)
       if (finished === "suspend") return { _tag: "Suspended" as const }
-      if (finished !== undefined) return { _tag: "Done" as const, output: finished.output }
+      if (finished !== undefined) return driven(finished)
       if (stepTaken()) return { _tag: "Suspended" as const }
     }
     return { _tag: "Continue" as const }

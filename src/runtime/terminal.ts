@@ -1,13 +1,13 @@
 /**
  * Terminal tools: the calls that end a run (or, for routing, a step) instead of producing a tool
  * result. `submit` (a typed answer), the built-in `escalate` and `throwException`, and `choose_skill`
- * (the routing call) are all one shape: a tool definition for the model, a decoder for the arguments,
+ * (the routing call) and `handoff_to_<agent>` are all one shape: a tool definition for the model, a decoder for the arguments,
  * and `finish`, which says what the decoded call means. The loop handles them in one place.
  */
-import { type Result, Schema } from "effect"
-import { submitToolName } from "../dsl/agent-definition.ts"
+import { Effect, Result, Schema } from "effect"
+import { type AgentDefinition, handoffToolName, submitToolName } from "../dsl/agent-definition.ts"
 import { escalateTool, throwExceptionTool } from "../dsl/builtin-tools.ts"
-import type { AnyTool } from "../dsl/tool.ts"
+import { type AnyTool, tool } from "../dsl/tool.ts"
 import { toolParameters } from "../dsl/tool-parameters.ts"
 import { Escalated, ExceptionThrown } from "../errors.ts"
 import type { ToolDefinition } from "../model/messages.ts"
@@ -18,6 +18,7 @@ export type Finish =
   | { readonly _tag: "Output"; readonly value: unknown }
   | { readonly _tag: "Fail"; readonly error: Escalated | ExceptionThrown }
   | { readonly _tag: "Route"; readonly skill: string }
+  | { readonly _tag: "Handoff"; readonly target: AgentDefinition }
 
 /** Where a terminal call happened, for the errors it ends with. */
 export interface TerminalScope {
@@ -93,4 +94,33 @@ export const routingTerminal = (names: ReadonlyArray<string>): Terminal => {
   }
   routers.set(key, terminal)
   return terminal
+}
+
+const handoffs = new WeakMap<AgentDefinition, { readonly tool: AnyTool; readonly terminal: Terminal }>()
+
+/**
+ * `handoff_to_<agent>`: hands the conversation to `target` (any arguments are ignored). The tool is
+ * what the model is offered; it never executes, the loop settles it as a terminal.
+ */
+export const handoffTerminal = (target: AgentDefinition): { readonly tool: AnyTool; readonly terminal: Terminal } => {
+  const cached = handoffs.get(target)
+  if (cached !== undefined) return cached
+  const name = handoffToolName(target.name)
+  const description = `Hand the conversation to agent "${target.name}"${target.prompt === undefined ? "" : `: ${target.prompt}`}`
+  const handoffTool = tool(name, {
+    description: description.slice(0, 1024),
+    args: Schema.Struct({}),
+    run: () => Effect.die(new Error(`internal: the handoff "${name}" is settled by the loop, never executed`))
+  })
+  const made = {
+    tool: handoffTool,
+    terminal: {
+      name,
+      definition: handoffTool.definition,
+      decode: () => Result.succeed({}),
+      finish: () => ({ _tag: "Handoff" as const, target })
+    }
+  }
+  handoffs.set(target, made)
+  return made
 }

@@ -78,6 +78,16 @@ const settleTerminal = (ctx: RunContext, terminal: Terminal, call: ToolCall): Ef
       case "Fail":
         yield* Effect.annotateCurrentSpan("tool.outcome", finish.error._tag === "Escalated" ? "escalate" : "throwException")
         return yield* finish.error
+      case "Handoff": {
+        // A handoff counts as a tool call, so budgets bound agents handing the conversation back and forth.
+        const overrun = ctx.ledger.checkExecution(call.name)
+        if (overrun !== undefined) return yield* ctx.exceed(overrun)
+        ctx.ledger.spendExecution(call.name)
+        yield* Effect.annotateCurrentSpan("tool.outcome", "handoff")
+        reply(`Handed off to agent "${finish.target.name}".`)
+        yield* ctx.emit({ _tag: "Handoff", to: finish.target.name, toolCallId: call.id })
+        return { _tag: "Handoff", target: finish.target }
+      }
       case "Route":
         return yield* Effect.die(new Error(`internal: "${call.name}" routes, which only the skill choice may do`))
     }

@@ -35,6 +35,8 @@ const describe = (line: TraceLine): { readonly depth: number; readonly text: str
       return { depth: 2, text: `tool ${f.tool} is not allowed (allowed: ${(f.allowed as Array<string>).join(", ") || "none"})  → ${f.policy}` }
     case "ArgsRepaired":
       return { depth: 2, text: `tool ${f.tool} args repaired: ${(f.corrections as Array<any>).map((c) => `${short(c.from)} → ${short(c.to)}`).join(", ")}` }
+    case "Handoff":
+      return { depth: 2, text: `handoff to ${f.to}` }
     case "KnowledgeUsed":
       return { depth: 2, text: `knowledge ${f.knowledge} (${f.characters} chars${f.cached ? ", cached" : ""})` }
     case "BudgetThreshold":

@@ -26,6 +26,7 @@ export const traceLine = (event: AgentEvent, ts: number): TraceLine => ({
   run: event.runId,
   agent: event.agent,
   event: event._tag,
+  ...(event.parentRunId === undefined ? {} : { parentRun: event.parentRunId }),
   ...fields(event)
 })
 
@@ -94,6 +95,8 @@ const fields = (event: AgentEvent): Record<string, unknown> => {
       return { ...toolCallFields(event), allowed: event.allowed, policy: event.policy }
     case "ArgsRepaired":
       return { ...toolCallFields(event), corrections: event.corrections }
+    case "Handoff":
+      return { skill: event.skill, turn: event.turn, to: event.to, callId: event.toolCallId }
     case "KnowledgeUsed":
       return {
         skill: event.skill,

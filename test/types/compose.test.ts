@@ -5,7 +5,7 @@
  */
 import { type Effect, Result, Schema } from "effect"
 import { describe, expectTypeOf, it } from "vitest"
-import { type AgentError, agent, branch, forum, loop, parallel, pipeline, type StepFailed } from "../../src/index.ts"
+import { type AgentError, agent, branch, forum, loop, parallel, pipeline, skill, type StepFailed, type Tool } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 
 const model = scriptedModel([])
@@ -82,5 +82,27 @@ describe("loops and branches", () => {
     branch("wrong", triage, { Refund: refunds, Question: refunds })
     // @ts-expect-error chat outputs text, not a tagged union
     branch("untagged", chat, {})
+  })
+})
+
+describe("agents as tools and handoffs", () => {
+  it("types a tool from the agent: object inputs as is, other inputs as { input }", () => {
+    expectTypeOf(writer.asTool({ name: "write" })).toEqualTypeOf<Tool<"write", { readonly topic: string }, string>>()
+    expectTypeOf(chat.asTool({ name: "chat" })).toEqualTypeOf<Tool<"chat", { readonly input: string }, string>>()
+    expectTypeOf(counter.asTool({ name: "count" })).toEqualTypeOf<Tool<"count", { readonly input: number }, number>>()
+    expectTypeOf(planner.asTool({ name: "plan" })).toEqualTypeOf<Tool<"plan", { readonly input: string }, { readonly topic: string }>>()
+  })
+
+  it("takes handoff targets whose input and output are the agent's", () => {
+    agent("front").model(model).skills(() => [skill("s").handoffs(chat)])
+    // @ts-expect-error the target answers a plan, the agent text
+    agent("front").model(model).skills(() => [skill("s").handoffs(planner)])
+    // @ts-expect-error the target takes a plan, the agent text
+    agent("front").model(model).skills(() => [skill("s").handoffs(writer)])
+  })
+
+  it("needs no model when every skill is deterministic", () => {
+    const parse = agent("parse").skills(() => [skill("p").implementedBy((s: string) => s.trim())])
+    expectTypeOf(parse.runEffect("x")).toEqualTypeOf<Effect.Effect<string, AgentError, never>>()
   })
 })
