@@ -5,12 +5,17 @@
  * one from a snapshot).
  */
 import { Effect } from "effect"
-import { agentFactory, type AgentFactory, definitionOf, type AgentDefinitionKey } from "./dsl/agent.ts"
+import { type AgentBuilder, agentFactory, type AgentFactory, definitionOf, type AgentDefinitionKey } from "./dsl/agent.ts"
+import type { RunResultOf } from "./dsl/run-outcome.ts"
+import type { AnyTool } from "./dsl/tool.ts"
+import type { LlmMessage } from "./model/messages.ts"
+import { makeSession, type SessionOptions } from "./runtime/session.ts"
 import type { AgentDefinition } from "./dsl/agent-definition.ts"
 import type { AgentError } from "./errors.ts"
 import { ModelClientService } from "./model/model-client.ts"
-import { resumeRun, runAgent, type RunResult, runUntil as runUntilStep, streamAgent } from "./runtime/run-agent.ts"
+import { resumeAgent, resumeRun, runAgent, type RunResult, runUntil as runUntilStep, streamAgent } from "./runtime/run-agent.ts"
 import type { RunSnapshot } from "./runtime/snapshot.ts"
+import type { Decisions } from "./dsl/decision.ts"
 
 /**
  * Starts an agent. With an `output` Schema the final answer is decoded into it (the model is told the
@@ -26,7 +31,7 @@ import type { RunSnapshot } from "./runtime/snapshot.ts"
  * await calculator.run("What is (3 + 5) * 2?")
  * ```
  */
-export const agent: AgentFactory = agentFactory(runAgent, streamAgent)
+export const agent: AgentFactory = agentFactory(runAgent, streamAgent, resumeAgent)
 
 /** Anything built with `agent(...)`. */
 type AnyBuilder = { readonly [AgentDefinitionKey]: AgentDefinition }
@@ -66,8 +71,54 @@ export const runUntil = (
 export const resume = (
   builder: AnyBuilder,
   snapshot: RunSnapshot,
-  options: { readonly suspendAfter?: number } = {}
+  options: { readonly suspendAfter?: number; readonly decisions?: Decisions } = {}
 ): Effect.Effect<RunResult, AgentError, ModelClientService> => {
   const definition = definitionOf(builder)
   return withModel(definition, resumeRun(definition, snapshot, options))
+}
+
+/**
+ * A conversation with `builder` that continues across runs: `send` runs the agent with the session's
+ * earlier messages (from `store`, cut by `window`) and records the new ones when the run completes.
+ * A run that suspends for approval is not recorded (resume it with `agent.resume`).
+ *
+ * @example
+ * ```ts
+ * const chat = session(assistant, "user-42", { store: inMemorySessionStore(), window: { lastTurns: 20 } })
+ * await chat.send("My name is Ada.")
+ * await chat.send("What is my name?") // the model sees the first exchange
+ * ```
+ */
+export const session = <TInput, TOutput, TTools extends Record<string, AnyTool>>(
+  builder: AgentBuilder<any, TInput, TOutput, TTools, true>,
+  id: string,
+  options: SessionOptions = {}
+): Session<TInput, RunResultOf<TTools, TOutput>> => {
+  const definition = definitionOf(builder)
+  const core = makeSession(definition, id, options)
+  const sendEffect = (input: TInput) => withModel(definition, core.send(input)) as Effect.Effect<RunResultOf<TTools, TOutput>, AgentError>
+  return Object.freeze({
+    id,
+    sendEffect,
+    send: (input: TInput) => Effect.runPromise(sendEffect(input)),
+    history: core.history
+  })
+}
+
+/**
+ * A conversation that continues across runs; see {@link session}.
+ *
+ * @example
+ * ```ts
+ * const chat: Session<string, string> = session(assistant, "user-42")
+ * ```
+ */
+export interface Session<TInput, TResult> {
+  readonly id: string
+  /** Runs the agent on `input` with the conversation so far; resolves with what `run` gives. */
+  readonly send: (input: TInput) => Promise<TResult>
+  /** `send` as an Effect with a typed error channel. */
+  readonly sendEffect: (input: TInput) => Effect.Effect<TResult, AgentError>
+  /** The messages stored for this session, in order. */
+  readonly history: () => Effect.Effect<ReadonlyArray<LlmMessage>, AgentError>
 }

@@ -364,6 +364,78 @@ export class SnapshotInvalid extends Data.TaggedError("SnapshotInvalid")<{
   }
 }
 
+/**
+ * A snapshot was refused before anything ran: the agent signs its snapshots (`.signSnapshots(secret)`)
+ * and this one is `unsigned`, was signed with another key (`foreign`), or was changed after signing
+ * (`tampered`).
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("SnapshotRejected", (e) => Effect.succeed(`refused (${e.reason})`))
+ * ```
+ */
+export class SnapshotRejected extends Data.TaggedError("SnapshotRejected")<{
+  readonly agent: string
+  readonly reason: "unsigned" | "foreign" | "tampered"
+}> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
+  override get message(): string {
+    const why = this.reason === "unsigned"
+      ? "it is not signed, and this agent only accepts signed snapshots"
+      : this.reason === "foreign"
+      ? "it was signed with another key"
+      : "its content does not match its signature (it was changed after it was taken)"
+    return `Refused a snapshot of agent "${this.agent}": ${why}`
+  }
+}
+
+/**
+ * The decisions given to `resume` do not fit the suspended run: a waiting call has no decision, a
+ * decision names a call that is not waiting, or an `edit`'s arguments do not decode with the tool's
+ * Schema. Nothing ran.
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("DecisionsInvalid", (e) => Effect.succeed(e.reason))
+ * ```
+ */
+export class DecisionsInvalid extends Data.TaggedError("DecisionsInvalid")<{
+  readonly agent: string
+  readonly toolCallId: string
+  readonly reason: string
+}> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
+  override get message(): string {
+    return `Cannot resume agent "${this.agent}" with these decisions (call "${this.toolCallId}"): ${this.reason}`
+  }
+}
+
+/**
+ * A session store could not load or save a conversation (the database is down, a row is corrupt).
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("SessionStoreFailed", (e) => Effect.succeed(`session ${e.session}: ${e.reason}`))
+ * ```
+ */
+export class SessionStoreFailed extends Data.TaggedError("SessionStoreFailed")<{
+  readonly session: string
+  readonly operation: "load" | "append"
+  readonly reason: string
+  readonly cause?: unknown
+}> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
+  override get message(): string {
+    return `The session store could not ${this.operation} session "${this.session}": ${this.reason}`
+  }
+}
+
 /** Any error a run can end with. */
 export type AgentError =
   | AgentConfigError
@@ -382,6 +454,9 @@ export type AgentError =
   | RuntimeDefect
   | DefinitionChanged
   | SnapshotInvalid
+  | SnapshotRejected
+  | DecisionsInvalid
+  | SessionStoreFailed
 
 /**
  * True for the documented errors of this library, whatever their tag. Identity is a marker

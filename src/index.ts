@@ -4,9 +4,23 @@
  * Describe agents with `agent(...)`, `tool(...)` and `skill(...)`; run them with `.run(...)` (Promise)
  * or `.runEffect(...)` (Effect) over any `ModelClient`.
  */
-export { agent, resume, runUntil } from "./agent.ts"
+export { agent, resume, runUntil, session } from "./agent.ts"
+export type { Session } from "./agent.ts"
+export type { SessionOptions } from "./runtime/session.ts"
+export { inMemorySessionStore } from "./dsl/session-store.ts"
+export type { SessionStore } from "./dsl/session-store.ts"
+export { applyWindow } from "./dsl/context-window.ts"
+export type { ContextWindow } from "./dsl/context-window.ts"
 export type { RunResult } from "./runtime/run-agent.ts"
-export { decodeSnapshot, encodeSnapshot, RunSnapshotSchema } from "./runtime/snapshot.ts"
+export { decodeSnapshot, decodeSnapshotValue, encodeSnapshot, RunSnapshotSchema } from "./runtime/snapshot.ts"
+export { signSnapshot } from "./runtime/snapshot-signature.ts"
+export { Decision } from "./dsl/decision.ts"
+export { BudgetPolicy } from "./dsl/budget-policy.ts"
+export type { BudgetDecision, BudgetLimitContext, BudgetLimitPolicy } from "./dsl/budget-policy.ts"
+export { Intercept } from "./dsl/interceptor.ts"
+export type { InterceptContext, Interception, InterceptionOf, Interceptor } from "./dsl/interceptor.ts"
+export type { Decisions } from "./dsl/decision.ts"
+export type { Completed, MayNeedApproval, PendingApproval, RunResultOf, Suspended } from "./dsl/run-outcome.ts"
 export type { RunSnapshot } from "./runtime/snapshot.ts"
 export type { AgentBuilder, AgentFactory, AgentOptions, ToolNames } from "./dsl/agent.ts"
 export type { AsToolArgs, AsToolOptions } from "./dsl/agent-as-tool.ts"
@@ -52,7 +66,20 @@ export type { AnySkill, Skill, SkillContext, SkillImplementation, SkillPredicate
 export type { AnyToolHandle, ToolHandle, ToolHandles } from "./dsl/tool-handle.ts"
 export { isTool, tool, unsafeNoSchema } from "./dsl/tool.ts"
 export type { ArgsCodec, ArgsDecoding } from "./dsl/tool-codec.ts"
-export type { AnyTool, JsonSchemaToolOptions, SchemaToolOptions, Tool, ToolContext, UnsafeMode, UnsafeNoSchema, UnsafeToolOptions } from "./dsl/tool.ts"
+export type {
+  AnyTool,
+  ApprovalContext,
+  JsonSchemaToolOptions,
+  NeedsApproval,
+  SchemaToolOptions,
+  Tool,
+  ToolContext,
+  UnsafeMode,
+  UnsafeNoSchema,
+  UnsafeToolOptions,
+  WithApproval,
+  WithoutApproval
+} from "./dsl/tool.ts"
 export { compileJsonSchema } from "./dsl/json-schema-tool.ts"
 export type { JsonSchemaContract, ToolJsonSchema } from "./dsl/json-schema-tool.ts"
 export { latentTool } from "./dsl/latent-tool.ts"
@@ -61,6 +88,7 @@ export type { AgentTypeError } from "./dsl/agent-type-error.ts"
 export {
   AgentConfigError,
   BudgetExceeded,
+  DecisionsInvalid,
   DefinitionChanged,
   Escalated,
   ExceptionThrown,
@@ -74,6 +102,8 @@ export {
   RuntimeDefect,
   SkillFailed,
   SnapshotInvalid,
+  SnapshotRejected,
+  SessionStoreFailed,
   SkillRoutingFailed,
   ToolFailed,
   ToolNotAllowed

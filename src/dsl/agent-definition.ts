@@ -10,6 +10,8 @@ import type { Budget } from "./budget.ts"
 import type { RegisteredListener } from "./events.ts"
 import type { KnowledgeSource } from "./knowledge.ts"
 import type { ErrorPolicy, RecoveryHandlers } from "./recovery.ts"
+import type { Interceptor } from "./interceptor.ts"
+import type { BudgetLimitPolicy } from "./budget-policy.ts"
 import { isBuiltinToolName } from "./builtin-tools.ts"
 import { type AnySkill, isSkill, type SkillImplementation, type SkillPredicate } from "./skill.ts"
 import { isToolHandle } from "./tool-handle.ts"
@@ -69,7 +71,16 @@ export interface AgentDefinition {
   readonly disallowedToolPolicy: "fail" | "feedback"
   readonly input: Schema.Codec<any, any, never, never> | undefined
   readonly output: Schema.Codec<any, any, never, never> | undefined
+  /** Interceptors by tool name, in the order they were added (`.intercept(tool, ...)`). */
+  readonly interceptors?: Readonly<Record<string, ReadonlyArray<Interceptor<AnyTool>>>> | undefined
+  /** What reaching a countable budget limit does instead of failing (`.budgetPolicy(...)`). */
+  readonly budgetPolicy?: BudgetLimitPolicy | undefined
+  /** When set, snapshots are signed with it (HMAC) and only snapshots it signed are resumed. */
+  readonly snapshotSecret?: string | undefined
 }
+
+/** True when a registered tool may wait for a human decision: runs then return `Completed | Suspended`. */
+export const mayNeedApproval = (definition: AgentDefinition): boolean => definition.tools.some((t) => t.mayNeedApproval)
 
 const configError = (agent: string, reason: string) => new AgentConfigError({ subject: `agent "${agent}"`, reason })
 

@@ -39,6 +39,10 @@ import type {
   TurnEvent
 } from "./events.ts"
 import type { PickToolsOptions } from "./pick-tools.ts"
+import type { Decisions } from "./decision.ts"
+import type { Interceptor } from "./interceptor.ts"
+import type { BudgetLimitPolicy } from "./budget-policy.ts"
+import type { RunResultOf } from "./run-outcome.ts"
 import { inMemoryStore, type MemoryStore, memoryTools } from "./memory.ts"
 import type { AllDeterministic, Skill } from "./skill.ts"
 import { makeHandles, type RegisterFirst, type SkillHandles } from "./tool-handle.ts"
@@ -53,7 +57,7 @@ type Simplify<T> = { [K in keyof T]: T[K] } & {}
 /** Each key must be its tool's name, and names already registered are refused, at compile time. */
 type NewTools<TTools, $Tools> = {
   readonly [K in keyof $Tools]: K extends keyof TTools ? AgentTypeError<"a tool with this name is already registered on the agent">
-    : $Tools[K] extends Tool<K & string, any, any> ? $Tools[K]
+    : $Tools[K] extends Tool<K & string, any, any, any> ? $Tools[K]
     : AgentTypeError<"each key must be the tool's own name: .tools({ add }) or .tools({ [add.name]: add })">
 }
 
@@ -171,10 +175,43 @@ export interface AgentBuilder<
    * Runs the agent and resolves with its output; rejects with one of the tagged `AgentError`s.
    * Available once `.model(...)` was called.
    */
-  run: THasModel extends true ? (input: TInput) => Promise<TOutput>
+  run: THasModel extends true ? (input: TInput) => Promise<RunResultOf<TTools, TOutput>>
     : AgentTypeError<"call .model(...) before .run(...) (or implement every skill with .implementedBy(...)), or use .runEffect(...) and provide ModelClient.layer(...)">
-  /** Runs the agent as an Effect with a typed error channel. */
-  runEffect(input: TInput): Effect.Effect<TOutput, AgentError, THasModel extends true ? never : ModelClientService>
+  /**
+   * Runs the agent as an Effect with a typed error channel. With a tool that may need approval, the
+   * result is `Completed<TOutput> | Suspended` (see `RunResultOf`).
+   */
+  runEffect(input: TInput): Effect.Effect<RunResultOf<TTools, TOutput>, AgentError, THasModel extends true ? never : ModelClientService>
+  /**
+   * Continues a suspended run from its snapshot (the `RunSnapshot`, its parsed JSON or its JSON text),
+   * in this process or another, with one decision per waiting call: `Decision.approve`,
+   * `Decision.deny(reason)` or `Decision.edit(args)`.
+   */
+  resume(
+    snapshot: unknown,
+    decisions: Decisions
+  ): Effect.Effect<RunResultOf<TTools, TOutput>, AgentError, THasModel extends true ? never : ModelClientService>
+  /**
+   * Adds an interceptor for one tool: before each call of it runs, `interceptor` sees the decoded
+   * arguments and answers `Intercept.proceed`, `.proceedWith(args)`, `.deny(reason)`,
+   * `.substitute(result)` or (for tools that may need approval) `.suspend(reason)`. Several
+   * interceptors of a tool run in order until one does not proceed.
+   */
+  intercept<const $Name extends ToolNames<TTools>>(
+    tool: $Name,
+    interceptor: Interceptor<Extract<TTools[keyof TTools], Tool<$Name, any, any, any>>>
+  ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /**
+   * What reaching a countable limit (turns, tool calls, tokens, repetitions) does instead of failing
+   * with `BudgetExceeded`: `BudgetPolicy.extend(by)` (bounded: extensions of a limit add up to at most
+   * the limit itself), `BudgetPolicy.finalAnswer` (one last model call without tools) or `.fail`.
+   */
+  budgetPolicy(policy: BudgetLimitPolicy): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  /**
+   * Signs every snapshot this agent takes (HMAC-SHA256 with `secret`) and resumes only snapshots
+   * signed so: unsigned, foreign or tampered ones are refused with `SnapshotRejected`.
+   */
+  signSnapshots(secret: string): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
   /**
    * This agent as a tool for another agent: its arguments are this agent's input (an object input as
    * is, any other as `{ input }`), its result this agent's output. Each call is a child run of the
@@ -213,6 +250,15 @@ export type AgentRunner = (definition: AgentDefinition, input: unknown) => Effec
 
 /** Runs a definition on an input as a stream of events (`streamAgent`), injected by the package entry. */
 export type AgentStreamer = (definition: AgentDefinition, input: unknown) => Stream.Stream<RunStreamEvent, AgentError, ModelClientService>
+/** Continues a run of a definition from a snapshot with decisions (`resumeAgent`), injected by the package entry. */
+export type AgentResumer = (
+  definition: AgentDefinition,
+  snapshot: unknown,
+  decisions: Decisions
+) => Effect.Effect<unknown, AgentError, ModelClientService>
+
+const noResumer: AgentResumer = (definition) =>
+  Effect.fail(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "this agent factory was built without a resumer" }))
 
 /**
  * The type of `agent(name, options?)`: a new builder with the built-in tools registered.
@@ -239,12 +285,12 @@ export interface AgentFactory {
  * const agent = agentFactory(runAgent)
  * ```
  */
-export const agentFactory = (runner: AgentRunner, streamer?: AgentStreamer): AgentFactory =>
+export const agentFactory = (runner: AgentRunner, streamer?: AgentStreamer, resumer: AgentResumer = noResumer): AgentFactory =>
   ((name: string, options: AgentOptions<any, any> = {}) => {
     if (typeof name !== "string" || name.trim() === "") {
       throw new AgentConfigError({ subject: "agent", reason: "an agent needs a non-empty name" })
     }
-    return makeBuilder({ runner, streamer }, Object.freeze({
+    return makeBuilder({ runner, streamer, resumer }, Object.freeze({
     name,
     registry: Symbol(name),
     prompt: undefined,
@@ -283,10 +329,11 @@ const noModel = (agent: string): ModelClient => ({
 interface Runners {
   readonly runner: AgentRunner
   readonly streamer: AgentStreamer | undefined
+  readonly resumer: AgentResumer
 }
 
 const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilder<string, unknown, unknown, any, boolean> => {
-  const { runner, streamer } = runners
+  const { runner, streamer, resumer } = runners
   const next = (patch: Partial<AgentDefinition>) => makeBuilder(runners, Object.freeze({ ...definition, ...patch }))
   const on = (event: AgentEvent["_tag"] | "*") => (listener: Listener<any>) =>
     next({ listeners: [...definition.listeners, { event, listener }] })
@@ -301,6 +348,10 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
     }
     const events = streamer(definition, input)
     return model === undefined ? events : Stream.provideService(events, ModelClientService, model)
+  }
+  const resume = (snapshot: unknown, decisions: Decisions) => {
+    const run = resumer(definition, snapshot, decisions)
+    return model === undefined ? run : Effect.provideService(run, ModelClientService, model)
   }
   return Object.freeze({
     name: definition.name,
@@ -340,7 +391,7 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
       if (!(threshold > 0 && threshold <= 1)) {
         throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `a budget threshold must be in (0, 1], got ${threshold}` })
       }
-      return makeBuilder({ runner, streamer }, Object.freeze({
+      return makeBuilder(runners, Object.freeze({
         ...definition,
         budgetThresholds: definition.budgetThresholds.includes(threshold) ? definition.budgetThresholds : [...definition.budgetThresholds, threshold],
         listeners: [...definition.listeners, {
@@ -368,8 +419,27 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
       model === undefined
         ? Promise.reject(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "call .model(...) before .run(...)" }))
         : Effect.runPromise(runEffect(input) as Effect.Effect<unknown, AgentError>)) as any,
-    runEffect,
+    runEffect: runEffect as any,
     runStream,
+    resume: resume as any,
+    intercept: (tool: string, interceptor: Interceptor<AnyTool>) => {
+      if (!definition.tools.some((t) => t.name === tool)) {
+        throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `cannot intercept "${tool}": no tool of that name is registered` })
+      }
+      if (typeof interceptor !== "function") throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "an interceptor must be a function" })
+      const interceptors = definition.interceptors ?? {}
+      return next({ interceptors: { ...interceptors, [tool]: [...(interceptors[tool] ?? []), interceptor] } })
+    },
+    budgetPolicy: (policy: BudgetLimitPolicy) => {
+      if (typeof policy !== "function") throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "a budget policy must be a function" })
+      return next({ budgetPolicy: policy })
+    },
+    signSnapshots: (secret: string) => {
+      if (typeof secret !== "string" || secret.length < 16) {
+        throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "a snapshot secret must be a string of at least 16 characters" })
+      }
+      return next({ snapshotSecret: secret })
+    },
     asTool: ((options: AsToolOptions<string>) => agentAsTool(definition, runEffect, options)) as any
   })
 }

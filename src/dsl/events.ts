@@ -13,7 +13,7 @@ import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"
 import type { ArgsCorrection } from "./repair-arguments.ts"
 import type { Recovery } from "./recovery.ts"
-import type { AnyTool, Tool } from "./tool.ts"
+import type { AnyTool, Tool, UnsafeMode } from "./tool.ts"
 
 interface RunScoped {
   readonly agent: string
@@ -60,7 +60,7 @@ export interface ModelResponseEvent extends TurnScoped {
 }
 /** A tool ran successfully; `args` are the decoded arguments. Narrow on `tool` to type `args`/`result`. */
 export type ToolUseEvent<TTools extends Record<string, AnyTool> = Record<string, AnyTool>> = {
-  [K in keyof TTools]: TTools[K] extends Tool<infer Name, infer Args, infer Result> ? TurnScoped & {
+  [K in keyof TTools]: TTools[K] extends Tool<infer Name, infer Args, infer Result, any> ? TurnScoped & {
       readonly _tag: "ToolUse"
       readonly tool: Name
       readonly toolCallId: string
@@ -69,6 +69,8 @@ export type ToolUseEvent<TTools extends Record<string, AnyTool> = Record<string,
       readonly durationMs: number
       /** False only for tools declared with `unsafeNoSchema`. */
       readonly validated: boolean
+      /** The `unsafeNoSchema` mode of such tools; undefined for tools with a Schema. */
+      readonly mode: UnsafeMode | undefined
     }
     : never
 }[keyof TTools]
@@ -80,6 +82,10 @@ export interface ToolErrorEvent extends TurnScoped {
   readonly args: unknown
   readonly error: unknown
   readonly recovery: Recovery["_tag"]
+  /** False only for tools declared with `unsafeNoSchema`. */
+  readonly validated: boolean
+  /** The `unsafeNoSchema` mode of such tools; undefined for tools with a Schema. */
+  readonly mode: UnsafeMode | undefined
 }
 /** A tool call's arguments did not decode; the tool did not run. */
 export interface InvalidArgsEvent extends TurnScoped {

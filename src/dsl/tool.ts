@@ -2,7 +2,7 @@
  * Tools: a name, a description, an Effect Schema for the arguments and a `run` function. The Schema is
  * the single source of the argument type, the JSON Schema sent to models and the runtime check.
  */
-import { type Effect, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { AgentConfigError } from "../errors.ts"
 import { fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
 import { compileJsonSchema, type ToolJsonSchema } from "./json-schema-tool.ts"
@@ -22,9 +22,9 @@ export interface ToolContext {
 export type UnsafeMode = "read-only" | "human-approval" | "full"
 
 /** The explicit opt-out from argument validation. See {@link unsafeNoSchema}. */
-export interface UnsafeNoSchema {
+export interface UnsafeNoSchema<Mode extends UnsafeMode = UnsafeMode> {
   readonly _tag: "UnsafeNoSchema"
-  readonly mode: UnsafeMode
+  readonly mode: Mode
 }
 
 /**
@@ -36,7 +36,7 @@ export interface UnsafeNoSchema {
  * const log = tool("log", { args: unsafeNoSchema({ mode: "read-only" }), run: (args) => JSON.stringify(args) })
  * ```
  */
-export const unsafeNoSchema = (options: { readonly mode: UnsafeMode }): UnsafeNoSchema => ({
+export const unsafeNoSchema = <const Mode extends UnsafeMode>(options: { readonly mode: Mode }): UnsafeNoSchema<Mode> => ({
   _tag: "UnsafeNoSchema",
   mode: options.mode
 })
@@ -48,7 +48,32 @@ export const ToolInternals: unique symbol = Symbol.for("effect-agent-dsl/ToolInt
 export interface ToolInternalsOf<Args, Result> {
   /** Runs the tool on already-decoded arguments; interruption aborts the context's signal. */
   readonly execute: (args: Args, toolCallId: string) => Effect.Effect<Result, unknown>
+  /**
+   * Whether this call needs a human decision before it runs (undefined: never). A predicate that
+   * throws or fails counts as "needs approval": the safe side.
+   */
+  readonly needsApproval: ((args: Args, context: ApprovalContext) => Effect.Effect<boolean>) | undefined
 }
+
+/** What a `needsApproval` predicate gets beside the decoded arguments. */
+export interface ApprovalContext {
+  readonly toolCallId: string
+  readonly agent: string
+  readonly skill: string
+}
+
+/**
+ * When a tool's calls wait for a human decision: `true` (always), or a predicate on the decoded
+ * arguments (sync, Promise or Effect).
+ *
+ * @example
+ * ```ts
+ * const needsApproval: NeedsApproval<{ readonly amount: number }> = ({ amount }) => amount > 100
+ * ```
+ */
+export type NeedsApproval<Args> = true | ((args: Args, context: ApprovalContext) => MaybeEffect<boolean>)
+
+
 
 /**
  * A typed tool. `Name` is its literal name, `Args` the decoded argument type, `Result` what `run`
@@ -59,7 +84,7 @@ export interface ToolInternalsOf<Args, Result> {
  * type AddArgs = Tool.Args<typeof add> // { readonly a: number; readonly b: number }
  * ```
  */
-export interface Tool<Name extends string, Args, Result> {
+export interface Tool<Name extends string, Args, Result, Approval extends boolean = false> {
   readonly _tag: "Tool"
   readonly name: Name
   readonly description: string | undefined
@@ -76,19 +101,27 @@ export interface Tool<Name extends string, Args, Result> {
   readonly recover: RecoveryHandlers | undefined
   /** Results are wrapped as untrusted data before the model sees them. */
   readonly untrustedOutput: boolean
+  /**
+   * True when some calls of this tool wait for a human decision (`needsApproval`, or
+   * `unsafeNoSchema({ mode: "human-approval" })`). The type records it, so an agent with such a tool
+   * returns `Completed | Suspended` from `run`.
+   */
+  readonly mayNeedApproval: Approval
 }
 
-/** Any tool, whatever its name, arguments and result. */
-export type AnyTool = Tool<string, any, any>
+/** Any tool, whatever its name, arguments, result and approval flag. */
+export type AnyTool = Tool<string, any, any, boolean>
 
 /** Type-level accessors for tools. */
 export declare namespace Tool {
   /** The literal name of a tool. */
-  export type Name<T> = T extends Tool<infer N, any, any> ? N : never
+  export type Name<T> = T extends Tool<infer N, any, any, any> ? N : never
   /** The decoded argument type of a tool. */
-  export type Args<T> = T extends Tool<any, infer A, any> ? A : never
+  export type Args<T> = T extends Tool<any, infer A, any, any> ? A : never
   /** The result type of a tool. */
-  export type Result<T> = T extends Tool<any, any, infer R> ? R : never
+  export type Result<T> = T extends Tool<any, any, infer R, any> ? R : never
+  /** True when some calls of the tool may wait for a human decision. */
+  export type MayNeedApproval<T> = T extends Tool<any, any, any, infer F> ? F : never
 }
 
 interface ToolOptionsBase {
@@ -101,6 +134,22 @@ interface ToolOptionsBase {
    * `{ "tool", "trusted": false, "value" }` and the system prompt warns that such content is data.
    */
   readonly untrustedOutput?: boolean
+}
+
+/** The approval option of a tool whose calls may wait for a human decision (`Args`: decoded arguments). */
+export interface WithApproval<Args> {
+  /**
+   * Calls wait for a human decision before they run: `true`, or a predicate on the decoded arguments.
+   * The run suspends with the pending calls; `agent.resume(snapshot, decisions)` continues it. Any
+   * value given (even `false`) marks the tool as one that may need approval, so `run` returns
+   * `Completed | Suspended`; leave the option out for a tool that never does.
+   */
+  readonly needsApproval: NeedsApproval<Args> | boolean
+}
+
+/** The approval option of a tool whose calls never wait. */
+export interface WithoutApproval {
+  readonly needsApproval?: false | undefined
 }
 
 /** Options of a tool whose arguments are described by a Schema. */
@@ -120,8 +169,8 @@ export interface SchemaToolOptions<S extends ArgsSchema, R, Name extends string 
 }
 
 /** Options of a tool that explicitly opts out of argument validation. */
-export interface UnsafeToolOptions<R, Name extends string = string> extends ToolOptionsBase {
-  readonly args: UnsafeNoSchema
+export interface UnsafeToolOptions<R, Name extends string = string, Mode extends UnsafeMode = UnsafeMode> extends ToolOptionsBase {
+  readonly args: UnsafeNoSchema<Mode>
   /** This tool's recovery handlers for execution errors (its arguments are never invalid). */
   readonly recover?: Pick<RecoveryHandlers<Name>, "executionError">
   readonly run: (args: unknown, context: ToolContext) => MaybeEffect<R>
@@ -161,9 +210,20 @@ export const toolNamePattern = /^[A-Za-z0-9_-]{1,64}$/
  */
 export function tool<const Name extends string, S extends ArgsSchema, R>(
   name: Name,
-  options: SchemaToolOptions<S, R, Name>
+  options: SchemaToolOptions<S, R, Name> & WithApproval<S["Type"]>
+): Tool<Name, S["Type"], R, true>
+export function tool<const Name extends string, S extends ArgsSchema, R>(
+  name: Name,
+  options: SchemaToolOptions<S, R, Name> & WithoutApproval
 ): Tool<Name, S["Type"], R>
-export function tool<const Name extends string, R>(name: Name, options: UnsafeToolOptions<R, Name>): Tool<Name, unknown, R>
+export function tool<const Name extends string, R>(
+  name: Name,
+  options: UnsafeToolOptions<R, Name> & WithApproval<unknown>
+): Tool<Name, unknown, R, true>
+export function tool<const Name extends string, R, const Mode extends UnsafeMode>(
+  name: Name,
+  options: UnsafeToolOptions<R, Name, Mode> & WithoutApproval
+): Tool<Name, unknown, R, Mode extends "human-approval" ? true : false>
 /**
  * Defines a tool from a JSON Schema. Arguments the schema refuses never reach `run`.
  *
@@ -177,7 +237,11 @@ export function tool<const Name extends string, R>(name: Name, options: UnsafeTo
  */
 export function tool<const Name extends string, Args = unknown, R = unknown>(
   name: Name,
-  options: JsonSchemaToolOptions<Args, R, Name>
+  options: JsonSchemaToolOptions<Args, R, Name> & WithApproval<Args>
+): Tool<Name, Args, R, true>
+export function tool<const Name extends string, Args = unknown, R = unknown>(
+  name: Name,
+  options: JsonSchemaToolOptions<Args, R, Name> & WithoutApproval
 ): Tool<Name, Args, R>
 export function tool(
   name: string,
@@ -188,6 +252,10 @@ export function tool(
     throw fail("a tool name must be 1-64 letters, digits, '_' or '-'")
   }
   if (typeof options?.run !== "function") throw fail("`run` must be a function")
+  const needsApproval: unknown = (options as { readonly needsApproval?: unknown }).needsApproval
+  if (needsApproval !== undefined && typeof needsApproval !== "boolean" && typeof needsApproval !== "function") {
+    throw fail("`needsApproval` must be true, false or a function of the arguments")
+  }
   if ("parameters" in options && !("args" in options)) {
     const strict = options.strict === true
     let contract: ReturnType<typeof compileJsonSchema>
@@ -217,12 +285,16 @@ export function tool(
 
 const makeTool = (
   name: string,
-  options: ToolOptionsBase & { readonly run: (args: any, context: ToolContext) => MaybeEffect<unknown> },
+  options: ToolOptionsBase & {
+    readonly run: (args: any, context: ToolContext) => MaybeEffect<unknown>
+    readonly needsApproval?: unknown
+  },
   codec: ArgsCodec<unknown>,
   parameters: ToolDefinition["parameters"],
   strict: boolean
 ): AnyTool => {
   const run = options.run
+  const needsApproval = approvalPredicate(codec.unsafe === "human-approval" ? true : options.needsApproval)
   const definition: ToolDefinition = Object.freeze({
     type: "function",
     name,
@@ -245,13 +317,31 @@ const makeTool = (
               return abortable.signal
             }
           })
-        )
+        ),
+      needsApproval
     }),
     tags: Object.freeze([...(options.tags ?? [])]),
-    safe: options.safe ?? true,
+    // A tool without a Schema is unsafe unless declared otherwise: pre-selection offers it only with consent.
+    safe: options.safe ?? codec.validated,
     recover: (options as { readonly recover?: RecoveryHandlers }).recover,
-    untrustedOutput: options.untrustedOutput === true
+    untrustedOutput: options.untrustedOutput === true,
+    // As the type says: any `needsApproval` given (even a boolean that is false now) marks the tool.
+    mayNeedApproval: needsApproval !== undefined || options.needsApproval !== undefined
   })
+}
+
+const always = () => Effect.succeed(true)
+
+/** The runtime form of `needsApproval`: undefined (never), or an Effect that never fails (a failure means "ask"). */
+const approvalPredicate = (option: unknown): ToolInternalsOf<unknown, unknown>["needsApproval"] => {
+  if (option === undefined || option === false) return undefined
+  if (option === true) return always
+  const predicate = option as (args: unknown, context: ApprovalContext) => MaybeEffect<boolean>
+  return (args, context) =>
+    fromMaybeEffect(() => predicate(args, context)).pipe(
+      Effect.map((answer) => answer !== false),
+      Effect.catchCause(() => Effect.succeed(true))
+    )
 }
 
 /**
@@ -262,7 +352,7 @@ const makeTool = (
  * yield* executeTool(add, { a: 1, b: 2 }, "call_1")
  * ```
  */
-export const executeTool = <Args, R>(tool: Tool<string, Args, R>, args: Args, toolCallId: string): Effect.Effect<R, unknown> =>
+export const executeTool = <Args, R>(tool: Tool<string, Args, R, boolean>, args: Args, toolCallId: string): Effect.Effect<R, unknown> =>
   tool[ToolInternals].execute(args, toolCallId)
 
 const isUnsafeNoSchema = (u: unknown): u is UnsafeNoSchema =>

@@ -92,6 +92,8 @@ const serveTool = (t: AnyTool): ServedTool => ({
       if (Result.isFailure(decoded)) return errorResult(`Invalid arguments for tool "${t.name}":\n${decoded.failure}`)
       args = decoded.success
     }
+    // Nobody is there to approve a call over MCP: a tool that may need approval is refused, never run unasked.
+    if (t.mayNeedApproval) return errorResult(`Tool "${t.name}" needs human approval and cannot be called over MCP`)
     try {
       return successResult(await Effect.runPromise(executeTool(t, args, `mcp-${Date.now()}`), { signal }))
     } catch (error) {

@@ -20,6 +20,8 @@ export interface LedgerState {
   readonly consecutive: number
   /** `"<threshold>:<reason>"` for every threshold event already emitted. */
   readonly thresholdsFired: ReadonlyArray<string>
+  /** Extensions a budget policy granted, by dimension (absent when none). */
+  readonly extended?: Readonly<Record<string, number>>
 }
 
 /** A fresh run's ledger. */
@@ -77,6 +79,7 @@ export class BudgetLedger {
   #consecutive: number
   /** Allocated on the first threshold that fires: most runs have none. */
   #fired: Set<string> | undefined
+  readonly #extended: Map<BudgetReason, number>
 
   constructor(
     private readonly budget: Budget,
@@ -90,11 +93,31 @@ export class BudgetLedger {
     this.#lastTool = state.lastTool
     this.#consecutive = state.consecutive
     this.#fired = state.thresholdsFired.length === 0 ? undefined : new Set(state.thresholdsFired)
+    this.#extended = new Map(Object.entries(state.extended ?? {}) as Array<[BudgetReason, number]>)
   }
 
-  /** The limit of a dimension (`Infinity` when unlimited). */
+  /** The limit of a dimension (`Infinity` when unlimited), with the extensions granted. */
   limit(reason: BudgetReason): number {
-    return limitOf(this.budget, reason)
+    return limitOf(this.budget, reason) + (this.#extended.get(reason) ?? 0)
+  }
+
+  /** How much a dimension was extended so far. */
+  extended(reason: BudgetReason): number {
+    return this.#extended.get(reason) ?? 0
+  }
+
+  /**
+   * Extends a dimension of this run by `by`, when all its extensions stay within its configured limit;
+   * false (nothing changed) otherwise. Only `turns` and `consecutiveTool`: tokens and tool calls are
+   * charged to the run's budget scopes, shared with enclosing runs, which one run may not widen.
+   */
+  extend(reason: BudgetReason, by: number): boolean {
+    if (reason !== "turns" && reason !== "consecutiveTool") return false
+    const base = limitOf(this.budget, reason)
+    const total = this.extended(reason) + by
+    if (!(by >= 1) || !Number.isFinite(base) || total > base) return false
+    this.#extended.set(reason, total)
+    return true
   }
 
   get turns(): number {
@@ -107,7 +130,7 @@ export class BudgetLedger {
 
   /** Before a model call: the overrun when no turn or no token is left (here or in an enclosing scope). */
   checkTurn(): Overrun | undefined {
-    if (this.#turns >= this.budget.maxTurns) return { reason: "turns", limit: this.budget.maxTurns, used: this.#turns }
+    if (this.#turns >= this.limit("turns")) return { reason: "turns", limit: this.limit("turns"), used: this.#turns }
     return this.#fromScope(this.scope.exhausted("tokens"))
   }
 
@@ -134,7 +157,7 @@ export class BudgetLedger {
   checkExecution(tool: string): Overrun | undefined {
     const exhausted = this.scope.exhausted("toolCalls")
     if (exhausted !== undefined) return this.#fromScope(exhausted)
-    const limit = this.budget.maxConsecutiveSameTool
+    const limit = this.limit("consecutiveTool")
     if (this.#lastTool === tool && this.#consecutive >= limit) return { reason: "consecutiveTool", limit, used: this.#consecutive, tool }
     return undefined
   }
@@ -191,7 +214,8 @@ export class BudgetLedger {
       tokens: this.scope.used("tokens"),
       lastTool: this.#lastTool,
       consecutive: this.#consecutive,
-      thresholdsFired: this.#fired === undefined ? [] : [...this.#fired]
+      thresholdsFired: this.#fired === undefined ? [] : [...this.#fired],
+      ...(this.#extended.size === 0 ? {} : { extended: Object.fromEntries(this.#extended) })
     }
   }
 }

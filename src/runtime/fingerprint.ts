@@ -21,7 +21,12 @@ const jsonSchemaOf = (schema: Schema.Top | undefined): unknown => {
 export const fingerprintSource = (definition: AgentDefinition, skills: ReadonlyArray<SkillDefinition>): string =>
   JSON.stringify({
     agent: definition.name,
-    tools: [...definition.tools, ...definition.memory].map((t) => ({ name: t.name, parameters: t.definition.parameters })),
+    tools: [...definition.tools, ...definition.memory].map((t) => ({
+      name: t.name,
+      parameters: t.definition.parameters,
+      // Only when set, so fingerprints of agents without approvals stay as they were.
+      ...(t.mayNeedApproval ? { approval: true } : {})
+    })),
     skills: skills.map((s) => ({
       name: s.name,
       tools: s.tools.map((t) => t.name),

@@ -7,7 +7,8 @@
  */
 import { newRunId } from "../internal/run-id.ts"
 import { Cause, Clock, Duration, Effect, Exit, Queue, Schema, Stream } from "effect"
-import type { AgentDefinition } from "../dsl/agent-definition.ts"
+import { type AgentDefinition, mayNeedApproval } from "../dsl/agent-definition.ts"
+import type { Decisions } from "../dsl/decision.ts"
 import { CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
 import { pickTools } from "../dsl/pick-tools.ts"
 import type { RunEndEvent, RunStreamEvent } from "../dsl/events.ts"
@@ -23,7 +24,9 @@ import { emit, type EventSink } from "./emit.ts"
 import { type AgentPlan, compile, type SkillPlan } from "./plan.ts"
 import { systemPrompt } from "./prompt.ts"
 import { budgetExceeded, RunContext } from "./run-context.ts"
-import { checkSnapshot, type RunSnapshot, snapshotOf, stateOf } from "./snapshot.ts"
+import { resolveDecisions } from "./approval.ts"
+import { checkSnapshot, decodeSnapshot, decodeSnapshotValue, type RunSnapshot, snapshotOf, stateOf } from "./snapshot.ts"
+import { signSnapshot, verifySnapshot } from "./snapshot-signature.ts"
 import { drive, type DriveControl } from "./step.ts"
 
 /**
@@ -36,9 +39,7 @@ import { drive, type DriveControl } from "./step.ts"
  * ```
  */
 export const runAgent = (definition: AgentDefinition, input: unknown): Effect.Effect<unknown, AgentError, ModelClientService> =>
-  execute(definition, { _tag: "Fresh", input }, {}, undefined).pipe(
-    Effect.flatMap((result) => result._tag === "Done" ? Effect.succeed(result.output) : Effect.die(new Error("internal: a run to the end suspended")))
-  )
+  execute(definition, { _tag: "Fresh", input }, {}, undefined).pipe(Effect.flatMap((result) => builderResult(definition, result)))
 
 /**
  * Runs `definition` on `input` as a stream of its events: the same run as `runAgent` (the same loop,
@@ -58,10 +59,74 @@ export const streamAgent = (definition: AgentDefinition, input: unknown): Stream
       Effect.andThen(Queue.end(queue))
     ), { bufferSize: 256, strategy: "suspend" })
 
-/** How a run driven by `runUntil` or `resumeRun` stopped: finished, or suspended with its snapshot. */
+  
+/**
+ * Continues a run of `definition` from a snapshot (a `RunSnapshot`, its parsed JSON, or its JSON text)
+ * with the decisions on the calls it waits for: what the builder's `resume` returns.
+ *
+ * @example
+ * ```ts
+ * const result = yield* resumeAgent(definition, JSON.parse(text), { call_1: Decision.approve })
+ * ```
+ */
+export const resumeAgent = (
+  definition: AgentDefinition,
+  snapshot: unknown,
+  decisions: Decisions
+): Effect.Effect<unknown, AgentError, ModelClientService> =>
+  (typeof snapshot === "string" ? decodeSnapshot(snapshot) : decodeSnapshotValue(snapshot)).pipe(
+    Effect.flatMap((decoded) => execute(definition, { _tag: "Resume", snapshot: decoded, decisions }, {}, undefined)),
+    Effect.flatMap((result) => builderResult(definition, result))
+  )
+
+/**
+ * One run of a session: `history` (earlier messages, without a system prompt) between the system
+ * prompt and the new input. Gives what the builder's `run` gives, and the messages this run added
+ * (from the new user message on) when it completed, for the session store.
+ *
+ * @example
+ * ```ts
+ * const { result, added } = yield* runSessionTurn(definition, "and in euros?", history)
+ * ```
+ */
+export const runSessionTurn = (
+  definition: AgentDefinition,
+  input: unknown,
+  history: ReadonlyArray<LlmMessage>
+): Effect.Effect<{ readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined }, AgentError, ModelClientService> =>
+  Effect.gen(function*() {
+    let ctx: RunContext | undefined
+    const result = yield* execute(definition, { _tag: "Fresh", input, history }, {}, undefined, (c) => {
+      ctx = c
+    })
+    const transcript = ctx?.transcript ?? []
+    // A deterministic skill has no transcript: the turn is the input and the output as text.
+    const added = result._tag !== "Done"
+      ? undefined
+      : transcript.length === 0
+      ? [{ role: "user" as const, content: ctx?.input ?? String(input) }, { role: "assistant" as const, content: typeof result.output === "string" ? result.output : JSON.stringify(result.output) }]
+      : transcript.slice(1 + history.length)
+    return { result: yield* builderResult(definition, result), added }
+  })
+
+/** `Out` for an agent without approvals; `Completed | Suspended` for one with a tool that may need approval. */
+const builderResult = (definition: AgentDefinition, result: RunResult): Effect.Effect<unknown> => {
+  if (result._tag === "Done") return Effect.succeed(mayNeedApproval(definition) ? { _tag: "Completed", output: result.output } : result.output)
+  if (result.pending.length === 0) return Effect.die(new Error("internal: a run to the end suspended without waiting calls"))
+  return Effect.succeed({ _tag: "Suspended", pending: result.pending, snapshot: result.snapshot })
+}
+
+/**
+ * How a run driven by `runUntil` or `resumeRun` stopped: finished, or suspended with its snapshot;
+ * `pending` lists the calls waiting for a human decision (empty when it stopped after `suspendAfter` steps).
+ */
 export type RunResult =
   | { readonly _tag: "Done"; readonly output: unknown }
-  | { readonly _tag: "Suspended"; readonly snapshot: RunSnapshot }
+  | {
+    readonly _tag: "Suspended"
+    readonly snapshot: RunSnapshot
+    readonly pending: ReadonlyArray<{ readonly id: string; readonly tool: string; readonly args: unknown; readonly reason?: string }>
+  }
 
 /**
  * Runs `definition` on `input`, suspending after `suspendAfter` steps (a model call or a tool call
@@ -90,21 +155,22 @@ export const runUntil = (
 export const resumeRun = (
   definition: AgentDefinition,
   snapshot: RunSnapshot,
-  control: DriveControl = {}
-): Effect.Effect<RunResult, AgentError, ModelClientService> => execute(definition, { _tag: "Resume", snapshot }, control, undefined)
+  control: DriveControl & { readonly decisions?: Decisions | undefined } = {}
+): Effect.Effect<RunResult, AgentError, ModelClientService> => execute(definition, { _tag: "Resume", snapshot, decisions: control.decisions }, control, undefined)
 
 type Start =
-  | { readonly _tag: "Fresh"; readonly input: unknown }
-  | { readonly _tag: "Resume"; readonly snapshot: RunSnapshot }
+  | { readonly _tag: "Fresh"; readonly input: unknown; readonly history?: ReadonlyArray<LlmMessage> }
+  | { readonly _tag: "Resume"; readonly snapshot: RunSnapshot; readonly decisions: Decisions | undefined }
   /** A handoff: the conversation so far (system prompts left out), and the run's input as value and text. */
   | { readonly _tag: "Handoff"; readonly input: unknown; readonly text: string; readonly transcript: ReadonlyArray<LlmMessage> }
 
-/** The one body of every run; `sink` (a streaming run's) receives every event and delta. */
+/** The one body of every run; `sink` (a streaming run's) receives every event and delta; `observe` sees the context once made. */
 const execute = (
   definition: AgentDefinition,
   start: Start,
   control: DriveControl,
-  sink: EventSink | undefined
+  sink: EventSink | undefined,
+  observe?: (ctx: RunContext) => void
 ): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   Effect.gen(function*() {
     const plan = compile(definition)
@@ -116,8 +182,12 @@ const execute = (
     let ctx: RunContext | undefined
     const body: Effect.Effect<RunResult, AgentError, ModelClientService> = Effect.gen(function*() {
       if (start._tag === "Resume") {
+        const secret = definition.snapshotSecret
+        if (secret !== undefined) yield* verifySnapshot(start.snapshot, secret)
         const skill = yield* checkSnapshot(plan, start.snapshot)
+        const decided = start.decisions === undefined ? undefined : yield* resolveDecisions(plan.name, skill, start.snapshot, start.decisions)
         ctx = RunContext.restore(plan, skill, stateOf(start.snapshot), now, parentScope, sink)
+        if (decided !== undefined) ctx.decide(decided)
         yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
         return yield* driveToResult(ctx, control, stateOf(start.snapshot).input)
       }
@@ -129,8 +199,15 @@ const execute = (
       yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
       yield* ctx.emit({ _tag: "SkillChosen", how: chosen.how })
       const implementation = chosen.skill.definition.implementation
+      observe?.(ctx)
       if (implementation !== undefined) return { _tag: "Done", output: yield* deterministic(plan, chosen.skill, input) }
-      yield* startAgentic(ctx, text, start._tag === "Handoff" ? start.transcript : undefined)
+      // A session's history is handed over like a handoff's conversation, followed by the new input.
+      const handedOver = start._tag === "Handoff"
+        ? start.transcript
+        : start.history === undefined || start.history.length === 0
+        ? undefined
+        : [...start.history, { role: "user" as const, content: text }]
+      yield* startAgentic(ctx, text, handedOver)
       return yield* driveToResult(ctx, control, input)
     })
     const maxDuration = plan.budget.maxDuration
@@ -163,7 +240,15 @@ const driveToResult = (ctx: RunContext, control: DriveControl, input: unknown): 
         case "Handoff":
           return handOff(ctx, driven.target, input)
         case "Suspended":
-          return Clock.currentTimeMillis.pipe(Effect.map((now): RunResult => ({ _tag: "Suspended", snapshot: snapshotOf(ctx, now) })))
+          return Clock.currentTimeMillis.pipe(Effect.map((now): RunResult => {
+            const snapshot = snapshotOf(ctx, now)
+            const secret = ctx.plan.definition.snapshotSecret
+            return {
+              _tag: "Suspended",
+              snapshot: secret === undefined ? snapshot : signSnapshot(snapshot, secret),
+              pending: ctx.awaiting.map(({ json: _, ...pending }) => pending)
+            }
+          }))
       }
     })
   )

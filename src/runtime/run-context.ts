@@ -5,7 +5,7 @@
  * methods. `state()` gives that state as plain data for a snapshot; `RunContext.restore` rebuilds a
  * context from it. Owned by the run's fiber, never shared.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, type Schema } from "effect"
 import type { AgentEvent, DeltaEvent } from "../dsl/events.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import { BudgetExceeded } from "../errors.ts"
@@ -13,6 +13,12 @@ import type { LlmMessage, ModelRequest, ToolCall, ToolDefinition } from "../mode
 import type { BudgetScope } from "../dsl/lineage.ts"
 import { BudgetLedger, emptyLedger, type LedgerState, type Overrun } from "./budget-ledger.ts"
 import { emit, type EventSink } from "./emit.ts"
+import { BudgetPolicy } from "../dsl/budget-policy.ts"
+import { fromMaybeEffect } from "../internal/from-maybe-effect.ts"
+import type { BudgetReason } from "../errors.ts"
+
+/** The limits a budget policy may negotiate: counts, not timeouts. */
+const negotiable: ReadonlySet<BudgetReason> = new Set<BudgetReason>(["turns", "toolCalls", "tokens", "consecutiveTool"])
 import type { AgentPlan, SkillPlan } from "./plan.ts"
 
 /** An event without the fields the context stamps. */
@@ -52,7 +58,24 @@ export interface RunState {
   readonly invalidArgsRetries: Readonly<Record<string, number>>
   /** Knowledge loaded so far, by source name. */
   readonly knowledge: Readonly<Record<string, string>>
+  /** Calls waiting for a human decision, with their arguments as JSON (absent when none wait). */
+  readonly awaiting?: ReadonlyArray<{ readonly id: string; readonly tool: string; readonly args: Schema.Json; readonly reason?: string }>
 }
+
+/** A call waiting for a human decision: decoded arguments for the caller, JSON ones for the snapshot. */
+export interface AwaitingCall {
+  readonly id: string
+  readonly tool: string
+  readonly args: unknown
+  readonly json: Schema.Json
+  /** Why an interceptor suspended the call (absent for `needsApproval`). */
+  readonly reason?: string
+}
+
+/** A decision given at resume, checked and decoded: run with these arguments, or deny. */
+export type ResolvedDecision =
+  | { readonly _tag: "Run"; readonly args: unknown; readonly how: "approved" | "edited" }
+  | { readonly _tag: "Deny"; readonly reason: string }
 
 export class RunContext {
   readonly ledger: BudgetLedger
@@ -63,6 +86,10 @@ export class RunContext {
   #offered: ReadonlyArray<AnyTool>
   readonly #invalidArgsRetries: Map<string, number>
   readonly #knowledge: Map<string, string>
+  /** Decisions given at resume, by call id; each is taken once. */
+  readonly #decisions = new Map<string, ResolvedDecision>()
+  #awaiting: ReadonlyArray<AwaitingCall> = []
+  #landing: Overrun | undefined = undefined
 
   private constructor(
     readonly plan: AgentPlan,
@@ -191,6 +218,33 @@ export class RunContext {
     return true
   }
 
+  /** The calls after the next pending one, in order. */
+  get pendingAfterNext(): ReadonlyArray<ToolCall> {
+    return this.#pending.slice(this.#settled + 1)
+  }
+
+  /** Records the decisions given at resume. */
+  decide(decisions: ReadonlyMap<string, ResolvedDecision>): void {
+    for (const [id, decision] of decisions) this.#decisions.set(id, decision)
+  }
+
+  /** The decision about call `id`, taken (a decision applies once). */
+  takeDecision(id: string): ResolvedDecision | undefined {
+    const decision = this.#decisions.get(id)
+    this.#decisions.delete(id)
+    return decision
+  }
+
+  /** Marks the run as waiting for decisions on `calls`. */
+  awaitDecisions(calls: ReadonlyArray<AwaitingCall>): void {
+    this.#awaiting = calls
+  }
+
+  /** The calls the run waits for decisions on (empty unless it suspended for approval). */
+  get awaiting(): ReadonlyArray<AwaitingCall> {
+    return this.#awaiting
+  }
+
   /** Knowledge loaded earlier in this run. */
   cachedKnowledge(name: string): string | undefined {
     return this.#knowledge.get(name)
@@ -217,9 +271,38 @@ export class RunContext {
     return budgetExceeded(this.plan, this.runId, overrun, this.#transcript, this.sink)
   }
 
-  /** Fails when `overrun` is defined. */
+  /**
+   * Fails when `overrun` is defined, unless the agent's budget policy extends the limit (within its
+   * bound) or asks for a final answer (then the run lands: see `landing` and `step.ts`).
+   */
   ensure(overrun: Overrun | undefined): Effect.Effect<void, BudgetExceeded> {
-    return overrun === undefined ? Effect.void : this.exceed(overrun)
+    if (overrun === undefined) return Effect.void
+    const policy = this.plan.definition.budgetPolicy
+    if (policy === undefined || !negotiable.has(overrun.reason)) return this.exceed(overrun)
+    const ledger = this.ledger
+    const context = { agent: this.agent, reason: overrun.reason, limit: overrun.limit, used: overrun.used, extended: ledger.extended(overrun.reason) }
+    return fromMaybeEffect(() => policy(context)).pipe(
+      Effect.catchCause(() => Effect.succeed(BudgetPolicy.fail)),
+      Effect.flatMap((decision): Effect.Effect<void, BudgetExceeded> => {
+        if (decision?._tag === "Extend" && ledger.extend(overrun.reason, decision.by)) {
+          const limit = ledger.limit(overrun.reason)
+          const still = overrun.reason === "tokens" ? overrun.used > limit : overrun.used >= limit
+          return still ? this.exceed({ ...overrun, limit }) : Effect.void
+        }
+        if (decision?._tag === "FinalAnswer") {
+          this.#landing = overrun
+          return Effect.fail(new BudgetExceeded({ agent: this.agent, ...overrun, transcript: [...this.#transcript] }))
+        }
+        return this.exceed(overrun)
+      })
+    )
+  }
+
+  /** The overrun a budget policy answered with `finalAnswer`, once: the run lands instead of failing. */
+  takeLanding(): Overrun | undefined {
+    const landing = this.#landing
+    this.#landing = undefined
+    return landing
   }
 
   /** Emits `BudgetThreshold` for every threshold newly reached. Called after every counter changes. */
@@ -252,7 +335,8 @@ export class RunContext {
       offered: this.#offered.map((t) => t.name),
       ledger: this.ledger.state(),
       invalidArgsRetries: Object.fromEntries(this.#invalidArgsRetries),
-      knowledge: Object.fromEntries(this.#knowledge)
+      knowledge: Object.fromEntries(this.#knowledge),
+      ...(this.#awaiting.length === 0 ? {} : { awaiting: this.#awaiting.map(({ args: _, json, ...call }) => ({ ...call, args: json })) })
     }
   }
 }

@@ -4,86 +4,14 @@
  * definition's fingerprint, as a Schema with a JSON encoding. `resumeRun` continues a run from one, in
  * this process or another; a definition whose fingerprint differs is refused with `DefinitionChanged`.
  */
-import { Effect, Schema } from "effect"
-import { DefinitionChanged, SnapshotInvalid } from "../errors.ts"
+import { Effect } from "effect"
+import type { RunSnapshot } from "../dsl/run-snapshot.ts"
+import { DefinitionChanged } from "../errors.ts"
 import type { LlmMessage } from "../model/messages.ts"
 import type { AgentPlan, SkillPlan } from "./plan.ts"
 import type { RunContext, RunState } from "./run-context.ts"
 
-const ToolCallSchema = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.String })
-
-const MessageSchema = Schema.Union([
-  Schema.Struct({ role: Schema.Literals(["system", "user"]), content: Schema.String }),
-  Schema.Struct({ role: Schema.Literal("assistant"), content: Schema.String, toolCalls: Schema.optionalKey(Schema.Array(ToolCallSchema)) }),
-  Schema.Struct({ role: Schema.Literal("tool"), toolCallId: Schema.String, name: Schema.String, content: Schema.String })
-])
-
-const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
-
-const LedgerSchema = Schema.Struct({
-  turns: Count,
-  toolCalls: Count,
-  tokens: Schema.Finite,
-  lastTool: Schema.optionalKey(Schema.String),
-  consecutive: Count,
-  thresholdsFired: Schema.Array(Schema.String)
-})
-
-const StateSchema = Schema.Struct({
-  runId: Schema.String,
-  input: Schema.String,
-  skill: Schema.String,
-  elapsedMs: Schema.Finite,
-  transcript: Schema.Array(MessageSchema),
-  pending: Schema.Array(ToolCallSchema),
-  offered: Schema.Array(Schema.String),
-  ledger: LedgerSchema,
-  invalidArgsRetries: Schema.Record(Schema.String, Count),
-  knowledge: Schema.Record(Schema.String, Schema.String)
-})
-
-/**
- * The Schema of a run snapshot. Version 1; `fingerprint` identifies the definition it was taken with.
- *
- * @example
- * ```ts
- * const json = Schema.encodeSync(Schema.fromJsonString(RunSnapshotSchema))(snapshot)
- * ```
- */
-export const RunSnapshotSchema = Schema.Struct({
-  version: Schema.Literal(1),
-  agent: Schema.String,
-  fingerprint: Schema.String,
-  state: StateSchema
-})
-
-/** A run between two steps. */
-export type RunSnapshot = typeof RunSnapshotSchema.Type
-
-const jsonCodec = Schema.fromJsonString(RunSnapshotSchema)
-const encodeJson = Schema.encodeSync(jsonCodec)
-const decodeJson = Schema.decodeUnknownEffect(jsonCodec)
-
-/**
- * A snapshot as JSON text.
- *
- * @example
- * ```ts
- * await writeFile("run.json", encodeSnapshot(snapshot))
- * ```
- */
-export const encodeSnapshot = (snapshot: RunSnapshot): string => encodeJson(snapshot)
-
-/**
- * A snapshot from JSON text; `SnapshotInvalid` when it is not one.
- *
- * @example
- * ```ts
- * const snapshot = yield* decodeSnapshot(await readFile("run.json", "utf8"))
- * ```
- */
-export const decodeSnapshot = (json: string): Effect.Effect<RunSnapshot, SnapshotInvalid> =>
-  decodeJson(json, { errors: "all", onExcessProperty: "error" }).pipe(Effect.mapError((error) => new SnapshotInvalid({ issues: error.message })))
+export { decodeSnapshot, decodeSnapshotValue, encodeSnapshot, type RunSnapshot, RunSnapshotSchema } from "../dsl/run-snapshot.ts"
 
 /** The snapshot of `ctx` at `now`. */
 export const snapshotOf = (ctx: RunContext, now: number): RunSnapshot => {

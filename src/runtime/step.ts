@@ -16,6 +16,7 @@ import type { ResponsePart } from "../model/response-part.ts"
 import { callModel } from "./call-model.ts"
 import { type Finished, finalText } from "./final-answer.ts"
 import type { RunContext } from "./run-context.ts"
+import { softLanding } from "./soft-landing.ts"
 import { handleCall, handleConcurrently, isPipelineCall } from "./tool-call.ts"
 
 /** How `drive` ended: the run's output, a handoff to another agent, or a suspension between two steps. */
@@ -76,12 +77,13 @@ const onPart = (ctx: RunContext, part: ResponsePart): Effect.Effect<void, Budget
   }
 }
 
-/** A tool step: the next pending call, handled and settled. */
-export const toolStep = (ctx: RunContext): Effect.Effect<Finished | undefined, AgentError> => {
+/** A tool step: the next pending call, handled and settled (or left pending when it waits for a decision). */
+export const toolStep = (ctx: RunContext): Effect.Effect<Finished | "suspend" | undefined, AgentError> => {
   const call = ctx.nextPending
   if (call === undefined) return Effect.succeed(undefined)
   return handleCall(ctx, call).pipe(
     Effect.map((finished) => {
+      if (finished === "suspend") return finished
       ctx.settleNext()
       if (finished !== undefined) ctx.clearPending()
       return finished
@@ -118,6 +120,7 @@ const turnSteps = (
         }
       }
       const finished = yield* toolStep(ctx)
+      if (finished === "suspend") return { _tag: "Suspended" as const }
       if (finished !== undefined) return driven(finished)
       if (stepTaken()) return { _tag: "Suspended" as const }
     }
@@ -128,8 +131,21 @@ const turnSteps = (
     }, noStackTrace)
   )
 
-/** Runs steps until the run finishes, or suspends after `control.suspendAfter` steps. */
+/**
+ * Runs steps until the run finishes, or suspends after `control.suspendAfter` steps. A budget policy
+ * that asked for a final answer turns the run's `BudgetExceeded` into a soft landing.
+ */
 export const drive = (ctx: RunContext, control: DriveControl = {}): Effect.Effect<Driven, AgentError, ModelClientService> =>
+  steps(ctx, control).pipe(
+    Effect.catchTag("BudgetExceeded", (error) => {
+      const landing = ctx.takeLanding()
+      return landing === undefined
+        ? Effect.fail(error)
+        : Effect.map(softLanding(ctx, landing), (finished): Driven => ({ _tag: "Done", output: finished.output }))
+    })
+  )
+
+const steps = (ctx: RunContext, control: DriveControl): Effect.Effect<Driven, AgentError, ModelClientService> =>
   Effect.gen(function*() {
     let steps = 0
     const limit = control.suspendAfter

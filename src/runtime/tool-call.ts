@@ -16,7 +16,8 @@ import {
   ToolNotAllowed
 } from "../errors.ts"
 import { noStackTrace } from "../internal/span-options.ts"
-import type { ToolCall } from "../model/messages.ts"
+import type { LlmMessage, ToolCall } from "../model/messages.ts"
+import { ToolInternals } from "../dsl/tool.ts"
 import { type Finished, rejectAnswer } from "./final-answer.ts"
 import { invalidArgsFeedback } from "./prompt.ts"
 import type { RunContext } from "./run-context.ts"
@@ -27,16 +28,20 @@ import { oversizeBytes, oversizeIssue, oversizeValue } from "./args-size.ts"
 /** Errors a tool call can end the run with. */
 export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | BudgetExceeded | Escalated | ExceptionThrown | OutputInvalid
 
-/** Handles `call` and appends its tool result message to the transcript; a finished run's output when it ended the run. */
-export const handleCall = (ctx: RunContext, call: ToolCall): Effect.Effect<Finished | undefined, ToolCallError> => {
+/**
+ * Handles `call` and appends its tool result message to the transcript; a finished run's output when
+ * it ended the run, `"suspend"` when the call waits for a human decision.
+ */
+export const handleCall = (ctx: RunContext, call: ToolCall): Effect.Effect<Finished | "suspend" | undefined, ToolCallError> => {
   const terminal = ctx.skill.terminals.get(call.name)
   if (terminal !== undefined && terminal === ctx.skill.submit) return settleTerminal(ctx, terminal, call)
   const tool = ctx.skill.tools.get(call.name)
-  const handled: Effect.Effect<Finished | undefined, ToolCallError> = terminal !== undefined
+  const handled: Effect.Effect<Finished | "suspend" | undefined, ToolCallError> = terminal !== undefined
     ? settleTerminal(ctx, terminal, call)
     : tool !== undefined
-    ? Effect.map(runToolCall(ctx, tool, call), (message) => {
-      ctx.append(message)
+    ? Effect.map(runToolCall(ctx, tool, call), (result) => {
+      if (result === "suspend") return "suspend" as const
+      ctx.append(result)
       return undefined
     })
     : refuse(ctx, call)
@@ -56,9 +61,17 @@ const inToolSpan = <A, E>(ctx: RunContext, call: ToolCall, effect: Effect.Effect
     }, noStackTrace)
   )
 
-/** Whether `call` goes through the tool pipeline (one of the skill's tools, not a terminal): such calls may run concurrently. */
-export const isPipelineCall = (ctx: RunContext, call: ToolCall): boolean =>
-  !ctx.skill.terminals.has(call.name) && ctx.skill.tools.has(call.name)
+/**
+ * Whether `call` goes through the tool pipeline (one of the skill's tools, not a terminal) with no one
+ * to ask (no approval, no interceptor): such calls may run concurrently. A call that may wait for a
+ * human decision runs on its own, so the calls before it have run when the run suspends.
+ */
+export const isPipelineCall = (ctx: RunContext, call: ToolCall): boolean => {
+  if (ctx.skill.terminals.has(call.name)) return false
+  const tool = ctx.skill.tools.get(call.name)
+  return tool !== undefined && tool[ToolInternals].needsApproval === undefined &&
+    (ctx.plan.definition.interceptors?.[tool.name] ?? []).length === 0
+}
 
 /**
  * Runs pipeline calls (see `isPipelineCall`) at most `concurrency` at a time and appends their tool
@@ -70,7 +83,8 @@ export const handleConcurrently = (
   concurrency: number
 ): Effect.Effect<void, ToolCallError> =>
   Effect.forEach(calls, (call) => inToolSpan(ctx, call, runToolCall(ctx, ctx.skill.tools.get(call.name)!, call)), { concurrency }).pipe(
-    Effect.map((messages) => ctx.append(...messages))
+    // Batched calls never suspend (see `isPipelineCall`).
+    Effect.map((results) => ctx.append(...results.filter((r): r is LlmMessage => r !== "suspend")))
   )
 
 /**

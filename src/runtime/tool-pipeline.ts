@@ -10,6 +10,10 @@
  * - **execute**: within the tool-call, repetition and per-tool time budgets; knowledge answered from
  *   the run's cache after its first load.
  *
+ * - **intercept** (before every execution): the agent's interceptors of the tool (`intercept.ts`).
+ * - **approve** (before every execution): a tool that may need approval runs only with arguments a
+ *   human decided on or its `needsApproval` cleared; otherwise the call suspends (`approval.ts`).
+ *
  * A tool only ever runs with arguments its Schema accepted.
  */
 import { Cause, Clock, Duration, Effect, Exit } from "effect"
@@ -20,6 +24,8 @@ import { type AnyTool, executeTool } from "../dsl/tool.ts"
 import { type BudgetExceeded, ExceptionThrown, InvalidToolArgs, ToolFailed } from "../errors.ts"
 import type { LlmMessage, ToolCall } from "../model/messages.ts"
 import { escalationContent, invalidArgsFeedback, toolFailedFeedback, toolResultContent, untrustedContent } from "./prompt.ts"
+import { approvalGate, deniedContent, suspendFor } from "./approval.ts"
+import { interceptCall } from "./intercept.ts"
 import { decideExecutionError, decideInvalidArgs } from "./recover.ts"
 import { CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
 import type { RunContext } from "./run-context.ts"
@@ -38,20 +44,31 @@ type Next =
 
 /**
  * Runs `call` of `tool` to its tool result message, which the caller appends (so calls run
- * concurrently still append their results in call order).
+ * concurrently still append their results in call order); `"suspend"` when it waits for a human
+ * decision (no tool result then: the call stays pending).
  */
 export const runToolCall = (
   ctx: RunContext,
   tool: AnyTool,
   call: ToolCall
-): Effect.Effect<LlmMessage, InvalidToolArgs | ToolFailed | ExceptionThrown | BudgetExceeded> =>
+): Effect.Effect<LlmMessage | "suspend", InvalidToolArgs | ToolFailed | ExceptionThrown | BudgetExceeded> =>
   Effect.gen(function*() {
+    const decision = ctx.takeDecision(call.id)
+    if (decision !== undefined) yield* Effect.annotateCurrentSpan("tool.approval", decision._tag === "Deny" ? "denied" : decision.how)
+    if (decision?._tag === "Deny") {
+      return { role: "tool", toolCallId: call.id, name: tool.name, content: deniedContent(tool.name, decision.reason) } satisfies LlmMessage
+    }
+    // The arguments a human decided on run as they are: never decoded from the model's text again.
+    const decided = decision
     const limit = ctx.plan.budget.maxToolArgsBytes
-    const bytes = oversizeBytes(call.arguments, limit)
-    const decoded: ArgsDecoding<unknown> = bytes === undefined
+    const bytes = decided !== undefined ? undefined : oversizeBytes(call.arguments, limit)
+    const decoded: ArgsDecoding<unknown> = decided !== undefined
+      ? { _tag: "Valid", args: decided.args, corrections: [] }
+      : bytes === undefined
       ? tool.codec.decode(call.arguments)
       : { _tag: "Invalid", value: oversizeValue(bytes), issues: oversizeIssue(bytes, limit) }
     yield* Effect.annotateCurrentSpan("tool.validated", tool.codec.validated)
+    if (tool.codec.unsafe !== undefined) yield* Effect.annotateCurrentSpan("tool.unsafe_mode", tool.codec.unsafe)
     if (decoded._tag === "Valid" && decoded.corrections.length > 0) {
       yield* Effect.annotateCurrentSpan("tool.repaired", JSON.stringify(decoded.corrections))
       yield* ctx.emit({ _tag: "ArgsRepaired", tool: tool.name, toolCallId: call.id, corrections: decoded.corrections })
@@ -68,7 +85,18 @@ export const runToolCall = (
         case "End":
           return yield* next.error
         case "Run": {
-          const args: unknown = next.args
+          let args: unknown = next.args
+          // A human decision on these very arguments stands; otherwise the interceptors have their say.
+          if (decided === undefined || decided.args !== args) {
+            const verdict = yield* interceptCall(ctx, tool, call, args)
+            if (verdict._tag === "Reply") {
+              next = verdict
+              break
+            }
+            if (verdict._tag === "Suspend") return yield* suspendFor(ctx, tool, call, verdict.args, verdict.reason)
+            args = verdict.args
+          }
+          if ((yield* approvalGate(ctx, tool, call, args, decided)) === "suspend") return "suspend"
           const exit: Exit.Exit<string, unknown> = yield* execute(ctx, tool, call, args)
           if (Exit.isSuccess(exit)) {
             next = { _tag: "Reply", content: exit.value }
@@ -128,7 +156,7 @@ class Recovering {
         })
         recovery = decision.recovery
         yield* Effect.annotateCurrentSpan("tool.recovery", `${recovery._tag} (${decision.level})`)
-        yield* ctx.emit({ _tag: "ToolError", tool: tool.name, toolCallId: call.id, args: situation.args, error: situation.cause, recovery: recovery._tag })
+        yield* ctx.emit({ _tag: "ToolError", tool: tool.name, toolCallId: call.id, args: situation.args, error: situation.cause, recovery: recovery._tag, validated: tool.codec.validated, mode: tool.codec.unsafe })
       }
       return self.apply(situation, recovery)
     })
@@ -200,9 +228,14 @@ class Recovering {
  */
 const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown): Effect.Effect<Exit.Exit<string, unknown>, BudgetExceeded> =>
   Effect.gen(function*() {
-    // Checked and charged in one synchronous step, so calls running concurrently never overspend.
-    const overrun = ctx.ledger.checkExecution(tool.name)
-    if (overrun !== undefined) return yield* ctx.exceed(overrun)
+    // Checked and charged with no yield in between: concurrent runs sharing a budget scope cannot both take its last call.
+    let overrun = ctx.ledger.checkExecution(tool.name)
+    if (overrun !== undefined) {
+      // The budget policy may extend the limit or ask for a final answer; checked again after it.
+      yield* ctx.ensure(overrun)
+      overrun = ctx.ledger.checkExecution(tool.name)
+      if (overrun !== undefined) return yield* ctx.exceed(overrun)
+    }
     ctx.ledger.spendExecution(tool.name)
     yield* ctx.checkThresholds()
     const knowledge = ctx.skill.knowledge.get(tool.name)
@@ -214,7 +247,7 @@ const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown):
     const result = exit.value
     if (knowledge !== undefined && cached === undefined) ctx.rememberKnowledge(tool.name, String(result))
     yield* Effect.annotateCurrentSpan("tool.outcome", "success")
-    yield* ctx.emit({ _tag: "ToolUse", tool: tool.name, toolCallId: call.id, args, result, durationMs, validated: tool.codec.validated })
+    yield* ctx.emit({ _tag: "ToolUse", tool: tool.name, toolCallId: call.id, args, result, durationMs, validated: tool.codec.validated, mode: tool.codec.unsafe })
     // Knowledge tools are never untrusted, so `characters` counts the knowledge text itself.
     const content = tool.untrustedOutput ? untrustedContent(tool.name, result) : toolResultContent(result)
     if (knowledge !== undefined) {

@@ -5,6 +5,7 @@
 import { Cause, Effect, Exit, References, Result, Schema } from "effect"
 import type { AgentBuilder } from "../dsl/agent.ts"
 import type { AgentEvent } from "../dsl/events.ts"
+import type { RunResultOf } from "../dsl/run-outcome.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import { type AgentError, isAgentError } from "../errors.ts"
 import type { ModelRequest } from "../model/messages.ts"
@@ -36,18 +37,18 @@ export interface ScriptRun<TOutput> {
  * run.executed // [{ tool: "add", args: { a: 1, b: 2 } }]
  * ```
  */
-export const runScript = async <TInput, TOutput>(
-  subject: AgentBuilder<any, TInput, TOutput, any, boolean>,
+export const runScript = async <TInput, TOutput, TTools extends Record<string, AnyTool>>(
+  subject: AgentBuilder<any, TInput, TOutput, TTools, boolean>,
   script: ModelScript,
   input: TInput
-): Promise<ScriptRun<TOutput>> => {
+): Promise<ScriptRun<RunResultOf<TTools, TOutput>>> => {
   const model = scriptedModel(script)
   const events: Array<AgentEvent> = []
   const scripted = subject.model(model).onEvent((event) => {
     events.push(event)
   })
   // Hook failures are in `events` (HookFailed); keep Effect's warning log out of test output.
-  const exit = await Effect.runPromise(Effect.exit(scripted.runEffect(input)).pipe(Effect.provideService(References.MinimumLogLevel, "None")))
+  const exit = await Effect.runPromise(Effect.exit(scripted.runEffect(input) as Effect.Effect<RunResultOf<TTools, TOutput>, AgentError>).pipe(Effect.provideService(References.MinimumLogLevel, "None")))
   const executed = events.flatMap((e) => (e._tag === "ToolUse" || e._tag === "ToolError" ? [{ tool: e.tool, args: e.args }] : []))
   return { outcome: outcomeOf(exit), events, requests: model.requests, executed }
 }

@@ -77,14 +77,17 @@ const fields = (event: AgentEvent): Record<string, unknown> => {
         args: event.args,
         result: event.result,
         durationMs: event.durationMs,
-        validated: event.validated
+        validated: event.validated,
+        ...(event.mode === undefined ? {} : { mode: event.mode })
       }
     case "ToolError":
       return {
         ...toolCallFields(event),
         args: event.args,
         error: errorFields(event.error),
-        recovery: event.recovery
+        recovery: event.recovery,
+        validated: event.validated,
+        ...(event.mode === undefined ? {} : { mode: event.mode })
       }
     case "InvalidArgs":
       return { ...toolCallFields(event), raw: event.raw, issues: event.issues, recovery: event.recovery }

@@ -32,6 +32,7 @@ export const layers: ReadonlyArray<Layer> = [
   { name: "node", rank: 4, matches: folder("node") },
   { name: "compose", rank: 4, matches: folder("compose") },
   { name: "mcp", rank: 4, matches: folder("mcp") },
+  { name: "postgres", rank: 4, matches: folder("postgres") },
   { name: "testing", rank: 5, matches: folder("testing") },
   { name: "entry", rank: 6, matches: (f) => f === "index.ts" || f === "agent.ts" || f.startsWith("cli/") }
 ]

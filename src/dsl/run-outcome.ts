@@ -1,0 +1,56 @@
+/**
+ * What a run of an agent returns when some of its tools may wait for a human decision: `Completed`
+ * with the output, or `Suspended` with the calls that wait and a JSON-serialisable snapshot. Which of
+ * the two shapes `run` has is decided by the registered tools' types (`RunResultOf`), so an agent
+ * with such a tool cannot be run as if it always finished.
+ */
+import type { RunSnapshot } from "./run-snapshot.ts"
+import type { AnyTool, Tool } from "./tool.ts"
+
+/** A run that finished. */
+export interface Completed<Out> {
+  readonly _tag: "Completed"
+  readonly output: Out
+}
+
+/** A call waiting for a decision: its id, tool and decoded arguments. Narrow on `tool` to type `args`. */
+export type PendingApproval<TTools extends Record<string, AnyTool> = Record<string, AnyTool>> = {
+  [K in keyof TTools]: TTools[K] extends Tool<infer Name, infer Args, any, infer Approval> ? true extends Approval ? {
+        readonly id: string
+        readonly tool: Name
+        readonly args: Args
+        /** Why an interceptor suspended the call (absent when `needsApproval` did). */
+        readonly reason?: string
+      }
+    : never
+    : never
+}[keyof TTools]
+
+/**
+ * A run that waits for decisions on `pending`. `snapshot` is plain JSON data (`JSON.stringify` it,
+ * store it anywhere); `agent.resume(snapshot, decisions)` continues the run, in this process or another.
+ */
+export interface Suspended<TTools extends Record<string, AnyTool> = Record<string, AnyTool>> {
+  readonly _tag: "Suspended"
+  readonly pending: ReadonlyArray<PendingApproval<TTools>>
+  readonly snapshot: RunSnapshot
+}
+
+/** True when a tool of the record may wait for a human decision. */
+export type MayNeedApproval<TTools extends Record<string, AnyTool>> = true extends {
+  [K in keyof TTools]: TTools[K] extends Tool<any, any, any, infer Approval> ? Approval : never
+}[keyof TTools] ? true : false
+
+/**
+ * What `run`, `runEffect` and `resume` produce: `Out` for an agent whose tools never wait for
+ * approval, `Completed<Out> | Suspended` for one with a tool that may.
+ *
+ * @example
+ * ```ts
+ * const result: RunResultOf<{ transfer: typeof transfer }, string> = await bank.run("pay 10 to Bob")
+ * if (result._tag === "Suspended") await save(JSON.stringify(result.snapshot))
+ * ```
+ */
+export type RunResultOf<TTools extends Record<string, AnyTool>, Out> = MayNeedApproval<TTools> extends true
+  ? Completed<Out> | Suspended<TTools>
+  : Out

@@ -1,0 +1,100 @@
+/**
+ * The run snapshot as data: its Schema with a JSON encoding, in `dsl/` so the builder's result types
+ * (`Suspended`) can name it. The runtime takes snapshots and continues runs from them
+ * (`runtime/snapshot.ts`).
+ */
+import { Effect, Schema } from "effect"
+import { SnapshotInvalid } from "../errors.ts"
+
+const ToolCallSchema = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.String })
+
+const MessageSchema = Schema.Union([
+  Schema.Struct({ role: Schema.Literals(["system", "user"]), content: Schema.String }),
+  Schema.Struct({ role: Schema.Literal("assistant"), content: Schema.String, toolCalls: Schema.optionalKey(Schema.Array(ToolCallSchema)) }),
+  Schema.Struct({ role: Schema.Literal("tool"), toolCallId: Schema.String, name: Schema.String, content: Schema.String })
+])
+
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+const LedgerSchema = Schema.Struct({
+  turns: Count,
+  toolCalls: Count,
+  tokens: Schema.Finite,
+  lastTool: Schema.optionalKey(Schema.String),
+  consecutive: Count,
+  thresholdsFired: Schema.Array(Schema.String),
+  extended: Schema.optionalKey(Schema.Record(Schema.String, Count))
+})
+
+const StateSchema = Schema.Struct({
+  runId: Schema.String,
+  input: Schema.String,
+  skill: Schema.String,
+  elapsedMs: Schema.Finite,
+  transcript: Schema.Array(MessageSchema),
+  pending: Schema.Array(ToolCallSchema),
+  offered: Schema.Array(Schema.String),
+  ledger: LedgerSchema,
+  invalidArgsRetries: Schema.Record(Schema.String, Count),
+  knowledge: Schema.Record(Schema.String, Schema.String),
+  /** Calls waiting for a human decision (`approve`, `deny`, `edit`), with their arguments as JSON. */
+  awaiting: Schema.optionalKey(Schema.Array(Schema.Struct({ id: Schema.String, tool: Schema.String, args: Schema.Json, reason: Schema.optionalKey(Schema.String) })))
+})
+
+/**
+ * The Schema of a run snapshot. Version 1; `fingerprint` identifies the definition it was taken with.
+ *
+ * @example
+ * ```ts
+ * const json = Schema.encodeSync(Schema.fromJsonString(RunSnapshotSchema))(snapshot)
+ * ```
+ */
+export const RunSnapshotSchema = Schema.Struct({
+  version: Schema.Literal(1),
+  agent: Schema.String,
+  fingerprint: Schema.String,
+  state: StateSchema,
+  /** HMAC of the rest, when the agent signs its snapshots (`.signSnapshots(secret)`). */
+  signature: Schema.optionalKey(Schema.String)
+})
+
+/** A run between two steps. */
+export type RunSnapshot = typeof RunSnapshotSchema.Type
+
+const jsonCodec = Schema.fromJsonString(RunSnapshotSchema)
+const encodeJson = Schema.encodeSync(jsonCodec)
+const decodeJson = Schema.decodeUnknownEffect(jsonCodec)
+
+/**
+ * A snapshot as JSON text.
+ *
+ * @example
+ * ```ts
+ * await writeFile("run.json", encodeSnapshot(snapshot))
+ * ```
+ */
+export const encodeSnapshot = (snapshot: RunSnapshot): string => encodeJson(snapshot)
+
+/**
+ * A snapshot from a value (the parsed JSON, or a snapshot object); `SnapshotInvalid` when it is not one.
+ *
+ * @example
+ * ```ts
+ * const snapshot = yield* decodeSnapshotValue(JSON.parse(text))
+ * ```
+ */
+export const decodeSnapshotValue = (value: unknown): Effect.Effect<RunSnapshot, SnapshotInvalid> =>
+  Schema.decodeUnknownEffect(RunSnapshotSchema)(value, { errors: "all", onExcessProperty: "error" }).pipe(
+    Effect.mapError((error) => new SnapshotInvalid({ issues: error.message }))
+  )
+
+/**
+ * A snapshot from JSON text; `SnapshotInvalid` when it is not one.
+ *
+ * @example
+ * ```ts
+ * const snapshot = yield* decodeSnapshot(await readFile("run.json", "utf8"))
+ * ```
+ */
+export const decodeSnapshot = (json: string): Effect.Effect<RunSnapshot, SnapshotInvalid> =>
+  decodeJson(json, { errors: "all", onExcessProperty: "error" }).pipe(Effect.mapError((error) => new SnapshotInvalid({ issues: error.message })))

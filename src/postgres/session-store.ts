@@ -1,0 +1,102 @@
+/**
+ * A session store on PostgreSQL, through Effect's SQL modules (`@effect/sql-pg`, an optional peer
+ * dependency). One row per message (`session`, `seq`, `message` as jsonb); `append` takes a
+ * transaction-scoped advisory lock on the session, so concurrent writers (other processes too) never
+ * interleave or collide on a sequence number. The table is created when missing.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Exit, Layer, Redacted, Scope } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { SessionStore } from "../dsl/session-store.ts"
+import { SessionStoreFailed } from "../errors.ts"
+import type { LlmMessage } from "../model/messages.ts"
+
+const tablePattern = /^[a-z_][a-z0-9_]{0,62}$/
+
+const roles = new Set(["system", "user", "assistant", "tool"])
+
+const isMessage = (u: unknown): u is LlmMessage =>
+  typeof u === "object" && u !== null && "role" in u && roles.has(String(u.role)) && "content" in u && typeof u.content === "string"
+
+/**
+ * A session store over the `SqlClient` in context (any Effect SQL driver that speaks PostgreSQL).
+ *
+ * @example
+ * ```ts
+ * const store = yield* sqlSessionStore({ table: "chat_messages" }).pipe(Effect.provide(PgClient.layer({ url })))
+ * ```
+ */
+export const sqlSessionStore = (options: { readonly table?: string } = {}): Effect.Effect<SessionStore, SessionStoreFailed, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const table = options.table ?? "agent_session_messages"
+    if (!tablePattern.test(table)) {
+      return yield* new SessionStoreFailed({ session: "*", operation: "load", reason: `"${table}" is not a plain lower-case table name` })
+    }
+    const sql = yield* SqlClient.SqlClient
+    const fail = (session: string, operation: "load" | "append") => (cause: unknown) =>
+      new SessionStoreFailed({ session, operation, reason: cause instanceof Error ? cause.message : String(cause), cause })
+    yield* sql`create table if not exists ${sql(table)} (session text not null, seq integer not null, message jsonb not null, primary key (session, seq))`.pipe(
+      Effect.mapError(fail("*", "load"))
+    )
+    const load = (session: string) =>
+      sql<{ readonly message: unknown }>`select message from ${sql(table)} where session = ${session} order by seq`.pipe(
+        Effect.mapError(fail(session, "load")),
+        Effect.flatMap((rows) => {
+          const messages = rows.map((row) => (typeof row.message === "string" ? JSON.parse(row.message) : row.message) as unknown)
+          const corrupt = messages.findIndex((m) => !isMessage(m))
+          return corrupt === -1
+            ? Effect.succeed(messages as ReadonlyArray<LlmMessage>)
+            : Effect.fail(new SessionStoreFailed({ session, operation: "load", reason: `row ${corrupt} is not a message` }))
+        })
+      )
+    const append = (session: string, messages: ReadonlyArray<LlmMessage>) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql`select pg_advisory_xact_lock(hashtext(${session}))`
+        const [last] = yield* sql<{ readonly next: number }>`select coalesce(max(seq) + 1, 0) as next from ${sql(table)} where session = ${session}`
+        const start = Number(last?.next ?? 0)
+        for (const [i, message] of messages.entries()) {
+          yield* sql`insert into ${sql(table)} (session, seq, message) values (${session}, ${start + i}, ${JSON.stringify(message)}::jsonb)`
+        }
+      })).pipe(Effect.mapError(fail(session, "append")))
+    return { load, append }
+  })
+
+/**
+ * A session store on the PostgreSQL at `url`, with its own connection pool, open while `scope` is.
+ *
+ * @example
+ * ```ts
+ * const store = yield* postgresSessionStore({ url: process.env.DATABASE_URL! }) // inside Effect.scoped
+ * ```
+ */
+export const postgresSessionStore = (
+  options: { readonly url: string; readonly table?: string }
+): Effect.Effect<SessionStore, SessionStoreFailed, Scope.Scope> =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(PgClient.layer({ url: Redacted.make(options.url) })).pipe(
+      Effect.mapError((cause) => new SessionStoreFailed({ session: "*", operation: "load", reason: cause.message, cause }))
+    )
+    return yield* sqlSessionStore(options.table === undefined ? {} : { table: options.table }).pipe(Effect.provide(context))
+  })
+
+/**
+ * `postgresSessionStore` for Promise users: the store and `close()`, which ends its connection pool.
+ *
+ * @example
+ * ```ts
+ * const { store, close } = await openPostgresSessionStore({ url: process.env.DATABASE_URL! })
+ * const chat = session(assistant, "user-42", { store })
+ * ```
+ */
+export const openPostgresSessionStore = async (
+  options: { readonly url: string; readonly table?: string }
+): Promise<{ readonly store: SessionStore; readonly close: () => Promise<void> }> => {
+  const scope = Effect.runSync(Scope.make())
+  try {
+    const store = await Effect.runPromise(postgresSessionStore(options).pipe(Scope.provide(scope)))
+    return { store, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+  } catch (error) {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    throw error
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * The soft landing of a run whose budget policy answered `finalAnswer`: the calls of the last answer
+ * that did not run get a tool result saying so, the model is asked once more, without tools, to answer
+ * with what it has, and that answer ends the run. When it does not give one (tool calls, an empty or
+ * undecodable answer), the run ends with the `BudgetExceeded` it would have ended with.
+ */
+import { Effect } from "effect"
+import type { AgentError } from "../errors.ts"
+import type { ModelRequest } from "../model/messages.ts"
+import type { ModelClientService } from "../model/model-client.ts"
+import { callModel } from "./call-model.ts"
+import { finalText } from "./final-answer.ts"
+import type { Overrun } from "./budget-ledger.ts"
+import type { RunContext } from "./run-context.ts"
+
+/** The message that asks for the final answer. */
+export const finalAnswerRequest = (overrun: Overrun): string =>
+  `The budget of this run is used up (${overrun.reason}: ${overrun.used} of ${overrun.limit}). Do not call tools: answer now, as well as you can, with what you have.`
+
+/** One last model call without tools; its answer is the run's output. */
+export const softLanding = (ctx: RunContext, overrun: Overrun): Effect.Effect<{ readonly output: unknown }, AgentError, ModelClientService> =>
+  Effect.gen(function*() {
+    yield* Effect.annotateCurrentSpan("agent.soft_landing", overrun.reason)
+    for (let call = ctx.nextPending; call !== undefined; call = ctx.nextPending) {
+      ctx.append({ role: "tool", toolCallId: call.id, name: call.name, content: "Not run: the budget of this run is used up." })
+      ctx.settleNext()
+    }
+    ctx.clearPending()
+    ctx.append({ role: "user", content: finalAnswerRequest(overrun) })
+    const request: ModelRequest = {
+      messages: [...ctx.transcript],
+      tools: [],
+      ...(ctx.skill.output?.responseFormat === undefined ? {} : { responseFormat: ctx.skill.output.responseFormat })
+    }
+    const response = yield* callModel((event) => ctx.emit(event), ctx.turn, request)
+    if (response._tag !== "Text") return yield* ctx.exceed(overrun)
+    const finished = yield* finalText(ctx, response.content).pipe(Effect.orElseSucceed(() => undefined))
+    if (finished === undefined || !("output" in finished)) return yield* ctx.exceed(overrun)
+    return { output: finished.output }
+  })
