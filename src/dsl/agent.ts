@@ -49,7 +49,7 @@ type Simplify<T> = { [K in keyof T]: T[K] } & {}
 /** Each key must be its tool's name, and names already registered are refused, at compile time. */
 type NewTools<TTools, $Tools> = {
   readonly [K in keyof $Tools]: K extends keyof TTools ? AgentTypeError<"a tool with this name is already registered on the agent">
-    : $Tools[K] extends Tool<K & string, any, any> ? $Tools[K]
+    : $Tools[K] extends Tool<K & string, any, any, any> ? $Tools[K]
     : AgentTypeError<"each key must be the tool's own name: .tools({ add }) or .tools({ [add.name]: add })">
 }
 

@@ -77,7 +77,7 @@ export type CheckHandles<TAgent extends string, H extends ReadonlyArray<unknown>
   readonly [I in keyof H]: H[I] extends ToolHandle<infer A, infer T>
     ? [A] extends [TAgent] ? H[I]
     : AgentTypeError<`the handle of '${Tool.Name<T>}' belongs to agent '${A}', not '${TAgent}': a skill takes the handles that .skills(handles => ...) of its own agent passes`>
-    : H[I] extends Tool<infer N, any, any>
+    : H[I] extends Tool<infer N, any, any, any>
       ? AgentTypeError<`'${N}' is a tool, not a handle: register it with .tools({ ${N} }) and take its handle from .skills(({ ${N} }) => [skill(...).tools(${N})])`>
     : AgentTypeError<"skill(...).tools(...) takes the tool handles that .skills(handles => ...) passes">
 }
