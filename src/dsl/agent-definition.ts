@@ -20,7 +20,7 @@ export interface SkillDefinition {
   readonly name: string
   readonly description: string
   readonly tools: ReadonlyArray<AnyTool>
-  readonly implementation: SkillImplementation<any, any> | undefined
+  readonly implementation: SkillImplementation<any, any, any> | undefined
   readonly predicate: SkillPredicate | undefined
   /** Knowledge sources, exposed as argument-less tools on this skill's allowlist only. */
   readonly knowledge: ReadonlyArray<KnowledgeSource>
@@ -49,14 +49,14 @@ export interface AgentDefinition {
   /** `memory_read`, `memory_write`, `memory_search` when `.memory(...)` was called; on every skill's allowlist. */
   readonly memory: ReadonlyArray<AnyTool>
   /** When set, each model call is offered only the top tools of the allowlist for the input. */
-  readonly toolSelection: PickToolsOptions | undefined
+  readonly toolSelection: PickToolsOptions<any> | undefined
   readonly listeners: ReadonlyArray<RegisteredListener>
   /** Distinct thresholds (shares of a limit) that `onBudgetThreshold` listeners wait for. */
   readonly budgetThresholds: ReadonlyArray<number>
   /** Agent-wide recovery defaults (`.recover({...})`). */
-  readonly recovery: ErrorPolicy
+  readonly recovery: ErrorPolicy<string, any>
   /** Per-tool recovery handlers (`.recoverTool(name, {...})`), by tool name. */
-  readonly toolRecovery: Readonly<Record<string, RecoveryHandlers>>
+  readonly toolRecovery: Readonly<Record<string, RecoveryHandlers<string, any>>>
   /** What a call to a tool outside the allowlist (or to no tool at all) does. */
   readonly disallowedToolPolicy: "fail" | "feedback"
   readonly input: Schema.Codec<any, any, never, never> | undefined

@@ -14,12 +14,13 @@ export interface SkillContext {
   readonly signal: AbortSignal
 }
 
-/** A deterministic implementation: from the run's input to the final output. */
-export type SkillImplementation<TInput, TOutput> = (input: TInput, context: SkillContext) => MaybeEffect<TOutput>
+/** A deterministic implementation: from the run's input to the final output; its Effect may require `R`. */
+export type SkillImplementation<TInput, TOutput, R = never> = (input: TInput, context: SkillContext) => MaybeEffect<TOutput, R>
 
 /**
  * An immutable skill description. `TAgent` is the agent whose tool handles it uses (`never` while it
- * uses none); `TInput`/`TOutput` are fixed by `implementedBy`.
+ * uses none); `TInput`/`TOutput` are fixed by `implementedBy`; `R` is what its implementation and
+ * knowledge loaders require.
  *
  * @example
  * ```ts
@@ -27,12 +28,12 @@ export type SkillImplementation<TInput, TOutput> = (input: TInput, context: Skil
  * const echo = skill("echo").implementedBy((input: string) => input)
  * ```
  */
-export interface Skill<TAgent extends string = never, TInput = any, TOutput = any> {
+export interface Skill<TAgent extends string = never, TInput = any, TOutput = any, R = never> {
   readonly _tag: "Skill"
   readonly name: string
   readonly description: string
   readonly handles: ReadonlyArray<AnyToolHandle>
-  readonly implementation: SkillImplementation<TInput, TOutput> | undefined
+  readonly implementation: SkillImplementation<TInput, TOutput, any> | undefined
   readonly predicate: SkillPredicate | undefined
   readonly knowledgeSources: ReadonlyArray<KnowledgeSource>
   readonly outputSchema: Schema.Codec<TOutput, any, never, never> | undefined
@@ -41,30 +42,33 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
    * handles reads "Types of property '\"~uses handles of agent\"' are incompatible".
    */
   readonly "~uses handles of agent"?: TAgent
+  /** Phantom: the services its implementation and knowledge loaders require. */
+  readonly "~requires"?: R
   /**
    * Adds tools to the skill's allowlist, by the handles `.skills(...)` provides. A raw tool, or a handle
    * of another agent than the skill's other handles, is a compile error at that argument.
    */
   tools<const H extends ReadonlyArray<unknown>>(
     ...handles: CheckHandles<[TAgent] extends [never] ? FirstAgent<H> : TAgent, H>
-  ): Skill<[TAgent] extends [never] ? FirstAgent<H> : TAgent, TInput, TOutput>
+  ): Skill<[TAgent] extends [never] ? FirstAgent<H> : TAgent, TInput, TOutput, R>
   /** Makes the skill deterministic: `run` produces the final output, with no model call. */
-  implementedBy<$Input, $Output>(run: SkillImplementation<$Input, $Output>): Skill<TAgent, $Input, $Output>
+  implementedBy<$Input, $Output, $R = never>(run: SkillImplementation<$Input, $Output, $R>): Skill<TAgent, $Input, $Output, R | $R>
   /**
    * Chooses this skill for inputs the predicate accepts. Among several skills the first accepting one
    * wins; a single skill without `.when` is the fallback.
    */
-  when(predicate: SkillPredicate): Skill<TAgent, TInput, TOutput>
+  when(predicate: SkillPredicate): Skill<TAgent, TInput, TOutput, R>
   /**
    * Exposes a lazy knowledge source to the model as a tool named `name` (no arguments), on this skill's
-   * allowlist only. Loaded on first use, cached for the run; each use fires `onKnowledgeUsed`.
+   * allowlist only. Loaded on first use, cached for the run; each use fires `onKnowledgeUsed`. The
+   * services the loader requires (`fileKnowledge` needs `FileSystem`) join the skill's requirements.
    */
-  knowledge(name: string, description: string, loader: KnowledgeLoader): Skill<TAgent, TInput, TOutput>
+  knowledge<$R = never>(name: string, description: string, loader: KnowledgeLoader<$R>): Skill<TAgent, TInput, TOutput, R | $R>
   /**
    * Makes this skill's final answer typed: the model answers by calling a `submit` tool whose parameters
    * are this Schema (or with text that decodes into it). Overrides the agent's output Schema.
    */
-  output<$Output>(schema: Schema.Codec<$Output, any, never, never>): Skill<TAgent, TInput, $Output>
+  output<$Output>(schema: Schema.Codec<$Output, any, never, never>): Skill<TAgent, TInput, $Output, R>
 }
 
 /** The agent of the first handle in `H` (`never` for `any`, already reported where it came from). */
@@ -86,7 +90,10 @@ export type CheckHandles<TAgent extends string, H extends ReadonlyArray<unknown>
 export type SkillPredicate = (input: string) => boolean
 
 /** Any skill. */
-export type AnySkill = Skill<string, any, any>
+export type AnySkill = Skill<string, any, any, any>
+
+/** The services a skill (or a union of skills) requires. */
+export type SkillRequirements<S> = S extends Skill<any, any, any, infer R> ? R : never
 
 /**
  * Starts a skill. Give it tools with `.tools(...)` or an implementation with `.implementedBy(...)`;
@@ -111,22 +118,22 @@ interface SkillState {
   readonly name: string
   readonly description: string
   readonly handles: ReadonlyArray<AnyToolHandle>
-  readonly implementation: SkillImplementation<any, any> | undefined
+  readonly implementation: SkillImplementation<any, any, any> | undefined
   readonly predicate: SkillPredicate | undefined
   readonly knowledgeSources: ReadonlyArray<KnowledgeSource>
   readonly outputSchema: Schema.Codec<any, any, never, never> | undefined
 }
 
-const makeSkill = (state: SkillState): Skill<any, any, any> =>
+const makeSkill = (state: SkillState): Skill<any, any, any, any> =>
   Object.freeze({
     _tag: "Skill",
     ...state,
     tools: ((...handles: ReadonlyArray<AnyToolHandle>) => makeSkill({ ...state, handles: [...state.handles, ...handles] })) as (
       ...handles: ReadonlyArray<unknown>
-    ) => Skill<any, any, any>,
-    implementedBy: (implementation: SkillImplementation<any, any>) => makeSkill({ ...state, implementation }),
+    ) => Skill<any, any, any, any>,
+    implementedBy: (implementation: SkillImplementation<any, any, any>) => makeSkill({ ...state, implementation }),
     when: (predicate: SkillPredicate) => makeSkill({ ...state, predicate }),
-    knowledge: (name: string, description: string, load: KnowledgeLoader) =>
+    knowledge: (name: string, description: string, load: KnowledgeLoader<any>) =>
       makeSkill({ ...state, knowledgeSources: [...state.knowledgeSources, { name, description, load }] }),
     output: (outputSchema: Schema.Codec<any, any, never, never>) => makeSkill({ ...state, outputSchema })
   })

@@ -75,7 +75,7 @@ export interface Tool<Name extends string, Args, Result, R = never> {
   /** False for tools with side effects that tool pre-selection must not offer without consent. */
   readonly safe: boolean
   /** The tool's own recovery handlers (`recover`); they take priority over the agent's. */
-  readonly recover: RecoveryHandlers | undefined
+  readonly recover: RecoveryHandlers<string, any> | undefined
   /** Results are wrapped as untrusted data before the model sees them. */
   readonly untrustedOutput: boolean
 }
