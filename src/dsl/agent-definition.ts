@@ -2,7 +2,7 @@
  * The immutable description of an agent that the builder produces and the runtime interprets, with
  * the construction-time checks that keep it consistent.
  */
-import type { Schema } from "effect"
+import type { Layer, Schema } from "effect"
 import { AgentConfigError } from "../errors.ts"
 import type { ModelClient } from "../model/model-client.ts"
 import type { PickToolsOptions } from "./pick-tools.ts"
@@ -38,6 +38,8 @@ export interface AgentDefinition {
   readonly registry: symbol
   readonly prompt: string | undefined
   readonly model: ModelClient | undefined
+  /** Layers from `.provide(...)`, in call order; each run is provided with them (the last outermost). */
+  readonly layers: ReadonlyArray<Layer.Layer<any, any, any>>
   readonly budget: Budget
   /** Registered tools, in registration order. */
   readonly tools: ReadonlyArray<AnyTool>

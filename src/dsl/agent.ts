@@ -6,11 +6,12 @@
  * The builder never imports the loop: `agentFactory(runner)` takes the function that runs a
  * definition (as Kysely's builders take a query executor), and the package entry binds it once.
  */
-import { Effect, type Schema } from "effect"
-import { AgentConfigError } from "../errors.ts"
+import { Effect, Layer, type Schema } from "effect"
+import { AgentConfigError, isAgentError } from "../errors.ts"
 import { type ModelClient, ModelClientService } from "../model/model-client.ts"
 import type { AgentError } from "../errors.ts"
-import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
+import { describeCause } from "../internal/describe-cause.ts"
+import type { MaybeEffect, RequirementsOf } from "../internal/from-maybe-effect.ts"
 import { type AgentDefinition, registerTools, resolveSkills } from "./agent-definition.ts"
 import { builtinTools, type BuiltinTools } from "./builtin-tools.ts"
 import type { ErrorPolicy, RecoveryHandlers } from "./recovery.ts"
@@ -36,7 +37,7 @@ import type {
 } from "./events.ts"
 import type { PickToolsOptions } from "./pick-tools.ts"
 import { inMemoryStore, type MemoryStore, memoryTools } from "./memory.ts"
-import type { Skill } from "./skill.ts"
+import type { Skill, SkillRequirements } from "./skill.ts"
 import { makeHandles, type RegisterFirst, type SkillHandles } from "./tool-handle.ts"
 import type { AnyTool, Tool } from "./tool.ts"
 import type { AgentTypeError } from "./agent-type-error.ts"
@@ -54,120 +55,176 @@ type NewTools<TTools, $Tools> = {
 }
 
 /**
- * An agent under construction, and runnable as soon as it has a model.
+ * What an agent builder has recorded, as one record (as Effect's `Tool<Name, Config, Requirements>`):
  *
- * - `TName`: the agent's literal name; tool handles carry it.
- * - `TInput` / `TOutput`: what `run` takes and returns (strings unless Schemas are given to `agent`).
- * - `TTools`: the registered tools, keyed as passed to `.tools(...)`.
- * - `THasModel`: whether `.model(...)` was called; without it, `runEffect` requires `ModelClientService`.
+ * - `name`: the agent's literal name; tool handles carry it.
+ * - `input` / `output`: what `run` takes and returns (strings unless Schemas are given to `agent`).
+ * - `tools`: the registered tools, keyed as passed to `.tools(...)`.
+ * - `requirements`: the services a run still needs: `ModelClientService` until `.model(...)`, plus what
+ *   tools, hooks, knowledge loaders, memory stores, scorers and recovery handlers require, minus what
+ *   `.provide(layer)` provided.
  */
-export interface AgentBuilder<
-  TName extends string,
-  TInput,
-  TOutput,
-  TTools extends Record<string, AnyTool>,
-  THasModel extends boolean
-> {
-  readonly name: TName
+export interface AgentShape {
+  readonly name: string
+  readonly input: unknown
+  readonly output: unknown
+  readonly tools: Record<string, AnyTool>
+  readonly requirements: unknown
+}
+
+/** The builder after a call that changed some slots of its shape. */
+type Next<T extends AgentShape, U extends Partial<AgentShape>> = AgentBuilder<{
+  readonly name: T["name"]
+  readonly input: T["input"]
+  readonly output: T["output"]
+  readonly tools: "tools" extends keyof U ? Extract<U["tools"], Record<string, AnyTool>> : T["tools"]
+  readonly requirements: "requirements" extends keyof U ? U["requirements"] : T["requirements"]
+}>
+
+/** The builder after registering user code that requires `R` (unchanged when `R` is `never`). */
+type Requiring<T extends AgentShape, R> = [R] extends [never] ? AgentBuilder<T> : Next<T, { requirements: T["requirements"] | R }>
+
+/** A hook whose answer's requirements are inferred: a value or a Promise needs nothing, an Effect its `R`. */
+type Hook<E, $Out> = (event: E) => $Out
+
+/** The message of `run` while a model has not been set (kept as it was for the model-only case). */
+type NoModelMessage = "call .model(...) before .run(...), or use .runEffect(...) and provide ModelClient.layer(...)"
+
+/**
+ * What `run` is: a function once nothing is required, otherwise a type error naming what is missing.
+ */
+export type RunMethod<T extends AgentShape> = [T["requirements"]] extends [never] ? (input: T["input"]) => RunPromise<T>
+  : [ModelClientService] extends [T["requirements"]] ? AgentTypeError<NoModelMessage>
+  : ModelClientService extends T["requirements"]
+    ? AgentTypeError<"call .model(...) and .provide(layer) the missing services before .run(...), or use .runEffect(...)", Exclude<T["requirements"], ModelClientService>>
+  : AgentTypeError<"provide the missing services with .provide(layer) before .run(...), or use .runEffect(...) and provide them", T["requirements"]>
+
+/** What `run` resolves with. */
+export type RunPromise<T extends AgentShape> = Promise<T["output"]>
+
+/** What `runEffect` returns: the output, a typed `AgentError`, and the services still required. */
+export type RunEffect<T extends AgentShape> = Effect.Effect<T["output"], AgentError, T["requirements"]>
+
+/**
+ * An agent under construction, and runnable as soon as nothing is required. `T` records its name,
+ * input, output, tools and the services it still requires (see {@link AgentShape}).
+ */
+export interface AgentBuilder<T extends AgentShape> {
+  readonly name: T["name"]
   /** @internal The immutable definition the runtime interprets; read it with `definitionOf`. */
   readonly [AgentDefinitionKey]: AgentDefinition
   /** Sets the system prompt. */
-  prompt(text: string): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  prompt(text: string): AgentBuilder<T>
   /** Sets the model: a provider (`openai(...)`, `ollama(...)`) or any `ModelClient`. */
-  model(client: ModelClient): AgentBuilder<TName, TInput, TOutput, TTools, true>
+  model(client: ModelClient): Next<T, { requirements: Exclude<T["requirements"], ModelClientService> }>
+  /**
+   * Provides services to every run, as `Effect.provide` would: what the Layer provides leaves the
+   * requirements, what it needs joins them. A Layer that fails to build fails the run with
+   * `AgentConfigError`. Requirements registered after this call are not covered by its type.
+   */
+  provide<ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>): Next<T, { requirements: Exclude<T["requirements"], ROut> | RIn }>
   /** Sets budget limits; unspecified limits keep their current value (default `maxTurns: 8`). */
-  budget(options: BudgetOptions): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  budget(options: BudgetOptions): AgentBuilder<T>
   /**
    * Registers tools, keyed by their names (`.tools({ add, multiply })`). Their handles are passed to
-   * `.skills(...)`; a name already registered is refused.
+   * `.skills(...)`; a name already registered is refused. The services the tools require join the agent's.
    */
   tools<const $Tools extends Record<string, AnyTool>>(
-    tools: $Tools & NewTools<TTools, $Tools>
-  ): AgentBuilder<TName, TInput, TOutput, Simplify<TTools & $Tools>, THasModel>
+    tools: $Tools & NewTools<T["tools"], $Tools>
+  ): Next<T, { tools: Simplify<T["tools"] & $Tools>; requirements: T["requirements"] | Tool.Requirements<$Tools[keyof $Tools]> }>
   /**
    * Declares skills from the handles of the registered tools. Only these handles are accepted, so a
    * skill cannot name an unregistered tool or another agent's tool. Without skills, the agent has one
    * implicit skill that may use every registered tool.
    */
-  skills(
-    define: (tools: SkillHandles<RegisterFirst, TName, TTools>) => ReadonlyArray<Skill<TName, TInput, TOutput>>
-  ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  skills<$Skills extends ReadonlyArray<Skill<T["name"], T["input"], T["output"], any>>>(
+    define: (tools: SkillHandles<RegisterFirst, T["name"], T["tools"]>) => $Skills
+  ): Requiring<T, SkillRequirements<$Skills[number]>>
   /**
    * Gives the agent memory: `memory_read`, `memory_write` and `memory_search` join every skill's
    * allowlist. The store (default: a new `inMemoryStore()`) lives as long as this agent value, so runs
    * of the same agent share it and other agents do not.
    */
-  memory(store?: MemoryStore): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  memory<$R = never>(store?: MemoryStore<$R>): Requiring<T, $R>
   /**
    * Offers each model call only the top tools of the skill's allowlist for the run's input (see
    * `pickTools`). The allowlist still governs execution. When no tool scores, all allowed tools are offered.
    */
-  pickTools(options?: PickToolsOptions): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  pickTools<$R = never>(options?: PickToolsOptions<$R>): Requiring<T, $R>
   /**
    * The agent's recovery defaults for invalid arguments and failed executions, below each tool's own
    * `recover` and `.recoverTool(name, ...)` (default `Recovery.feedback`). Merged with earlier calls.
    */
-  recover(policy: ErrorPolicy<ToolNames<TTools>>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  recover<$R = never>(policy: ErrorPolicy<ToolNames<T["tools"]>, $R>): Requiring<T, $R>
   /** Recovery handlers for one tool, ahead of the agent's `.recover` defaults and behind the tool's own. */
-  recoverTool<const $Name extends ToolNames<TTools>>(
+  recoverTool<const $Name extends ToolNames<T["tools"]>, $R = never>(
     tool: $Name,
-    handlers: RecoveryHandlers<$Name>
-  ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+    handlers: RecoveryHandlers<$Name, $R>
+  ): Requiring<T, $R>
   /**
    * An observer called once per failed run with the typed error (after `RunEnd`'s outcome is known);
    * a listener that throws is reported and never masks the error. To decide recovery, use `.recover`.
    */
-  onError(listener: (error: AgentError) => MaybeEffect<unknown>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onError<$Out>(listener: Hook<AgentError, $Out>): Requiring<T, RequirementsOf<$Out>>
   /**
    * What a call to a tool outside the skill's allowlist (or to no tool at all) does: `"fail"` (default,
    * `ToolNotAllowed`) or `"feedback"` (the model is told which tools it may use, and the loop goes on).
    */
-  disallowedToolPolicy(policy: "fail" | "feedback"): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  disallowedToolPolicy(policy: "fail" | "feedback"): AgentBuilder<T>
   /** When the model called a tool outside the allowlist or an unknown tool, under either policy. */
-  onToolHallucinated(listener: Listener<ToolHallucinatedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onToolHallucinated<$Out>(listener: Hook<ToolHallucinatedEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /**
    * Once per budget dimension, when a run's usage first reaches `threshold` (default 0.8) of its limit.
    */
-  onBudgetThreshold(
+  onBudgetThreshold<$Out>(
     options: { readonly threshold?: number },
-    listener: Listener<BudgetThresholdEvent>
-  ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+    listener: Hook<BudgetThresholdEvent, $Out>
+  ): Requiring<T, RequirementsOf<$Out>>
   /** After a tool ran successfully: its name, decoded args, result and duration. */
-  onToolUse(listener: Listener<ToolUseEvent<TTools>>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onToolUse<$Out>(listener: Hook<ToolUseEvent<T["tools"]>, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** At the start of each run. */
-  onRunStart(listener: Listener<RunStartEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onRunStart<$Out>(listener: Hook<RunStartEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When the skill handling the run was chosen. */
-  onSkillChosen(listener: Listener<SkillChosenEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onSkillChosen<$Out>(listener: Hook<SkillChosenEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** At the start of each turn. */
-  onTurn(listener: Listener<TurnEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onTurn<$Out>(listener: Hook<TurnEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** Before each model call, with the full request. */
-  onModelCall(listener: Listener<ModelCallEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onModelCall<$Out>(listener: Hook<ModelCallEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** After each model call, with the response. */
-  onModelResponse(listener: Listener<ModelResponseEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onModelResponse<$Out>(listener: Hook<ModelResponseEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When a tool failed, with the recovery decision (an observer; `.recoverTool` decides). */
-  onToolError(listener: Listener<ToolErrorEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onToolError<$Out>(listener: Hook<ToolErrorEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When a tool call's arguments did not decode, with the recovery decision. */
-  onInvalidArgs(listener: Listener<InvalidArgsEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onInvalidArgs<$Out>(listener: Hook<InvalidArgsEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When a knowledge source was used (loaded, or read from the run's cache). */
-  onKnowledgeUsed(listener: Listener<KnowledgeUsedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onKnowledgeUsed<$Out>(listener: Hook<KnowledgeUsedEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When a tool's arguments were repaired and then decoded. */
-  onArgsRepaired(listener: Listener<ArgsRepairedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onArgsRepaired<$Out>(listener: Hook<ArgsRepairedEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When the run stops on its budget. */
-  onBudgetExceeded(listener: Listener<BudgetExceededEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onBudgetExceeded<$Out>(listener: Hook<BudgetExceededEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** Once at the end of every run: success, failure or interruption. */
-  onRunEnd(listener: Listener<RunEndEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onRunEnd<$Out>(listener: Hook<RunEndEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** Every event, in order (see `AgentEvent`): for tracing and test harnesses. */
-  onEvent(listener: Listener<AgentEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onEvent<$Out>(listener: Hook<AgentEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When another hook or a recovery policy failed (the `HookFailed` event). */
-  onHookFailed(listener: Listener<HookFailedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onHookFailed<$Out>(listener: Hook<HookFailedEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /**
    * Runs the agent and resolves with its output; rejects with one of the tagged `AgentError`s.
-   * Available once `.model(...)` was called.
+   * Available once nothing is required: after `.model(...)`, and `.provide(layer)` for the services
+   * that tools, hooks and loaders require; otherwise its type names what is missing.
    */
-  run: THasModel extends true ? (input: TInput) => Promise<TOutput>
-    : AgentTypeError<"call .model(...) before .run(...), or use .runEffect(...) and provide ModelClient.layer(...)">
-  /** Runs the agent as an Effect with a typed error channel. */
-  runEffect(input: TInput): Effect.Effect<TOutput, AgentError, THasModel extends true ? never : ModelClientService>
+  run: RunMethod<T>
+  /** Runs the agent as an Effect with a typed error channel; its requirements are the services still missing. */
+  runEffect(input: T["input"]): RunEffect<T>
+}
+
+/** The shape of a new agent: nothing registered but the built-in tools, and no model yet. */
+export interface NewAgent<TName extends string, TInput, TOutput> {
+  readonly name: TName
+  readonly input: TInput
+  readonly output: TOutput
+  readonly tools: BuiltinTools
+  readonly requirements: ModelClientService
 }
 
 /** Optional Schemas for the agent's input and output. */
@@ -204,11 +261,11 @@ export type AgentRunner = (definition: AgentDefinition, input: unknown) => Effec
  * ```
  */
 export interface AgentFactory {
-  <const TName extends string>(name: TName): AgentBuilder<TName, string, string, BuiltinTools, false>
+  <const TName extends string>(name: TName): AgentBuilder<NewAgent<TName, string, string>>
   <const TName extends string, TInput = string, TOutput = string>(
     name: TName,
     options: AgentOptions<TInput, TOutput>
-  ): AgentBuilder<TName, TInput, TOutput, BuiltinTools, false>
+  ): AgentBuilder<NewAgent<TName, TInput, TOutput>>
 }
 
 /**
@@ -230,6 +287,7 @@ export const agentFactory = (runner: AgentRunner): AgentFactory =>
     registry: Symbol(name),
     prompt: undefined,
     model: undefined,
+    layers: [],
     budget: defaultBudget,
     tools: Object.values(builtinTools),
     skills: [],
@@ -245,29 +303,35 @@ export const agentFactory = (runner: AgentRunner): AgentFactory =>
     }))
   }) as AgentFactory
 
-const makeBuilder = (runner: AgentRunner, definition: AgentDefinition): AgentBuilder<string, unknown, unknown, any, boolean> => {
+const makeBuilder = (runner: AgentRunner, definition: AgentDefinition): AgentBuilder<any> => {
   const next = (patch: Partial<AgentDefinition>) => makeBuilder(runner, Object.freeze({ ...definition, ...patch }))
   const on = (event: AgentEvent["_tag"] | "*") => (listener: Listener<any>) =>
     next({ listeners: [...definition.listeners, { event, listener }] })
-  const runEffect = (input: unknown) => {
-    const run = runner(definition, input)
-    return definition.model === undefined ? run : Effect.provideService(run, ModelClientService, definition.model)
+  const runEffect = (input: unknown): Effect.Effect<unknown, AgentError, any> => {
+    let run: Effect.Effect<unknown, AgentError, any> = runner(definition, input)
+    if (definition.model !== undefined) run = Effect.provideService(run, ModelClientService, definition.model)
+    for (const layer of definition.layers) run = Effect.provide(run, layer)
+    return definition.layers.length === 0 ? run : Effect.mapError(run, (error) => (isAgentError(error) ? error : layerFailed(definition.name, error)))
   }
   return Object.freeze({
     name: definition.name,
     [AgentDefinitionKey]: definition,
     prompt: (prompt: string) => next({ prompt }),
     model: (model: ModelClient) => next({ model }),
+    provide: (layer: Layer.Layer<any, any, any>) => {
+      if (!Layer.isLayer(layer)) throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "`.provide(...)` takes a Layer" })
+      return next({ layers: [...definition.layers, layer] })
+    },
     budget: (options: BudgetOptions) => next({ budget: mergeBudget(definition.name, definition.budget, options) }),
     tools: (tools: Record<string, unknown>) => next({ tools: registerTools(definition, tools) }),
     skills: (define: (tools: any) => ReadonlyArray<unknown>) => {
       const registered = Object.fromEntries(definition.tools.map((t) => [t.name, t]))
       return next({ skills: resolveSkills(definition, define(makeHandles(registered, definition.registry))) })
     },
-    memory: (store: MemoryStore = inMemoryStore()) => next({ memory: memoryTools(store) }),
-    pickTools: (toolSelection: PickToolsOptions = {}) => next({ toolSelection }),
-    recover: (policy: ErrorPolicy) => next({ recovery: { ...definition.recovery, ...policy } }),
-    recoverTool: (tool: string, handlers: RecoveryHandlers) =>
+    memory: (store: MemoryStore<any> = inMemoryStore()) => next({ memory: memoryTools(store) }),
+    pickTools: (toolSelection: PickToolsOptions<any> = {}) => next({ toolSelection }),
+    recover: (policy: ErrorPolicy<string, any>) => next({ recovery: { ...definition.recovery, ...policy } }),
+    recoverTool: (tool: string, handlers: RecoveryHandlers<string, any>) =>
       next({ toolRecovery: { ...definition.toolRecovery, [tool]: handlers } }),
     onError: (listener: (error: AgentError) => MaybeEffect<unknown>) =>
       on("RunEnd")((event: RunEndEvent) => (event.outcome._tag === "Failure" ? listener(event.outcome.error) : undefined)),
@@ -302,9 +366,13 @@ const makeBuilder = (runner: AgentRunner, definition: AgentDefinition): AgentBui
     onHookFailed: on("HookFailed"),
     onEvent: on("*"),
     run: ((input: unknown) =>
-      definition.model === undefined
+      definition.model === undefined && definition.layers.length === 0
         ? Promise.reject(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "call .model(...) before .run(...)" }))
         : Effect.runPromise(runEffect(input) as Effect.Effect<unknown, AgentError>)) as any,
     runEffect
   })
 }
+
+/** A Layer given to `.provide(...)` failed to build: a configuration error of the agent. */
+const layerFailed = (agent: string, error: unknown): AgentConfigError =>
+  new AgentConfigError({ subject: `agent "${agent}"`, reason: `a Layer given to .provide(...) failed to build: ${describeCause(error)}` })

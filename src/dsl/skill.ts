@@ -52,7 +52,7 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
     ...handles: CheckHandles<[TAgent] extends [never] ? FirstAgent<H> : TAgent, H>
   ): Skill<[TAgent] extends [never] ? FirstAgent<H> : TAgent, TInput, TOutput, R>
   /** Makes the skill deterministic: `run` produces the final output, with no model call. */
-  implementedBy<$Input, $Output, $R = never>(run: SkillImplementation<$Input, $Output, $R>): Skill<TAgent, $Input, $Output, R | $R>
+  implementedBy<$Input, $Output, $R = never>(run: SkillImplementation<$Input, $Output, $R>): Skill<TAgent, $Input, $Output, R | NoInfer<$R>>
   /**
    * Chooses this skill for inputs the predicate accepts. Among several skills the first accepting one
    * wins; a single skill without `.when` is the fallback.
@@ -63,7 +63,7 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
    * allowlist only. Loaded on first use, cached for the run; each use fires `onKnowledgeUsed`. The
    * services the loader requires (`fileKnowledge` needs `FileSystem`) join the skill's requirements.
    */
-  knowledge<$R = never>(name: string, description: string, loader: KnowledgeLoader<$R>): Skill<TAgent, TInput, TOutput, R | $R>
+  knowledge<$R = never>(name: string, description: string, loader: KnowledgeLoader<$R>): Skill<TAgent, TInput, TOutput, R | NoInfer<$R>>
   /**
    * Makes this skill's final answer typed: the model answers by calling a `submit` tool whose parameters
    * are this Schema (or with text that decodes into it). Overrides the agent's output Schema.

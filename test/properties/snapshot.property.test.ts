@@ -9,6 +9,7 @@ import { describe, expect } from "vitest"
 import {
   agent,
   type AgentBuilder,
+  type NewAgent,
   decodeSnapshot,
   encodeSnapshot,
   ModelClientService,
@@ -49,7 +50,8 @@ const makeAgent = (options: Options, log: Array<string>) => {
     if (a < 0) throw new Error("negative")
     return a * b
   } })
-  const base = options.typed ? agent("snap", { output: Answer }) : agent("snap")
+  // One builder type for both shapes (typed or not), so the test can treat them alike.
+  const base = (options.typed ? agent("snap", { output: Answer }) : agent("snap")) as unknown as AgentBuilder<NewAgent<"snap", string, unknown>>
   const built = base
     .tools({ add, multiply })
     .skills(({ add, multiply, escalate }) => [
@@ -61,8 +63,7 @@ const makeAgent = (options: Options, log: Array<string>) => {
     .budget({ maxTurns: options.maxTurns, maxToolCalls: options.maxToolCalls })
     .recover(options.retry ? { invalidArgs: () => Recovery.retry(1), executionError: () => Recovery.retry(1) } : {})
     .disallowedToolPolicy(options.feedbackOnDisallowed ? "feedback" : "fail")
-  // One builder type for both shapes (typed or not), so the test can treat them alike.
-  return built as unknown as AgentBuilder<"snap", string, unknown, any, false>
+  return built
 }
 
 const tools = [
