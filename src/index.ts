@@ -46,11 +46,13 @@ export type {
   Severity
 } from "./dsl/recovery.ts"
 export { isSkill, skill } from "./dsl/skill.ts"
-export type { AnySkill, Skill, SkillContext, SkillImplementation, SkillPredicate } from "./dsl/skill.ts"
+export type { AnySkill, Skill, SkillContext, SkillImplementation, SkillPredicate, SkillRequirements } from "./dsl/skill.ts"
 export type { AnyToolHandle, ToolHandle, ToolHandles } from "./dsl/tool-handle.ts"
 export { isTool, tool, unsafeNoSchema } from "./dsl/tool.ts"
+export { toolLayer } from "./dsl/tool-implementation.ts"
+export type { ToolHandler, ToolImplementation } from "./dsl/tool-implementation.ts"
 export type { ArgsCodec, ArgsDecoding } from "./dsl/tool-codec.ts"
-export type { AnyTool, JsonSchemaToolOptions, SchemaToolOptions, Tool, ToolContext, UnsafeMode, UnsafeNoSchema, UnsafeToolOptions } from "./dsl/tool.ts"
+export type { AnyTool, DeclaredToolOptions, JsonSchemaToolOptions, SchemaToolOptions, Tool, ToolContext, UnsafeMode, UnsafeNoSchema, UnsafeToolOptions } from "./dsl/tool.ts"
 export { compileJsonSchema } from "./dsl/json-schema-tool.ts"
 export type { JsonSchemaContract, ToolJsonSchema } from "./dsl/json-schema-tool.ts"
 export { latentTool } from "./dsl/latent-tool.ts"
@@ -95,7 +97,23 @@ export type {
   ToolDefinition,
   Usage
 } from "./model/messages.ts"
-export { fromEnv } from "./providers/from-env.ts"
+export { fromEnv, fromEnvLayer } from "./providers/from-env.ts"
+export {
+  aiSdkLayer,
+  anthropicLayer,
+  anthropicLayerConfig,
+  ollamaLayer,
+  ollamaLayerConfig,
+  openaiLayer,
+  openaiLayerConfig
+} from "./providers/layers.ts"
+export type {
+  AnthropicSettingsConfig,
+  ModelSettingsConfig,
+  OllamaSettingsConfig,
+  OpenAiSettingsConfig,
+  SettingConfig
+} from "./providers/layers.ts"
 export { jsonMode } from "./providers/json-mode.ts"
 export type { JsonModeOptions } from "./providers/json-mode.ts"
 export type { EnvModel } from "./providers/from-env.ts"
