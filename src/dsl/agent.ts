@@ -94,7 +94,7 @@ type NoModelMessage = "call .model(...) before .run(...), or use .runEffect(...)
  * What `run` is: a function once nothing is required, otherwise a type error naming what is missing.
  */
 export type RunMethod<T extends AgentShape> = [T["requirements"]] extends [never] ? (input: T["input"]) => RunPromise<T>
-  : [ModelClientService] extends [T["requirements"]] ? AgentTypeError<NoModelMessage>
+  : [T["requirements"]] extends [ModelClientService] ? AgentTypeError<NoModelMessage>
   : ModelClientService extends T["requirements"]
     ? AgentTypeError<"call .model(...) and .provide(layer) the missing services before .run(...), or use .runEffect(...)", Exclude<T["requirements"], ModelClientService>>
   : AgentTypeError<"provide the missing services with .provide(layer) before .run(...), or use .runEffect(...) and provide them", T["requirements"]>

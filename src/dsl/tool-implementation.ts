@@ -35,7 +35,7 @@ export const toolImplementationKey = <Name extends string>(name: Name): Context.
  * @example
  * ```ts
  * const lookup = tool("lookup", { args: Schema.Struct({ id: Schema.String }), success: Schema.String })
- * const LookupLive = toolLayer(lookup, ({ id }) => Effect.map(Database.asEffect(), (db) => db.find(id)))
+ * const LookupLive = toolLayer(lookup, ({ id }) => Effect.map(Effect.service(Database), (db) => db.find(id)))
  * const LookupTest = toolLayer(lookup, ({ id }) => `fake ${id}`)
  * await support.provide(LookupTest).run("find order 7")
  * ```

@@ -180,8 +180,8 @@ export const toolNamePattern = /^[A-Za-z0-9_-]{1,64}$/
 export function tool<const Name extends string, S extends ArgsSchema, R, Req = never>(
   name: Name,
   options: SchemaToolOptions<S, R, Name, Req>
-): Tool<Name, S["Type"], R, NoInfer<Req>>
-export function tool<const Name extends string, R, Req = never>(name: Name, options: UnsafeToolOptions<R, Name, Req>): Tool<Name, unknown, R, NoInfer<Req>>
+): Tool<Name, S["Type"], R, Req>
+export function tool<const Name extends string, R, Req = never>(name: Name, options: UnsafeToolOptions<R, Name, Req>): Tool<Name, unknown, R, Req>
 /**
  * Declares a tool without `run`, implemented by a Layer: `toolLayer(tool, run)`. Agents using it
  * require `ToolImplementation<Name>`, so tests can provide another implementation.
@@ -210,7 +210,7 @@ export function tool<const Name extends string, S extends ArgsSchema, Success = 
 export function tool<const Name extends string, Args = unknown, R = unknown, Req = never>(
   name: Name,
   options: JsonSchemaToolOptions<Args, R, Name, Req>
-): Tool<Name, Args, R, NoInfer<Req>>
+): Tool<Name, Args, R, Req>
 export function tool(
   name: string,
   options:
