@@ -61,6 +61,13 @@ const plain = <A>(value: A | Redacted.Redacted<A> | Option.Option<A | Redacted.R
 const present = <T extends Record<string, unknown>>(settings: T): Partial<{ [K in keyof T]: Exclude<T[K], undefined> }> =>
   Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined)) as Partial<{ [K in keyof T]: Exclude<T[K], undefined> }>
 
+/** A client built when the Layer is: a refused option fails the Layer instead of throwing at the call. */
+const layerOf = (provider: string, make: () => ModelClient): Layer.Layer<ModelClientService, AgentConfigError> =>
+  Layer.effect(ModelClientService, Effect.try({ try: make, catch: (error) => asConfigError(provider, error) }))
+
+const asConfigError = (provider: string, error: unknown): AgentConfigError =>
+  error instanceof AgentConfigError ? error : new AgentConfigError({ subject: `${provider} layer`, reason: error instanceof Error ? error.message : String(error) })
+
 /** A Layer that reads `configs`, then builds the client; a Config failure becomes an `AgentConfigError`. */
 const layerFromConfig = <S extends Record<string, Config.Config<unknown>>>(
   provider: string,
@@ -71,13 +78,8 @@ const layerFromConfig = <S extends Record<string, Config.Config<unknown>>>(
     ModelClientService,
     Effect.gen(function*() {
       const settings = yield* Config.all(configs)
-      return yield* Effect.try({
-        try: () => make(settings as never),
-        catch: (error) => error instanceof AgentConfigError ? error : new AgentConfigError({ subject: `${provider} layer`, reason: String(error) })
-      })
-    }).pipe(Effect.mapError((error) =>
-      error instanceof AgentConfigError ? error : new AgentConfigError({ subject: `${provider} layer`, reason: error.message })
-    ))
+      return yield* Effect.try({ try: () => make(settings as never), catch: (error) => asConfigError(provider, error) })
+    }).pipe(Effect.mapError((error) => asConfigError(provider, error)))
   )
 
 /**
@@ -89,8 +91,8 @@ const layerFromConfig = <S extends Record<string, Config.Config<unknown>>>(
  * await assistant.provide(openaiLayer("gpt-4o-mini", { apiKey })).run("hi")
  * ```
  */
-export const openaiLayer = (model: string, options: OpenAiOptions = {}): Layer.Layer<ModelClientService> =>
-  Layer.succeed(ModelClientService, openai(model, options))
+export const openaiLayer = (model: string, options: OpenAiOptions = {}): Layer.Layer<ModelClientService, AgentConfigError> =>
+  layerOf("openai", () => openai(model, options))
 
 /**
  * An OpenAI client read with `Config`: by default `AI_MODEL`, `OPENAI_API_KEY`, `OPENAI_BASE_URL` and
@@ -127,8 +129,8 @@ export const openaiLayerConfig = (
  * const program = assistant.runEffect("hi").pipe(Effect.provide(ollamaLayer("qwen2.5:7b", { host: "localhost:11434" })))
  * ```
  */
-export const ollamaLayer = (model: string, options: OllamaOptions = {}): Layer.Layer<ModelClientService> =>
-  Layer.succeed(ModelClientService, ollama(model, options))
+export const ollamaLayer = (model: string, options: OllamaOptions = {}): Layer.Layer<ModelClientService, AgentConfigError> =>
+  layerOf("ollama", () => ollama(model, options))
 
 /**
  * An Ollama client read with `Config`: by default `AI_MODEL`, `OLLAMA_HOST` and `LLM_TEMPERATURE`.
@@ -156,8 +158,8 @@ export const ollamaLayerConfig = (
  * assistant.provide(anthropicLayer("claude-sonnet-4-5", { apiKey }))
  * ```
  */
-export const anthropicLayer = (model: string, options: AnthropicOptions = {}): Layer.Layer<ModelClientService> =>
-  Layer.succeed(ModelClientService, anthropic(model, options))
+export const anthropicLayer = (model: string, options: AnthropicOptions = {}): Layer.Layer<ModelClientService, AgentConfigError> =>
+  layerOf("anthropic", () => anthropic(model, options))
 
 /**
  * An Anthropic client read with `Config`: by default `AI_MODEL`, `ANTHROPIC_API_KEY`,
@@ -200,5 +202,5 @@ export const anthropicLayerConfig = (
  * assistant.provide(aiSdkLayer(createOpenAI({ apiKey })("gpt-4o-mini")))
  * ```
  */
-export const aiSdkLayer = (model: LanguageModelV3 | LanguageModelV2, options: AiSdkOptions = {}): Layer.Layer<ModelClientService> =>
-  Layer.succeed(ModelClientService, fromAiSdk(model, options))
+export const aiSdkLayer = (model: LanguageModelV3 | LanguageModelV2, options: AiSdkOptions = {}): Layer.Layer<ModelClientService, AgentConfigError> =>
+  layerOf("ai-sdk", () => fromAiSdk(model, options))

@@ -73,7 +73,7 @@ describe("tools record what they require", () => {
       AgentTypeError<"call .model(...) and .provide(layer) the missing services before .run(...), or use .runEffect(...)", Database>
     >()
     // a provider Layer stands for .model(...)
-    expectTypeOf(noModel.provide(openaiLayer("gpt-4o-mini")).provide(DatabaseLive).runEffect("x"))
+    expectTypeOf(noModel.provide(openaiLayer("gpt-4o-mini", { apiKey: "sk-test" })).provide(DatabaseLive).runEffect("x"))
       .toEqualTypeOf<Effect.Effect<string, AgentError, never>>()
   })
 })
