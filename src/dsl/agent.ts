@@ -63,6 +63,11 @@ type NewTools<TTools, $Tools> = {
  * - `requirements`: the services a run still needs: `ModelClientService` until `.model(...)`, plus what
  *   tools, hooks, knowledge loaders, memory stores, scorers and recovery handlers require, minus what
  *   `.provide(layer)` provided.
+ *
+ * @example
+ * ```ts
+ * type Support = typeof support extends AgentBuilder<infer T> ? T["requirements"] : never // Orders | AuditLog
+ * ```
  */
 export interface AgentShape {
   readonly name: string
@@ -92,6 +97,12 @@ type NoModelMessage = "call .model(...) before .run(...), or use .runEffect(...)
 
 /**
  * What `run` is: a function once nothing is required, otherwise a type error naming what is missing.
+ *
+ * @example
+ * ```ts
+ * type Run = RunMethod<{ name: "a"; input: string; output: string; tools: {}; requirements: Orders }>
+ * // AgentTypeError<"provide the missing services with .provide(layer) before .run(...), …", Orders>
+ * ```
  */
 export type RunMethod<T extends AgentShape> = [T["requirements"]] extends [never] ? (input: T["input"]) => RunPromise<T>
   : [T["requirements"]] extends [ModelClientService] ? AgentTypeError<NoModelMessage>
@@ -99,10 +110,25 @@ export type RunMethod<T extends AgentShape> = [T["requirements"]] extends [never
     ? AgentTypeError<"call .model(...) and .provide(layer) the missing services before .run(...), or use .runEffect(...)", Exclude<T["requirements"], ModelClientService>>
   : AgentTypeError<"provide the missing services with .provide(layer) before .run(...), or use .runEffect(...) and provide them", T["requirements"]>
 
-/** What `run` resolves with. */
+/**
+ * What `run` resolves with (one alias, so other result shapes can be introduced in one place).
+ *
+ * @example
+ * ```ts
+ * type Out = RunPromise<{ name: "a"; input: string; output: number; tools: {}; requirements: never }> // Promise<number>
+ * ```
+ */
 export type RunPromise<T extends AgentShape> = Promise<T["output"]>
 
-/** What `runEffect` returns: the output, a typed `AgentError`, and the services still required. */
+/**
+ * What `runEffect` returns: the output, a typed `AgentError`, and the services still required.
+ *
+ * @example
+ * ```ts
+ * type Program = RunEffect<{ name: "a"; input: string; output: string; tools: {}; requirements: Orders }>
+ * // Effect<string, AgentError, Orders>
+ * ```
+ */
 export type RunEffect<T extends AgentShape> = Effect.Effect<T["output"], AgentError, T["requirements"]>
 
 /**
@@ -218,7 +244,14 @@ export interface AgentBuilder<T extends AgentShape> {
   runEffect(input: T["input"]): RunEffect<T>
 }
 
-/** The shape of a new agent: nothing registered but the built-in tools, and no model yet. */
+/**
+ * The shape of a new agent: nothing registered but the built-in tools, and no model yet.
+ *
+ * @example
+ * ```ts
+ * const fresh: AgentBuilder<NewAgent<"a", string, string>> = agent("a")
+ * ```
+ */
 export interface NewAgent<TName extends string, TInput, TOutput> {
   readonly name: TName
   readonly input: TInput

@@ -21,10 +21,20 @@ export interface ToolImplementation<Name extends string> {
   readonly "~toolImplementation": Name
 }
 
-/** What a `ToolImplementation` service holds: the tool's `run`, its own services already provided. */
+/**
+ * What a `ToolImplementation` service holds: the tool's `run`, its own services already provided.
+ *
+ * @example
+ * ```ts
+ * const handler: ToolHandler = ({ id }) => `order ${id}`
+ * ```
+ */
 export type ToolHandler = (args: any, context: ToolContext) => MaybeEffect<unknown>
 
-/** The Context key of the implementation of the tool named `name` (keys are compared by their text). */
+/**
+ * Internal: the Context key of the implementation of the tool named `name` (keys are compared by their
+ * text, so two declared tools of the same name share an implementation).
+ */
 export const toolImplementationKey = <Name extends string>(name: Name): Context.Service<ToolImplementation<Name>, ToolHandler> =>
   Context.Service<ToolImplementation<Name>, ToolHandler>(`effect-agent-dsl/ToolImplementation/${name}`)
 

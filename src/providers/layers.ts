@@ -14,10 +14,24 @@ import { anthropic, type AnthropicOptions } from "./anthropic.ts"
 import { ollama, type OllamaOptions } from "./ollama.ts"
 import { openai, type OpenAiOptions } from "./openai.ts"
 
-/** A setting read with `Config`: a value, a secret, or `Config.option(...)` of either for "may be unset". */
+/**
+ * A setting read with `Config`: a value, a secret, or `Config.option(...)` of either for "may be unset".
+ *
+ * @example
+ * ```ts
+ * const apiKey: SettingConfig<string> = Config.option(Config.Redacted("MY_OPENAI_KEY"))
+ * ```
+ */
 export type SettingConfig<A> = Config.Config<A | Redacted.Redacted<A> | Option.Option<A | Redacted.Redacted<A>>>
 
-/** The settings every `…LayerConfig` reads; each defaults to the variable `fromEnv` reads. */
+/**
+ * The settings every `…LayerConfig` reads; each defaults to the variable `fromEnv` reads.
+ *
+ * @example
+ * ```ts
+ * const settings: ModelSettingsConfig = { model: Config.succeed("qwen2.5:7b"), temperature: Config.succeed(0) }
+ * ```
+ */
 export interface ModelSettingsConfig {
   /** Default `AI_MODEL` (required). */
   readonly model?: Config.Config<string>
@@ -25,20 +39,41 @@ export interface ModelSettingsConfig {
   readonly temperature?: SettingConfig<number>
 }
 
-/** What `openaiLayerConfig` reads: defaults `OPENAI_API_KEY`, `OPENAI_BASE_URL` (both may be unset). */
+/**
+ * What `openaiLayerConfig` reads: defaults `OPENAI_API_KEY`, `OPENAI_BASE_URL` (both may be unset).
+ *
+ * @example
+ * ```ts
+ * openaiLayerConfig({ baseURL: Config.String("LOCAL_LLM_URL") } satisfies OpenAiSettingsConfig)
+ * ```
+ */
 export interface OpenAiSettingsConfig extends ModelSettingsConfig {
   readonly apiKey?: SettingConfig<string>
   readonly baseURL?: SettingConfig<string>
 }
 
-/** What `anthropicLayerConfig` reads: defaults `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, `LLM_THINKING_BUDGET`. */
+/**
+ * What `anthropicLayerConfig` reads: defaults `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, `LLM_THINKING_BUDGET`.
+ *
+ * @example
+ * ```ts
+ * anthropicLayerConfig({ thinkingBudget: Config.succeed(4000) } satisfies AnthropicSettingsConfig)
+ * ```
+ */
 export interface AnthropicSettingsConfig extends ModelSettingsConfig {
   readonly apiKey?: SettingConfig<string>
   readonly baseURL?: SettingConfig<string>
   readonly thinkingBudget?: SettingConfig<number>
 }
 
-/** What `ollamaLayerConfig` reads: default `OLLAMA_HOST` (may be unset: `localhost:11434`). */
+/**
+ * What `ollamaLayerConfig` reads: default `OLLAMA_HOST` (may be unset: `localhost:11434`).
+ *
+ * @example
+ * ```ts
+ * ollamaLayerConfig({ host: Config.String("GPU_BOX") } satisfies OllamaSettingsConfig)
+ * ```
+ */
 export interface OllamaSettingsConfig extends ModelSettingsConfig {
   readonly host?: SettingConfig<string>
 }
