@@ -52,7 +52,7 @@ const research = pipeline(
   writer,
   loop("polish", editor, { until: (draft) => draft.startsWith("FINAL"), maxIterations: 3 })
 )
-  .then(reviewer)
+  .andThen(reviewer)
   .onRunEnd((end) => console.log(`[${end.name}] ${end.outcome._tag} in ${end.durationMs} ms`))
 
 const published = branch("publish", research, {

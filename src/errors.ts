@@ -233,12 +233,19 @@ export class BudgetExceeded extends Data.TaggedError("BudgetExceeded")<{
   readonly limit: number
   readonly used: number
   readonly transcript: ReadonlyArray<LlmMessage>
+  /**
+   * Whose limit it was when not the agent's own: the enclosing composite or calling agent whose
+   * `maxTokens`/`maxToolCalls` bound the whole tree (`used` then counts the whole tree).
+   */
+  readonly scope?: string | undefined
 }> {
   get [AgentErrorTypeId](): true {
     return true
   }
   override get message(): string {
-    return `Agent "${this.agent}" exceeded its ${this.reason} budget (${this.used} of ${this.limit}) without a final answer`
+    return this.scope === undefined
+      ? `Agent "${this.agent}" exceeded its ${this.reason} budget (${this.used} of ${this.limit}) without a final answer`
+      : `Agent "${this.agent}" exceeded the ${this.reason} budget of "${this.scope}" (${this.used} of ${this.limit}, counted over every run under it) without a final answer`
   }
 }
 

@@ -9,6 +9,7 @@ export type { RunResult } from "./runtime/run-agent.ts"
 export { decodeSnapshot, encodeSnapshot, RunSnapshotSchema } from "./runtime/snapshot.ts"
 export type { RunSnapshot } from "./runtime/snapshot.ts"
 export type { AgentBuilder, AgentFactory, AgentOptions, AgentShape, NewAgent, RunEffect, RunMethod, RunPromise, ToolNames } from "./dsl/agent.ts"
+export type { AsToolArgs, AsToolOptions } from "./dsl/agent-as-tool.ts"
 export type { AgentDefinition, SkillDefinition } from "./dsl/agent-definition.ts"
 export { builtinTools, escalateTool, throwExceptionTool } from "./dsl/builtin-tools.ts"
 export type { BuiltinTools } from "./dsl/builtin-tools.ts"
@@ -159,6 +160,7 @@ export type {
   BranchCases,
   Composite,
   CompositeEnd,
+  CompositeBudget,
   CompositeKind,
   CompositeStart,
   CompositionError,

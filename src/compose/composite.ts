@@ -1,16 +1,16 @@
 /**
  * The value every composition operator returns: itself a runnable agent-like value with `run`,
- * `runEffect`, `then`, a wall-time budget over the whole tree, and start/end hooks. Its run is a span
+ * `runEffect`, `andThen`, a budget budget over the whole tree, and start/end hooks. Its run is a span
  * (`agent.compose`) under which its children's `agent.run` spans nest, and it has its own run id, which
  * its children see as their parent (`ParentRun`).
  */
 import { newRunId } from "../internal/run-id.ts"
-import { Cause, Clock, Duration, Effect, Exit } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, identity } from "effect"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
 import { AgentConfigError, BudgetExceeded } from "../errors.ts"
 import { catchUnlessInterrupted, fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
 import { noStackTrace } from "../internal/span-options.ts"
-import { ParentRun } from "./lineage.ts"
+import { BudgetScope, CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
 import type { AnyRunnable, ErrorOf, InputOf, OutputOf, RequirementsOf, Runnable, Same } from "./runnable.ts"
 
 /** The operator a composite was built with. */
@@ -39,7 +39,7 @@ export interface CompositeEnd {
   readonly durationMs: number
 }
 
-/** What `.then(next)` accepts: a runnable whose input type is exactly `Out`. */
+/** What `.andThen(next)` accepts: a runnable whose input type is exactly `Out`. */
 export type NextStage<Out, Next> = Same<Out, InputOf<Next>> extends true ? Next
   : AgentTypeError<"the next stage's input type must equal this stage's output type: give it an input Schema of that type, agent(name, { input })">
 
@@ -63,15 +63,22 @@ export interface Composite<In, Out, E, R> extends Runnable<In, Out, E, R> {
   /** Runs it and resolves with its output; rejects with the tagged error. Needs no services. */
   run: [R] extends [never] ? (input: In) => Promise<Out>
     : AgentTypeError<"this composite needs services: use .runEffect(...) and provide them">
-  /** A pipeline of this composite, then `next` (whose input type must equal this output type). */
-  then<const Next extends AnyRunnable>(
+  /**
+   * A pipeline of this composite, then `next` (whose input type must equal this output type). Named
+   * `andThen`, as in Effect, and not `then`: a `then` method would make every composite a thenable that
+   * `await` and `async` functions returning it would call, and hang.
+   */
+  andThen<const Next extends AnyRunnable>(
     next: NextStage<Out, Next>
   ): Composite<In, OutputOf<Next>, E | ErrorOf<Next>, R | RequirementsOf<Next>>
   /**
-   * Bounds the whole tree's wall time: past `maxDuration` milliseconds every child still running is
-   * interrupted and the run fails with `BudgetExceeded("duration")`.
+   * Bounds the whole tree, every run under it included (agents called as tools too): past
+   * `maxDuration` milliseconds every child still running is interrupted and the run fails with
+   * `BudgetExceeded("duration")`; `maxTokens` and `maxToolCalls` are charged by every agent run under
+   * it, which fails with `BudgetExceeded` (its `scope` naming this composite) once the tree has none
+   * left. Each child's own budget still applies. Limits not given keep their current value.
    */
-  budget(limits: { readonly maxDuration: number }): Composite<In, Out, E | BudgetExceeded, R>
+  budget(limits: CompositeBudget): Composite<In, Out, E | BudgetExceeded, R>
   /** At the start of every run of this composite. */
   onRunStart(listener: (event: CompositeStart) => MaybeEffect<unknown>): Composite<In, Out, E, R>
   /** At the end of every run of this composite, whatever its outcome. */
@@ -81,12 +88,24 @@ export interface Composite<In, Out, E, R> extends Runnable<In, Out, E, R> {
 /** Any composite. */
 export type AnyComposite = Composite<any, any, any, any>
 
+/** Limits over a whole composite tree (see `Composite.budget`). */
+export interface CompositeBudget {
+  /** Wall time of the whole run, in milliseconds. */
+  readonly maxDuration?: number
+  /** Input and output tokens of every model call under this composite. */
+  readonly maxTokens?: number
+  /** Tool executions under this composite. */
+  readonly maxToolCalls?: number
+}
+
 interface CompositeDef {
   readonly name: string
   readonly kind: CompositeKind
   readonly children: ReadonlyArray<AnyRunnable>
   readonly body: (input: unknown) => Effect.Effect<unknown, unknown, unknown>
   readonly maxDuration: number
+  readonly maxTokens: number
+  readonly maxToolCalls: number
   readonly onStart: ReadonlyArray<(event: CompositeStart) => MaybeEffect<unknown>>
   readonly onEnd: ReadonlyArray<(event: CompositeEnd) => MaybeEffect<unknown>>
 }
@@ -105,7 +124,7 @@ export const makeComposite = (
   kind: CompositeKind,
   children: ReadonlyArray<AnyRunnable>,
   body: (input: unknown) => Effect.Effect<unknown, unknown, unknown>
-): AnyComposite => build({ name, kind, children, body, maxDuration: Infinity, onStart: [], onEnd: [] })
+): AnyComposite => build({ name, kind, children, body, maxDuration: Infinity, maxTokens: Infinity, maxToolCalls: Infinity, onStart: [], onEnd: [] })
 
 const notify = <Ev>(listeners: ReadonlyArray<(event: Ev) => MaybeEffect<unknown>>, event: Ev) =>
   Effect.forEach(listeners, (listener) =>
@@ -123,7 +142,14 @@ const build = (def: CompositeDef): AnyComposite => {
       const scope = { name: def.name, kind: def.kind, runId, parentRunId }
       yield* Effect.annotateCurrentSpan("agent.run_id", runId)
       yield* notify(def.onStart, { _tag: "CompositeStart" as const, ...scope, input })
-      const body = def.body(input).pipe(Effect.provideService(ParentRun, runId))
+      const bounds = Number.isFinite(def.maxTokens) || Number.isFinite(def.maxToolCalls)
+      const budgetScope = bounds
+        ? new BudgetScope(def.name, { tokens: def.maxTokens, toolCalls: def.maxToolCalls }, yield* CurrentBudgetScope)
+        : undefined
+      const body = def.body(input).pipe(
+        Effect.provideService(ParentRun, runId),
+        budgetScope === undefined ? identity : Effect.provideService(CurrentBudgetScope, budgetScope)
+      )
       const bounded = Number.isFinite(def.maxDuration)
         ? body.pipe(Effect.timeoutOrElse({
           duration: Duration.millis(def.maxDuration),
@@ -152,20 +178,35 @@ const build = (def: CompositeDef): AnyComposite => {
     children: def.children,
     runEffect,
     run: ((input: unknown) => Effect.runPromise(runEffect(input) as Effect.Effect<unknown, unknown>)) as any,
-    then: ((nextStage: AnyRunnable) => pipelineOf(`${def.name} → ${nextStage.name}`, [composite, nextStage])) as AnyComposite["then"],
-    budget: ({ maxDuration }: { readonly maxDuration: number }) => {
-      if (!(typeof maxDuration === "number" && maxDuration > 0)) {
-        throw new AgentConfigError({ subject: `${def.kind} "${def.name}"`, reason: `maxDuration must be a positive number of milliseconds, got ${String(maxDuration)}` })
-      }
-      return next({ maxDuration })
-    },
+    andThen: ((nextStage: AnyRunnable) => pipelineOf(`${def.name} → ${nextStage.name}`, [composite, nextStage])) as AnyComposite["andThen"],
+    budget: (limits: CompositeBudget) => next(checkBudget(def, limits)),
     onRunStart: (listener: (event: CompositeStart) => MaybeEffect<unknown>) => next({ onStart: [...def.onStart, listener] }),
     onRunEnd: (listener: (event: CompositeEnd) => MaybeEffect<unknown>) => next({ onEnd: [...def.onEnd, listener] })
   })
   return composite
 }
 
-/** The stages run one after the other, each output the next input. Shared by `pipeline` and `.then`. */
+/** Refuses limits that are not positive numbers (or a positive whole number, for counts), naming the composite. */
+const checkBudget = (def: CompositeDef, limits: CompositeBudget): Partial<CompositeDef> => {
+  const subject = `${def.kind} "${def.name}"`
+  if (typeof limits !== "object" || limits === null) throw new AgentConfigError({ subject, reason: "budget(...) takes an object of limits" })
+  const patch: Record<string, number> = {}
+  for (const key of ["maxDuration", "maxTokens", "maxToolCalls"] as const) {
+    const value: unknown = limits[key]
+    if (value === undefined) continue
+    const whole = key !== "maxDuration"
+    if (typeof value !== "number" || !(value > 0) || (whole && Number.isFinite(value) && !Number.isInteger(value))) {
+      throw new AgentConfigError({
+        subject,
+        reason: `${key} must be a positive ${whole ? "whole number" : "number of milliseconds"} (or Infinity), got ${String(value)}`
+      })
+    }
+    patch[key] = value
+  }
+  return patch
+}
+
+/** The stages run one after the other, each output the next input. Shared by `pipeline` and `.andThen`. */
 export const pipelineOf = (name: string, stages: ReadonlyArray<AnyRunnable>): AnyComposite =>
   makeComposite(name, "pipeline", stages, (input) =>
     stages.reduce<Effect.Effect<unknown, unknown, unknown>>(

@@ -9,10 +9,12 @@
 import { Effect, Layer, type Schema } from "effect"
 import { AgentConfigError, isAgentError } from "../errors.ts"
 import { type ModelClient, ModelClientService } from "../model/model-client.ts"
+import { ModelError } from "../model/model-error.ts"
 import type { AgentError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import type { MaybeEffect, RequirementsOf } from "../internal/from-maybe-effect.ts"
 import { type AgentDefinition, registerTools, resolveSkills } from "./agent-definition.ts"
+import { agentAsTool, type AsToolArgs, type AsToolOptions } from "./agent-as-tool.ts"
 import { builtinTools, type BuiltinTools } from "./builtin-tools.ts"
 import type { ErrorPolicy, RecoveryHandlers } from "./recovery.ts"
 import { type BudgetOptions, defaultBudget, mergeBudget } from "./budget.ts"
@@ -37,7 +39,7 @@ import type {
 } from "./events.ts"
 import type { PickToolsOptions } from "./pick-tools.ts"
 import { inMemoryStore, type MemoryStore, memoryTools } from "./memory.ts"
-import type { Skill, SkillRequirements } from "./skill.ts"
+import type { AllDeterministic, Skill, SkillKind, SkillRequirements } from "./skill.ts"
 import { makeHandles, type RegisterFirst, type SkillHandles } from "./tool-handle.ts"
 import type { AnyTool, Tool } from "./tool.ts"
 import type { AgentTypeError } from "./agent-type-error.ts"
@@ -60,7 +62,8 @@ type NewTools<TTools, $Tools> = {
  * - `name`: the agent's literal name; tool handles carry it.
  * - `input` / `output`: what `run` takes and returns (strings unless Schemas are given to `agent`).
  * - `tools`: the registered tools, keyed as passed to `.tools(...)`.
- * - `requirements`: the services a run still needs: `ModelClientService` until `.model(...)`, plus what
+ * - `requirements`: the services a run still needs: `ModelClientService` until `.model(...)` (or until
+ *   every skill is implemented by a function, `implementedBy`), plus what
  *   tools, hooks, knowledge loaders, memory stores, scorers and recovery handlers require, minus what
  *   `.provide(layer)` provided.
  *
@@ -93,7 +96,7 @@ type Requiring<T extends AgentShape, R> = [R] extends [never] ? AgentBuilder<T> 
 type Hook<E, $Out> = (event: E) => $Out
 
 /** The message of `run` while a model has not been set (kept as it was for the model-only case). */
-type NoModelMessage = "call .model(...) before .run(...), or use .runEffect(...) and provide ModelClient.layer(...)"
+type NoModelMessage = "call .model(...) before .run(...) (or implement every skill with .implementedBy(...)), or use .runEffect(...) and provide ModelClient.layer(...)"
 
 /**
  * What `run` is: a function once nothing is required, otherwise a type error naming what is missing.
@@ -163,9 +166,13 @@ export interface AgentBuilder<T extends AgentShape> {
    * skill cannot name an unregistered tool or another agent's tool. Without skills, the agent has one
    * implicit skill that may use every registered tool.
    */
-  skills<$Skills extends ReadonlyArray<Skill<T["name"], T["input"], T["output"], any>>>(
+  skills<const $Skills extends ReadonlyArray<Skill<T["name"], T["input"], T["output"], SkillKind, any>>>(
     define: (tools: SkillHandles<RegisterFirst, T["name"], T["tools"]>) => $Skills
-  ): Requiring<T, SkillRequirements<$Skills[number]>>
+  ): Next<T, {
+    requirements:
+      | (AllDeterministic<$Skills> extends true ? Exclude<T["requirements"], ModelClientService> : T["requirements"])
+      | SkillRequirements<$Skills[number]>
+  }>
   /**
    * Gives the agent memory: `memory_read`, `memory_write` and `memory_search` join every skill's
    * allowlist. The store (default: a new `inMemoryStore()`) lives as long as this agent value, so runs
@@ -242,6 +249,21 @@ export interface AgentBuilder<T extends AgentShape> {
   run: RunMethod<T>
   /** Runs the agent as an Effect with a typed error channel; its requirements are the services still missing. */
   runEffect(input: T["input"]): RunEffect<T>
+  /**
+   * This agent as a tool for another agent: its arguments are this agent's input (an object input as
+   * is, any other as `{ input }`), its result this agent's output. Each call is a child run of the
+   * calling run (`parentRunId`, nested spans, usage charged to the caller's budget); without a model
+   * of its own, it uses the caller's. The tool requires the services this agent still requires.
+   *
+   * @example
+   * ```ts
+   * const researcher = agent("researcher").model(m).prompt("Find facts")
+   * const writer = agent("writer").model(m).tools({ research: researcher.asTool({ name: "research" }) })
+   * ```
+   */
+  asTool<const $Name extends string>(
+    options: AsToolOptions<$Name>
+  ): Tool<$Name, AsToolArgs<T["input"]>, T["output"], Exclude<T["requirements"], ModelClientService>>
 }
 
 /**
@@ -336,13 +358,30 @@ export const agentFactory = (runner: AgentRunner): AgentFactory =>
     }))
   }) as AgentFactory
 
+/** Every skill is implemented by a function: the agent runs without a model. */
+const isModelFree = (definition: AgentDefinition): boolean =>
+  definition.skills.length > 0 && definition.skills.every((s) => s.implementation !== undefined)
+
+/**
+ * The model of an agent made only of deterministic skills: only a choice among several skills without
+ * `.when` would call it, and then the run fails with this explanation.
+ */
+const noModel = (agent: string): ModelClient => ({
+  chat: () =>
+    Effect.fail(new ModelError({
+      provider: "none",
+      reason: `agent "${agent}" has no model: its skills are deterministic, but choosing among several skills without .when(...) needs one. Give the skills predicates, or call .model(...)`
+    }))
+})
+
 const makeBuilder = (runner: AgentRunner, definition: AgentDefinition): AgentBuilder<any> => {
   const next = (patch: Partial<AgentDefinition>) => makeBuilder(runner, Object.freeze({ ...definition, ...patch }))
   const on = (event: AgentEvent["_tag"] | "*") => (listener: Listener<any>) =>
     next({ listeners: [...definition.listeners, { event, listener }] })
+  const model = definition.model ?? (isModelFree(definition) ? noModel(definition.name) : undefined)
   const runEffect = (input: unknown): Effect.Effect<unknown, AgentError, any> => {
     let run: Effect.Effect<unknown, AgentError, any> = runner(definition, input)
-    if (definition.model !== undefined) run = Effect.provideService(run, ModelClientService, definition.model)
+    if (model !== undefined) run = Effect.provideService(run, ModelClientService, model)
     for (const layer of definition.layers) run = Effect.provide(run, layer)
     return definition.layers.length === 0 ? run : Effect.mapError(run, (error) => (isAgentError(error) ? error : layerFailed(definition.name, error)))
   }
@@ -399,10 +438,11 @@ const makeBuilder = (runner: AgentRunner, definition: AgentDefinition): AgentBui
     onHookFailed: on("HookFailed"),
     onEvent: on("*"),
     run: ((input: unknown) =>
-      definition.model === undefined && definition.layers.length === 0
+      model === undefined && definition.layers.length === 0
         ? Promise.reject(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "call .model(...) before .run(...)" }))
         : Effect.runPromise(runEffect(input) as Effect.Effect<unknown, AgentError>)) as any,
-    runEffect
+    runEffect,
+    asTool: ((options: AsToolOptions<string>) => agentAsTool(definition, runEffect, options)) as any
   })
 }
 

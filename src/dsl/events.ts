@@ -19,6 +19,11 @@ interface RunScoped {
   readonly agent: string
   /** Identifies the run, so events of concurrent runs can be told apart. */
   readonly runId: string
+  /**
+   * The run this one runs under, when it has one: the composite that runs it, or the agent that called
+   * it as a tool or handed off to it. Absent for top-level runs.
+   */
+  readonly parentRunId?: string
 }
 interface SkillScoped extends RunScoped {
   readonly skill: string
@@ -126,6 +131,8 @@ export interface BudgetExceededEvent extends RunScoped {
   readonly reason: BudgetReason
   readonly limit: number
   readonly used: number
+  /** Whose limit it was when not this agent's own (an enclosing composite or calling agent). */
+  readonly scope?: string
 }
 /** The run ended, successfully or not. */
 export interface RunEndEvent extends RunScoped {

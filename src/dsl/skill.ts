@@ -17,10 +17,14 @@ export interface SkillContext {
 /** A deterministic implementation: from the run's input to the final output; its Effect may require `R`. */
 export type SkillImplementation<TInput, TOutput, R = never> = (input: TInput, context: SkillContext) => MaybeEffect<TOutput, R>
 
+/** Whether a skill talks to a model (`"agentic"`) or is implemented by a function (`"deterministic"`). */
+export type SkillKind = "agentic" | "deterministic"
+
 /**
  * An immutable skill description. `TAgent` is the agent whose tool handles it uses (`never` while it
- * uses none); `TInput`/`TOutput` are fixed by `implementedBy`; `R` is what its implementation and
- * knowledge loaders require.
+ * uses none); `TInput`/`TOutput` are fixed by `implementedBy`, which also makes `TKind`
+ * `"deterministic"` (an agent whose skills are all deterministic runs without a model); `R` is what
+ * its implementation and knowledge loaders require.
  *
  * @example
  * ```ts
@@ -28,7 +32,7 @@ export type SkillImplementation<TInput, TOutput, R = never> = (input: TInput, co
  * const echo = skill("echo").implementedBy((input: string) => input)
  * ```
  */
-export interface Skill<TAgent extends string = never, TInput = any, TOutput = any, R = never> {
+export interface Skill<TAgent extends string = never, TInput = any, TOutput = any, TKind extends SkillKind = SkillKind, R = never> {
   readonly _tag: "Skill"
   readonly name: string
   readonly description: string
@@ -44,31 +48,35 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
   readonly "~uses handles of agent"?: TAgent
   /** Phantom: the services its implementation and knowledge loaders require. */
   readonly "~requires"?: R
+  /** Phantom: whether the skill is implemented by a function. */
+  readonly "~kind"?: TKind
   /**
    * Adds tools to the skill's allowlist, by the handles `.skills(...)` provides. A raw tool, or a handle
    * of another agent than the skill's other handles, is a compile error at that argument.
    */
   tools<const H extends ReadonlyArray<unknown>>(
     ...handles: CheckHandles<[TAgent] extends [never] ? FirstAgent<H> : TAgent, H>
-  ): Skill<[TAgent] extends [never] ? FirstAgent<H> : TAgent, TInput, TOutput, R>
+  ): Skill<[TAgent] extends [never] ? FirstAgent<H> : TAgent, TInput, TOutput, TKind, R>
   /** Makes the skill deterministic: `run` produces the final output, with no model call. */
-  implementedBy<$Input, $Output, $R = never>(run: SkillImplementation<$Input, $Output, $R>): Skill<TAgent, $Input, $Output, R | NoInfer<$R>>
+  implementedBy<$Input, $Output, $R = never>(
+    run: SkillImplementation<$Input, $Output, $R>
+  ): Skill<TAgent, $Input, $Output, "deterministic", R | NoInfer<$R>>
   /**
    * Chooses this skill for inputs the predicate accepts. Among several skills the first accepting one
    * wins; a single skill without `.when` is the fallback.
    */
-  when(predicate: SkillPredicate): Skill<TAgent, TInput, TOutput, R>
+  when(predicate: SkillPredicate): Skill<TAgent, TInput, TOutput, TKind, R>
   /**
    * Exposes a lazy knowledge source to the model as a tool named `name` (no arguments), on this skill's
    * allowlist only. Loaded on first use, cached for the run; each use fires `onKnowledgeUsed`. The
    * services the loader requires (`fileKnowledge` needs `FileSystem`) join the skill's requirements.
    */
-  knowledge<$R = never>(name: string, description: string, loader: KnowledgeLoader<$R>): Skill<TAgent, TInput, TOutput, R | NoInfer<$R>>
+  knowledge<$R = never>(name: string, description: string, loader: KnowledgeLoader<$R>): Skill<TAgent, TInput, TOutput, TKind, R | NoInfer<$R>>
   /**
    * Makes this skill's final answer typed: the model answers by calling a `submit` tool whose parameters
    * are this Schema (or with text that decodes into it). Overrides the agent's output Schema.
    */
-  output<$Output>(schema: Schema.Codec<$Output, any, never, never>): Skill<TAgent, TInput, $Output, R>
+  output<$Output>(schema: Schema.Codec<$Output, any, never, never>): Skill<TAgent, TInput, $Output, TKind, R>
 }
 
 /** The agent of the first handle in `H` (`never` for `any`, already reported where it came from). */
@@ -90,10 +98,22 @@ export type CheckHandles<TAgent extends string, H extends ReadonlyArray<unknown>
 export type SkillPredicate = (input: string) => boolean
 
 /** Any skill. */
-export type AnySkill = Skill<string, any, any, any>
+export type AnySkill = Skill<string, any, any, SkillKind, any>
 
 /** The services a skill (or a union of skills) requires. */
-export type SkillRequirements<S> = S extends Skill<any, any, any, infer R> ? R : never
+export type SkillRequirements<S> = S extends Skill<any, any, any, any, infer R> ? R : never
+
+/**
+ * True when every skill of the list is deterministic: an agent made of them needs no model.
+ *
+ * @example
+ * ```ts
+ * type Free = AllDeterministic<[Skill<"a", string, string, "deterministic">]> // true
+ * ```
+ */
+export type AllDeterministic<Skills extends ReadonlyArray<unknown>> = Skills extends ReadonlyArray<Skill<any, any, any, infer K, any>>
+  ? [K] extends ["deterministic"] ? true : false
+  : false
 
 /**
  * Starts a skill. Give it tools with `.tools(...)` or an implementation with `.implementedBy(...)`;
@@ -104,7 +124,7 @@ export type SkillRequirements<S> = S extends Skill<any, any, any, infer R> ? R :
  * agent("calc").tools({ add }).skills(({ add }) => [skill("compute", "Perform calculations").tools(add)])
  * ```
  */
-export const skill = (name: string, description = ""): Skill => <Skill> makeSkill({
+export const skill = (name: string, description = ""): Skill<never, any, any, "agentic"> => <Skill<never, any, any, "agentic">> makeSkill({
     name,
     description,
     handles: [],
@@ -124,14 +144,15 @@ interface SkillState {
   readonly outputSchema: Schema.Codec<any, any, never, never> | undefined
 }
 
-const makeSkill = (state: SkillState): Skill<any, any, any, any> =>
+const makeSkill = (state: SkillState): Skill<any, any, any, any, any> =>
   Object.freeze({
     _tag: "Skill",
     ...state,
     tools: ((...handles: ReadonlyArray<AnyToolHandle>) => makeSkill({ ...state, handles: [...state.handles, ...handles] })) as (
       ...handles: ReadonlyArray<unknown>
-    ) => Skill<any, any, any, any>,
-    implementedBy: (implementation: SkillImplementation<any, any, any>) => makeSkill({ ...state, implementation }),
+    ) => Skill<any, any, any, any, any>,
+    implementedBy: (implementation: SkillImplementation<any, any, any>) =>
+      makeSkill({ ...state, implementation }) as Skill<any, any, any, "deterministic", any>,
     when: (predicate: SkillPredicate) => makeSkill({ ...state, predicate }),
     knowledge: (name: string, description: string, load: KnowledgeLoader<any>) =>
       makeSkill({ ...state, knowledgeSources: [...state.knowledgeSources, { name, description, load }] }),

@@ -2,9 +2,12 @@
  * The budget ledger of one run: one row per dimension (its limit, what was used, which thresholds
  * fired), counters private and changed only through `spend*` methods. Checks and threshold events are
  * driven by the rows, so adding a dimension is adding a row, not another scattered `if`. Its state is
- * plain data (`LedgerState`) so a run snapshot can carry it.
+ * plain data (`LedgerState`) so a run snapshot can carry it. Tokens and tool calls are counted in the
+ * run's `BudgetScope`, so runs under this one (agents called as tools, handoffs) charge it, and this run
+ * charges every enclosing scope (a bounded composite, a calling agent).
  */
 import type { Budget } from "../dsl/budget.ts"
+import { BudgetScope, type ScopeOverrun } from "../dsl/lineage.ts"
 import type { BudgetReason } from "../errors.ts"
 
 /** The ledger as data: what a snapshot stores. */
@@ -36,8 +39,13 @@ export interface LedgerRow {
   readonly used: number
 }
 
-/** Why a charge would go past a limit: the row to report in `BudgetExceeded`. */
-export type Overrun = LedgerRow
+/**
+ * Why a charge would go past a limit: the row to report in `BudgetExceeded`, with the owner of the
+ * limit when it is an enclosing scope's rather than the run's own.
+ */
+export interface Overrun extends LedgerRow {
+  readonly scope?: string | undefined
+}
 
 const limitOf = (budget: Budget, reason: BudgetReason): number => {
   switch (reason) {
@@ -61,8 +69,8 @@ const watched: ReadonlyArray<BudgetReason> = ["turns", "toolCalls", "tokens", "c
 
 export class BudgetLedger {
   #turns: number
-  #toolCalls: number
-  #tokens: number
+  /** Counts tokens and tool calls for this run and the runs under it, and charges the enclosing scopes. */
+  readonly scope: BudgetScope
   #lastTool: string | undefined
   #consecutive: number
   /** Allocated on the first threshold that fires: most runs have none. */
@@ -71,11 +79,12 @@ export class BudgetLedger {
   constructor(
     private readonly budget: Budget,
     private readonly thresholds: ReadonlyArray<number>,
-    state: LedgerState = emptyLedger
+    state: LedgerState = emptyLedger,
+    owner = "",
+    parent: BudgetScope | undefined = undefined
   ) {
     this.#turns = state.turns
-    this.#toolCalls = state.toolCalls
-    this.#tokens = state.tokens
+    this.scope = new BudgetScope(owner, { tokens: budget.maxTokens, toolCalls: budget.maxToolCalls }, parent, state)
     this.#lastTool = state.lastTool
     this.#consecutive = state.consecutive
     this.#fired = state.thresholdsFired.length === 0 ? undefined : new Set(state.thresholdsFired)
@@ -91,14 +100,13 @@ export class BudgetLedger {
   }
 
   get toolCalls(): number {
-    return this.#toolCalls
+    return this.scope.used("toolCalls")
   }
 
-  /** Before a model call: the overrun when no turn or no token is left. */
+  /** Before a model call: the overrun when no turn or no token is left (here or in an enclosing scope). */
   checkTurn(): Overrun | undefined {
     if (this.#turns >= this.budget.maxTurns) return { reason: "turns", limit: this.budget.maxTurns, used: this.#turns }
-    if (this.#tokens >= this.budget.maxTokens) return { reason: "tokens", limit: this.budget.maxTokens, used: this.#tokens }
-    return undefined
+    return this.#fromScope(this.scope.exhausted("tokens"))
   }
 
   /** Counts one model call (routing included). */
@@ -108,21 +116,25 @@ export class BudgetLedger {
 
   /** Counts a response's tokens; the overrun when they went past the limit. */
   spendTokens(tokens: number): Overrun | undefined {
-    this.#tokens += tokens
-    return this.#tokens > this.budget.maxTokens ? { reason: "tokens", limit: this.budget.maxTokens, used: this.#tokens } : undefined
+    return this.#fromScope(this.scope.charge("tokens", tokens))
   }
 
-  /** Before executing `tool`: the overrun when no tool call is left or one tool would repeat too often. */
+  /**
+   * Before executing `tool`: the overrun when no tool call is left (here or in an enclosing scope) or one
+   * tool would repeat too often. Call `spendExecution` right after, with no yield in between, so that
+   * concurrent runs sharing a scope cannot both take its last call.
+   */
   checkExecution(tool: string): Overrun | undefined {
-    if (this.#toolCalls >= this.budget.maxToolCalls) return { reason: "toolCalls", limit: this.budget.maxToolCalls, used: this.#toolCalls }
+    const exhausted = this.scope.exhausted("toolCalls")
+    if (exhausted !== undefined) return this.#fromScope(exhausted)
     const limit = this.budget.maxConsecutiveSameTool
     if (this.#lastTool === tool && this.#consecutive >= limit) return { reason: "consecutiveTool", limit, used: this.#consecutive }
     return undefined
   }
 
-  /** Counts one execution of `tool`. */
+  /** Counts one execution of `tool`, here and in every enclosing scope. */
   spendExecution(tool: string): void {
-    this.#toolCalls += 1
+    this.scope.charge("toolCalls", 1)
     this.#consecutive = this.#lastTool === tool ? this.#consecutive + 1 : 1
     this.#lastTool = tool
   }
@@ -131,8 +143,8 @@ export class BudgetLedger {
   rows(elapsedMs: number): ReadonlyArray<LedgerRow> {
     const used: Record<string, number> = {
       turns: this.#turns,
-      toolCalls: this.#toolCalls,
-      tokens: this.#tokens,
+      toolCalls: this.scope.used("toolCalls"),
+      tokens: this.scope.used("tokens"),
       consecutiveTool: this.#consecutive,
       duration: elapsedMs
     }
@@ -158,12 +170,18 @@ export class BudgetLedger {
     return crossed
   }
 
+  #fromScope(overrun: ScopeOverrun | undefined): Overrun | undefined {
+    if (overrun === undefined) return undefined
+    const row = { reason: overrun.reason, limit: overrun.limit, used: overrun.used }
+    return overrun.scope === this.scope ? row : { ...row, scope: overrun.scope.owner }
+  }
+
   /** The ledger as data. */
   state(): LedgerState {
     return {
       turns: this.#turns,
-      toolCalls: this.#toolCalls,
-      tokens: this.#tokens,
+      toolCalls: this.scope.used("toolCalls"),
+      tokens: this.scope.used("tokens"),
       lastTool: this.#lastTool,
       consecutive: this.#consecutive,
       thresholdsFired: this.#fired === undefined ? [] : [...this.#fired]

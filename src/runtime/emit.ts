@@ -5,16 +5,25 @@
  * `HookFailed` event to `onHookFailed` listeners, whose own failures are only logged.
  */
 import { Effect } from "effect"
-import type { AgentEvent, HookFailedEvent } from "../dsl/events.ts"
+import type { AgentEvent, HookFailedEvent, Listener } from "../dsl/events.ts"
+import { ParentRun } from "../dsl/lineage.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { AgentPlan } from "./plan.ts"
 
-/** Sends `event` to every listener of its tag. Never fails. */
+/**
+ * Sends `event` to every listener of its tag, stamped with the parent run's id when the run has one
+ * (`ParentRun`, set by composites and by agents for the runs their tools start). Never fails.
+ */
 export const emit = (plan: AgentPlan, event: AgentEvent): Effect.Effect<void> => {
   const listeners = plan.listeners.get(event._tag)
   if (listeners === undefined) return Effect.void
-  return Effect.forEach(
+  return Effect.flatMap(ParentRun, (parentRunId: string | undefined) =>
+    deliver(plan, listeners, parentRunId === undefined ? event : { ...event, parentRunId }))
+}
+
+const deliver = (plan: AgentPlan, listeners: ReadonlyArray<Listener<any>>, event: AgentEvent): Effect.Effect<void> =>
+  Effect.forEach(
     listeners,
     (listener) =>
       fromMaybeEffect(() => listener(event)).pipe(
@@ -22,7 +31,6 @@ export const emit = (plan: AgentPlan, event: AgentEvent): Effect.Effect<void> =>
       ),
     { discard: true }
   ).pipe(Effect.asVoid)
-}
 
 /** Reports a failure of user code that must not change the run (a hook or a recovery policy). */
 export const reportHookFailure = (plan: AgentPlan, runId: string, hook: AgentEvent["_tag"], error: unknown): Effect.Effect<void> => {

@@ -8,6 +8,7 @@
 import { newRunId } from "../internal/run-id.ts"
 import { Cause, Clock, Duration, Effect, Exit, Schema } from "effect"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
+import { CurrentBudgetScope } from "../dsl/lineage.ts"
 import { pickTools } from "../dsl/pick-tools.ts"
 import type { RunEndEvent } from "../dsl/events.ts"
 import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed } from "../errors.ts"
@@ -79,12 +80,13 @@ const execute = (definition: AgentDefinition, start: Start, control: DriveContro
     const now = yield* Clock.currentTimeMillis
     const runId = start._tag === "Resume" ? start.snapshot.state.runId : yield* newRunId(now)
     const startedAt = start._tag === "Resume" ? now - start.snapshot.state.elapsedMs : now
+    const parentScope = yield* CurrentBudgetScope
     yield* Effect.annotateCurrentSpan("agent.run_id", runId)
     let ctx: RunContext | undefined
     const body: Effect.Effect<RunResult, AgentError, ModelClientService> = Effect.gen(function*() {
       if (start._tag === "Resume") {
         const skill = yield* checkSnapshot(plan, start.snapshot)
-        ctx = RunContext.restore(plan, skill, stateOf(start.snapshot), now)
+        ctx = RunContext.restore(plan, skill, stateOf(start.snapshot), now, parentScope)
         yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
         return yield* driveToResult(ctx, control)
       }
@@ -92,7 +94,7 @@ const execute = (definition: AgentDefinition, start: Start, control: DriveContro
       yield* emit(plan, { _tag: "RunStart", agent: plan.name, runId, input })
       const text = yield* inputText(definition, input)
       const chosen = yield* chooseSkill(plan, runId, text)
-      ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, chosen.turns)
+      ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, chosen.turns, parentScope)
       yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
       yield* ctx.emit({ _tag: "SkillChosen", how: chosen.how })
       const implementation = chosen.skill.definition.implementation

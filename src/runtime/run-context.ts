@@ -10,6 +10,7 @@ import type { AgentEvent } from "../dsl/events.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import { BudgetExceeded } from "../errors.ts"
 import type { LlmMessage, ModelRequest, ToolCall, ToolDefinition } from "../model/messages.ts"
+import type { BudgetScope } from "../dsl/lineage.ts"
 import { BudgetLedger, emptyLedger, type LedgerState, type Overrun } from "./budget-ledger.ts"
 import { emit } from "./emit.ts"
 import type { AgentPlan, SkillPlan } from "./plan.ts"
@@ -70,9 +71,10 @@ export class RunContext {
     readonly input: string,
     /** When the run started, on this process's clock (now minus the time spent before a resume). */
     readonly startedAt: number,
-    state: Omit<RunState, "runId" | "input" | "skill" | "elapsedMs"> | undefined
+    state: Omit<RunState, "runId" | "input" | "skill" | "elapsedMs"> | undefined,
+    parentScope: BudgetScope | undefined
   ) {
-    this.ledger = new BudgetLedger(plan.budget, plan.thresholds, state?.ledger ?? emptyLedger)
+    this.ledger = new BudgetLedger(plan.budget, plan.thresholds, state?.ledger ?? emptyLedger, plan.name, parentScope)
     this.#transcript = [...(state?.transcript ?? [])]
     this.#pending = state?.pending ?? []
     this.#offered = state === undefined ? skill.offerable : skill.offerable.filter((t) => state.offered.includes(t.name))
@@ -80,16 +82,27 @@ export class RunContext {
     this.#knowledge = new Map(Object.entries(state?.knowledge ?? {}))
   }
 
-  /** A new run's context; `turns` already spent (1 after a model-routed skill choice). */
-  static start(plan: AgentPlan, skill: SkillPlan, runId: string, input: string, startedAt: number, turns: number): RunContext {
-    const context = new RunContext(plan, skill, runId, input, startedAt, undefined)
+  /**
+   * A new run's context; `turns` already spent (1 after a model-routed skill choice). `parentScope` is
+   * the budget scope of the enclosing run, which this run's tokens and tool calls are charged to as well.
+   */
+  static start(
+    plan: AgentPlan,
+    skill: SkillPlan,
+    runId: string,
+    input: string,
+    startedAt: number,
+    turns: number,
+    parentScope?: BudgetScope
+  ): RunContext {
+    const context = new RunContext(plan, skill, runId, input, startedAt, undefined, parentScope)
     for (let i = 0; i < turns; i++) context.ledger.spendTurn()
     return context
   }
 
   /** A context continuing `state` (see `RunState`), started `state.elapsedMs` before `now`. */
-  static restore(plan: AgentPlan, skill: SkillPlan, state: RunState, now: number): RunContext {
-    return new RunContext(plan, skill, state.runId, state.input, now - state.elapsedMs, state)
+  static restore(plan: AgentPlan, skill: SkillPlan, state: RunState, now: number, parentScope?: BudgetScope): RunContext {
+    return new RunContext(plan, skill, state.runId, state.input, now - state.elapsedMs, state, parentScope)
   }
 
   get agent(): string {
@@ -233,6 +246,12 @@ export const budgetExceeded = (
   overrun: Overrun,
   transcript: ReadonlyArray<LlmMessage>
 ): Effect.Effect<never, BudgetExceeded> =>
-  emit(plan, { _tag: "BudgetExceeded", agent: plan.name, runId, reason: overrun.reason, limit: overrun.limit, used: overrun.used }).pipe(
-    Effect.andThen(Effect.fail(new BudgetExceeded({ agent: plan.name, ...overrun, transcript: [...transcript] })))
-  )
+  emit(plan, {
+    _tag: "BudgetExceeded",
+    agent: plan.name,
+    runId,
+    reason: overrun.reason,
+    limit: overrun.limit,
+    used: overrun.used,
+    ...(overrun.scope === undefined ? {} : { scope: overrun.scope })
+  }).pipe(Effect.andThen(Effect.fail(new BudgetExceeded({ agent: plan.name, ...overrun, transcript: [...transcript] }))))

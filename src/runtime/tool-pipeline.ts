@@ -19,6 +19,7 @@ import { type BudgetExceeded, InvalidToolArgs, ToolFailed } from "../errors.ts"
 import type { ToolCall } from "../model/messages.ts"
 import { escalationContent, invalidArgsFeedback, toolFailedFeedback, toolResultContent, untrustedContent } from "./prompt.ts"
 import { decideExecutionError, decideInvalidArgs } from "./recover.ts"
+import { CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
 import type { RunContext } from "./run-context.ts"
 
 /** Where a call stands when the handlers are asked. */
@@ -185,7 +186,9 @@ class Recovering {
  */
 const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown): Effect.Effect<Exit.Exit<string, unknown>, BudgetExceeded> =>
   Effect.gen(function*() {
-    yield* ctx.ensure(ctx.ledger.checkExecution(tool.name))
+    // Checked and charged with no yield in between: concurrent runs sharing a budget scope cannot both take its last call.
+    const overrun = ctx.ledger.checkExecution(tool.name)
+    if (overrun !== undefined) return yield* ctx.exceed(overrun)
     ctx.ledger.spendExecution(tool.name)
     yield* ctx.checkThresholds()
     const knowledge = ctx.skill.knowledge.get(tool.name)
@@ -206,8 +209,12 @@ const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown):
     return Exit.succeed(content) as Exit.Exit<string, unknown>
   })
 
+/** Runs started by the tool (an agent called as a tool) run under this run: its id is their parent, its budget scope theirs. */
 const executeWithin = (ctx: RunContext, tool: AnyTool, args: unknown, toolCallId: string) => {
-  const execution = Effect.exit(executeTool(tool, args, toolCallId))
+  const execution = Effect.exit(executeTool(tool, args, toolCallId)).pipe(
+    Effect.provideService(ParentRun, ctx.runId),
+    Effect.provideService(CurrentBudgetScope, ctx.ledger.scope)
+  )
   const limit = ctx.ledger.limit("perToolTimeout")
   if (!Number.isFinite(limit)) return execution
   return execution.pipe(

@@ -27,10 +27,10 @@ describe("pipeline", () => {
     expect(writerModel.requests[0]?.messages.at(-1)).toEqual({ role: "user", content: '{"topic":"effect","depth":2}' })
   })
 
-  it("chains with .then and ends on the first failure", async () => {
+  it("chains with .andThen and ends on the first failure", async () => {
     const failing = agent("failing").model(scriptedModel(new ModelError({ provider: "test", reason: "down" })))
     const lastModel = scriptedModel(text("never"))
-    const chained = pipeline("p", answering("a", "x"), failing).then(agent("last").model(lastModel))
+    const chained = pipeline("p", answering("a", "x"), failing).andThen(agent("last").model(lastModel))
     expect(failureOf(await runExit(chained.runEffect("go")))).toMatchObject({ _tag: "ModelError", reason: "down" })
     expect(lastModel.requests).toHaveLength(0)
   })

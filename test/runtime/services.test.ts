@@ -144,6 +144,17 @@ describe("hooks, knowledge, memory, scorers and recovery handlers with services"
   })
 })
 
+describe("agents as tools", () => {
+  it("a child agent's services come from its own .provide or from the caller's", async () => {
+    const child = agent("child").tools({ status }).model(callsOnce("status", { id: "5" }))
+    const parentModel = () => callsOnce("research", { input: "order 5?" })
+    const viaCaller = agent("parent").model(parentModel()).tools({ research: child.asTool({ name: "research" }) }).provide(OrdersLive)
+    expect(await viaCaller.run("q")).toBe("order 5 shipped")
+    const viaChild = agent("parent").model(parentModel()).tools({ research: child.provide(OrdersLive).asTool({ name: "research" }) })
+    expect(await viaChild.run("q")).toBe("order 5 shipped")
+  })
+})
+
 describe("a Layer that fails to build", () => {
   it("fails the run with AgentConfigError naming the cause, and never crashes", async () => {
     const broken = Layer.effect(Orders, Effect.fail(new Error("no database URL")))

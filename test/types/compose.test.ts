@@ -26,14 +26,14 @@ describe("pipelines line up", () => {
     const research = pipeline("research", planner, writer, chat)
     expectTypeOf(research.run).parameter(0).toEqualTypeOf<string>()
     expectTypeOf(research.run).returns.toEqualTypeOf<Promise<string>>()
-    expectTypeOf(pipeline("p", chat, planner).then(writer).run).returns.toEqualTypeOf<Promise<string>>()
+    expectTypeOf(pipeline("p", chat, planner).andThen(writer).run).returns.toEqualTypeOf<Promise<string>>()
   })
 
   it("rejects adjacent stages whose types differ", () => {
     // @ts-expect-error writer takes a plan, chat outputs text
     pipeline("bad", chat, writer)
-    // @ts-expect-error .then: writer takes a plan, chat outputs text
-    pipeline("p", planner, writer).then(writer)
+    // @ts-expect-error .andThen: writer takes a plan, chat outputs text
+    pipeline("p", planner, writer).andThen(writer)
   })
 })
 

@@ -134,3 +134,21 @@ describe("tools implemented by a Layer", () => {
     toolLayer(find, () => 42)
   })
 })
+
+describe("with deterministic skills and agents as tools (merged from main)", () => {
+  it("an agent of deterministic skills needs no model, but still the services they require", () => {
+    const orders = agent("orders").skills(() => [
+      skill("status").implementedBy((id: string) => Effect.flatMap(Effect.service(Database), (db) => db.find(id)))
+    ])
+    expectTypeOf(orders.runEffect("7")).toEqualTypeOf<Effect.Effect<string, AgentError, Database>>()
+    expectTypeOf(orders.provide(DatabaseLive).run).toEqualTypeOf<(input: string) => Promise<string>>()
+  })
+
+  it("an agent as a tool requires what the agent requires, except the model it takes from its caller", () => {
+    const child = agent("child").tools({ lookup })
+    const research = child.asTool({ name: "research" })
+    expectTypeOf<Tool.Requirements<typeof research>>().toEqualTypeOf<Database>()
+    const parent = agent("parent").model(model).tools({ research })
+    expectTypeOf(parent.runEffect("x")).toEqualTypeOf<Effect.Effect<string, AgentError, Database>>()
+  })
+})
