@@ -5,7 +5,7 @@
  * one from a snapshot).
  */
 import { Effect } from "effect"
-import { type AgentBuilder, agentFactory, type AgentFactory, definitionOf, type AgentDefinitionKey } from "./dsl/agent.ts"
+import { type AgentBuilder, type AgentShape, agentFactory, type AgentFactory, definitionOf, type AgentDefinitionKey, withDefinitionServices } from "./dsl/agent.ts"
 import type { RunResultOf } from "./dsl/run-outcome.ts"
 import type { AnyTool } from "./dsl/tool.ts"
 import type { LlmMessage } from "./model/messages.ts"
@@ -37,7 +37,7 @@ export const agent: AgentFactory = agentFactory(runAgent, streamAgent, resumeAge
 type AnyBuilder = { readonly [AgentDefinitionKey]: AgentDefinition }
 
 const withModel = <A>(definition: AgentDefinition, run: Effect.Effect<A, AgentError, ModelClientService>) =>
-  definition.model === undefined ? run : Effect.provideService(run, ModelClientService, definition.model)
+  withDefinitionServices(definition, run) as Effect.Effect<A, AgentError, ModelClientService>
 
 /**
  * Runs an agent until it finishes or has taken `suspendAfter` steps (one model call or one tool call
@@ -89,18 +89,18 @@ export const resume = (
  * await chat.send("What is my name?") // the model sees the first exchange
  * ```
  */
-export const session = <TInput, TOutput, TTools extends Record<string, AnyTool>>(
-  builder: AgentBuilder<any, TInput, TOutput, TTools, true>,
+export const session = <T extends AgentShape & { readonly requirements: never }>(
+  builder: AgentBuilder<T>,
   id: string,
   options: SessionOptions = {}
-): Session<TInput, RunResultOf<TTools, TOutput>> => {
+): Session<T["input"], RunResultOf<T["tools"], T["output"]>> => {
   const definition = definitionOf(builder)
   const core = makeSession(definition, id, options)
-  const sendEffect = (input: TInput) => withModel(definition, core.send(input)) as Effect.Effect<RunResultOf<TTools, TOutput>, AgentError>
+  const sendEffect = (input: T["input"]) => withModel(definition, core.send(input)) as Effect.Effect<RunResultOf<T["tools"], T["output"]>, AgentError>
   return Object.freeze({
     id,
     sendEffect,
-    send: (input: TInput) => Effect.runPromise(sendEffect(input)),
+    send: (input: T["input"]) => Effect.runPromise(sendEffect(input)),
     history: core.history
   })
 }

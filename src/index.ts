@@ -22,7 +22,7 @@ export type { InterceptContext, Interception, InterceptionOf, Interceptor } from
 export type { Decisions } from "./dsl/decision.ts"
 export type { Completed, MayNeedApproval, PendingApproval, RunResultOf, Suspended } from "./dsl/run-outcome.ts"
 export type { RunSnapshot } from "./runtime/snapshot.ts"
-export type { AgentBuilder, AgentFactory, AgentOptions, ToolNames } from "./dsl/agent.ts"
+export type { AgentBuilder, AgentFactory, AgentOptions, AgentShape, NewAgent, RunEffect, RunMethod, RunPromise, ToolNames } from "./dsl/agent.ts"
 export type { AsToolArgs, AsToolOptions } from "./dsl/agent-as-tool.ts"
 export type { AgentDefinition, SkillDefinition } from "./dsl/agent-definition.ts"
 export { builtinTools, escalateTool, throwExceptionTool } from "./dsl/builtin-tools.ts"
@@ -62,13 +62,16 @@ export type {
   Severity
 } from "./dsl/recovery.ts"
 export { isSkill, skill } from "./dsl/skill.ts"
-export type { AnySkill, Skill, SkillContext, SkillImplementation, SkillPredicate } from "./dsl/skill.ts"
+export type { AnySkill, Skill, SkillContext, SkillImplementation, SkillPredicate, SkillRequirements } from "./dsl/skill.ts"
 export type { AnyToolHandle, ToolHandle, ToolHandles } from "./dsl/tool-handle.ts"
 export { isTool, tool, unsafeNoSchema } from "./dsl/tool.ts"
+export { toolLayer } from "./dsl/tool-implementation.ts"
+export type { ToolHandler, ToolImplementation } from "./dsl/tool-implementation.ts"
 export type { ArgsCodec, ArgsDecoding } from "./dsl/tool-codec.ts"
 export type {
   AnyTool,
   ApprovalContext,
+  DeclaredToolOptions,
   JsonSchemaToolOptions,
   NeedsApproval,
   SchemaToolOptions,
@@ -127,7 +130,23 @@ export type {
   ToolDefinition,
   Usage
 } from "./model/messages.ts"
-export { fromEnv } from "./providers/from-env.ts"
+export { fromEnv, fromEnvLayer } from "./providers/from-env.ts"
+export {
+  aiSdkLayer,
+  anthropicLayer,
+  anthropicLayerConfig,
+  ollamaLayer,
+  ollamaLayerConfig,
+  openaiLayer,
+  openaiLayerConfig
+} from "./providers/layers.ts"
+export type {
+  AnthropicSettingsConfig,
+  ModelSettingsConfig,
+  OllamaSettingsConfig,
+  OpenAiSettingsConfig,
+  SettingConfig
+} from "./providers/layers.ts"
 export { jsonMode } from "./providers/json-mode.ts"
 export type { JsonModeOptions } from "./providers/json-mode.ts"
 export type { EnvModel } from "./providers/from-env.ts"

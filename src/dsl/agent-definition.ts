@@ -2,7 +2,7 @@
  * The immutable description of an agent that the builder produces and the runtime interprets, with
  * the construction-time checks that keep it consistent.
  */
-import type { Schema } from "effect"
+import type { Layer, Schema } from "effect"
 import { AgentConfigError } from "../errors.ts"
 import type { ModelClient } from "../model/model-client.ts"
 import type { PickToolsOptions } from "./pick-tools.ts"
@@ -23,7 +23,7 @@ export interface SkillDefinition {
   readonly name: string
   readonly description: string
   readonly tools: ReadonlyArray<AnyTool>
-  readonly implementation: SkillImplementation<any, any> | undefined
+  readonly implementation: SkillImplementation<any, any, any> | undefined
   readonly predicate: SkillPredicate | undefined
   /** Knowledge sources, exposed as argument-less tools on this skill's allowlist only. */
   readonly knowledge: ReadonlyArray<KnowledgeSource>
@@ -48,6 +48,8 @@ export interface AgentDefinition {
   readonly registry: symbol
   readonly prompt: string | undefined
   readonly model: ModelClient | undefined
+  /** Layers from `.provide(...)`, in call order; each run is provided with them (the last outermost). */
+  readonly layers: ReadonlyArray<Layer.Layer<any, any, any>>
   readonly budget: Budget
   /** Registered tools, in registration order. */
   readonly tools: ReadonlyArray<AnyTool>
@@ -59,14 +61,14 @@ export interface AgentDefinition {
   /** `memory_read`, `memory_write`, `memory_search` when `.memory(...)` was called; on every skill's allowlist. */
   readonly memory: ReadonlyArray<AnyTool>
   /** When set, each model call is offered only the top tools of the allowlist for the input. */
-  readonly toolSelection: PickToolsOptions | undefined
+  readonly toolSelection: PickToolsOptions<any> | undefined
   readonly listeners: ReadonlyArray<RegisteredListener>
   /** Distinct thresholds (shares of a limit) that `onBudgetThreshold` listeners wait for. */
   readonly budgetThresholds: ReadonlyArray<number>
   /** Agent-wide recovery defaults (`.recover({...})`). */
-  readonly recovery: ErrorPolicy
+  readonly recovery: ErrorPolicy<string, any>
   /** Per-tool recovery handlers (`.recoverTool(name, {...})`), by tool name. */
-  readonly toolRecovery: Readonly<Record<string, RecoveryHandlers>>
+  readonly toolRecovery: Readonly<Record<string, RecoveryHandlers<string, any>>>
   /** What a call to a tool outside the allowlist (or to no tool at all) does. */
   readonly disallowedToolPolicy: "fail" | "feedback"
   readonly input: Schema.Codec<any, any, never, never> | undefined

@@ -6,12 +6,13 @@
  * The builder never imports the loop: `agentFactory(runner)` takes the function that runs a
  * definition (as Kysely's builders take a query executor), and the package entry binds it once.
  */
-import { Effect, type Schema, Stream } from "effect"
-import { AgentConfigError } from "../errors.ts"
+import { Effect, Layer, type Schema, Stream } from "effect"
+import { AgentConfigError, isAgentError } from "../errors.ts"
 import { type ModelClient, ModelClientService } from "../model/model-client.ts"
 import { ModelError } from "../model/model-error.ts"
 import type { AgentError } from "../errors.ts"
-import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
+import { describeCause } from "../internal/describe-cause.ts"
+import type { MaybeEffect, RequirementsOf } from "../internal/from-maybe-effect.ts"
 import { type AgentDefinition, AgentDefinitionKey, registerTools, resolveSkills } from "./agent-definition.ts"
 import { agentAsTool, type AsToolArgs, type AsToolOptions } from "./agent-as-tool.ts"
 import { builtinTools, type BuiltinTools } from "./builtin-tools.ts"
@@ -44,7 +45,7 @@ import type { Interceptor } from "./interceptor.ts"
 import type { BudgetLimitPolicy } from "./budget-policy.ts"
 import type { RunResultOf } from "./run-outcome.ts"
 import { inMemoryStore, type MemoryStore, memoryTools } from "./memory.ts"
-import type { AllDeterministic, Skill } from "./skill.ts"
+import type { AllDeterministic, Skill, SkillKind, SkillRequirements } from "./skill.ts"
 import { makeHandles, type RegisterFirst, type SkillHandles } from "./tool-handle.ts"
 import type { AnyTool, Tool } from "./tool.ts"
 import type { AgentTypeError } from "./agent-type-error.ts"
@@ -57,166 +58,258 @@ type Simplify<T> = { [K in keyof T]: T[K] } & {}
 /** Each key must be its tool's name, and names already registered are refused, at compile time. */
 type NewTools<TTools, $Tools> = {
   readonly [K in keyof $Tools]: K extends keyof TTools ? AgentTypeError<"a tool with this name is already registered on the agent">
-    : $Tools[K] extends Tool<K & string, any, any, any> ? $Tools[K]
+    : $Tools[K] extends Tool<K & string, any, any, any, any> ? $Tools[K]
     : AgentTypeError<"each key must be the tool's own name: .tools({ add }) or .tools({ [add.name]: add })">
 }
 
 /**
- * An agent under construction, and runnable as soon as it has a model.
+ * What an agent builder has recorded, as one record (as Effect's `Tool<Name, Config, Requirements>`):
  *
- * - `TName`: the agent's literal name; tool handles carry it.
- * - `TInput` / `TOutput`: what `run` takes and returns (strings unless Schemas are given to `agent`).
- * - `TTools`: the registered tools, keyed as passed to `.tools(...)`.
- * - `THasModel`: whether the agent runs on its own: `.model(...)` was called, or every skill is
- *   implemented by a function (`implementedBy`); otherwise `runEffect` requires `ModelClientService`.
+ * - `name`: the agent's literal name; tool handles carry it.
+ * - `input` / `output`: what `run` takes and returns (strings unless Schemas are given to `agent`).
+ * - `tools`: the registered tools, keyed as passed to `.tools(...)`.
+ * - `requirements`: the services a run still needs: `ModelClientService` until `.model(...)` (or until
+ *   every skill is implemented by a function, `implementedBy`), plus what
+ *   tools, hooks, knowledge loaders, memory stores, scorers and recovery handlers require, minus what
+ *   `.provide(layer)` provided.
+ *
+ * @example
+ * ```ts
+ * type Support = typeof support extends AgentBuilder<infer T> ? T["requirements"] : never // Orders | AuditLog
+ * ```
  */
-export interface AgentBuilder<
-  TName extends string,
-  TInput,
-  TOutput,
-  TTools extends Record<string, AnyTool>,
-  THasModel extends boolean
-> {
-  readonly name: TName
+export interface AgentShape {
+  readonly name: string
+  readonly input: unknown
+  readonly output: unknown
+  readonly tools: Record<string, AnyTool>
+  readonly requirements: unknown
+}
+
+/** The builder after a call that changed some slots of its shape. */
+type Next<T extends AgentShape, U extends Partial<AgentShape>> = AgentBuilder<{
+  readonly name: T["name"]
+  readonly input: T["input"]
+  readonly output: T["output"]
+  readonly tools: "tools" extends keyof U ? Extract<U["tools"], Record<string, AnyTool>> : T["tools"]
+  readonly requirements: "requirements" extends keyof U ? U["requirements"] : T["requirements"]
+}>
+
+/** The builder after registering user code that requires `R` (unchanged when `R` is `never`). */
+type Requiring<T extends AgentShape, R> = [R] extends [never] ? AgentBuilder<T> : Next<T, { requirements: T["requirements"] | R }>
+
+/** A hook whose answer's requirements are inferred: a value or a Promise needs nothing, an Effect its `R`. */
+type Hook<E, $Out> = (event: E) => $Out
+
+/** The message of `run` while a model has not been set (kept as it was for the model-only case). */
+type NoModelMessage = "call .model(...) before .run(...) (or implement every skill with .implementedBy(...)), or use .runEffect(...) and provide ModelClient.layer(...)"
+
+/**
+ * What `run` is: a function once nothing is required, otherwise a type error naming what is missing.
+ *
+ * @example
+ * ```ts
+ * type Run = RunMethod<{ name: "a"; input: string; output: string; tools: {}; requirements: Orders }>
+ * // AgentTypeError<"provide the missing services with .provide(layer) before .run(...), …", Orders>
+ * ```
+ */
+export type RunMethod<T extends AgentShape> = [T["requirements"]] extends [never] ? (input: T["input"]) => RunPromise<T>
+  : [T["requirements"]] extends [ModelClientService] ? AgentTypeError<NoModelMessage>
+  : ModelClientService extends T["requirements"]
+    ? AgentTypeError<"call .model(...) and .provide(layer) the missing services before .run(...), or use .runEffect(...)", Exclude<T["requirements"], ModelClientService>>
+  : AgentTypeError<"provide the missing services with .provide(layer) before .run(...), or use .runEffect(...) and provide them", T["requirements"]>
+
+/**
+ * What `run` resolves with: the output, or `Completed<Out> | Suspended` when a registered tool may
+ * need approval (see `RunResultOf`).
+ *
+ * @example
+ * ```ts
+ * type Out = RunPromise<{ name: "a"; input: string; output: number; tools: {}; requirements: never }> // Promise<number>
+ * ```
+ */
+export type RunPromise<T extends AgentShape> = Promise<RunResultOf<T["tools"], T["output"]>>
+
+/**
+ * What `runEffect` returns: the output, a typed `AgentError`, and the services still required.
+ *
+ * @example
+ * ```ts
+ * type Program = RunEffect<{ name: "a"; input: string; output: string; tools: {}; requirements: Orders }>
+ * // Effect<string, AgentError, Orders>
+ * ```
+ */
+export type RunEffect<T extends AgentShape> = Effect.Effect<RunResultOf<T["tools"], T["output"]>, AgentError, T["requirements"]>
+
+/**
+ * What `runStream` returns: every event of the run and the model's deltas, failing with the run's error.
+ *
+ * @example
+ * ```ts
+ * type Events = RunStream<{ name: "a"; input: string; output: string; tools: {}; requirements: never }>
+ * ```
+ */
+export type RunStream<T extends AgentShape> = Stream.Stream<RunStreamEvent, AgentError, T["requirements"]>
+
+/**
+ * An agent under construction, and runnable as soon as nothing is required. `T` records its name,
+ * input, output, tools and the services it still requires (see {@link AgentShape}).
+ */
+export interface AgentBuilder<T extends AgentShape> {
+  readonly name: T["name"]
   /** @internal The immutable definition the runtime interprets; read it with `definitionOf`. */
   readonly [AgentDefinitionKey]: AgentDefinition
   /** Sets the system prompt. */
-  prompt(text: string): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  prompt(text: string): AgentBuilder<T>
   /** Sets the model: a provider (`openai(...)`, `ollama(...)`) or any `ModelClient`. */
-  model(client: ModelClient): AgentBuilder<TName, TInput, TOutput, TTools, true>
+  model(client: ModelClient): Next<T, { requirements: Exclude<T["requirements"], ModelClientService> }>
+  /**
+   * Provides services to every run, as `Effect.provide` would: what the Layer provides leaves the
+   * requirements, what it needs joins them. A Layer that fails to build fails the run with
+   * `AgentConfigError`. Requirements registered after this call are not covered by its type.
+   */
+  provide<ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>): Next<T, { requirements: Exclude<T["requirements"], ROut> | RIn }>
   /** Sets budget limits; unspecified limits keep their current value (default `maxTurns: 8`). */
-  budget(options: BudgetOptions): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  budget(options: BudgetOptions): AgentBuilder<T>
   /**
    * Registers tools, keyed by their names (`.tools({ add, multiply })`). Their handles are passed to
-   * `.skills(...)`; a name already registered is refused.
+   * `.skills(...)`; a name already registered is refused. The services the tools require join the agent's.
    */
   tools<const $Tools extends Record<string, AnyTool>>(
-    tools: $Tools & NewTools<TTools, $Tools>
-  ): AgentBuilder<TName, TInput, TOutput, Simplify<TTools & $Tools>, THasModel>
+    tools: $Tools & NewTools<T["tools"], $Tools>
+  ): Next<T, { tools: Simplify<T["tools"] & $Tools>; requirements: T["requirements"] | Tool.Requirements<$Tools[keyof $Tools]> }>
   /**
    * Declares skills from the handles of the registered tools. Only these handles are accepted, so a
    * skill cannot name an unregistered tool or another agent's tool. Without skills, the agent has one
    * implicit skill that may use every registered tool.
    */
-  skills<const $Skills extends ReadonlyArray<Skill<TName, TInput, TOutput>>>(
-    define: (tools: SkillHandles<RegisterFirst, TName, TTools>) => $Skills
-  ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel extends true ? true : AllDeterministic<$Skills>>
+  skills<const $Skills extends ReadonlyArray<Skill<T["name"], T["input"], T["output"], SkillKind, any>>>(
+    define: (tools: SkillHandles<RegisterFirst, T["name"], T["tools"]>) => $Skills
+  ): Next<T, {
+    requirements:
+      | (AllDeterministic<$Skills> extends true ? Exclude<T["requirements"], ModelClientService> : T["requirements"])
+      | SkillRequirements<$Skills[number]>
+  }>
   /**
    * Gives the agent memory: `memory_read`, `memory_write` and `memory_search` join every skill's
    * allowlist. The store (default: a new `inMemoryStore()`) lives as long as this agent value, so runs
    * of the same agent share it and other agents do not.
    */
-  memory(store?: MemoryStore): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  memory<$R = never>(store?: MemoryStore<$R>): Requiring<T, $R>
   /**
    * Offers each model call only the top tools of the skill's allowlist for the run's input (see
    * `pickTools`). The allowlist still governs execution. When no tool scores, all allowed tools are offered.
    */
-  pickTools(options?: PickToolsOptions): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  pickTools<$R = never>(options?: PickToolsOptions<$R>): Requiring<T, $R>
   /**
    * The agent's recovery defaults for invalid arguments and failed executions, below each tool's own
    * `recover` and `.recoverTool(name, ...)` (default `Recovery.feedback`). Merged with earlier calls.
    */
-  recover(policy: ErrorPolicy<ToolNames<TTools>>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  recover<$R = never>(policy: ErrorPolicy<ToolNames<T["tools"]>, $R>): Requiring<T, $R>
   /** Recovery handlers for one tool, ahead of the agent's `.recover` defaults and behind the tool's own. */
-  recoverTool<const $Name extends ToolNames<TTools>>(
+  recoverTool<const $Name extends ToolNames<T["tools"]>, $R = never>(
     tool: $Name,
-    handlers: RecoveryHandlers<$Name>
-  ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+    handlers: RecoveryHandlers<$Name, $R>
+  ): Requiring<T, $R>
   /**
    * An observer called once per failed run with the typed error (after `RunEnd`'s outcome is known);
    * a listener that throws is reported and never masks the error. To decide recovery, use `.recover`.
    */
-  onError(listener: (error: AgentError) => MaybeEffect<unknown>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onError<$Out>(listener: Hook<AgentError, $Out>): Requiring<T, RequirementsOf<$Out>>
   /**
    * What a call to a tool outside the skill's allowlist (or to no tool at all) does: `"fail"` (default,
    * `ToolNotAllowed`) or `"feedback"` (the model is told which tools it may use, and the loop goes on).
    */
-  disallowedToolPolicy(policy: "fail" | "feedback"): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  disallowedToolPolicy(policy: "fail" | "feedback"): AgentBuilder<T>
   /** When the model called a tool outside the allowlist or an unknown tool, under either policy. */
-  onToolHallucinated(listener: Listener<ToolHallucinatedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onToolHallucinated<$Out>(listener: Hook<ToolHallucinatedEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /**
    * Once per budget dimension, when a run's usage first reaches `threshold` (default 0.8) of its limit.
    */
-  onBudgetThreshold(
+  onBudgetThreshold<$Out>(
     options: { readonly threshold?: number },
-    listener: Listener<BudgetThresholdEvent>
-  ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+    listener: Hook<BudgetThresholdEvent, $Out>
+  ): Requiring<T, RequirementsOf<$Out>>
   /** After a tool ran successfully: its name, decoded args, result and duration. */
-  onToolUse(listener: Listener<ToolUseEvent<TTools>>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onToolUse<$Out>(listener: Hook<ToolUseEvent<T["tools"]>, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** At the start of each run. */
-  onRunStart(listener: Listener<RunStartEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onRunStart<$Out>(listener: Hook<RunStartEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When the skill handling the run was chosen. */
-  onSkillChosen(listener: Listener<SkillChosenEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onSkillChosen<$Out>(listener: Hook<SkillChosenEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** At the start of each turn. */
-  onTurn(listener: Listener<TurnEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onTurn<$Out>(listener: Hook<TurnEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** Before each model call, with the full request. */
-  onModelCall(listener: Listener<ModelCallEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onModelCall<$Out>(listener: Hook<ModelCallEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** After each model call, with the response. */
-  onModelResponse(listener: Listener<ModelResponseEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onModelResponse<$Out>(listener: Hook<ModelResponseEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When a tool failed, with the recovery decision (an observer; `.recoverTool` decides). */
-  onToolError(listener: Listener<ToolErrorEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onToolError<$Out>(listener: Hook<ToolErrorEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When a tool call's arguments did not decode, with the recovery decision. */
-  onInvalidArgs(listener: Listener<InvalidArgsEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onInvalidArgs<$Out>(listener: Hook<InvalidArgsEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When a knowledge source was used (loaded, or read from the run's cache). */
-  onKnowledgeUsed(listener: Listener<KnowledgeUsedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onKnowledgeUsed<$Out>(listener: Hook<KnowledgeUsedEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When the model handed the conversation to another agent (`skill.handoffs(...)`). */
-  onHandoff(listener: Listener<HandoffEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onHandoff<$Out>(listener: Hook<HandoffEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When a tool's arguments were repaired and then decoded. */
-  onArgsRepaired(listener: Listener<ArgsRepairedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onArgsRepaired<$Out>(listener: Hook<ArgsRepairedEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When the run stops on its budget. */
-  onBudgetExceeded(listener: Listener<BudgetExceededEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onBudgetExceeded<$Out>(listener: Hook<BudgetExceededEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** Once at the end of every run: success, failure or interruption. */
-  onRunEnd(listener: Listener<RunEndEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onRunEnd<$Out>(listener: Hook<RunEndEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** Every event, in order (see `AgentEvent`): for tracing and test harnesses. */
-  onEvent(listener: Listener<AgentEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onEvent<$Out>(listener: Hook<AgentEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When another hook or a recovery policy failed (the `HookFailed` event). */
-  onHookFailed(listener: Listener<HookFailedEvent>): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  onHookFailed<$Out>(listener: Hook<HookFailedEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /**
    * Runs the agent and resolves with its output; rejects with one of the tagged `AgentError`s.
-   * Available once `.model(...)` was called.
+   * Available once nothing is required: after `.model(...)`, and `.provide(layer)` for the services
+   * that tools, hooks and loaders require; otherwise its type names what is missing.
    */
-  run: THasModel extends true ? (input: TInput) => Promise<RunResultOf<TTools, TOutput>>
-    : AgentTypeError<"call .model(...) before .run(...) (or implement every skill with .implementedBy(...)), or use .runEffect(...) and provide ModelClient.layer(...)">
+  run: RunMethod<T>
   /**
-   * Runs the agent as an Effect with a typed error channel. With a tool that may need approval, the
-   * result is `Completed<TOutput> | Suspended` (see `RunResultOf`).
+   * Runs the agent as an Effect with a typed error channel; its requirements are the services still
+   * missing. With a tool that may need approval, the result is `Completed<Out> | Suspended`.
    */
-  runEffect(input: TInput): Effect.Effect<RunResultOf<TTools, TOutput>, AgentError, THasModel extends true ? never : ModelClientService>
+  runEffect(input: T["input"]): RunEffect<T>
+  /**
+   * Runs the agent as a Stream of its events with the model's text, reasoning and tool-call deltas,
+   * ending with `RunEnd`, failing with the run's `AgentError`. The same loop as `runEffect`; stopping
+   * the stream stops the run and its model request. For Promise code: `Stream.toAsyncIterable(...)`,
+   * `Stream.toReadableStream(...)` or `eventStreamResponse(...)`.
+   */
+  runStream(input: T["input"]): RunStream<T>
   /**
    * Continues a suspended run from its snapshot (the `RunSnapshot`, its parsed JSON or its JSON text),
    * in this process or another, with one decision per waiting call: `Decision.approve`,
    * `Decision.deny(reason)` or `Decision.edit(args)`.
    */
-  resume(
-    snapshot: unknown,
-    decisions: Decisions
-  ): Effect.Effect<RunResultOf<TTools, TOutput>, AgentError, THasModel extends true ? never : ModelClientService>
+  resume(snapshot: unknown, decisions: Decisions): RunEffect<T>
   /**
    * Adds an interceptor for one tool: before each call of it runs, `interceptor` sees the decoded
    * arguments and answers `Intercept.proceed`, `.proceedWith(args)`, `.deny(reason)`,
    * `.substitute(result)` or (for tools that may need approval) `.suspend(reason)`. Several
    * interceptors of a tool run in order until one does not proceed.
    */
-  intercept<const $Name extends ToolNames<TTools>>(
+  intercept<const $Name extends ToolNames<T["tools"]>>(
     tool: $Name,
-    interceptor: Interceptor<Extract<TTools[keyof TTools], Tool<$Name, any, any, any>>>
-  ): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+    interceptor: Interceptor<Extract<T["tools"][keyof T["tools"]], Tool<$Name, any, any, any, any>>>
+  ): AgentBuilder<T>
   /**
    * What reaching a countable limit (turns, tool calls, tokens, repetitions) does instead of failing
    * with `BudgetExceeded`: `BudgetPolicy.extend(by)` (bounded: extensions of a limit add up to at most
    * the limit itself), `BudgetPolicy.finalAnswer` (one last model call without tools) or `.fail`.
    */
-  budgetPolicy(policy: BudgetLimitPolicy): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  budgetPolicy(policy: BudgetLimitPolicy): AgentBuilder<T>
   /**
    * Signs every snapshot this agent takes (HMAC-SHA256 with `secret`) and resumes only snapshots
    * signed so: unsigned, foreign or tampered ones are refused with `SnapshotRejected`.
    */
-  signSnapshots(secret: string): AgentBuilder<TName, TInput, TOutput, TTools, THasModel>
+  signSnapshots(secret: string): AgentBuilder<T>
   /**
    * This agent as a tool for another agent: its arguments are this agent's input (an object input as
    * is, any other as `{ input }`), its result this agent's output. Each call is a child run of the
    * calling run (`parentRunId`, nested spans, usage charged to the caller's budget); without a model
-   * of its own, it uses the caller's.
+   * of its own, it uses the caller's. The tool requires the services this agent still requires.
    *
    * @example
    * ```ts
@@ -224,14 +317,25 @@ export interface AgentBuilder<
    * const writer = agent("writer").model(m).tools({ research: researcher.asTool({ name: "research" }) })
    * ```
    */
-  asTool<const $Name extends string>(options: AsToolOptions<$Name>): Tool<$Name, AsToolArgs<TInput>, TOutput>
-  /**
-   * Runs the agent as a Stream of its events with the model's text, reasoning and tool-call deltas,
-   * ending with `RunEnd`, failing with the run's `AgentError`. The same loop as `runEffect`; stopping
-   * the stream stops the run and its model request. For Promise code: `Stream.toAsyncIterable(...)`,
-   * `Stream.toReadableStream(...)` or `eventStreamResponse(...)`.
-   */
-  runStream(input: TInput): Stream.Stream<RunStreamEvent, AgentError, THasModel extends true ? never : ModelClientService>
+  asTool<const $Name extends string>(
+    options: AsToolOptions<$Name>
+  ): Tool<$Name, AsToolArgs<T["input"]>, T["output"], Exclude<T["requirements"], ModelClientService>>
+}
+
+/**
+ * The shape of a new agent: nothing registered but the built-in tools, and no model yet.
+ *
+ * @example
+ * ```ts
+ * const fresh: AgentBuilder<NewAgent<"a", string, string>> = agent("a")
+ * ```
+ */
+export interface NewAgent<TName extends string, TInput, TOutput> {
+  readonly name: TName
+  readonly input: TInput
+  readonly output: TOutput
+  readonly tools: BuiltinTools
+  readonly requirements: ModelClientService
 }
 
 /** Optional Schemas for the agent's input and output. */
@@ -269,11 +373,11 @@ const noResumer: AgentResumer = (definition) =>
  * ```
  */
 export interface AgentFactory {
-  <const TName extends string>(name: TName): AgentBuilder<TName, string, string, BuiltinTools, false>
+  <const TName extends string>(name: TName): AgentBuilder<NewAgent<TName, string, string>>
   <const TName extends string, TInput = string, TOutput = string>(
     name: TName,
     options: AgentOptions<TInput, TOutput>
-  ): AgentBuilder<TName, TInput, TOutput, BuiltinTools, false>
+  ): AgentBuilder<NewAgent<TName, TInput, TOutput>>
 }
 
 /**
@@ -295,6 +399,7 @@ export const agentFactory = (runner: AgentRunner, streamer?: AgentStreamer, resu
     registry: Symbol(name),
     prompt: undefined,
     model: undefined,
+    layers: [],
     budget: defaultBudget,
     tools: Object.values(builtinTools),
     skills: [],
@@ -332,40 +437,60 @@ interface Runners {
   readonly resumer: AgentResumer
 }
 
-const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilder<string, unknown, unknown, any, boolean> => {
+/**
+ * Internal: provides a definition's own services to one of its runs: its model (or, for an agent made
+ * only of deterministic skills, a model that explains why none is needed), then the Layers given to
+ * `.provide` (a Layer that fails to build fails the run with `AgentConfigError`).
+ *
+ * @example
+ * ```ts
+ * const run = withDefinitionServices(definition, runAgent(definition, input))
+ * ```
+ */
+export const withDefinitionServices = <A, R>(definition: AgentDefinition, run: Effect.Effect<A, AgentError, R>): Effect.Effect<A, AgentError, any> => {
+  const model = definition.model ?? (isModelFree(definition) ? noModel(definition.name) : undefined)
+  let provided: Effect.Effect<A, AgentError, any> = model === undefined ? run : Effect.provideService(run, ModelClientService, model)
+  for (const layer of definition.layers) provided = Effect.provide(provided, layer)
+  return definition.layers.length === 0
+    ? provided
+    : Effect.mapError(provided, (error) => (isAgentError(error) ? error : layerFailed(definition.name, error)))
+}
+
+const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilder<any> => {
   const { runner, streamer, resumer } = runners
   const next = (patch: Partial<AgentDefinition>) => makeBuilder(runners, Object.freeze({ ...definition, ...patch }))
   const on = (event: AgentEvent["_tag"] | "*") => (listener: Listener<any>) =>
     next({ listeners: [...definition.listeners, { event, listener }] })
   const model = definition.model ?? (isModelFree(definition) ? noModel(definition.name) : undefined)
-  const runEffect = (input: unknown) => {
-    const run = runner(definition, input)
-    return model === undefined ? run : Effect.provideService(run, ModelClientService, model)
-  }
-  const runStream = (input: unknown) => {
+  const withServices = (run: Effect.Effect<unknown, AgentError, any>) => withDefinitionServices(definition, run)
+  const runEffect = (input: unknown): Effect.Effect<unknown, AgentError, any> => withServices(runner(definition, input))
+  const resume = (snapshot: unknown, decisions: Decisions) => withServices(resumer(definition, snapshot, decisions))
+  const runStream = (input: unknown): Stream.Stream<RunStreamEvent, AgentError, any> => {
     if (streamer === undefined) {
       return Stream.fail(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "this agent factory was made without a streaming runner" }))
     }
-    const events = streamer(definition, input)
-    return model === undefined ? events : Stream.provideService(events, ModelClientService, model)
-  }
-  const resume = (snapshot: unknown, decisions: Decisions) => {
-    const run = resumer(definition, snapshot, decisions)
-    return model === undefined ? run : Effect.provideService(run, ModelClientService, model)
+    let events: Stream.Stream<RunStreamEvent, AgentError, any> = streamer(definition, input)
+    if (model !== undefined) events = Stream.provideService(events, ModelClientService, model)
+    for (const layer of definition.layers) events = Stream.provide(events, layer)
+    return definition.layers.length === 0 ? events : Stream.mapError(events, (error) => (isAgentError(error) ? error : layerFailed(definition.name, error)))
   }
   return Object.freeze({
     name: definition.name,
     [AgentDefinitionKey]: definition,
     prompt: (prompt: string) => next({ prompt }),
     model: (model: ModelClient) => next({ model }),
+    provide: (layer: Layer.Layer<any, any, any>) => {
+      if (!Layer.isLayer(layer)) throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "`.provide(...)` takes a Layer" })
+      return next({ layers: [...definition.layers, layer] })
+    },
     budget: (options: BudgetOptions) => next({ budget: mergeBudget(definition.name, definition.budget, options) }),
     tools: (tools: Record<string, unknown>) => next({ tools: registerTools(definition, tools) }),
     skills: (define: (tools: any) => ReadonlyArray<unknown>) => {
       const registered = Object.fromEntries(definition.tools.map((t) => [t.name, t]))
       return next({ skills: resolveSkills(definition, define(makeHandles(registered, definition.registry))) })
     },
-    memory: (store: MemoryStore = inMemoryStore()) => next({ memory: memoryTools(store) }),
-    pickTools: (toolSelection: PickToolsOptions = {}) => {
+    memory: (store: MemoryStore<any> = inMemoryStore()) => next({ memory: memoryTools(store) }),
+    pickTools: (toolSelection: PickToolsOptions<any> = {}) => {
       const fail = (reason: string) => new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `pickTools ${reason}` })
       const { maxCandidates, minScore, timeoutMs } = toolSelection
       if (maxCandidates !== undefined && !(Number.isInteger(maxCandidates) && maxCandidates >= 1)) throw fail(`maxCandidates must be a whole number >= 1, got ${String(maxCandidates)}`)
@@ -373,14 +498,14 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
       if (timeoutMs !== undefined && !(timeoutMs > 0)) throw fail(`timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`)
       return next({ toolSelection })
     },
-    recover: (policy: ErrorPolicy) => {
+    recover: (policy: ErrorPolicy<string, any>) => {
       const steps = policy.maxRepairSteps
       if (steps !== undefined && !(Number.isInteger(steps) && steps >= 1 && steps <= 100)) {
         throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `maxRepairSteps must be a whole number in [1, 100], got ${String(steps)}` })
       }
       return next({ recovery: { ...definition.recovery, ...policy } })
     },
-    recoverTool: (tool: string, handlers: RecoveryHandlers) =>
+    recoverTool: (tool: string, handlers: RecoveryHandlers<string, any>) =>
       next({ toolRecovery: { ...definition.toolRecovery, [tool]: handlers } }),
     onError: (listener: (error: AgentError) => MaybeEffect<unknown>) =>
       on("RunEnd")((event: RunEndEvent) => (event.outcome._tag === "Failure" ? listener(event.outcome.error) : undefined)),
@@ -416,7 +541,7 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
     onHookFailed: on("HookFailed"),
     onEvent: on("*"),
     run: ((input: unknown) =>
-      model === undefined
+      model === undefined && definition.layers.length === 0
         ? Promise.reject(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "call .model(...) before .run(...)" }))
         : Effect.runPromise(runEffect(input) as Effect.Effect<unknown, AgentError>)) as any,
     runEffect: runEffect as any,
@@ -443,3 +568,7 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
     asTool: ((options: AsToolOptions<string>) => agentAsTool(definition, runEffect, options)) as any
   })
 }
+
+/** A Layer given to `.provide(...)` failed to build: a configuration error of the agent. */
+const layerFailed = (agent: string, error: unknown): AgentConfigError =>
+  new AgentConfigError({ subject: `agent "${agent}"`, reason: `a Layer given to .provide(...) failed to build: ${describeCause(error)}` })

@@ -60,7 +60,7 @@ export interface ModelResponseEvent extends TurnScoped {
 }
 /** A tool ran successfully; `args` are the decoded arguments. Narrow on `tool` to type `args`/`result`. */
 export type ToolUseEvent<TTools extends Record<string, AnyTool> = Record<string, AnyTool>> = {
-  [K in keyof TTools]: TTools[K] extends Tool<infer Name, infer Args, infer Result, any> ? TurnScoped & {
+  [K in keyof TTools]: TTools[K] extends Tool<infer Name, infer Args, infer Result, any, any> ? TurnScoped & {
       readonly _tag: "ToolUse"
       readonly tool: Name
       readonly toolCallId: string

@@ -22,7 +22,7 @@ export type Interception = Data.TaggedEnum<{
 const InterceptionEnum = Data.taggedEnum<Interception>()
 
 /** The decisions an interceptor of a tool may take: without `Suspend` for a tool that never needs approval. */
-export type InterceptionOf<T> = T extends Tool<any, any, any, infer Approval> ? true extends Approval ? Interception
+export type InterceptionOf<T> = T extends Tool<any, any, any, any, infer Approval> ? true extends Approval ? Interception
   : Exclude<Interception, { readonly _tag: "Suspend" }>
   : never
 

@@ -14,13 +14,14 @@ export interface MemoryEntry {
 
 /**
  * Where an agent's memory lives. Methods may answer synchronously, with a Promise or with an Effect, so
- * a database or a vector store fits as well as a Map.
+ * a database or a vector store fits as well as a Map; the services its Effects require (`R`) become
+ * the agent's requirements.
  */
-export interface MemoryStore {
-  read(key: string): MaybeEffect<string | undefined>
-  write(key: string, value: string): MaybeEffect<void>
+export interface MemoryStore<R = never> {
+  read(key: string): MaybeEffect<string | undefined, R>
+  write(key: string, value: string): MaybeEffect<void, R>
   /** Entries relevant to `query`, best first, at most `limit`. */
-  search(query: string, limit: number): MaybeEffect<ReadonlyArray<MemoryEntry>>
+  search(query: string, limit: number): MaybeEffect<ReadonlyArray<MemoryEntry>, R>
 }
 
 /** The names of the memory tools; reserved, so no tool may be registered under them. */
@@ -58,7 +59,7 @@ export const inMemoryStore = (): MemoryStore => {
 }
 
 /** The three memory tools over `store`. */
-export const memoryTools = (store: MemoryStore): ReadonlyArray<AnyTool> => [
+export const memoryTools = (store: MemoryStore<any>): ReadonlyArray<AnyTool> => [
   tool("memory_read", {
     description: "Read a value you stored earlier under a key. Answers null when nothing is stored there.",
     args: Schema.Struct({ key: Schema.NonEmptyString.annotate({ description: "the key" }) }),

@@ -20,10 +20,10 @@ export interface PickedTool<T extends AnyTool = AnyTool> {
 export type ToolScore = number | { readonly score: number; readonly reason: string }
 
 /** Scores one tool for an input; may be async or an Effect (an embedding lookup, say). */
-export type ToolScorer = (input: string, tool: AnyTool) => MaybeEffect<ToolScore>
+export type ToolScorer<R = never> = (input: string, tool: AnyTool) => MaybeEffect<ToolScore, R>
 
 /** Options of {@link pickTools}. */
-export interface PickToolsOptions {
+export interface PickToolsOptions<R = never> {
   /** At most this many candidates. Default 3. */
   readonly maxCandidates?: number
   /** Candidates scoring below are dropped. Default 0.05. */
@@ -31,7 +31,7 @@ export interface PickToolsOptions {
   /** Offer tools marked `safe: false`. Default false. */
   readonly allowUnsafe?: boolean
   /** Default: {@link keywordScorer}. */
-  readonly scorer?: ToolScorer
+  readonly scorer?: ToolScorer<R>
   /** When scoring takes longer, fall back to registration order. Default: no limit. */
   readonly timeoutMs?: number
   /** Receives one line per decision, for debugging. */
@@ -98,11 +98,11 @@ const clamp = (n: number): number => (Number.isFinite(n) ? Math.min(1, Math.max(
  * ranked.map((p) => p.tool.name) // ["add"]
  * ```
  */
-export const pickTools = <T extends AnyTool>(
+export const pickTools = <T extends AnyTool, R = never>(
   input: string,
   tools: ReadonlyArray<T>,
-  options: PickToolsOptions = {}
-): Effect.Effect<ReadonlyArray<PickedTool<T>>> => {
+  options: PickToolsOptions<R> = {}
+): Effect.Effect<ReadonlyArray<PickedTool<T>>, never, R> => {
   const maxCandidates = Math.max(0, Math.floor(options.maxCandidates ?? 3))
   const minScore = options.minScore ?? 0.05
   const scorer = options.scorer ?? keywordScorer

@@ -61,8 +61,8 @@ export const Recovery = {
   $match: RecoveryEnum.$match
 } as const
 
-/** A handler answers with a decision, sync, async or as an Effect. */
-export type RecoveryDecision = Recovery | PromiseLike<Recovery> | Effect.Effect<Recovery, unknown>
+/** A handler answers with a decision, sync, async or as an Effect (which may require services `R`). */
+export type RecoveryDecision<R = never> = Recovery | PromiseLike<Recovery> | Effect.Effect<Recovery, unknown, R>
 
 /**
  * What an `invalidArgs` handler sees. `raw` is the arguments the model sent, parsed from their JSON
@@ -91,12 +91,12 @@ export interface ExecutionErrorContext<TToolName extends string = string> {
 }
 
 /** Handlers for one tool (or as defaults). A handler that throws is reported and the next level decides. */
-export interface RecoveryHandlers<TToolName extends string = string> {
-  readonly invalidArgs?: (context: InvalidArgsContext<TToolName>) => RecoveryDecision
-  readonly executionError?: (context: ExecutionErrorContext<TToolName>) => RecoveryDecision
+export interface RecoveryHandlers<TToolName extends string = string, R = never> {
+  readonly invalidArgs?: (context: InvalidArgsContext<TToolName>) => RecoveryDecision<R>
+  readonly executionError?: (context: ExecutionErrorContext<TToolName>) => RecoveryDecision<R>
 }
 
 /** The agent's defaults (`.recover({...})`): handlers plus the bound on `fixed` steps per call (default 3). */
-export interface ErrorPolicy<TToolName extends string = string> extends RecoveryHandlers<TToolName> {
+export interface ErrorPolicy<TToolName extends string = string, R = never> extends RecoveryHandlers<TToolName, R> {
   readonly maxRepairSteps?: number
 }

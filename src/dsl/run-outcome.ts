@@ -15,7 +15,7 @@ export interface Completed<Out> {
 
 /** A call waiting for a decision: its id, tool and decoded arguments. Narrow on `tool` to type `args`. */
 export type PendingApproval<TTools extends Record<string, AnyTool> = Record<string, AnyTool>> = {
-  [K in keyof TTools]: TTools[K] extends Tool<infer Name, infer Args, any, infer Approval> ? true extends Approval ? {
+  [K in keyof TTools]: TTools[K] extends Tool<infer Name, infer Args, any, any, infer Approval> ? true extends Approval ? {
         readonly id: string
         readonly tool: Name
         readonly args: Args
@@ -38,7 +38,7 @@ export interface Suspended<TTools extends Record<string, AnyTool> = Record<strin
 
 /** True when a tool of the record may wait for a human decision. */
 export type MayNeedApproval<TTools extends Record<string, AnyTool>> = true extends {
-  [K in keyof TTools]: TTools[K] extends Tool<any, any, any, infer Approval> ? Approval : never
+  [K in keyof TTools]: TTools[K] extends Tool<any, any, any, any, infer Approval> ? Approval : never
 }[keyof TTools] ? true : false
 
 /**

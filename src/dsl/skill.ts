@@ -9,6 +9,7 @@ import type { AgentTypeError } from "./agent-type-error.ts"
 import type { AnyToolHandle, HandleAgent, ToolHandle } from "./tool-handle.ts"
 import { inMemoryStore, type MemoryStore } from "./memory.ts"
 import type { Tool } from "./tool.ts"
+import type { ModelClientService } from "../model/model-client.ts"
 
 /**
  * An agent a skill may hand the conversation to (see `Skill.handoffs`): any agent built with `agent(...)`.
@@ -21,6 +22,7 @@ export interface HandoffTarget<In = any, Out = any> {
 
 type TargetInput<T> = T extends HandoffTarget<infer In, any> ? In : never
 type TargetOutput<T> = T extends HandoffTarget<any, infer Out> ? Out : never
+type TargetRequirements<T> = T extends { runEffect(input: any): Effect.Effect<any, any, infer R> } ? R : never
 type IsAny<T> = 0 extends 1 & T ? true : false
 
 /** What a deterministic skill receives: the run's input and an abort signal. */
@@ -28,8 +30,8 @@ export interface SkillContext {
   readonly signal: AbortSignal
 }
 
-/** A deterministic implementation: from the run's input to the final output. */
-export type SkillImplementation<TInput, TOutput> = (input: TInput, context: SkillContext) => MaybeEffect<TOutput>
+/** A deterministic implementation: from the run's input to the final output; its Effect may require `R`. */
+export type SkillImplementation<TInput, TOutput, R = never> = (input: TInput, context: SkillContext) => MaybeEffect<TOutput, R>
 
 /** Whether a skill talks to a model (`"agentic"`) or is implemented by a function (`"deterministic"`). */
 export type SkillKind = "agentic" | "deterministic"
@@ -37,7 +39,8 @@ export type SkillKind = "agentic" | "deterministic"
 /**
  * An immutable skill description. `TAgent` is the agent whose tool handles it uses (`never` while it
  * uses none); `TInput`/`TOutput` are fixed by `implementedBy`, which also makes `TKind`
- * `"deterministic"` (an agent whose skills are all deterministic runs without a model).
+ * `"deterministic"` (an agent whose skills are all deterministic runs without a model); `R` is what
+ * its implementation and knowledge loaders require.
  *
  * @example
  * ```ts
@@ -45,12 +48,12 @@ export type SkillKind = "agentic" | "deterministic"
  * const echo = skill("echo").implementedBy((input: string) => input)
  * ```
  */
-export interface Skill<TAgent extends string = never, TInput = any, TOutput = any, TKind extends SkillKind = SkillKind> {
+export interface Skill<TAgent extends string = never, TInput = any, TOutput = any, TKind extends SkillKind = SkillKind, R = never> {
   readonly _tag: "Skill"
   readonly name: string
   readonly description: string
   readonly handles: ReadonlyArray<AnyToolHandle>
-  readonly implementation: SkillImplementation<TInput, TOutput> | undefined
+  readonly implementation: SkillImplementation<TInput, TOutput, any> | undefined
   readonly predicate: SkillPredicate | undefined
   readonly knowledgeSources: ReadonlyArray<KnowledgeSource>
   readonly outputSchema: Schema.Codec<TOutput, any, never, never> | undefined
@@ -58,12 +61,14 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
   /** Talks to the model without tools (`.chat()`). */
   readonly chatOnly: boolean
   /** This skill's own memory (`.memory(store)`), instead of the agent's. */
-  readonly memoryStore: MemoryStore | undefined
+  readonly memoryStore: MemoryStore<any> | undefined
   /**
    * Phantom: the agent whose handles this skill uses. Named so that a skill built from another agent's
    * handles reads "Types of property '\"~uses handles of agent\"' are incompatible".
    */
   readonly "~uses handles of agent"?: TAgent
+  /** Phantom: the services its implementation and knowledge loaders require. */
+  readonly "~requires"?: R
   /** Phantom: whether the skill is implemented by a function. */
   readonly "~kind"?: TKind
   /**
@@ -72,25 +77,34 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
    */
   tools<const H extends ReadonlyArray<unknown>>(
     ...handles: CheckHandles<[TAgent] extends [never] ? FirstAgent<H> : TAgent, H>
-  ): Skill<[TAgent] extends [never] ? FirstAgent<H> : TAgent, TInput, TOutput, TKind>
+  ): Skill<[TAgent] extends [never] ? FirstAgent<H> : TAgent, TInput, TOutput, TKind, R>
   /** Makes the skill deterministic: `run` produces the final output, with no model call. */
-  implementedBy<$Input, $Output>(run: SkillImplementation<$Input, $Output>): Skill<TAgent, $Input, $Output, "deterministic">
+  implementedBy<$Input, $Output, $R = never>(
+    run: SkillImplementation<$Input, $Output, $R>
+  ): Skill<TAgent, $Input, $Output, "deterministic", R | NoInfer<$R>>
   /**
    * Chooses this skill for inputs the predicate accepts. Among several skills the first accepting one
    * wins; a single skill without `.when` is the fallback.
    */
-  when(predicate: SkillPredicate): Skill<TAgent, TInput, TOutput, TKind>
+  when(predicate: SkillPredicate): Skill<TAgent, TInput, TOutput, TKind, R>
   /**
    * Exposes a lazy knowledge source to the model as a tool named `name` (no arguments), on this skill's
-   * allowlist only. Loaded on first use, cached for the run; each use fires `onKnowledgeUsed`.
+   * allowlist only. Loaded on first use, cached for the run; each use fires `onKnowledgeUsed`. The
+   * services the loader requires (`fileKnowledge` needs `FileSystem`) join the skill's requirements.
    */
-  knowledge(name: string, description: string, loader: KnowledgeLoader, options?: { readonly preload?: boolean }): Skill<TAgent, TInput, TOutput, TKind>
+  knowledge<$R = never>(
+    name: string,
+    description: string,
+    loader: KnowledgeLoader<$R>,
+    options?: { readonly preload?: boolean }
+  ): Skill<TAgent, TInput, TOutput, TKind, R | NoInfer<$R>>
   /**
    * Lets the model hand the whole conversation to another agent: each target is offered as a tool
    * `handoff_to_<name>`; calling it ends this run's loop and runs the target on the transcript so far
    * (its own prompt, tools and model; the caller's model when it has none), as a child run (a `Handoff`
    * event, `parentRunId`, the caller's budget charged). The target's output is the run's output, so its
-   * output type must be the agent's, and its input type the agent's.
+   * output type must be the agent's, and its input type the agent's. The services the targets still
+   * require (but a model) join the skill's.
    */
   handoffs<const $Targets extends ReadonlyArray<HandoffTarget>>(
     ...targets: $Targets
@@ -98,23 +112,24 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
     TAgent,
     IsAny<TInput> extends true ? TargetInput<$Targets[number]> : TInput,
     IsAny<TOutput> extends true ? TargetOutput<$Targets[number]> : TOutput,
-    "agentic"
+    "agentic",
+    R | Exclude<TargetRequirements<$Targets[number]>, ModelClientService>
   >
   /**
    * Makes this skill's final answer typed: the model answers by calling a `submit` tool whose parameters
    * are this Schema (or with text that decodes into it). Overrides the agent's output Schema.
    */
-  output<$Output>(schema: Schema.Codec<$Output, any, never, never>): Skill<TAgent, TInput, $Output, TKind>
+  output<$Output>(schema: Schema.Codec<$Output, any, never, never>): Skill<TAgent, TInput, $Output, TKind, R>
   /**
    * Declares a skill that talks to the model without tools (a pure chat skill; several of them can be
    * routed between). Without it, a skill with neither tools nor an implementation is refused as a mistake.
    */
-  chat(): Skill<TAgent, TInput, TOutput, "agentic">
+  chat(): Skill<TAgent, TInput, TOutput, "agentic", R>
   /**
    * Gives this skill (only) memory: `memory_read`, `memory_write`, `memory_search` over `store` (in-memory
    * by default). It replaces the agent's `.memory(...)` for this skill.
    */
-  memory(store?: MemoryStore): Skill<TAgent, TInput, TOutput, TKind>
+  memory<$R = never>(store?: MemoryStore<$R>): Skill<TAgent, TInput, TOutput, TKind, R | NoInfer<$R>>
 }
 
 /** The agent of the first handle in `H` (`never` for `any`, already reported where it came from). */
@@ -127,7 +142,7 @@ export type CheckHandles<TAgent extends string, H extends ReadonlyArray<unknown>
   readonly [I in keyof H]: H[I] extends ToolHandle<infer A, infer T>
     ? [A] extends [TAgent] ? H[I]
     : AgentTypeError<`the handle of '${Tool.Name<T>}' belongs to agent '${A}', not '${TAgent}': a skill takes the handles that .skills(handles => ...) of its own agent passes`>
-    : H[I] extends Tool<infer N, any, any, any>
+    : H[I] extends Tool<infer N, any, any, any, any>
       ? AgentTypeError<`'${N}' is a tool, not a handle: register it with .tools({ ${N} }) and take its handle from .skills(({ ${N} }) => [skill(...).tools(${N})])`>
     : AgentTypeError<"skill(...).tools(...) takes the tool handles that .skills(handles => ...) passes">
 }
@@ -136,7 +151,10 @@ export type CheckHandles<TAgent extends string, H extends ReadonlyArray<unknown>
 export type SkillPredicate = (input: string) => boolean
 
 /** Any skill. */
-export type AnySkill = Skill<string, any, any, SkillKind>
+export type AnySkill = Skill<string, any, any, SkillKind, any>
+
+/** The services a skill (or a union of skills) requires. */
+export type SkillRequirements<S> = S extends Skill<any, any, any, any, infer R> ? R : never
 
 /**
  * True when every skill of the list is deterministic: an agent made of them needs no model.
@@ -146,7 +164,7 @@ export type AnySkill = Skill<string, any, any, SkillKind>
  * type Free = AllDeterministic<[Skill<"a", string, string, "deterministic">]> // true
  * ```
  */
-export type AllDeterministic<Skills extends ReadonlyArray<unknown>> = Skills extends ReadonlyArray<Skill<any, any, any, infer K>>
+export type AllDeterministic<Skills extends ReadonlyArray<unknown>> = Skills extends ReadonlyArray<Skill<any, any, any, infer K, any>>
   ? [K] extends ["deterministic"] ? true : false
   : false
 
@@ -176,31 +194,32 @@ interface SkillState {
   readonly name: string
   readonly description: string
   readonly handles: ReadonlyArray<AnyToolHandle>
-  readonly implementation: SkillImplementation<any, any> | undefined
+  readonly implementation: SkillImplementation<any, any, any> | undefined
   readonly predicate: SkillPredicate | undefined
   readonly knowledgeSources: ReadonlyArray<KnowledgeSource>
   readonly outputSchema: Schema.Codec<any, any, never, never> | undefined
   readonly handoffTargets: ReadonlyArray<HandoffTarget>
   readonly chatOnly: boolean
-  readonly memoryStore: MemoryStore | undefined
+  readonly memoryStore: MemoryStore<any> | undefined
 }
 
-const makeSkill = (state: SkillState): Skill<any, any, any> =>
+const makeSkill = (state: SkillState): Skill<any, any, any, any, any> =>
   Object.freeze({
     _tag: "Skill",
     ...state,
     tools: ((...handles: ReadonlyArray<AnyToolHandle>) => makeSkill({ ...state, handles: [...state.handles, ...handles] })) as (
       ...handles: ReadonlyArray<unknown>
-    ) => Skill<any, any, any>,
-    implementedBy: (implementation: SkillImplementation<any, any>) => makeSkill({ ...state, implementation }) as Skill<any, any, any, "deterministic">,
+    ) => Skill<any, any, any, any, any>,
+    implementedBy: (implementation: SkillImplementation<any, any, any>) =>
+      makeSkill({ ...state, implementation }) as Skill<any, any, any, "deterministic", any>,
     when: (predicate: SkillPredicate) => makeSkill({ ...state, predicate }),
-    knowledge: (name: string, description: string, load: KnowledgeLoader, options?: { readonly preload?: boolean }) =>
+    knowledge: (name: string, description: string, load: KnowledgeLoader<any>, options?: { readonly preload?: boolean }) =>
       makeSkill({ ...state, knowledgeSources: [...state.knowledgeSources, { name, description, load, preload: options?.preload === true }] }),
     output: (outputSchema: Schema.Codec<any, any, never, never>) => makeSkill({ ...state, outputSchema }),
-    chat: () => makeSkill({ ...state, chatOnly: true }) as Skill<any, any, any, "agentic">,
-    memory: (store: MemoryStore = inMemoryStore()) => makeSkill({ ...state, memoryStore: store }),
+    chat: () => makeSkill({ ...state, chatOnly: true }) as Skill<any, any, any, "agentic", any>,
+    memory: (store: MemoryStore<any> = inMemoryStore()) => makeSkill({ ...state, memoryStore: store }),
     handoffs: (...targets: ReadonlyArray<HandoffTarget>) =>
-      makeSkill({ ...state, handoffTargets: [...state.handoffTargets, ...targets] }) as Skill<any, any, any, "agentic">
+      makeSkill({ ...state, handoffTargets: [...state.handoffTargets, ...targets] }) as Skill<any, any, any, "agentic", any>
   })
 
 /** True for values built by {@link skill}. */

@@ -5,6 +5,7 @@
 import { Effect, Schema } from "effect"
 import { AgentConfigError } from "../errors.ts"
 import { fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
+import { type ToolImplementation, toolImplementationKey } from "./tool-implementation.ts"
 import { compileJsonSchema, type ToolJsonSchema } from "./json-schema-tool.ts"
 import type { ToolDefinition } from "../model/messages.ts"
 import { type RepairOptions, repairOptions } from "./repair-arguments.ts"
@@ -45,9 +46,9 @@ export const unsafeNoSchema = <const Mode extends UnsafeMode>(options: { readonl
 export const ToolInternals: unique symbol = Symbol.for("effect-agent-dsl/ToolInternals")
 
 /** What only the loop uses. */
-export interface ToolInternalsOf<Args, Result> {
+export interface ToolInternalsOf<Args, Result, R = never> {
   /** Runs the tool on already-decoded arguments; interruption aborts the context's signal. */
-  readonly execute: (args: Args, toolCallId: string) => Effect.Effect<Result, unknown>
+  readonly execute: (args: Args, toolCallId: string) => Effect.Effect<Result, unknown, R>
   /**
    * Whether this call needs a human decision before it runs (undefined: never). A predicate that
    * throws or fails counts as "needs approval": the safe side.
@@ -77,14 +78,15 @@ export type NeedsApproval<Args> = true | ((args: Args, context: ApprovalContext)
 
 /**
  * A typed tool. `Name` is its literal name, `Args` the decoded argument type, `Result` what `run`
- * produces. Build one with {@link tool}.
+ * produces, `R` the services its `run` requires (`ToolImplementation<Name>` for a tool declared
+ * without `run`). Build one with {@link tool}.
  *
  * @example
  * ```ts
  * type AddArgs = Tool.Args<typeof add> // { readonly a: number; readonly b: number }
  * ```
  */
-export interface Tool<Name extends string, Args, Result, Approval extends boolean = false> {
+export interface Tool<Name extends string, Args, Result, R = never, Approval extends boolean = false> {
   readonly _tag: "Tool"
   readonly name: Name
   readonly description: string | undefined
@@ -93,12 +95,12 @@ export interface Tool<Name extends string, Args, Result, Approval extends boolea
   /** The argument codec: decode (parse, Schema, opt-in repair), the Schema and its JSON codec. */
   readonly codec: ArgsCodec<Args>
   /** @internal What only the loop uses; see `executeTool`. */
-  readonly [ToolInternals]: ToolInternalsOf<Args, Result>
+  readonly [ToolInternals]: ToolInternalsOf<Args, Result, R>
   readonly tags: ReadonlyArray<string>
   /** False for tools with side effects that tool pre-selection must not offer without consent. */
   readonly safe: boolean
   /** The tool's own recovery handlers (`recover`); they take priority over the agent's. */
-  readonly recover: RecoveryHandlers | undefined
+  readonly recover: RecoveryHandlers<string, any> | undefined
   /** Results are wrapped as untrusted data before the model sees them. */
   readonly untrustedOutput: boolean
   /**
@@ -109,19 +111,21 @@ export interface Tool<Name extends string, Args, Result, Approval extends boolea
   readonly mayNeedApproval: Approval
 }
 
-/** Any tool, whatever its name, arguments, result and approval flag. */
-export type AnyTool = Tool<string, any, any, boolean>
+/** Any tool, whatever its name, arguments, result, requirements and approval flag. */
+export type AnyTool = Tool<string, any, any, any, boolean>
 
 /** Type-level accessors for tools. */
 export declare namespace Tool {
   /** The literal name of a tool. */
-  export type Name<T> = T extends Tool<infer N, any, any, any> ? N : never
+  export type Name<T> = T extends Tool<infer N, any, any, any, any> ? N : never
   /** The decoded argument type of a tool. */
-  export type Args<T> = T extends Tool<any, infer A, any, any> ? A : never
+  export type Args<T> = T extends Tool<any, infer A, any, any, any> ? A : never
   /** The result type of a tool. */
-  export type Result<T> = T extends Tool<any, any, infer R, any> ? R : never
+  export type Result<T> = T extends Tool<any, any, infer R, any, any> ? R : never
+  /** The services a tool's `run` requires. */
+  export type Requirements<T> = T extends Tool<any, any, any, infer R, any> ? R : never
   /** True when some calls of the tool may wait for a human decision. */
-  export type MayNeedApproval<T> = T extends Tool<any, any, any, infer F> ? F : never
+  export type MayNeedApproval<T> = T extends Tool<any, any, any, any, infer F> ? F : never
 }
 
 interface ToolOptionsBase {
@@ -153,11 +157,11 @@ export interface WithoutApproval {
 }
 
 /** Options of a tool whose arguments are described by a Schema. */
-export interface SchemaToolOptions<S extends ArgsSchema, R, Name extends string = string> extends ToolOptionsBase {
+export interface SchemaToolOptions<S extends ArgsSchema, R, Name extends string = string, Req = never> extends ToolOptionsBase {
   readonly args: S
   /** This tool's recovery handlers, ahead of the agent's `.recoverTool(name)` and `.recover` defaults. */
   readonly recover?: RecoveryHandlers<Name>
-  readonly run: (args: S["Type"], context: ToolContext) => MaybeEffect<R>
+  readonly run: (args: S["Type"], context: ToolContext) => MaybeEffect<R, Req>
   /** Generate an OpenAI strict-mode schema (all keys required, optional keys nullable). */
   readonly strict?: boolean
   /**
@@ -169,22 +173,36 @@ export interface SchemaToolOptions<S extends ArgsSchema, R, Name extends string 
 }
 
 /** Options of a tool that explicitly opts out of argument validation. */
-export interface UnsafeToolOptions<R, Name extends string = string, Mode extends UnsafeMode = UnsafeMode> extends ToolOptionsBase {
+export interface UnsafeToolOptions<R, Name extends string = string, Req = never, Mode extends UnsafeMode = UnsafeMode> extends ToolOptionsBase {
   readonly args: UnsafeNoSchema<Mode>
   /** This tool's recovery handlers for execution errors (its arguments are never invalid). */
   readonly recover?: Pick<RecoveryHandlers<Name>, "executionError">
-  readonly run: (args: unknown, context: ToolContext) => MaybeEffect<R>
+  readonly run: (args: unknown, context: ToolContext) => MaybeEffect<R, Req>
+}
+
+/**
+ * Options of a tool declared without `run`: it is implemented by a Layer (`toolLayer(tool, run)`), and
+ * an agent using it requires `ToolImplementation<Name>` until one is provided. `success` types the result.
+ */
+export interface DeclaredToolOptions<S extends ArgsSchema, Success, Name extends string = string> extends ToolOptionsBase {
+  readonly args: S
+  /** The result's Schema; only its type is used (the result is what the implementation returns). */
+  readonly success?: Schema.Codec<Success, any, never, never>
+  readonly recover?: RecoveryHandlers<Name>
+  readonly strict?: boolean
+  readonly repair?: boolean | RepairOptions
+  readonly run?: never
 }
 
 /**
  * Options of a tool whose arguments are described by a JSON Schema (2020-12, or draft-07 through
  * `$schema`). `run` gets `unknown` unless its parameter is annotated with a type.
  */
-export interface JsonSchemaToolOptions<Args, R, Name extends string = string> extends ToolOptionsBase {
+export interface JsonSchemaToolOptions<Args, R, Name extends string = string, Req = never> extends ToolOptionsBase {
   /** Stored verbatim (deep-frozen), sent to models as is, and compiled once into the argument validator. */
   readonly parameters: ToolJsonSchema
   readonly onError?: RecoveryHandlers<Name>
-  readonly run: (args: Args, context: ToolContext) => MaybeEffect<R>
+  readonly run: (args: Args, context: ToolContext) => MaybeEffect<R, Req>
   /** Check at registration that `parameters` is in OpenAI's strict subset, and mark the definition strict. */
   readonly strict?: boolean
   /** As for Schema tools: repairs guided by the compiled Schema, always validated again. */
@@ -208,22 +226,40 @@ export const toolNamePattern = /^[A-Za-z0-9_-]{1,64}$/
  * })
  * ```
  */
-export function tool<const Name extends string, S extends ArgsSchema, R>(
+export function tool<const Name extends string, S extends ArgsSchema, R, Req = never>(
   name: Name,
-  options: SchemaToolOptions<S, R, Name> & WithApproval<S["Type"]>
-): Tool<Name, S["Type"], R, true>
-export function tool<const Name extends string, S extends ArgsSchema, R>(
+  options: SchemaToolOptions<S, R, Name, Req> & WithApproval<S["Type"]>
+): Tool<Name, S["Type"], R, Req, true>
+export function tool<const Name extends string, S extends ArgsSchema, R, Req = never>(
   name: Name,
-  options: SchemaToolOptions<S, R, Name> & WithoutApproval
-): Tool<Name, S["Type"], R>
-export function tool<const Name extends string, R>(
+  options: SchemaToolOptions<S, R, Name, Req> & WithoutApproval
+): Tool<Name, S["Type"], R, Req>
+export function tool<const Name extends string, R, Req = never>(
   name: Name,
-  options: UnsafeToolOptions<R, Name> & WithApproval<unknown>
-): Tool<Name, unknown, R, true>
-export function tool<const Name extends string, R, const Mode extends UnsafeMode>(
+  options: UnsafeToolOptions<R, Name, Req> & WithApproval<unknown>
+): Tool<Name, unknown, R, Req, true>
+export function tool<const Name extends string, R, const Mode extends UnsafeMode, Req = never>(
   name: Name,
-  options: UnsafeToolOptions<R, Name, Mode> & WithoutApproval
-): Tool<Name, unknown, R, Mode extends "human-approval" ? true : false>
+  options: UnsafeToolOptions<R, Name, Req, Mode> & WithoutApproval
+): Tool<Name, unknown, R, Req, Mode extends "human-approval" ? true : false>
+/**
+ * Declares a tool without `run`, implemented by a Layer: `toolLayer(tool, run)`. Agents using it
+ * require `ToolImplementation<Name>`, so tests can provide another implementation.
+ *
+ * @example
+ * ```ts
+ * const lookup = tool("lookup", { args: Schema.Struct({ id: Schema.String }), success: Schema.String })
+ * const LookupTest = toolLayer(lookup, ({ id }) => `order ${id}: shipped`)
+ * ```
+ */
+export function tool<const Name extends string, S extends ArgsSchema, Success = unknown>(
+  name: Name,
+  options: DeclaredToolOptions<S, Success, Name> & WithoutApproval
+): Tool<Name, S["Type"], Success, ToolImplementation<Name>>
+export function tool<const Name extends string, S extends ArgsSchema, Success = unknown>(
+  name: Name,
+  options: DeclaredToolOptions<S, Success, Name> & WithApproval<S["Type"]>
+): Tool<Name, S["Type"], Success, ToolImplementation<Name>, true>
 /**
  * Defines a tool from a JSON Schema. Arguments the schema refuses never reach `run`.
  *
@@ -235,23 +271,30 @@ export function tool<const Name extends string, R, const Mode extends UnsafeMode
  * })
  * ```
  */
-export function tool<const Name extends string, Args = unknown, R = unknown>(
+export function tool<const Name extends string, Args = unknown, R = unknown, Req = never>(
   name: Name,
-  options: JsonSchemaToolOptions<Args, R, Name> & WithApproval<Args>
-): Tool<Name, Args, R, true>
-export function tool<const Name extends string, Args = unknown, R = unknown>(
+  options: JsonSchemaToolOptions<Args, R, Name, Req> & WithApproval<Args>
+): Tool<Name, Args, R, Req, true>
+export function tool<const Name extends string, Args = unknown, R = unknown, Req = never>(
   name: Name,
-  options: JsonSchemaToolOptions<Args, R, Name> & WithoutApproval
-): Tool<Name, Args, R>
+  options: JsonSchemaToolOptions<Args, R, Name, Req> & WithoutApproval
+): Tool<Name, Args, R, Req>
 export function tool(
   name: string,
-  options: SchemaToolOptions<ArgsSchema, unknown> | UnsafeToolOptions<unknown> | JsonSchemaToolOptions<unknown, unknown>
+  options:
+    | SchemaToolOptions<ArgsSchema, unknown, string, any>
+    | UnsafeToolOptions<unknown, string, any>
+    | JsonSchemaToolOptions<unknown, unknown, string, any>
+    | DeclaredToolOptions<ArgsSchema, unknown>
 ): AnyTool {
   const fail = (reason: string) => new AgentConfigError({ subject: `tool "${name}"`, reason })
   if (typeof name !== "string" || !toolNamePattern.test(name)) {
     throw fail("a tool name must be 1-64 letters, digits, '_' or '-'")
   }
-  if (typeof options?.run !== "function") throw fail("`run` must be a function")
+  if (options?.run === undefined && typeof options === "object" && options !== null && "args" in options && Schema.isSchema(options.args)) {
+    options = { ...options, run: implementedByLayer(name) }
+  }
+  if (typeof options?.run !== "function") throw fail("`run` must be a function (or leave it out, with an `args` Schema, to implement the tool with toolLayer)")
   const needsApproval: unknown = (options as { readonly needsApproval?: unknown }).needsApproval
   if (needsApproval !== undefined && typeof needsApproval !== "boolean" && typeof needsApproval !== "function") {
     throw fail("`needsApproval` must be true, false or a function of the arguments")
@@ -286,14 +329,14 @@ export function tool(
 const makeTool = (
   name: string,
   options: ToolOptionsBase & {
-    readonly run: (args: any, context: ToolContext) => MaybeEffect<unknown>
+    readonly run?: ((args: any, context: ToolContext) => MaybeEffect<unknown, any>) | undefined
     readonly needsApproval?: unknown
   },
   codec: ArgsCodec<unknown>,
   parameters: ToolDefinition["parameters"],
   strict: boolean
 ): AnyTool => {
-  const run = options.run
+  const run = options.run!
   const needsApproval = approvalPredicate(codec.unsafe === "human-approval" ? true : options.needsApproval)
   const definition: ToolDefinition = Object.freeze({
     type: "function",
@@ -352,8 +395,14 @@ const approvalPredicate = (option: unknown): ToolInternalsOf<unknown, unknown>["
  * yield* executeTool(add, { a: 1, b: 2 }, "call_1")
  * ```
  */
-export const executeTool = <Args, R>(tool: Tool<string, Args, R, boolean>, args: Args, toolCallId: string): Effect.Effect<R, unknown> =>
-  tool[ToolInternals].execute(args, toolCallId)
+export const executeTool = <Args, R>(tool: Tool<string, Args, R, any, boolean>, args: Args, toolCallId: string): Effect.Effect<R, unknown> =>
+  tool[ToolInternals].execute(args, toolCallId) as Effect.Effect<R, unknown>
+
+/** The `run` of a tool declared without one: looks its implementation up in the run's services. */
+const implementedByLayer = (name: string) => {
+  const key = toolImplementationKey(name)
+  return (args: unknown, context: ToolContext) => Effect.flatMap(Effect.service(key), (handler) => fromMaybeEffect(() => handler(args, context)))
+}
 
 const isUnsafeNoSchema = (u: unknown): u is UnsafeNoSchema =>
   typeof u === "object" && u !== null && "_tag" in u && u._tag === "UnsafeNoSchema"

@@ -6,8 +6,11 @@
  */
 import { Cause, Effect } from "effect"
 
-/** A value, a Promise of it, or an Effect producing it. */
-export type MaybeEffect<A> = A | PromiseLike<A> | Effect.Effect<A, unknown>
+/** A value, a Promise of it, or an Effect producing it (which may require services `R`). */
+export type MaybeEffect<A, R = never> = A | PromiseLike<A> | Effect.Effect<A, unknown, R>
+
+/** The services an answer of user code requires: `R` of an Effect, nothing for a value or a Promise. */
+export type RequirementsOf<T> = T extends Effect.Effect<any, any, infer R> ? R : never
 
 export const isPromiseLike = (u: unknown): u is PromiseLike<unknown> =>
   typeof u === "object" && u !== null && "then" in u && typeof u.then === "function"
@@ -17,7 +20,11 @@ export interface Abortable {
   readonly signal: AbortSignal
 }
 
-export const fromMaybeEffect = <A>(run: (abortable: Abortable) => MaybeEffect<A>): Effect.Effect<A, unknown> =>
+/**
+ * The result is typed as requiring nothing: user code's services are tracked by the agent builder's
+ * type (its `requirements`) and provided around the whole run, whose fiber every step inherits.
+ */
+export const fromMaybeEffect = <A>(run: (abortable: Abortable) => MaybeEffect<A, any>): Effect.Effect<A, unknown> =>
   Effect.suspend(() => {
     let controller: AbortController | undefined
     // Interrupted before the signal was first read (a tool reading it after its first `await`): the
@@ -32,7 +39,7 @@ export const fromMaybeEffect = <A>(run: (abortable: Abortable) => MaybeEffect<A>
         return controller.signal
       }
     }
-    let out: MaybeEffect<A>
+    let out: MaybeEffect<A, any>
     try {
       out = run(abortable)
     } catch (error) {
@@ -40,7 +47,7 @@ export const fromMaybeEffect = <A>(run: (abortable: Abortable) => MaybeEffect<A>
     }
     if (!Effect.isEffect(out) && !isPromiseLike(out)) return Effect.succeed(out)
     const effect: Effect.Effect<A, unknown> = Effect.isEffect(out)
-      ? userInterruptAsFailure(out)
+      ? userInterruptAsFailure(out as Effect.Effect<A, unknown>)
       : Effect.tryPromise({ try: () => Promise.resolve(out), catch: (error) => error })
     return effect.pipe(
       Effect.onInterrupt(() =>

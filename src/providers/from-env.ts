@@ -13,9 +13,9 @@
  * | `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL` | for `anthropic`; the key may be left out when a base URL is set |
  * | `LLM_THINKING_BUDGET` | for `anthropic`: the token budget of its thinking block (>= 1024); other providers choose reasoning by model name |
  */
-import { type Cause, Config, ConfigProvider, Effect, Exit, Option, Redacted } from "effect"
+import { type Cause, Config, ConfigProvider, Effect, Exit, Layer, Option, Redacted } from "effect"
 import { AgentConfigError } from "../errors.ts"
-import type { ModelClient } from "../model/model-client.ts"
+import { type ModelClient, ModelClientService } from "../model/model-client.ts"
 import { anthropic } from "./anthropic.ts"
 import { ollama } from "./ollama.ts"
 import { openai } from "./openai.ts"
@@ -62,8 +62,36 @@ const subject = "environment"
  */
 export const fromEnv = (env: Record<string, string | undefined> = process.env): EnvModel => {
   const exit = Effect.runSyncExit(envConfig.parse(ConfigProvider.fromEnvRecord(env)))
-  if (Exit.isFailure(exit)) throw new AgentConfigError({ subject, reason: describeConfigFailure(exit.cause, env) })
-  const config = exit.value
+  if (Exit.isFailure(exit)) throw new AgentConfigError({ subject, reason: describeConfigFailure(exit.cause, (name) => env[name]) })
+  return envModel(exit.value)
+}
+
+/**
+ * `fromEnv` as a Layer providing the `ModelClientService`, read from the current `ConfigProvider` (the
+ * environment unless another is provided). A missing or malformed variable fails it with an
+ * `AgentConfigError` naming the variable. `LLM_MAX_AGENT_STEPS` is checked but, being a budget, is
+ * read with `fromEnv().budget`.
+ *
+ * @example
+ * ```ts
+ * const assistant = agent("assistant").tools({ lookup }).provide(fromEnvLayer)
+ * await assistant.run("hi")
+ * ```
+ */
+export const fromEnvLayer: Layer.Layer<ModelClientService, AgentConfigError> = Layer.effect(
+  ModelClientService,
+  Effect.gen(function*() {
+    const provider = yield* ConfigProvider.ConfigProvider
+    const exit = yield* Effect.exit(envConfig.parse(provider))
+    if (Exit.isFailure(exit)) return yield* new AgentConfigError({ subject, reason: describeConfigFailure(exit.cause) })
+    return yield* Effect.try({
+      try: () => envModel(exit.value).client,
+      catch: (error) => error instanceof AgentConfigError ? error : new AgentConfigError({ subject, reason: String(error) })
+    })
+  })
+)
+
+const envModel = (config: Config.Success<typeof envConfig>): EnvModel => {
   const maxSteps = Option.getOrUndefined(config.maxSteps)
   if (maxSteps !== undefined && maxSteps < 1) {
     throw new AgentConfigError({ subject, reason: `LLM_MAX_AGENT_STEPS must be a whole number >= 1, got ${maxSteps}` })
@@ -115,7 +143,7 @@ export const fromEnv = (env: Record<string, string | undefined> = process.env): 
 }
 
 /** "AI_MODEL is not set" or "LLM_TEMPERATURE=hot: Expected a string representing a finite number". */
-const describeConfigFailure = (cause: Cause.Cause<Config.ConfigError>, env: Record<string, string | undefined>): string => {
+const describeConfigFailure = (cause: Cause.Cause<Config.ConfigError>, valueOf?: (variable: string) => string | undefined): string => {
   const failure = cause.reasons.find((r) => r._tag === "Fail")
   if (failure === undefined || failure._tag !== "Fail") return String(cause)
   const inner = failure.error.cause
@@ -123,6 +151,7 @@ const describeConfigFailure = (cause: Cause.Cause<Config.ConfigError>, env: Reco
   const located = /^([\s\S]*?)\s+at \["(\w+)"\]/.exec(text)
   if (located === null) return text
   const [, expected, variable] = located
-  const value = env[variable!]
+  if (valueOf === undefined) return `${variable}: ${expected}`
+  const value = valueOf(variable!)
   return value === undefined ? `${variable} is not set (${expected})` : `${variable}=${JSON.stringify(value)}: ${expected}`
 }

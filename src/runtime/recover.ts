@@ -25,7 +25,7 @@ const isRecovery = (u: unknown): u is Recovery =>
   typeof u === "object" && u !== null && "_tag" in u && recoveryTags.has(String(u._tag))
 
 /** The handlers for `tool` at each level, highest priority first. */
-const levels = (plan: AgentPlan, tool: AnyTool): ReadonlyArray<readonly [DecisionLevel, RecoveryHandlers | undefined]> => [
+const levels = (plan: AgentPlan, tool: AnyTool): ReadonlyArray<readonly [DecisionLevel, RecoveryHandlers<string, any> | undefined]> => [
   ["tool", tool.recover],
   ["agent-tool", plan.definition.toolRecovery[tool.name]],
   ["agent", plan.definition.recovery]
@@ -39,7 +39,7 @@ const ask = <K extends keyof RecoveryHandlers>(
   context: Parameters<NonNullable<RecoveryHandlers[K]>>[0]
 ): Effect.Effect<Decision> => {
   const hook = kind === "invalidArgs" ? "InvalidArgs" : "ToolError"
-  const attempt = (remaining: ReadonlyArray<readonly [DecisionLevel, RecoveryHandlers | undefined]>): Effect.Effect<Decision> => {
+  const attempt = (remaining: ReadonlyArray<readonly [DecisionLevel, RecoveryHandlers<string, any> | undefined]>): Effect.Effect<Decision> => {
     const [first, ...rest] = remaining
     if (first === undefined) return Effect.succeed({ recovery: { _tag: "Feedback" }, level: "default" })
     const [level, handlers] = first

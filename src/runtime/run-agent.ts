@@ -9,6 +9,7 @@ import { newRunId } from "../internal/run-id.ts"
 import { Cause, Clock, Duration, Effect, Exit, Queue, Schema, Stream } from "effect"
 import { type AgentDefinition, mayNeedApproval } from "../dsl/agent-definition.ts"
 import type { Decisions } from "../dsl/decision.ts"
+import { withDefinitionServices } from "../dsl/agent.ts"
 import { CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
 import { pickTools } from "../dsl/pick-tools.ts"
 import type { RunEndEvent, RunStreamEvent } from "../dsl/events.ts"
@@ -255,13 +256,13 @@ const driveToResult = (ctx: RunContext, control: DriveControl, input: unknown): 
 
 /**
  * Runs `target` on the conversation so far, as a child run of `ctx`'s (its parent run id, its budget
- * scope), with its own model or else the caller's. Its output is the handing-off run's output.
+ * scope), with its own model (else the caller's) and the Layers it was given. Its output is the handing-off run's output.
  */
 const handOff = (ctx: RunContext, target: AgentDefinition, input: unknown): Effect.Effect<RunResult, AgentError, ModelClientService> => {
   const transcript = ctx.transcript.filter((message) => message.role !== "system")
   // A streaming run streams the target's events too.
   const run = execute(target, { _tag: "Handoff", input, text: ctx.input, transcript }, {}, ctx.sink)
-  return (target.model === undefined ? run : Effect.provideService(run, ModelClientService, target.model)).pipe(
+  return (withDefinitionServices(target, run) as Effect.Effect<RunResult, AgentError, ModelClientService>).pipe(
     Effect.provideService(ParentRun, ctx.runId),
     Effect.provideService(CurrentBudgetScope, ctx.ledger.scope)
   )

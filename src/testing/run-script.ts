@@ -3,7 +3,8 @@
  * every event in order, every model request, and every tool execution (with its decoded arguments).
  */
 import { Cause, Effect, Exit, References, Result, Schema } from "effect"
-import type { AgentBuilder } from "../dsl/agent.ts"
+import type { AgentBuilder, AgentShape } from "../dsl/agent.ts"
+import type { ModelClientService } from "../model/model-client.ts"
 import type { AgentEvent } from "../dsl/events.ts"
 import type { RunResultOf } from "../dsl/run-outcome.ts"
 import type { AnyTool } from "../dsl/tool.ts"
@@ -28,7 +29,8 @@ export interface ScriptRun<TOutput> {
 }
 
 /**
- * Runs `subject` (any agent, with or without a model: the script replaces it) on `input`.
+ * Runs `subject` (any agent, with or without a model: the script replaces it) on `input`. Other services
+ * its tools or hooks require must be provided first (`.provide(layer)`).
  *
  * @example
  * ```ts
@@ -37,18 +39,20 @@ export interface ScriptRun<TOutput> {
  * run.executed // [{ tool: "add", args: { a: 1, b: 2 } }]
  * ```
  */
-export const runScript = async <TInput, TOutput, TTools extends Record<string, AnyTool>>(
-  subject: AgentBuilder<any, TInput, TOutput, TTools, boolean>,
+export const runScript = async <T extends AgentShape & { readonly requirements: ModelClientService }>(
+  subject: AgentBuilder<T>,
   script: ModelScript,
-  input: TInput
-): Promise<ScriptRun<RunResultOf<TTools, TOutput>>> => {
+  input: T["input"]
+): Promise<ScriptRun<RunResultOf<T["tools"], T["output"]>>> => {
   const model = scriptedModel(script)
   const events: Array<AgentEvent> = []
-  const scripted = subject.model(model).onEvent((event) => {
+  const scripted = subject.model(model).onEvent((event: AgentEvent) => {
     events.push(event)
   })
   // Hook failures are in `events` (HookFailed); keep Effect's warning log out of test output.
-  const exit = await Effect.runPromise(Effect.exit(scripted.runEffect(input) as Effect.Effect<RunResultOf<TTools, TOutput>, AgentError>).pipe(Effect.provideService(References.MinimumLogLevel, "None")))
+  // The script stands in for the model, and the type admits no other missing service.
+  const run = scripted.runEffect(input) as Effect.Effect<RunResultOf<T["tools"], T["output"]>, AgentError>
+  const exit = await Effect.runPromise(Effect.exit(run).pipe(Effect.provideService(References.MinimumLogLevel, "None")))
   const executed = events.flatMap((e) => (e._tag === "ToolUse" || e._tag === "ToolError" ? [{ tool: e.tool, args: e.args }] : []))
   return { outcome: outcomeOf(exit), events, requests: model.requests, executed }
 }

@@ -179,4 +179,9 @@ describe("the type errors users meet most, as TypeScript 5 reports them", { time
   it("a loop body must output what it takes", () => {
     expect(at("LOOP")).toContain("a loop's body must output the same type it takes")
   })
+
+  it("run names the service a tool still requires", () => {
+    expect(at("MISSING_SERVICE")).toContain("provide the missing services with .provide(layer) before .run(...)")
+    expect(at("MISSING_SERVICE")).toContain("Database")
+  })
 })

@@ -8,7 +8,6 @@ import { Cause, Effect, Exit, Schema } from "effect"
 import { describe, expect } from "vitest"
 import {
   agent,
-  type AgentBuilder,
   decodeSnapshot,
   encodeSnapshot,
   ModelClientService,
@@ -62,8 +61,7 @@ const makeAgent = (options: Options, log: Array<string>) => {
     .budget({ maxTurns: options.maxTurns, maxToolCalls: options.maxToolCalls })
     .recover(options.retry ? { invalidArgs: () => Recovery.retry(1), executionError: () => Recovery.retry(1) } : {})
     .disallowedToolPolicy(options.feedbackOnDisallowed ? "feedback" : "fail")
-  // One builder type for both shapes (typed or not), so the test can treat them alike.
-  return built as unknown as AgentBuilder<"snap", string, unknown, any, false>
+  return built
 }
 
 const tools = [

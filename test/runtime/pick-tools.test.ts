@@ -1,6 +1,6 @@
 import { Effect, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { agent, pickTools, skill, text, tool } from "../../src/index.ts"
+import { agent, pickTools, type PickToolsOptions, skill, text, tool } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 
 const noArgs = Schema.Struct({})
@@ -12,7 +12,7 @@ const convert = make("convert_temperature", "Convert between celsius and fahrenh
 const email = make("send_email", "Send an email to a person", { safe: false })
 const search = make("web_search", "Search the web for pages")
 const all = [weather, convert, email, search]
-const pick = (input: string, options: Parameters<typeof pickTools>[2] = {}) => Effect.runPromise(pickTools(input, all, options))
+const pick = (input: string, options: PickToolsOptions = {}) => Effect.runPromise(pickTools(input, all, options))
 
 describe("pickTools", () => {
   it("ranks by keywords in name, tags and description, with reasons", async () => {

@@ -1,7 +1,8 @@
 import { mkdtemp, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Schema } from "effect"
+import * as NodeFileSystem from "@effect/platform-node-shared/NodeFileSystem"
+import { Effect, type FileSystem, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { agent, fileKnowledge, inMemoryStore, type MemoryStore, skill, text, toolCalls } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
@@ -165,9 +166,12 @@ describe("knowledge", () => {
     const dir = await mkdtemp(join(tmpdir(), "knowledge-"))
     const path = join(dir, "faq.md")
     await writeFile(path, "# FAQ\nShipping is free.")
-    const text1 = await Effect.runPromise(fileKnowledge(path)({ signal: new AbortController().signal }) as Effect.Effect<string>)
-    expect(text1).toBe("# FAQ\nShipping is free.")
-    const missing = await Effect.runPromise(Effect.exit(fileKnowledge(join(dir, "nope.md"))({ signal: new AbortController().signal }) as Effect.Effect<string, unknown>))
+    const read = (file: string) =>
+      Effect.exit(Effect.suspend(() => fileKnowledge(file)({ signal: new AbortController().signal }) as Effect.Effect<string, unknown, FileSystem.FileSystem>))
+        .pipe(Effect.provide(NodeFileSystem.layer))
+    const text1 = await Effect.runPromise(read(path))
+    expect(text1).toMatchObject({ _tag: "Success", value: "# FAQ\nShipping is free." })
+    const missing = await Effect.runPromise(read(join(dir, "nope.md")))
     expect(missing._tag).toBe("Failure")
   })
 })

@@ -29,7 +29,7 @@ const model = scriptedModel([])
 
 describe("tools record whether they may need approval", () => {
   it("from needsApproval and from unsafeNoSchema's mode", () => {
-    expectTypeOf(transfer).toEqualTypeOf<Tool<"transfer", { readonly to: string; readonly amount: number }, number, true>>()
+    expectTypeOf(transfer).toEqualTypeOf<Tool<"transfer", { readonly to: string; readonly amount: number }, number, never, true>>()
     expectTypeOf(audited.mayNeedApproval).toEqualTypeOf<true>()
     expectTypeOf(balance).toEqualTypeOf<Tool<"balance", {}, number>>()
     expectTypeOf(balance.mayNeedApproval).toEqualTypeOf<false>()

@@ -1,0 +1,241 @@
+/**
+ * Providers as Layers: each provider's `ModelClient` provided as the `ModelClientService`, built from
+ * options (`openaiLayer(model, options)`) or read with Effect's `Config` (`openaiLayerConfig()`, by
+ * default from the environment variables `fromEnv` reads). An agent without `.model(...)` requires the
+ * service; `.provide(layer)` or `Effect.provide(layer)` supplies it. A setting that is missing or
+ * malformed fails the Layer with an `AgentConfigError` naming it.
+ */
+import type { LanguageModelV2, LanguageModelV3 } from "@ai-sdk/provider"
+import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { AgentConfigError } from "../errors.ts"
+import { type ModelClient, ModelClientService } from "../model/model-client.ts"
+import { type AiSdkOptions, fromAiSdk } from "./ai-sdk.ts"
+import { anthropic, type AnthropicOptions } from "./anthropic.ts"
+import { ollama, type OllamaOptions } from "./ollama.ts"
+import { openai, type OpenAiOptions } from "./openai.ts"
+
+/**
+ * A setting read with `Config`: a value, a secret, or `Config.option(...)` of either for "may be unset".
+ *
+ * @example
+ * ```ts
+ * const apiKey: SettingConfig<string> = Config.option(Config.Redacted("MY_OPENAI_KEY"))
+ * ```
+ */
+export type SettingConfig<A> = Config.Config<A | Redacted.Redacted<A> | Option.Option<A | Redacted.Redacted<A>>>
+
+/**
+ * The settings every `…LayerConfig` reads; each defaults to the variable `fromEnv` reads.
+ *
+ * @example
+ * ```ts
+ * const settings: ModelSettingsConfig = { model: Config.succeed("qwen2.5:7b"), temperature: Config.succeed(0) }
+ * ```
+ */
+export interface ModelSettingsConfig {
+  /** Default `AI_MODEL` (required). */
+  readonly model?: Config.Config<string>
+  /** Default `LLM_TEMPERATURE` (may be unset). */
+  readonly temperature?: SettingConfig<number>
+}
+
+/**
+ * What `openaiLayerConfig` reads: defaults `OPENAI_API_KEY`, `OPENAI_BASE_URL` (both may be unset).
+ *
+ * @example
+ * ```ts
+ * openaiLayerConfig({ baseURL: Config.String("LOCAL_LLM_URL") } satisfies OpenAiSettingsConfig)
+ * ```
+ */
+export interface OpenAiSettingsConfig extends ModelSettingsConfig {
+  readonly apiKey?: SettingConfig<string>
+  readonly baseURL?: SettingConfig<string>
+}
+
+/**
+ * What `anthropicLayerConfig` reads: defaults `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, `LLM_THINKING_BUDGET`.
+ *
+ * @example
+ * ```ts
+ * anthropicLayerConfig({ thinkingBudget: Config.succeed(4000) } satisfies AnthropicSettingsConfig)
+ * ```
+ */
+export interface AnthropicSettingsConfig extends ModelSettingsConfig {
+  readonly apiKey?: SettingConfig<string>
+  readonly baseURL?: SettingConfig<string>
+  readonly thinkingBudget?: SettingConfig<number>
+}
+
+/**
+ * What `ollamaLayerConfig` reads: default `OLLAMA_HOST` (may be unset: `localhost:11434`).
+ *
+ * @example
+ * ```ts
+ * ollamaLayerConfig({ host: Config.String("GPU_BOX") } satisfies OllamaSettingsConfig)
+ * ```
+ */
+export interface OllamaSettingsConfig extends ModelSettingsConfig {
+  readonly host?: SettingConfig<string>
+}
+
+/** A setting that may be unset. */
+const optional = <A>(config: Config.Config<A | Redacted.Redacted<A>>): SettingConfig<A> => Config.option(config)
+
+const defaults = {
+  model: Config.NonEmptyString("AI_MODEL"),
+  temperature: optional(Config.Finite("LLM_TEMPERATURE"))
+}
+
+/** A read setting as a plain value: secrets revealed, `Option.none()` and `undefined` as absent. */
+const plain = <A>(value: A | Redacted.Redacted<A> | Option.Option<A | Redacted.Redacted<A>> | undefined): A | undefined => {
+  const present = Option.isOption(value) ? Option.getOrUndefined(value) : value
+  return Redacted.isRedacted(present) ? Redacted.value(present) : present
+}
+
+/** Only the settings that are present, so `exactOptionalPropertyTypes` options stay absent. */
+const present = <T extends Record<string, unknown>>(settings: T): Partial<{ [K in keyof T]: Exclude<T[K], undefined> }> =>
+  Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined)) as Partial<{ [K in keyof T]: Exclude<T[K], undefined> }>
+
+/** A client built when the Layer is: a refused option fails the Layer instead of throwing at the call. */
+const layerOf = (provider: string, make: () => ModelClient): Layer.Layer<ModelClientService, AgentConfigError> =>
+  Layer.effect(ModelClientService, Effect.try({ try: make, catch: (error) => asConfigError(provider, error) }))
+
+const asConfigError = (provider: string, error: unknown): AgentConfigError =>
+  error instanceof AgentConfigError ? error : new AgentConfigError({ subject: `${provider} layer`, reason: error instanceof Error ? error.message : String(error) })
+
+/** A Layer that reads `configs`, then builds the client; a Config failure becomes an `AgentConfigError`. */
+const layerFromConfig = <S extends Record<string, Config.Config<unknown>>>(
+  provider: string,
+  configs: S,
+  make: (settings: { readonly [K in keyof S]: S[K] extends Config.Config<infer A> ? A : never }) => ModelClient
+): Layer.Layer<ModelClientService, AgentConfigError> =>
+  Layer.effect(
+    ModelClientService,
+    Effect.gen(function*() {
+      const settings = yield* Config.all(configs)
+      return yield* Effect.try({ try: () => make(settings as never), catch: (error) => asConfigError(provider, error) })
+    }).pipe(Effect.mapError((error) => asConfigError(provider, error)))
+  )
+
+/**
+ * `openai(model, options)` as a Layer providing the `ModelClientService`.
+ *
+ * @example
+ * ```ts
+ * const assistant = agent("assistant").tools({ lookup }) // no .model(...): it requires ModelClientService
+ * await assistant.provide(openaiLayer("gpt-4o-mini", { apiKey })).run("hi")
+ * ```
+ */
+export const openaiLayer = (model: string, options: OpenAiOptions = {}): Layer.Layer<ModelClientService, AgentConfigError> =>
+  layerOf("openai", () => openai(model, options))
+
+/**
+ * An OpenAI client read with `Config`: by default `AI_MODEL`, `OPENAI_API_KEY`, `OPENAI_BASE_URL` and
+ * `LLM_TEMPERATURE` from the current `ConfigProvider` (the environment). `options` adds the rest.
+ *
+ * @example
+ * ```ts
+ * const OpenAi = openaiLayerConfig({ model: Config.succeed("gpt-4o-mini"), apiKey: Config.Redacted("MY_OPENAI_KEY") })
+ * ```
+ */
+export const openaiLayerConfig = (
+  config: OpenAiSettingsConfig = {},
+  options: Omit<OpenAiOptions, "apiKey" | "baseURL" | "temperature"> = {}
+): Layer.Layer<ModelClientService, AgentConfigError> =>
+  layerFromConfig("openai", {
+    model: config.model ?? defaults.model,
+    temperature: config.temperature ?? defaults.temperature,
+    apiKey: config.apiKey ?? optional(Config.Redacted("OPENAI_API_KEY")),
+    baseURL: config.baseURL ?? optional(Config.NonEmptyString("OPENAI_BASE_URL"))
+  }, (s) => {
+    const apiKey = plain(s.apiKey)
+    const baseURL = plain(s.baseURL)
+    if (apiKey === undefined && baseURL === undefined) {
+      throw new AgentConfigError({ subject: "openai layer", reason: "an API key (OPENAI_API_KEY) is required unless a base URL (OPENAI_BASE_URL) is set" })
+    }
+    return openai(s.model, { ...options, ...present({ temperature: plain(s.temperature), baseURL }), apiKey: apiKey ?? "unused" })
+  })
+
+/**
+ * `ollama(model, options)` as a Layer providing the `ModelClientService`.
+ *
+ * @example
+ * ```ts
+ * const program = assistant.runEffect("hi").pipe(Effect.provide(ollamaLayer("qwen2.5:7b", { host: "localhost:11434" })))
+ * ```
+ */
+export const ollamaLayer = (model: string, options: OllamaOptions = {}): Layer.Layer<ModelClientService, AgentConfigError> =>
+  layerOf("ollama", () => ollama(model, options))
+
+/**
+ * An Ollama client read with `Config`: by default `AI_MODEL`, `OLLAMA_HOST` and `LLM_TEMPERATURE`.
+ *
+ * @example
+ * ```ts
+ * assistant.provide(ollamaLayerConfig({ host: Config.succeed("gpu-box:11434") }))
+ * ```
+ */
+export const ollamaLayerConfig = (
+  config: OllamaSettingsConfig = {},
+  options: Omit<OllamaOptions, "host" | "port" | "temperature"> = {}
+): Layer.Layer<ModelClientService, AgentConfigError> =>
+  layerFromConfig("ollama", {
+    model: config.model ?? defaults.model,
+    temperature: config.temperature ?? defaults.temperature,
+    host: config.host ?? optional(Config.NonEmptyString("OLLAMA_HOST"))
+  }, (s) => ollama(s.model, { ...options, ...present({ temperature: plain(s.temperature), host: plain(s.host) }) }))
+
+/**
+ * `anthropic(model, options)` as a Layer providing the `ModelClientService`.
+ *
+ * @example
+ * ```ts
+ * assistant.provide(anthropicLayer("claude-sonnet-4-5", { apiKey }))
+ * ```
+ */
+export const anthropicLayer = (model: string, options: AnthropicOptions = {}): Layer.Layer<ModelClientService, AgentConfigError> =>
+  layerOf("anthropic", () => anthropic(model, options))
+
+/**
+ * An Anthropic client read with `Config`: by default `AI_MODEL`, `ANTHROPIC_API_KEY`,
+ * `ANTHROPIC_BASE_URL`, `LLM_TEMPERATURE` and `LLM_THINKING_BUDGET`.
+ *
+ * @example
+ * ```ts
+ * assistant.provide(anthropicLayerConfig())
+ * ```
+ */
+export const anthropicLayerConfig = (
+  config: AnthropicSettingsConfig = {},
+  options: Omit<AnthropicOptions, "apiKey" | "baseURL" | "temperature" | "thinkingBudget"> = {}
+): Layer.Layer<ModelClientService, AgentConfigError> =>
+  layerFromConfig("anthropic", {
+    model: config.model ?? defaults.model,
+    temperature: config.temperature ?? defaults.temperature,
+    apiKey: config.apiKey ?? optional(Config.Redacted("ANTHROPIC_API_KEY")),
+    baseURL: config.baseURL ?? optional(Config.NonEmptyString("ANTHROPIC_BASE_URL")),
+    thinkingBudget: config.thinkingBudget ?? optional(Config.Int("LLM_THINKING_BUDGET"))
+  }, (s) => {
+    const apiKey = plain(s.apiKey)
+    const baseURL = plain(s.baseURL)
+    if (apiKey === undefined && baseURL === undefined) {
+      throw new AgentConfigError({ subject: "anthropic layer", reason: "an API key (ANTHROPIC_API_KEY) is required unless a base URL (ANTHROPIC_BASE_URL) is set" })
+    }
+    return anthropic(s.model, {
+      ...options,
+      ...present({ temperature: plain(s.temperature), baseURL, thinkingBudget: plain(s.thinkingBudget) }),
+      apiKey: apiKey ?? "unused"
+    })
+  })
+
+/**
+ * An AI SDK language model (`fromAiSdk`) as a Layer providing the `ModelClientService`. The AI SDK's
+ * providers read their own settings, so there is no `Config` form.
+ *
+ * @example
+ * ```ts
+ * assistant.provide(aiSdkLayer(createOpenAI({ apiKey })("gpt-4o-mini")))
+ * ```
+ */
+export const aiSdkLayer = (model: LanguageModelV3 | LanguageModelV2, options: AiSdkOptions = {}): Layer.Layer<ModelClientService, AgentConfigError> =>
+  layerOf("ai-sdk", () => fromAiSdk(model, options))
