@@ -196,6 +196,7 @@ export type {
   CompositeBudget,
   CompositeKind,
   CompositeStart,
+  CompositeStreamEvent,
   CompositionError,
   ForumBrief,
   InputOf,

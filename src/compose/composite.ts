@@ -5,12 +5,13 @@
  * its children see as their parent (`ParentRun`).
  */
 import { newRunId } from "../internal/run-id.ts"
-import { Cause, Clock, Duration, Effect, Exit, identity } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, identity, Queue, Stream } from "effect"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
 import { AgentConfigError, BudgetExceeded } from "../errors.ts"
 import { catchUnlessInterrupted, fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
 import { noStackTrace } from "../internal/span-options.ts"
-import { BudgetScope, CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
+import { BudgetScope, CurrentBudgetScope, ParentRun, StreamSink } from "../dsl/lineage.ts"
+import type { RunStreamEvent } from "../dsl/events.ts"
 import type { AnyRunnable, ErrorOf, InputOf, OutputOf, RequirementsOf, Runnable, Same } from "./runnable.ts"
 
 /** The operator a composite was built with. */
@@ -60,6 +61,13 @@ export interface Composite<In, Out, E, R> extends Runnable<In, Out, E, R> {
   readonly children: ReadonlyArray<AnyRunnable>
   /** Runs it as an Effect with a typed error channel. */
   runEffect(input: In): Effect.Effect<Out, E, R>
+  /**
+   * Runs it as a Stream: its `CompositeStart`, every event and delta of every agent run under it (each
+   * with its `runId` and `parentRunId`, so interleaved children can be told apart), the start and end of
+   * nested composites, and last its own `CompositeEnd` (whose outcome carries the output); the stream
+   * fails with the run's error. Stopping the stream stops the run.
+   */
+  runStream(input: In): Stream.Stream<CompositeStreamEvent, E, R>
   /** Runs it and resolves with its output; rejects with the tagged error. Needs no services. */
   run: [R] extends [never] ? (input: In) => Promise<Out>
     : AgentTypeError<"this composite needs services: use .runEffect(...) and provide them">
@@ -84,6 +92,9 @@ export interface Composite<In, Out, E, R> extends Runnable<In, Out, E, R> {
   /** At the end of every run of this composite, whatever its outcome. */
   onRunEnd(listener: (event: CompositeEnd) => MaybeEffect<unknown>): Composite<In, Out, E, R>
 }
+
+/** What `composite.runStream` emits: the agents' events and deltas, and the composites' starts and ends. */
+export type CompositeStreamEvent = RunStreamEvent | CompositeStart | CompositeEnd
 
 /** Any composite. */
 export type AnyComposite = Composite<any, any, any, any>
@@ -126,11 +137,14 @@ export const makeComposite = (
   body: (input: unknown) => Effect.Effect<unknown, unknown, unknown>
 ): AnyComposite => build({ name, kind, children, body, maxDuration: Infinity, maxTokens: Infinity, maxToolCalls: Infinity, onStart: [], onEnd: [] })
 
-const notify = <Ev>(listeners: ReadonlyArray<(event: Ev) => MaybeEffect<unknown>>, event: Ev) =>
+/** Runs the composite's hooks, then hands the event to a streaming composite around it, if any. */
+const notify = <Ev extends CompositeStart | CompositeEnd>(listeners: ReadonlyArray<(event: Ev) => MaybeEffect<unknown>>, event: Ev) =>
   Effect.forEach(listeners, (listener) =>
     fromMaybeEffect(() => listener(event)).pipe(
       catchUnlessInterrupted((error) => Effect.logWarning(`composite hook failed: ${String(error)}`))
-    ), { discard: true })
+    ), { discard: true }).pipe(
+      Effect.andThen(Effect.flatMap(StreamSink, (sink) => (sink === undefined ? Effect.void : sink(event as unknown as RunStreamEvent))))
+    )
 
 const build = (def: CompositeDef): AnyComposite => {
   const next = (patch: Partial<CompositeDef>) => build(Object.freeze({ ...def, ...patch }))
@@ -178,6 +192,12 @@ const build = (def: CompositeDef): AnyComposite => {
     children: def.children,
     runEffect,
     run: ((input: unknown) => Effect.runPromise(runEffect(input) as Effect.Effect<unknown, unknown>)) as any,
+    runStream: (input: unknown) =>
+      Stream.callback<CompositeStreamEvent, unknown, unknown>((queue) =>
+        runEffect(input).pipe(
+          Effect.provideService(StreamSink, (event: RunStreamEvent) => Effect.asVoid(Queue.offer(queue, event))),
+          Effect.andThen(Queue.end(queue))
+        ), { bufferSize: 256, strategy: "suspend" }),
     andThen: ((nextStage: AnyRunnable) => pipelineOf(`${def.name} → ${nextStage.name}`, [composite, nextStage])) as AnyComposite["andThen"],
     budget: (limits: CompositeBudget) => next(checkBudget(def, limits)),
     onRunStart: (listener: (event: CompositeStart) => MaybeEffect<unknown>) => next({ onStart: [...def.onStart, listener] }),

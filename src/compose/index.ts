@@ -4,7 +4,7 @@
  */
 export { branch } from "./branch.ts"
 export type { BranchCases } from "./branch.ts"
-export type { AnyComposite, Composite, CompositeBudget, CompositeEnd, CompositeKind, CompositeStart } from "./composite.ts"
+export type { AnyComposite, Composite, CompositeBudget, CompositeEnd, CompositeKind, CompositeStart, CompositeStreamEvent } from "./composite.ts"
 export { BranchNotRouted, LoopLimitExceeded, StepFailed } from "./errors.ts"
 export type { CompositionError } from "./errors.ts"
 export { forum, renderBrief } from "./forum.ts"

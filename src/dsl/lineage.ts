@@ -4,7 +4,8 @@
  * sets both for its children, so their events name the parent run and their usage counts against every
  * enclosing budget; a top-level run has neither.
  */
-import { Context } from "effect"
+import { Context, type Effect } from "effect"
+import type { RunStreamEvent } from "./events.ts"
 
 /**
  * The run id of the enclosing run, if any.
@@ -103,3 +104,17 @@ export class BudgetScope {
 export const CurrentBudgetScope = Context.Reference<BudgetScope | undefined>("effect-agent-dsl/CurrentBudgetScope", {
   defaultValue: () => undefined
 })
+
+/**
+ * Where the runs under a streaming composite send their events (`composite.runStream`): every agent
+ * run under it, children of children included, emits into it. Undefined when nobody streams.
+ *
+ * @example
+ * ```ts
+ * const sink = yield* StreamSink // undefined outside a streaming composite
+ * ```
+ */
+export const StreamSink = Context.Reference<((event: RunStreamEvent) => Effect.Effect<void>) | undefined>(
+  "effect-agent-dsl/StreamSink",
+  { defaultValue: () => undefined }
+)

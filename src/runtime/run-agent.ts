@@ -10,7 +10,7 @@ import { Cause, Clock, Duration, Effect, Exit, Queue, Schema, Stream } from "eff
 import { type AgentDefinition, mayNeedApproval } from "../dsl/agent-definition.ts"
 import type { Decisions } from "../dsl/decision.ts"
 import { withDefinitionServices } from "../dsl/agent.ts"
-import { CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
+import { CurrentBudgetScope, ParentRun, StreamSink } from "../dsl/lineage.ts"
 import { pickTools } from "../dsl/pick-tools.ts"
 import type { RunEndEvent, RunStreamEvent } from "../dsl/events.ts"
 import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed, ToolFailed } from "../errors.ts"
@@ -165,15 +165,19 @@ type Start =
   /** A handoff: the conversation so far (system prompts left out), and the run's input as value and text. */
   | { readonly _tag: "Handoff"; readonly input: unknown; readonly text: string; readonly transcript: ReadonlyArray<LlmMessage> }
 
-/** The one body of every run; `sink` (a streaming run's) receives every event and delta; `observe` sees the context once made. */
+/**
+ * The one body of every run; `sink` (a streaming run's, else a streaming composite's around it)
+ * receives every event and delta; `observe` sees the context once made.
+ */
 const execute = (
   definition: AgentDefinition,
   start: Start,
   control: DriveControl,
-  sink: EventSink | undefined,
+  given: EventSink | undefined,
   observe?: (ctx: RunContext) => void
 ): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   Effect.gen(function*() {
+    const sink = given ?? (yield* StreamSink)
     const plan = compile(definition)
     const now = yield* Clock.currentTimeMillis
     const runId = start._tag === "Resume" ? start.snapshot.state.runId : yield* newRunId(now)

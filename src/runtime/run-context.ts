@@ -10,7 +10,7 @@ import type { AgentEvent, DeltaEvent } from "../dsl/events.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import { BudgetExceeded } from "../errors.ts"
 import type { LlmMessage, ModelRequest, ToolCall, ToolDefinition } from "../model/messages.ts"
-import type { BudgetScope } from "../dsl/lineage.ts"
+import { type BudgetScope, ParentRun } from "../dsl/lineage.ts"
 import { BudgetLedger, emptyLedger, type LedgerState, type Overrun } from "./budget-ledger.ts"
 import { emit, type EventSink } from "./emit.ts"
 import { BudgetPolicy } from "../dsl/budget-policy.ts"
@@ -262,8 +262,10 @@ export class RunContext {
 
   /** Sends a delta of the current model answer to the sink (deltas reach no hooks). */
   emitDelta(delta: DeltaEvent extends infer E ? E extends DeltaEvent ? Omit<E, "agent" | "runId" | "skill" | "turn"> : never : never): Effect.Effect<void> {
-    if (this.sink === undefined) return Effect.void
-    return this.sink({ ...delta, agent: this.plan.name, runId: this.runId, skill: this.skill.name, turn: this.turn } as DeltaEvent)
+    const sink = this.sink
+    if (sink === undefined) return Effect.void
+    const event = { ...delta, agent: this.plan.name, runId: this.runId, skill: this.skill.name, turn: this.turn } as DeltaEvent
+    return Effect.flatMap(ParentRun, (parentRunId: string | undefined) => sink(parentRunId === undefined ? event : { ...event, parentRunId }))
   }
 
   /** Ends the run on a budget: the `BudgetExceeded` event, then the error with the transcript so far. */
