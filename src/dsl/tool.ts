@@ -160,7 +160,7 @@ export interface WithoutApproval {
 export interface SchemaToolOptions<S extends ArgsSchema, R, Name extends string = string, Req = never> extends ToolOptionsBase {
   readonly args: S
   /** This tool's recovery handlers, ahead of the agent's `.recoverTool(name)` and `.recover` defaults. */
-  readonly recover?: RecoveryHandlers<Name>
+  readonly recover?: RecoveryHandlers<Name, Req>
   readonly run: (args: S["Type"], context: ToolContext) => MaybeEffect<R, Req>
   /** Generate an OpenAI strict-mode schema (all keys required, optional keys nullable). */
   readonly strict?: boolean
@@ -176,7 +176,7 @@ export interface SchemaToolOptions<S extends ArgsSchema, R, Name extends string 
 export interface UnsafeToolOptions<R, Name extends string = string, Req = never, Mode extends UnsafeMode = UnsafeMode> extends ToolOptionsBase {
   readonly args: UnsafeNoSchema<Mode>
   /** This tool's recovery handlers for execution errors (its arguments are never invalid). */
-  readonly recover?: Pick<RecoveryHandlers<Name>, "executionError">
+  readonly recover?: Pick<RecoveryHandlers<Name, Req>, "executionError">
   readonly run: (args: unknown, context: ToolContext) => MaybeEffect<R, Req>
 }
 
@@ -201,7 +201,7 @@ export interface DeclaredToolOptions<S extends ArgsSchema, Success, Name extends
 export interface JsonSchemaToolOptions<Args, R, Name extends string = string, Req = never> extends ToolOptionsBase {
   /** Stored verbatim (deep-frozen), sent to models as is, and compiled once into the argument validator. */
   readonly parameters: ToolJsonSchema
-  readonly onError?: RecoveryHandlers<Name>
+  readonly onError?: RecoveryHandlers<Name, Req>
   readonly run: (args: Args, context: ToolContext) => MaybeEffect<R, Req>
   /** Check at registration that `parameters` is in OpenAI's strict subset, and mark the definition strict. */
   readonly strict?: boolean
@@ -366,7 +366,7 @@ const makeTool = (
     tags: Object.freeze([...(options.tags ?? [])]),
     // A tool without a Schema is unsafe unless declared otherwise: pre-selection offers it only with consent.
     safe: options.safe ?? codec.validated,
-    recover: (options as { readonly recover?: RecoveryHandlers }).recover,
+    recover: (options as { readonly recover?: RecoveryHandlers<string, any> }).recover,
     untrustedOutput: options.untrustedOutput === true,
     // As the type says: any `needsApproval` given (even a boolean that is false now) marks the tool.
     mayNeedApproval: needsApproval !== undefined || options.needsApproval !== undefined
