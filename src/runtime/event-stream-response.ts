@@ -151,6 +151,8 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
           closeBlocks(out)
           if (stepOpen) out.push({ type: "finish-step" })
           stepOpen = false
+          // A child run's end (a handoff target, an agent under a composite) ends its step, not the message.
+          if (event.parentRunId !== undefined) break
           if (event.outcome._tag === "Failure") out.push({ type: "error", errorText: event.outcome.error.message })
           out.push({ type: "finish" })
           break

@@ -4,7 +4,7 @@
  */
 import { Effect, Schema } from "effect"
 import { describe, expect, expectTypeOf, it } from "vitest"
-import { agent, AgentConfigError, type AgentEvent, skill, text, tool, toolCalls } from "../../src/index.ts"
+import { agent, AgentConfigError, type AgentEvent, eventStreamResponse, skill, text, tool, toolCalls } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { captureSpans } from "../fixtures.ts"
 
@@ -74,5 +74,18 @@ describe("handoffs", () => {
     expect(() => self.skills(() => [skill("s").handoffs(self)])).toThrow(/cannot hand off to itself/)
     expect(() => agent("a").skills(() => [skill("s").handoffs({ name: "x", runEffect: () => Effect.succeed("") } as any) as any])).toThrow(AgentConfigError)
     expect(() => agent("a").skills(() => [skill("s").implementedBy((s: string) => s).handoffs(agent("b")) as any])).toThrow(/agentic skill/)
+  })
+})
+
+describe("handoffs in a stream", () => {
+  it("streams the target's events, and the UI message stream finishes once", async () => {
+    const events: Array<AgentEvent> = []
+    const { billing } = billingAgent(events)
+    const triage = agent("triage").model(scriptedModel([toolCalls([{ id: "h1", name: "handoff_to_billing", arguments: {} }])]))
+      .skills(() => [skill("triage").handoffs(billing)])
+    const response = eventStreamResponse(triage.runStream("refund A-1"), { format: "ui-message-stream" })
+    const body = await response.text()
+    expect(body.match(/"type":"finish"/g)).toHaveLength(1)
+    expect(body).toContain("Your order A-1 was refunded.")
   })
 })
