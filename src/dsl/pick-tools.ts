@@ -54,23 +54,32 @@ const tokens = (text: string): ReadonlyArray<string> =>
 const similar = (a: string, b: string): boolean =>
   a === b || (a.length >= 4 && b.length >= 4 && (a.startsWith(b.slice(0, 4)) && b.startsWith(a.slice(0, 4))))
 
-/**
- * The default scorer: the share of the input's words found in the tool's name (weight 3), tags (2)
- * or description (1), divided by 3 per input word; words of 4+ letters sharing their first four
- * letters count as the same word ("multiplying" ~ "multiply").
- *
- * @example
- * ```ts
- * keywordScorer("convert celsius to fahrenheit", convertTool) // { score: 0.67, reason: "name: convert; description: celsius, fahrenheit" }
- * ```
- */
-export const keywordScorer: ToolScorer = (input, tool) => {
-  const words = [...new Set(tokens(input))]
+/** A tool's words by field, tokenised once per tool (tools are immutable). */
+interface ToolKeywords {
+  readonly name: ReadonlyArray<string>
+  readonly tags: ReadonlyArray<string>
+  readonly description: ReadonlyArray<string>
+}
+
+const keywordCache = new WeakMap<AnyTool, ToolKeywords>()
+
+const keywordsOf = (tool: AnyTool): ToolKeywords => {
+  let cached = keywordCache.get(tool)
+  if (cached === undefined) {
+    cached = { name: tokens(tool.name), tags: tool.tags.flatMap(tokens), description: tokens(tool.description ?? "") }
+    keywordCache.set(tool, cached)
+  }
+  return cached
+}
+
+/** The keyword score of `tool` for the input's distinct words (see {@link keywordScorer}). */
+const keywordScore = (words: ReadonlyArray<string>, tool: AnyTool): { readonly score: number; readonly reason: string } => {
   if (words.length === 0) return { score: 0, reason: "no keywords in the input" }
+  const keywords = keywordsOf(tool)
   const fields = [
-    { label: "name", weight: 3, words: tokens(tool.name) },
-    { label: "tags", weight: 2, words: tool.tags.flatMap(tokens) },
-    { label: "description", weight: 1, words: tokens(tool.description ?? "") }
+    { label: "name", weight: 3, words: keywords.name },
+    { label: "tags", weight: 2, words: keywords.tags },
+    { label: "description", weight: 1, words: keywords.description }
   ]
   let total = 0
   const matched = new Map<string, Array<string>>()
@@ -84,6 +93,22 @@ export const keywordScorer: ToolScorer = (input, tool) => {
   const reason = matched.size === 0 ? "no keyword matched" : [...matched].map(([label, ws]) => `${label}: ${ws.join(", ")}`).join("; ")
   return { score, reason }
 }
+
+/** The input's distinct keywords, in order of first appearance. */
+const inputWords = (input: string): ReadonlyArray<string> => [...new Set(tokens(input))]
+
+/**
+ * The default scorer: the share of the input's words found in the tool's name (weight 3), tags (2)
+ * or description (1), divided by 3 per input word; words of 4+ letters sharing their first four
+ * letters count as the same word ("multiplying" ~ "multiply"). Each tool's words are tokenised once;
+ * `pickTools` with this scorer tokenises the input once per call and scores without an Effect per tool.
+ *
+ * @example
+ * ```ts
+ * keywordScorer("convert celsius to fahrenheit", convertTool) // { score: 0.67, reason: "name: convert; description: celsius, fahrenheit" }
+ * ```
+ */
+export const keywordScorer: ToolScorer = (input, tool) => keywordScore(inputWords(input), tool)
 
 const clamp = (n: number): number => (Number.isFinite(n) ? Math.min(1, Math.max(0, n)) : 0)
 
@@ -110,13 +135,22 @@ export const pickTools = <T extends AnyTool, R = never>(
   const eligible = tools.filter((t) => options.allowUnsafe === true || t.safe)
   for (const t of tools) if (!eligible.includes(t)) debug(`${t.name}: excluded (unsafe)`)
 
-  const scored = Effect.forEach(eligible, (tool) =>
-    fromMaybeEffect(() => scorer(input, tool)).pipe(
-      Effect.map((result) => {
-        const { score, reason } = typeof result === "number" ? { score: result, reason: "scorer" } : result
+  // The default scorer is pure and synchronous: score every tool in one pass, the input tokenised once.
+  const scored = scorer === keywordScorer
+    ? Effect.sync(() => {
+      const words = inputWords(input)
+      return eligible.map((tool) => {
+        const { score, reason } = keywordScore(words, tool)
         return { tool, score: clamp(score), reason, provenance: "scorer" as const }
       })
-    ))
+    })
+    : Effect.forEach(eligible, (tool) =>
+      fromMaybeEffect(() => scorer(input, tool)).pipe(
+        Effect.map((result) => {
+          const { score, reason } = typeof result === "number" ? { score: result, reason: "scorer" } : result
+          return { tool, score: clamp(score), reason, provenance: "scorer" as const }
+        })
+      ))
   const ranked = scored.pipe(
     Effect.map((all) => {
       const kept = all.filter((p) => p.score >= minScore)

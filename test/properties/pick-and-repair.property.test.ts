@@ -4,7 +4,7 @@
 import { fc, test } from "@fast-check/vitest"
 import { Effect, Result, Schema } from "effect"
 import { describe, expect } from "vitest"
-import { closestLiteral, pickTools, tool } from "../../src/index.ts"
+import { type AnyTool, closestLiteral, pickTools, tool } from "../../src/index.ts"
 
 const numRuns = Number(process.env.PROPERTY_RUNS ?? 300)
 
@@ -44,6 +44,70 @@ describe("pickTools laws", () => {
     if (options.allowUnsafe !== true) for (const p of picked) expect(p.tool.safe).toBe(true)
     for (const p of picked) expect(p.provenance).toBe("fallback")
   })
+})
+
+/** The keyword scorer as first written (input and tool tokenised on every call): the reference for the fast path. */
+const referenceStopWords = new Set([
+  "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "for", "from", "how", "i", "in", "is", "it", "me", "my",
+  "of", "on", "or", "please", "the", "this", "to", "what", "with", "you", "your"
+])
+const referenceTokens = (text: string): ReadonlyArray<string> =>
+  text.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase().split(/[^a-z0-9]+/)
+    .filter((t) => t.length > 1 && !referenceStopWords.has(t) && !/^\d+$/.test(t))
+const referenceSimilar = (a: string, b: string): boolean =>
+  a === b || (a.length >= 4 && b.length >= 4 && (a.startsWith(b.slice(0, 4)) && b.startsWith(a.slice(0, 4))))
+const referenceScorer = (input: string, t: AnyTool) => {
+  const words = [...new Set(referenceTokens(input))]
+  if (words.length === 0) return { score: 0, reason: "no keywords in the input" }
+  const fields = [
+    { label: "name", weight: 3, words: referenceTokens(t.name) },
+    { label: "tags", weight: 2, words: t.tags.flatMap(referenceTokens) },
+    { label: "description", weight: 1, words: referenceTokens(t.description ?? "") }
+  ]
+  let total = 0
+  const matched = new Map<string, Array<string>>()
+  for (const w of words) {
+    const field = fields.find((f) => f.words.some((x) => referenceSimilar(x, w)))
+    if (field === undefined) continue
+    total += field.weight
+    matched.set(field.label, [...(matched.get(field.label) ?? []), w])
+  }
+  const reason = matched.size === 0 ? "no keyword matched" : [...matched].map(([label, ws]) => `${label}: ${ws.join(", ")}`).join("; ")
+  return { score: total / (words.length * 3), reason }
+}
+
+describe("pickTools fast path", () => {
+  // A small vocabulary shared by inputs and tools, so that words match (and repeat) often.
+  const vocabulary = ["add", "adding", "sum", "multiply", "multiplying", "convert", "celsius", "weatherForecast", "temp", "the", "42", "Ünïcode", "__proto__"]
+  const vocab = fc.constantFrom(...vocabulary)
+  const hostileInput = fc.tuple(
+    fc.array(fc.oneof(vocab, vocab, fc.string(), fc.stringMatching(/^[a-z]+[A-Z][a-z]+$/)), { maxLength: 10 }),
+    fc.constantFrom(" ", "_", "-", ", ")
+  ).map(([ws, separator]) => ws.join(separator))
+  const vocabTools = fc.uniqueArray(
+    fc.record({ name: fc.stringMatching(/^[a-z]{1,10}$/), nameWord: vocab, description: fc.array(vocab, { maxLength: 5 }), tags: fc.array(vocab, { maxLength: 2 }), safe: fc.boolean() }),
+    { selector: (t) => t.name, maxLength: 12 }
+  ).map((specs) =>
+    specs.map((s) =>
+      tool(`${s.name}_${s.nameWord.replace(/[^A-Za-z0-9]/g, "")}`.slice(0, 64), {
+        description: s.description.join(" "),
+        tags: s.tags,
+        safe: s.safe,
+        args: Schema.Struct({}),
+        run: () => s.name
+      })
+    )
+  )
+  test.prop([hostileInput, vocabTools, arbOptions], { numRuns })(
+    "returns exactly what the reference keyword scorer returns (tools, scores, reasons, order)",
+    async (input, tools, options) => {
+      const fast = await Effect.runPromise(pickTools(input, tools, options))
+      const reference = await Effect.runPromise(pickTools(input, tools, { ...options, scorer: referenceScorer }))
+      expect(fast).toEqual(reference)
+      // Twice: the per-tool cache changes nothing.
+      expect(await Effect.runPromise(pickTools(input, tools, options))).toEqual(reference)
+    }
+  )
 })
 
 describe("argument repair laws", () => {
