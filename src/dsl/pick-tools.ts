@@ -110,6 +110,93 @@ const inputWords = (input: string): ReadonlyArray<string> => [...new Set(tokens(
  */
 export const keywordScorer: ToolScorer = (input, tool) => keywordScore(inputWords(input), tool)
 
+/** Where each keyword of a tool list occurs: by exact word, and by 4-letter prefix for words of 4+ letters. */
+interface KeywordIndex {
+  /** `=word` or `^pref` → the tools (by position in the list) and the best field (0 name, 1 tags, 2 description). */
+  readonly postings: ReadonlyMap<string, ReadonlyArray<{ readonly tool: number; readonly field: number }>>
+}
+
+const fieldLabels = ["name", "tags", "description"] as const
+const fieldWeights = [3, 2, 1] as const
+const indexes = new WeakMap<ReadonlyArray<AnyTool>, KeywordIndex>()
+
+/** The index of a tool list, built once per list (a skill's tools are one list for the agent's life). */
+const indexOf = (tools: ReadonlyArray<AnyTool>): KeywordIndex => {
+  const cached = indexes.get(tools)
+  if (cached !== undefined) return cached
+  const postings = new Map<string, Array<{ tool: number; field: number }>>()
+  const add = (key: string, tool: number, field: number) => {
+    const list = postings.get(key)
+    if (list === undefined) postings.set(key, [{ tool, field }])
+    else if (list[list.length - 1]!.tool !== tool) list.push({ tool, field })
+    // Fields are added name, tags, description: the first posting of a tool under a key has its best field.
+  }
+  tools.forEach((tool, i) => {
+    const keywords = keywordsOf(tool)
+    ;[keywords.name, keywords.tags, keywords.description].forEach((words, field) => {
+      for (const word of words) {
+        add(`=${word}`, i, field)
+        if (word.length >= 4) add(`^${word.slice(0, 4)}`, i, field)
+      }
+    })
+  })
+  const index = { postings }
+  indexes.set(tools, index)
+  return index
+}
+
+/**
+ * The keyword ranking through the index: only tools sharing a word with the input are scored, with the
+ * same score and reason as `keywordScore` (a word counts for the first field, name → tags →
+ * description, holding a similar word). Used when tools scoring 0 are dropped anyway (`minScore > 0`).
+ */
+const rankByIndex = <T extends AnyTool>(
+  input: string,
+  tools: ReadonlyArray<T>,
+  eligible: (tool: T) => boolean,
+  minScore: number,
+  maxCandidates: number
+): ReadonlyArray<PickedTool<T>> => {
+  const words = inputWords(input)
+  if (words.length === 0) return []
+  const { postings } = indexOf(tools)
+  // Per tool: the field each input word matched in (words in input order), or none.
+  const fieldsByTool = new Map<number, Array<number | undefined>>()
+  words.forEach((word, w) => {
+    const best = new Map<number, number>()
+    for (const key of word.length >= 4 ? [`=${word}`, `^${word.slice(0, 4)}`] : [`=${word}`]) {
+      for (const { tool, field } of postings.get(key) ?? []) {
+        const known = best.get(tool)
+        if (known === undefined || field < known) best.set(tool, field)
+      }
+    }
+    for (const [tool, field] of best) {
+      let fields = fieldsByTool.get(tool)
+      if (fields === undefined) fieldsByTool.set(tool, fields = new Array(words.length))
+      fields[w] = field
+    }
+  })
+  // Scores first; reasons only for the tools kept.
+  const scored: Array<{ readonly index: number; readonly score: number; readonly fields: ReadonlyArray<number | undefined> }> = []
+  for (const [index, fields] of fieldsByTool) {
+    if (!eligible(tools[index]!)) continue
+    let total = 0
+    for (const field of fields) if (field !== undefined) total += fieldWeights[field]!
+    const score = clamp(total / (words.length * 3))
+    if (score >= minScore) scored.push({ index, score, fields })
+  }
+  return scored.sort((x, y) => y.score - x.score || x.index - y.index).slice(0, maxCandidates).map(({ index, score, fields }) => {
+    const matched = new Map<string, Array<string>>()
+    fields.forEach((field, w) => {
+      if (field === undefined) return
+      const label = fieldLabels[field]!
+      matched.set(label, [...(matched.get(label) ?? []), words[w]!])
+    })
+    const reason = [...matched].map(([label, ws]) => `${label}: ${ws.join(", ")}`).join("; ")
+    return { tool: tools[index]!, score, reason, provenance: "scorer" as const }
+  })
+}
+
 const clamp = (n: number): number => (Number.isFinite(n) ? Math.min(1, Math.max(0, n)) : 0)
 
 /**
@@ -132,6 +219,10 @@ export const pickTools = <T extends AnyTool, R = never>(
   const minScore = options.minScore ?? 0.05
   const scorer = options.scorer ?? keywordScorer
   const debug = options.debug ?? (() => {})
+  // The default scorer without debug output, dropping tools that score 0: rank through the tool list's index.
+  if (scorer === keywordScorer && options.debug === undefined && minScore > 0 && options.timeoutMs === undefined) {
+    return Effect.sync(() => rankByIndex(input, tools, (t) => options.allowUnsafe === true || t.safe, minScore, maxCandidates))
+  }
   const eligible = tools.filter((t) => options.allowUnsafe === true || t.safe)
   for (const t of tools) if (!eligible.includes(t)) debug(`${t.name}: excluded (unsafe)`)
 
