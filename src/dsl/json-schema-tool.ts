@@ -12,7 +12,7 @@
  */
 import { JsonSchema, Result, Schema, SchemaRepresentation } from "effect"
 import type { JsonSchemaObject } from "../model/messages.ts"
-import type { ArgsSchema } from "./tool-parameters.ts"
+import { argsDecoder, type ArgsSchema } from "./tool-parameters.ts"
 
 /** A JSON Schema 2020-12 (or draft-07, when its `$schema` says so) for a tool's arguments. */
 export type ToolJsonSchema = JsonSchemaObject
@@ -27,7 +27,6 @@ export interface JsonSchemaContract {
   readonly codec: Schema.ConstraintCodec<unknown, unknown, never, never>
 }
 
-const parseOptions = { errors: "all", onExcessProperty: "error" } as const
 
 const draft07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/
 const draft2020 = /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/
@@ -75,16 +74,7 @@ export const compileJsonSchema = (document: unknown, options: { readonly strict:
     throw new Error(`cannot be validated: ${error instanceof Error ? error.message : String(error)}`)
   }
   const codec = Schema.toCodecJson(schema) as unknown as Schema.ConstraintCodec<unknown, unknown, never, never>
-  const decodeObject = Schema.decodeUnknownResult(codec)
-  const decodeJsonText = Schema.decodeUnknownResult(Schema.fromJsonString(codec))
-  const decode = (raw: unknown): Result.Result<unknown, string> => {
-    // OpenAI-compatible servers send "" for a call without arguments.
-    const result = typeof raw === "string"
-      ? raw.trim() === "" ? decodeObject({}, parseOptions) : decodeJsonText(raw, parseOptions)
-      : decodeObject(raw, parseOptions)
-    return Result.mapError(result, (error) => error.message)
-  }
-  return Object.freeze({ jsonSchema: verbatim, schema, decode, codec })
+  return Object.freeze({ jsonSchema: verbatim, schema, decode: argsDecoder(codec), codec })
 }
 
 /** True when `u` looks like a JSON Schema document rather than an Effect Schema. */

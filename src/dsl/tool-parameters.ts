@@ -36,16 +36,37 @@ export const toolParameters = <S extends ArgsSchema>(
   if (jsonSchema.type !== "object") {
     throw new Error(`arguments must be described by an object Schema (Schema.Struct), got ${describeRoot(jsonSchema)}`)
   }
+  return { jsonSchema, decode: argsDecoder(codec), codec }
+}
+
+/**
+ * The decoder of a tool's raw arguments (a JSON string or an object) through `codec`. JSON text is
+ * parsed with `JSON.parse` and decoded as an object (the fast path); when either fails, the JSON-text
+ * decoder runs instead, so a refusal reads exactly as Schema's own report. `""` means no arguments
+ * (OpenAI-compatible servers send it).
+ *
+ * @example
+ * ```ts
+ * const decode = argsDecoder(Schema.toCodecJson(Schema.Struct({ a: Schema.Finite })))
+ * decode('{"a":1}') // Result.succeed({ a: 1 })
+ * ```
+ */
+export const argsDecoder = <A>(codec: Schema.ConstraintCodec<A, unknown, never, never>): ArgsDecoder<A> => {
   const decodeObject = Schema.decodeUnknownResult(codec)
   const decodeJsonText = Schema.decodeUnknownResult(Schema.fromJsonString(codec))
-  const decode: ArgsDecoder<S["Type"]> = (raw) => {
-    // OpenAI-compatible servers send "" for a call without arguments.
-    const result = typeof raw === "string"
-      ? raw.trim() === "" ? decodeObject({}, parseOptions) : decodeJsonText(raw, parseOptions)
-      : decodeObject(raw, parseOptions)
-    return Result.mapError(result, (error) => error.message)
+  const report = (raw: string) => Result.mapError(decodeJsonText(raw, parseOptions), (error) => error.message)
+  return (raw) => {
+    if (typeof raw !== "string") return Result.mapError(decodeObject(raw, parseOptions), (error) => error.message)
+    if (raw.trim() === "") return Result.mapError(decodeObject({}, parseOptions), (error) => error.message)
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(raw)
+    } catch {
+      return report(raw)
+    }
+    const decoded = decodeObject(parsed, parseOptions)
+    return Result.isSuccess(decoded) ? Result.succeed(decoded.success) : report(raw)
   }
-  return { jsonSchema, decode, codec }
 }
 
 interface Contract<T> {
