@@ -53,32 +53,29 @@ const provider = "ollama"
  */
 export const ollama = (model: string, options: OllamaOptions = {}): ModelClient => {
   const host = ollamaHost(options)
+  // The SDK passes no signal to non-streaming requests, and drops the headers of an error reply: a
+  // per-call client whose fetch adds our signal and keeps the headers for the retry advice.
+  const withClient = <A>(signal: AbortSignal, call: (client: Ollama) => Promise<A>): Promise<A> => {
+    let headers: Headers | undefined
+    const client = new Ollama({
+      host,
+      ...(options.headers === undefined ? {} : { headers: options.headers }),
+      fetch: async (input, init) => {
+        const response = await fetch(input, { ...init, signal })
+        headers = response.headers
+        return response
+      }
+    })
+    return call(client).catch((cause: unknown) => {
+      throw headers === undefined ? cause : new WithHeaders(cause, headers)
+    })
+  }
   return {
     chat: (request) =>
       Effect.suspend(() => {
         const body = toOllamaRequest(model, request, options)
-        return resilientCall(
-          provider,
-          options,
-          (signal) => {
-            // The SDK passes no signal to non-streaming requests, and drops the headers of an error
-            // reply: a per-call fetch adds our signal and keeps them for the retry advice.
-            let headers: Headers | undefined
-            const client = new Ollama({
-              host,
-              ...(options.headers === undefined ? {} : { headers: options.headers }),
-              fetch: async (input, init) => {
-                const response = await fetch(input, { ...init, signal })
-                headers = response.headers
-                return response
-              }
-            })
-            return client.chat({ ...body, stream: false }).catch((cause: unknown) => {
-              throw headers === undefined ? cause : new WithHeaders(cause, headers)
-            })
-          },
-          toModelError
-        ).pipe(Effect.flatMap(fromOllamaResponse))
+        return resilientCall(provider, options, (signal) => withClient(signal, (client) => client.chat({ ...body, stream: false })), toModelError)
+          .pipe(Effect.flatMap(fromOllamaResponse))
       }),
     // `/api/chat` with `stream: true`: NDJSON, one message delta per line, usage and `done_reason` on the last.
     stream: (request) =>
@@ -87,21 +84,7 @@ export const ollama = (model: string, options: OllamaOptions = {}): ModelClient 
         return resilientStream(
           provider,
           options,
-          (signal) => {
-            let headers: Headers | undefined
-            const client = new Ollama({
-              host,
-              ...(options.headers === undefined ? {} : { headers: options.headers }),
-              fetch: async (input, init) => {
-                const response = await fetch(input, { ...init, signal })
-                headers = response.headers
-                return response
-              }
-            })
-            return client.chat({ ...body, stream: true }).catch((cause: unknown) => {
-              throw headers === undefined ? cause : new WithHeaders(cause, headers)
-            })
-          },
+          (signal) => withClient(signal, (client) => client.chat({ ...body, stream: true })),
           toModelError,
           ollamaChunkDecoder
         )
