@@ -60,28 +60,6 @@ describe("hooks that never settle (item 1)", () => {
 })
 
 describe("a tool's signal read after an await (item 2)", () => {
-  it("is aborted when perToolTimeout interrupted the tool", async () => {
-    let signal: AbortSignal | undefined
-    let release!: () => void
-    const gate = new Promise<void>((resolve) => (release = resolve))
-    const slow = tool("slow", {
-      args: Schema.Struct({}),
-      run: async (_, context) => {
-        await gate
-        signal = context.signal
-        return "late"
-      }
-    })
-    const a = agent("a").model(scriptedModel([toolCalls([call("slow", {})]), text("ok")])).tools({ slow }).budget({ perToolTimeout: "1 second" })
-    const exit = await withTestClock(a.runEffect("x"), "2 seconds")
-    expect(failureOf(exit)).toMatchObject({ _tag: "BudgetExceeded", reason: "perToolTimeout" })
-    release()
-    await new Promise((r) => setTimeout(r, 10))
-    expect(signal?.aborted).toBe(true)
-  })
-})
-
-describe("a tool's signal read after an await (item 2, interruption and maxDuration)", () => {
   const lateReader = () => {
     const seen: Array<AbortSignal> = []
     let release!: () => void
@@ -96,6 +74,16 @@ describe("a tool's signal read after an await (item 2, interruption and maxDurat
     })
     return { slow, seen, release }
   }
+
+  it("is aborted when perToolTimeout interrupted the tool", async () => {
+    const { slow, seen, release } = lateReader()
+    const a = agent("a").model(scriptedModel([toolCalls([call("slow", {})]), text("ok")])).tools({ slow }).budget({ perToolTimeout: "1 second" })
+    const exit = await withTestClock(a.runEffect("x"), "2 seconds")
+    expect(failureOf(exit)).toMatchObject({ _tag: "BudgetExceeded", reason: "perToolTimeout" })
+    release()
+    await new Promise((r) => setTimeout(r, 10))
+    expect(seen[0]?.aborted).toBe(true)
+  })
 
   it("is aborted when the caller interrupted the run", async () => {
     const { slow, seen, release } = lateReader()
