@@ -1,0 +1,2 @@
+/** Engines for durable runs (embedded, PostgreSQL runners): filled by the engines work. */
+export {}
