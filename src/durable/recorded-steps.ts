@@ -13,7 +13,6 @@
  */
 import { Cause, Effect, Exit, Option, Schema } from "effect"
 import * as Activity from "effect/workflow/Activity"
-import type { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowEngine"
 import { type AgentError, OutcomeUnknown, type SkillFailed, type ToolFailed } from "../errors.ts"
 import { Durability, type ModelStep, type ToolRunExtra, type ToolStep } from "../runtime/durability.ts"
 import type { ToolEffectClass } from "../dsl/tool.ts"
@@ -22,9 +21,6 @@ import type { ModelError } from "../errors.ts"
 import { AgentErrorSchema, LlmResponseSchema, resultAsJson, type ToolOutcome, ToolOutcomeSchema } from "./schemas.ts"
 import { ToolIntents } from "./tool-intents.ts"
 import { type Reconcile, reconcileUnknown } from "./reconcile.ts"
-
-/** The services every recorded step needs: the engine and the running workflow's instance. */
-export type StepServices = WorkflowEngine | WorkflowInstance
 
 const encodeOutcome = Schema.encodeSync(Schema.toCodecJson(ToolOutcomeSchema))
 const decodeOutcome = Schema.decodeUnknownSync(Schema.toCodecJson(ToolOutcomeSchema))
@@ -38,9 +34,8 @@ const ErrorSchema = AgentErrorSchema as unknown as Schema.Codec<any, any>
 export const recordedSteps = (options: {
   readonly rootRunId: string
   readonly reconcile: Reconcile | undefined
-}): Effect.Effect<Durability, never, StepServices | ToolIntents> =>
+}): Effect.Effect<Durability, never, ToolIntents> =>
   Effect.gen(function*() {
-    const services = yield* Effect.context<StepServices | ToolIntents>()
     const intents = yield* ToolIntents
     const seen = new Map<string, number>()
     /** `base`, or `base#n` for its n-th occurrence in this execution. */
@@ -50,8 +45,9 @@ export const recordedSteps = (options: {
       return n === 1 ? base : `${base}#${n}`
     }
     let runs = 0
-    const record = <A, E>(activity: Activity.Activity<any, any, never>): Effect.Effect<A, E> =>
-      (activity as unknown as Effect.Effect<A, E, StepServices>).pipe(Effect.provideContext(services))
+    // The loop calls the steps inside the workflow body, whose fiber has the engine and the instance
+    // (and every service of the run, which a step's activity runs with).
+    const record = <A, E>(activity: Activity.Activity<any, any, never>): Effect.Effect<A, E> => activity as unknown as Effect.Effect<A, E>
 
     const durability: Durability = {
       runId: () => {
@@ -86,12 +82,11 @@ export const recordedSteps = (options: {
           execute: Effect.map(run, resultAsJson)
         })),
       toolSelection: <R>(runId: string, pick: Effect.Effect<ReadonlyArray<string>, never, R>) =>
-        Effect.flatMap(Effect.context<R>(), (context) =>
-          record<ReadonlyArray<string>, never>(Activity.make({
-            name: nameOf(`tools/${runId}`),
-            success: Schema.Array(Schema.String),
-            execute: Effect.provideContext(pick, context)
-          })))
+        record<ReadonlyArray<string>, never>(Activity.make({
+          name: nameOf(`tools/${runId}`),
+          success: Schema.Array(Schema.String),
+          execute: pick as Effect.Effect<ReadonlyArray<string>>
+        }))
     }
     return durability
   })

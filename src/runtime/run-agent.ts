@@ -229,19 +229,17 @@ const execute = (
       return yield* driveToResult(ctx, control, input)
     })
     const maxDuration = plan.budget.maxDuration
-    const bounded = Number.isFinite(maxDuration)
-      ? body.pipe(
-        Effect.timeoutOrElse({
-          duration: Duration.millis(Math.max(0, maxDuration - (now - startedAt))),
-          orElse: () =>
-            Clock.currentTimeMillis.pipe(
-              Effect.flatMap((end) =>
-                budgetExceeded(plan, runId, { reason: "duration", limit: maxDuration, used: end - startedAt }, ctx?.transcript ?? [], sink)
-              )
-            )
-        })
+    const expire = () =>
+      Clock.currentTimeMillis.pipe(
+        Effect.flatMap((end) => budgetExceeded(plan, runId, { reason: "duration", limit: maxDuration, used: end - startedAt }, ctx?.transcript ?? [], sink))
       )
-      : body
+    const left = maxDuration - (now - startedAt)
+    const bounded = !Number.isFinite(maxDuration)
+      ? body
+      // A durable run replayed after its deadline ends at once, whatever its recorded steps would do.
+      : durability !== undefined && left <= 0
+      ? expire()
+      : body.pipe(Effect.timeoutOrElse({ duration: Duration.millis(Math.max(0, left)), orElse: expire }))
     return yield* bounded.pipe(
       Effect.onExit((exit) =>
         Exit.isSuccess(exit) && exit.value._tag === "Suspended" ? Effect.void : runEnd(plan, runId, startedAt, ctx, exit, sink)
