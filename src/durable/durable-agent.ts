@@ -83,6 +83,8 @@ export interface DurableAgent<T extends AgentShape> {
   run(input: T["input"], options?: { readonly runId?: string }): Effect.Effect<DurableRunResult<T>, AgentError, DurableClient>
   /** Waits until run `runId` completes, or waits for decisions. */
   result(runId: string): Effect.Effect<DurableRunResult<T>, AgentError, DurableClient>
+  /** Waits until run `runId` ended, through any waits for decisions: its output, or the error it ended with. */
+  join(runId: string): Effect.Effect<T["output"], AgentError, WorkflowEngine>
   /** Where run `runId` is now: `None` while it runs (or for an unknown id); fails with the error it ended with. */
   poll(runId: string): Effect.Effect<Option.Option<DurableRunResult<T>>, AgentError, DurableClient>
   /**
@@ -170,17 +172,33 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       return Option.some(pendingOf(runId, snapshot))
     })
 
+  /** The run's end, once it ended. */
+  const ended = (runId: string): Effect.Effect<Option.Option<Exit.Exit<unknown, AgentError>>, never, WorkflowEngine> =>
+    Effect.gen(function*() {
+      const polled = yield* workflow.poll(yield* executionIdOf(runId))
+      return Option.isSome(polled) && polled.value._tag === "Complete"
+        ? Option.some(polled.value.exit as Exit.Exit<unknown, AgentError>)
+        : Option.none()
+    })
+
   const poll = (runId: string): Effect.Effect<Option.Option<DurableRunResult<T>>, AgentError, DurableClient> =>
     Effect.gen(function*() {
-      const executionId = yield* executionIdOf(runId)
-      const polled = yield* workflow.poll(executionId)
-      if (Option.isSome(polled) && polled.value._tag === "Complete") {
-        const exit = polled.value.exit as Exit.Exit<unknown, AgentError>
+      const end = yield* ended(runId)
+      if (Option.isSome(end)) {
+        const exit = end.value
         if (Exit.isSuccess(exit)) return Option.some<DurableRunResult<T>>({ _tag: "Completed", output: exit.value })
         return yield* Effect.failCause(exit.cause)
       }
       return yield* waiting(runId)
     })
+
+  const join = (runId: string): Effect.Effect<T["output"], AgentError, WorkflowEngine> =>
+    ended(runId).pipe(
+      Effect.flatMap((end) => (Option.isSome(end) ? Effect.succeed(end.value) : Effect.fail(notYet))),
+      Effect.retry({ while: (error) => error === notYet, schedule: pollSchedule }),
+      Effect.catch(() => Effect.die(new Error("internal: polling ended"))),
+      Effect.flatMap((exit) => exit)
+    )
 
   const result = (runId: string): Effect.Effect<DurableRunResult<T>, AgentError, DurableClient> =>
     poll(runId).pipe(
@@ -216,6 +234,7 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
     start,
     run: (input, runOptions) => Effect.flatMap(start(input, runOptions), result),
     result,
+    join,
     poll,
     decide
   }
