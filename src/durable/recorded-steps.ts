@@ -18,7 +18,8 @@ import { Durability, type ModelStep, type ToolRunExtra, type ToolStep } from "..
 import type { ToolEffectClass } from "../dsl/tool.ts"
 import type { LlmResponse } from "../model/messages.ts"
 import type { ModelError } from "../errors.ts"
-import { AgentErrorSchema, LlmResponseSchema, resultAsJson, type ToolOutcome, ToolOutcomeSchema } from "./schemas.ts"
+import { AgentErrorSchema, LlmResponseSchema, resultAsJson, type ToolExecution, ToolExecutionSchema, type ToolOutcome, ToolOutcomeSchema } from "./schemas.ts"
+import { BudgetScope } from "../dsl/lineage.ts"
 import { ToolIntents } from "./tool-intents.ts"
 import { type Reconcile, reconcileUnknown } from "./reconcile.ts"
 
@@ -67,9 +68,24 @@ export const recordedSteps = (options: {
       tool: (step, run) => {
         const name = nameOf(`tool/${step.runId}/${step.turn}/${step.callId}`)
         const idempotencyKey = `${step.runId}/${step.turn}/${step.callId}`
-        const execute = executeTool(step, step.effect, name, idempotencyKey, run, intents, options.reconcile)
-        return record<ToolOutcome, OutcomeUnknown>(Activity.make({ name, success: ToolOutcomeSchema, error: ErrorSchema, execute })).pipe(
-          Effect.map((outcome): Exit.Exit<unknown, unknown> => (outcome._tag === "Succeeded" ? Exit.succeed(outcome.value) : Exit.fail(outcome.error)))
+        // Runs the tool starts charge a scope of their own under the run's, so what they used is known
+        // and recorded; a replay, which does not run them, charges the run's scope with it.
+        let live = false
+        const execute = Effect.suspend(() => {
+          live = true
+          const scope = new BudgetScope(`${step.tool} (durable)`, { tokens: Infinity, toolCalls: Infinity }, step.budgetScope)
+          return executeTool(step, step.effect, name, (extra) => run({ ...extra, budgetScope: scope }), idempotencyKey, intents, options.reconcile).pipe(
+            Effect.map((outcome): ToolExecution => ({ outcome, charged: { tokens: scope.used("tokens"), toolCalls: scope.used("toolCalls") } }))
+          )
+        })
+        return record<ToolExecution, OutcomeUnknown>(Activity.make({ name, success: ToolExecutionSchema, error: ErrorSchema, execute })).pipe(
+          Effect.map(({ outcome, charged }): Exit.Exit<unknown, unknown> => {
+            if (!live) {
+              if (charged.tokens > 0) step.budgetScope.charge("tokens", charged.tokens)
+              if (charged.toolCalls > 0) step.budgetScope.charge("toolCalls", charged.toolCalls)
+            }
+            return outcome._tag === "Succeeded" ? Exit.succeed(outcome.value) : Exit.fail(outcome.error)
+          })
         )
       },
       knowledge: (runId, source, load: Effect.Effect<string, ToolFailed>) =>
@@ -100,8 +116,8 @@ const executeTool = (
   step: ToolStep,
   effect: ToolEffectClass,
   key: string,
-  idempotencyKey: string,
   run: (extra: ToolRunExtra) => Effect.Effect<Exit.Exit<unknown, unknown>>,
+  idempotencyKey: string,
   intents: ToolIntents["Service"],
   reconcile: Reconcile | undefined
 ): Effect.Effect<ToolOutcome, AgentError> =>
