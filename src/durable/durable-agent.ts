@@ -7,32 +7,29 @@
  * does) and completes the deferred, from any process. `maxDuration` holds from the recorded start of
  * the run: a replay recomputes what is left, and a wait for decisions is raced with a durable clock.
  */
-import { Clock, Duration, Effect, Exit, Layer, Option, Schedule, Schema } from "effect"
-import * as Activity from "effect/workflow/Activity"
-import * as DurableClock from "effect/workflow/DurableClock"
+import { Clock, Duration, Effect, Exit, type Layer, Option, Schedule, Schema } from "effect"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import * as Workflow from "effect/workflow/Workflow"
-import * as WorkflowEngines from "effect/workflow/WorkflowEngine"
-import { WorkflowEngine } from "effect/workflow/WorkflowEngine"
+import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import type { AgentBuilder, AgentShape } from "../dsl/agent.ts"
 import { withDefinitionServices } from "../dsl/agent.ts"
-import { type AgentDefinition, definitionOf } from "../dsl/agent-definition.ts"
+import { definitionOf } from "../dsl/agent-definition.ts"
 import type { Decisions } from "../dsl/decision.ts"
 import type { Completed, PendingApproval } from "../dsl/run-outcome.ts"
-import { type RunSnapshot, RunSnapshotSchema } from "../dsl/run-snapshot.ts"
+import type { RunSnapshot } from "../dsl/run-snapshot.ts"
 import { type AgentError, DecisionsInvalid, InputInvalid } from "../errors.ts"
 import { newRunId } from "../internal/run-id.ts"
 import { resolveDecisions } from "../runtime/approval.ts"
 import { Durability } from "../runtime/durability.ts"
 import { compile } from "../runtime/plan.ts"
 import { resumeRun, type RunResult, runUntil } from "../runtime/run-agent.ts"
-import { budgetExceeded } from "../runtime/run-context.ts"
 import { checkSnapshot, decodeSnapshotValue } from "../runtime/snapshot.ts"
 import { ApprovalInbox } from "./approval-inbox.ts"
 import type { Reconcile } from "./reconcile.ts"
 import { recordedSteps } from "./recorded-steps.ts"
-import { AgentErrorSchema, DecisionsSchema, resultAsJson } from "./schemas.ts"
-import { ToolIntents } from "./tool-intents.ts"
+import { AgentErrorSchema, DecisionsSchema } from "./schemas.ts"
+import type { ToolIntents } from "./tool-intents.ts"
+import { awaitDecisions, decisionsDeferred, plainDecisions } from "./approval-wait.ts"
 
 /** Options of {@link durable}. */
 export interface DurableOptions {
@@ -244,81 +241,3 @@ const notYet = Symbol("notYet")
 
 /** How often `result` polls: quickly at first, then every half second. */
 const pollSchedule = Schedule.min([Schedule.exponential(Duration.millis(5), 1.5), Schedule.spaced(Duration.millis(500))])
-
-const decisionsDeferred = (wait: number) => DurableDeferred.make(`decisions/${wait}`, { success: DecisionsSchema })
-
-/** Decisions as plain JSON data (`Decision.approve` is a Data value). */
-const plainDecisions = (decisions: Decisions): unknown =>
-  Object.fromEntries(Object.entries(decisions ?? {}).map(([id, decision]) => {
-    const d = decision as { readonly _tag?: unknown; readonly reason?: unknown; readonly args?: unknown }
-    switch (d?._tag) {
-      case "Deny":
-        return [id, { _tag: "Deny", reason: String(d.reason ?? "") }]
-      case "Edit":
-        return [id, { _tag: "Edit", args: resultAsJson(d.args) }]
-      default:
-        return [id, { _tag: d?._tag }]
-    }
-  }))
-
-/**
- * One wait for decisions: the snapshot goes to the inbox (once), then the run suspends on the wait's
- * durable deferred, raced with a durable clock at the run's `maxDuration` deadline.
- */
-const awaitDecisions = (
-  definition: AgentDefinition,
-  durability: Durability,
-  inbox: ApprovalInbox["Service"],
-  wait: { readonly runId: string; readonly executionId: string; readonly wait: number; readonly snapshot: RunSnapshot }
-) =>
-  Effect.gen(function*() {
-    const { runId } = wait
-    const snapshot = Schema.encodeSync(RunSnapshotSchema)(wait.snapshot) as Schema.Json
-    yield* Activity.make({
-      name: `approval/${runId}/${wait.wait}/open`,
-      execute: Effect.orDie(inbox.open({ runId, wait: wait.wait, executionId: wait.executionId, snapshot }))
-    })
-    const deferred = decisionsDeferred(wait.wait)
-    const maxDuration = definition.budget.maxDuration
-    let decided: Decisions | "expired"
-    if (!Number.isFinite(maxDuration)) {
-      decided = yield* DurableDeferred.await(deferred)
-    } else {
-      const startedAt = yield* durability.startedAt(runId, 0)
-      const now = yield* Clock.currentTimeMillis
-      const left = Math.max(0, maxDuration - (now - startedAt))
-      decided = yield* DurableDeferred.raceAll({
-        name: `approval/${runId}/${wait.wait}`,
-        success: Schema.Union([DecisionsSchema, Schema.Literal("expired")]),
-        error: Schema.Never,
-        effects: [
-          DurableDeferred.await(deferred),
-          DurableClock.sleep({ name: `deadline/${runId}/${wait.wait}`, duration: Duration.millis(left), inMemoryThreshold: Duration.zero }).pipe(
-            Effect.as("expired" as const)
-          )
-        ]
-      })
-      if (decided === "expired") {
-        const used = (yield* Clock.currentTimeMillis) - startedAt
-        yield* Activity.make({ name: `approval/${runId}/${wait.wait}/close`, execute: Effect.orDie(inbox.close(runId, wait.wait)) })
-        return yield* budgetExceeded(compile(definition), runId, { reason: "duration", limit: maxDuration, used }, wait.snapshot.state.transcript)
-      }
-    }
-    yield* Activity.make({ name: `approval/${runId}/${wait.wait}/close`, execute: Effect.orDie(inbox.close(runId, wait.wait)) })
-    return decided as Decisions
-  })
-
-/**
- * The in-memory engine and stores: one process, nothing survives it. For tests and development; the
- * file-backed and PostgreSQL engines are `embeddedEngine` and `postgresRunner`.
- *
- * @example
- * ```ts
- * const result = yield* d.run("2 + 2?").pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(memoryEngine))))
- * ```
- */
-export const memoryEngine: Layer.Layer<WorkflowEngine | ToolIntents | ApprovalInbox> = Layer.mergeAll(
-  WorkflowEngines.layerMemory,
-  ToolIntents.memory,
-  ApprovalInbox.memory
-)
