@@ -1,7 +1,7 @@
 /** Types of the durable form: results typed from the agent, requirements of its layer, the effect option. */
 import { Effect, Schema } from "effect"
 import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
-import { describe, expectTypeOf, it } from "vitest"
+import { describe, expect, expectTypeOf, it } from "vitest"
 import { agent, type AgentError, type DecisionsInvalid, type ModelClientService, tool, type ToolImplementation, toolLayer } from "../../src/index.ts"
 import { type ApprovalInbox, durable, type ToolIntents } from "../../src/durable/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
@@ -42,7 +42,10 @@ describe("durable(agent) types", () => {
   it("effect is one of the three classes", () => {
     tool("a", { args: Schema.Struct({}), effect: "readOnly", run: () => 1 })
     tool("b", { args: Schema.Struct({}), effect: "idempotent", run: (_, context) => context.idempotencyKey ?? "" })
-    // @ts-expect-error not an effect class
-    tool("c", { args: Schema.Struct({}), effect: "sideEffect", run: () => 1 })
+    // Refused at construction for untyped callers too.
+    expect(() =>
+      // @ts-expect-error not an effect class
+      tool("c", { args: Schema.Struct({}), effect: "sideEffect", run: () => 1 })
+    ).toThrow(/effect/)
   })
 })
