@@ -16,6 +16,7 @@ import { compile } from "../runtime/plan.ts"
 import { budgetExceeded } from "../runtime/run-context.ts"
 import type { ApprovalInbox } from "./approval-inbox.ts"
 import { DecisionsSchema, resultAsJson } from "./schemas.ts"
+import { withStoreRetry } from "./store-retry.ts"
 
 /** The durable deferred of wait `wait` of a run. */
 export const decisionsDeferred = (wait: number) => DurableDeferred.make(`decisions/${wait}`, { success: DecisionsSchema })
@@ -49,7 +50,7 @@ export const awaitDecisions = (
     const snapshot = Schema.encodeSync(RunSnapshotSchema)(wait.snapshot) as Schema.Json
     yield* Activity.make({
       name: `approval/${runId}/${wait.wait}/open`,
-      execute: Effect.orDie(inbox.open({ runId, wait: wait.wait, executionId: wait.executionId, snapshot }))
+      execute: withStoreRetry(inbox.open({ runId, wait: wait.wait, executionId: wait.executionId, snapshot }))
     })
     const deferred = decisionsDeferred(wait.wait)
     const maxDuration = definition.budget.maxDuration
@@ -73,10 +74,10 @@ export const awaitDecisions = (
       })
       if (decided === "expired") {
         const used = (yield* Clock.currentTimeMillis) - startedAt
-        yield* Activity.make({ name: `approval/${runId}/${wait.wait}/close`, execute: Effect.orDie(inbox.close(runId, wait.wait)) })
+        yield* Activity.make({ name: `approval/${runId}/${wait.wait}/close`, execute: withStoreRetry(inbox.close(runId, wait.wait)) })
         return yield* budgetExceeded(compile(definition), runId, { reason: "duration", limit: maxDuration, used }, wait.snapshot.state.transcript)
       }
     }
-    yield* Activity.make({ name: `approval/${runId}/${wait.wait}/close`, execute: Effect.orDie(inbox.close(runId, wait.wait)) })
+    yield* Activity.make({ name: `approval/${runId}/${wait.wait}/close`, execute: withStoreRetry(inbox.close(runId, wait.wait)) })
     return decided as Decisions
   })

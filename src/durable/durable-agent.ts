@@ -28,6 +28,7 @@ import { ApprovalInbox } from "./approval-inbox.ts"
 import type { Reconcile } from "./reconcile.ts"
 import { recordedSteps } from "./recorded-steps.ts"
 import { AgentErrorSchema, DecisionsSchema } from "./schemas.ts"
+import { withStoreRetry } from "./store-retry.ts"
 import type { ToolIntents } from "./tool-intents.ts"
 import { awaitDecisions, decisionsDeferred, plainDecisions } from "./approval-wait.ts"
 
@@ -163,7 +164,7 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
   const waiting = (runId: string) =>
     Effect.gen(function*() {
       const inbox = yield* ApprovalInbox
-      const open = yield* Effect.orDie(inbox.current(runId))
+      const open = yield* withStoreRetry(inbox.current(runId))
       if (Option.isNone(open)) return Option.none<AwaitingDecisions<T["tools"]>>()
       const snapshot = yield* Effect.orDie(decodeSnapshotValue(open.value.snapshot))
       return Option.some(pendingOf(runId, snapshot))
@@ -208,7 +209,7 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
     Effect.gen(function*() {
       const inbox = yield* ApprovalInbox
       const refuse = (reason: string) => new DecisionsInvalid({ agent: definition.name, toolCallId: "*", reason })
-      const open = yield* Effect.orDie(inbox.current(runId))
+      const open = yield* withStoreRetry(inbox.current(runId))
       if (Option.isNone(open)) return yield* refuse(`run "${runId}" waits for no decisions`)
       const snapshot = yield* decodeSnapshotValue(open.value.snapshot).pipe(Effect.mapError((e) => refuse(e.message)))
       const plan = compile(definition)
@@ -221,7 +222,7 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       const token = DurableDeferred.tokenFromExecutionId(deferred, { workflow, executionId: open.value.executionId })
       yield* DurableDeferred.succeed(deferred, { token, value })
       // Closed here too, so a `result` right after this never sees the wait as open.
-      yield* Effect.orDie(inbox.close(runId, open.value.wait))
+      yield* withStoreRetry(inbox.close(runId, open.value.wait))
     })
 
   return {

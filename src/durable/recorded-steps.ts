@@ -19,6 +19,7 @@ import type { ToolEffectClass } from "../dsl/tool.ts"
 import type { LlmResponse } from "../model/messages.ts"
 import type { ModelError } from "../errors.ts"
 import { AgentErrorSchema, LlmResponseSchema, resultAsJson, type ToolExecution, ToolExecutionSchema, type ToolOutcome, ToolOutcomeSchema } from "./schemas.ts"
+import { withStoreRetry } from "./store-retry.ts"
 import { BudgetScope } from "../dsl/lineage.ts"
 import { ToolIntents } from "./tool-intents.ts"
 import { type Reconcile, reconcileUnknown } from "./reconcile.ts"
@@ -130,11 +131,11 @@ const executeTool = (
         : { _tag: "Failed", error: Cause.squash(exit.cause) }
       // Read back as a replay would: the first execution goes on with exactly what is recorded.
       const recorded = encodeOutcome(outcome)
-      if (effect === "mutating") yield* Effect.orDie(intents.finish(key, recorded as Schema.Json))
+      if (effect === "mutating") yield* withStoreRetry(intents.finish(key, recorded as Schema.Json))
       return decodeOutcome(recorded)
     })
     if (effect !== "mutating") return yield* runTool
-    const prior = yield* Effect.orDie(intents.claim({ key, runId: step.runId, tool: step.tool, toolCallId: step.callId }))
+    const prior = yield* withStoreRetry(intents.claim({ key, runId: step.runId, tool: step.tool, toolCallId: step.callId }))
     if (Option.isNone(prior)) return yield* runTool
     // The tool ended, but its result was not recorded by the engine: what it wrote beside the claim is.
     if (prior.value._tag === "Finished") return decodeOutcome(prior.value.outcome)
@@ -151,7 +152,7 @@ const executeTool = (
       case "Result": {
         const outcome: ToolOutcome = { _tag: "Succeeded", value: resultAsJson(settled.value) }
         const recorded = encodeOutcome(outcome)
-        yield* Effect.orDie(intents.finish(key, recorded as Schema.Json))
+        yield* withStoreRetry(intents.finish(key, recorded as Schema.Json))
         return decodeOutcome(recorded)
       }
       case "RunAgain":

@@ -5,7 +5,8 @@
 import { Effect, Exit, Layer, Option, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { agent, Decision, DecisionsInvalid, text, tool, toolCalls } from "../../src/index.ts"
-import { durable, memoryEngine } from "../../src/durable/index.ts"
+import { ApprovalInbox, durable, memoryEngine, ToolIntents, ToolIntentsFailed } from "../../src/durable/index.ts"
+import * as WorkflowEngines from "effect/workflow/WorkflowEngine"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { failureOf } from "../fixtures.ts"
 import { makeBank } from "../approvals/bank.ts"
@@ -190,4 +191,41 @@ describe("durable approvals: decide(runId, decisions) from any process", () => {
     }))
     expect(executed.map((e) => e.args)).toEqual([{ to: "bob", amount: 500 }, { to: "eve", amount: 700 }])
   })
+})
+
+describe("the stores failing", () => {
+  const flaky = (failures: number) =>
+    Layer.effect(ToolIntents)(Effect.gen(function*() {
+      const intents = yield* ToolIntents
+      let left = failures
+      return ToolIntents.of({
+        ...intents,
+        claim: (intent) =>
+          Effect.suspend(() => (left-- > 0 ? Effect.fail(new ToolIntentsFailed({ operation: "claim", reason: "connection reset" })) : intents.claim(intent)))
+      })
+    })).pipe(Layer.provide(ToolIntents.memory))
+
+  const payOnce = () => {
+    let runs = 0
+    const pay = tool("pay", { args: Schema.Struct({}), run: () => ++runs })
+    const model = scriptedModel([toolCalls([{ id: "c1", name: "pay", arguments: {} }]), text("paid")])
+    return { d: durable(agent("payer").model(model).tools({ pay })), runs: () => runs }
+  }
+
+  const on = (d: { readonly layer: Layer.Layer<never, never, any> }, failures: number) =>
+    d.layer.pipe(Layer.provideMerge(Layer.mergeAll(WorkflowEngines.layerMemory, flaky(failures), ApprovalInbox.memory)))
+
+  it("a store operation that fails a few times is retried, and the run goes on", async () => {
+    const { d, runs } = payOnce()
+    const exit = await Effect.runPromise(Effect.exit(d.run("pay", { runId: "flaky" }).pipe(Effect.provide(on(d, 2))) as Effect.Effect<unknown, unknown>))
+    expect(exit).toEqual(Exit.succeed({ _tag: "Completed", output: "paid" }))
+    expect(runs()).toBe(1)
+  })
+
+  it("a store that stays down fails the step (the tool never ran)", async () => {
+    const { d, runs } = payOnce()
+    const exit = await Effect.runPromise(Effect.exit(d.run("pay", { runId: "down" }).pipe(Effect.provide(on(d, 100))) as Effect.Effect<unknown, unknown>))
+    expect(Exit.isFailure(exit)).toBe(true)
+    expect(runs()).toBe(0)
+  }, 10_000)
 })
