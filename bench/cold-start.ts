@@ -1,25 +1,27 @@
 /**
  * Cold start: `node bench/cold/<library>.mjs` in a fresh process (plain `node`, no TypeScript loader):
  * import the built package (ours: `effect-agent-dsl` by name, i.e. `dist/`) or the peer, then run the
- * calculator once. Libraries interleaved, `runs` processes each; median (min–max) of: process wall time
+ * calculator once. Ours twice: the program taking `Schema` from Effect's barrel (`"effect"`, ~330
+ * modules, as most examples do) or from `effect/Schema`. Libraries interleaved, `runs` processes each; median (min–max) of: process wall time
  * (spawn to exit), the import, and the first run.
  */
 import { execFileSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { show, summarize } from "./measure.ts"
 
-const scripts = [
-  { name: "effect-agent-dsl (ours, dist)", file: "ours.mjs" },
-  { name: "ai 6", file: "ai.mjs" },
-  { name: "@openai/agents 0.14", file: "agents.mjs" }
-] as const
+const scripts: ReadonlyArray<{ readonly name: string; readonly file: string; readonly args?: ReadonlyArray<string> }> = [
+  { name: 'ours (dist), program imports { Schema } from "effect"', file: "ours.mjs" },
+  { name: 'ours (dist), program imports "effect/Schema"', file: "ours.mjs", args: ["direct"] },
+  { name: "ai 6 (+ zod)", file: "ai.mjs" },
+  { name: "@openai/agents 0.14 (+ zod)", file: "agents.mjs" }
+]
 
 export const runColdStart = (options: { readonly runs: number }) => {
   const samples = scripts.map(() => ({ wall: [] as Array<number>, importMs: [] as Array<number>, runMs: [] as Array<number> }))
   for (let round = 0; round <= options.runs; round++) {
     scripts.forEach((script, index) => {
       const started = performance.now()
-      const out = execFileSync(process.execPath, [fileURLToPath(new URL(`./cold/${script.file}`, import.meta.url))], { encoding: "utf8" })
+      const out = execFileSync(process.execPath, [fileURLToPath(new URL(`./cold/${script.file}`, import.meta.url)), ...(script.args ?? [])], { encoding: "utf8" })
       const wall = performance.now() - started
       const timing = JSON.parse(out.trim().split("\n").at(-1)!) as { importMs: number; runMs: number }
       // The first round warms the file-system cache and is discarded.

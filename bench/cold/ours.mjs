@@ -1,8 +1,9 @@
 // Cold start, ours: import the BUILT package by its name (package self-reference → dist/) and run the
 // calculator once over a plain async mock. Plain `node`, no TypeScript loader. Prints timings as JSON.
+// `node ours.mjs direct`: the program takes Schema from `effect/Schema` rather than Effect's barrel.
 const t0 = performance.now()
 const { agent, ModelClient, skill, tool } = await import("effect-agent-dsl")
-const { Schema } = await import("effect")
+const { Schema } = process.argv[2] === "direct" ? { Schema: await import("effect/Schema") } : await import("effect")
 const imported = performance.now()
 const Operands = Schema.Struct({ a: Schema.Finite, b: Schema.Finite })
 const steps = [{ tool: "add", args: { a: 3, b: 5 } }, { tool: "multiply", args: { a: 8, b: 2 } }, { tool: "add", args: { a: 16, b: 1 } }]
