@@ -23,4 +23,5 @@ const calculator = new Agent({ name: "calculator", instructions: "You are a calc
 const result = await run(calculator, "What is ((3 + 5) * 2) + 1?", { maxTurns: 8 })
 if (String(result.finalOutput) !== "17") throw new Error(`answered ${result.finalOutput}`)
 const done = performance.now()
-console.log(JSON.stringify({ startMs: t0, importMs: imported - t0, runMs: done - imported, totalMs: done }))
+const cpu = process.cpuUsage()
+console.log(JSON.stringify({ startMs: t0, importMs: imported - t0, runMs: done - imported, totalMs: done, cpuMs: (cpu.user + cpu.system) / 1000 }))

@@ -24,4 +24,5 @@ const tools = {
 const result = await generateText({ model, system: "You are a calculator. Use the tools.", prompt: "What is ((3 + 5) * 2) + 1?", tools, stopWhen: stepCountIs(8) })
 if (result.text !== "17") throw new Error(`answered ${result.text}`)
 const done = performance.now()
-console.log(JSON.stringify({ startMs: t0, importMs: imported - t0, runMs: done - imported, totalMs: done }))
+const cpu = process.cpuUsage()
+console.log(JSON.stringify({ startMs: t0, importMs: imported - t0, runMs: done - imported, totalMs: done, cpuMs: (cpu.user + cpu.system) / 1000 }))

@@ -20,4 +20,5 @@ const calculator = agent("calculator").prompt("You are a calculator. Use the too
 const answer = await calculator.run("What is ((3 + 5) * 2) + 1?")
 if (answer !== "17") throw new Error(`answered ${answer}`)
 const done = performance.now()
-console.log(JSON.stringify({ startMs: t0, importMs: imported - t0, runMs: done - imported, totalMs: done }))
+const cpu = process.cpuUsage()
+console.log(JSON.stringify({ startMs: t0, importMs: imported - t0, runMs: done - imported, totalMs: done, cpuMs: (cpu.user + cpu.system) / 1000 }))
