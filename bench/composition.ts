@@ -40,11 +40,11 @@ export const runComposition = async (options: { readonly rounds: number; readonl
     return value
   }
   const subjects = [
-    { name: "child run directly", runOnce: () => direct.run("question"), children: 1 },
-    { name: `parent + ${childCalls} calls of a plain tool`, runOnce: () => plainTool.run("go"), children: 0 },
-    { name: `parent + ${childCalls} calls of child.asTool`, runOnce: () => viaTool.run("go"), children: childCalls },
-    { name: "3 agents run one after the other by hand", runOnce: byHand, children: 3 },
-    { name: "pipeline of the same 3 agents", runOnce: () => piped.run("go"), children: 3 }
+    { name: "child run directly", runOnce: () => direct.run("question") },
+    { name: `parent + ${childCalls} calls of a plain tool`, runOnce: () => plainTool.run("go") },
+    { name: `parent + ${childCalls} calls of child.asTool`, runOnce: () => viaTool.run("go") },
+    { name: "3 agents run one after the other by hand", runOnce: byHand },
+    { name: "pipeline of the same 3 agents", runOnce: () => piped.run("go") }
   ]
   for (const subject of subjects) await subject.runOnce()
   const timed = await interleavedRounds(subjects.map((s) => s.runOnce), options)
