@@ -82,7 +82,7 @@ describe("the packed package", { timeout: 120_000 }, () => {
     expect(run(process.execPath, [join(consumer, "node_modules/typescript/bin/tsc"), "-v"])).toMatch(/^Version 5\./)
     tsc5("tsconfig.json")
     const output = JSON.parse(run(process.execPath, ["out/main.js"]))
-    expect(output).toEqual({ viaPromise: "3", viaEffect: "hi", failed: "ToolNotAllowed" })
+    expect(output).toEqual({ viaPromise: "3", viaEffect: "hi", failed: "ToolNotAllowed", viaDurable: "3" })
   })
 
   it("type-checks with moduleResolution bundler", () => {
