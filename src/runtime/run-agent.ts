@@ -21,7 +21,7 @@ import { describeCause } from "../internal/describe-cause.ts"
 import type { LlmMessage } from "../model/messages.ts"
 import { ModelClientService } from "../model/model-client.ts"
 import { chooseSkill } from "./choose-skill.ts"
-import { emit, type EventSink } from "./emit.ts"
+import { emit, emitEnd, type EventSink } from "./emit.ts"
 import { type AgentPlan, compile, type SkillPlan } from "./plan.ts"
 import { systemPrompt } from "./prompt.ts"
 import { budgetExceeded, RunContext } from "./run-context.ts"
@@ -291,7 +291,8 @@ const runEnd = (
       "agent.turns": turns,
       "agent.tool_calls": toolCalls
     })
-    yield* emit(plan, { _tag: "RunEnd", agent: plan.name, runId, outcome, turns, toolCalls, durationMs }, sink)
+    // The outcome is sealed: the hooks run detached, so an interruption while they run changes nothing.
+    yield* emitEnd(plan, { _tag: "RunEnd", agent: plan.name, runId, outcome, turns, toolCalls, durationMs }, sink)
   })
 
 /** A defect (neither a documented failure nor an interruption) is reported as `RuntimeDefect`, never as a model failure. */
