@@ -6,7 +6,7 @@
  * `agent.turn`, `agent.model`, `agent.tool`).
  */
 import { newRunId } from "../internal/run-id.ts"
-import { Cause, Clock, Duration, Effect, Exit, Queue, Schema, Stream } from "effect"
+import { Cause, Clock, Effect, Exit, Queue, Schema, Stream } from "effect"
 import { type AgentDefinition, mayNeedApproval } from "../dsl/agent-definition.ts"
 import type { Decisions } from "../dsl/decision.ts"
 import { withDefinitionServices } from "../dsl/agent.ts"
@@ -29,6 +29,7 @@ import { resolveDecisions } from "./approval.ts"
 import { checkSnapshot, decodeSnapshot, decodeSnapshotValue, type RunSnapshot, snapshotOf, stateOf } from "./snapshot.ts"
 import { signSnapshot, verifySnapshot } from "./snapshot-signature.ts"
 import { drive, type DriveControl } from "./step.ts"
+import { withDeadline } from "./deadline.ts"
 
 /**
  * Runs `definition` on `input` to the end. Needs a `ModelClientService` unless the definition has a
@@ -217,17 +218,12 @@ const execute = (
     })
     const maxDuration = plan.budget.maxDuration
     const bounded = Number.isFinite(maxDuration)
-      ? body.pipe(
-        Effect.timeoutOrElse({
-          duration: Duration.millis(Math.max(0, maxDuration - (now - startedAt))),
-          orElse: () =>
-            Clock.currentTimeMillis.pipe(
-              Effect.flatMap((end) =>
-                budgetExceeded(plan, runId, { reason: "duration", limit: maxDuration, used: end - startedAt }, ctx?.transcript ?? [], sink)
-              )
-            )
-        })
-      )
+      ? withDeadline(body, Math.max(0, maxDuration - (now - startedAt)), () =>
+        Clock.currentTimeMillis.pipe(
+          Effect.flatMap((end) =>
+            budgetExceeded(plan, runId, { reason: "duration", limit: maxDuration, used: end - startedAt }, ctx?.transcript ?? [], sink)
+          )
+        ))
       : body
     return yield* bounded.pipe(
       Effect.onExit((exit) =>
