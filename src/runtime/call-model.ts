@@ -17,6 +17,7 @@ import { userInterruptAsFailure } from "../internal/from-maybe-effect.ts"
 import type { UnscopedEvent } from "./run-context.ts"
 import { checkResponseAssigningIds } from "../model/normalize-response.ts"
 import { noStackTrace } from "../internal/span-options.ts"
+import { withTracing } from "../internal/tracing.ts"
 
 /** What a streaming call does with each part of the answer as it arrives. */
 export type OnPart<E> = (part: ResponsePart) => Effect.Effect<void, E>
@@ -27,6 +28,22 @@ export const callModel = <E = never>(
   turn: number,
   request: ModelRequest,
   onPart?: OnPart<E>
+): Effect.Effect<LlmResponse, ModelError | E, ModelClientService> =>
+  withTracing((traced) => {
+    const call = callTraced(emit, turn, request, onPart, traced)
+    return traced
+      ? call.pipe(Effect.withSpan("agent.model", {
+        attributes: { "agent.turn": turn, "model.tools": request.tools.length, ...toolChoiceAttribute(request) }
+      }, noStackTrace))
+      : call
+  })
+
+const callTraced = <E>(
+  emit: (event: UnscopedEvent) => Effect.Effect<void>,
+  turn: number,
+  request: ModelRequest,
+  onPart: OnPart<E> | undefined,
+  traced: boolean
 ): Effect.Effect<LlmResponse, ModelError | E, ModelClientService> =>
   Effect.gen(function*() {
     yield* emit({ _tag: "ModelCall", request })
@@ -41,20 +58,18 @@ export const callModel = <E = never>(
     }
     const response = checked.success
     const durationMs = (yield* Clock.currentTimeMillis) - started
-    yield* Effect.annotateCurrentSpan({
-      "model.response": response._tag,
-      "model.tool_calls": response._tag === "ToolCalls" ? response.calls.length : 0,
-      ...(response.usage === undefined
-        ? {}
-        : { "model.usage.input_tokens": response.usage.inputTokens, "model.usage.output_tokens": response.usage.outputTokens })
-    })
+    if (traced) {
+      yield* Effect.annotateCurrentSpan({
+        "model.response": response._tag,
+        "model.tool_calls": response._tag === "ToolCalls" ? response.calls.length : 0,
+        ...(response.usage === undefined
+          ? {}
+          : { "model.usage.input_tokens": response.usage.inputTokens, "model.usage.output_tokens": response.usage.outputTokens })
+      })
+    }
     yield* emit({ _tag: "ModelResponse", response, durationMs })
     return response
-  }).pipe(
-    Effect.withSpan("agent.model", {
-      attributes: { "agent.turn": turn, "model.tools": request.tools.length, ...toolChoiceAttribute(request) }
-    }, noStackTrace)
-  )
+  })
 
 const crashed = (what: string, cause: unknown) =>
   new ModelError({ provider: "model client", reason: `the client ${what}: ${describeCause(cause)}`, cause, retryable: false })

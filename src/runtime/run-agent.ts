@@ -17,6 +17,7 @@ import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed
 import type { KnowledgeSource } from "../dsl/knowledge.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import { noStackTrace } from "../internal/span-options.ts"
+import { withTracing } from "../internal/tracing.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import type { LlmMessage } from "../model/messages.ts"
 import { ModelClientService } from "../model/model-client.ts"
@@ -177,6 +178,19 @@ const execute = (
   given: EventSink | undefined,
   observe?: (ctx: RunContext) => void
 ): Effect.Effect<RunResult, AgentError, ModelClientService> =>
+  withTracing((traced) => {
+    const run = executeTraced(definition, start, control, given, observe, traced)
+    return traced ? run.pipe(Effect.withSpan("agent.run", { attributes: { "agent.name": definition.name } }, noStackTrace)) : run
+  })
+
+const executeTraced = (
+  definition: AgentDefinition,
+  start: Start,
+  control: DriveControl,
+  given: EventSink | undefined,
+  observe: ((ctx: RunContext) => void) | undefined,
+  traced: boolean
+): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   Effect.gen(function*() {
     const sink = given ?? (yield* StreamSink)
     const plan = compile(definition)
@@ -184,7 +198,7 @@ const execute = (
     const runId = start._tag === "Resume" ? start.snapshot.state.runId : yield* newRunId(now)
     const startedAt = start._tag === "Resume" ? now - start.snapshot.state.elapsedMs : now
     const parentScope = yield* CurrentBudgetScope
-    yield* Effect.annotateCurrentSpan("agent.run_id", runId)
+    if (traced) yield* Effect.annotateCurrentSpan("agent.run_id", runId)
     let ctx: RunContext | undefined
     const body: Effect.Effect<RunResult, AgentError, ModelClientService> = Effect.gen(function*() {
       if (start._tag === "Resume") {
@@ -192,17 +206,17 @@ const execute = (
         if (secret !== undefined) yield* verifySnapshot(start.snapshot, secret)
         const skill = yield* checkSnapshot(plan, start.snapshot)
         const decided = start.decisions === undefined ? undefined : yield* resolveDecisions(plan.name, skill, start.snapshot, start.decisions)
-        ctx = RunContext.restore(plan, skill, stateOf(start.snapshot), now, parentScope, sink)
+        ctx = RunContext.restore(plan, skill, stateOf(start.snapshot), now, parentScope, sink, traced)
         if (decided !== undefined) ctx.decide(decided)
-        yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
+        if (traced) yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
         return yield* driveToResult(ctx, control, stateOf(start.snapshot).input)
       }
       const input = start.input
       yield* emit(plan, { _tag: "RunStart", agent: plan.name, runId, input }, sink)
       const text = start._tag === "Handoff" ? start.text : yield* inputText(definition, input)
       const chosen = yield* chooseSkill(plan, runId, text, sink)
-      ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, { turns: chosen.turns, tokens: chosen.tokens ?? 0 }, parentScope, sink)
-      yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
+      ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, { turns: chosen.turns, tokens: chosen.tokens ?? 0 }, parentScope, sink, traced)
+      if (traced) yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
       yield* ctx.emit({ _tag: "SkillChosen", how: chosen.how })
       const implementation = chosen.skill.definition.implementation
       observe?.(ctx)
@@ -227,10 +241,10 @@ const execute = (
       : body
     return yield* bounded.pipe(
       Effect.onExit((exit) =>
-        Exit.isSuccess(exit) && exit.value._tag === "Suspended" ? Effect.void : runEnd(plan, runId, startedAt, ctx, exit, sink)
+        Exit.isSuccess(exit) && exit.value._tag === "Suspended" ? Effect.void : runEnd(plan, runId, startedAt, ctx, exit, sink, traced)
       )
     )
-  }).pipe(Effect.withSpan("agent.run", { attributes: { "agent.name": definition.name } }, noStackTrace))
+  })
 
 const driveToResult = (ctx: RunContext, control: DriveControl, input: unknown): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   drive(ctx, control).pipe(
@@ -275,18 +289,21 @@ const runEnd = (
   startedAt: number,
   ctx: RunContext | undefined,
   exit: Exit.Exit<RunResult, AgentError>,
-  sink: EventSink | undefined
+  sink: EventSink | undefined,
+  traced: boolean
 ) =>
   Effect.gen(function*() {
     const durationMs = (yield* Clock.currentTimeMillis) - startedAt
     const outcome = runOutcome(plan.name, Exit.map(exit, (result) => (result._tag === "Done" ? result.output : undefined)))
     const turns = ctx?.ledger.turns ?? 0
     const toolCalls = ctx?.ledger.toolCalls ?? 0
-    yield* Effect.annotateCurrentSpan({
-      "agent.outcome": outcome._tag === "Failure" ? outcome.error._tag : outcome._tag,
-      "agent.turns": turns,
-      "agent.tool_calls": toolCalls
-    })
+    if (traced) {
+      yield* Effect.annotateCurrentSpan({
+        "agent.outcome": outcome._tag === "Failure" ? outcome.error._tag : outcome._tag,
+        "agent.turns": turns,
+        "agent.tool_calls": toolCalls
+      })
+    }
     // The outcome is sealed: the hooks run detached, so an interruption while they run changes nothing.
     yield* emitEnd(plan, { _tag: "RunEnd", agent: plan.name, runId, outcome, turns, toolCalls, durationMs }, sink)
   })
@@ -342,7 +359,7 @@ const startAgentic = (ctx: RunContext, input: string, handedOver: ReadonlyArray<
     if (selection !== undefined) {
       const picked = yield* pickTools(input, ctx.skill.offerable, selection)
       if (picked.length > 0) ctx.offer(picked.map((p) => p.tool))
-      yield* Effect.annotateCurrentSpan("agent.offered_tools", ctx.offered.map((t) => t.name).join(","))
+      yield* ctx.annotate("agent.offered_tools", ctx.offered.map((t) => t.name).join(","))
     }
     const knowledge: Array<string> = []
     for (const source of ctx.skill.preloaded) {

@@ -101,7 +101,9 @@ export class RunContext {
     state: Omit<RunState, "runId" | "input" | "skill" | "elapsedMs"> | undefined,
     parentScope: BudgetScope | undefined,
     /** Where a streaming run's events and deltas go; undefined for `run`/`runEffect`. */
-    readonly sink: EventSink | undefined
+    readonly sink: EventSink | undefined,
+    /** Whether the run's spans reach a tracer (`isTraced`): when not, no span is made or annotated. */
+    readonly traced: boolean
   ) {
     this.ledger = new BudgetLedger(plan.budget, plan.thresholds, state?.ledger ?? emptyLedger, plan.name, parentScope)
     this.#transcript = [...(state?.transcript ?? [])]
@@ -124,17 +126,23 @@ export class RunContext {
     startedAt: number,
     spent: { readonly turns: number; readonly tokens: number },
     parentScope?: BudgetScope,
-    sink?: EventSink
+    sink?: EventSink,
+    traced = true
   ): RunContext {
-    const context = new RunContext(plan, skill, runId, input, startedAt, undefined, parentScope, sink)
+    const context = new RunContext(plan, skill, runId, input, startedAt, undefined, parentScope, sink, traced)
     if (spent.tokens > 0) context.ledger.spendTokens(spent.tokens)
     for (let i = 0; i < spent.turns; i++) context.ledger.spendTurn()
     return context
   }
 
   /** A context continuing `state` (see `RunState`), started `state.elapsedMs` before `now`. */
-  static restore(plan: AgentPlan, skill: SkillPlan, state: RunState, now: number, parentScope?: BudgetScope, sink?: EventSink): RunContext {
-    return new RunContext(plan, skill, state.runId, state.input, now - state.elapsedMs, state, parentScope, sink)
+  static restore(plan: AgentPlan, skill: SkillPlan, state: RunState, now: number, parentScope?: BudgetScope, sink?: EventSink, traced = true): RunContext {
+    return new RunContext(plan, skill, state.runId, state.input, now - state.elapsedMs, state, parentScope, sink, traced)
+  }
+
+  /** Annotates the current span (ours) when the run is traced; nothing otherwise. */
+  annotate(key: string, value: unknown): Effect.Effect<void> {
+    return this.traced ? Effect.annotateCurrentSpan(key, value) : Effect.void
   }
 
   get agent(): string {

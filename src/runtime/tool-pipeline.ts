@@ -54,7 +54,7 @@ export const runToolCall = (
 ): Effect.Effect<LlmMessage | "suspend", InvalidToolArgs | ToolFailed | ExceptionThrown | BudgetExceeded> =>
   Effect.gen(function*() {
     const decision = ctx.takeDecision(call.id)
-    if (decision !== undefined) yield* Effect.annotateCurrentSpan("tool.approval", decision._tag === "Deny" ? "denied" : decision.how)
+    if (decision !== undefined && ctx.traced) yield* ctx.annotate("tool.approval", decision._tag === "Deny" ? "denied" : decision.how)
     if (decision?._tag === "Deny") {
       return { role: "tool", toolCallId: call.id, name: tool.name, content: deniedContent(tool.name, decision.reason) } satisfies LlmMessage
     }
@@ -67,10 +67,12 @@ export const runToolCall = (
       : bytes === undefined
       ? tool.codec.decode(call.arguments)
       : { _tag: "Invalid", value: oversizeValue(bytes), issues: oversizeIssue(bytes, limit) }
-    yield* Effect.annotateCurrentSpan("tool.validated", tool.codec.validated)
-    if (tool.codec.unsafe !== undefined) yield* Effect.annotateCurrentSpan("tool.unsafe_mode", tool.codec.unsafe)
+    if (ctx.traced) {
+      yield* ctx.annotate("tool.validated", tool.codec.validated)
+      if (tool.codec.unsafe !== undefined) yield* ctx.annotate("tool.unsafe_mode", tool.codec.unsafe)
+    }
     if (decoded._tag === "Valid" && decoded.corrections.length > 0) {
-      yield* Effect.annotateCurrentSpan("tool.repaired", JSON.stringify(decoded.corrections))
+      yield* ctx.annotate("tool.repaired", JSON.stringify(decoded.corrections))
       yield* ctx.emit({ _tag: "ArgsRepaired", tool: tool.name, toolCallId: call.id, corrections: decoded.corrections })
     }
     // Allocated on the first failure: most calls decode and run.
@@ -135,7 +137,7 @@ class Recovering {
       const scope = { agent: ctx.agent, skill: ctx.skill.name, tool: tool.name }
       let recovery: Recovery
       if (situation._tag === "Invalid") {
-        yield* Effect.annotateCurrentSpan("tool.outcome", "invalid_args")
+        yield* ctx.annotate("tool.outcome", "invalid_args")
         const decision = yield* decideInvalidArgs(ctx.plan, ctx.runId, tool, {
           ...scope,
           raw: situation.value,
@@ -144,10 +146,10 @@ class Recovering {
           attempt: ++self.invalidAttempts
         })
         recovery = decision.recovery
-        yield* Effect.annotateCurrentSpan("tool.recovery", `${recovery._tag} (${decision.level})`)
+        yield* ctx.annotate("tool.recovery", `${recovery._tag} (${decision.level})`)
         yield* ctx.emit({ _tag: "InvalidArgs", tool: tool.name, toolCallId: call.id, raw: situation.value, issues: situation.issues, recovery: recovery._tag })
       } else {
-        yield* Effect.annotateCurrentSpan("tool.outcome", "failed")
+        yield* ctx.annotate("tool.outcome", "failed")
         const decision = yield* decideExecutionError(ctx.plan, ctx.runId, tool, {
           ...scope,
           args: situation.args,
@@ -155,7 +157,7 @@ class Recovering {
           attempt: ++self.failedAttempts
         })
         recovery = decision.recovery
-        yield* Effect.annotateCurrentSpan("tool.recovery", `${recovery._tag} (${decision.level})`)
+        yield* ctx.annotate("tool.recovery", `${recovery._tag} (${decision.level})`)
         yield* ctx.emit({ _tag: "ToolError", tool: tool.name, toolCallId: call.id, args: situation.args, error: situation.cause, recovery: recovery._tag, validated: tool.codec.validated, mode: tool.codec.unsafe })
       }
       return self.apply(situation, recovery)
@@ -246,7 +248,7 @@ const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown):
     if (Exit.isFailure(exit)) return Exit.failCause(exit.cause)
     const result = exit.value
     if (knowledge !== undefined && cached === undefined) ctx.rememberKnowledge(tool.name, String(result))
-    yield* Effect.annotateCurrentSpan("tool.outcome", "success")
+    if (ctx.traced) yield* ctx.annotate("tool.outcome", "success")
     yield* ctx.emit({ _tag: "ToolUse", tool: tool.name, toolCallId: call.id, args, result, durationMs, validated: tool.codec.validated, mode: tool.codec.unsafe })
     // Knowledge tools are never untrusted, so `characters` counts the knowledge text itself.
     const content = tool.untrustedOutput ? untrustedContent(tool.name, result) : toolResultContent(result)
