@@ -12,6 +12,7 @@ import { Effect, type Fiber, References, Tracer } from "effect"
 export const isTraced = (fiber: Fiber.Fiber<unknown, unknown>): boolean =>
   fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer && fiber.getRef(References.TracerEnabled)
 
-/** `make(traced)` with `traced` read from the running fiber (see `isTraced`). */
-export const withTracing = <A, E, R>(make: (traced: boolean) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.withFiber((fiber) => make(isTraced(fiber)))
+/** `make(traced, fiber)` with `traced` read from the running fiber (see `isTraced`). */
+export const withTracing = <A, E, R>(
+  make: (traced: boolean, fiber: Fiber.Fiber<unknown, unknown>) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> => Effect.withFiber((fiber) => make(isTraced(fiber), fiber))

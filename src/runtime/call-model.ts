@@ -7,7 +7,7 @@
  * as it arrives, and assembles the parts into the same response the loop acts on; a failing `onPart`
  * (a budget) stops the stream, and with it the request.
  */
-import { Cause, Clock, Effect, Result, Stream } from "effect"
+import { Cause, Clock, Context, Effect, type Fiber, Result, Stream } from "effect"
 import { ModelError } from "../errors.ts"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"
 import { ModelClient, ModelClientService } from "../model/model-client.ts"
@@ -29,8 +29,8 @@ export const callModel = <E = never>(
   request: ModelRequest,
   onPart?: OnPart<E>
 ): Effect.Effect<LlmResponse, ModelError | E, ModelClientService> =>
-  withTracing((traced) => {
-    const call = callTraced(emit, turn, request, onPart, traced)
+  withTracing((traced, fiber) => {
+    const call = callTraced(emit, turn, request, onPart, traced, fiber)
     return traced
       ? call.pipe(Effect.withSpan("agent.model", {
         attributes: { "agent.turn": turn, "model.tools": request.tools.length, ...toolChoiceAttribute(request) }
@@ -43,12 +43,15 @@ const callTraced = <E>(
   turn: number,
   request: ModelRequest,
   onPart: OnPart<E> | undefined,
-  traced: boolean
+  traced: boolean,
+  fiber: Fiber.Fiber<unknown, unknown>
 ): Effect.Effect<LlmResponse, ModelError | E, ModelClientService> =>
   Effect.gen(function*() {
     yield* emit({ _tag: "ModelCall", request })
-    const client = yield* ModelClientService
-    const started = yield* Clock.currentTimeMillis
+    // Read from the fiber the call started on, without an Effect each (the hot path of every turn).
+    const client = Context.getOrUndefined(fiber.context, ModelClientService) ?? (yield* ModelClientService)
+    const clock = fiber.getRef(Clock.Clock)
+    const started = clock.currentTimeMillisUnsafe()
     const raw = yield* (onPart === undefined
       ? chatSafely(client, request)
       : streamed(client, request, turn, onPart).pipe(Effect.catchDefect((defect) => Effect.fail(crashed("crashed", defect)))))
@@ -57,7 +60,7 @@ const callTraced = <E>(
       return yield* new ModelError({ provider: "model client", reason: `the response is not a valid LlmResponse: ${checked.failure}`, retryable: false })
     }
     const response = checked.success
-    const durationMs = (yield* Clock.currentTimeMillis) - started
+    const durationMs = clock.currentTimeMillisUnsafe() - started
     if (traced) {
       yield* Effect.annotateCurrentSpan({
         "model.response": response._tag,

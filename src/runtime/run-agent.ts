@@ -25,7 +25,7 @@ import { chooseSkill } from "./choose-skill.ts"
 import { emit, emitEnd, type EventSink } from "./emit.ts"
 import { type AgentPlan, compile, type SkillPlan } from "./plan.ts"
 import { systemPrompt } from "./prompt.ts"
-import { budgetExceeded, RunContext } from "./run-context.ts"
+import { budgetExceeded, RunContext, type RunEnv } from "./run-context.ts"
 import { resolveDecisions } from "./approval.ts"
 import { checkSnapshot, decodeSnapshot, decodeSnapshotValue, type RunSnapshot, snapshotOf, stateOf } from "./snapshot.ts"
 import { signSnapshot, verifySnapshot } from "./snapshot-signature.ts"
@@ -178,8 +178,8 @@ const execute = (
   given: EventSink | undefined,
   observe?: (ctx: RunContext) => void
 ): Effect.Effect<RunResult, AgentError, ModelClientService> =>
-  withTracing((traced) => {
-    const run = executeTraced(definition, start, control, given, observe, traced)
+  withTracing((traced, fiber) => {
+    const run = executeTraced(definition, start, control, given, observe, { traced, clock: fiber.getRef(Clock.Clock) })
     return traced ? run.pipe(Effect.withSpan("agent.run", { attributes: { "agent.name": definition.name } }, noStackTrace)) : run
   })
 
@@ -189,12 +189,13 @@ const executeTraced = (
   control: DriveControl,
   given: EventSink | undefined,
   observe: ((ctx: RunContext) => void) | undefined,
-  traced: boolean
+  env: RunEnv
 ): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   Effect.gen(function*() {
+    const traced = env.traced
     const sink = given ?? (yield* StreamSink)
     const plan = compile(definition)
-    const now = yield* Clock.currentTimeMillis
+    const now = env.clock.currentTimeMillisUnsafe()
     const runId = start._tag === "Resume" ? start.snapshot.state.runId : yield* newRunId(now)
     const startedAt = start._tag === "Resume" ? now - start.snapshot.state.elapsedMs : now
     const parentScope = yield* CurrentBudgetScope
@@ -206,7 +207,7 @@ const executeTraced = (
         if (secret !== undefined) yield* verifySnapshot(start.snapshot, secret)
         const skill = yield* checkSnapshot(plan, start.snapshot)
         const decided = start.decisions === undefined ? undefined : yield* resolveDecisions(plan.name, skill, start.snapshot, start.decisions)
-        ctx = RunContext.restore(plan, skill, stateOf(start.snapshot), now, parentScope, sink, traced)
+        ctx = RunContext.restore(plan, skill, stateOf(start.snapshot), now, parentScope, sink, env)
         if (decided !== undefined) ctx.decide(decided)
         if (traced) yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
         return yield* driveToResult(ctx, control, stateOf(start.snapshot).input)
@@ -215,7 +216,7 @@ const executeTraced = (
       yield* emit(plan, { _tag: "RunStart", agent: plan.name, runId, input }, sink)
       const text = start._tag === "Handoff" ? start.text : yield* inputText(definition, input)
       const chosen = yield* chooseSkill(plan, runId, text, sink)
-      ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, { turns: chosen.turns, tokens: chosen.tokens ?? 0 }, parentScope, sink, traced)
+      ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, { turns: chosen.turns, tokens: chosen.tokens ?? 0 }, parentScope, sink, env)
       if (traced) yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
       yield* ctx.emit({ _tag: "SkillChosen", how: chosen.how })
       const implementation = chosen.skill.definition.implementation

@@ -16,11 +16,11 @@
  *
  * A tool only ever runs with arguments its Schema accepted.
  */
-import { Cause, Clock, Duration, Effect, Exit } from "effect"
+import { Cause, Duration, Effect, Exit } from "effect"
 import type { Recovery } from "../dsl/recovery.ts"
 import type { ArgsDecoding } from "../dsl/tool-codec.ts"
 import { oversizeBytes, oversizeIssue, oversizeValue } from "./args-size.ts"
-import { type AnyTool, executeTool } from "../dsl/tool.ts"
+import { type AnyTool, executeTool, ToolInternals } from "../dsl/tool.ts"
 import { type BudgetExceeded, ExceptionThrown, InvalidToolArgs, ToolFailed } from "../errors.ts"
 import type { LlmMessage, ToolCall } from "../model/messages.ts"
 import { escalationContent, invalidArgsFeedback, toolFailedFeedback, toolResultContent, untrustedContent } from "./prompt.ts"
@@ -89,7 +89,7 @@ export const runToolCall = (
         case "Run": {
           let args: unknown = next.args
           // A human decision on these very arguments stands; otherwise the interceptors have their say.
-          if (decided === undefined || decided.args !== args) {
+          if ((decided === undefined || decided.args !== args) && hasInterceptors(ctx, tool)) {
             const verdict = yield* interceptCall(ctx, tool, call, args)
             if (verdict._tag === "Reply") {
               next = verdict
@@ -98,7 +98,7 @@ export const runToolCall = (
             if (verdict._tag === "Suspend") return yield* suspendFor(ctx, tool, call, verdict.args, verdict.reason)
             args = verdict.args
           }
-          if ((yield* approvalGate(ctx, tool, call, args, decided)) === "suspend") return "suspend"
+          if (tool[ToolInternals].needsApproval !== undefined && (yield* approvalGate(ctx, tool, call, args, decided)) === "suspend") return "suspend"
           const exit: Exit.Exit<string, unknown> = yield* execute(ctx, tool, call, args)
           if (Exit.isSuccess(exit)) {
             next = { _tag: "Reply", content: exit.value }
@@ -114,6 +114,8 @@ export const runToolCall = (
       }
     }
   })
+
+const hasInterceptors = (ctx: RunContext, tool: AnyTool): boolean => (ctx.plan.definition.interceptors?.[tool.name]?.length ?? 0) > 0
 
 /** The recovery state of one call: attempts per situation, fixes, re-runs, the last arguments that ran. */
 class Recovering {
@@ -242,9 +244,9 @@ const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown):
     yield* ctx.checkThresholds()
     const knowledge = ctx.skill.knowledge.get(tool.name)
     const cached = knowledge === undefined ? undefined : ctx.cachedKnowledge(tool.name)
-    const started = yield* Clock.currentTimeMillis
+    const started = ctx.now()
     const exit: Exit.Exit<unknown, unknown> = cached !== undefined ? Exit.succeed(cached) : yield* executeWithin(ctx, tool, args, call.id)
-    const durationMs = (yield* Clock.currentTimeMillis) - started
+    const durationMs = ctx.now() - started
     if (Exit.isFailure(exit)) return Exit.failCause(exit.cause)
     const result = exit.value
     if (knowledge !== undefined && cached === undefined) ctx.rememberKnowledge(tool.name, String(result))
