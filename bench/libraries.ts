@@ -1,11 +1,27 @@
-/** The implementations compared, by name. */
+/** The implementations compared, by name; the floor last. */
 import { makeRunner as openAiAgents } from "./calculator/openai-agents.ts"
 import { makeRunner as ours } from "./calculator/ours.ts"
 import type { MakeRunner } from "./calculator/script.ts"
-import { makeRunner as vercelAi } from "./calculator/vercel-ai.ts"
+import { makeRunner as vercelAi, makeRunnerZodSchema as vercelAiZodSchema } from "./calculator/vercel-ai.ts"
+import { makeRunner as floor } from "./floor.ts"
+import { oursSource } from "./ours-lib.ts"
 
-export const libraries: ReadonlyArray<{ readonly name: string; readonly makeRunner: MakeRunner }> = [
-  { name: "effect-agent-dsl (ours)", makeRunner: ours },
-  { name: "ai (Vercel AI SDK) 6", makeRunner: vercelAi },
-  { name: "@openai/agents 0.14", makeRunner: openAiAgents }
+export interface Library {
+  readonly name: string
+  readonly key: "ours" | "ai" | "ai-zodSchema" | "agents" | "floor"
+  readonly makeRunner: MakeRunner
+}
+
+export const libraries: ReadonlyArray<Library> = [
+  { key: "ours", name: `effect-agent-dsl (ours, ${oursSource})`, makeRunner: ours },
+  { key: "ai", name: "ai 6 (zod as shipped)", makeRunner: vercelAi },
+  { key: "ai-zodSchema", name: "ai 6 (zodSchema())", makeRunner: vercelAiZodSchema },
+  { key: "agents", name: "@openai/agents 0.14", makeRunner: openAiAgents },
+  { key: "floor", name: "floor (hand-written loop)", makeRunner: floor }
 ]
+
+export const libraryByKey = (key: string): Library => {
+  const found = libraries.find((library) => library.key === key)
+  if (found === undefined) throw new Error(`unknown library ${key}; one of ${libraries.map((l) => l.key).join(", ")}`)
+  return found
+}

@@ -1,37 +1,54 @@
 /**
- * Runs N concurrent calculator runs of one library in a fresh process and prints, as JSON, the peak
- * heap and RSS above the baseline. Every model call waits a macrotask, so all runs are in flight
- * together (as with a real model), and the sampler gets to run between them.
- * Usage: node --expose-gc --import tsx bench/memory-child.ts <library index> <runs>
+ * Live memory per in-flight run, for one library in a fresh process. Starts N runs of the calculator
+ * together; the mock model parks every run in its third model call (after two tool results) behind one
+ * barrier. When all N are parked: `gc()` twice, heapUsed minus the baseline (taken the same way before the
+ * runs started), ÷ N. Then the barrier opens and every run must finish correctly.
+ * Usage: node --expose-gc --import tsx bench/memory-child.ts <library key> <runs>
+ * Prints one JSON line: { bytesPerRun, ok }.
  */
-import { stepsPerRun } from "./calculator/script.ts"
-import { libraries } from "./libraries.ts"
+import { calculator, checkRun } from "./calculator/script.ts"
+import { libraryByKey } from "./libraries.ts"
 
-const library = libraries[Number(process.argv[2])]!
-const runs = Number(process.argv[3] ?? 10_000)
+const library = libraryByKey(process.argv[2] ?? "ours")
+const runs = Number(process.argv[3] ?? 5000)
+const parkAt = 2
 const gc = (globalThis as { gc?: () => void }).gc
 if (gc === undefined) throw new Error("run with --expose-gc")
 
+let parked = 0
+let allParked!: () => void
+const parkedAll = new Promise<void>((resolve) => (allParked = resolve))
+let open!: () => void
+const barrier = new Promise<void>((resolve) => (open = resolve))
+let parking = false
 const counters = { modelCalls: 0, toolRuns: 0 }
-const runOnce = library.makeRunner({ concurrentMode: true, counters })
-for (let i = 0; i < 20; i++) await runOnce()
+const park = (toolResults: number) => {
+  if (!parking || toolResults !== parkAt) return undefined
+  if (++parked === runs) allParked()
+  return barrier
+}
+const runOnce = library.makeRunner(calculator, { counters, park })
+for (let i = 0; i < 50; i++) await runOnce()
 counters.modelCalls = 0
 counters.toolRuns = 0
+const pending: Array<Promise<string>> = new Array(runs)
 gc()
 gc()
-const baseline = process.memoryUsage()
-let peakHeap = 0
-let peakRss = 0
-const sample = () => {
-  const now = process.memoryUsage()
-  peakHeap = Math.max(peakHeap, now.heapUsed - baseline.heapUsed)
-  peakRss = Math.max(peakRss, now.rss - baseline.rss)
+const baseline = process.memoryUsage().heapUsed
+parking = true
+for (let i = 0; i < runs; i++) pending[i] = runOnce()
+await parkedAll
+gc()
+gc()
+const live = process.memoryUsage().heapUsed - baseline
+open()
+const outputs = await Promise.all(pending)
+let ok = true
+try {
+  for (const output of outputs) if (output !== calculator.finalAnswer) throw new Error(`answered ${output}`)
+  checkRun(library.name, calculator, calculator.finalAnswer, counters, runs)
+} catch (error) {
+  ok = false
+  console.error(String(error))
 }
-const sampler = setInterval(sample, 1)
-const started = performance.now()
-const outputs = await Promise.all(Array.from({ length: runs }, () => runOnce()))
-const durationMs = performance.now() - started
-sample()
-clearInterval(sampler)
-const ok = outputs.every((o) => o === "17") && counters.modelCalls === runs * stepsPerRun && counters.toolRuns === runs * (stepsPerRun - 1)
-console.log(JSON.stringify({ peakHeapMB: peakHeap / 2 ** 20, peakRssMB: peakRss / 2 ** 20, durationMs, ok }))
+console.log(JSON.stringify({ bytesPerRun: live / runs, ok }))

@@ -1,6 +1,8 @@
 /** Micro-benchmarks of this library's own hot spots: schema generation, argument decoding, pickTools. */
 import { Effect, Result, Schema } from "effect"
-import { pickTools, tool } from "../src/index.ts"
+import { ours } from "./ours-lib.ts"
+
+const { pickTools, tool } = ours
 
 /** Median of `samples` timings (ms) of `fn`, after `warmup` calls. */
 export const medianMs = (fn: () => void, samples: number, warmup = Math.ceil(samples / 5)): number => {

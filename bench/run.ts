@@ -1,84 +1,135 @@
 /**
- * `npm run bench`: the calculator agent (two tools, three tool-call turns, then a final answer, over an
- * instant mock model) on this library and its peers, measured side by side in one run, plus
- * micro-benchmarks of our own hot spots. Prints figures; asserts nothing about speed.
+ * `npm run bench` (builds first, then `node --expose-gc --import tsx bench/run.ts`): the fair bench of
+ * issue #20. Our library is measured as the built package (`dist/`; `BENCH_OURS=src` for the sources).
+ * Prints figures; asserts nothing about speed (it does check that every library ran every scenario).
  *
- * Environment: BENCH_ROUNDS (default 7), BENCH_ROUND_MS (default 1000), BENCH_CONCURRENT (default 10000).
+ * Sections (`BENCH_ONLY=calculator,memory,scaling,micro,streaming,approval,composition,cold,durable`):
+ *   calculator   wall and CPU time per run, ours ÷ floor     BENCH_ROUNDS (7), BENCH_ROUND_MS (500)
+ *   memory       live KB per in-flight run, a process each   BENCH_MEMORY_RUNS (5000), BENCH_MEMORY_ROUNDS (3)
+ *   scaling      per-turn cost at 1/8/32/128/200×10KB turns  BENCH_SCALING_ROUNDS (3), BENCH_SCALING_MS (300)
+ *   micro        our hot spots
+ *   streaming    first delta and per delta vs the AI SDK     BENCH_STREAM_RUNS (200)
+ *   approval     suspend + snapshot JSON + resume vs a plain run
+ *   composition  per child run: agent as tool, pipeline
+ *   cold         import + one run in a fresh `node`          BENCH_COLD_RUNS (7)
+ *   durable      bench/durable.ts (durable runs), when present
  */
-import { execFileSync } from "node:child_process"
-import { cpus } from "node:os"
-import { stepsPerRun } from "./calculator/script.ts"
+import { existsSync } from "node:fs"
+import { cpus, loadavg, totalmem } from "node:os"
+import { calculator, checkRun, stepsPerRun } from "./calculator/script.ts"
 import { libraries } from "./libraries.ts"
-import { runMicro } from "./micro.ts"
+import { collect, interleavedRounds, show } from "./measure.ts"
+import { liveMemory } from "./memory.ts"
+import { oursSource } from "./ours-lib.ts"
 
-const rounds = Number(process.env.BENCH_ROUNDS ?? 7)
-const roundMs = Number(process.env.BENCH_ROUND_MS ?? 1000)
-const concurrent = Number(process.env.BENCH_CONCURRENT ?? 10_000)
+const knob = (name: string, fallback: number) => Number(process.env[name] ?? fallback)
+const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim())
+const section = (name: string) => only === undefined || only.includes(name)
 
-const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+console.log(
+  `machine: ${cpus()[0]?.model ?? "unknown CPU"} x${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ` +
+    `${process.platform}; load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}; ours measured from ${oursSource}; ` +
+    `gc between subjects: ${(globalThis as { gc?: unknown }).gc !== undefined}`
+)
 
-console.log(`machine: ${cpus()[0]?.model ?? "unknown CPU"} x${cpus().length}, Node ${process.version}, ${process.platform}`)
-console.log(`scenario: ${stepsPerRun} model calls and ${stepsPerRun - 1} tool runs per agent run; instant mock models\n`)
+const keyOf = (key: string) => libraries.findIndex((library) => library.key === key)
 
-// Throughput: sequential runs for roundMs, libraries interleaved round by round; the first round warms up.
-const runners = libraries.map((library) => {
-  const counters = { modelCalls: 0, toolRuns: 0 }
-  return { library, counters, runOnce: library.makeRunner({ concurrentMode: false, counters }), rates: [] as Array<number> }
-})
-for (const runner of runners) {
-  const output = await runner.runOnce()
-  const { modelCalls, toolRuns } = runner.counters
-  if (output !== "17" || modelCalls !== stepsPerRun || toolRuns !== stepsPerRun - 1) {
-    throw new Error(`${runner.library.name} did not run the scenario: ${output}, ${modelCalls} model calls, ${toolRuns} tool runs`)
-  }
-}
-for (let round = 0; round <= rounds; round++) {
-  for (const runner of runners) {
-    let runs = 0
-    const started = performance.now()
-    while (performance.now() - started < roundMs) {
-      await runner.runOnce()
-      runs++
-    }
-    if (round > 0) runner.rates.push((runs * 1000) / (performance.now() - started))
-  }
-}
-
-// Memory: each library in a fresh process, `concurrent` runs in flight together.
-const memory = libraries.map((_, index) => {
-  const out = execFileSync(process.execPath, ["--expose-gc", "--import", "tsx", "bench/memory-child.ts", String(index), String(concurrent)], {
-    encoding: "utf8"
+if (section("calculator")) {
+  const rounds = knob("BENCH_ROUNDS", 7)
+  const roundMs = knob("BENCH_ROUND_MS", 500)
+  const subjects = libraries.map((library) => {
+    const counters = { modelCalls: 0, toolRuns: 0 }
+    return { library, counters, runOnce: library.makeRunner(calculator, { counters }) }
   })
-  return JSON.parse(out.trim().split("\n").at(-1)!) as { peakHeapMB: number; peakRssMB: number; durationMs: number; ok: boolean }
-})
+  for (const subject of subjects) checkRun(subject.library.name, calculator, await subject.runOnce(), subject.counters)
+  const timed = await interleavedRounds(subjects.map((s) => s.runOnce), { rounds, roundMs })
+  const ours = timed[keyOf("ours")]!
+  const floor = timed[keyOf("floor")]!
+  console.log(
+    `\nCalculator agent (${stepsPerRun(calculator)} model calls, ${calculator.turns} tool runs per run; async mocks and tools, usage reported): ` +
+      `median (min–max) of ${rounds} interleaved rounds of ${roundMs} ms after a warm-up round`
+  )
+  console.table(timed.map((t, index) => ({
+    library: subjects[index]!.library.name,
+    "µs/run wall": show(t.wallUs),
+    "µs/run CPU": show(t.cpuUs),
+    "runs/s": Math.round(1e6 / t.wallUs.median),
+    "wall ÷ ours": +(t.wallUs.median / ours.wallUs.median).toFixed(2),
+    "CPU ÷ ours": +(t.cpuUs.median / ours.cpuUs.median).toFixed(2)
+  })))
+  console.log(
+    `ours ÷ floor per run: wall ${(ours.wallUs.median / floor.wallUs.median).toFixed(1)}×, CPU ${(ours.cpuUs.median / floor.cpuUs.median).toFixed(1)}× ` +
+      `(ours ${ours.wallUs.median.toFixed(1)} µs, floor ${floor.wallUs.median.toFixed(1)} µs)`
+  )
+}
 
-const ours = median(runners[0]!.rates)
-const table = runners.map((runner, index) => {
-  const rate = median(runner.rates)
-  const mem = memory[index]!
-  return {
-    library: runner.library.name,
-    "runs/s": Math.round(rate),
-    "µs/step": +(1e6 / (rate * stepsPerRun)).toFixed(1),
-    "ours ÷ this (speed)": +(ours / rate).toFixed(2),
-    [`peak heap MB, ${concurrent} concurrent`]: +mem.peakHeapMB.toFixed(1),
-    "peak RSS MB": +mem.peakRssMB.toFixed(1),
-    "all ran": mem.ok
+if (section("memory")) {
+  const runs = knob("BENCH_MEMORY_RUNS", 5000)
+  const rounds = knob("BENCH_MEMORY_ROUNDS", 3)
+  const memory = liveMemory(libraries, { runs, rounds })
+  console.log(`\nLive memory per in-flight run: ${runs} calculator runs parked in their third model call, gc() twice, heapUsed delta ÷ ${runs}; one process per library and round, ${rounds} rounds`)
+  console.table(memory.map((m, index) => ({ library: libraries[index]!.name, "KB/run (min–max)": show(m.kbPerRun, 2), "all ran": m.ok })))
+}
+
+if (section("scaling")) {
+  collect()
+  const { runScaling } = await import("./scaling.ts")
+  const rounds = knob("BENCH_SCALING_ROUNDS", 3)
+  const roundMs = knob("BENCH_SCALING_MS", 300)
+  console.log(`\nPer-turn cost as runs grow (wall µs per model call; median (min–max) of ${rounds} interleaved rounds of ${roundMs} ms)`)
+  console.table(await runScaling(libraries.filter((l) => l.key !== "ai"), { rounds, roundMs }))
+}
+
+if (section("micro")) {
+  const { runMicro } = await import("./micro.ts")
+  const micro = runMicro()
+  console.log("\nOur hot spots (medians)")
+  console.table([
+    { what: "tool JSON Schema + decoder for a 50-field Schema", value: `${(micro.generationMs * 1000).toFixed(0)} µs` },
+    { what: "decode 50-field arguments (JSON string)", value: `${micro.wideDecodeUs.toFixed(1)} µs` },
+    { what: "decode calculator arguments (JSON string)", value: `${micro.calcDecodeUs.toFixed(2)} µs` },
+    { what: "pickTools over 1,000 tools", value: `${micro.pickMs.toFixed(2)} ms` }
+  ])
+}
+
+if (section("streaming")) {
+  collect()
+  const { runStreaming } = await import("./streaming.ts")
+  const runs = knob("BENCH_STREAM_RUNS", 200)
+  console.log(`\nStreaming: the same mock stream of 200 text deltas (median (min–max) of ${runs} runs, interleaved)`)
+  console.table(await runStreaming({ runs }))
+}
+
+if (section("approval")) {
+  collect()
+  const { runApproval } = await import("./approval.ts")
+  console.log("\nApproval: a run that suspends on a tool needing approval, its snapshot as JSON text, and the resume, beside the same run without approval")
+  console.table(await runApproval({ rounds: knob("BENCH_ROUNDS", 7), roundMs: knob("BENCH_ROUND_MS", 500) / 2 }))
+}
+
+if (section("composition")) {
+  collect()
+  const { runComposition } = await import("./composition.ts")
+  console.log("\nComposition: cost per child run (agent as tool, pipeline stage), beside the same agent run directly")
+  console.table(await runComposition({ rounds: knob("BENCH_ROUNDS", 7), roundMs: knob("BENCH_ROUND_MS", 500) / 2 }))
+}
+
+if (section("cold")) {
+  const { runColdStart } = await import("./cold-start.ts")
+  const runs = knob("BENCH_COLD_RUNS", 7)
+  console.log(`\nCold start: a fresh \`node\` process importing the built package and running the calculator once (median (min–max) of ${runs}, interleaved)`)
+  console.table(runColdStart({ runs }))
+}
+
+// --- durable runs (#18): bench/durable.ts is written by the durable-runs work; run here when present.
+// It may export `runDurable()` (or a default function) returning rows for a table, or print its own.
+if (section("durable") && existsSync(new URL("./durable.ts", import.meta.url))) {
+  collect()
+  const durable = (await import(new URL("./durable.ts", import.meta.url).href)) as { runDurable?: () => unknown; default?: () => unknown }
+  const run = durable.runDurable ?? durable.default
+  if (typeof run === "function") {
+    console.log("\nDurable runs (bench/durable.ts)")
+    const rows = await run()
+    if (Array.isArray(rows)) console.table(rows)
   }
-})
-console.log(`Calculator agent: median of ${rounds} rounds of ${roundMs} ms after a warm-up round`)
-console.table(table)
-
-const micro = runMicro()
-console.log("Our hot spots (medians)")
-console.table([
-  { what: "tool JSON Schema + decoder for a 50-field Schema", value: `${(micro.generationMs * 1000).toFixed(0)} µs` },
-  { what: "decode 50-field arguments (JSON string)", value: `${micro.wideDecodeUs.toFixed(1)} µs` },
-  { what: "decode calculator arguments (JSON string)", value: `${micro.calcDecodeUs.toFixed(2)} µs` },
-  { what: "pickTools over 1,000 tools", value: `${micro.pickMs.toFixed(2)} ms` }
-])
-console.log(`pickTools picked: ${micro.picked.join(", ")}`)
-
-const { runStreaming } = await import("./streaming.ts")
-console.log("\nStreaming: the same mock stream of 200 text deltas (medians of 200 runs, interleaved)")
-console.table(await runStreaming())
+}

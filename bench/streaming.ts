@@ -4,12 +4,14 @@
  * each a microtask apart), consumed the way an application would (for await over the events).
  * Figures are medians over `runs` runs, after a warm-up.
  */
+import type { LanguageModelV3, LanguageModelV3StreamPart } from "@ai-sdk/provider"
 import { streamText } from "ai"
-import { MockLanguageModelV3 } from "ai/test"
 import { Effect, Stream } from "effect"
-import { agent, type ModelClient } from "../src/index.ts"
+import type { ModelClient } from "../src/index.ts"
+import { show, summarize } from "./measure.ts"
+import { ours as lib } from "./ours-lib.ts"
 
-const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const { agent } = lib
 
 /** The mock stream both libraries read: `deltas` words. */
 async function* words(deltas: number): AsyncGenerator<string> {
@@ -58,10 +60,16 @@ const usage = {
 }
 
 const vercel = (deltas: number) => {
-  const model = new MockLanguageModelV3({
+  // A plain language-model object (not the recording `MockLanguageModelV3`).
+  const model: LanguageModelV3 = {
+    specificationVersion: "v3",
+    provider: "bench",
+    modelId: "writer",
+    supportedUrls: {},
+    doGenerate: () => Promise.reject(new Error("streaming only")),
     doStream: async () => {
-      const chunks: Array<any> = [{ type: "stream-start", warnings: [] }, { type: "text-start", id: "t" }]
-      const body = new ReadableStream<any>({
+      const chunks: Array<LanguageModelV3StreamPart> = [{ type: "stream-start", warnings: [] }, { type: "text-start", id: "t" }]
+      const body = new ReadableStream<LanguageModelV3StreamPart>({
         async start(controller) {
           for (const chunk of chunks) controller.enqueue(chunk)
           for await (const delta of words(deltas)) controller.enqueue({ type: "text-delta", id: "t", delta })
@@ -72,7 +80,7 @@ const vercel = (deltas: number) => {
       })
       return { stream: body }
     }
-  })
+  }
   return (onDelta: () => void) =>
     (async () => {
       const result = streamText({ model, system: "Write.", prompt: "go" })
@@ -96,8 +104,8 @@ export const runStreaming = async (options: { readonly runs?: number; readonly d
   }
   return subjects.map((s) => ({
     library: s.name,
-    "first delta (ms)": +median(s.timings.map((t) => t.firstMs)).toFixed(3),
-    "per delta (µs)": +median(s.timings.map((t) => t.perDeltaUs)).toFixed(2),
+    "first delta ms (min–max)": show(summarize(s.timings.map((t) => t.firstMs)), 3),
+    "per delta µs (min–max)": show(summarize(s.timings.map((t) => t.perDeltaUs)), 2),
     deltas
   }))
 }

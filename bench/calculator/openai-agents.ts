@@ -1,65 +1,59 @@
-/** The calculator on the OpenAI Agents SDK (`Agent` + `run`), over a custom `Model`. */
+/** The calculator on the OpenAI Agents SDK (`Agent` + `run`), over a plain custom `Model`; tracing disabled. */
 import { Agent, type Model, type ModelRequest, type ModelResponse, run, setTracingDisabled, tool, Usage } from "@openai/agents"
 import { z } from "zod"
-import { type Counters, finalAnswer, type MakeRunner, nextTick, question, steps } from "./script.ts"
+import { callUsage, type Harness, type MakeRunner, maxTurns, question, runTool, type Scenario, systemPrompt } from "./script.ts"
 
 setTracingDisabled(true)
 
 const Operands = z.object({ a: z.number(), b: z.number() })
 
 class ScriptedModel implements Model {
-  constructor(private readonly concurrentMode: boolean, private readonly counters: Counters) {}
+  #ids = 0
+  constructor(private readonly scenario: Scenario, private readonly harness: Harness) {}
 
   async getResponse(request: ModelRequest): Promise<ModelResponse> {
-    if (this.concurrentMode) await nextTick()
-    this.counters.modelCalls++
-    const input = typeof request.input === "string" ? [] : request.input
-    const toolResults = input.filter((item) => item.type === "function_call_result").length
-    const step = steps[toolResults]
-    const usage = new Usage({ requests: 1, inputTokens: 10, outputTokens: 5, totalTokens: 15 })
+    let toolResults = 0
+    if (typeof request.input !== "string") for (const item of request.input) if (item.type === "function_call_result") toolResults++
+    if (this.harness.park !== undefined) await this.harness.park(toolResults)
+    this.harness.counters.modelCalls++
+    const step = this.scenario.step(toolResults)
+    const usage = new Usage({
+      requests: 1,
+      inputTokens: callUsage.inputTokens,
+      outputTokens: callUsage.outputTokens,
+      totalTokens: callUsage.inputTokens + callUsage.outputTokens
+    })
+    const id = this.#ids++
     if (step === undefined) {
       return {
         usage,
         output: [{
           type: "message",
-          id: `msg_${toolResults}`,
+          id: `msg_${id}`,
           role: "assistant",
           status: "completed",
-          content: [{ type: "output_text", text: finalAnswer }]
+          content: [{ type: "output_text", text: this.scenario.finalAnswer }]
         }]
       }
     }
     return {
       usage,
-      output: [{
-        type: "function_call",
-        id: `fc_${toolResults}`,
-        callId: `call_${toolResults}`,
-        name: step.tool,
-        arguments: JSON.stringify(step.args),
-        status: "completed"
-      }]
+      output: [{ type: "function_call", id: `fc_${id}`, callId: `call_${id}`, name: step.tool, arguments: JSON.stringify(step.args), status: "completed" }]
     }
   }
 
-  // The benchmark runs without streaming.
   // eslint-disable-next-line require-yield
   async *getStreamedResponse(): AsyncIterable<never> {
-    throw new Error("streaming is not used by the benchmark")
+    throw new Error("streaming is not used by this benchmark")
   }
 }
 
-export const makeRunner: MakeRunner = ({ concurrentMode, counters }) => {
-  const add = tool({ name: "add", description: "Add two numbers", parameters: Operands, execute: async ({ a, b }) => (counters.toolRuns++, a + b) })
-  const multiply = tool({ name: "multiply", description: "Multiply two numbers", parameters: Operands, execute: async ({ a, b }) => (counters.toolRuns++, a * b) })
-  const calculator = new Agent({
-    name: "calculator",
-    instructions: "You are a calculator. Use the tools.",
-    model: new ScriptedModel(concurrentMode, counters),
-    tools: [add, multiply]
-  })
+export const makeRunner: MakeRunner = (scenario, harness) => {
+  const add = tool({ name: "add", description: "Add two numbers", parameters: Operands, execute: runTool(scenario, harness.counters, "add") })
+  const multiply = tool({ name: "multiply", description: "Multiply two numbers", parameters: Operands, execute: runTool(scenario, harness.counters, "multiply") })
+  const calculator = new Agent({ name: "calculator", instructions: systemPrompt, model: new ScriptedModel(scenario, harness), tools: [add, multiply] })
   return async () => {
-    const result = await run(calculator, question, { maxTurns: 8 })
+    const result = await run(calculator, question, { maxTurns: maxTurns(scenario) })
     return String(result.finalOutput)
   }
 }

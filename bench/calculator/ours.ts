@@ -1,26 +1,30 @@
-/** The calculator on this library, over `ModelClient.fromFunction`. */
+/** The calculator on this library (built `dist/` by default, see `../ours-lib.ts`), over `ModelClient.fromFunction`. */
 import { Schema } from "effect"
-import { agent, ModelClient, skill, text, tool, toolCalls } from "../../src/index.ts"
-import { finalAnswer, type MakeRunner, nextTick, question, steps } from "./script.ts"
+import { ours } from "../ours-lib.ts"
+import { callUsage, type MakeRunner, maxTurns, question, runTool, systemPrompt } from "./script.ts"
+
+const { agent, ModelClient, skill, tool } = ours
 
 const Operands = Schema.Struct({ a: Schema.Finite, b: Schema.Finite })
 
-export const makeRunner: MakeRunner = ({ concurrentMode, counters }) => {
-  const add = tool("add", { description: "Add two numbers", args: Operands, run: ({ a, b }) => (counters.toolRuns++, a + b) })
-  const multiply = tool("multiply", { description: "Multiply two numbers", args: Operands, run: ({ a, b }) => (counters.toolRuns++, a * b) })
-  const reply = (toolResults: number) => {
-    counters.modelCalls++
-    const step = steps[toolResults]
-    return step === undefined ? text(finalAnswer) : toolCalls([{ id: `call_${toolResults}`, name: step.tool, arguments: JSON.stringify(step.args) }])
-  }
+export const makeRunner: MakeRunner = (scenario, { counters, park }) => {
+  const add = tool("add", { description: "Add two numbers", args: Operands, run: runTool(scenario, counters, "add") })
+  const multiply = tool("multiply", { description: "Multiply two numbers", args: Operands, run: runTool(scenario, counters, "multiply") })
+  let ids = 0
   const model = ModelClient.fromFunction(async (request) => {
-    if (concurrentMode) await nextTick()
-    return reply(request.messages.filter((m) => m.role === "tool").length)
+    let toolResults = 0
+    for (const message of request.messages) if (message.role === "tool") toolResults++
+    if (park !== undefined) await park(toolResults)
+    counters.modelCalls++
+    const step = scenario.step(toolResults)
+    return step === undefined
+      ? { _tag: "Text", content: scenario.finalAnswer, usage: callUsage }
+      : { _tag: "ToolCalls", calls: [{ id: `call_${ids++}`, name: step.tool, arguments: JSON.stringify(step.args) }], usage: callUsage }
   })
-  const instant = ModelClient.fromFunction((request) => reply(request.messages.filter((m) => m.role === "tool").length))
   const calculator = agent("calculator")
-    .prompt("You are a calculator. Use the tools.")
-    .model(concurrentMode ? model : instant)
+    .prompt(systemPrompt)
+    .model(model)
+    .budget({ maxTurns: maxTurns(scenario), maxToolCalls: maxTurns(scenario) })
     .tools({ add, multiply })
     .skills(({ add, multiply }) => [skill("compute", "Perform calculations").tools(add, multiply)])
   return () => calculator.run(question)

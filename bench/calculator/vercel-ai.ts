@@ -1,44 +1,63 @@
-/** The calculator on Vercel's AI SDK (`generateText` with tools), over `MockLanguageModelV3` from `ai/test`. */
-import { generateText, stepCountIs, tool } from "ai"
-import { MockLanguageModelV3 } from "ai/test"
+/**
+ * The calculator on Vercel's AI SDK (`generateText` with tools), over a plain `LanguageModelV3` object
+ * (not `MockLanguageModelV3`, which records every call). Two forms: tools given the zod object as
+ * shipped in the docs' first examples (`inputSchema: z.object(...)`, converted on every use), and wrapped
+ * once with `zodSchema()` as the docs advise for reuse.
+ */
+import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3GenerateResult } from "@ai-sdk/provider"
+import { generateText, stepCountIs, tool, zodSchema } from "ai"
 import { z } from "zod"
-import { finalAnswer, type MakeRunner, nextTick, question, steps } from "./script.ts"
+import { callUsage, type Harness, type MakeRunner, maxTurns, question, runTool, type Scenario, systemPrompt } from "./script.ts"
 
 const Operands = z.object({ a: z.number(), b: z.number() })
 const usage = {
-  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 5, text: 5, reasoning: undefined }
+  inputTokens: { total: callUsage.inputTokens, noCache: callUsage.inputTokens, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: callUsage.outputTokens, text: callUsage.outputTokens, reasoning: undefined }
 }
 
-export const makeRunner: MakeRunner = ({ concurrentMode, counters }) => {
-  const tools = {
-    add: tool({ description: "Add two numbers", inputSchema: Operands, execute: async ({ a, b }) => (counters.toolRuns++, a + b) }),
-    multiply: tool({ description: "Multiply two numbers", inputSchema: Operands, execute: async ({ a, b }) => (counters.toolRuns++, a * b) })
-  }
-  const model = new MockLanguageModelV3({
-    doGenerate: async (options) => {
-      if (concurrentMode) await nextTick()
+/** A plain language model: an object with `doGenerate`, as a provider package returns. */
+export const plainModel = (scenario: Scenario, { counters, park }: Harness): LanguageModelV3 => {
+  let ids = 0
+  return {
+    specificationVersion: "v3",
+    provider: "bench",
+    modelId: "calculator",
+    supportedUrls: {},
+    async doGenerate(options: LanguageModelV3CallOptions): Promise<LanguageModelV3GenerateResult> {
+      let toolResults = 0
+      for (const message of options.prompt) if (message.role === "tool") toolResults += message.content.length
+      if (park !== undefined) await park(toolResults)
       counters.modelCalls++
-      const toolResults = options.prompt.filter((m) => m.role === "tool").length
-      const step = steps[toolResults]
+      const step = scenario.step(toolResults)
       return step === undefined
-        ? { content: [{ type: "text", text: finalAnswer }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] }
+        ? { content: [{ type: "text", text: scenario.finalAnswer }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] }
         : {
-          content: [{ type: "tool-call", toolCallId: `call_${toolResults}`, toolName: step.tool, input: JSON.stringify(step.args) }],
+          content: [{ type: "tool-call", toolCallId: `call_${ids++}`, toolName: step.tool, input: JSON.stringify(step.args) }],
           finishReason: { unified: "tool-calls", raw: "tool_calls" },
           usage,
           warnings: []
         }
+    },
+    doStream() {
+      throw new Error("streaming is not used by this benchmark")
     }
-  })
+  }
+}
+
+const makeVercelRunner = (wrap: boolean): MakeRunner => (scenario, harness) => {
+  const inputSchema = wrap ? zodSchema(Operands) : Operands
+  const tools = {
+    add: tool({ description: "Add two numbers", inputSchema, execute: runTool(scenario, harness.counters, "add") }),
+    multiply: tool({ description: "Multiply two numbers", inputSchema, execute: runTool(scenario, harness.counters, "multiply") })
+  }
+  const model = plainModel(scenario, harness)
   return async () => {
-    const result = await generateText({
-      model,
-      system: "You are a calculator. Use the tools.",
-      prompt: question,
-      tools,
-      stopWhen: stepCountIs(8)
-    })
+    const result = await generateText({ model, system: systemPrompt, prompt: question, tools, stopWhen: stepCountIs(maxTurns(scenario)) })
     return result.text
   }
 }
+
+/** As shipped: `inputSchema: z.object(...)`. */
+export const makeRunner = makeVercelRunner(false)
+/** With the schema wrapped once: `inputSchema: zodSchema(z.object(...))`. */
+export const makeRunnerZodSchema = makeVercelRunner(true)

@@ -3,7 +3,8 @@
  * contract sent to the model and the check applied to its answer can never drift apart.
  */
 import { Result, Schema, SchemaAST } from "effect"
-import { OpenAiStructuredOutput } from "effect/ai"
+// The module itself, not the `effect/ai` barrel: that one loads ~120 more modules (http, rpc, workers, sql).
+import * as OpenAiStructuredOutput from "effect/ai/OpenAiStructuredOutput"
 import type { JsonSchemaObject } from "../model/messages.ts"
 
 /** The Schemas accepted as tool arguments: codecs without service requirements. */

@@ -6,10 +6,11 @@
  * sent back, unchanged and first, on the next turn, as the API requires during tool use.
  */
 import { assembleResponse } from "./assemble-response.ts"
-import Anthropic from "@anthropic-ai/sdk"
+import type Anthropic from "@anthropic-ai/sdk"
 import { Effect } from "effect"
 import { AgentConfigError, ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
+import { lazyPackage } from "../internal/lazy-package.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice, Usage } from "../model/messages.ts"
 import type { ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
@@ -56,10 +57,13 @@ const provider = "anthropic"
  * agent("calc").model(model)
  * ```
  */
+/** The SDK, loaded when the first `anthropic(...)` client is built. */
+const sdk = lazyPackage<typeof import("@anthropic-ai/sdk")>("@anthropic-ai/sdk")
+
 export const anthropic = (model: string, options: AnthropicOptions = {}): ModelClient => {
   let client: Anthropic
   try {
-    client = new Anthropic({
+    client = new (sdk().default)({
       ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
       ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
       ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
@@ -257,6 +261,7 @@ const toUsage = (usage: Anthropic.Messages.Usage | undefined): Usage | undefined
 }
 
 const toModelError = (cause: unknown): ModelError => {
+  const Anthropic = sdk().default
   if (cause instanceof Anthropic.APIConnectionError) {
     return new ModelError({ provider, reason: `connection failed: ${cause.message}`, retryable: true, cause })
   }

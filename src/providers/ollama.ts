@@ -5,9 +5,10 @@
  */
 import { assembleResponse } from "./assemble-response.ts"
 import { Effect, Stream } from "effect"
-import { type ChatRequest, type ChatResponse, type Message, Ollama, type Options, type Tool } from "ollama"
+import type { ChatRequest, ChatResponse, Message, Ollama, Options, Tool } from "ollama"
 import { ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
+import { lazyPackage } from "../internal/lazy-package.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolDefinition, Usage } from "../model/messages.ts"
 import type { ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
@@ -51,13 +52,16 @@ const provider = "ollama"
  * agent("calc").model(model)
  * ```
  */
+/** The SDK, loaded when the first `ollama(...)` client makes a call. */
+const sdk = lazyPackage<typeof import("ollama")>("ollama")
+
 export const ollama = (model: string, options: OllamaOptions = {}): ModelClient => {
   const host = ollamaHost(options)
   // The SDK passes no signal to non-streaming requests, and drops the headers of an error reply: a
   // per-call client whose fetch adds our signal and keeps the headers for the retry advice.
   const withClient = <A>(signal: AbortSignal, call: (client: Ollama) => Promise<A>): Promise<A> => {
     let headers: Headers | undefined
-    const client = new Ollama({
+    const client = new (sdk().Ollama)({
       host,
       ...(options.headers === undefined ? {} : { headers: options.headers }),
       fetch: async (input, init) => {

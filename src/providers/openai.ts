@@ -4,7 +4,7 @@
  */
 import { assembleResponse } from "./assemble-response.ts"
 import { Effect, Stream } from "effect"
-import OpenAI from "openai"
+import type OpenAI from "openai"
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -15,6 +15,7 @@ import type {
 } from "openai/resources/chat/completions"
 import { AgentConfigError, ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
+import { lazyPackage } from "../internal/lazy-package.ts"
 import type {
   FinishReason,
   LlmMessage,
@@ -77,10 +78,13 @@ const provider = "openai"
  * agent("calc").model(model)
  * ```
  */
+/** The SDK, loaded when the first `openai(...)` client is built. */
+const sdk = lazyPackage<typeof import("openai")>("openai")
+
 export const openai = (model: string, options: OpenAiOptions = {}): ModelClient => {
   let client: OpenAI
   try {
-    client = new OpenAI({
+    client = new (sdk().default)({
       ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
       ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
       ...(options.organization === undefined ? {} : { organization: options.organization }),
@@ -371,6 +375,7 @@ const toUsage = (usage: ChatCompletion["usage"] | null | undefined): Usage | und
 }
 
 const toModelError = (cause: unknown): ModelError => {
+  const OpenAI = sdk().default
   if (cause instanceof OpenAI.APIConnectionError) {
     return new ModelError({ provider, reason: `connection failed: ${cause.message}`, retryable: true, cause })
   }

@@ -1,0 +1,91 @@
+/**
+ * The floor: a hand-written agent loop doing the same observable work as our agent, with nothing else.
+ * Same async mock (the function our `ModelClient.fromFunction` wraps), same Effect Schema decode of the
+ * arguments (`JSON.parse` + the object decoder, our fast path, same options), the same messages appended
+ * (system, user, assistant with its calls, one tool message per call), usage summed, the allowlist and the
+ * turn/tool-call budget checked in plain JS, and a structural check of every response. No fibers, spans,
+ * events, hooks or snapshots. "ours ÷ floor" in `npm run bench` is what our loop costs above this.
+ */
+import { Result, Schema } from "effect"
+import { callUsage, type MakeRunner, maxTurns, question, runTool, systemPrompt } from "./calculator/script.ts"
+
+const Operands = Schema.Struct({ a: Schema.Finite, b: Schema.Finite })
+const decodeOptions = { errors: "all", onExcessProperty: "error" } as const
+
+interface Call {
+  readonly id: string
+  readonly name: string
+  readonly arguments: string
+}
+type Message =
+  | { readonly role: "system" | "user"; readonly content: string }
+  | { readonly role: "assistant"; readonly content: string; readonly toolCalls?: ReadonlyArray<Call> }
+  | { readonly role: "tool"; readonly toolCallId: string; readonly name: string; readonly content: string }
+type Reply =
+  | { readonly _tag: "Text"; readonly content: string; readonly usage: typeof callUsage }
+  | { readonly _tag: "ToolCalls"; readonly calls: ReadonlyArray<Call>; readonly usage: typeof callUsage }
+
+const isReply = (value: unknown): value is Reply => {
+  if (typeof value !== "object" || value === null) return false
+  const reply = value as { _tag?: unknown; content?: unknown; calls?: unknown }
+  return reply._tag === "Text" ? typeof reply.content === "string" : reply._tag === "ToolCalls" && Array.isArray(reply.calls)
+}
+
+export const makeRunner: MakeRunner = (scenario, { counters, park }) => {
+  const decode = Schema.decodeUnknownResult(Schema.toCodecJson(Operands))
+  const tools = new Map([
+    ["add", runTool(scenario, counters, "add")],
+    ["multiply", runTool(scenario, counters, "multiply")]
+  ])
+  const definitions = [...tools.keys()].map((name) => ({
+    type: "function" as const,
+    name,
+    parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"], additionalProperties: false }
+  }))
+  const limit = maxTurns(scenario)
+  let ids = 0
+  // The same mock body as ours' `fromFunction` model.
+  const model = async (request: { readonly messages: ReadonlyArray<Message> }): Promise<unknown> => {
+    let toolResults = 0
+    for (const message of request.messages) if (message.role === "tool") toolResults++
+    if (park !== undefined) await park(toolResults)
+    counters.modelCalls++
+    const step = scenario.step(toolResults)
+    return step === undefined
+      ? { _tag: "Text", content: scenario.finalAnswer, usage: callUsage }
+      : { _tag: "ToolCalls", calls: [{ id: `call_${ids++}`, name: step.tool, arguments: JSON.stringify(step.args) }], usage: callUsage }
+  }
+  return async () => {
+    const messages: Array<Message> = [{ role: "system", content: systemPrompt }, { role: "user", content: question }]
+    let turns = 0
+    let toolCalls = 0
+    let inputTokens = 0
+    let outputTokens = 0
+    for (;;) {
+      if (turns >= limit) throw new Error(`budget exceeded: ${turns} turns`)
+      turns++
+      const reply = await model({ messages: messages.slice(), tools: definitions } as { messages: ReadonlyArray<Message> })
+      if (!isReply(reply)) throw new Error("invalid response")
+      inputTokens += reply.usage.inputTokens
+      outputTokens += reply.usage.outputTokens
+      if (reply._tag === "Text") return reply.content
+      messages.push({ role: "assistant", content: "", toolCalls: reply.calls })
+      for (const call of reply.calls) {
+        const run = tools.get(call.name)
+        if (run === undefined) throw new Error(`tool not allowed: ${call.name}`)
+        if (++toolCalls > 1000) throw new Error("budget exceeded: tool calls")
+        let content: string
+        let parsed: unknown
+        try {
+          parsed = JSON.parse(call.arguments)
+        } catch {
+          parsed = undefined
+        }
+        const args = decode(parsed, decodeOptions)
+        if (Result.isFailure(args)) content = `invalid arguments: ${args.failure.message}`
+        else content = String(await run(args.success))
+        messages.push({ role: "tool", toolCallId: call.id, name: call.name, content })
+      }
+    }
+  }
+}

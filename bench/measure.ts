@@ -1,0 +1,72 @@
+/** Measuring helpers shared by the bench: summaries (median, min, max) and interleaved timed rounds. */
+
+export interface Summary {
+  readonly median: number
+  readonly min: number
+  readonly max: number
+}
+
+export const summarize = (xs: ReadonlyArray<number>): Summary => {
+  if (xs.length === 0) return { median: Number.NaN, min: Number.NaN, max: Number.NaN }
+  const sorted = [...xs].sort((a, b) => a - b)
+  return { median: sorted[Math.floor(sorted.length / 2)]!, min: sorted[0]!, max: sorted.at(-1)! }
+}
+
+/** "12.3 (11.9–13.0)": the median with the range, `digits` decimals. */
+export const show = (s: Summary, digits = 1): string =>
+  `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}–${s.max.toFixed(digits)})`
+
+const gc = (globalThis as { gc?: () => void }).gc
+
+/** Collects garbage when the process runs with `--expose-gc`, so one subject's garbage is not collected on another's time. */
+export const collect = () => {
+  if (gc !== undefined) {
+    gc()
+    gc()
+  }
+}
+
+export interface Timed {
+  /** Wall time per run, µs. */
+  readonly wallUs: Summary
+  /** CPU time (user + system, `process.cpuUsage`) per run, µs. */
+  readonly cpuUs: Summary
+  readonly runsPerRound: Summary
+}
+
+/**
+ * Runs each subject sequentially for at least `roundMs` (and at least once) per round, subjects
+ * interleaved round by round, the first round a discarded warm-up; garbage collected before every
+ * subject's turn. Returns per-run wall and CPU time for each subject, as median (min–max) over rounds.
+ */
+export const interleavedRounds = async (
+  subjects: ReadonlyArray<() => Promise<unknown>>,
+  options: { readonly rounds: number; readonly roundMs: number }
+): Promise<ReadonlyArray<Timed>> => {
+  const samples = subjects.map(() => ({ wall: [] as Array<number>, cpu: [] as Array<number>, runs: [] as Array<number> }))
+  for (let round = 0; round <= options.rounds; round++) {
+    // Alternate the order so that no subject always runs right after the same neighbour.
+    const order = subjects.map((_, i) => i)
+    if (round % 2 === 1) order.reverse()
+    for (const index of order) {
+      const runOnce = subjects[index]!
+      collect()
+      let runs = 0
+      const cpuBefore = process.cpuUsage()
+      const started = performance.now()
+      let elapsed = 0
+      do {
+        await runOnce()
+        runs++
+        elapsed = performance.now() - started
+      } while (elapsed < options.roundMs)
+      const cpu = process.cpuUsage(cpuBefore)
+      if (round > 0) {
+        samples[index]!.wall.push((elapsed * 1000) / runs)
+        samples[index]!.cpu.push((cpu.user + cpu.system) / runs)
+        samples[index]!.runs.push(runs)
+      }
+    }
+  }
+  return samples.map((s) => ({ wallUs: summarize(s.wall), cpuUs: summarize(s.cpu), runsPerRound: summarize(s.runs) }))
+}
