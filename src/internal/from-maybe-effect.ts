@@ -45,18 +45,18 @@ export const fromMaybeEffect = <A>(run: (abortable: Abortable) => MaybeEffect<A,
     } catch (error) {
       return Effect.fail(error)
     }
-    if (!Effect.isEffect(out) && !isPromiseLike(out)) return Effect.succeed(out)
-    const effect: Effect.Effect<A, unknown> = Effect.isEffect(out)
-      ? userInterruptAsFailure(out as Effect.Effect<A, unknown>)
-      : Effect.tryPromise({ try: () => Promise.resolve(out), catch: (error) => error })
-    return effect.pipe(
-      Effect.onInterrupt(() =>
-        Effect.sync(() => {
-          interrupted = true
-          controller?.abort()
-        })
-      )
-    )
+    const abort = () => {
+      interrupted = true
+      controller?.abort()
+    }
+    if (Effect.isEffect(out)) return userInterruptAsFailure(out as Effect.Effect<A, unknown>).pipe(Effect.onInterrupt(() => Effect.sync(abort)))
+    if (!isPromiseLike(out)) return Effect.succeed(out)
+    // One primitive for a Promise (every async tool, hook and model function): its cancellation aborts the signal.
+    const promise = Promise.resolve(out)
+    return Effect.callback<A, unknown>((resume) => {
+      promise.then((value) => resume(Effect.succeed(value)), (error) => resume(Effect.fail(error)))
+      return Effect.sync(abort)
+    })
   })
 
 /** What user code that answered `Effect.interrupt` (or interrupted itself) fails with instead. */

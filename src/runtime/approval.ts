@@ -86,7 +86,7 @@ export const suspendFor = (ctx: RunContext, tool: AnyTool, call: ToolCall, args:
       awaiting.push({ id: later.id, tool: laterTool.name, args: decoded.args, json: jsonArgs(laterTool, later, decoded.args) })
     }
     ctx.awaitDecisions(awaiting)
-    yield* Effect.annotateCurrentSpan("tool.approval", "requested")
+    yield* ctx.annotate("tool.approval", "requested")
     return "suspend" as const
   })
 

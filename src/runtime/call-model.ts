@@ -7,7 +7,7 @@
  * as it arrives, and assembles the parts into the same response the loop acts on; a failing `onPart`
  * (a budget) stops the stream, and with it the request.
  */
-import { Cause, Clock, Effect, Result, Stream } from "effect"
+import { Cause, Clock, Context, Effect, type Fiber, Result, Stream } from "effect"
 import { ModelError } from "../errors.ts"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"
 import { ModelClient, ModelClientService } from "../model/model-client.ts"
@@ -17,6 +17,7 @@ import { userInterruptAsFailure } from "../internal/from-maybe-effect.ts"
 import type { UnscopedEvent } from "./run-context.ts"
 import { checkResponseAssigningIds } from "../model/normalize-response.ts"
 import { noStackTrace } from "../internal/span-options.ts"
+import { withTracing } from "../internal/tracing.ts"
 
 /** Wraps the call of a durable run (`Durability.model`, bound to the step). */
 export type RecordModelCall = (call: Effect.Effect<LlmResponse, ModelError>) => Effect.Effect<LlmResponse, ModelError>
@@ -32,38 +33,62 @@ export const callModel = <E = never>(
   onPart?: OnPart<E>,
   record?: RecordModelCall
 ): Effect.Effect<LlmResponse, ModelError | E, ModelClientService> =>
+  withTracing((traced, fiber) => {
+    const call = callTraced(emit, turn, request, onPart, record, traced, fiber)
+    return traced
+      ? call.pipe(Effect.withSpan("agent.model", {
+        attributes: { "agent.turn": turn, "model.tools": request.tools.length, ...toolChoiceAttribute(request) }
+      }, noStackTrace))
+      : call
+  })
+
+const callTraced = <E>(
+  emit: (event: UnscopedEvent) => Effect.Effect<void>,
+  turn: number,
+  request: ModelRequest,
+  onPart: OnPart<E> | undefined,
+  record: RecordModelCall | undefined,
+  traced: boolean,
+  fiber: Fiber.Fiber<unknown, unknown>
+): Effect.Effect<LlmResponse, ModelError | E, ModelClientService> =>
   Effect.gen(function*() {
     yield* emit({ _tag: "ModelCall", request })
-    const client = yield* ModelClientService
-    const started = yield* Clock.currentTimeMillis
+    // Read from the fiber the call started on, without an Effect each (the hot path of every turn).
+    const client = Context.getOrUndefined(fiber.context, ModelClientService) ?? (yield* ModelClientService)
+    const clock = fiber.getRef(Clock.Clock)
+    const started = clock.currentTimeMillisUnsafe()
     const raw: Effect.Effect<unknown, ModelError | E> = onPart === undefined
       ? chatSafely(client, request)
       : streamed(client, request, turn, onPart).pipe(Effect.catchDefect((defect) => Effect.fail(crashed("crashed", defect))))
-    const answer = raw.pipe(
-        Effect.flatMap((raw) => {
-          const checked = checkResponseAssigningIds(raw, turn)
-          return Result.isFailure(checked)
-            ? Effect.fail(new ModelError({ provider: "model client", reason: `the response is not a valid LlmResponse: ${checked.failure}`, retryable: false }))
-            : Effect.succeed(checked.success)
-        })
-      )
-    // A durable run records the checked answer (or its ModelError), and a replay reads it back.
-    const response = yield* (record === undefined ? answer : record(answer as Effect.Effect<LlmResponse, ModelError>))
-    const durationMs = (yield* Clock.currentTimeMillis) - started
-    yield* Effect.annotateCurrentSpan({
-      "model.response": response._tag,
-      "model.tool_calls": response._tag === "ToolCalls" ? response.calls.length : 0,
-      ...(response.usage === undefined
-        ? {}
-        : { "model.usage.input_tokens": response.usage.inputTokens, "model.usage.output_tokens": response.usage.outputTokens })
-    })
+    let response: LlmResponse
+    if (record === undefined) {
+      const checked = checkResponseAssigningIds(yield* raw, turn)
+      if (Result.isFailure(checked)) return yield* invalidResponse(checked.failure)
+      response = checked.success
+    } else {
+      // A durable run records the checked answer (or its ModelError), and a replay reads it back.
+      const answer = Effect.flatMap(raw, (raw) => {
+        const checked = checkResponseAssigningIds(raw, turn)
+        return Result.isFailure(checked) ? invalidResponse(checked.failure) : Effect.succeed(checked.success)
+      })
+      response = yield* record(answer as Effect.Effect<LlmResponse, ModelError>)
+    }
+    const durationMs = clock.currentTimeMillisUnsafe() - started
+    if (traced) {
+      yield* Effect.annotateCurrentSpan({
+        "model.response": response._tag,
+        "model.tool_calls": response._tag === "ToolCalls" ? response.calls.length : 0,
+        ...(response.usage === undefined
+          ? {}
+          : { "model.usage.input_tokens": response.usage.inputTokens, "model.usage.output_tokens": response.usage.outputTokens })
+      })
+    }
     yield* emit({ _tag: "ModelResponse", response, durationMs })
     return response
-  }).pipe(
-    Effect.withSpan("agent.model", {
-      attributes: { "agent.turn": turn, "model.tools": request.tools.length, ...toolChoiceAttribute(request) }
-    }, noStackTrace)
-  )
+  })
+
+const invalidResponse = (failure: string) =>
+  Effect.fail(new ModelError({ provider: "model client", reason: `the response is not a valid LlmResponse: ${failure}`, retryable: false }))
 
 const crashed = (what: string, cause: unknown) =>
   new ModelError({ provider: "model client", reason: `the client ${what}: ${describeCause(cause)}`, cause, retryable: false })

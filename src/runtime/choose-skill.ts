@@ -8,6 +8,7 @@ import { Effect, Result } from "effect"
 import type { SkillChosenEvent } from "../dsl/events.ts"
 import { type ModelError, NoSkillMatched, SkillRoutingFailed } from "../errors.ts"
 import { noStackTrace } from "../internal/span-options.ts"
+import { withTracing } from "../internal/tracing.ts"
 import type { ModelClientService } from "../model/model-client.ts"
 import { callModel } from "./call-model.ts"
 import { emit, type EventSink, reportHookFailure } from "./emit.ts"
@@ -91,4 +92,8 @@ const routeByModel = (
     if (skill === undefined) return yield* fail("internal: the choice names no candidate")
     const tokens = response.usage === undefined ? 0 : response.usage.inputTokens + response.usage.outputTokens
     return { skill, how: "model" as const, turns: 1, tokens }
-  }).pipe(Effect.withSpan("agent.route", { attributes: { "agent.name": plan.name, "agent.skills": candidates.length } }, noStackTrace))
+  }).pipe((route) =>
+    withTracing((traced) =>
+      traced ? route.pipe(Effect.withSpan("agent.route", { attributes: { "agent.name": plan.name, "agent.skills": candidates.length } }, noStackTrace)) : route
+    )
+  )

@@ -4,9 +4,15 @@
  * fails never changes the run: it is logged through Effect's logger (level Warning) and delivered as a
  * `HookFailed` event to `onHookFailed` listeners, whose own failures are only logged. Each hook is
  * bounded by the budget's `hookTimeout` (a hook that never settles is abandoned, its signal aborted,
- * and reported as failed) and stays interruptible even where the run is not (the `RunEnd` hooks run
- * as the run's finaliser), so user code never holds a run past its budget or its interruption. A hook
- * answering `Effect.interrupt` fails like any other hook.
+ * and reported as failed) and stays interruptible even where the run is not, so user code never holds
+ * a run past its budget or its interruption. A hook answering `Effect.interrupt` fails like any other
+ * hook.
+ *
+ * `RunEnd` is delivered by `emitEnd`: its outcome is sealed when the run's body ended, and its hooks run
+ * on a detached fiber started at once (a synchronous hook has run when the run returns; an
+ * asynchronous one goes on, bounded by `hookTimeout`, without holding the caller). An interruption of
+ * the caller that comes while they run therefore cannot make the caller's result differ from the
+ * outcome the hooks saw.
  *
  * A streaming run also has a sink: every event goes to it after its listeners (so `runStream` sees
  * exactly what hooks see, in the same order). Runs without one pay nothing for it.
@@ -32,6 +38,22 @@ export const emit = (plan: AgentPlan, event: AgentEvent, sink?: EventSink): Effe
   return Effect.flatMap(ParentRun, (parentRunId: string | undefined) => {
     const stamped: AgentEvent = parentRunId === undefined ? event : { ...event, parentRunId }
     const delivered = listeners === undefined ? Effect.void : deliver(plan, listeners, stamped, sink)
+    return sink === undefined ? delivered : Effect.andThen(delivered, sink(stamped))
+  })
+}
+
+/**
+ * `emit` for `RunEnd`: the listeners run on a detached fiber started at once, then the event goes to
+ * the sink in the caller's fiber (a stream still ends with it). Never fails, never waits for a hook.
+ */
+export const emitEnd = (plan: AgentPlan, event: AgentEvent, sink?: EventSink): Effect.Effect<void> => {
+  const listeners = plan.listeners.get(event._tag)
+  if (listeners === undefined && sink === undefined) return Effect.void
+  return Effect.flatMap(ParentRun, (parentRunId: string | undefined) => {
+    const stamped: AgentEvent = parentRunId === undefined ? event : { ...event, parentRunId }
+    const delivered = listeners === undefined
+      ? Effect.void
+      : Effect.asVoid(Effect.forkDetach(deliver(plan, listeners, stamped, sink), { startImmediately: true }))
     return sink === undefined ? delivered : Effect.andThen(delivered, sink(stamped))
   })
 }

@@ -35,11 +35,11 @@ export const interceptCall = (
       const context = { agent: ctx.agent, skill: ctx.skill.name, toolCallId: call.id }
       const decided = yield* Effect.result(fromMaybeEffect(() => interceptor(current, context)))
       if (decided._tag === "Failure") {
-        yield* Effect.annotateCurrentSpan("tool.intercepted", "failed")
+        yield* ctx.annotate("tool.intercepted", "failed")
         return { _tag: "Reply", content: deniedContent(tool.name, `the interceptor failed (${describeCause(decided.failure)})`, "a policy") }
       }
       const interception = decided.success as Interception
-      yield* Effect.annotateCurrentSpan("tool.intercepted", interception?._tag ?? "invalid")
+      yield* ctx.annotate("tool.intercepted", interception?._tag ?? "invalid")
       switch (interception?._tag) {
         case "Proceed":
           continue

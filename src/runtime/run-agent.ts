@@ -6,7 +6,7 @@
  * `agent.turn`, `agent.model`, `agent.tool`).
  */
 import { newRunId } from "../internal/run-id.ts"
-import { Cause, Clock, Duration, Effect, Exit, Queue, Schema, Stream } from "effect"
+import { Cause, Clock, Effect, Exit, Queue, Schema, Stream } from "effect"
 import { type AgentDefinition, mayNeedApproval } from "../dsl/agent-definition.ts"
 import type { Decisions } from "../dsl/decision.ts"
 import { withDefinitionServices } from "../dsl/agent.ts"
@@ -17,18 +17,20 @@ import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed
 import type { KnowledgeSource } from "../dsl/knowledge.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import { noStackTrace } from "../internal/span-options.ts"
+import { withTracing } from "../internal/tracing.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import type { LlmMessage } from "../model/messages.ts"
 import { ModelClientService } from "../model/model-client.ts"
 import { chooseSkill } from "./choose-skill.ts"
-import { emit, type EventSink } from "./emit.ts"
+import { emit, emitEnd, type EventSink } from "./emit.ts"
 import { type AgentPlan, compile, type SkillPlan } from "./plan.ts"
 import { systemPrompt } from "./prompt.ts"
-import { budgetExceeded, RunContext } from "./run-context.ts"
+import { budgetExceeded, RunContext, type RunEnv } from "./run-context.ts"
 import { resolveDecisions } from "./approval.ts"
 import { checkSnapshot, decodeSnapshot, decodeSnapshotValue, type RunSnapshot, snapshotOf, stateOf } from "./snapshot.ts"
 import { signSnapshot, verifySnapshot } from "./snapshot-signature.ts"
 import { drive, type DriveControl } from "./step.ts"
+import { withDeadline } from "./deadline.ts"
 import { Durability } from "./durability.ts"
 
 /**
@@ -177,10 +179,24 @@ const execute = (
   given: EventSink | undefined,
   observe?: (ctx: RunContext) => void
 ): Effect.Effect<RunResult, AgentError, ModelClientService> =>
+  withTracing((traced, fiber) => {
+    const run = executeTraced(definition, start, control, given, observe, { traced, clock: fiber.getRef(Clock.Clock) })
+    return traced ? run.pipe(Effect.withSpan("agent.run", { attributes: { "agent.name": definition.name } }, noStackTrace)) : run
+  })
+
+const executeTraced = (
+  definition: AgentDefinition,
+  start: Start,
+  control: DriveControl,
+  given: EventSink | undefined,
+  observe: ((ctx: RunContext) => void) | undefined,
+  env: RunEnv
+): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   Effect.gen(function*() {
+    const traced = env.traced
     const sink = given ?? (yield* StreamSink)
     const plan = compile(definition)
-    const now = yield* Clock.currentTimeMillis
+    const now = env.clock.currentTimeMillisUnsafe()
     // A durable run chooses the run id and keeps the start time of its first execution.
     const durability = yield* Durability
     const runId = start._tag === "Resume"
@@ -191,7 +207,7 @@ const execute = (
     const computedStart = start._tag === "Resume" ? now - start.snapshot.state.elapsedMs : now
     const startedAt = durability === undefined ? computedStart : yield* durability.startedAt(runId, computedStart)
     const parentScope = yield* CurrentBudgetScope
-    yield* Effect.annotateCurrentSpan("agent.run_id", runId)
+    if (traced) yield* Effect.annotateCurrentSpan("agent.run_id", runId)
     let ctx: RunContext | undefined
     const body: Effect.Effect<RunResult, AgentError, ModelClientService> = Effect.gen(function*() {
       if (start._tag === "Resume") {
@@ -199,19 +215,19 @@ const execute = (
         if (secret !== undefined) yield* verifySnapshot(start.snapshot, secret)
         const skill = yield* checkSnapshot(plan, start.snapshot)
         const decided = start.decisions === undefined ? undefined : yield* resolveDecisions(plan.name, skill, start.snapshot, start.decisions)
-        ctx = RunContext.restore(plan, skill, { ...stateOf(start.snapshot), elapsedMs: now - startedAt }, now, parentScope, sink)
+        ctx = RunContext.restore(plan, skill, { ...stateOf(start.snapshot), elapsedMs: now - startedAt }, now, parentScope, sink, env)
         ctx.durability = durability
         if (decided !== undefined) ctx.decide(decided)
-        yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
+        if (traced) yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
         return yield* driveToResult(ctx, control, stateOf(start.snapshot).input)
       }
       const input = start.input
       yield* emit(plan, { _tag: "RunStart", agent: plan.name, runId, input }, sink)
       const text = start._tag === "Handoff" ? start.text : yield* inputText(definition, input)
       const chosen = yield* chooseSkill(plan, runId, text, sink, durability)
-      ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, { turns: chosen.turns, tokens: chosen.tokens ?? 0 }, parentScope, sink)
+      ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, { turns: chosen.turns, tokens: chosen.tokens ?? 0 }, parentScope, sink, env)
       ctx.durability = durability
-      yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
+      if (traced) yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
       yield* ctx.emit({ _tag: "SkillChosen", how: chosen.how })
       const implementation = chosen.skill.definition.implementation
       observe?.(ctx)
@@ -239,13 +255,13 @@ const execute = (
       // A durable run replayed after its deadline ends at once, whatever its recorded steps would do.
       : durability !== undefined && left <= 0
       ? expire()
-      : body.pipe(Effect.timeoutOrElse({ duration: Duration.millis(Math.max(0, left)), orElse: expire }))
+      : withDeadline(body, Math.max(0, left), expire)
     return yield* bounded.pipe(
       Effect.onExit((exit) =>
-        Exit.isSuccess(exit) && exit.value._tag === "Suspended" ? Effect.void : runEnd(plan, runId, startedAt, ctx, exit, sink)
+        Exit.isSuccess(exit) && exit.value._tag === "Suspended" ? Effect.void : runEnd(plan, runId, startedAt, ctx, exit, sink, traced)
       )
     )
-  }).pipe(Effect.withSpan("agent.run", { attributes: { "agent.name": definition.name } }, noStackTrace))
+  })
 
 const driveToResult = (ctx: RunContext, control: DriveControl, input: unknown): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   drive(ctx, control).pipe(
@@ -290,19 +306,23 @@ const runEnd = (
   startedAt: number,
   ctx: RunContext | undefined,
   exit: Exit.Exit<RunResult, AgentError>,
-  sink: EventSink | undefined
+  sink: EventSink | undefined,
+  traced: boolean
 ) =>
   Effect.gen(function*() {
     const durationMs = (yield* Clock.currentTimeMillis) - startedAt
     const outcome = runOutcome(plan.name, Exit.map(exit, (result) => (result._tag === "Done" ? result.output : undefined)))
     const turns = ctx?.ledger.turns ?? 0
     const toolCalls = ctx?.ledger.toolCalls ?? 0
-    yield* Effect.annotateCurrentSpan({
-      "agent.outcome": outcome._tag === "Failure" ? outcome.error._tag : outcome._tag,
-      "agent.turns": turns,
-      "agent.tool_calls": toolCalls
-    })
-    yield* emit(plan, { _tag: "RunEnd", agent: plan.name, runId, outcome, turns, toolCalls, durationMs }, sink)
+    if (traced) {
+      yield* Effect.annotateCurrentSpan({
+        "agent.outcome": outcome._tag === "Failure" ? outcome.error._tag : outcome._tag,
+        "agent.turns": turns,
+        "agent.tool_calls": toolCalls
+      })
+    }
+    // The outcome is sealed: the hooks run detached, so an interruption while they run changes nothing.
+    yield* emitEnd(plan, { _tag: "RunEnd", agent: plan.name, runId, outcome, turns, toolCalls, durationMs }, sink)
   })
 
 /** A defect (neither a documented failure nor an interruption) is reported as `RuntimeDefect`, never as a model failure. */
@@ -368,7 +388,7 @@ const startAgentic = (ctx: RunContext, input: string, handedOver: ReadonlyArray<
         const names = new Set(yield* durability.toolSelection(ctx.runId, pick))
         if (names.size > 0) ctx.offer(ctx.skill.offerable.filter((t) => names.has(t.name)))
       }
-      yield* Effect.annotateCurrentSpan("agent.offered_tools", ctx.offered.map((t) => t.name).join(","))
+      yield* ctx.annotate("agent.offered_tools", ctx.offered.map((t) => t.name).join(","))
     }
     const knowledge: Array<string> = []
     for (const source of ctx.skill.preloaded) {

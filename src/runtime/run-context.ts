@@ -5,7 +5,7 @@
  * methods. `state()` gives that state as plain data for a snapshot; `RunContext.restore` rebuilds a
  * context from it. Owned by the run's fiber, never shared.
  */
-import { Clock, Effect, type Schema } from "effect"
+import { Clock, Context, Effect, type Schema } from "effect"
 import type { AgentEvent, DeltaEvent } from "../dsl/events.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import { BudgetExceeded } from "../errors.ts"
@@ -78,6 +78,17 @@ export type ResolvedDecision =
   | { readonly _tag: "Run"; readonly args: unknown; readonly how: "approved" | "edited" }
   | { readonly _tag: "Deny"; readonly reason: string }
 
+/**
+ * What a run reads from the fiber it started on, once: whether its spans are seen (`isTraced`) and its
+ * Clock (a `TestClock` in tests), so that the steps read the time without an Effect.
+ */
+export interface RunEnv {
+  readonly traced: boolean
+  readonly clock: Clock.Clock
+}
+
+const liveEnv: RunEnv = { traced: true, clock: Context.get(Context.empty(), Clock.Clock) }
+
 export class RunContext {
   readonly ledger: BudgetLedger
   readonly #transcript: Array<LlmMessage>
@@ -85,6 +96,7 @@ export class RunContext {
   /** How many of `#pending` were handled. */
   #settled = 0
   #offered: ReadonlyArray<AnyTool>
+  #requestTools: ReadonlyArray<ToolDefinition> | undefined = undefined
   readonly #invalidArgsRetries: Map<string, number>
   readonly #knowledge: Map<string, string>
   /** Decisions given at resume, by call id; each is taken once. */
@@ -104,7 +116,8 @@ export class RunContext {
     state: Omit<RunState, "runId" | "input" | "skill" | "elapsedMs"> | undefined,
     parentScope: BudgetScope | undefined,
     /** Where a streaming run's events and deltas go; undefined for `run`/`runEffect`. */
-    readonly sink: EventSink | undefined
+    readonly sink: EventSink | undefined,
+    private readonly env: RunEnv
   ) {
     this.ledger = new BudgetLedger(plan.budget, plan.thresholds, state?.ledger ?? emptyLedger, plan.name, parentScope)
     this.#transcript = [...(state?.transcript ?? [])]
@@ -127,17 +140,33 @@ export class RunContext {
     startedAt: number,
     spent: { readonly turns: number; readonly tokens: number },
     parentScope?: BudgetScope,
-    sink?: EventSink
+    sink?: EventSink,
+    env: RunEnv = liveEnv
   ): RunContext {
-    const context = new RunContext(plan, skill, runId, input, startedAt, undefined, parentScope, sink)
+    const context = new RunContext(plan, skill, runId, input, startedAt, undefined, parentScope, sink, env)
     if (spent.tokens > 0) context.ledger.spendTokens(spent.tokens)
     for (let i = 0; i < spent.turns; i++) context.ledger.spendTurn()
     return context
   }
 
   /** A context continuing `state` (see `RunState`), started `state.elapsedMs` before `now`. */
-  static restore(plan: AgentPlan, skill: SkillPlan, state: RunState, now: number, parentScope?: BudgetScope, sink?: EventSink): RunContext {
-    return new RunContext(plan, skill, state.runId, state.input, now - state.elapsedMs, state, parentScope, sink)
+  static restore(plan: AgentPlan, skill: SkillPlan, state: RunState, now: number, parentScope?: BudgetScope, sink?: EventSink, env: RunEnv = liveEnv): RunContext {
+    return new RunContext(plan, skill, state.runId, state.input, now - state.elapsedMs, state, parentScope, sink, env)
+  }
+
+  /** Whether the run's spans reach a tracer (`isTraced`): when not, no span is made or annotated. */
+  get traced(): boolean {
+    return this.env.traced
+  }
+
+  /** The time on the run's Clock, in milliseconds. */
+  now(): number {
+    return this.env.clock.currentTimeMillisUnsafe()
+  }
+
+  /** Annotates the current span (ours) when the run is traced; nothing otherwise. */
+  annotate(key: string, value: unknown): Effect.Effect<void> {
+    return this.traced ? Effect.annotateCurrentSpan(key, value) : Effect.void
   }
 
   get agent(): string {
@@ -199,12 +228,15 @@ export class RunContext {
 
   offer(tools: ReadonlyArray<AnyTool>): void {
     this.#offered = tools
+    this.#requestTools = undefined
   }
 
-  /** The tool definitions sent with each model call: the offered tools, then `submit` when typed. */
+  /** The tool definitions sent with each model call: the offered tools, then `submit` when typed (made once per offer). */
   get requestTools(): ReadonlyArray<ToolDefinition> {
+    if (this.#requestTools !== undefined) return this.#requestTools
     const tools = this.#offered.map((t) => t.definition)
-    return this.skill.submit === undefined ? tools : [...tools, this.skill.submit.definition]
+    if (this.skill.submit !== undefined) tools.push(this.skill.submit.definition)
+    return (this.#requestTools = Object.freeze(tools))
   }
 
   /** `submit` forced when it is the only tool, a tool required when typed, else free. */
@@ -313,19 +345,17 @@ export class RunContext {
   /** Emits `BudgetThreshold` for every threshold newly reached. Called after every counter changes. */
   checkThresholds(): Effect.Effect<void> {
     if (this.plan.thresholds.length === 0) return Effect.void
-    return Clock.currentTimeMillis.pipe(
-      Effect.flatMap((now) =>
-        Effect.forEach(this.ledger.crossedThresholds(now - this.startedAt), (row) =>
-          this.emit({
-            _tag: "BudgetThreshold",
-            reason: row.reason,
-            threshold: row.threshold,
-            used: row.used,
-            limit: row.limit,
-            usedPercent: Math.round((row.used / row.limit) * 1000) / 10
-          }), { discard: true })
-      )
-    )
+    const crossed = this.ledger.crossedThresholds(this.now() - this.startedAt)
+    if (crossed.length === 0) return Effect.void
+    return Effect.forEach(crossed, (row) =>
+      this.emit({
+        _tag: "BudgetThreshold",
+        reason: row.reason,
+        threshold: row.threshold,
+        used: row.used,
+        limit: row.limit,
+        usedPercent: Math.round((row.used / row.limit) * 1000) / 10
+      }), { discard: true })
   }
 
   /** The run's state as plain data, `now` giving the time spent so far. */

@@ -20,7 +20,7 @@ export const finalAnswerRequest = (overrun: Overrun): string =>
 /** One last model call without tools; its answer is the run's output. */
 export const softLanding = (ctx: RunContext, overrun: Overrun): Effect.Effect<{ readonly output: unknown }, AgentError, ModelClientService> =>
   Effect.gen(function*() {
-    yield* Effect.annotateCurrentSpan("agent.soft_landing", overrun.reason)
+    yield* ctx.annotate("agent.soft_landing", overrun.reason)
     for (let call = ctx.nextPending; call !== undefined; call = ctx.nextPending) {
       ctx.append({ role: "tool", toolCallId: call.id, name: call.name, content: "Not run: the budget of this run is used up." })
       ctx.settleNext()

@@ -132,10 +132,10 @@ const turnSteps = (
       if (stepTaken()) return { _tag: "Suspended" as const }
     }
     return { _tag: "Continue" as const }
-  }).pipe(
-    Effect.withSpan("agent.turn", {
-      attributes: { "agent.name": ctx.agent, "agent.skill": ctx.skill.name, "agent.turn": ctx.turn }
-    }, noStackTrace)
+  }).pipe((steps) =>
+    ctx.traced
+      ? steps.pipe(Effect.withSpan("agent.turn", { attributes: { "agent.name": ctx.agent, "agent.skill": ctx.skill.name, "agent.turn": ctx.turn } }, noStackTrace))
+      : steps
   )
 
 /**

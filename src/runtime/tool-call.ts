@@ -50,7 +50,7 @@ export const handleCall = (ctx: RunContext, call: ToolCall): Effect.Effect<Finis
 }
 
 const inToolSpan = <A, E>(ctx: RunContext, call: ToolCall, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-  effect.pipe(
+  !ctx.traced ? effect : effect.pipe(
     Effect.withSpan("agent.tool", {
       attributes: {
         "agent.name": ctx.agent,
@@ -103,7 +103,7 @@ const settleTerminal = (ctx: RunContext, terminal: Terminal, call: ToolCall): Ef
       if (terminal === ctx.skill.submit) {
         return yield* rejectAnswer(ctx, call.arguments, decoded.failure, (content) => ({ role: "tool", toolCallId: call.id, name: call.name, content }))
       }
-      yield* Effect.annotateCurrentSpan("tool.outcome", "invalid_args")
+      yield* ctx.annotate("tool.outcome", "invalid_args")
       yield* ctx.emit({ _tag: "InvalidArgs", tool: call.name, toolCallId: call.id, raw: bytes === undefined ? parseLoosely(call.arguments) : oversizeValue(bytes), issues: decoded.failure, recovery: "Feedback" })
       reply(invalidArgsFeedback(call.name, decoded.failure))
       return undefined
@@ -114,14 +114,14 @@ const settleTerminal = (ctx: RunContext, terminal: Terminal, call: ToolCall): Ef
         reply("submitted")
         return { output: finish.value }
       case "Fail":
-        yield* Effect.annotateCurrentSpan("tool.outcome", finish.error._tag === "Escalated" ? "escalate" : "throwException")
+        yield* ctx.annotate("tool.outcome", finish.error._tag === "Escalated" ? "escalate" : "throwException")
         return yield* finish.error
       case "Handoff": {
         // A handoff counts as a tool call, so budgets bound agents handing the conversation back and forth.
         const overrun = ctx.ledger.checkExecution(call.name)
         if (overrun !== undefined) return yield* ctx.exceed(overrun)
         ctx.ledger.spendExecution(call.name)
-        yield* Effect.annotateCurrentSpan("tool.outcome", "handoff")
+        yield* ctx.annotate("tool.outcome", "handoff")
         reply(`Handed off to agent "${finish.target.name}".`)
         yield* ctx.emit({ _tag: "Handoff", to: finish.target.name, toolCallId: call.id })
         return { _tag: "Handoff", target: finish.target }
@@ -138,7 +138,7 @@ const refuse = (ctx: RunContext, call: ToolCall): Effect.Effect<undefined, ToolN
     const bytes = oversizeBytes(call.arguments, ctx.plan.budget.maxToolArgsBytes)
     const allowed = ctx.skill.allowed
     const error = new ToolNotAllowed({ agent: ctx.agent, skill: ctx.skill.name, tool: call.name, allowed })
-    yield* Effect.annotateCurrentSpan("tool.outcome", "not_allowed")
+    yield* ctx.annotate("tool.outcome", "not_allowed")
     yield* ctx.emit({ _tag: "ToolHallucinated", tool: call.name, toolCallId: call.id, allowed, policy, args: bytes === undefined ? parseLoosely(call.arguments) : oversizeValue(bytes) })
     if (policy === "fail") return yield* error
     ctx.append({ role: "tool", toolCallId: call.id, name: call.name, content: error.message })

@@ -16,11 +16,11 @@
  *
  * A tool only ever runs with arguments its Schema accepted.
  */
-import { Cause, Clock, Duration, Effect, Exit } from "effect"
+import { Cause, Duration, Effect, Exit } from "effect"
 import type { Recovery } from "../dsl/recovery.ts"
 import type { ArgsDecoding } from "../dsl/tool-codec.ts"
 import { oversizeBytes, oversizeIssue, oversizeValue } from "./args-size.ts"
-import { type AnyTool, executeTool } from "../dsl/tool.ts"
+import { type AnyTool, executeTool, ToolInternals } from "../dsl/tool.ts"
 import { type BudgetExceeded, ExceptionThrown, InvalidToolArgs, type OutcomeUnknown, ToolFailed } from "../errors.ts"
 import type { LlmMessage, ToolCall } from "../model/messages.ts"
 import { escalationContent, invalidArgsFeedback, toolFailedFeedback, toolResultContent, untrustedContent } from "./prompt.ts"
@@ -55,7 +55,7 @@ export const runToolCall = (
 ): Effect.Effect<LlmMessage | "suspend", InvalidToolArgs | ToolFailed | ExceptionThrown | BudgetExceeded | OutcomeUnknown> =>
   Effect.gen(function*() {
     const decision = ctx.takeDecision(call.id)
-    if (decision !== undefined) yield* Effect.annotateCurrentSpan("tool.approval", decision._tag === "Deny" ? "denied" : decision.how)
+    if (decision !== undefined && ctx.traced) yield* ctx.annotate("tool.approval", decision._tag === "Deny" ? "denied" : decision.how)
     if (decision?._tag === "Deny") {
       return { role: "tool", toolCallId: call.id, name: tool.name, content: deniedContent(tool.name, decision.reason) } satisfies LlmMessage
     }
@@ -68,10 +68,12 @@ export const runToolCall = (
       : bytes === undefined
       ? tool.codec.decode(call.arguments)
       : { _tag: "Invalid", value: oversizeValue(bytes), issues: oversizeIssue(bytes, limit) }
-    yield* Effect.annotateCurrentSpan("tool.validated", tool.codec.validated)
-    if (tool.codec.unsafe !== undefined) yield* Effect.annotateCurrentSpan("tool.unsafe_mode", tool.codec.unsafe)
+    if (ctx.traced) {
+      yield* ctx.annotate("tool.validated", tool.codec.validated)
+      if (tool.codec.unsafe !== undefined) yield* ctx.annotate("tool.unsafe_mode", tool.codec.unsafe)
+    }
     if (decoded._tag === "Valid" && decoded.corrections.length > 0) {
-      yield* Effect.annotateCurrentSpan("tool.repaired", JSON.stringify(decoded.corrections))
+      yield* ctx.annotate("tool.repaired", JSON.stringify(decoded.corrections))
       yield* ctx.emit({ _tag: "ArgsRepaired", tool: tool.name, toolCallId: call.id, corrections: decoded.corrections })
     }
     // Allocated on the first failure: most calls decode and run.
@@ -88,7 +90,7 @@ export const runToolCall = (
         case "Run": {
           let args: unknown = next.args
           // A human decision on these very arguments stands; otherwise the interceptors have their say.
-          if (decided === undefined || decided.args !== args) {
+          if ((decided === undefined || decided.args !== args) && hasInterceptors(ctx, tool)) {
             const verdict = yield* interceptCall(ctx, tool, call, args)
             if (verdict._tag === "Reply") {
               next = verdict
@@ -97,7 +99,7 @@ export const runToolCall = (
             if (verdict._tag === "Suspend") return yield* suspendFor(ctx, tool, call, verdict.args, verdict.reason)
             args = verdict.args
           }
-          if ((yield* approvalGate(ctx, tool, call, args, decided)) === "suspend") return "suspend"
+          if (tool[ToolInternals].needsApproval !== undefined && (yield* approvalGate(ctx, tool, call, args, decided)) === "suspend") return "suspend"
           const exit: Exit.Exit<string, unknown> = yield* execute(ctx, tool, call, args)
           if (Exit.isSuccess(exit)) {
             next = { _tag: "Reply", content: exit.value }
@@ -113,6 +115,8 @@ export const runToolCall = (
       }
     }
   })
+
+const hasInterceptors = (ctx: RunContext, tool: AnyTool): boolean => (ctx.plan.definition.interceptors?.[tool.name]?.length ?? 0) > 0
 
 /** The recovery state of one call: attempts per situation, fixes, re-runs, the last arguments that ran. */
 class Recovering {
@@ -136,7 +140,7 @@ class Recovering {
       const scope = { agent: ctx.agent, skill: ctx.skill.name, tool: tool.name }
       let recovery: Recovery
       if (situation._tag === "Invalid") {
-        yield* Effect.annotateCurrentSpan("tool.outcome", "invalid_args")
+        yield* ctx.annotate("tool.outcome", "invalid_args")
         const decision = yield* decideInvalidArgs(ctx.plan, ctx.runId, tool, {
           ...scope,
           raw: situation.value,
@@ -145,10 +149,10 @@ class Recovering {
           attempt: ++self.invalidAttempts
         })
         recovery = decision.recovery
-        yield* Effect.annotateCurrentSpan("tool.recovery", `${recovery._tag} (${decision.level})`)
+        yield* ctx.annotate("tool.recovery", `${recovery._tag} (${decision.level})`)
         yield* ctx.emit({ _tag: "InvalidArgs", tool: tool.name, toolCallId: call.id, raw: situation.value, issues: situation.issues, recovery: recovery._tag })
       } else {
-        yield* Effect.annotateCurrentSpan("tool.outcome", "failed")
+        yield* ctx.annotate("tool.outcome", "failed")
         const decision = yield* decideExecutionError(ctx.plan, ctx.runId, tool, {
           ...scope,
           args: situation.args,
@@ -156,7 +160,7 @@ class Recovering {
           attempt: ++self.failedAttempts
         })
         recovery = decision.recovery
-        yield* Effect.annotateCurrentSpan("tool.recovery", `${recovery._tag} (${decision.level})`)
+        yield* ctx.annotate("tool.recovery", `${recovery._tag} (${decision.level})`)
         yield* ctx.emit({ _tag: "ToolError", tool: tool.name, toolCallId: call.id, args: situation.args, error: situation.cause, recovery: recovery._tag, validated: tool.codec.validated, mode: tool.codec.unsafe })
       }
       return self.apply(situation, recovery)
@@ -241,13 +245,13 @@ const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown):
     yield* ctx.checkThresholds()
     const knowledge = ctx.skill.knowledge.get(tool.name)
     const cached = knowledge === undefined ? undefined : ctx.cachedKnowledge(tool.name)
-    const started = yield* Clock.currentTimeMillis
+    const started = ctx.now()
     const exit: Exit.Exit<unknown, unknown> = cached !== undefined ? Exit.succeed(cached) : yield* executeWithin(ctx, tool, args, call.id)
-    const durationMs = (yield* Clock.currentTimeMillis) - started
+    const durationMs = ctx.now() - started
     if (Exit.isFailure(exit)) return Exit.failCause(exit.cause)
     const result = exit.value
     if (knowledge !== undefined && cached === undefined) ctx.rememberKnowledge(tool.name, String(result))
-    yield* Effect.annotateCurrentSpan("tool.outcome", "success")
+    if (ctx.traced) yield* ctx.annotate("tool.outcome", "success")
     yield* ctx.emit({ _tag: "ToolUse", tool: tool.name, toolCallId: call.id, args, result, durationMs, validated: tool.codec.validated, mode: tool.codec.unsafe })
     // Knowledge tools are never untrusted, so `characters` counts the knowledge text itself.
     const content = tool.untrustedOutput ? untrustedContent(tool.name, result) : toolResultContent(result)

@@ -1,0 +1,84 @@
+/**
+ * The run deadline on the live clock (one timer that interrupts the run's fiber); the TestClock path
+ * (Effect.timeoutOrElse) is covered by the budget and hardening suites.
+ */
+import { Context, Effect, Exit, Fiber } from "effect"
+import { describe, expect, it } from "vitest"
+import { agent, ModelClient, type RunEndEvent, text } from "../../src/index.ts"
+import { withDeadline } from "../../src/runtime/deadline.ts"
+import { failureOf, runExit } from "../fixtures.ts"
+
+const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length
+
+describe("withDeadline on the live clock", () => {
+  it("answers with onTimeout once the time is up, after the body's finalizers ran", async () => {
+    const log: Array<string> = []
+    const started = Date.now()
+    const exit = await runExit(
+      withDeadline(Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => log.push("body interrupted")))), 30, () =>
+        Effect.sync(() => (log.push("timeout"), "late")))
+    )
+    expect(exit).toEqual(Exit.succeed("late"))
+    expect(log).toEqual(["body interrupted", "timeout"])
+    expect(Date.now() - started).toBeLessThan(2_000)
+  })
+
+  it("passes the body's success and failure through and leaves no timer behind", async () => {
+    const before = timers()
+    expect(await runExit(withDeadline(Effect.succeed(1), 60_000, () => Effect.succeed(2)))).toEqual(Exit.succeed(1))
+    expect(await runExit(withDeadline(Effect.fail("no"), 60_000, () => Effect.succeed(2)))).toEqual(Exit.fail("no"))
+    expect(await runExit(withDeadline(Effect.sleep("5 millis").pipe(Effect.as(3)), 60_000, () => Effect.succeed(2)))).toEqual(Exit.succeed(3))
+    expect(timers()).toBe(before)
+  })
+
+  it("an interruption from outside interrupts the body and waits for it", async () => {
+    const log: Array<string> = []
+    const exit = await runExit(
+      Effect.gen(function*() {
+        const fiber = yield* Effect.forkChild(
+          withDeadline(
+            Effect.never.pipe(Effect.onInterrupt(() => Effect.sleep("10 millis").pipe(Effect.andThen(Effect.sync(() => log.push("body done")))))),
+            60_000,
+            () => Effect.succeed("timeout")
+          )
+        )
+        yield* Effect.sleep("5 millis")
+        yield* Fiber.interrupt(fiber)
+        log.push("interrupted")
+        return yield* Fiber.await(fiber)
+      })
+    )
+    expect(log).toEqual(["body done", "interrupted"])
+    expect(Exit.isSuccess(exit) && Exit.hasInterrupts(exit.value)).toBe(true)
+  })
+
+  it("sees the caller's services", async () => {
+    const Greeting = Context.Service<{ readonly word: string }>("test/Greeting")
+    const exit = await runExit(
+      withDeadline(Effect.gen(function*() { return (yield* Greeting).word }), 1_000, () => Effect.succeed("timeout")).pipe(
+        Effect.provideService(Greeting, { word: "hello" })
+      )
+    )
+    expect(exit).toEqual(Exit.succeed("hello"))
+  })
+})
+
+describe("maxDuration on the live clock", () => {
+  it("ends a run whose model hangs with BudgetExceeded (duration), RunEnd agreeing", async () => {
+    const ends: Array<RunEndEvent["outcome"]["_tag"]> = []
+    let interrupted = false
+    const hanging: ModelClient = { chat: () => Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => void (interrupted = true)))) }
+    const a = agent("a").model(hanging).budget({ maxDuration: "40 millis" }).onRunEnd((e) => void ends.push(e.outcome._tag))
+    const exit = await runExit(a.runEffect("x"))
+    expect(failureOf(exit)).toMatchObject({ _tag: "BudgetExceeded", reason: "duration", limit: 40 })
+    expect(ends).toEqual(["Failure"])
+    expect(interrupted).toBe(true)
+  })
+
+  it("a run within its deadline is unaffected, and leaves no timer behind", async () => {
+    const before = timers()
+    const a = agent("a").model(ModelClient.fromFunction(async () => text("done"))).budget({ maxDuration: "10 seconds" })
+    expect(await a.run("x")).toBe("done")
+    expect(timers()).toBe(before)
+  })
+})
