@@ -436,6 +436,35 @@ export class SessionStoreFailed extends Data.TaggedError("SessionStoreFailed")<{
   }
 }
 
+/**
+ * A durable run replayed a call of a `mutating` tool whose earlier execution started (its intent was
+ * claimed) but left no recorded outcome: the worker died while it ran, so whether its effect happened
+ * is unknown. The run never runs such a call again blindly; without a `reconcile` handler saying what
+ * happened, it ends with this error.
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("OutcomeUnknown", (e) => Effect.logWarning(`check ${e.tool} call ${e.toolCallId} by hand`))
+ * ```
+ */
+export class OutcomeUnknown extends Data.TaggedError("OutcomeUnknown")<{
+  readonly agent: string
+  readonly runId: string
+  readonly tool: string
+  readonly toolCallId: string
+  /** The arguments the call ran with, as JSON. */
+  readonly args: unknown
+  /** Why it stays unknown (no handler, or the handler's reason). */
+  readonly reason: string
+}> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
+  override get message(): string {
+    return `The outcome of the call "${this.toolCallId}" of the mutating tool "${this.tool}" (run "${this.runId}") is unknown: ${this.reason}`
+  }
+}
+
 /** Any error a run can end with. */
 export type AgentError =
   | AgentConfigError
@@ -457,6 +486,7 @@ export type AgentError =
   | SnapshotRejected
   | DecisionsInvalid
   | SessionStoreFailed
+  | OutcomeUnknown
 
 /**
  * True for the documented errors of this library, whatever their tag. Identity is a marker

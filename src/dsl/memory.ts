@@ -63,6 +63,7 @@ export const memoryTools = (store: MemoryStore<any>): ReadonlyArray<AnyTool> => 
   tool("memory_read", {
     description: "Read a value you stored earlier under a key. Answers null when nothing is stored there.",
     args: Schema.Struct({ key: Schema.NonEmptyString.annotate({ description: "the key" }) }),
+    effect: "readOnly",
     run: ({ key }) => fromMaybeEffect(() => store.read(key)).pipe(Effect.map((value) => value ?? null))
   }),
   tool("memory_write", {
@@ -71,6 +72,8 @@ export const memoryTools = (store: MemoryStore<any>): ReadonlyArray<AnyTool> => 
       key: Schema.NonEmptyString.annotate({ description: "the key" }),
       value: Schema.String.annotate({ description: "the text to remember" })
     }),
+    // Writing the same value under the same key twice leaves the store as writing it once.
+    effect: "idempotent",
     run: ({ key, value }) => fromMaybeEffect(() => store.write(key, value)).pipe(Effect.as("stored"))
   }),
   tool("memory_search", {
@@ -79,6 +82,7 @@ export const memoryTools = (store: MemoryStore<any>): ReadonlyArray<AnyTool> => 
       query: Schema.String.annotate({ description: "keywords" }),
       limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 50 })).annotate({ description: "at most this many results, default 5" }))
     }),
+    effect: "readOnly",
     run: ({ query, limit }) => fromMaybeEffect(() => store.search(query, limit ?? 5))
   })
 ]

@@ -17,7 +17,30 @@ import { type ArgsSchema, toolParameters } from "./tool-parameters.ts"
 export interface ToolContext {
   readonly toolCallId: string
   readonly signal: AbortSignal
+  /**
+   * In a durable run (`effect-agent-dsl/durable`), a key stable over every execution of this call
+   * (the run id, the turn and the call id), to hand to the service the tool calls so a repeated
+   * request is recognised; undefined in a plain run. Meant for `effect: "idempotent"` tools.
+   */
+  readonly idempotencyKey?: string | undefined
 }
+
+/**
+ * How a tool's effects behave when a durable run executes it again after a crash (see
+ * `effect-agent-dsl/durable`): `readOnly` (no effect: run it again freely), `idempotent` (run again
+ * with the same `idempotencyKey`, which the service it calls deduplicates), `mutating` (never run
+ * again blindly: a call whose outcome was lost goes to reconciliation). The default is `mutating`:
+ * code whose effects are unknown is never run twice. Plain runs ignore it.
+ *
+ * @example
+ * ```ts
+ * const weather = tool("weather", { args: Schema.Struct({ city: Schema.String }), effect: "readOnly", run: ({ city }) => lookup(city) })
+ * ```
+ */
+export type ToolEffectClass = "readOnly" | "idempotent" | "mutating"
+
+/** The effect class of tools that do not declare one: never run twice what may have had an effect. */
+export const defaultToolEffect: ToolEffectClass = "mutating"
 
 /** How much a tool without an argument Schema may do; recorded in hooks and spans. */
 export type UnsafeMode = "read-only" | "human-approval" | "full"
@@ -48,7 +71,7 @@ export const ToolInternals: unique symbol = Symbol.for("effect-agent-dsl/ToolInt
 /** What only the loop uses. */
 export interface ToolInternalsOf<Args, Result, R = never> {
   /** Runs the tool on already-decoded arguments; interruption aborts the context's signal. */
-  readonly execute: (args: Args, toolCallId: string) => Effect.Effect<Result, unknown, R>
+  readonly execute: (args: Args, toolCallId: string, idempotencyKey?: string) => Effect.Effect<Result, unknown, R>
   /**
    * Whether this call needs a human decision before it runs (undefined: never). A predicate that
    * throws or fails counts as "needs approval": the safe side.
@@ -103,6 +126,8 @@ export interface Tool<Name extends string, Args, Result, R = never, Approval ext
   readonly recover: RecoveryHandlers<string, any> | undefined
   /** Results are wrapped as untrusted data before the model sees them. */
   readonly untrustedOutput: boolean
+  /** How its effects behave when a durable run executes it again (default `"mutating"`). */
+  readonly effect: ToolEffectClass
   /**
    * True when some calls of this tool wait for a human decision (`needsApproval`, or
    * `unsafeNoSchema({ mode: "human-approval" })`). The type records it, so an agent with such a tool
@@ -138,6 +163,12 @@ interface ToolOptionsBase {
    * `{ "tool", "trusted": false, "value" }` and the system prompt warns that such content is data.
    */
   readonly untrustedOutput?: boolean
+  /**
+   * How its effects behave when a durable run executes it again after a crash: `"readOnly"`,
+   * `"idempotent"` (gets `context.idempotencyKey`) or `"mutating"` (the default: a call whose outcome
+   * was lost is never run again blindly). See `ToolEffectClass`; plain runs ignore it.
+   */
+  readonly effect?: ToolEffectClass
 }
 
 /** The approval option of a tool whose calls may wait for a human decision (`Args`: decoded arguments). */
@@ -352,10 +383,11 @@ const makeTool = (
     definition,
     codec: Object.freeze(codec),
     [ToolInternals]: Object.freeze({
-      execute: (args: unknown, toolCallId: string) =>
+      execute: (args: unknown, toolCallId: string, idempotencyKey?: string) =>
         fromMaybeEffect((abortable) =>
           run(args, {
             toolCallId,
+            ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
             get signal() {
               return abortable.signal
             }
@@ -368,9 +400,20 @@ const makeTool = (
     safe: options.safe ?? codec.validated,
     recover: (options as { readonly recover?: RecoveryHandlers<string, any> }).recover,
     untrustedOutput: options.untrustedOutput === true,
+    effect: toolEffect(name, options.effect),
     // As the type says: any `needsApproval` given (even a boolean that is false now) marks the tool.
     mayNeedApproval: needsApproval !== undefined || options.needsApproval !== undefined
   })
+}
+
+const effectClasses: ReadonlyArray<unknown> = ["readOnly", "idempotent", "mutating"]
+
+const toolEffect = (name: string, option: unknown): ToolEffectClass => {
+  if (option === undefined) return defaultToolEffect
+  if (!effectClasses.includes(option)) {
+    throw new AgentConfigError({ subject: `tool "${name}"`, reason: '`effect` must be "readOnly", "idempotent" or "mutating"' })
+  }
+  return option as ToolEffectClass
 }
 
 const always = () => Effect.succeed(true)
@@ -395,8 +438,8 @@ const approvalPredicate = (option: unknown): ToolInternalsOf<unknown, unknown>["
  * yield* executeTool(add, { a: 1, b: 2 }, "call_1")
  * ```
  */
-export const executeTool = <Args, R>(tool: Tool<string, Args, R, any, boolean>, args: Args, toolCallId: string): Effect.Effect<R, unknown> =>
-  tool[ToolInternals].execute(args, toolCallId) as Effect.Effect<R, unknown>
+export const executeTool = <Args, R>(tool: Tool<string, Args, R, any, boolean>, args: Args, toolCallId: string, idempotencyKey?: string): Effect.Effect<R, unknown> =>
+  tool[ToolInternals].execute(args, toolCallId, idempotencyKey) as Effect.Effect<R, unknown>
 
 /** The `run` of a tool declared without one: looks its implementation up in the run's services. */
 const implementedByLayer = (name: string) => {

@@ -18,6 +18,9 @@ import type { UnscopedEvent } from "./run-context.ts"
 import { checkResponseAssigningIds } from "../model/normalize-response.ts"
 import { noStackTrace } from "../internal/span-options.ts"
 
+/** Wraps the call of a durable run (`Durability.model`, bound to the step). */
+export type RecordModelCall = (call: Effect.Effect<LlmResponse, ModelError>) => Effect.Effect<LlmResponse, ModelError>
+
 /** What a streaming call does with each part of the answer as it arrives. */
 export type OnPart<E> = (part: ResponsePart) => Effect.Effect<void, E>
 
@@ -26,20 +29,26 @@ export const callModel = <E = never>(
   emit: (event: UnscopedEvent) => Effect.Effect<void>,
   turn: number,
   request: ModelRequest,
-  onPart?: OnPart<E>
+  onPart?: OnPart<E>,
+  record?: RecordModelCall
 ): Effect.Effect<LlmResponse, ModelError | E, ModelClientService> =>
   Effect.gen(function*() {
     yield* emit({ _tag: "ModelCall", request })
     const client = yield* ModelClientService
     const started = yield* Clock.currentTimeMillis
-    const raw = yield* (onPart === undefined
+    const raw: Effect.Effect<unknown, ModelError | E> = onPart === undefined
       ? chatSafely(client, request)
-      : streamed(client, request, turn, onPart).pipe(Effect.catchDefect((defect) => Effect.fail(crashed("crashed", defect)))))
-    const checked = checkResponseAssigningIds(raw, turn)
-    if (Result.isFailure(checked)) {
-      return yield* new ModelError({ provider: "model client", reason: `the response is not a valid LlmResponse: ${checked.failure}`, retryable: false })
-    }
-    const response = checked.success
+      : streamed(client, request, turn, onPart).pipe(Effect.catchDefect((defect) => Effect.fail(crashed("crashed", defect))))
+    const answer = raw.pipe(
+        Effect.flatMap((raw) => {
+          const checked = checkResponseAssigningIds(raw, turn)
+          return Result.isFailure(checked)
+            ? Effect.fail(new ModelError({ provider: "model client", reason: `the response is not a valid LlmResponse: ${checked.failure}`, retryable: false }))
+            : Effect.succeed(checked.success)
+        })
+      )
+    // A durable run records the checked answer (or its ModelError), and a replay reads it back.
+    const response = yield* (record === undefined ? answer : record(answer as Effect.Effect<LlmResponse, ModelError>))
     const durationMs = (yield* Clock.currentTimeMillis) - started
     yield* Effect.annotateCurrentSpan({
       "model.response": response._tag,

@@ -15,6 +15,7 @@ import type { AgentPlan, SkillPlan } from "./plan.ts"
 import { agentPreamble, namedList } from "./prompt.ts"
 import { stamp, type UnscopedEvent } from "./run-context.ts"
 import { routingTerminal } from "./terminal.ts"
+import type { Durability } from "./durability.ts"
 
 /** The chosen skill, how it was chosen, and what that cost: turns (1 when the model chose) and the routing call's tokens. */
 export interface ChosenSkill {
@@ -31,7 +32,8 @@ export const chooseSkill = (
   plan: AgentPlan,
   runId: string,
   input: string,
-  sink?: EventSink
+  sink?: EventSink,
+  durability?: Durability
 ): Effect.Effect<ChosenSkill, NoSkillMatched | SkillRoutingFailed | ModelError, ModelClientService> => {
   const skills = plan.skills
   if (plan.implicitSkill) return Effect.succeed({ skill: skills[0]!, how: "implicit", turns: 0 })
@@ -46,7 +48,7 @@ export const chooseSkill = (
     const fallbacks = skills.filter((s) => s.definition.predicate === undefined)
     if (fallbacks.length === 1) return { skill: fallbacks[0]!, how: "fallback" as const, turns: 0 }
     if (fallbacks.length === 0) return yield* new NoSkillMatched({ agent: plan.name, skills: skills.map((s) => s.name) })
-    return yield* routeByModel(plan, runId, input, fallbacks, sink)
+    return yield* routeByModel(plan, runId, input, fallbacks, sink, durability)
   })
 }
 
@@ -56,7 +58,14 @@ const accepts = (plan: AgentPlan, runId: string, predicate: (input: string) => b
     Effect.catch((error) => reportHookFailure(plan, runId, "SkillChosen", error, sink).pipe(Effect.as(false)))
   )
 
-const routeByModel = (plan: AgentPlan, runId: string, input: string, candidates: ReadonlyArray<SkillPlan>, sink: EventSink | undefined) =>
+const routeByModel = (
+  plan: AgentPlan,
+  runId: string,
+  input: string,
+  candidates: ReadonlyArray<SkillPlan>,
+  sink: EventSink | undefined,
+  durability: Durability | undefined
+) =>
   Effect.gen(function*() {
     const names = candidates.map((s) => s.name)
     const chooser = routingTerminal(names)
@@ -70,7 +79,7 @@ const routeByModel = (plan: AgentPlan, runId: string, input: string, candidates:
       ],
       tools: [chooser.definition],
       toolChoice: { tool: chooser.name }
-    })
+    }, undefined, durability === undefined ? undefined : (call) => durability.model({ runId, turn: 1, purpose: "route" }, call))
     const fail = (reason: string) => new SkillRoutingFailed({ agent: plan.name, candidates: names, reason })
     if (response._tag !== "ToolCalls") return yield* fail("the model answered text instead of choosing")
     const call = response.calls.find((c) => c.name === chooser.name)

@@ -141,7 +141,7 @@ const compileSkill = (definition: AgentDefinition, skill: SkillDefinition): Skil
 
 /** A knowledge source as a tool without arguments; the run context caches what it loads. */
 const knowledgeTool = (source: KnowledgeSource): AnyTool =>
-  tool(source.name, { description: source.description, args: Schema.Struct({}), run: (_, context) => source.load(context) })
+  tool(source.name, { description: source.description, args: Schema.Struct({}), effect: "readOnly", run: (_, context) => source.load(context) })
 
 const lazily = <A>(compute: () => A): (() => A) => {
   let value: { readonly a: A } | undefined

@@ -29,6 +29,7 @@ import { resolveDecisions } from "./approval.ts"
 import { checkSnapshot, decodeSnapshot, decodeSnapshotValue, type RunSnapshot, snapshotOf, stateOf } from "./snapshot.ts"
 import { signSnapshot, verifySnapshot } from "./snapshot-signature.ts"
 import { drive, type DriveControl } from "./step.ts"
+import { Durability } from "./durability.ts"
 
 /**
  * Runs `definition` on `input` to the end. Needs a `ModelClientService` unless the definition has a
@@ -180,8 +181,15 @@ const execute = (
     const sink = given ?? (yield* StreamSink)
     const plan = compile(definition)
     const now = yield* Clock.currentTimeMillis
-    const runId = start._tag === "Resume" ? start.snapshot.state.runId : yield* newRunId(now)
-    const startedAt = start._tag === "Resume" ? now - start.snapshot.state.elapsedMs : now
+    // A durable run chooses the run id and keeps the start time of its first execution.
+    const durability = yield* Durability
+    const runId = start._tag === "Resume"
+      ? start.snapshot.state.runId
+      : durability === undefined
+      ? yield* newRunId(now)
+      : yield* durability.runId(newRunId(now))
+    const computedStart = start._tag === "Resume" ? now - start.snapshot.state.elapsedMs : now
+    const startedAt = durability === undefined ? computedStart : yield* durability.startedAt(runId, computedStart)
     const parentScope = yield* CurrentBudgetScope
     yield* Effect.annotateCurrentSpan("agent.run_id", runId)
     let ctx: RunContext | undefined
@@ -191,7 +199,8 @@ const execute = (
         if (secret !== undefined) yield* verifySnapshot(start.snapshot, secret)
         const skill = yield* checkSnapshot(plan, start.snapshot)
         const decided = start.decisions === undefined ? undefined : yield* resolveDecisions(plan.name, skill, start.snapshot, start.decisions)
-        ctx = RunContext.restore(plan, skill, stateOf(start.snapshot), now, parentScope, sink)
+        ctx = RunContext.restore(plan, skill, { ...stateOf(start.snapshot), elapsedMs: now - startedAt }, now, parentScope, sink)
+        ctx.durability = durability
         if (decided !== undefined) ctx.decide(decided)
         yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
         return yield* driveToResult(ctx, control, stateOf(start.snapshot).input)
@@ -199,13 +208,17 @@ const execute = (
       const input = start.input
       yield* emit(plan, { _tag: "RunStart", agent: plan.name, runId, input }, sink)
       const text = start._tag === "Handoff" ? start.text : yield* inputText(definition, input)
-      const chosen = yield* chooseSkill(plan, runId, text, sink)
+      const chosen = yield* chooseSkill(plan, runId, text, sink, durability)
       ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, { turns: chosen.turns, tokens: chosen.tokens ?? 0 }, parentScope, sink)
+      ctx.durability = durability
       yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
       yield* ctx.emit({ _tag: "SkillChosen", how: chosen.how })
       const implementation = chosen.skill.definition.implementation
       observe?.(ctx)
-      if (implementation !== undefined) return { _tag: "Done", output: yield* deterministic(plan, chosen.skill, input) }
+      if (implementation !== undefined) {
+        const run = deterministic(plan, chosen.skill, input)
+        return { _tag: "Done", output: yield* (durability === undefined ? run : durability.skill(runId, chosen.skill.name, run)) }
+      }
       // A session's history is handed over like a handoff's conversation, followed by the new input.
       const handedOver = start._tag === "Handoff"
         ? start.transcript
@@ -216,19 +229,17 @@ const execute = (
       return yield* driveToResult(ctx, control, input)
     })
     const maxDuration = plan.budget.maxDuration
-    const bounded = Number.isFinite(maxDuration)
-      ? body.pipe(
-        Effect.timeoutOrElse({
-          duration: Duration.millis(Math.max(0, maxDuration - (now - startedAt))),
-          orElse: () =>
-            Clock.currentTimeMillis.pipe(
-              Effect.flatMap((end) =>
-                budgetExceeded(plan, runId, { reason: "duration", limit: maxDuration, used: end - startedAt }, ctx?.transcript ?? [], sink)
-              )
-            )
-        })
+    const expire = () =>
+      Clock.currentTimeMillis.pipe(
+        Effect.flatMap((end) => budgetExceeded(plan, runId, { reason: "duration", limit: maxDuration, used: end - startedAt }, ctx?.transcript ?? [], sink))
       )
-      : body
+    const left = maxDuration - (now - startedAt)
+    const bounded = !Number.isFinite(maxDuration)
+      ? body
+      // A durable run replayed after its deadline ends at once, whatever its recorded steps would do.
+      : durability !== undefined && left <= 0
+      ? expire()
+      : body.pipe(Effect.timeoutOrElse({ duration: Duration.millis(Math.max(0, left)), orElse: expire }))
     return yield* bounded.pipe(
       Effect.onExit((exit) =>
         Exit.isSuccess(exit) && exit.value._tag === "Suspended" ? Effect.void : runEnd(plan, runId, startedAt, ctx, exit, sink)
@@ -325,15 +336,19 @@ const deterministic = (plan: AgentPlan, skill: SkillPlan, input: unknown): Effec
   )
 
 /** Preloaded knowledge: loaded once at the start; a failure ends the run with `ToolFailed` naming the source. */
-const loadKnowledge = (ctx: RunContext, source: KnowledgeSource): Effect.Effect<string, ToolFailed> =>
-  fromMaybeEffect((abortable) => source.load(abortable)).pipe(
+const loadKnowledge = (ctx: RunContext, source: KnowledgeSource): Effect.Effect<string, ToolFailed> => {
+  const load = fromMaybeEffect((abortable) => source.load(abortable)).pipe(
     Effect.map((text) => String(text)),
-    catchUnlessInterrupted((cause) => Effect.fail(new ToolFailed({ agent: ctx.agent, skill: ctx.skill.name, tool: source.name, args: {}, cause }))),
+    catchUnlessInterrupted((cause) => Effect.fail(new ToolFailed({ agent: ctx.agent, skill: ctx.skill.name, tool: source.name, args: {}, cause })))
+  )
+  const durability = ctx.durability
+  return (durability === undefined ? load : durability.knowledge(ctx.runId, source.name, load)).pipe(
     Effect.tap((text) => {
       ctx.rememberKnowledge(source.name, text)
       return ctx.emit({ _tag: "KnowledgeUsed", knowledge: source.name, toolCallId: "(preloaded)", characters: text.length, cached: false })
     })
   )
+}
 
 /**
  * The start of an agentic run: tool pre-selection, then the system prompt and the user message (or,
@@ -343,8 +358,16 @@ const startAgentic = (ctx: RunContext, input: string, handedOver: ReadonlyArray<
   Effect.gen(function*() {
     const selection = ctx.plan.definition.toolSelection
     if (selection !== undefined) {
-      const picked = yield* pickTools(input, ctx.skill.offerable, selection)
-      if (picked.length > 0) ctx.offer(picked.map((p) => p.tool))
+      const durability = ctx.durability
+      if (durability === undefined) {
+        const picked = yield* pickTools(input, ctx.skill.offerable, selection)
+        if (picked.length > 0) ctx.offer(picked.map((p) => p.tool))
+      } else {
+        // A scorer may call out (embeddings): a replay offers the tools the first execution picked.
+        const pick = Effect.map(pickTools(input, ctx.skill.offerable, selection), (picked) => picked.map((p) => p.tool.name))
+        const names = new Set(yield* durability.toolSelection(ctx.runId, pick))
+        if (names.size > 0) ctx.offer(ctx.skill.offerable.filter((t) => names.has(t.name)))
+      }
       yield* Effect.annotateCurrentSpan("agent.offered_tools", ctx.offered.map((t) => t.name).join(","))
     }
     const knowledge: Array<string> = []

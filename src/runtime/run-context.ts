@@ -20,6 +20,7 @@ import type { BudgetReason } from "../errors.ts"
 /** The limits a budget policy may negotiate: counts, not timeouts. */
 const negotiable: ReadonlySet<BudgetReason> = new Set<BudgetReason>(["turns", "toolCalls", "tokens", "consecutiveTool"])
 import type { AgentPlan, SkillPlan } from "./plan.ts"
+import type { Durability } from "./durability.ts"
 
 /** An event without the fields the context stamps. */
 export type UnscopedEvent = AgentEvent extends infer E ? E extends AgentEvent ? Omit<E, "agent" | "runId" | "skill" | "turn"> : never : never
@@ -90,6 +91,8 @@ export class RunContext {
   readonly #decisions = new Map<string, ResolvedDecision>()
   #awaiting: ReadonlyArray<AwaitingCall> = []
   #landing: Overrun | undefined = undefined
+  /** The durable run's seam (`durability.ts`), read once per run; undefined in a plain run. */
+  durability: Durability | undefined = undefined
 
   private constructor(
     readonly plan: AgentPlan,

@@ -32,7 +32,14 @@ export const softLanding = (ctx: RunContext, overrun: Overrun): Effect.Effect<{ 
       tools: [],
       ...(ctx.skill.output?.responseFormat === undefined ? {} : { responseFormat: ctx.skill.output.responseFormat })
     }
-    const response = yield* callModel((event) => ctx.emit(event), ctx.turn, request)
+    const durability = ctx.durability
+    const response = yield* callModel(
+      (event) => ctx.emit(event),
+      ctx.turn,
+      request,
+      undefined,
+      durability === undefined ? undefined : (call) => durability.model({ runId: ctx.runId, turn: ctx.turn, purpose: "landing" }, call)
+    )
     if (response._tag !== "Text") return yield* ctx.exceed(overrun)
     const finished = yield* finalText(ctx, response.content).pipe(Effect.orElseSucceed(() => undefined))
     if (finished === undefined || !("output" in finished)) return yield* ctx.exceed(overrun)

@@ -41,7 +41,14 @@ export const modelStep = (ctx: RunContext): Effect.Effect<Finished | undefined, 
       ...(toolChoice === undefined ? {} : { toolChoice }),
       ...(ctx.skill.output?.responseFormat === undefined ? {} : { responseFormat: ctx.skill.output.responseFormat })
     }
-    const response = yield* callModel((event) => ctx.emit(event), ctx.turn, request, ctx.sink === undefined ? undefined : (part) => onPart(ctx, part))
+    const durability = ctx.durability
+    const response = yield* callModel(
+      (event) => ctx.emit(event),
+      ctx.turn,
+      request,
+      ctx.sink === undefined ? undefined : (part) => onPart(ctx, part),
+      durability === undefined ? undefined : (call) => durability.model({ runId: ctx.runId, turn: ctx.turn, purpose: "step" }, call)
+    )
     if (response.usage !== undefined) {
       const overrun = ctx.ledger.spendTokens(response.usage.inputTokens + response.usage.outputTokens)
       yield* ctx.checkThresholds()

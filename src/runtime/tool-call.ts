@@ -11,6 +11,7 @@ import {
   type Escalated,
   type ExceptionThrown,
   type InvalidToolArgs,
+  type OutcomeUnknown,
   type OutputInvalid,
   type ToolFailed,
   ToolNotAllowed
@@ -26,7 +27,7 @@ import { runToolCall } from "./tool-pipeline.ts"
 import { oversizeBytes, oversizeIssue, oversizeValue } from "./args-size.ts"
 
 /** Errors a tool call can end the run with. */
-export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | BudgetExceeded | Escalated | ExceptionThrown | OutputInvalid
+export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | BudgetExceeded | Escalated | ExceptionThrown | OutputInvalid | OutcomeUnknown
 
 /**
  * Handles `call` and appends its tool result message to the transcript; a finished run's output when

@@ -21,7 +21,7 @@ import type { Recovery } from "../dsl/recovery.ts"
 import type { ArgsDecoding } from "../dsl/tool-codec.ts"
 import { oversizeBytes, oversizeIssue, oversizeValue } from "./args-size.ts"
 import { type AnyTool, executeTool } from "../dsl/tool.ts"
-import { type BudgetExceeded, ExceptionThrown, InvalidToolArgs, ToolFailed } from "../errors.ts"
+import { type BudgetExceeded, ExceptionThrown, InvalidToolArgs, type OutcomeUnknown, ToolFailed } from "../errors.ts"
 import type { LlmMessage, ToolCall } from "../model/messages.ts"
 import { escalationContent, invalidArgsFeedback, toolFailedFeedback, toolResultContent, untrustedContent } from "./prompt.ts"
 import { approvalGate, deniedContent, suspendFor } from "./approval.ts"
@@ -51,7 +51,7 @@ export const runToolCall = (
   ctx: RunContext,
   tool: AnyTool,
   call: ToolCall
-): Effect.Effect<LlmMessage | "suspend", InvalidToolArgs | ToolFailed | ExceptionThrown | BudgetExceeded> =>
+): Effect.Effect<LlmMessage | "suspend", InvalidToolArgs | ToolFailed | ExceptionThrown | BudgetExceeded | OutcomeUnknown> =>
   Effect.gen(function*() {
     const decision = ctx.takeDecision(call.id)
     if (decision !== undefined) yield* Effect.annotateCurrentSpan("tool.approval", decision._tag === "Deny" ? "denied" : decision.how)
@@ -226,7 +226,7 @@ class Recovering {
  * ends with `BudgetExceeded`), and a success is reported (`ToolUse`, `KnowledgeUsed`) and rendered as
  * the tool result's content. Failures come back in the Exit, for the recovery handlers.
  */
-const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown): Effect.Effect<Exit.Exit<string, unknown>, BudgetExceeded> =>
+const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown): Effect.Effect<Exit.Exit<string, unknown>, BudgetExceeded | OutcomeUnknown> =>
   Effect.gen(function*() {
     // Checked and charged with no yield in between: concurrent runs sharing a budget scope cannot both take its last call.
     let overrun = ctx.ledger.checkExecution(tool.name)
@@ -258,10 +258,16 @@ const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown):
 
 /** Runs started by the tool (an agent called as a tool) run under this run: its id is their parent, its budget scope theirs. */
 const executeWithin = (ctx: RunContext, tool: AnyTool, args: unknown, toolCallId: string) => {
-  const execution = Effect.exit(executeTool(tool, args, toolCallId)).pipe(
-    Effect.provideService(ParentRun, ctx.runId),
-    Effect.provideService(CurrentBudgetScope, ctx.ledger.scope)
-  )
+  const durability = ctx.durability
+  const run = (idempotencyKey?: string) =>
+    Effect.exit(executeTool(tool, args, toolCallId, idempotencyKey)).pipe(
+      Effect.provideService(ParentRun, ctx.runId),
+      Effect.provideService(CurrentBudgetScope, ctx.ledger.scope)
+    )
+  // A durable run records the outcome (a replay reads it back) and may end the run on a lost one.
+  const execution = durability === undefined
+    ? run()
+    : durability.tool({ agent: ctx.agent, runId: ctx.runId, turn: ctx.turn, callId: toolCallId, tool: tool.name, args, effect: tool.effect }, (extra) => run(extra.idempotencyKey))
   const limit = ctx.ledger.limit("perToolTimeout")
   if (!Number.isFinite(limit)) return execution
   return execution.pipe(

@@ -34,6 +34,7 @@ export const layers: ReadonlyArray<Layer> = [
   { name: "mcp", rank: 4, matches: folder("mcp") },
   { name: "postgres", rank: 4, matches: folder("postgres") },
   { name: "testing", rank: 5, matches: folder("testing") },
+  { name: "durable", rank: 5, matches: folder("durable") },
   { name: "entry", rank: 6, matches: (f) => f === "index.ts" || f === "agent.ts" || f.startsWith("cli/") }
 ]
 

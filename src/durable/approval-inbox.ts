@@ -1,0 +1,86 @@
+/**
+ * The calls a durable run waits for, readable from any process: when a run suspends for approval it
+ * writes its snapshot here (once, as an activity), so `poll` can show the pending calls and `decide`
+ * can check decisions against them (`DecisionsInvalid`) before it completes the run's durable
+ * deferred. The run closes the wait when it took the decisions.
+ */
+import { Context, Data, Effect, Layer, Option, type Schema } from "effect"
+
+/** One wait of a run for decisions. */
+export interface ApprovalWait {
+  readonly runId: string
+  /** 1 for the run's first wait, then 2, … */
+  readonly wait: number
+  /** The workflow execution the decisions go to. */
+  readonly executionId: string
+  /** The run's snapshot at the wait (`RunSnapshotSchema`'s JSON): what is pending, and with which arguments. */
+  readonly snapshot: Schema.Json
+}
+
+/**
+ * The inbox failed (the database is down).
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("ApprovalInboxFailed", (e) => Effect.logError(e.reason))
+ * ```
+ */
+export class ApprovalInboxFailed extends Data.TaggedError("ApprovalInboxFailed")<{
+  readonly operation: "open" | "close" | "read"
+  readonly reason: string
+  readonly cause?: unknown
+}> {
+  override get message(): string {
+    return `The approval inbox could not ${this.operation}: ${this.reason}`
+  }
+}
+
+/**
+ * Where durable runs leave the calls they wait for. Every process that runs, polls or decides uses
+ * the same one (the engine's database).
+ *
+ * @example
+ * ```ts
+ * const waiting = yield* (yield* ApprovalInbox).current("run_1") // Option<ApprovalWait>
+ * ```
+ */
+export class ApprovalInbox extends Context.Service<ApprovalInbox, {
+  /** Records `wait` as open (again: writing the same wait twice keeps one). */
+  readonly open: (wait: ApprovalWait) => Effect.Effect<void, ApprovalInboxFailed>
+  /** Closes the wait: its decisions were taken. */
+  readonly close: (runId: string, wait: number) => Effect.Effect<void, ApprovalInboxFailed>
+  /** The open wait of run `runId`, if it waits. */
+  readonly current: (runId: string) => Effect.Effect<Option.Option<ApprovalWait>, ApprovalInboxFailed>
+}>()("effect-agent-dsl/durable/ApprovalInbox") {
+  /**
+   * Waits in this process's memory: for tests and the in-memory engine.
+   *
+   * @example
+   * ```ts
+   * Effect.provide(program, ApprovalInbox.memory)
+   * ```
+   */
+  static readonly memory: Layer.Layer<ApprovalInbox> = Layer.sync(ApprovalInbox, () => {
+    const waits = new Map<string, ApprovalWait & { open: boolean }>()
+    const key = (runId: string, wait: number) => `${runId}\u0000${wait}`
+    return ApprovalInbox.of({
+      open: (wait) =>
+        Effect.sync(() => {
+          if (!waits.has(key(wait.runId, wait.wait))) waits.set(key(wait.runId, wait.wait), { ...wait, open: true })
+        }),
+      close: (runId, wait) =>
+        Effect.sync(() => {
+          const found = waits.get(key(runId, wait))
+          if (found !== undefined) found.open = false
+        }),
+      current: (runId) =>
+        Effect.sync(() => {
+          let latest: ApprovalWait | undefined
+          for (const { open, ...wait } of waits.values()) {
+            if (open && wait.runId === runId && (latest === undefined || wait.wait > latest.wait)) latest = wait
+          }
+          return Option.fromNullishOr(latest)
+        })
+    })
+  })
+}

@@ -1,0 +1,305 @@
+/**
+ * `durable(agent)`: the agent's runs as an Effect Workflow keyed by run id. The workflow body is the
+ * ordinary loop (`runUntil`, then `resumeRun` after each wait for decisions) with a `Durability`
+ * (`recorded-steps.ts`) that turns every model call, tool execution, knowledge load and memory call
+ * into an Activity. A run waiting for approval writes its snapshot to the `ApprovalInbox` and suspends
+ * on a durable deferred per wait; `decide` checks the decisions against that snapshot (as `resume`
+ * does) and completes the deferred, from any process. `maxDuration` holds from the recorded start of
+ * the run: a replay recomputes what is left, and a wait for decisions is raced with a durable clock.
+ */
+import { Clock, Duration, Effect, Exit, Layer, Option, Schedule, Schema } from "effect"
+import * as Activity from "effect/workflow/Activity"
+import * as DurableClock from "effect/workflow/DurableClock"
+import * as DurableDeferred from "effect/workflow/DurableDeferred"
+import * as Workflow from "effect/workflow/Workflow"
+import * as WorkflowEngines from "effect/workflow/WorkflowEngine"
+import { WorkflowEngine } from "effect/workflow/WorkflowEngine"
+import type { AgentBuilder, AgentShape } from "../dsl/agent.ts"
+import { withDefinitionServices } from "../dsl/agent.ts"
+import { type AgentDefinition, definitionOf } from "../dsl/agent-definition.ts"
+import type { Decisions } from "../dsl/decision.ts"
+import type { Completed, PendingApproval } from "../dsl/run-outcome.ts"
+import { type RunSnapshot, RunSnapshotSchema } from "../dsl/run-snapshot.ts"
+import { type AgentError, DecisionsInvalid, InputInvalid } from "../errors.ts"
+import { newRunId } from "../internal/run-id.ts"
+import { resolveDecisions } from "../runtime/approval.ts"
+import { Durability } from "../runtime/durability.ts"
+import { compile } from "../runtime/plan.ts"
+import { resumeRun, type RunResult, runUntil } from "../runtime/run-agent.ts"
+import { budgetExceeded } from "../runtime/run-context.ts"
+import { checkSnapshot, decodeSnapshotValue } from "../runtime/snapshot.ts"
+import { ApprovalInbox } from "./approval-inbox.ts"
+import type { Reconcile } from "./reconcile.ts"
+import { recordedSteps } from "./recorded-steps.ts"
+import { AgentErrorSchema, DecisionsSchema, resultAsJson } from "./schemas.ts"
+import { ToolIntents } from "./tool-intents.ts"
+
+/** Options of {@link durable}. */
+export interface DurableOptions {
+  /**
+   * The workflow's name; default `agent/<agent name>`. Two durable agents registered with one engine
+   * need different names.
+   */
+  readonly name?: string
+  /**
+   * Says what happened to a `mutating` tool call whose outcome was lost with a crashed worker (see
+   * `Reconciled`). Without it such a run ends with `OutcomeUnknown`.
+   */
+  readonly reconcile?: Reconcile
+}
+
+/** A durable run waiting for decisions on `pending` (give them with `decide`). */
+export interface AwaitingDecisions<TTools extends Record<string, any> = Record<string, any>> {
+  readonly _tag: "Suspended"
+  readonly runId: string
+  readonly pending: ReadonlyArray<PendingApproval<TTools>>
+}
+
+/** What a durable run has come to: its output, or a wait for decisions. */
+export type DurableRunResult<T extends AgentShape> = Completed<T["output"]> | AwaitingDecisions<T["tools"]>
+
+/** The services every process that starts, polls or decides durable runs provides. */
+export type DurableClient = WorkflowEngine | ApprovalInbox
+
+/**
+ * An agent whose runs survive crashes and restarts. Runners provide `layer` (with an engine and the
+ * stores, see `memoryEngine`); any process with the same engine starts, polls and decides runs.
+ */
+export interface DurableAgent<T extends AgentShape> {
+  readonly name: string
+  /** The effect/workflow Workflow: payload `{ runId, input }` (the input as JSON), keyed by `runId`. */
+  readonly workflow: Workflow.Workflow<string, Schema.Struct<{ readonly runId: Schema.String; readonly input: Schema.Codec<Schema.Json> }>, Schema.Codec<any, any>, Schema.Codec<AgentError, any>>
+  /**
+   * Registers the workflow's handler with the engine: what every runner process provides. Requires
+   * the engine, the stores (`ToolIntents`, `ApprovalInbox`) and the services the agent requires.
+   */
+  readonly layer: Layer.Layer<never, never, WorkflowEngine | ToolIntents | ApprovalInbox | T["requirements"]>
+  /**
+   * Starts a run (a new run id unless `runId` is given) and answers its id at once. Starting an id
+   * that exists already joins that run: it runs once.
+   */
+  start(input: T["input"], options?: { readonly runId?: string }): Effect.Effect<string, InputInvalid, WorkflowEngine>
+  /** Starts (or joins) a run and waits until it completes, or waits for decisions. */
+  run(input: T["input"], options?: { readonly runId?: string }): Effect.Effect<DurableRunResult<T>, AgentError, DurableClient>
+  /** Waits until run `runId` completes, or waits for decisions. */
+  result(runId: string): Effect.Effect<DurableRunResult<T>, AgentError, DurableClient>
+  /** Where run `runId` is now: `None` while it runs (or for an unknown id); fails with the error it ended with. */
+  poll(runId: string): Effect.Effect<Option.Option<DurableRunResult<T>>, AgentError, DurableClient>
+  /**
+   * Decides on the calls run `runId` waits for (one decision per waiting call, as `resume` takes
+   * them), from any process; the run goes on. `DecisionsInvalid` when it waits for nothing or the
+   * decisions do not fit; the first decisions recorded for a wait win.
+   */
+  decide(runId: string, decisions: Decisions): Effect.Effect<void, DecisionsInvalid, DurableClient>
+}
+
+/**
+ * The durable form of `agent`: each run an Effect Workflow keyed by its run id, each model call, tool
+ * execution, knowledge load and memory call an Activity, approvals durable deferreds that `decide`
+ * completes from any process.
+ *
+ * @example
+ * ```ts
+ * const d = durable(bank, { reconcile: (u) => Effect.succeed(Reconciled.fail("check the ledger")) })
+ * const runner = d.layer.pipe(Layer.provideMerge(memoryEngine))
+ * const result = yield* d.run("pay 10 to Bob", { runId: "order-42" }).pipe(Effect.provide(runner))
+ * if (result._tag === "Suspended") yield* d.decide(result.runId, { [result.pending[0]!.id]: Decision.approve })
+ * ```
+ */
+export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: DurableOptions = {}): DurableAgent<T> => {
+  const definition = definitionOf(agent)
+  const name = options.name ?? `agent/${definition.name}`
+  const inputCodec = Schema.toCodecJson((definition.input ?? Schema.Json) as Schema.Codec<unknown, unknown>)
+  const encodeInput = Schema.encodeUnknownEffect(inputCodec)
+  const decodeInput = Schema.decodeUnknownEffect(inputCodec)
+  const output = (definition.output ?? Schema.Json) as Schema.Codec<unknown, unknown>
+  const workflow = Workflow.make(name, {
+    payload: { runId: Schema.String, input: Schema.Json },
+    success: output,
+    error: AgentErrorSchema as Schema.Codec<AgentError, any>,
+    idempotencyKey: (payload) => payload.runId
+  }) as unknown as DurableAgent<T>["workflow"]
+
+  const executionIdOf = (runId: string) => workflow.executionId({ runId, input: null })
+
+  const body = (payload: { readonly runId: string; readonly input: Schema.Json }, executionId: string) =>
+    Effect.gen(function*() {
+      const input = yield* decodeInput(payload.input).pipe(Effect.orDie)
+      const durability = yield* recordedSteps({ rootRunId: payload.runId, reconcile: options.reconcile })
+      const inbox = yield* ApprovalInbox
+      const step = (run: Effect.Effect<RunResult, AgentError, any>) =>
+        withDefinitionServices(definition, run).pipe(Effect.provideService(Durability, durability))
+      let result: RunResult = yield* step(runUntil(definition, input))
+      let wait = 0
+      while (result._tag === "Suspended") {
+        wait += 1
+        const decisions = yield* awaitDecisions(definition, durability, inbox, { runId: payload.runId, executionId, wait, snapshot: result.snapshot })
+        result = yield* step(resumeRun(definition, result.snapshot, { decisions }))
+      }
+      return result.output
+    })
+
+  const layer = workflow.toLayer(body as any) as unknown as DurableAgent<T>["layer"]
+
+  const start = (input: T["input"], startOptions: { readonly runId?: string } = {}) =>
+    Effect.gen(function*() {
+      const runId = startOptions.runId ?? (yield* Effect.flatMap(Clock.currentTimeMillis, newRunId))
+      const encoded = yield* encodeInput(input).pipe(
+        Effect.mapError((error) => new InputInvalid({ agent: definition.name, issues: error.message }))
+      )
+      yield* workflow.execute({ runId, input: encoded as Schema.Json }, { discard: true })
+      return runId
+    })
+
+  const pendingOf = (runId: string, snapshot: RunSnapshot): AwaitingDecisions<T["tools"]> => {
+    const plan = compile(definition)
+    const skill = plan.skills.find((s) => s.name === snapshot.state.skill)
+    const pending = (snapshot.state.awaiting ?? []).map((entry) => {
+      const decoded = skill?.tools.get(entry.tool)?.codec.decode(entry.args, { repair: false })
+      return { id: entry.id, tool: entry.tool, args: decoded?._tag === "Valid" ? decoded.args : entry.args, ...(entry.reason === undefined ? {} : { reason: entry.reason }) }
+    })
+    return { _tag: "Suspended", runId, pending: pending as unknown as AwaitingDecisions<T["tools"]>["pending"] }
+  }
+
+  const waiting = (runId: string) =>
+    Effect.gen(function*() {
+      const inbox = yield* ApprovalInbox
+      const open = yield* Effect.orDie(inbox.current(runId))
+      if (Option.isNone(open)) return Option.none<AwaitingDecisions<T["tools"]>>()
+      const snapshot = yield* Effect.orDie(decodeSnapshotValue(open.value.snapshot))
+      return Option.some(pendingOf(runId, snapshot))
+    })
+
+  const poll = (runId: string): Effect.Effect<Option.Option<DurableRunResult<T>>, AgentError, DurableClient> =>
+    Effect.gen(function*() {
+      const executionId = yield* executionIdOf(runId)
+      const polled = yield* workflow.poll(executionId)
+      if (Option.isSome(polled) && polled.value._tag === "Complete") {
+        const exit = polled.value.exit as Exit.Exit<unknown, AgentError>
+        if (Exit.isSuccess(exit)) return Option.some<DurableRunResult<T>>({ _tag: "Completed", output: exit.value })
+        return yield* Effect.failCause(exit.cause)
+      }
+      return yield* waiting(runId)
+    })
+
+  const result = (runId: string): Effect.Effect<DurableRunResult<T>, AgentError, DurableClient> =>
+    poll(runId).pipe(
+      Effect.flatMap((found) => (Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(notYet))),
+      Effect.retry({ while: (error) => error === notYet, schedule: pollSchedule }),
+      Effect.catchIf((error): error is typeof notYet => error === notYet, () => Effect.die(new Error("internal: polling ended")))
+    ) as Effect.Effect<DurableRunResult<T>, AgentError, DurableClient>
+
+  const decide = (runId: string, decisions: Decisions): Effect.Effect<void, DecisionsInvalid, DurableClient> =>
+    Effect.gen(function*() {
+      const inbox = yield* ApprovalInbox
+      const refuse = (reason: string) => new DecisionsInvalid({ agent: definition.name, toolCallId: "*", reason })
+      const open = yield* Effect.orDie(inbox.current(runId))
+      if (Option.isNone(open)) return yield* refuse(`run "${runId}" waits for no decisions`)
+      const snapshot = yield* decodeSnapshotValue(open.value.snapshot).pipe(Effect.mapError((e) => refuse(e.message)))
+      const plan = compile(definition)
+      const skill = yield* checkSnapshot(plan, snapshot).pipe(Effect.mapError((e) => refuse(e.message)))
+      yield* resolveDecisions(plan.name, skill, snapshot, decisions)
+      const value = yield* Schema.decodeUnknownEffect(DecisionsSchema)(plainDecisions(decisions)).pipe(
+        Effect.mapError((e) => refuse(`the decisions are not JSON: ${e.message}`))
+      )
+      const deferred = decisionsDeferred(open.value.wait)
+      const token = DurableDeferred.tokenFromExecutionId(deferred, { workflow, executionId: open.value.executionId })
+      yield* DurableDeferred.succeed(deferred, { token, value })
+      // Closed here too, so a `result` right after this never sees the wait as open.
+      yield* Effect.orDie(inbox.close(runId, open.value.wait))
+    })
+
+  return {
+    name,
+    workflow,
+    layer,
+    start,
+    run: (input, runOptions) => Effect.flatMap(start(input, runOptions), result),
+    result,
+    poll,
+    decide
+  }
+}
+
+const notYet = Symbol("notYet")
+
+/** How often `result` polls: quickly at first, then every half second. */
+const pollSchedule = Schedule.min([Schedule.exponential(Duration.millis(5), 1.5), Schedule.spaced(Duration.millis(500))])
+
+const decisionsDeferred = (wait: number) => DurableDeferred.make(`decisions/${wait}`, { success: DecisionsSchema })
+
+/** Decisions as plain JSON data (`Decision.approve` is a Data value). */
+const plainDecisions = (decisions: Decisions): unknown =>
+  Object.fromEntries(Object.entries(decisions ?? {}).map(([id, decision]) => {
+    const d = decision as { readonly _tag?: unknown; readonly reason?: unknown; readonly args?: unknown }
+    switch (d?._tag) {
+      case "Deny":
+        return [id, { _tag: "Deny", reason: String(d.reason ?? "") }]
+      case "Edit":
+        return [id, { _tag: "Edit", args: resultAsJson(d.args) }]
+      default:
+        return [id, { _tag: d?._tag }]
+    }
+  }))
+
+/**
+ * One wait for decisions: the snapshot goes to the inbox (once), then the run suspends on the wait's
+ * durable deferred, raced with a durable clock at the run's `maxDuration` deadline.
+ */
+const awaitDecisions = (
+  definition: AgentDefinition,
+  durability: Durability,
+  inbox: ApprovalInbox["Service"],
+  wait: { readonly runId: string; readonly executionId: string; readonly wait: number; readonly snapshot: RunSnapshot }
+) =>
+  Effect.gen(function*() {
+    const { runId } = wait
+    const snapshot = Schema.encodeSync(RunSnapshotSchema)(wait.snapshot) as Schema.Json
+    yield* Activity.make({
+      name: `approval/${runId}/${wait.wait}/open`,
+      execute: Effect.orDie(inbox.open({ runId, wait: wait.wait, executionId: wait.executionId, snapshot }))
+    })
+    const deferred = decisionsDeferred(wait.wait)
+    const maxDuration = definition.budget.maxDuration
+    let decided: Decisions | "expired"
+    if (!Number.isFinite(maxDuration)) {
+      decided = yield* DurableDeferred.await(deferred)
+    } else {
+      const startedAt = yield* durability.startedAt(runId, 0)
+      const now = yield* Clock.currentTimeMillis
+      const left = Math.max(0, maxDuration - (now - startedAt))
+      decided = yield* DurableDeferred.raceAll({
+        name: `approval/${runId}/${wait.wait}`,
+        success: Schema.Union([DecisionsSchema, Schema.Literal("expired")]),
+        error: Schema.Never,
+        effects: [
+          DurableDeferred.await(deferred),
+          DurableClock.sleep({ name: `deadline/${runId}/${wait.wait}`, duration: Duration.millis(left), inMemoryThreshold: Duration.zero }).pipe(
+            Effect.as("expired" as const)
+          )
+        ]
+      })
+      if (decided === "expired") {
+        const used = (yield* Clock.currentTimeMillis) - startedAt
+        yield* Activity.make({ name: `approval/${runId}/${wait.wait}/close`, execute: Effect.orDie(inbox.close(runId, wait.wait)) })
+        return yield* budgetExceeded(compile(definition), runId, { reason: "duration", limit: maxDuration, used }, wait.snapshot.state.transcript)
+      }
+    }
+    yield* Activity.make({ name: `approval/${runId}/${wait.wait}/close`, execute: Effect.orDie(inbox.close(runId, wait.wait)) })
+    return decided as Decisions
+  })
+
+/**
+ * The in-memory engine and stores: one process, nothing survives it. For tests and development; the
+ * file-backed and PostgreSQL engines are `embeddedEngine` and `postgresRunner`.
+ *
+ * @example
+ * ```ts
+ * const result = yield* d.run("2 + 2?").pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(memoryEngine))))
+ * ```
+ */
+export const memoryEngine: Layer.Layer<WorkflowEngine | ToolIntents | ApprovalInbox> = Layer.mergeAll(
+  WorkflowEngines.layerMemory,
+  ToolIntents.memory,
+  ApprovalInbox.memory
+)

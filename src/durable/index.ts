@@ -1,0 +1,17 @@
+/**
+ * `effect-agent-dsl/durable`: durable runs of agents on Effect Workflow (and Effect Cluster). A run
+ * is a Workflow keyed by its run id; every model call, tool execution, knowledge load and memory call
+ * is an Activity; approvals are durable deferreds decided from any process; `maxDuration` is a
+ * durable deadline. See the README's "Durable runs".
+ */
+export { durable, memoryEngine } from "./durable-agent.ts"
+export type { AwaitingDecisions, DurableAgent, DurableClient, DurableOptions, DurableRunResult } from "./durable-agent.ts"
+export { Reconciled } from "./reconcile.ts"
+export type { Reconcile } from "./reconcile.ts"
+export { type Intent, type IntentState, ToolIntents, ToolIntentsFailed } from "./tool-intents.ts"
+export { ApprovalInbox, ApprovalInboxFailed, type ApprovalWait } from "./approval-inbox.ts"
+export { approvalInboxSql, durableStoreSql, type SqlStoreOptions, toolIntentsSql } from "./sql-store.ts"
+export { AgentErrorSchema, DecisionsSchema, LlmResponseSchema, ModelErrorSchema, type ToolOutcome, ToolOutcomeSchema } from "./schemas.ts"
+export { OutcomeUnknown } from "../errors.ts"
+export type { ToolEffectClass } from "../dsl/tool.ts"
+export * from "./engines/index.ts"

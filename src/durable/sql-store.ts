@@ -1,0 +1,145 @@
+/**
+ * `ToolIntents` and `ApprovalInbox` in two tables of the database of an Effect `SqlClient` (plain SQL
+ * that PostgreSQL and PGlite both run; the tables are created when the layer starts). A claim is one
+ * `insert … on conflict do nothing`, committed before the tool runs: two workers replaying the same
+ * call cannot both win it.
+ */
+import { Effect, Layer, Option, type Schema } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import { ApprovalInbox, ApprovalInboxFailed, type ApprovalWait } from "./approval-inbox.ts"
+import { type Intent, type IntentState, ToolIntents, ToolIntentsFailed } from "./tool-intents.ts"
+
+/** Table names of the durable store. */
+export interface SqlStoreOptions {
+  /** Default `agent_tool_intents`. */
+  readonly intentsTable?: string
+  /** Default `agent_approval_waits`. */
+  readonly approvalsTable?: string
+}
+
+const tablePattern = /^[a-z_][a-z0-9_]{0,62}$/
+
+const checkTable = (name: string): string => {
+  if (!tablePattern.test(name)) throw new Error(`"${name}" is not a plain lower-case table name`)
+  return name
+}
+
+const reasonOf = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
+
+/** A jsonb column as the driver hands it: parsed (pg) or as text (some drivers). */
+const jsonOf = (value: unknown): Schema.Json => (typeof value === "string" ? (JSON.parse(value) as Schema.Json) : (value as Schema.Json))
+
+/**
+ * `ToolIntents` on the `SqlClient` in context.
+ *
+ * @example
+ * ```ts
+ * const intents = ToolIntents.pipe(Effect.provide(toolIntentsSql().pipe(Layer.provide(PgClient.layer({ url })))))
+ * ```
+ */
+export const toolIntentsSql = (options: SqlStoreOptions = {}): Layer.Layer<ToolIntents, ToolIntentsFailed, SqlClient.SqlClient> =>
+  Layer.effect(ToolIntents)(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const table = yield* Effect.try({
+      try: () => checkTable(options.intentsTable ?? "agent_tool_intents"),
+      catch: (cause) => new ToolIntentsFailed({ operation: "claim", reason: reasonOf(cause), cause })
+    })
+    const fail = (operation: "claim" | "finish" | "read") => (cause: unknown) => new ToolIntentsFailed({ operation, reason: reasonOf(cause), cause })
+    yield* sql`create table if not exists ${sql(table)} (
+      key text primary key,
+      run_id text not null,
+      tool text not null,
+      tool_call_id text not null,
+      outcome jsonb,
+      finished boolean not null default false,
+      claimed_at timestamptz not null default now()
+    )`.pipe(Effect.mapError(fail("claim")))
+    type Row = { readonly key: string; readonly run_id: string; readonly tool: string; readonly tool_call_id: string; readonly outcome: unknown; readonly finished: boolean }
+    const stateOf = (row: Row): IntentState => (row.finished ? { _tag: "Finished", outcome: jsonOf(row.outcome) } : { _tag: "Claimed" })
+    const read = (key: string) =>
+      sql<Row>`select key, run_id, tool, tool_call_id, outcome, finished from ${sql(table)} where key = ${key}`.pipe(
+        Effect.map(([row]) =>
+          row === undefined
+            ? Option.none()
+            : Option.some({ ...stateOf(row), key: row.key, runId: row.run_id, tool: row.tool, toolCallId: row.tool_call_id } as IntentState & Intent)
+        ),
+        Effect.mapError(fail("read"))
+      )
+    return ToolIntents.of({
+      claim: (intent) =>
+        sql<{ readonly key: string }>`insert into ${sql(table)} (key, run_id, tool, tool_call_id) values (${intent.key}, ${intent.runId}, ${intent.tool}, ${intent.toolCallId}) on conflict (key) do nothing returning key`.pipe(
+          Effect.mapError(fail("claim")),
+          Effect.flatMap((inserted) =>
+            inserted.length > 0
+              ? Effect.succeed(Option.none<IntentState>())
+              : read(intent.key).pipe(Effect.map(Option.map(({ key: _, runId: __, tool: ___, toolCallId: ____, ...state }) => state as IntentState)))
+          )
+        ),
+      finish: (key, outcome) =>
+        sql`update ${sql(table)} set outcome = ${JSON.stringify(outcome)}::jsonb, finished = true where key = ${key}`.pipe(
+          Effect.asVoid,
+          Effect.mapError(fail("finish"))
+        ),
+      read
+    })
+  }))
+
+/**
+ * `ApprovalInbox` on the `SqlClient` in context.
+ *
+ * @example
+ * ```ts
+ * const layer = approvalInboxSql().pipe(Layer.provide(PgClient.layer({ url })))
+ * ```
+ */
+export const approvalInboxSql = (options: SqlStoreOptions = {}): Layer.Layer<ApprovalInbox, ApprovalInboxFailed, SqlClient.SqlClient> =>
+  Layer.effect(ApprovalInbox)(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const table = yield* Effect.try({
+      try: () => checkTable(options.approvalsTable ?? "agent_approval_waits"),
+      catch: (cause) => new ApprovalInboxFailed({ operation: "open", reason: reasonOf(cause), cause })
+    })
+    const fail = (operation: "open" | "close" | "read") => (cause: unknown) => new ApprovalInboxFailed({ operation, reason: reasonOf(cause), cause })
+    yield* sql`create table if not exists ${sql(table)} (
+      run_id text not null,
+      wait integer not null,
+      execution_id text not null,
+      snapshot jsonb not null,
+      open boolean not null default true,
+      opened_at timestamptz not null default now(),
+      primary key (run_id, wait)
+    )`.pipe(Effect.mapError(fail("open")))
+    type Row = { readonly run_id: string; readonly wait: number; readonly execution_id: string; readonly snapshot: unknown }
+    return ApprovalInbox.of({
+      open: (wait) =>
+        sql`insert into ${sql(table)} (run_id, wait, execution_id, snapshot) values (${wait.runId}, ${wait.wait}, ${wait.executionId}, ${JSON.stringify(wait.snapshot)}::jsonb) on conflict (run_id, wait) do nothing`.pipe(
+          Effect.asVoid,
+          Effect.mapError(fail("open"))
+        ),
+      close: (runId, wait) =>
+        sql`update ${sql(table)} set open = false where run_id = ${runId} and wait = ${wait}`.pipe(Effect.asVoid, Effect.mapError(fail("close"))),
+      current: (runId) =>
+        sql<Row>`select run_id, wait, execution_id, snapshot from ${sql(table)} where run_id = ${runId} and open order by wait desc limit 1`.pipe(
+          Effect.map(([row]): Option.Option<ApprovalWait> =>
+            row === undefined
+              ? Option.none()
+              : Option.some({ runId: row.run_id, wait: Number(row.wait), executionId: row.execution_id, snapshot: jsonOf(row.snapshot) })
+          ),
+          Effect.mapError(fail("read"))
+        )
+    })
+  }))
+
+/**
+ * Both stores of durable runs on the `SqlClient` in context: what every runner, and every process
+ * that polls or decides, provides beside its engine.
+ *
+ * @example
+ * ```ts
+ * const store = durableStoreSql().pipe(Layer.provide(PgClient.layer({ url: Redacted.make(url) })))
+ * ```
+ */
+export const durableStoreSql = (
+  options: SqlStoreOptions = {}
+): Layer.Layer<ToolIntents | ApprovalInbox, ToolIntentsFailed | ApprovalInboxFailed, SqlClient.SqlClient> =>
+  Layer.mergeAll(toolIntentsSql(options), approvalInboxSql(options))

@@ -1,0 +1,45 @@
+/**
+ * Engines for the durable tests: the in-memory engine, and Effect Cluster's workflow engine on an
+ * in-memory message storage whose driver outlives the runner, so a test can stop a runner in the
+ * middle of a run (its fibers are interrupted, as when a process dies) and start a fresh one on the
+ * same storage, which replays the run.
+ */
+import { Context, Duration, Effect, Exit, Layer, Scope } from "effect"
+import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
+import * as MessageStorage from "effect/cluster/MessageStorage"
+import * as RunnerHealth from "effect/cluster/RunnerHealth"
+import * as Runners from "effect/cluster/Runners"
+import * as RunnerStorage from "effect/cluster/RunnerStorage"
+import * as Sharding from "effect/cluster/Sharding"
+import * as ShardingConfig from "effect/cluster/ShardingConfig"
+import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
+import { ApprovalInbox, ToolIntents } from "../../src/durable/index.ts"
+
+/** The stores of durable runs, built once so that successive runners share them (as a database would). */
+export const sharedStores = (): Effect.Effect<Context.Context<ToolIntents | ApprovalInbox>> =>
+  Layer.build(Layer.mergeAll(ToolIntents.memory, ApprovalInbox.memory)).pipe(Effect.scoped)
+
+/** Storage that outlives runners: the message storage's memory driver. */
+export const sharedStorage = (): Effect.Effect<MessageStorage.MemoryDriver["Service"]> =>
+  Effect.scoped(Effect.map(Layer.build(MessageStorage.MemoryDriver.layer), (context) => Context.get(context, MessageStorage.MemoryDriver)))
+
+/** A cluster workflow engine (one runner) on `driver`'s storage. */
+export const clusterEngine = (driver: MessageStorage.MemoryDriver["Service"]): Layer.Layer<WorkflowEngine> =>
+  ClusterWorkflowEngine.layer.pipe(
+    Layer.provide(Sharding.layer),
+    Layer.provide(Runners.layerNoop),
+    Layer.provide(Layer.succeed(MessageStorage.MessageStorage, driver.storage)),
+    Layer.provide([RunnerStorage.layerMemory, RunnerHealth.layerNoop]),
+    Layer.provide(ShardingConfig.layer({ entityMessagePollInterval: Duration.millis(50), sendRetryInterval: Duration.millis(10), entityTerminationTimeout: Duration.millis(10) }))
+  ) as Layer.Layer<WorkflowEngine>
+
+/**
+ * A runner: `layer` started in a scope of its own; `stop` closes it (interrupting whatever it runs),
+ * as a killed process stops.
+ */
+export const startRunner = <ROut>(layer: Layer.Layer<ROut>): Effect.Effect<{ readonly context: Context.Context<ROut>; readonly stop: Effect.Effect<void> }> =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(layer, scope)
+    return { context, stop: Scope.close(scope, Exit.void) }
+  })
