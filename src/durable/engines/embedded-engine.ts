@@ -12,6 +12,9 @@ import type * as ShardingConfig from "effect/cluster/ShardingConfig"
 import * as SingleRunner from "effect/cluster/SingleRunner"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
+import type { ApprovalInbox } from "../approval-inbox.ts"
+import { durableStoreSql } from "../sql-store.ts"
+import type { ToolIntents } from "../tool-intents.ts"
 import { dataDirLock } from "./data-dir-lock.ts"
 import { type EngineUnavailable, orUnavailable } from "./engine-unavailable.ts"
 import { pgliteClient } from "./pglite-client.ts"
@@ -25,9 +28,9 @@ export interface EmbeddedEngineOptions {
 }
 
 /**
- * A `WorkflowEngine` that survives restarts, in one process with no server. The layer also provides
- * the `SqlClient` of its database, so stores that belong with the runs (tool intents) live in the
- * same files and commit with the same durability.
+ * A `WorkflowEngine` that survives restarts, in one process with no server, with the stores of
+ * durable runs (`ToolIntents`, `ApprovalInbox`) in the same database. The layer also provides its
+ * `SqlClient`, so an application's own tables can live (and commit) beside the runs.
  *
  * @example
  * ```ts
@@ -39,12 +42,13 @@ export interface EmbeddedEngineOptions {
  */
 export const embeddedEngine = (
   options: EmbeddedEngineOptions
-): Layer.Layer<WorkflowEngine.WorkflowEngine | SqlClient.SqlClient, EngineUnavailable> =>
+): Layer.Layer<WorkflowEngine.WorkflowEngine | ToolIntents | ApprovalInbox | SqlClient.SqlClient, EngineUnavailable> =>
   orUnavailable("embedded", ClusterWorkflowEngine.layer.pipe(
     Layer.provideMerge(SingleRunner.layer({
       runnerStorage: "memory",
       shardingConfig: { entityMessagePollInterval: "1 second", ...options.shardingConfig }
     })),
+    Layer.provideMerge(durableStoreSql()),
     Layer.provide(NodeCrypto.layer),
     Layer.provideMerge(pgliteClient({ dataDir: join(options.dataDir, "pg") })),
     Layer.provide(dataDirLock(options.dataDir))
