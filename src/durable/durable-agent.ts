@@ -7,32 +7,30 @@
  * does) and completes the deferred, from any process. `maxDuration` holds from the recorded start of
  * the run: a replay recomputes what is left, and a wait for decisions is raced with a durable clock.
  */
-import { Clock, Duration, Effect, Exit, Layer, Option, Schedule, Schema } from "effect"
-import * as Activity from "effect/workflow/Activity"
-import * as DurableClock from "effect/workflow/DurableClock"
+import { Clock, Duration, Effect, Exit, type Layer, Option, Schedule, Schema } from "effect"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import * as Workflow from "effect/workflow/Workflow"
-import * as WorkflowEngines from "effect/workflow/WorkflowEngine"
-import { WorkflowEngine } from "effect/workflow/WorkflowEngine"
+import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import type { AgentBuilder, AgentShape } from "../dsl/agent.ts"
 import { withDefinitionServices } from "../dsl/agent.ts"
-import { type AgentDefinition, definitionOf } from "../dsl/agent-definition.ts"
+import { definitionOf } from "../dsl/agent-definition.ts"
 import type { Decisions } from "../dsl/decision.ts"
 import type { Completed, PendingApproval } from "../dsl/run-outcome.ts"
-import { type RunSnapshot, RunSnapshotSchema } from "../dsl/run-snapshot.ts"
+import type { RunSnapshot } from "../dsl/run-snapshot.ts"
 import { type AgentError, DecisionsInvalid, InputInvalid } from "../errors.ts"
 import { newRunId } from "../internal/run-id.ts"
 import { resolveDecisions } from "../runtime/approval.ts"
 import { Durability } from "../runtime/durability.ts"
 import { compile } from "../runtime/plan.ts"
 import { resumeRun, type RunResult, runUntil } from "../runtime/run-agent.ts"
-import { budgetExceeded } from "../runtime/run-context.ts"
 import { checkSnapshot, decodeSnapshotValue } from "../runtime/snapshot.ts"
 import { ApprovalInbox } from "./approval-inbox.ts"
 import type { Reconcile } from "./reconcile.ts"
 import { recordedSteps } from "./recorded-steps.ts"
-import { AgentErrorSchema, DecisionsSchema, resultAsJson } from "./schemas.ts"
-import { ToolIntents } from "./tool-intents.ts"
+import { AgentErrorSchema, DecisionsSchema } from "./schemas.ts"
+import { withStoreRetry } from "./store-retry.ts"
+import type { ToolIntents } from "./tool-intents.ts"
+import { awaitDecisions, decisionsDeferred, plainDecisions } from "./approval-wait.ts"
 
 /** Options of {@link durable}. */
 export interface DurableOptions {
@@ -83,6 +81,8 @@ export interface DurableAgent<T extends AgentShape> {
   run(input: T["input"], options?: { readonly runId?: string }): Effect.Effect<DurableRunResult<T>, AgentError, DurableClient>
   /** Waits until run `runId` completes, or waits for decisions. */
   result(runId: string): Effect.Effect<DurableRunResult<T>, AgentError, DurableClient>
+  /** Waits until run `runId` ended, through any waits for decisions: its output, or the error it ended with. */
+  join(runId: string): Effect.Effect<T["output"], AgentError, WorkflowEngine>
   /** Where run `runId` is now: `None` while it runs (or for an unknown id); fails with the error it ended with. */
   poll(runId: string): Effect.Effect<Option.Option<DurableRunResult<T>>, AgentError, DurableClient>
   /**
@@ -164,23 +164,39 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
   const waiting = (runId: string) =>
     Effect.gen(function*() {
       const inbox = yield* ApprovalInbox
-      const open = yield* Effect.orDie(inbox.current(runId))
+      const open = yield* withStoreRetry(inbox.current(runId))
       if (Option.isNone(open)) return Option.none<AwaitingDecisions<T["tools"]>>()
       const snapshot = yield* Effect.orDie(decodeSnapshotValue(open.value.snapshot))
       return Option.some(pendingOf(runId, snapshot))
     })
 
+  /** The run's end, once it ended. */
+  const ended = (runId: string): Effect.Effect<Option.Option<Exit.Exit<unknown, AgentError>>, never, WorkflowEngine> =>
+    Effect.gen(function*() {
+      const polled = yield* workflow.poll(yield* executionIdOf(runId))
+      return Option.isSome(polled) && polled.value._tag === "Complete"
+        ? Option.some(polled.value.exit as Exit.Exit<unknown, AgentError>)
+        : Option.none()
+    })
+
   const poll = (runId: string): Effect.Effect<Option.Option<DurableRunResult<T>>, AgentError, DurableClient> =>
     Effect.gen(function*() {
-      const executionId = yield* executionIdOf(runId)
-      const polled = yield* workflow.poll(executionId)
-      if (Option.isSome(polled) && polled.value._tag === "Complete") {
-        const exit = polled.value.exit as Exit.Exit<unknown, AgentError>
+      const end = yield* ended(runId)
+      if (Option.isSome(end)) {
+        const exit = end.value
         if (Exit.isSuccess(exit)) return Option.some<DurableRunResult<T>>({ _tag: "Completed", output: exit.value })
         return yield* Effect.failCause(exit.cause)
       }
       return yield* waiting(runId)
     })
+
+  const join = (runId: string): Effect.Effect<T["output"], AgentError, WorkflowEngine> =>
+    ended(runId).pipe(
+      Effect.flatMap((end) => (Option.isSome(end) ? Effect.succeed(end.value) : Effect.fail(notYet))),
+      Effect.retry({ while: (error) => error === notYet, schedule: pollSchedule }),
+      Effect.catch(() => Effect.die(new Error("internal: polling ended"))),
+      Effect.flatMap((exit) => exit)
+    )
 
   const result = (runId: string): Effect.Effect<DurableRunResult<T>, AgentError, DurableClient> =>
     poll(runId).pipe(
@@ -193,7 +209,7 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
     Effect.gen(function*() {
       const inbox = yield* ApprovalInbox
       const refuse = (reason: string) => new DecisionsInvalid({ agent: definition.name, toolCallId: "*", reason })
-      const open = yield* Effect.orDie(inbox.current(runId))
+      const open = yield* withStoreRetry(inbox.current(runId))
       if (Option.isNone(open)) return yield* refuse(`run "${runId}" waits for no decisions`)
       const snapshot = yield* decodeSnapshotValue(open.value.snapshot).pipe(Effect.mapError((e) => refuse(e.message)))
       const plan = compile(definition)
@@ -206,7 +222,7 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       const token = DurableDeferred.tokenFromExecutionId(deferred, { workflow, executionId: open.value.executionId })
       yield* DurableDeferred.succeed(deferred, { token, value })
       // Closed here too, so a `result` right after this never sees the wait as open.
-      yield* Effect.orDie(inbox.close(runId, open.value.wait))
+      yield* withStoreRetry(inbox.close(runId, open.value.wait))
     })
 
   return {
@@ -216,6 +232,7 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
     start,
     run: (input, runOptions) => Effect.flatMap(start(input, runOptions), result),
     result,
+    join,
     poll,
     decide
   }
@@ -225,81 +242,3 @@ const notYet = Symbol("notYet")
 
 /** How often `result` polls: quickly at first, then every half second. */
 const pollSchedule = Schedule.min([Schedule.exponential(Duration.millis(5), 1.5), Schedule.spaced(Duration.millis(500))])
-
-const decisionsDeferred = (wait: number) => DurableDeferred.make(`decisions/${wait}`, { success: DecisionsSchema })
-
-/** Decisions as plain JSON data (`Decision.approve` is a Data value). */
-const plainDecisions = (decisions: Decisions): unknown =>
-  Object.fromEntries(Object.entries(decisions ?? {}).map(([id, decision]) => {
-    const d = decision as { readonly _tag?: unknown; readonly reason?: unknown; readonly args?: unknown }
-    switch (d?._tag) {
-      case "Deny":
-        return [id, { _tag: "Deny", reason: String(d.reason ?? "") }]
-      case "Edit":
-        return [id, { _tag: "Edit", args: resultAsJson(d.args) }]
-      default:
-        return [id, { _tag: d?._tag }]
-    }
-  }))
-
-/**
- * One wait for decisions: the snapshot goes to the inbox (once), then the run suspends on the wait's
- * durable deferred, raced with a durable clock at the run's `maxDuration` deadline.
- */
-const awaitDecisions = (
-  definition: AgentDefinition,
-  durability: Durability,
-  inbox: ApprovalInbox["Service"],
-  wait: { readonly runId: string; readonly executionId: string; readonly wait: number; readonly snapshot: RunSnapshot }
-) =>
-  Effect.gen(function*() {
-    const { runId } = wait
-    const snapshot = Schema.encodeSync(RunSnapshotSchema)(wait.snapshot) as Schema.Json
-    yield* Activity.make({
-      name: `approval/${runId}/${wait.wait}/open`,
-      execute: Effect.orDie(inbox.open({ runId, wait: wait.wait, executionId: wait.executionId, snapshot }))
-    })
-    const deferred = decisionsDeferred(wait.wait)
-    const maxDuration = definition.budget.maxDuration
-    let decided: Decisions | "expired"
-    if (!Number.isFinite(maxDuration)) {
-      decided = yield* DurableDeferred.await(deferred)
-    } else {
-      const startedAt = yield* durability.startedAt(runId, 0)
-      const now = yield* Clock.currentTimeMillis
-      const left = Math.max(0, maxDuration - (now - startedAt))
-      decided = yield* DurableDeferred.raceAll({
-        name: `approval/${runId}/${wait.wait}`,
-        success: Schema.Union([DecisionsSchema, Schema.Literal("expired")]),
-        error: Schema.Never,
-        effects: [
-          DurableDeferred.await(deferred),
-          DurableClock.sleep({ name: `deadline/${runId}/${wait.wait}`, duration: Duration.millis(left), inMemoryThreshold: Duration.zero }).pipe(
-            Effect.as("expired" as const)
-          )
-        ]
-      })
-      if (decided === "expired") {
-        const used = (yield* Clock.currentTimeMillis) - startedAt
-        yield* Activity.make({ name: `approval/${runId}/${wait.wait}/close`, execute: Effect.orDie(inbox.close(runId, wait.wait)) })
-        return yield* budgetExceeded(compile(definition), runId, { reason: "duration", limit: maxDuration, used }, wait.snapshot.state.transcript)
-      }
-    }
-    yield* Activity.make({ name: `approval/${runId}/${wait.wait}/close`, execute: Effect.orDie(inbox.close(runId, wait.wait)) })
-    return decided as Decisions
-  })
-
-/**
- * The in-memory engine and stores: one process, nothing survives it. For tests and development; the
- * file-backed and PostgreSQL engines are `embeddedEngine` and `postgresRunner`.
- *
- * @example
- * ```ts
- * const result = yield* d.run("2 + 2?").pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(memoryEngine))))
- * ```
- */
-export const memoryEngine: Layer.Layer<WorkflowEngine | ToolIntents | ApprovalInbox> = Layer.mergeAll(
-  WorkflowEngines.layerMemory,
-  ToolIntents.memory,
-  ApprovalInbox.memory
-)

@@ -4,7 +4,8 @@
  * is an Activity; approvals are durable deferreds decided from any process; `maxDuration` is a
  * durable deadline. See the README's "Durable runs".
  */
-export { durable, memoryEngine } from "./durable-agent.ts"
+export { durable } from "./durable-agent.ts"
+export { memoryEngine } from "./memory-engine.ts"
 export type { AwaitingDecisions, DurableAgent, DurableClient, DurableOptions, DurableRunResult } from "./durable-agent.ts"
 export { Reconciled } from "./reconcile.ts"
 export type { Reconcile } from "./reconcile.ts"

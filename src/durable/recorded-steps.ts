@@ -18,7 +18,9 @@ import { Durability, type ModelStep, type ToolRunExtra, type ToolStep } from "..
 import type { ToolEffectClass } from "../dsl/tool.ts"
 import type { LlmResponse } from "../model/messages.ts"
 import type { ModelError } from "../errors.ts"
-import { AgentErrorSchema, LlmResponseSchema, resultAsJson, type ToolOutcome, ToolOutcomeSchema } from "./schemas.ts"
+import { AgentErrorSchema, LlmResponseSchema, resultAsJson, type ToolExecution, ToolExecutionSchema, type ToolOutcome, ToolOutcomeSchema } from "./schemas.ts"
+import { withStoreRetry } from "./store-retry.ts"
+import { BudgetScope } from "../dsl/lineage.ts"
 import { ToolIntents } from "./tool-intents.ts"
 import { type Reconcile, reconcileUnknown } from "./reconcile.ts"
 
@@ -67,9 +69,24 @@ export const recordedSteps = (options: {
       tool: (step, run) => {
         const name = nameOf(`tool/${step.runId}/${step.turn}/${step.callId}`)
         const idempotencyKey = `${step.runId}/${step.turn}/${step.callId}`
-        const execute = executeTool(step, step.effect, name, idempotencyKey, run, intents, options.reconcile)
-        return record<ToolOutcome, OutcomeUnknown>(Activity.make({ name, success: ToolOutcomeSchema, error: ErrorSchema, execute })).pipe(
-          Effect.map((outcome): Exit.Exit<unknown, unknown> => (outcome._tag === "Succeeded" ? Exit.succeed(outcome.value) : Exit.fail(outcome.error)))
+        // Runs the tool starts charge a scope of their own under the run's, so what they used is known
+        // and recorded; a replay, which does not run them, charges the run's scope with it.
+        let live = false
+        const execute = Effect.suspend(() => {
+          live = true
+          const scope = new BudgetScope(`${step.tool} (durable)`, { tokens: Infinity, toolCalls: Infinity }, step.budgetScope)
+          return executeTool(step, step.effect, name, (extra) => run({ ...extra, budgetScope: scope }), idempotencyKey, intents, options.reconcile).pipe(
+            Effect.map((outcome): ToolExecution => ({ outcome, charged: { tokens: scope.used("tokens"), toolCalls: scope.used("toolCalls") } }))
+          )
+        })
+        return record<ToolExecution, OutcomeUnknown>(Activity.make({ name, success: ToolExecutionSchema, error: ErrorSchema, execute })).pipe(
+          Effect.map(({ outcome, charged }): Exit.Exit<unknown, unknown> => {
+            if (!live) {
+              if (charged.tokens > 0) step.budgetScope.charge("tokens", charged.tokens)
+              if (charged.toolCalls > 0) step.budgetScope.charge("toolCalls", charged.toolCalls)
+            }
+            return outcome._tag === "Succeeded" ? Exit.succeed(outcome.value) : Exit.fail(outcome.error)
+          })
         )
       },
       knowledge: (runId, source, load: Effect.Effect<string, ToolFailed>) =>
@@ -100,8 +117,8 @@ const executeTool = (
   step: ToolStep,
   effect: ToolEffectClass,
   key: string,
-  idempotencyKey: string,
   run: (extra: ToolRunExtra) => Effect.Effect<Exit.Exit<unknown, unknown>>,
+  idempotencyKey: string,
   intents: ToolIntents["Service"],
   reconcile: Reconcile | undefined
 ): Effect.Effect<ToolOutcome, AgentError> =>
@@ -114,11 +131,11 @@ const executeTool = (
         : { _tag: "Failed", error: Cause.squash(exit.cause) }
       // Read back as a replay would: the first execution goes on with exactly what is recorded.
       const recorded = encodeOutcome(outcome)
-      if (effect === "mutating") yield* Effect.orDie(intents.finish(key, recorded as Schema.Json))
+      if (effect === "mutating") yield* withStoreRetry(intents.finish(key, recorded as Schema.Json))
       return decodeOutcome(recorded)
     })
     if (effect !== "mutating") return yield* runTool
-    const prior = yield* Effect.orDie(intents.claim({ key, runId: step.runId, tool: step.tool, toolCallId: step.callId }))
+    const prior = yield* withStoreRetry(intents.claim({ key, runId: step.runId, tool: step.tool, toolCallId: step.callId }))
     if (Option.isNone(prior)) return yield* runTool
     // The tool ended, but its result was not recorded by the engine: what it wrote beside the claim is.
     if (prior.value._tag === "Finished") return decodeOutcome(prior.value.outcome)
@@ -135,7 +152,7 @@ const executeTool = (
       case "Result": {
         const outcome: ToolOutcome = { _tag: "Succeeded", value: resultAsJson(settled.value) }
         const recorded = encodeOutcome(outcome)
-        yield* Effect.orDie(intents.finish(key, recorded as Schema.Json))
+        yield* withStoreRetry(intents.finish(key, recorded as Schema.Json))
         return decodeOutcome(recorded)
       }
       case "RunAgain":

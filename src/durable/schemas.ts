@@ -175,6 +175,23 @@ export const ToolOutcomeSchema = Schema.Union([
 /** See {@link ToolOutcomeSchema}. */
 export type ToolOutcome = typeof ToolOutcomeSchema.Type
 
+/**
+ * One recorded tool execution: its outcome, and what the runs it started (an agent called as a tool)
+ * charged to the run's budget, which a replay charges again.
+ *
+ * @example
+ * ```ts
+ * const recorded: ToolExecution = { outcome: { _tag: "Succeeded", value: "4" }, charged: { tokens: 120, toolCalls: 1 } }
+ * ```
+ */
+export const ToolExecutionSchema = Schema.Struct({
+  outcome: ToolOutcomeSchema,
+  charged: Schema.Struct({ tokens: Schema.Finite, toolCalls: Schema.Finite })
+})
+
+/** See {@link ToolExecutionSchema}. */
+export type ToolExecution = typeof ToolExecutionSchema.Type
+
 /** The result of a tool as JSON (see {@link ToolOutcomeSchema}). */
 export const resultAsJson = (value: unknown): Schema.Json => toJson(value)
 

@@ -13,6 +13,7 @@ import { Context, type Effect, type Exit } from "effect"
 import type { ModelError, OutcomeUnknown, SkillFailed, ToolFailed } from "../errors.ts"
 import type { LlmResponse } from "../model/messages.ts"
 import type { ToolEffectClass } from "../dsl/tool.ts"
+import type { BudgetScope } from "../dsl/lineage.ts"
 
 /** Which model call of a run: the routing call, a turn's step, or a soft landing's last call. */
 export interface ModelStep {
@@ -29,11 +30,15 @@ export interface ToolStep {
   readonly callId: string
   readonly tool: string
   readonly args: unknown
+  /** The run's budget scope: what runs started by the tool (an agent as a tool) charge. */
+  readonly budgetScope: BudgetScope
 }
 
-/** What a durable run adds to a tool's run context. */
+/** What a durable run adds to a tool's execution. */
 export interface ToolRunExtra {
   readonly idempotencyKey?: string | undefined
+  /** The budget scope runs started by the tool charge (default: the run's), so their usage can be recorded. */
+  readonly budgetScope?: BudgetScope | undefined
 }
 
 /**

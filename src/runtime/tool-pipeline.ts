@@ -29,6 +29,7 @@ import { interceptCall } from "./intercept.ts"
 import { decideExecutionError, decideInvalidArgs } from "./recover.ts"
 import { CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
 import type { RunContext } from "./run-context.ts"
+import type { ToolRunExtra } from "./durability.ts"
 
 /** Where a call stands when the handlers are asked. */
 type Situation =
@@ -259,15 +260,18 @@ const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown):
 /** Runs started by the tool (an agent called as a tool) run under this run: its id is their parent, its budget scope theirs. */
 const executeWithin = (ctx: RunContext, tool: AnyTool, args: unknown, toolCallId: string) => {
   const durability = ctx.durability
-  const run = (idempotencyKey?: string) =>
-    Effect.exit(executeTool(tool, args, toolCallId, idempotencyKey)).pipe(
+  const run = (extra?: ToolRunExtra) =>
+    Effect.exit(executeTool(tool, args, toolCallId, extra?.idempotencyKey)).pipe(
       Effect.provideService(ParentRun, ctx.runId),
-      Effect.provideService(CurrentBudgetScope, ctx.ledger.scope)
+      Effect.provideService(CurrentBudgetScope, extra?.budgetScope ?? ctx.ledger.scope)
     )
   // A durable run records the outcome (a replay reads it back) and may end the run on a lost one.
   const execution = durability === undefined
     ? run()
-    : durability.tool({ agent: ctx.agent, runId: ctx.runId, turn: ctx.turn, callId: toolCallId, tool: tool.name, args, effect: tool.effect }, (extra) => run(extra.idempotencyKey))
+    : durability.tool(
+      { agent: ctx.agent, runId: ctx.runId, turn: ctx.turn, callId: toolCallId, tool: tool.name, args, effect: tool.effect, budgetScope: ctx.ledger.scope },
+      run
+    )
   const limit = ctx.ledger.limit("perToolTimeout")
   if (!Number.isFinite(limit)) return execution
   return execution.pipe(

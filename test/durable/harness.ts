@@ -37,9 +37,9 @@ export const clusterEngine = (driver: MessageStorage.MemoryDriver["Service"]): L
  * A runner: `layer` started in a scope of its own; `stop` closes it (interrupting whatever it runs),
  * as a killed process stops.
  */
-export const startRunner = <ROut>(layer: Layer.Layer<ROut>): Effect.Effect<{ readonly context: Context.Context<ROut>; readonly stop: Effect.Effect<void> }> =>
+export const startRunner = <ROut, E>(layer: Layer.Layer<ROut, E>): Effect.Effect<{ readonly context: Context.Context<ROut>; readonly stop: Effect.Effect<void> }> =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
-    const context = yield* Layer.buildWithScope(layer, scope)
+    const context = yield* Effect.orDie(Layer.buildWithScope(layer, scope))
     return { context, stop: Scope.close(scope, Exit.void) }
   })

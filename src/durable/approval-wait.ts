@@ -1,0 +1,83 @@
+/**
+ * A durable run's wait for decisions: the snapshot goes to the `ApprovalInbox` (once, as an
+ * activity), then the run suspends on the wait's durable deferred (`decisions/<n>`), raced with a
+ * durable clock at the run's `maxDuration` deadline (counted from its recorded start). `decide`
+ * completes that deferred from any process.
+ */
+import { Clock, Duration, Effect, Schema } from "effect"
+import * as Activity from "effect/workflow/Activity"
+import * as DurableClock from "effect/workflow/DurableClock"
+import * as DurableDeferred from "effect/workflow/DurableDeferred"
+import type { AgentDefinition } from "../dsl/agent-definition.ts"
+import type { Decisions } from "../dsl/decision.ts"
+import { type RunSnapshot, RunSnapshotSchema } from "../dsl/run-snapshot.ts"
+import type { Durability } from "../runtime/durability.ts"
+import { compile } from "../runtime/plan.ts"
+import { budgetExceeded } from "../runtime/run-context.ts"
+import type { ApprovalInbox } from "./approval-inbox.ts"
+import { DecisionsSchema, resultAsJson } from "./schemas.ts"
+import { withStoreRetry } from "./store-retry.ts"
+
+/** The durable deferred of wait `wait` of a run. */
+export const decisionsDeferred = (wait: number) => DurableDeferred.make(`decisions/${wait}`, { success: DecisionsSchema })
+
+/** Decisions as plain JSON data (`Decision.approve` is a Data value). */
+export const plainDecisions = (decisions: Decisions): unknown =>
+  Object.fromEntries(Object.entries(decisions ?? {}).map(([id, decision]) => {
+    const d = decision as { readonly _tag?: unknown; readonly reason?: unknown; readonly args?: unknown }
+    switch (d?._tag) {
+      case "Deny":
+        return [id, { _tag: "Deny", reason: String(d.reason ?? "") }]
+      case "Edit":
+        return [id, { _tag: "Edit", args: resultAsJson(d.args) }]
+      default:
+        return [id, { _tag: d?._tag }]
+    }
+  }))
+
+/**
+ * One wait for decisions: the snapshot goes to the inbox (once), then the run suspends on the wait's
+ * durable deferred, raced with a durable clock at the run's `maxDuration` deadline.
+ */
+export const awaitDecisions = (
+  definition: AgentDefinition,
+  durability: Durability,
+  inbox: ApprovalInbox["Service"],
+  wait: { readonly runId: string; readonly executionId: string; readonly wait: number; readonly snapshot: RunSnapshot }
+) =>
+  Effect.gen(function*() {
+    const { runId } = wait
+    const snapshot = Schema.encodeSync(RunSnapshotSchema)(wait.snapshot) as Schema.Json
+    yield* Activity.make({
+      name: `approval/${runId}/${wait.wait}/open`,
+      execute: withStoreRetry(inbox.open({ runId, wait: wait.wait, executionId: wait.executionId, snapshot }))
+    })
+    const deferred = decisionsDeferred(wait.wait)
+    const maxDuration = definition.budget.maxDuration
+    let decided: Decisions | "expired"
+    if (!Number.isFinite(maxDuration)) {
+      decided = yield* DurableDeferred.await(deferred)
+    } else {
+      const startedAt = yield* durability.startedAt(runId, 0)
+      const now = yield* Clock.currentTimeMillis
+      const left = Math.max(0, maxDuration - (now - startedAt))
+      decided = yield* DurableDeferred.raceAll({
+        name: `approval/${runId}/${wait.wait}`,
+        success: Schema.Union([DecisionsSchema, Schema.Literal("expired")]),
+        error: Schema.Never,
+        effects: [
+          DurableDeferred.await(deferred),
+          DurableClock.sleep({ name: `deadline/${runId}/${wait.wait}`, duration: Duration.millis(left), inMemoryThreshold: Duration.zero }).pipe(
+            Effect.as("expired" as const)
+          )
+        ]
+      })
+      if (decided === "expired") {
+        const used = (yield* Clock.currentTimeMillis) - startedAt
+        yield* Activity.make({ name: `approval/${runId}/${wait.wait}/close`, execute: withStoreRetry(inbox.close(runId, wait.wait)) })
+        return yield* budgetExceeded(compile(definition), runId, { reason: "duration", limit: maxDuration, used }, wait.snapshot.state.transcript)
+      }
+    }
+    yield* Activity.make({ name: `approval/${runId}/${wait.wait}/close`, execute: withStoreRetry(inbox.close(runId, wait.wait)) })
+    return decided as Decisions
+  })

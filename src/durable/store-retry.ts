@@ -1,0 +1,12 @@
+/**
+ * A store operation inside a durable step, retried a few times with backoff before it fails the step
+ * as a defect: a dropped connection should not end a run that a second attempt would carry on. (A
+ * claim whose commit was acknowledged too late is found by its retry: the call then goes to
+ * reconciliation, the safe side.)
+ */
+import { Duration, Effect, Schedule } from "effect"
+
+const schedule = Schedule.exponential(Duration.millis(50), 2)
+
+/** `operation`, retried up to 4 times (50 ms, 100 ms, 200 ms, 400 ms), then a defect. */
+export const withStoreRetry = <A, E>(operation: Effect.Effect<A, E>): Effect.Effect<A> => Effect.orDie(Effect.retry(operation, { schedule, times: 4 }))

@@ -1,0 +1,140 @@
+/**
+ * The SQL stores (`ToolIntents`, `ApprovalInbox`) on PostgreSQL, and a durable run on Effect Cluster's
+ * workflow engine over the same database: a runner stopped in a mutating tool, a fresh runner on the
+ * database, the intent found (counted in the database), the run ending with `OutcomeUnknown`; and a
+ * wait for a decision across the restart. The database is CI's (DATABASE_URL) or a throwaway cluster
+ * (`test/support/postgres.ts`); without PostgreSQL installed the suite is skipped, saying so.
+ */
+import { existsSync } from "node:fs"
+import { PgClient } from "@effect/sql-pg"
+import * as NodeCrypto from "@effect/platform-node-shared/NodeCrypto"
+import { Context, Deferred, Duration, Effect, Exit, Layer, Option, Redacted, Schema } from "effect"
+import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
+import * as SingleRunner from "effect/cluster/SingleRunner"
+import * as SqlClient from "effect/sql/SqlClient"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { agent, Decision, text, tool, toolCalls } from "../../src/index.ts"
+import { ApprovalInbox, durable, durableStoreSql, ToolIntents } from "../../src/durable/index.ts"
+import { scriptedModel } from "../../src/testing/index.ts"
+import { startPostgres, type TestPostgres } from "../support/postgres.ts"
+import { startRunner } from "./harness.ts"
+
+const available = process.env.DATABASE_URL !== undefined || existsSync("/usr/lib/postgresql")
+if (!available) console.warn("test/durable/postgres.test.ts: skipped — no DATABASE_URL and no PostgreSQL installed (/usr/lib/postgresql)")
+
+describe.skipIf(!available)("durable runs on PostgreSQL", () => {
+  let pg: TestPostgres
+  beforeAll(async () => {
+    pg = await startPostgres()
+  }, 60_000)
+  afterAll(() => pg?.stop(), 60_000)
+
+  const sql = () => PgClient.layer({ url: Redacted.make(pg.url), onnotice: () => {} } as never) as Layer.Layer<SqlClient.SqlClient | PgClient.PgClient>
+
+  it("ToolIntents: one claim wins, the outcome is written beside it; ApprovalInbox: the latest open wait", async () => {
+    const exit = await Effect.runPromise(Effect.exit(Effect.gen(function*() {
+      const intents = yield* ToolIntents
+      const inbox = yield* ApprovalInbox
+      const intent = { key: "r/1/c1", runId: "r", tool: "pay", toolCallId: "c1" }
+      const claims = yield* Effect.all([intents.claim(intent), intents.claim(intent), intents.claim(intent)], { concurrency: 3 })
+      yield* intents.finish("r/1/c1", { _tag: "Succeeded", value: "paid" })
+      const after = yield* intents.claim(intent)
+      const read = yield* intents.read("r/1/c1")
+      yield* inbox.open({ runId: "r", wait: 1, executionId: "e", snapshot: { a: 1 } })
+      yield* inbox.open({ runId: "r", wait: 1, executionId: "e", snapshot: { a: 2 } })
+      yield* inbox.open({ runId: "r", wait: 2, executionId: "e", snapshot: { b: 1 } })
+      const latest = yield* inbox.current("r")
+      yield* inbox.close("r", 2)
+      const earlier = yield* inbox.current("r")
+      yield* inbox.close("r", 1)
+      const none = yield* inbox.current("r")
+      return { claims, after, read, latest, earlier, none }
+    }).pipe(Effect.provide(durableStoreSql().pipe(Layer.provide(sql()))))))
+    expect(Exit.isSuccess(exit)).toBe(true)
+    if (!Exit.isSuccess(exit)) return
+    const { claims, after, read, latest, earlier, none } = exit.value
+    expect(claims.filter(Option.isNone)).toHaveLength(1)
+    expect(claims.filter(Option.isSome).map((c) => c.value)).toEqual([{ _tag: "Claimed" }, { _tag: "Claimed" }])
+    expect(after).toEqual(Option.some({ _tag: "Finished", outcome: { _tag: "Succeeded", value: "paid" } }))
+    expect(Option.getOrUndefined(read)).toMatchObject({ _tag: "Finished", runId: "r", tool: "pay", toolCallId: "c1" })
+    expect(Option.getOrUndefined(latest)).toEqual({ runId: "r", wait: 2, executionId: "e", snapshot: { b: 1 } })
+    expect(Option.getOrUndefined(earlier)).toEqual({ runId: "r", wait: 1, executionId: "e", snapshot: { a: 1 } })
+    expect(none).toEqual(Option.none())
+  }, 60_000)
+
+  it("the cluster engine on PostgreSQL: a mutating tool interrupted with its runner never runs again (counted in the database)", async () => {
+    const entered = Deferred.makeUnsafe<void>()
+    let runs = 0
+    const pay = tool("pay", {
+      args: Schema.Struct({ to: Schema.String }),
+      run: ({ to }) =>
+        Effect.gen(function*() {
+          runs++
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`insert into payments (recipient) values (${to})`
+          yield* Deferred.succeed(entered, undefined)
+          return yield* Effect.never
+        }).pipe(Effect.orDie)
+    })
+    const model = scriptedModel([toolCalls([{ id: "c1", name: "pay", arguments: { to: "bob" } }]), text("paid")])
+    const d = durable(agent("payer").model(model).tools({ pay }), { name: "payer-pg" })
+    const exit = await Effect.runPromise(Effect.gen(function*() {
+      const db = yield* Layer.build(sql())
+      const client = Context.get(db, SqlClient.SqlClient)
+      yield* client`create table if not exists payments (recipient text not null)`
+      const runner = () =>
+        d.layer.pipe(
+          Layer.provideMerge(ClusterWorkflowEngine.layer),
+          Layer.provideMerge(SingleRunner.layer({ runnerStorage: "memory", shardingConfig: { entityTerminationTimeout: Duration.millis(10), entityMessagePollInterval: Duration.millis(100) } })),
+          Layer.provideMerge(durableStoreSql()),
+          Layer.provide(NodeCrypto.layer),
+          Layer.provideMerge(Layer.succeedContext(db))
+        )
+      const first = yield* startRunner(runner())
+      yield* d.start("pay bob", { runId: "pg-crash" }).pipe(Effect.provide(first.context))
+      yield* Deferred.await(entered)
+      yield* first.stop
+      const second = yield* startRunner(runner())
+      const result = yield* Effect.exit(d.join("pg-crash").pipe(Effect.provide(second.context)))
+      yield* second.stop
+      const payments = yield* client<{ readonly n: string }>`select count(*) as n from payments`
+      const intents = yield* client<{ readonly n: string }>`select count(*) as n from agent_tool_intents where run_id = 'pg-crash'`
+      return { result, payments: Number(payments[0]!.n), intents: Number(intents[0]!.n) }
+    }).pipe(Effect.scoped, Effect.timeout("40 seconds")))
+    expect(Exit.isFailure(exit.result) && Option.getOrUndefined(Exit.findErrorOption(exit.result))).toMatchObject({ _tag: "OutcomeUnknown", tool: "pay", toolCallId: "c1" })
+    expect(exit.payments).toBe(1)
+    expect(exit.intents).toBe(1)
+    expect(runs).toBe(1)
+  }, 60_000)
+
+  it("the cluster engine on PostgreSQL: a wait for a decision survives a restart", async () => {
+    let sent = 0
+    const transfer = tool("transfer", { args: Schema.Struct({ amount: Schema.Finite }), needsApproval: true, run: ({ amount }) => {
+      sent++
+      return `sent ${amount}`
+    } })
+    const model = scriptedModel([toolCalls([{ id: "c1", name: "transfer", arguments: { amount: 5 } }]), text("done")])
+    const d = durable(agent("bank").model(model).tools({ transfer }), { name: "bank-pg" })
+    const exit = await Effect.runPromise(Effect.gen(function*() {
+      const db = yield* Layer.build(sql())
+      const runner = () =>
+        d.layer.pipe(
+          Layer.provideMerge(ClusterWorkflowEngine.layer),
+          Layer.provideMerge(SingleRunner.layer({ runnerStorage: "memory", shardingConfig: { entityTerminationTimeout: Duration.millis(10), entityMessagePollInterval: Duration.millis(100) } })),
+          Layer.provideMerge(durableStoreSql()),
+          Layer.provide(NodeCrypto.layer),
+          Layer.provideMerge(Layer.succeedContext(db))
+        )
+      const first = yield* startRunner(runner())
+      const waiting = yield* d.run("pay", { runId: "pg-wait" }).pipe(Effect.provide(first.context))
+      yield* first.stop
+      const second = yield* startRunner(runner())
+      yield* d.decide("pg-wait", { c1: Decision.approve }).pipe(Effect.provide(second.context))
+      const output = yield* d.join("pg-wait").pipe(Effect.provide(second.context))
+      yield* second.stop
+      return { waiting: waiting._tag, output }
+    }).pipe(Effect.scoped, Effect.timeout("40 seconds")))
+    expect(exit).toEqual({ waiting: "Suspended", output: "done" })
+    expect(sent).toBe(1)
+  }, 60_000)
+})
