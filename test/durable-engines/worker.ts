@@ -11,7 +11,7 @@
  * serves), `start` (start `RUN_IDS` and wait for all), `decide` (approve what `RUN_ID` waits for), `result`.
  * Each end is printed as one line `RESULT <json>` on stdout.
  */
-import { Effect, Layer, Option, Schema } from "effect"
+import { Effect, Layer, Option, Schedule, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { agent, Decision, text, tool, toolCalls } from "../../src/index.ts"
 import type { LlmMessage, ModelRequest } from "../../src/index.ts"
@@ -190,8 +190,14 @@ const main = Effect.gen(function*() {
       yield* which.decide(env.RUN_ID!, decisions).pipe(Effect.orDie)
       return yield* print({ decided: Object.keys(decisions) })
     }
-    case "result":
-      return yield* ended(which.result(env.RUN_ID!))
+    case "result": {
+      // `result` answers a wait for decisions at once: wait past it for the run's end.
+      const end = which.result(env.RUN_ID!).pipe(
+        Effect.flatMap((r) => (r._tag === "Suspended" ? Effect.fail("waiting" as const) : Effect.succeed(r))),
+        Effect.retry({ while: (e) => e === "waiting", schedule: Schedule.spaced("200 millis") })
+      )
+      return yield* ended(end)
+    }
     default: {
       yield* ended(which.run(input(env.RUN_ID!), { runId: env.RUN_ID! }))
       // A runner that got a wait for decisions stays up, as a deployed one does, until it is killed.
