@@ -68,7 +68,7 @@ export const postgresRunner = (
   const clientOnly = options.clientOnly === true
   if (!clientOnly && options.runnerAddress === undefined) {
     const missing = new EngineUnavailable({ engine: "postgres", reason: "a runner needs a runnerAddress (or clientOnly: true)" })
-    return Layer.effectDiscard(Effect.fail(missing)) as Layer.Layer<never, EngineUnavailable> as Layer.Layer<WorkflowEngine.WorkflowEngine, EngineUnavailable> as never
+    return Layer.unwrap(Effect.fail(missing))
   }
   const config = ShardingConfig.layer({
     entityMessagePollInterval: "1 second",
