@@ -12,9 +12,8 @@
  *   approval     suspend + snapshot JSON + resume vs a plain run
  *   composition  per child run: agent as tool, pipeline
  *   cold         import + one run in a fresh `node`          BENCH_COLD_RUNS (7)
- *   durable      bench/durable.ts (durable runs), when present
+ *   durable      bench/durable.ts (durable runs; PostgreSQL rows with DATABASE_URL)
  */
-import { existsSync } from "node:fs"
 import { cpus, loadavg, totalmem } from "node:os"
 import { calculator, checkRun, stepsPerRun } from "./calculator/script.ts"
 import { libraries } from "./libraries.ts"
@@ -121,15 +120,10 @@ if (section("cold")) {
   console.table(runColdStart({ runs }))
 }
 
-// --- durable runs (#18): bench/durable.ts is written by the durable-runs work; run here when present.
-// It may export `runDurable()` (or a default function) returning rows for a table, or print its own.
-if (section("durable") && existsSync(new URL("./durable.ts", import.meta.url))) {
+// --- durable runs (#18): cost per step, durable against in-memory (PostgreSQL rows when DATABASE_URL is set).
+if (section("durable")) {
   collect()
-  const durable = (await import(new URL("./durable.ts", import.meta.url).href)) as { runDurable?: () => unknown; default?: () => unknown }
-  const run = durable.runDurable ?? durable.default
-  if (typeof run === "function") {
-    console.log("\nDurable runs (bench/durable.ts)")
-    const rows = await run()
-    if (Array.isArray(rows)) console.table(rows)
-  }
+  const { durableFigures } = await import("./durable.ts")
+  console.log("\nDurable runs: cost per step, durable against in-memory (bench/durable.ts)")
+  console.table(await durableFigures())
 }

@@ -1,0 +1,98 @@
+/**
+ * One runner of a multi-process Effect Cluster on PostgreSQL. Runners share the database (messages,
+ * replies and the runs' activity results in `SqlMessageStorage`; runner membership and shard locks in
+ * `SqlRunnerStorage`) and call each other over TCP with Effect's socket RPC (`NodeClusterSocket` of
+ * `@effect/platform-node-shared`, which runs on Node 20: `@effect/platform-node`'s HTTP runner needs
+ * undici for Node 22). Shards (and the runs in them) spread over the live runners; when a runner dies
+ * its shard locks go with its database session, the others ping it, drop it, take its shards, and
+ * replay its runs from storage.
+ */
+import * as NodeClusterSocket from "@effect/platform-node-shared/NodeClusterSocket"
+import * as NodeCrypto from "@effect/platform-node-shared/NodeCrypto"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Option, Redacted } from "effect"
+import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
+import * as RunnerAddress from "effect/cluster/RunnerAddress"
+import * as RunnerHealth from "effect/cluster/RunnerHealth"
+import * as Runners from "effect/cluster/Runners"
+import * as ShardingConfig from "effect/cluster/ShardingConfig"
+import * as SocketRunner from "effect/cluster/SocketRunner"
+import * as SqlMessageStorage from "effect/cluster/SqlMessageStorage"
+import * as SqlRunnerStorage from "effect/cluster/SqlRunnerStorage"
+import * as RpcSerialization from "effect/rpc/RpcSerialization"
+import type * as SqlClient from "effect/sql/SqlClient"
+import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
+import type { ApprovalInbox } from "../approval-inbox.ts"
+import { durableStoreSql } from "../sql-store.ts"
+import type { ToolIntents } from "../tool-intents.ts"
+import { EngineUnavailable, orUnavailable } from "./engine-unavailable.ts"
+
+/** Options of {@link postgresRunner}. */
+export interface PostgresRunnerOptions {
+  /** The PostgreSQL every runner of the cluster shares (`postgres://user@host:port/db`). */
+  readonly url: string | Redacted.Redacted
+  /**
+   * The address other runners reach this one on (host and port). Required unless `clientOnly`; every
+   * runner needs its own.
+   */
+  readonly runnerAddress?: { readonly host: string; readonly port: number }
+  /** Where this runner listens, when it differs from `runnerAddress` (e.g. `0.0.0.0` in a container). */
+  readonly listenAddress?: { readonly host: string; readonly port: number }
+  /**
+   * A process that starts, polls and decides runs but runs none (no server, no shards): a web
+   * front end beside the runners.
+   */
+  readonly clientOnly?: boolean
+  /** Overrides of Effect Cluster's sharding settings. `shardsPerGroup` must agree across runners. */
+  readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Service"]>
+  /** Settings of the connection pool (`maxConnections`, `startupParameters`, …). */
+  readonly pool?: Omit<PgClient.PgPoolConfig, "url">
+}
+
+const address = (a: { readonly host: string; readonly port: number }) => RunnerAddress.make(a.host, a.port)
+
+/**
+ * The engine and stores of one runner (or client) of a cluster on PostgreSQL. Every runner process
+ * provides this with the durable agents' layers; the tables are created on first start.
+ *
+ * @example
+ * ```ts
+ * // runner 1 and runner 2, two processes, one database
+ * const engine = postgresRunner({ url: process.env.DATABASE_URL!, runnerAddress: { host: "10.0.0.5", port: 34431 } })
+ * Layer.launch(d.layer.pipe(Layer.provideMerge(engine))).pipe(Effect.runFork)
+ * ```
+ */
+export const postgresRunner = (
+  options: PostgresRunnerOptions
+): Layer.Layer<WorkflowEngine.WorkflowEngine | ToolIntents | ApprovalInbox | SqlClient.SqlClient, EngineUnavailable> => {
+  const clientOnly = options.clientOnly === true
+  if (!clientOnly && options.runnerAddress === undefined) {
+    const missing = new EngineUnavailable({ engine: "postgres", reason: "a runner needs a runnerAddress (or clientOnly: true)" })
+    return Layer.unwrap(Effect.fail(missing))
+  }
+  const config = ShardingConfig.layer({
+    entityMessagePollInterval: "1 second",
+    ...(options.runnerAddress === undefined ? {} : { runnerAddress: Option.some(address(options.runnerAddress)) }),
+    ...(options.listenAddress === undefined ? {} : { runnerListenAddress: Option.some(address(options.listenAddress)) }),
+    ...options.shardingConfig
+  })
+  const transport = clientOnly
+    ? SocketRunner.layerClientOnly.pipe(Layer.provide(NodeClusterSocket.layerClientProtocol))
+    : SocketRunner.layer.pipe(
+      Layer.provide([NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol]),
+      Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(NodeClusterSocket.layerClientProtocol)))
+    )
+  const sharding = transport.pipe(
+    Layer.provideMerge(SqlMessageStorage.layer),
+    Layer.provide(SqlRunnerStorage.layer),
+    Layer.provide(config),
+    Layer.provide(RpcSerialization.layerNdjson)
+  )
+  const url = typeof options.url === "string" ? Redacted.make(options.url) : options.url
+  return orUnavailable("postgres", ClusterWorkflowEngine.layer.pipe(
+    Layer.provideMerge(sharding),
+    Layer.provideMerge(durableStoreSql()),
+    Layer.provide(NodeCrypto.layer),
+    Layer.provideMerge(PgClient.layer({ ...options.pool, url }))
+  ))
+}

@@ -1,0 +1,102 @@
+/**
+ * Real crashes on PostgreSQL runners (Effect Cluster, SQL message and runner storage, TCP between
+ * runners): a runner killed with SIGKILL at a point of a run and restarted finishes it; two runners
+ * share the runs, one is killed mid-run and the other takes its shards and finishes its runs. Needs
+ * PostgreSQL (DATABASE_URL from .ci/run, or a local install); each file gets its own database.
+ */
+import { execFileSync } from "node:child_process"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startPostgres, type TestPostgres } from "../support/postgres.ts"
+import { countsSql, executionCounts, killPoints, queryPostgres, runWorker, startWorker, until } from "./processes.ts"
+
+const hasPostgres = process.env.DATABASE_URL !== undefined || (() => {
+  try {
+    execFileSync("ls", ["/usr/lib/postgresql"], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+})()
+if (!hasPostgres) console.warn("crash-postgres: skipped, no DATABASE_URL and no PostgreSQL installed (.ci/run provides one)")
+
+const long = process.env.DURABLE_LONG === "1"
+let pg: TestPostgres
+let reference = ""
+let port = 35000 + Math.floor(Math.random() * 2000)
+const base = () => ({ ENGINE: "postgres", DATABASE_URL: pg.url })
+
+describe.skipIf(!hasPostgres)("postgres runners", () => {
+  beforeAll(async () => {
+    pg = await startPostgres()
+    const ran = await runWorker({ ...base(), RUNNER_PORT: String(port++), RUN_ID: "ref" })
+    expect(ran.code, ran.stderr).toBe(0)
+    reference = ran.results[0].ok.output
+  }, 120_000)
+  afterAll(() => pg?.stop(), 60_000)
+
+  const crashAndResume = async (runId: string, point: string) => {
+    const killed = await runWorker({ ...base(), RUNNER_PORT: String(port++), RUN_ID: runId, KILL_AT: point })
+    expect(killed.signal, `the runner reached ${point}: ${killed.stderr}`).toBe("SIGKILL")
+    const resumed = await runWorker({ ...base(), RUNNER_PORT: String(port++), RUN_ID: runId })
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(resumed.results[0].ok).toEqual({ _tag: "Completed", output: reference.replaceAll("ref", runId) })
+    const counts = executionCounts(queryPostgres(pg.url, countsSql(runId)))
+    expect(counts.pay?.runs).toBe(1)
+    expect(counts.reserve?.keys).toBe(1)
+    expect(queryPostgres(pg.url, `select 1 from payments where order_id = '${runId}'`).length).toBe(1)
+    expect(queryPostgres(pg.url, `select 1 from reservations where idem_key like '${runId}/%'`).length).toBe(1)
+  }
+
+  // DURABLE_KILL_POINT replays a failure seen at a random point.
+  const point = process.env.DURABLE_KILL_POINT ?? killPoints[Math.floor(Math.random() * killPoints.length)]!
+  it(`a runner killed at ${point} and restarted finishes the run as an uncrashed one`, async () => {
+    await crashAndResume(`pg-${point}`, point)
+  }, 120_000)
+
+  it.skipIf(!long)("finishes the run whatever the kill point (test:durable)", async () => {
+    for (const p of killPoints) await crashAndResume(`pg-every-${p}`, p)
+  }, 900_000)
+
+  it("spreads runs over two runners; one killed mid-run, the other finishes its runs", async () => {
+    const one = startWorker({ ...base(), RUNNER_PORT: String(port++), MODE: "serve", SLOW_TOOLS_MS: "1500" })
+    const two = startWorker({ ...base(), RUNNER_PORT: String(port++), MODE: "serve", SLOW_TOOLS_MS: "1500" })
+    try {
+      await Promise.all([one.ready, two.ready])
+      await new Promise((r) => setTimeout(r, 3000)) // both registered and holding shards
+      const ids = Array.from({ length: 8 }, (_, i) => `spread-${i}`)
+      const client = startWorker({ ...base(), MODE: "start", RUN_IDS: ids.join(",") })
+      const pids = () => queryPostgres<{ pid: number }>(pg.url, `select distinct pid from executions where order_id like 'spread-%'`).map((r) => r.pid)
+      await until(() => pids().includes(one.child.pid!) && pids().includes(two.child.pid!), 90_000, "steps on both runners")
+      one.kill()
+      const ended = await client.exit
+      expect(ended.code, ended.stderr).toBe(0)
+      const outputs = ended.results.map((r) => r.ok?.output).sort()
+      expect(outputs).toEqual(ids.map((id) => reference.replaceAll("ref", id)).sort())
+      // runs the killed runner had started were finished by the other one
+      const taken = queryPostgres<{ order_id: string }>(pg.url, `select order_id from executions where order_id like 'spread-%' group by order_id having count(distinct pid) = 2`)
+      expect(taken.length).toBeGreaterThan(0)
+      for (const id of ids) expect(queryPostgres(pg.url, `select 1 from payments where order_id = '${id}'`).length).toBe(1)
+    } finally {
+      one.kill()
+      two.kill()
+    }
+  }, 180_000)
+
+  it.skipIf(!long)("keeps an approval waiting across a runner restart, decided from a client process", async () => {
+    const first = startWorker({ ...base(), RUNNER_PORT: String(port++), AGENT: "bank", RUN_ID: "pg-approve", STAY: "1" })
+    await until(() => first.results.length > 0, 60_000, "the run to wait for a decision")
+    expect(first.results[0].ok._tag).toBe("Suspended")
+    first.kill()
+    await first.exit
+    const runner = startWorker({ ...base(), RUNNER_PORT: String(port++), AGENT: "bank", MODE: "serve" })
+    try {
+      await runner.ready
+      const decided = await runWorker({ ...base(), AGENT: "bank", RUN_ID: "pg-approve", MODE: "decide" })
+      expect(decided.results[0], decided.stderr).toEqual({ decided: ["t1"] })
+      const result = await runWorker({ ...base(), AGENT: "bank", RUN_ID: "pg-approve", MODE: "result" })
+      expect(result.results[0].ok).toEqual({ _tag: "Completed", output: "done: sent 500" })
+    } finally {
+      runner.kill()
+    }
+  }, 180_000)
+})
