@@ -11,7 +11,9 @@ import { join } from "node:path"
 import { Effect, Layer, Schema } from "effect"
 import { agent, text, tool, toolCalls } from "../src/index.ts"
 import type { ModelRequest } from "../src/index.ts"
-import { durable, embeddedEngine, memoryEngine, postgresRunner } from "../src/durable/index.ts"
+import { durable, memoryEngine } from "../src/durable/index.ts"
+import { embeddedEngine } from "../src/durable/embedded.ts"
+import { postgresRunner } from "../src/durable/postgres.ts"
 import { scriptedModel } from "../src/testing/index.ts"
 
 const turns = Number(process.env.BENCH_DURABLE_TURNS ?? 5)

@@ -14,7 +14,8 @@ import { fileURLToPath } from "node:url"
 import { Effect, Layer, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { agent, text, tool, toolCalls } from "../src/index.ts"
-import { durable, embeddedEngine } from "../src/durable/index.ts"
+import { durable } from "../src/durable/index.ts"
+import { embeddedEngine } from "../src/durable/embedded.ts"
 import { scriptedModel } from "../src/testing/index.ts"
 
 const say = (line: string) => process.stdout.write(`${line}\n`)

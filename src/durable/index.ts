@@ -15,4 +15,4 @@ export { approvalInboxSql, durableStoreSql, type SqlStoreOptions, toolIntentsSql
 export { AgentErrorSchema, DecisionsSchema, LlmResponseSchema, ModelErrorSchema, type ToolOutcome, ToolOutcomeSchema } from "./schemas.ts"
 export { OutcomeUnknown } from "../errors.ts"
 export type { ToolEffectClass } from "../dsl/tool.ts"
-export * from "./engines/index.ts"
+export { EngineUnavailable } from "./engines/engine-unavailable.ts"

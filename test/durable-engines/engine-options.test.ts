@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Exit, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { EngineUnavailable, postgresRunner } from "../../src/durable/index.ts"
+import { EngineUnavailable, postgresRunner } from "../../src/durable/postgres.ts"
 import { dataDirLock } from "../../src/durable/engines/data-dir-lock.ts"
 
 const dirs: Array<string> = []

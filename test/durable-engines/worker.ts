@@ -15,7 +15,9 @@ import { Effect, Layer, Option, Schedule, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { agent, Decision, text, tool, toolCalls } from "../../src/index.ts"
 import type { LlmMessage, ModelRequest } from "../../src/index.ts"
-import { durable, embeddedEngine, postgresRunner, type Reconcile, Reconciled, ToolIntents } from "../../src/durable/index.ts"
+import { durable, type Reconcile, Reconciled, ToolIntents } from "../../src/durable/index.ts"
+import { embeddedEngine } from "../../src/durable/embedded.ts"
+import { postgresRunner } from "../../src/durable/postgres.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 
 const env = process.env

@@ -1,0 +1,14 @@
+/**
+ * `effect-agent-dsl/durable/embedded`: the embedded engine for durable runs — Effect Cluster's workflow
+ * engine in one process, on PGlite files (WASM PostgreSQL: no server, no native build). Needs the
+ * optional peer `@electric-sql/pglite`; kept off `effect-agent-dsl/durable` so that users of the other
+ * engines never load it. See the README's "Deploying durable runners".
+ *
+ * @example
+ * import { durable } from "effect-agent-dsl/durable"
+ * import { embeddedEngine } from "effect-agent-dsl/durable/embedded"
+ * const runner = durable(myAgent).layer.pipe(Layer.provideMerge(embeddedEngine({ dataDir: "./runs" })))
+ */
+export { embeddedEngine, type EmbeddedEngineOptions } from "./engines/embedded-engine.ts"
+export { pgliteClient, type PgliteClientOptions } from "./engines/pglite-client.ts"
+export { EngineUnavailable } from "./engines/engine-unavailable.ts"

@@ -1,0 +1,12 @@
+/**
+ * `effect-agent-dsl/durable/postgres`: one runner of a multi-process Effect Cluster on PostgreSQL for
+ * durable runs. Needs the optional peer `@effect/sql-pg`; kept off `effect-agent-dsl/durable` so that
+ * users of the other engines never load it. See the README's "Deploying durable runners".
+ *
+ * @example
+ * import { durable } from "effect-agent-dsl/durable"
+ * import { postgresRunner } from "effect-agent-dsl/durable/postgres"
+ * const runner = durable(myAgent).layer.pipe(Layer.provideMerge(postgresRunner({ url, runnerAddress: { host: "10.0.0.5", port: 34431 } })))
+ */
+export { postgresRunner, type PostgresRunnerOptions } from "./engines/postgres-runner.ts"
+export { EngineUnavailable } from "./engines/engine-unavailable.ts"
