@@ -7,7 +7,7 @@
  * events, hooks or snapshots. "ours ÷ floor" in `npm run bench` is what our loop costs above this.
  */
 import { Result, Schema } from "effect"
-import { callUsage, type MakeRunner, maxTurns, question, runTool, systemPrompt } from "./calculator/script.ts"
+import { callUsage, type MakeRunner, maxTurns, mockModel, question, runTool, systemPrompt } from "./calculator/script.ts"
 
 const Operands = Schema.Struct({ a: Schema.Finite, b: Schema.Finite })
 const decodeOptions = { errors: "all", onExcessProperty: "error" } as const
@@ -31,7 +31,8 @@ const isReply = (value: unknown): value is Reply => {
   return reply._tag === "Text" ? typeof reply.content === "string" : reply._tag === "ToolCalls" && Array.isArray(reply.calls)
 }
 
-export const makeRunner: MakeRunner = (scenario, { counters, park }) => {
+export const makeRunner: MakeRunner = (scenario, harness) => {
+  const { counters } = harness
   const decode = Schema.decodeUnknownResult(Schema.toCodecJson(Operands))
   const tools = new Map([
     ["add", runTool(scenario, counters, "add")],
@@ -43,18 +44,8 @@ export const makeRunner: MakeRunner = (scenario, { counters, park }) => {
     parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"], additionalProperties: false }
   }))
   const limit = maxTurns(scenario)
-  let ids = 0
   // The same mock body as ours' `fromFunction` model.
-  const model = async (request: { readonly messages: ReadonlyArray<Message> }): Promise<unknown> => {
-    let toolResults = 0
-    for (const message of request.messages) if (message.role === "tool") toolResults++
-    if (park !== undefined) await park(toolResults)
-    counters.modelCalls++
-    const step = scenario.step(toolResults)
-    return step === undefined
-      ? { _tag: "Text", content: scenario.finalAnswer, usage: callUsage }
-      : { _tag: "ToolCalls", calls: [{ id: `call_${ids++}`, name: step.tool, arguments: JSON.stringify(step.args) }], usage: callUsage }
-  }
+  const model = mockModel(scenario, harness)
   return async () => {
     const messages: Array<Message> = [{ role: "system", content: systemPrompt }, { role: "user", content: question }]
     let turns = 0

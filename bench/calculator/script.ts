@@ -82,6 +82,33 @@ export const runTool = (scenario: Scenario, counters: Counters, name: "add" | "m
   }
 }
 
+/** What the shared mock model answers: our `LlmResponse` shape (the floor reads the same). */
+export type MockReply =
+  | { readonly _tag: "Text"; readonly content: string; readonly usage: typeof callUsage }
+  | {
+    readonly _tag: "ToolCalls"
+    readonly calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: string }>
+    readonly usage: typeof callUsage
+  }
+
+/**
+ * The async mock model of ours and the floor (one body, so both do the same work): counts tool results
+ * in the request, waits at `park`, answers the scenario's next step.
+ */
+export const mockModel = (scenario: Scenario, { counters, park }: Harness) => {
+  let ids = 0
+  return async (request: { readonly messages: ReadonlyArray<{ readonly role: string }> }): Promise<MockReply> => {
+    let toolResults = 0
+    for (const message of request.messages) if (message.role === "tool") toolResults++
+    if (park !== undefined) await park(toolResults)
+    counters.modelCalls++
+    const step = scenario.step(toolResults)
+    return step === undefined
+      ? { _tag: "Text", content: scenario.finalAnswer, usage: callUsage }
+      : { _tag: "ToolCalls", calls: [{ id: `call_${ids++}`, name: step.tool, arguments: JSON.stringify(step.args) }], usage: callUsage }
+  }
+}
+
 /** A runner: one complete agent run of `scenario`, resolving to the final answer. */
 export type MakeRunner = (scenario: Scenario, harness: Harness) => () => Promise<string>
 
