@@ -32,28 +32,24 @@ export type EventSink = (event: RunStreamEvent) => Effect.Effect<void>
  * run has one (`ParentRun`, set by composites, and by agents for the runs their tools and handoffs
  * start). Never fails.
  */
-export const emit = (plan: AgentPlan, event: AgentEvent, sink?: EventSink): Effect.Effect<void> => {
-  const listeners = plan.listeners.get(event._tag)
-  if (listeners === undefined && sink === undefined) return Effect.void
-  return Effect.flatMap(ParentRun, (parentRunId: string | undefined) => {
-    const stamped: AgentEvent = parentRunId === undefined ? event : { ...event, parentRunId }
-    const delivered = listeners === undefined ? Effect.void : deliver(plan, listeners, stamped, sink)
-    return sink === undefined ? delivered : Effect.andThen(delivered, sink(stamped))
-  })
-}
+export const emit = (plan: AgentPlan, event: AgentEvent, sink?: EventSink): Effect.Effect<void> => dispatch(plan, event, sink, false)
 
 /**
  * `emit` for `RunEnd`: the listeners run on a detached fiber started at once, then the event goes to
  * the sink in the caller's fiber (a stream still ends with it). Never fails, never waits for a hook.
  */
-export const emitEnd = (plan: AgentPlan, event: AgentEvent, sink?: EventSink): Effect.Effect<void> => {
+export const emitEnd = (plan: AgentPlan, event: AgentEvent, sink?: EventSink): Effect.Effect<void> => dispatch(plan, event, sink, true)
+
+const dispatch = (plan: AgentPlan, event: AgentEvent, sink: EventSink | undefined, detached: boolean): Effect.Effect<void> => {
   const listeners = plan.listeners.get(event._tag)
   if (listeners === undefined && sink === undefined) return Effect.void
   return Effect.flatMap(ParentRun, (parentRunId: string | undefined) => {
     const stamped: AgentEvent = parentRunId === undefined ? event : { ...event, parentRunId }
     const delivered = listeners === undefined
       ? Effect.void
-      : Effect.asVoid(Effect.forkDetach(deliver(plan, listeners, stamped, sink), { startImmediately: true }))
+      : detached
+      ? Effect.asVoid(Effect.forkDetach(deliver(plan, listeners, stamped, sink), { startImmediately: true }))
+      : deliver(plan, listeners, stamped, sink)
     return sink === undefined ? delivered : Effect.andThen(delivered, sink(stamped))
   })
 }
