@@ -1,14 +1,15 @@
-/** The implementations compared, by name; the floor last. */
+/** The implementations compared, by name; the floors last. */
 import { makeRunner as openAiAgents } from "./calculator/openai-agents.ts"
 import { makeRunner as ours } from "./calculator/ours.ts"
 import type { MakeRunner } from "./calculator/script.ts"
 import { makeRunner as vercelAi, makeRunnerZodSchema as vercelAiZodSchema } from "./calculator/vercel-ai.ts"
+import { makeRunner as floorEffect } from "./floor-effect.ts"
 import { makeRunner as floor } from "./floor.ts"
 import { oursSource } from "./ours-lib.ts"
 
 export interface Library {
   readonly name: string
-  readonly key: "ours" | "ai" | "ai-zodSchema" | "agents" | "floor"
+  readonly key: "ours" | "ai" | "ai-zodSchema" | "agents" | "floor-effect" | "floor"
   readonly makeRunner: MakeRunner
 }
 
@@ -17,6 +18,7 @@ export const libraries: ReadonlyArray<Library> = [
   { key: "ai", name: "ai 6 (zod as shipped)", makeRunner: vercelAi },
   { key: "ai-zodSchema", name: "ai 6 (zodSchema())", makeRunner: vercelAiZodSchema },
   { key: "agents", name: "@openai/agents 0.14", makeRunner: openAiAgents },
+  { key: "floor-effect", name: "Effect floor (the floor as one Effect.gen)", makeRunner: floorEffect },
   { key: "floor", name: "floor (hand-written loop)", makeRunner: floor }
 ]
 

@@ -26,6 +26,9 @@ export const collect = () => {
   }
 }
 
+/** Unmeasured runs after each collection (`BENCH_SETTLE_MS`, default 250 ms; see `interleavedRounds`). */
+const settleMsDefault = Number(process.env.BENCH_SETTLE_MS ?? 250)
+
 export interface Timed {
   /** Wall time per run, µs. */
   readonly wallUs: Summary
@@ -37,12 +40,17 @@ export interface Timed {
 /**
  * Runs each subject sequentially for at least `roundMs` (and at least once) per round, subjects
  * interleaved round by round, the first round a discarded warm-up; garbage collected before every
- * subject's turn. Returns per-run wall and CPU time for each subject, as median (min–max) over rounds.
+ * subject's turn, then `settleMs` of unmeasured runs: a forced full collection shrinks V8's young
+ * generation, and every library then runs 2–5× slower until the heap has grown back (measured: ours
+ * 1,660 → 320 µs/run over its first ~1,000 runs, the AI SDK 3,350 → 1,100, the Effect floor 120 → 16),
+ * which is the harness's doing, not the library's. Returns per-run wall and CPU time for each
+ * subject, as median (min–max) over rounds.
  */
 export const interleavedRounds = async (
   subjects: ReadonlyArray<() => Promise<unknown>>,
-  options: { readonly rounds: number; readonly roundMs: number }
+  options: { readonly rounds: number; readonly roundMs: number; readonly settleMs?: number }
 ): Promise<ReadonlyArray<Timed>> => {
+  const settleMs = options.settleMs ?? settleMsDefault
   const samples = subjects.map(() => ({ wall: [] as Array<number>, cpu: [] as Array<number>, runs: [] as Array<number> }))
   for (let round = 0; round <= options.rounds; round++) {
     // Alternate the order so that no subject always runs right after the same neighbour.
@@ -51,6 +59,9 @@ export const interleavedRounds = async (
     for (const index of order) {
       const runOnce = subjects[index]!
       collect()
+      const settling = performance.now()
+      do await runOnce()
+      while (performance.now() - settling < settleMs)
       let runs = 0
       const cpuBefore = process.cpuUsage()
       const started = performance.now()

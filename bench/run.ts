@@ -44,6 +44,7 @@ if (section("calculator")) {
   const timed = await interleavedRounds(subjects.map((s) => s.runOnce), { rounds, roundMs })
   const ours = timed[keyOf("ours")]!
   const floor = timed[keyOf("floor")]!
+  const effectFloor = timed[keyOf("floor-effect")]!
   console.log(
     `\nCalculator agent (${stepsPerRun(calculator)} model calls, ${calculator.turns} tool runs per run; async mocks and tools, usage reported): ` +
       `median (min–max) of ${rounds} interleaved rounds of ${roundMs} ms after a warm-up round`
@@ -58,7 +59,9 @@ if (section("calculator")) {
   })))
   console.log(
     `ours ÷ floor per run: wall ${(ours.wallUs.median / floor.wallUs.median).toFixed(1)}×, CPU ${(ours.cpuUs.median / floor.cpuUs.median).toFixed(1)}× ` +
-      `(ours ${ours.wallUs.median.toFixed(1)} µs, floor ${floor.wallUs.median.toFixed(1)} µs)`
+      `(ours ${ours.wallUs.median.toFixed(1)} µs, floor ${floor.wallUs.median.toFixed(1)} µs); ` +
+      `ours ÷ Effect floor: wall ${(ours.wallUs.median / effectFloor.wallUs.median).toFixed(1)}×, CPU ${(ours.cpuUs.median / effectFloor.cpuUs.median).toFixed(1)}× ` +
+      `(Effect floor ${effectFloor.wallUs.median.toFixed(1)} µs, ${(effectFloor.wallUs.median / floor.wallUs.median).toFixed(1)}× the floor)`
   )
 }
 
