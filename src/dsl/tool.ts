@@ -71,7 +71,12 @@ export const ToolInternals: unique symbol = Symbol.for("effect-agent-dsl/ToolInt
 /** What only the loop uses. */
 export interface ToolInternalsOf<Args, Result, R = never> {
   /** Runs the tool on already-decoded arguments; interruption aborts the context's signal. */
-  readonly execute: (args: Args, toolCallId: string, idempotencyKey?: string) => Effect.Effect<Result, unknown, R>
+  readonly execute: (
+    args: Args,
+    toolCallId: string,
+    idempotencyKey?: string,
+    around?: (answer: Effect.Effect<unknown, unknown>) => Effect.Effect<unknown, unknown>
+  ) => Effect.Effect<Result, unknown, R>
   /**
    * Whether this call needs a human decision before it runs (undefined: never). A predicate that
    * throws or fails counts as "needs approval": the safe side.
@@ -383,7 +388,7 @@ const makeTool = (
     definition,
     codec: Object.freeze(codec),
     [ToolInternals]: Object.freeze({
-      execute: (args: unknown, toolCallId: string, idempotencyKey?: string) =>
+      execute: (args: unknown, toolCallId: string, idempotencyKey?: string, around?: (answer: Effect.Effect<unknown, unknown>) => Effect.Effect<unknown, unknown>) =>
         fromMaybeEffect((abortable) =>
           run(args, {
             toolCallId,
@@ -391,8 +396,7 @@ const makeTool = (
             get signal() {
               return abortable.signal
             }
-          })
-        ),
+          }), around),
       needsApproval
     }),
     tags: Object.freeze([...(options.tags ?? [])]),
@@ -432,14 +436,20 @@ const approvalPredicate = (option: unknown): ToolInternalsOf<unknown, unknown>["
 
 /**
  * Internal: runs a tool on already-decoded arguments (the loop's way in; not part of the public API).
+ * `around` wraps the tool's answer when it is an Effect (the services of the run it belongs to).
  *
  * @example
  * ```ts
  * yield* executeTool(add, { a: 1, b: 2 }, "call_1")
  * ```
  */
-export const executeTool = <Args, R>(tool: Tool<string, Args, R, any, boolean>, args: Args, toolCallId: string, idempotencyKey?: string): Effect.Effect<R, unknown> =>
-  tool[ToolInternals].execute(args, toolCallId, idempotencyKey) as Effect.Effect<R, unknown>
+export const executeTool = <Args, R>(
+  tool: Tool<string, Args, R, any, boolean>,
+  args: Args,
+  toolCallId: string,
+  idempotencyKey?: string,
+  around?: (answer: Effect.Effect<unknown, unknown>) => Effect.Effect<unknown, unknown>
+): Effect.Effect<R, unknown> => tool[ToolInternals].execute(args, toolCallId, idempotencyKey, around) as Effect.Effect<R, unknown>
 
 /** The `run` of a tool declared without one: looks its implementation up in the run's services. */
 const implementedByLayer = (name: string) => {

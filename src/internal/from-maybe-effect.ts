@@ -21,42 +21,57 @@ export interface Abortable {
 }
 
 /**
+ * The `Abortable` of one call of user code (a class: an object literal with a getter is several
+ * times slower to make, and one is made per tool call, hook and model call).
+ */
+class LazyAbortable implements Abortable {
+  #controller: AbortController | undefined = undefined
+  // Interrupted before the signal was first read (a tool reading it after its first `await`): the
+  // signal it gets then is aborted already, never a fresh one that nothing will abort.
+  #interrupted = false
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController()
+      if (this.#interrupted) this.#controller.abort()
+    }
+    return this.#controller.signal
+  }
+
+  abort(): void {
+    this.#interrupted = true
+    this.#controller?.abort()
+  }
+}
+
+/**
  * The result is typed as requiring nothing: user code's services are tracked by the agent builder's
  * type (its `requirements`) and provided around the whole run, whose fiber every step inherits.
+ * `around` wraps an Effect answer only (e.g. services that only an Effect can read): a value or a
+ * Promise needs nothing around it. One primitive per call: the user code runs when the Effect is
+ * evaluated, and a value, a throw or an Effect answer resumes at once.
  */
-export const fromMaybeEffect = <A>(run: (abortable: Abortable) => MaybeEffect<A, any>): Effect.Effect<A, unknown> =>
-  Effect.suspend(() => {
-    let controller: AbortController | undefined
-    // Interrupted before the signal was first read (a tool reading it after its first `await`): the
-    // signal it gets then is aborted already, never a fresh one that nothing will abort.
-    let interrupted = false
-    const abortable: Abortable = {
-      get signal() {
-        if (controller === undefined) {
-          controller = new AbortController()
-          if (interrupted) controller.abort()
-        }
-        return controller.signal
-      }
-    }
+export const fromMaybeEffect = <A>(
+  run: (abortable: Abortable) => MaybeEffect<A, any>,
+  around?: (answer: Effect.Effect<A, unknown>) => Effect.Effect<A, unknown>
+): Effect.Effect<A, unknown> =>
+  Effect.callback<A, unknown>((resume) => {
+    const abortable = new LazyAbortable()
     let out: MaybeEffect<A, any>
     try {
       out = run(abortable)
     } catch (error) {
-      return Effect.fail(error)
+      return resume(Effect.fail(error))
     }
-    const abort = () => {
-      interrupted = true
-      controller?.abort()
+    const abort = () => abortable.abort()
+    if (Effect.isEffect(out)) {
+      const answer = userInterruptAsFailure(out as Effect.Effect<A, unknown>).pipe(Effect.onInterrupt(() => Effect.sync(abort)))
+      return resume(around === undefined ? answer : around(answer))
     }
-    if (Effect.isEffect(out)) return userInterruptAsFailure(out as Effect.Effect<A, unknown>).pipe(Effect.onInterrupt(() => Effect.sync(abort)))
-    if (!isPromiseLike(out)) return Effect.succeed(out)
-    // One primitive for a Promise (every async tool, hook and model function): its cancellation aborts the signal.
-    const promise = Promise.resolve(out)
-    return Effect.callback<A, unknown>((resume) => {
-      promise.then((value) => resume(Effect.succeed(value)), (error) => resume(Effect.fail(error)))
-      return Effect.sync(abort)
-    })
+    if (!isPromiseLike(out)) return resume(Effect.succeed(out))
+    // A Promise (every async tool, hook and model function): its cancellation aborts the signal.
+    Promise.resolve(out).then((value) => resume(Effect.succeed(value)), (error) => resume(Effect.fail(error)))
+    return Effect.sync(abort)
   })
 
 /** What user code that answered `Effect.interrupt` (or interrupted itself) fails with instead. */

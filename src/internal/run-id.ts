@@ -5,8 +5,13 @@
  */
 import { Effect, Random } from "effect"
 
-const part = Random.nextIntBetween(0, 2 ** 30).pipe(Effect.map((n) => n.toString(36).padStart(6, "0")))
+// 30 random bits in base 36, as `Random.nextIntBetween(0, 2 ** 30)` draws them (inclusive bound).
+const part = (random: Random.Random): string => Math.floor(random.nextDoubleUnsafe() * (2 ** 30 + 1)).toString(36).padStart(6, "0")
 
-/** A new run id for a run started at `now` (epoch milliseconds). */
+/** A new run id for a run started at `now` (epoch milliseconds): one primitive, the fiber's Random read once. */
 export const newRunId = (now: number): Effect.Effect<string> =>
-  Effect.zipWith(part, part, (high, low) => `run_${now.toString(36)}_${high}${low}`)
+  Effect.withFiber((fiber) => {
+    const random = fiber.getRef(Random.Random)
+    const high = part(random)
+    return Effect.succeed(`run_${now.toString(36)}_${high}${part(random)}`)
+  })

@@ -7,7 +7,7 @@
  * as it arrives, and assembles the parts into the same response the loop acts on; a failing `onPart`
  * (a budget) stops the stream, and with it the request.
  */
-import { Cause, Clock, Context, Effect, type Fiber, Result, Stream } from "effect"
+import { Cause, Clock, Context, Effect, Result, Stream } from "effect"
 import { ModelError } from "../errors.ts"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"
 import { ModelClient, ModelClientService } from "../model/model-client.ts"
@@ -34,58 +34,76 @@ export const callModel = <E = never>(
   record?: RecordModelCall
 ): Effect.Effect<LlmResponse, ModelError | E, ModelClientService> =>
   withTracing((traced, fiber) => {
-    const call = callTraced(emit, turn, request, onPart, record, traced, fiber)
-    return traced
-      ? call.pipe(Effect.withSpan("agent.model", {
-        attributes: { "agent.turn": turn, "model.tools": request.tools.length, ...toolChoiceAttribute(request) }
-      }, noStackTrace))
-      : call
+    const call = Effect.gen(() =>
+      callModelSteps(emit, turn, request, onPart, record, {
+        traced,
+        clock: fiber.getRef(Clock.Clock),
+        client: Context.getOrUndefined(fiber.context, ModelClientService)
+      })
+    )
+    return traced ? call.pipe(modelSpan(turn, request)) : call
   })
 
-const callTraced = <E>(
+/** The `agent.model` span of a call. */
+export const modelSpan = (turn: number, request: ModelRequest) =>
+  Effect.withSpan("agent.model", {
+    attributes: { "agent.turn": turn, "model.tools": request.tools.length, ...toolChoiceAttribute(request) }
+  }, noStackTrace)
+
+/** What a model call reads from the fiber it runs on: read once per run by the loop, per call by `callModel`. */
+export interface CallEnv {
+  readonly traced: boolean
+  readonly clock: Clock.Clock
+  /** The fiber's `ModelClientService`, when provided (else it is asked for). */
+  readonly client: ModelClient | undefined
+}
+
+/**
+ * `callModel` as generator steps, for the loop to delegate to (`yield*`) inside its own `Effect.gen`
+ * when the call needs no span of its own: a model call then costs no Effect of its own.
+ */
+export function* callModelSteps<E>(
   emit: (event: UnscopedEvent) => Effect.Effect<void>,
   turn: number,
   request: ModelRequest,
   onPart: OnPart<E> | undefined,
   record: RecordModelCall | undefined,
-  traced: boolean,
-  fiber: Fiber.Fiber<unknown, unknown>
-): Effect.Effect<LlmResponse, ModelError | E, ModelClientService> =>
-  Effect.gen(function*() {
-    yield* emit({ _tag: "ModelCall", request })
-    // Read from the fiber the call started on, without an Effect each (the hot path of every turn).
-    const client = Context.getOrUndefined(fiber.context, ModelClientService) ?? (yield* ModelClientService)
-    const clock = fiber.getRef(Clock.Clock)
-    const started = clock.currentTimeMillisUnsafe()
-    const raw: Effect.Effect<unknown, ModelError | E> = onPart === undefined
-      ? chatSafely(client, request)
-      : streamed(client, request, turn, onPart).pipe(Effect.catchDefect((defect) => Effect.fail(crashed("crashed", defect))))
-    let response: LlmResponse
-    if (record === undefined) {
-      const checked = checkResponseAssigningIds(yield* raw, turn)
-      if (Result.isFailure(checked)) return yield* invalidResponse(checked.failure)
-      response = checked.success
-    } else {
-      // A durable run records the checked answer (or its ModelError), and a replay reads it back.
-      const answer = Effect.flatMap(raw, (raw) => {
-        const checked = checkResponseAssigningIds(raw, turn)
-        return Result.isFailure(checked) ? invalidResponse(checked.failure) : Effect.succeed(checked.success)
-      })
-      response = yield* record(answer as Effect.Effect<LlmResponse, ModelError>)
-    }
-    const durationMs = clock.currentTimeMillisUnsafe() - started
-    if (traced) {
-      yield* Effect.annotateCurrentSpan({
-        "model.response": response._tag,
-        "model.tool_calls": response._tag === "ToolCalls" ? response.calls.length : 0,
-        ...(response.usage === undefined
-          ? {}
-          : { "model.usage.input_tokens": response.usage.inputTokens, "model.usage.output_tokens": response.usage.outputTokens })
-      })
-    }
-    yield* emit({ _tag: "ModelResponse", response, durationMs })
-    return response
-  })
+  env: CallEnv
+): Generator<Effect.Effect<any, ModelError | E, ModelClientService>, LlmResponse, any> {
+  const traced = env.traced
+  yield* emit({ _tag: "ModelCall", request })
+  const client = env.client ?? (yield* ModelClientService)
+  const clock = env.clock
+  const started = clock.currentTimeMillisUnsafe()
+  const raw: Effect.Effect<unknown, ModelError | E> = onPart === undefined
+    ? chatSafely(client, request)
+    : streamed(client, request, turn, onPart).pipe(Effect.catchDefect((defect) => Effect.fail(crashed("crashed", defect))))
+  let response: LlmResponse
+  if (record === undefined) {
+    const checked = checkResponseAssigningIds(yield* raw, turn)
+    if (Result.isFailure(checked)) return yield* invalidResponse(checked.failure)
+    response = checked.success
+  } else {
+    // A durable run records the checked answer (or its ModelError), and a replay reads it back.
+    const answer = Effect.flatMap(raw, (raw) => {
+      const checked = checkResponseAssigningIds(raw, turn)
+      return Result.isFailure(checked) ? invalidResponse(checked.failure) : Effect.succeed(checked.success)
+    })
+    response = yield* record(answer as Effect.Effect<LlmResponse, ModelError>)
+  }
+  const durationMs = clock.currentTimeMillisUnsafe() - started
+  if (traced) {
+    yield* Effect.annotateCurrentSpan({
+      "model.response": response._tag,
+      "model.tool_calls": response._tag === "ToolCalls" ? response.calls.length : 0,
+      ...(response.usage === undefined
+        ? {}
+        : { "model.usage.input_tokens": response.usage.inputTokens, "model.usage.output_tokens": response.usage.outputTokens })
+    })
+  }
+  yield* emit({ _tag: "ModelResponse", response, durationMs })
+  return response
+}
 
 const invalidResponse = (failure: string) =>
   Effect.fail(new ModelError({ provider: "model client", reason: `the response is not a valid LlmResponse: ${failure}`, retryable: false }))

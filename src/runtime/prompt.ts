@@ -12,11 +12,23 @@ export const agentPreamble = (definition: { readonly name: string; readonly prom
 export const namedList = (items: ReadonlyArray<{ readonly name: string; readonly description: string | undefined }>): string =>
   items.map((item) => `- ${item.name}${item.description === undefined || item.description === "" ? "" : `: ${item.description}`}`).join("\n")
 
+/** The last prompt made for a skill, with the tools it was made for (most runs offer the same array). */
+const madeFor = new WeakMap<RunContext["skill"], { readonly offered: RunContext["offered"]; readonly prompt: string }>()
+
 /**
  * The system prompt for a run: the agent's prompt, the skill, the tools offered (only the skill's
- * allowlist, never the agent's other tools), and how to give a typed answer.
+ * allowlist, never the agent's other tools), and how to give a typed answer. It depends on the skill
+ * (of a compiled, immutable plan) and the tools offered only, so it is made once per skill and offer.
  */
 export const systemPrompt = (state: RunContext): string => {
+  const made = madeFor.get(state.skill)
+  if (made !== undefined && made.offered === state.offered) return made.prompt
+  const prompt = makeSystemPrompt(state)
+  madeFor.set(state.skill, { offered: state.offered, prompt })
+  return prompt
+}
+
+const makeSystemPrompt = (state: RunContext): string => {
   const skill = state.skill
   const parts = [agentPreamble(state.plan.definition)]
   const description = skill.description === "" ? "" : `: ${skill.description}`

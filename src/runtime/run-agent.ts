@@ -6,7 +6,7 @@
  * `agent.turn`, `agent.model`, `agent.tool`).
  */
 import { newRunId } from "../internal/run-id.ts"
-import { Cause, Clock, Effect, Exit, Queue, Schema, Stream } from "effect"
+import { Cause, Clock, Context, Effect, Exit, Queue, Schema, Stream } from "effect"
 import { type AgentDefinition, mayNeedApproval } from "../dsl/agent-definition.ts"
 import type { Decisions } from "../dsl/decision.ts"
 import { withDefinitionServices } from "../dsl/agent.ts"
@@ -180,7 +180,11 @@ const execute = (
   observe?: (ctx: RunContext) => void
 ): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   withTracing((traced, fiber) => {
-    const run = executeTraced(definition, start, control, given, observe, { traced, clock: fiber.getRef(Clock.Clock) })
+    const run = executeTraced(definition, start, control, given, observe, {
+      traced,
+      clock: fiber.getRef(Clock.Clock),
+      client: Context.getOrUndefined(fiber.context, ModelClientService)
+    })
     return traced ? run.pipe(Effect.withSpan("agent.run", { attributes: { "agent.name": definition.name } }, noStackTrace)) : run
   })
 

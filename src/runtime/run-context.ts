@@ -21,6 +21,7 @@ import type { BudgetReason } from "../errors.ts"
 const negotiable: ReadonlySet<BudgetReason> = new Set<BudgetReason>(["turns", "toolCalls", "tokens", "consecutiveTool"])
 import type { AgentPlan, SkillPlan } from "./plan.ts"
 import type { Durability } from "./durability.ts"
+import type { CallEnv } from "./call-model.ts"
 
 /** An event without the fields the context stamps. */
 export type UnscopedEvent = AgentEvent extends infer E ? E extends AgentEvent ? Omit<E, "agent" | "runId" | "skill" | "turn"> : never : never
@@ -79,15 +80,12 @@ export type ResolvedDecision =
   | { readonly _tag: "Deny"; readonly reason: string }
 
 /**
- * What a run reads from the fiber it started on, once: whether its spans are seen (`isTraced`) and its
- * Clock (a `TestClock` in tests), so that the steps read the time without an Effect.
+ * What a run reads from the fiber it started on, once: whether its spans are seen (`isTraced`), its
+ * Clock (a `TestClock` in tests) and its model client, so that the steps read them without an Effect.
  */
-export interface RunEnv {
-  readonly traced: boolean
-  readonly clock: Clock.Clock
-}
+export type RunEnv = CallEnv
 
-const liveEnv: RunEnv = { traced: true, clock: Context.get(Context.empty(), Clock.Clock) }
+const liveEnv: RunEnv = { traced: true, clock: Context.get(Context.empty(), Clock.Clock), client: undefined }
 
 export class RunContext {
   readonly ledger: BudgetLedger
@@ -157,6 +155,11 @@ export class RunContext {
   /** Whether the run's spans reach a tracer (`isTraced`): when not, no span is made or annotated. */
   get traced(): boolean {
     return this.env.traced
+  }
+
+  /** What the run's model calls read from its fiber. */
+  get callEnv(): CallEnv {
+    return this.env
   }
 
   /** The time on the run's Clock, in milliseconds. */

@@ -13,7 +13,7 @@ import { noStackTrace } from "../internal/span-options.ts"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import type { AgentError, BudgetExceeded } from "../errors.ts"
 import type { ResponsePart } from "../model/response-part.ts"
-import { callModel } from "./call-model.ts"
+import { callModelSteps, modelSpan } from "./call-model.ts"
 import { type Finished, finalText } from "./final-answer.ts"
 import type { RunContext } from "./run-context.ts"
 import { softLanding } from "./soft-landing.ts"
@@ -30,38 +30,46 @@ export interface DriveControl {
   readonly suspendAfter?: number | undefined
 }
 
+/**
+ * A step as generator code: the loop delegates to it (`yield*`) inside its one `Effect.gen`, so that
+ * a step, a turn and an untraced model call cost no Effect of their own.
+ */
+type Steps<A, E = AgentError> = Generator<Effect.Effect<any, E, ModelClientService>, A, any>
+
 /** A model step: the turn's model call and what its answer means. */
-export const modelStep = (ctx: RunContext): Effect.Effect<Finished | undefined, AgentError, ModelClientService> =>
-  Effect.gen(function*() {
-    yield* ctx.emit({ _tag: "Turn" })
-    const toolChoice = ctx.toolChoice
-    const request: ModelRequest = {
-      messages: [...ctx.transcript],
-      tools: ctx.requestTools,
-      ...(toolChoice === undefined ? {} : { toolChoice }),
-      ...(ctx.skill.output?.responseFormat === undefined ? {} : { responseFormat: ctx.skill.output.responseFormat })
-    }
-    const durability = ctx.durability
-    const response = yield* callModel(
-      (event) => ctx.emit(event),
-      ctx.turn,
-      request,
-      ctx.sink === undefined ? undefined : (part) => onPart(ctx, part),
-      durability === undefined ? undefined : (call) => durability.model({ runId: ctx.runId, turn: ctx.turn, purpose: "step" }, call)
-    )
-    if (response.usage !== undefined) {
-      const overrun = ctx.ledger.spendTokens(response.usage.inputTokens + response.usage.outputTokens)
-      yield* ctx.checkThresholds()
-      yield* ctx.ensure(overrun)
-    }
-    if (response._tag === "ToolCalls" && response.calls.length > 0) {
-      const reasoning = response.reasoning === undefined || response.reasoning.length === 0 ? {} : { reasoning: response.reasoning }
-      ctx.append({ role: "assistant", content: response.content ?? "", toolCalls: response.calls, ...reasoning })
-      ctx.expect(response.calls)
-      return undefined
-    }
-    return yield* finalText(ctx, response.content ?? "")
-  })
+function* modelStep(ctx: RunContext): Steps<Finished | undefined> {
+  yield* ctx.emit({ _tag: "Turn" })
+  const toolChoice = ctx.toolChoice
+  const request: ModelRequest = {
+    messages: [...ctx.transcript],
+    tools: ctx.requestTools,
+    ...(toolChoice === undefined ? {} : { toolChoice }),
+    ...(ctx.skill.output?.responseFormat === undefined ? {} : { responseFormat: ctx.skill.output.responseFormat })
+  }
+  const durability = ctx.durability
+  const turn = ctx.turn
+  const call = callModelSteps(
+    (event) => ctx.emit(event),
+    turn,
+    request,
+    ctx.sink === undefined ? undefined : (part) => onPart(ctx, part),
+    durability === undefined ? undefined : (call) => durability.model({ runId: ctx.runId, turn, purpose: "step" }, call),
+    ctx.callEnv
+  )
+  const response = ctx.traced ? yield* Effect.gen(() => call).pipe(modelSpan(turn, request)) : yield* call
+  if (response.usage !== undefined) {
+    const overrun = ctx.ledger.spendTokens(response.usage.inputTokens + response.usage.outputTokens)
+    yield* ctx.checkThresholds()
+    yield* ctx.ensure(overrun)
+  }
+  if (response._tag === "ToolCalls" && response.calls.length > 0) {
+    const reasoning = response.reasoning === undefined || response.reasoning.length === 0 ? {} : { reasoning: response.reasoning }
+    ctx.append({ role: "assistant", content: response.content ?? "", toolCalls: response.calls, ...reasoning })
+    ctx.expect(response.calls)
+    return undefined
+  }
+  return yield* finalText(ctx, response.content ?? "")
+}
 
 /**
  * A streaming run's view of a part as it arrives: deltas go to the stream; usage crossing `maxTokens`
@@ -103,40 +111,38 @@ const driven = (finished: Finished): Driven =>
 
 type TurnEnd = Driven | { readonly _tag: "Continue" }
 
-/** The steps of one turn, in its span: the model step (unless resuming pending calls), then the tool steps. */
-const turnSteps = (
-  ctx: RunContext,
-  resuming: boolean,
-  stepTaken: () => boolean,
-  suspending: boolean
-): Effect.Effect<TurnEnd, AgentError, ModelClientService> =>
-  Effect.gen(function*() {
-    if (!resuming) {
-      const finished = yield* modelStep(ctx)
-      if (finished !== undefined) return driven(finished)
-      if (stepTaken()) return { _tag: "Suspended" as const }
-    }
-    while (ctx.hasPending) {
-      const concurrency = ctx.plan.budget.toolConcurrency
-      if (concurrency > 1 && !suspending) {
-        const batch = ctx.pendingRun((call) => isPipelineCall(ctx, call))
-        if (batch.length > 1) {
-          yield* handleConcurrently(ctx, batch, concurrency)
-          for (let i = 0; i < batch.length; i++) ctx.settleNext()
-          continue
-        }
+/** The steps of one turn: the model step (unless resuming pending calls), then the tool steps. */
+function* turnSteps(ctx: RunContext, resuming: boolean, stepTaken: () => boolean, suspending: boolean): Steps<TurnEnd> {
+  if (!resuming) {
+    const finished = yield* modelStep(ctx)
+    if (finished !== undefined) return driven(finished)
+    if (stepTaken()) return { _tag: "Suspended" }
+  }
+  while (ctx.hasPending) {
+    const concurrency = ctx.plan.budget.toolConcurrency
+    if (concurrency > 1 && !suspending) {
+      const batch = ctx.pendingRun((call) => isPipelineCall(ctx, call))
+      if (batch.length > 1) {
+        yield* handleConcurrently(ctx, batch, concurrency)
+        for (let i = 0; i < batch.length; i++) ctx.settleNext()
+        continue
       }
-      const finished = yield* toolStep(ctx)
-      if (finished === "suspend") return { _tag: "Suspended" as const }
-      if (finished !== undefined) return driven(finished)
-      if (stepTaken()) return { _tag: "Suspended" as const }
     }
-    return { _tag: "Continue" as const }
-  }).pipe((steps) =>
-    ctx.traced
-      ? steps.pipe(Effect.withSpan("agent.turn", { attributes: { "agent.name": ctx.agent, "agent.skill": ctx.skill.name, "agent.turn": ctx.turn } }, noStackTrace))
-      : steps
+    const finished = yield* toolStep(ctx)
+    if (finished === "suspend") return { _tag: "Suspended" }
+    if (finished !== undefined) return driven(finished)
+    if (stepTaken()) return { _tag: "Suspended" }
+  }
+  return { _tag: "Continue" }
+}
+
+/** A turn in its `agent.turn` span when the run is traced; otherwise delegated to in the loop's own generator. */
+function* turn(ctx: RunContext, resuming: boolean, stepTaken: () => boolean, suspending: boolean): Steps<TurnEnd> {
+  if (!ctx.traced) return yield* turnSteps(ctx, resuming, stepTaken, suspending)
+  return yield* Effect.gen(() => turnSteps(ctx, resuming, stepTaken, suspending)).pipe(
+    Effect.withSpan("agent.turn", { attributes: { "agent.name": ctx.agent, "agent.skill": ctx.skill.name, "agent.turn": ctx.turn } }, noStackTrace)
   )
+}
 
 /**
  * Runs steps until the run finishes, or suspends after `control.suspendAfter` steps. A budget policy
@@ -165,7 +171,7 @@ const steps = (ctx: RunContext, control: DriveControl): Effect.Effect<Driven, Ag
         yield* ctx.checkThresholds()
       }
       // A run that may suspend between steps handles its calls one at a time (a step is one call).
-      const end = yield* turnSteps(ctx, resuming, stepTaken, limit !== undefined)
+      const end = yield* turn(ctx, resuming, stepTaken, limit !== undefined)
       if (end._tag !== "Continue") return end
     }
   })

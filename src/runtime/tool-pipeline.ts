@@ -261,14 +261,19 @@ const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown):
     return Exit.succeed(content) as Exit.Exit<string, unknown>
   })
 
-/** Runs started by the tool (an agent called as a tool) run under this run: its id is their parent, its budget scope theirs. */
+/**
+ * Runs started by the tool (an agent called as a tool) run under this run: its id is their parent, its
+ * budget scope theirs. Only an Effect answer can start a run in this fiber, so the services are
+ * provided around it alone (a plain or async tool pays nothing for them).
+ */
 const executeWithin = (ctx: RunContext, tool: AnyTool, args: unknown, toolCallId: string) => {
   const durability = ctx.durability
   const run = (extra?: ToolRunExtra) =>
-    Effect.exit(executeTool(tool, args, toolCallId, extra?.idempotencyKey)).pipe(
-      Effect.provideService(ParentRun, ctx.runId),
-      Effect.provideService(CurrentBudgetScope, extra?.budgetScope ?? ctx.ledger.scope)
-    )
+    Effect.exit(executeTool(tool, args, toolCallId, extra?.idempotencyKey, (answer) =>
+      answer.pipe(
+        Effect.provideService(ParentRun, ctx.runId),
+        Effect.provideService(CurrentBudgetScope, extra?.budgetScope ?? ctx.ledger.scope)
+      )))
   // A durable run records the outcome (a replay reads it back) and may end the run on a lost one.
   const execution = durability === undefined
     ? run()
