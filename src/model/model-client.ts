@@ -2,10 +2,10 @@
  * ModelClient: the one seam between the agentic loop and a model. One method, so a mock is one line;
  * also a Context service with a Layer, so Effect programs can provide it from the outside.
  */
-import { Context, Effect, Layer, Result, Stream } from "effect"
+import { Cause, Context, Effect, Layer, Result, Stream } from "effect"
 import { describeCause } from "../internal/describe-cause.ts"
 import { ModelError } from "./model-error.ts"
-import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
+import { fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { LlmResponse, LlmResponseInit, ModelRequest } from "./messages.ts"
 import { normalizeResponse } from "./normalize-response.ts"
 import { partsOf, type ResponsePart } from "./response-part.ts"
@@ -63,14 +63,38 @@ const fromFunction = (answer: ModelFunction, options?: { readonly provider?: str
       ? Effect.succeed(normalized.success)
       : Effect.fail(new ModelError({ provider, reason: `the response is not a valid LlmResponse: ${normalized.failure}`, retryable: false }))
   }
-  return {
-    chat: (request) =>
-      fromMaybeEffect(() => answer(request)).pipe(
-        catchUnlessInterrupted((error) => Effect.fail(toModelError(error))),
-        Effect.flatMap(normalize)
-      )
-  }
+  const chat = (request: ModelRequest): Effect.Effect<LlmResponse, ModelError> =>
+    Effect.matchCauseEffect(fromMaybeEffect(() => answer(request)), {
+      onFailure: (cause) => (Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.fail(toModelError(Cause.squash(cause)))),
+      onSuccess: (response) => {
+        try {
+          return normalize(response)
+        } catch (error) {
+          // A response whose getters throw.
+          return Effect.fail(toModelError(error))
+        }
+      }
+    })
+  safeChats.add(chat)
+  return { chat }
 }
+
+/**
+ * The `chat` functions made by `fromFunction`: their Effects fail with `ModelError` only, never die
+ * and never interrupt themselves, so the loop calls them without guarding against a misbehaving
+ * client. A client spreading one and replacing `chat` is guarded as any other.
+ */
+const safeChats = new WeakSet<ModelClient["chat"]>()
+
+/**
+ * Internal: whether `chat` is one of `fromFunction`'s (see above).
+ *
+ * @example
+ * ```ts
+ * isSafeChat(ModelClient.fromFunction(() => ({ _tag: "Text", content: "hi" })).chat) // true
+ * ```
+ */
+export const isSafeChat = (chat: unknown): boolean => typeof chat === "function" && safeChats.has(chat as ModelClient["chat"])
 
 /**
  * Helpers around the `ModelClient` interface.

@@ -10,7 +10,7 @@
 import { Cause, Clock, Context, Effect, Result, Stream } from "effect"
 import { ModelError } from "../errors.ts"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"
-import { ModelClient, ModelClientService } from "../model/model-client.ts"
+import { isSafeChat, ModelClient, ModelClientService } from "../model/model-client.ts"
 import { PartsAssembler, type ResponsePart } from "../model/response-part.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import { userInterruptAsFailure } from "../internal/from-maybe-effect.ts"
@@ -113,6 +113,7 @@ const crashed = (what: string, cause: unknown) =>
 
 /** `client.chat(request)`, every misbehaviour of a custom client a `ModelError`; an interruption from outside stays one. */
 const chatSafely = (client: ModelClient, request: ModelRequest): Effect.Effect<unknown, ModelError> => {
+  if (isSafeChat(client.chat)) return client.chat(request)
   let out: unknown
   try {
     out = client.chat(request)

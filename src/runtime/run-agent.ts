@@ -10,7 +10,7 @@ import { Cause, Clock, Context, Effect, Exit, Queue, Schema, Stream } from "effe
 import { type AgentDefinition, mayNeedApproval } from "../dsl/agent-definition.ts"
 import type { Decisions } from "../dsl/decision.ts"
 import { withDefinitionServices } from "../dsl/agent.ts"
-import { CurrentBudgetScope, ParentRun, StreamSink } from "../dsl/lineage.ts"
+import { type BudgetScope, CurrentBudgetScope, ParentRun, StreamSink } from "../dsl/lineage.ts"
 import { pickTools } from "../dsl/pick-tools.ts"
 import type { RunEndEvent, RunStreamEvent } from "../dsl/events.ts"
 import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed, ToolFailed } from "../errors.ts"
@@ -180,10 +180,11 @@ const execute = (
   observe?: (ctx: RunContext) => void
 ): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   withTracing((traced, fiber) => {
-    const run = executeTraced(definition, start, control, given, observe, {
-      traced,
-      clock: fiber.getRef(Clock.Clock),
-      client: Context.getOrUndefined(fiber.context, ModelClientService)
+    const env: RunEnv = { traced, clock: fiber.getRef(Clock.Clock), client: Context.getOrUndefined(fiber.context, ModelClientService) }
+    // The run's references, read from the fiber it starts on rather than asked for one by one.
+    const run = executeTraced(definition, start, control, given ?? fiber.getRef(StreamSink), observe, env, {
+      durability: fiber.getRef(Durability),
+      parentScope: fiber.getRef(CurrentBudgetScope)
     })
     return traced ? run.pipe(Effect.withSpan("agent.run", { attributes: { "agent.name": definition.name } }, noStackTrace)) : run
   })
@@ -194,15 +195,16 @@ const executeTraced = (
   control: DriveControl,
   given: EventSink | undefined,
   observe: ((ctx: RunContext) => void) | undefined,
-  env: RunEnv
+  env: RunEnv,
+  references: { readonly durability: Durability | undefined; readonly parentScope: BudgetScope | undefined }
 ): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   Effect.gen(function*() {
     const traced = env.traced
-    const sink = given ?? (yield* StreamSink)
+    const sink = given
     const plan = compile(definition)
     const now = env.clock.currentTimeMillisUnsafe()
     // A durable run chooses the run id and keeps the start time of its first execution.
-    const durability = yield* Durability
+    const durability = references.durability
     const runId = start._tag === "Resume"
       ? start.snapshot.state.runId
       : durability === undefined
@@ -210,7 +212,7 @@ const executeTraced = (
       : yield* durability.runId(newRunId(now))
     const computedStart = start._tag === "Resume" ? now - start.snapshot.state.elapsedMs : now
     const startedAt = durability === undefined ? computedStart : yield* durability.startedAt(runId, computedStart)
-    const parentScope = yield* CurrentBudgetScope
+    const parentScope = references.parentScope
     if (traced) yield* Effect.annotateCurrentSpan("agent.run_id", runId)
     let ctx: RunContext | undefined
     const body: Effect.Effect<RunResult, AgentError, ModelClientService> = Effect.gen(function*() {
@@ -262,7 +264,7 @@ const executeTraced = (
       : withDeadline(body, Math.max(0, left), expire)
     return yield* bounded.pipe(
       Effect.onExit((exit) =>
-        Exit.isSuccess(exit) && exit.value._tag === "Suspended" ? Effect.void : runEnd(plan, runId, startedAt, ctx, exit, sink, traced)
+        Exit.isSuccess(exit) && exit.value._tag === "Suspended" ? Effect.void : runEnd(plan, runId, startedAt, ctx, exit, sink, env)
       )
     )
   })
@@ -311,23 +313,24 @@ const runEnd = (
   ctx: RunContext | undefined,
   exit: Exit.Exit<RunResult, AgentError>,
   sink: EventSink | undefined,
-  traced: boolean
-) =>
-  Effect.gen(function*() {
-    const durationMs = (yield* Clock.currentTimeMillis) - startedAt
-    const outcome = runOutcome(plan.name, Exit.map(exit, (result) => (result._tag === "Done" ? result.output : undefined)))
-    const turns = ctx?.ledger.turns ?? 0
-    const toolCalls = ctx?.ledger.toolCalls ?? 0
-    if (traced) {
-      yield* Effect.annotateCurrentSpan({
-        "agent.outcome": outcome._tag === "Failure" ? outcome.error._tag : outcome._tag,
-        "agent.turns": turns,
-        "agent.tool_calls": toolCalls
-      })
-    }
-    // The outcome is sealed: the hooks run detached, so an interruption while they run changes nothing.
-    yield* emitEnd(plan, { _tag: "RunEnd", agent: plan.name, runId, outcome, turns, toolCalls, durationMs }, sink)
-  })
+  env: RunEnv
+): Effect.Effect<void> => {
+  const durationMs = env.clock.currentTimeMillisUnsafe() - startedAt
+  const outcome = runOutcome(plan.name, Exit.map(exit, (result) => (result._tag === "Done" ? result.output : undefined)))
+  const turns = ctx?.ledger.turns ?? 0
+  const toolCalls = ctx?.ledger.toolCalls ?? 0
+  // The outcome is sealed: the hooks run detached, so an interruption while they run changes nothing.
+  const end = emitEnd(plan, { _tag: "RunEnd", agent: plan.name, runId, outcome, turns, toolCalls, durationMs }, sink)
+  if (!env.traced) return end
+  return Effect.andThen(
+    Effect.annotateCurrentSpan({
+      "agent.outcome": outcome._tag === "Failure" ? outcome.error._tag : outcome._tag,
+      "agent.turns": turns,
+      "agent.tool_calls": toolCalls
+    }),
+    end
+  )
+}
 
 /** A defect (neither a documented failure nor an interruption) is reported as `RuntimeDefect`, never as a model failure. */
 export const runOutcome = (agent: string, exit: Exit.Exit<unknown, AgentError>): RunEndEvent["outcome"] => {
@@ -378,29 +381,32 @@ const loadKnowledge = (ctx: RunContext, source: KnowledgeSource): Effect.Effect<
  * The start of an agentic run: tool pre-selection, then the system prompt and the user message (or,
  * after a handoff, the conversation handed over).
  */
-const startAgentic = (ctx: RunContext, input: string, handedOver: ReadonlyArray<LlmMessage> | undefined) =>
-  Effect.gen(function*() {
-    const selection = ctx.plan.definition.toolSelection
-    if (selection !== undefined) {
-      const durability = ctx.durability
-      if (durability === undefined) {
-        const picked = yield* pickTools(input, ctx.skill.offerable, selection)
-        if (picked.length > 0) ctx.offer(picked.map((p) => p.tool))
-      } else {
-        // A scorer may call out (embeddings): a replay offers the tools the first execution picked.
-        const pick = Effect.map(pickTools(input, ctx.skill.offerable, selection), (picked) => picked.map((p) => p.tool.name))
-        const names = new Set(yield* durability.toolSelection(ctx.runId, pick))
-        if (names.size > 0) ctx.offer(ctx.skill.offerable.filter((t) => names.has(t.name)))
-      }
-      yield* ctx.annotate("agent.offered_tools", ctx.offered.map((t) => t.name).join(","))
+function* startAgentic(
+  ctx: RunContext,
+  input: string,
+  handedOver: ReadonlyArray<LlmMessage> | undefined
+): Generator<Effect.Effect<any, AgentError, any>, void, any> {
+  const selection = ctx.plan.definition.toolSelection
+  if (selection !== undefined) {
+    const durability = ctx.durability
+    if (durability === undefined) {
+      const picked = yield* pickTools(input, ctx.skill.offerable, selection)
+      if (picked.length > 0) ctx.offer(picked.map((p) => p.tool))
+    } else {
+      // A scorer may call out (embeddings): a replay offers the tools the first execution picked.
+      const pick = Effect.map(pickTools(input, ctx.skill.offerable, selection), (picked) => picked.map((p) => p.tool.name))
+      const names = new Set(yield* durability.toolSelection(ctx.runId, pick))
+      if (names.size > 0) ctx.offer(ctx.skill.offerable.filter((t) => names.has(t.name)))
     }
-    const knowledge: Array<string> = []
-    for (const source of ctx.skill.preloaded) {
-      const text = yield* loadKnowledge(ctx, source)
-      knowledge.push(`Knowledge "${source.name}" (${source.description}):\n${text}`)
-    }
-    const base = systemPrompt(ctx)
-    const prompt = knowledge.length === 0 ? base : `${base}\n\n${knowledge.join("\n\n")}`
-    if (handedOver === undefined) ctx.append({ role: "system", content: prompt }, { role: "user", content: input })
-    else ctx.append({ role: "system", content: prompt }, ...handedOver)
-  })
+    yield* ctx.annotate("agent.offered_tools", ctx.offered.map((t) => t.name).join(","))
+  }
+  const knowledge: Array<string> = []
+  for (const source of ctx.skill.preloaded) {
+    const text = yield* loadKnowledge(ctx, source)
+    knowledge.push(`Knowledge "${source.name}" (${source.description}):\n${text}`)
+  }
+  const base = systemPrompt(ctx)
+  const prompt = knowledge.length === 0 ? base : `${base}\n\n${knowledge.join("\n\n")}`
+  if (handedOver === undefined) ctx.append({ role: "system", content: prompt }, { role: "user", content: input })
+  else ctx.append({ role: "system", content: prompt }, ...handedOver)
+}

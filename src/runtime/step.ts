@@ -93,17 +93,14 @@ const onPart = (ctx: RunContext, part: ResponsePart): Effect.Effect<void, Budget
 }
 
 /** A tool step: the next pending call, handled and settled (or left pending when it waits for a decision). */
-export const toolStep = (ctx: RunContext): Effect.Effect<Finished | "suspend" | undefined, AgentError> => {
+function* toolStep(ctx: RunContext): Steps<Finished | "suspend" | undefined> {
   const call = ctx.nextPending
-  if (call === undefined) return Effect.succeed(undefined)
-  return handleCall(ctx, call).pipe(
-    Effect.map((finished) => {
-      if (finished === "suspend") return finished
-      ctx.settleNext()
-      if (finished !== undefined) ctx.clearPending()
-      return finished
-    })
-  )
+  if (call === undefined) return undefined
+  const finished = yield* handleCall(ctx, call)
+  if (finished === "suspend") return finished
+  ctx.settleNext()
+  if (finished !== undefined) ctx.clearPending()
+  return finished
 }
 
 const driven = (finished: Finished): Driven =>

@@ -23,7 +23,7 @@ import { type Finished, rejectAnswer } from "./final-answer.ts"
 import { invalidArgsFeedback } from "./prompt.ts"
 import type { RunContext } from "./run-context.ts"
 import type { Terminal } from "./terminal.ts"
-import { runToolCall } from "./tool-pipeline.ts"
+import { runToolCall, runToolCallSteps } from "./tool-pipeline.ts"
 import { oversizeBytes, oversizeIssue, oversizeValue } from "./args-size.ts"
 
 /** Errors a tool call can end the run with. */
@@ -31,22 +31,24 @@ export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | Budg
 
 /**
  * Handles `call` and appends its tool result message to the transcript; a finished run's output when
- * it ended the run, `"suspend"` when the call waits for a human decision.
+ * it ended the run, `"suspend"` when the call waits for a human decision. Generator steps, for the
+ * loop to delegate to (`yield*`); an `agent.tool` span of its own when the run is traced.
  */
-export const handleCall = (ctx: RunContext, call: ToolCall): Effect.Effect<Finished | "suspend" | undefined, ToolCallError> => {
+export function* handleCall(ctx: RunContext, call: ToolCall): Generator<Effect.Effect<any, ToolCallError>, Finished | "suspend" | undefined, any> {
   const terminal = ctx.skill.terminals.get(call.name)
-  if (terminal !== undefined && terminal === ctx.skill.submit) return settleTerminal(ctx, terminal, call)
+  if (terminal !== undefined && terminal === ctx.skill.submit) return yield* settleTerminal(ctx, terminal, call)
+  if (ctx.traced) return yield* inToolSpan(ctx, call, Effect.gen(() => dispatch(ctx, call, terminal)))
+  return yield* dispatch(ctx, call, terminal)
+}
+
+function* dispatch(ctx: RunContext, call: ToolCall, terminal: Terminal | undefined): Generator<Effect.Effect<any, ToolCallError>, Finished | "suspend" | undefined, any> {
+  if (terminal !== undefined) return yield* settleTerminal(ctx, terminal, call)
   const tool = ctx.skill.tools.get(call.name)
-  const handled: Effect.Effect<Finished | "suspend" | undefined, ToolCallError> = terminal !== undefined
-    ? settleTerminal(ctx, terminal, call)
-    : tool !== undefined
-    ? Effect.map(runToolCall(ctx, tool, call), (result) => {
-      if (result === "suspend") return "suspend" as const
-      ctx.append(result)
-      return undefined
-    })
-    : refuse(ctx, call)
-  return inToolSpan(ctx, call, handled)
+  if (tool === undefined) return yield* refuse(ctx, call)
+  const result = yield* runToolCallSteps(ctx, tool, call)
+  if (result === "suspend") return result
+  ctx.append(result)
+  return undefined
 }
 
 const inToolSpan = <A, E>(ctx: RunContext, call: ToolCall, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>

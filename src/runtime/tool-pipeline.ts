@@ -43,78 +43,80 @@ type Next =
   | { readonly _tag: "Ask"; readonly situation: Situation }
   | { readonly _tag: "End"; readonly error: InvalidToolArgs | ToolFailed | ExceptionThrown }
 
+/** What a tool call can end the run with. */
+type PipelineError = InvalidToolArgs | ToolFailed | ExceptionThrown | BudgetExceeded | OutcomeUnknown
+
 /**
  * Runs `call` of `tool` to its tool result message, which the caller appends (so calls run
  * concurrently still append their results in call order); `"suspend"` when it waits for a human
  * decision (no tool result then: the call stays pending).
  */
-export const runToolCall = (
-  ctx: RunContext,
-  tool: AnyTool,
-  call: ToolCall
-): Effect.Effect<LlmMessage | "suspend", InvalidToolArgs | ToolFailed | ExceptionThrown | BudgetExceeded | OutcomeUnknown> =>
-  Effect.gen(function*() {
-    const decision = ctx.takeDecision(call.id)
-    if (decision !== undefined && ctx.traced) yield* ctx.annotate("tool.approval", decision._tag === "Deny" ? "denied" : decision.how)
-    if (decision?._tag === "Deny") {
-      return { role: "tool", toolCallId: call.id, name: tool.name, content: deniedContent(tool.name, decision.reason) } satisfies LlmMessage
-    }
-    // The arguments a human decided on run as they are: never decoded from the model's text again.
-    const decided = decision
-    const limit = ctx.plan.budget.maxToolArgsBytes
-    const bytes = decided !== undefined ? undefined : oversizeBytes(call.arguments, limit)
-    const decoded: ArgsDecoding<unknown> = decided !== undefined
-      ? { _tag: "Valid", args: decided.args, corrections: [] }
-      : bytes === undefined
-      ? tool.codec.decode(call.arguments)
-      : { _tag: "Invalid", value: oversizeValue(bytes), issues: oversizeIssue(bytes, limit) }
-    if (ctx.traced) {
-      yield* ctx.annotate("tool.validated", tool.codec.validated)
-      if (tool.codec.unsafe !== undefined) yield* ctx.annotate("tool.unsafe_mode", tool.codec.unsafe)
-    }
-    if (decoded._tag === "Valid" && decoded.corrections.length > 0) {
-      yield* ctx.annotate("tool.repaired", JSON.stringify(decoded.corrections))
-      yield* ctx.emit({ _tag: "ArgsRepaired", tool: tool.name, toolCallId: call.id, corrections: decoded.corrections })
-    }
-    // Allocated on the first failure: most calls decode and run.
-    let machine: Recovering | undefined
-    let next: Next = decoded._tag === "Valid"
-      ? { _tag: "Run", args: decoded.args }
-      : { _tag: "Ask", situation: { _tag: "Invalid", value: decoded.value, issues: decoded.issues } }
-    while (true) {
-      switch (next._tag) {
-        case "Reply":
-          return { role: "tool", toolCallId: call.id, name: tool.name, content: next.content } satisfies LlmMessage
-        case "End":
-          return yield* next.error
-        case "Run": {
-          let args: unknown = next.args
-          // A human decision on these very arguments stands; otherwise the interceptors have their say.
-          if ((decided === undefined || decided.args !== args) && hasInterceptors(ctx, tool)) {
-            const verdict = yield* interceptCall(ctx, tool, call, args)
-            if (verdict._tag === "Reply") {
-              next = verdict
-              break
-            }
-            if (verdict._tag === "Suspend") return yield* suspendFor(ctx, tool, call, verdict.args, verdict.reason)
-            args = verdict.args
-          }
-          if (tool[ToolInternals].needsApproval !== undefined && (yield* approvalGate(ctx, tool, call, args, decided)) === "suspend") return "suspend"
-          const exit: Exit.Exit<string, unknown> = yield* execute(ctx, tool, call, args)
-          if (Exit.isSuccess(exit)) {
-            next = { _tag: "Reply", content: exit.value }
+export const runToolCall = (ctx: RunContext, tool: AnyTool, call: ToolCall): Effect.Effect<LlmMessage | "suspend", PipelineError> =>
+  Effect.gen(() => runToolCallSteps(ctx, tool, call))
+
+/** `runToolCall` as generator steps, for the loop to delegate to (`yield*`) inside its own `Effect.gen`. */
+export function* runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall): Generator<Effect.Effect<any, PipelineError>, LlmMessage | "suspend", any> {
+  const decision = ctx.takeDecision(call.id)
+  if (decision !== undefined && ctx.traced) yield* ctx.annotate("tool.approval", decision._tag === "Deny" ? "denied" : decision.how)
+  if (decision?._tag === "Deny") {
+    return { role: "tool", toolCallId: call.id, name: tool.name, content: deniedContent(tool.name, decision.reason) } satisfies LlmMessage
+  }
+  // The arguments a human decided on run as they are: never decoded from the model's text again.
+  const decided = decision
+  const limit = ctx.plan.budget.maxToolArgsBytes
+  const bytes = decided !== undefined ? undefined : oversizeBytes(call.arguments, limit)
+  const decoded: ArgsDecoding<unknown> = decided !== undefined
+    ? { _tag: "Valid", args: decided.args, corrections: [] }
+    : bytes === undefined
+    ? tool.codec.decode(call.arguments)
+    : { _tag: "Invalid", value: oversizeValue(bytes), issues: oversizeIssue(bytes, limit) }
+  if (ctx.traced) {
+    yield* ctx.annotate("tool.validated", tool.codec.validated)
+    if (tool.codec.unsafe !== undefined) yield* ctx.annotate("tool.unsafe_mode", tool.codec.unsafe)
+  }
+  if (decoded._tag === "Valid" && decoded.corrections.length > 0) {
+    yield* ctx.annotate("tool.repaired", JSON.stringify(decoded.corrections))
+    yield* ctx.emit({ _tag: "ArgsRepaired", tool: tool.name, toolCallId: call.id, corrections: decoded.corrections })
+  }
+  // Allocated on the first failure: most calls decode and run.
+  let machine: Recovering | undefined
+  let next: Next = decoded._tag === "Valid"
+    ? { _tag: "Run", args: decoded.args }
+    : { _tag: "Ask", situation: { _tag: "Invalid", value: decoded.value, issues: decoded.issues } }
+  while (true) {
+    switch (next._tag) {
+      case "Reply":
+        return { role: "tool", toolCallId: call.id, name: tool.name, content: next.content } satisfies LlmMessage
+      case "End":
+        return yield* next.error
+      case "Run": {
+        let args: unknown = next.args
+        // A human decision on these very arguments stands; otherwise the interceptors have their say.
+        if ((decided === undefined || decided.args !== args) && hasInterceptors(ctx, tool)) {
+          const verdict = yield* interceptCall(ctx, tool, call, args)
+          if (verdict._tag === "Reply") {
+            next = verdict
             break
           }
-          if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
-          ;(machine ??= new Recovering(ctx, tool, call)).ran(args)
-          next = { _tag: "Ask", situation: { _tag: "Failed", args, cause: Cause.squash(exit.cause) } }
+          if (verdict._tag === "Suspend") return yield* suspendFor(ctx, tool, call, verdict.args, verdict.reason)
+          args = verdict.args
+        }
+        if (tool[ToolInternals].needsApproval !== undefined && (yield* approvalGate(ctx, tool, call, args, decided)) === "suspend") return "suspend"
+        const exit: Exit.Exit<string, unknown> = yield* execute(ctx, tool, call, args)
+        if (Exit.isSuccess(exit)) {
+          next = { _tag: "Reply", content: exit.value }
           break
         }
-        case "Ask":
-          next = yield* (machine ??= new Recovering(ctx, tool, call)).decide(next.situation)
+        if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
+        ;(machine ??= new Recovering(ctx, tool, call)).ran(args)
+        next = { _tag: "Ask", situation: { _tag: "Failed", args, cause: Cause.squash(exit.cause) } }
+        break
       }
+      case "Ask":
+        next = yield* (machine ??= new Recovering(ctx, tool, call)).decide(next.situation)
     }
-  })
+  }
+}
 
 const hasInterceptors = (ctx: RunContext, tool: AnyTool): boolean => (ctx.plan.definition.interceptors?.[tool.name]?.length ?? 0) > 0
 
@@ -231,35 +233,39 @@ class Recovering {
  * ends with `BudgetExceeded`), and a success is reported (`ToolUse`, `KnowledgeUsed`) and rendered as
  * the tool result's content. Failures come back in the Exit, for the recovery handlers.
  */
-const execute = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown): Effect.Effect<Exit.Exit<string, unknown>, BudgetExceeded | OutcomeUnknown> =>
-  Effect.gen(function*() {
-    // Checked and charged with no yield in between: concurrent runs sharing a budget scope cannot both take its last call.
-    let overrun = ctx.ledger.checkExecution(tool.name)
-    if (overrun !== undefined) {
-      // The budget policy may extend the limit or ask for a final answer; checked again after it.
-      yield* ctx.ensure(overrun)
-      overrun = ctx.ledger.checkExecution(tool.name)
-      if (overrun !== undefined) return yield* ctx.exceed(overrun)
-    }
-    ctx.ledger.spendExecution(tool.name)
-    yield* ctx.checkThresholds()
-    const knowledge = ctx.skill.knowledge.get(tool.name)
-    const cached = knowledge === undefined ? undefined : ctx.cachedKnowledge(tool.name)
-    const started = ctx.now()
-    const exit: Exit.Exit<unknown, unknown> = cached !== undefined ? Exit.succeed(cached) : yield* executeWithin(ctx, tool, args, call.id)
-    const durationMs = ctx.now() - started
-    if (Exit.isFailure(exit)) return Exit.failCause(exit.cause)
-    const result = exit.value
-    if (knowledge !== undefined && cached === undefined) ctx.rememberKnowledge(tool.name, String(result))
-    if (ctx.traced) yield* ctx.annotate("tool.outcome", "success")
-    yield* ctx.emit({ _tag: "ToolUse", tool: tool.name, toolCallId: call.id, args, result, durationMs, validated: tool.codec.validated, mode: tool.codec.unsafe })
-    // Knowledge tools are never untrusted, so `characters` counts the knowledge text itself.
-    const content = tool.untrustedOutput ? untrustedContent(tool.name, result) : toolResultContent(result)
-    if (knowledge !== undefined) {
-      yield* ctx.emit({ _tag: "KnowledgeUsed", knowledge: tool.name, toolCallId: call.id, characters: content.length, cached: cached !== undefined })
-    }
-    return Exit.succeed(content) as Exit.Exit<string, unknown>
-  })
+function* execute(
+  ctx: RunContext,
+  tool: AnyTool,
+  call: ToolCall,
+  args: unknown
+): Generator<Effect.Effect<any, BudgetExceeded | OutcomeUnknown>, Exit.Exit<string, unknown>, any> {
+  // Checked and charged with no yield in between: concurrent runs sharing a budget scope cannot both take its last call.
+  let overrun = ctx.ledger.checkExecution(tool.name)
+  if (overrun !== undefined) {
+    // The budget policy may extend the limit or ask for a final answer; checked again after it.
+    yield* ctx.ensure(overrun)
+    overrun = ctx.ledger.checkExecution(tool.name)
+    if (overrun !== undefined) return yield* ctx.exceed(overrun)
+  }
+  ctx.ledger.spendExecution(tool.name)
+  yield* ctx.checkThresholds()
+  const knowledge = ctx.skill.knowledge.get(tool.name)
+  const cached = knowledge === undefined ? undefined : ctx.cachedKnowledge(tool.name)
+  const started = ctx.now()
+  const exit: Exit.Exit<unknown, unknown> = cached !== undefined ? Exit.succeed(cached) : yield* executeWithin(ctx, tool, args, call.id)
+  const durationMs = ctx.now() - started
+  if (Exit.isFailure(exit)) return Exit.failCause(exit.cause)
+  const result = exit.value
+  if (knowledge !== undefined && cached === undefined) ctx.rememberKnowledge(tool.name, String(result))
+  if (ctx.traced) yield* ctx.annotate("tool.outcome", "success")
+  yield* ctx.emit({ _tag: "ToolUse", tool: tool.name, toolCallId: call.id, args, result, durationMs, validated: tool.codec.validated, mode: tool.codec.unsafe })
+  // Knowledge tools are never untrusted, so `characters` counts the knowledge text itself.
+  const content = tool.untrustedOutput ? untrustedContent(tool.name, result) : toolResultContent(result)
+  if (knowledge !== undefined) {
+    yield* ctx.emit({ _tag: "KnowledgeUsed", knowledge: tool.name, toolCallId: call.id, characters: content.length, cached: cached !== undefined })
+  }
+  return Exit.succeed(content) as Exit.Exit<string, unknown>
+}
 
 /**
  * Runs started by the tool (an agent called as a tool) run under this run: its id is their parent, its
