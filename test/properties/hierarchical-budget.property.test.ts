@@ -111,7 +111,9 @@ describe("hierarchical budgets", () => {
     const violations: Array<string> = []
     const root: Node = { name: "tree", maxToolCalls, maxTokens, parent: undefined, toolCalls: 0, tokens: 0 }
     const agents = plans.map((plan, i) => build(plan, `a${i}`, root, violations))
-    const stages = agents.length === 1 ? [...agents, agents[0]!] : agents
+    // A one-agent pipeline runs the plan twice: two runs, each with the agent's own budget, so two nodes
+    // (one shared node would count the second run against the first run's per-run limits).
+    const stages = agents.length === 1 ? [...agents, build(plans[0]!, "a0 again", root, violations)] : agents
     const tree = (kind === "parallel" ? parallel("tree", agents as any) : pipeline("tree", ...(stages as [any, any]))).budget({ maxToolCalls, maxTokens })
     const exit = await Effect.runPromise(Effect.exit(tree.runEffect("go") as Effect.Effect<unknown, unknown>))
     expect(violations).toEqual([])
