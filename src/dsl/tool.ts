@@ -4,7 +4,7 @@
  */
 import { Effect, Schema } from "effect"
 import { AgentConfigError } from "../errors.ts"
-import { fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
+import { type Abortable, fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
 import { type ToolImplementation, toolImplementationKey } from "./tool-implementation.ts"
 import { compileJsonSchema, type ToolJsonSchema } from "./json-schema-tool.ts"
 import type { ToolDefinition } from "../model/messages.ts"
@@ -389,14 +389,7 @@ const makeTool = (
     codec: Object.freeze(codec),
     [ToolInternals]: Object.freeze({
       execute: (args: unknown, toolCallId: string, idempotencyKey?: string, around?: (answer: Effect.Effect<unknown, unknown>) => Effect.Effect<unknown, unknown>) =>
-        fromMaybeEffect((abortable) =>
-          run(args, {
-            toolCallId,
-            ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-            get signal() {
-              return abortable.signal
-            }
-          }), around),
+        fromMaybeEffect((abortable) => run(args, new CallContext(toolCallId, abortable, idempotencyKey)), around),
       needsApproval
     }),
     tags: Object.freeze([...(options.tags ?? [])]),
@@ -408,6 +401,25 @@ const makeTool = (
     // As the type says: any `needsApproval` given (even a boolean that is false now) marks the tool.
     mayNeedApproval: needsApproval !== undefined || options.needsApproval !== undefined
   })
+}
+
+/**
+ * The `ToolContext` of one call: `signal` is a getter of the class (the AbortController behind it is
+ * made on first read), so that making one per call costs a plain object.
+ */
+class CallContext implements ToolContext {
+  // Declared only: an own property exactly when there is a key (as the object literal had it).
+  declare readonly idempotencyKey?: string
+  readonly #abortable: Abortable
+
+  constructor(readonly toolCallId: string, abortable: Abortable, idempotencyKey: string | undefined) {
+    this.#abortable = abortable
+    if (idempotencyKey !== undefined) (this as { idempotencyKey?: string }).idempotencyKey = idempotencyKey
+  }
+
+  get signal(): AbortSignal {
+    return this.#abortable.signal
+  }
 }
 
 const effectClasses: ReadonlyArray<unknown> = ["readOnly", "idempotent", "mutating"]
