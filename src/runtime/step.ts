@@ -5,6 +5,11 @@
  * when asked, suspends after a number of steps; between two steps the context's state is complete,
  * so it can be snapshotted and driven again later. `runAgent`, `runUntil` and `resumeRun` are all
  * views of this one loop. Turns are spans (`agent.turn`) around a model step and its tool steps.
+ *
+ * Steps, turns, an untraced model call and the tool pipeline are generator code that the loop's one
+ * `Effect.gen` delegates to (`yield*`): only what really waits (the model, a tool, a hook) or what a
+ * tracer sees (a span) is an Effect of its own. A calculator run (4 model calls, 3 tools) evaluates
+ * 51 Effect primitives, down from 169 when each step, turn and call was an `Effect.gen` of its own.
  */
 import { Effect } from "effect"
 import type { ModelRequest } from "../model/messages.ts"
