@@ -7,14 +7,21 @@
  * not in declaration files, so this script rewrites the relative specifiers of the emitted `.d.ts` files
  * afterwards: a consumer's TypeScript then never sees a `.ts` import inside node_modules.
  *
+ * The compiler's JavaScript (~130 modules) is then bundled by esbuild, one file per entry point of
+ * `exports` and `bin`, with the code two entry points share in `dist/chunks/` (issue #20, cold start:
+ * Node pays per module it resolves and compiles). Every package import stays external, Effect above
+ * all (bundling it would give users two Effects); shared chunks keep one instance of each class across
+ * entry points (`effect-agent-dsl` and `effect-agent-dsl/testing`). The declarations stay the
+ * compiler's, file by file; the bundles' source maps go through the compiler's to `src/`.
+ *
  *   node scripts/build.mjs                     # TypeScript 5.x (what most users run)
  *   node scripts/build.mjs --compiler tsc7     # the TypeScript the repo type-checks with
  *   node scripts/build.mjs --out-dir /tmp/x    # elsewhere (used by the package test)
  */
 import { execFileSync } from "node:child_process"
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import { join, resolve } from "node:path"
+import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = resolve(fileURLToPath(import.meta.url), "../..")
@@ -37,11 +44,49 @@ execFileSync(process.execPath, [tscBin, "-p", join(root, "tsconfig.build.json"),
 /** `from "./x.ts"`, `import("./x.ts")` → `.js`, relative specifiers only. */
 const rewrite = (text) => text.replace(/((?:from\s+|import\s*\(\s*)["'])(\.{1,2}\/[^"']+?)\.ts(["'])/g, "$1$2.js$3")
 
-const walk = (dir) => {
+const walk = (dir, visit) => {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name)
-    if (entry.isDirectory()) walk(path)
-    else if (entry.name.endsWith(".d.ts")) writeFileSync(path, rewrite(readFileSync(path, "utf8")))
+    if (entry.isDirectory()) walk(path, visit)
+    else visit(path)
   }
 }
-walk(outDir)
+walk(outDir, (path) => {
+  if (path.endsWith(".d.ts")) writeFileSync(path, rewrite(readFileSync(path, "utf8")))
+})
+
+/** The JavaScript files `package.json` points at: every `exports` target and every `bin`. */
+const entryPoints = () => {
+  const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
+  const targets = Object.values(manifest.exports).flatMap((target) => typeof target === "string" ? [target] : [target.default])
+  return [...targets, ...Object.values(manifest.bin)]
+    .filter((target) => target.startsWith("./dist/") && target.endsWith(".js"))
+    .map((target) => join(outDir, target.slice("./dist/".length)))
+}
+
+const { build } = await import("esbuild")
+const bundled = await build({
+  entryPoints: entryPoints(),
+  outdir: outDir,
+  outbase: outDir,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  packages: "external",
+  chunkNames: "chunks/[name]-[hash]",
+  sourcemap: "linked",
+  sourcesContent: false,
+  write: false,
+  allowOverwrite: true,
+  logLevel: "warning"
+})
+// The compiler's JavaScript and its maps make way for the bundles; declarations and their maps stay.
+walk(outDir, (path) => {
+  if (path.endsWith(".js") || path.endsWith(".js.map")) rmSync(path)
+})
+for (const file of bundled.outputFiles) {
+  mkdirSync(dirname(file.path), { recursive: true })
+  writeFileSync(file.path, file.contents)
+}

@@ -5,7 +5,7 @@
  * its children see as their parent (`ParentRun`).
  */
 import { newRunId } from "../internal/run-id.ts"
-import { Cause, Clock, Duration, Effect, Exit, identity, Queue, Stream } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, identity, type Queue, type Stream } from "effect"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
 import { AgentConfigError, BudgetExceeded } from "../errors.ts"
 import { catchUnlessInterrupted, fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
@@ -13,6 +13,11 @@ import { noStackTrace } from "../internal/span-options.ts"
 import { BudgetScope, CurrentBudgetScope, ParentRun, StreamSink } from "../dsl/lineage.ts"
 import type { RunStreamEvent } from "../dsl/events.ts"
 import type { AnyRunnable, ErrorOf, InputOf, OutputOf, RequirementsOf, Runnable, Same } from "./runnable.ts"
+import { lazyPackage } from "../internal/lazy-package.ts"
+
+// Effect's Stream and Queue (with Channel, Sink, PubSub: ~600 KB) load when a run streams, not with the package (cold start, #20).
+const stream = lazyPackage<typeof import("effect/Stream")>("effect/Stream")
+const effectQueue = lazyPackage<typeof import("effect/Queue")>("effect/Queue")
 
 /** The operator a composite was built with. */
 export type CompositeKind = "pipeline" | "parallel" | "forum" | "loop" | "branch"
@@ -193,10 +198,10 @@ const build = (def: CompositeDef): AnyComposite => {
     runEffect,
     run: ((input: unknown) => Effect.runPromise(runEffect(input) as Effect.Effect<unknown, unknown>)) as any,
     runStream: (input: unknown) =>
-      Stream.callback<CompositeStreamEvent, unknown, unknown>((queue) =>
+      stream().callback<CompositeStreamEvent, unknown, unknown>((queue) =>
         runEffect(input).pipe(
-          Effect.provideService(StreamSink, (event: RunStreamEvent) => Effect.asVoid(Queue.offer(queue, event))),
-          Effect.andThen(Queue.end(queue))
+          Effect.provideService(StreamSink, (event: RunStreamEvent) => Effect.asVoid(effectQueue().offer(queue, event))),
+          Effect.andThen(effectQueue().end(queue))
         ), { bufferSize: 256, strategy: "suspend" }),
     andThen: ((nextStage: AnyRunnable) => pipelineOf(`${def.name} → ${nextStage.name}`, [composite, nextStage])) as AnyComposite["andThen"],
     budget: (limits: CompositeBudget) => next(checkBudget(def, limits)),

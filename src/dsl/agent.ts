@@ -6,7 +6,7 @@
  * The builder never imports the loop: `agentFactory(runner)` takes the function that runs a
  * definition (as Kysely's builders take a query executor), and the package entry binds it once.
  */
-import { Effect, Layer, type Schema, Stream } from "effect"
+import { Effect, Layer, type Schema, type Stream } from "effect"
 import { AgentConfigError, isAgentError } from "../errors.ts"
 import { type ModelClient, ModelClientService } from "../model/model-client.ts"
 import { ModelError } from "../model/model-error.ts"
@@ -49,6 +49,10 @@ import type { AllDeterministic, Skill, SkillKind, SkillRequirements } from "./sk
 import { makeHandles, type RegisterFirst, type SkillHandles } from "./tool-handle.ts"
 import type { AnyTool, Tool } from "./tool.ts"
 import type { AgentTypeError } from "./agent-type-error.ts"
+import { lazyPackage } from "../internal/lazy-package.ts"
+
+// Effect's Stream (with Channel, Sink, PubSub, Queue: ~600 KB) loads when a run streams, not with the package (cold start, #20).
+const stream = lazyPackage<typeof import("effect/Stream")>("effect/Stream")
 
 /** The names of the tools in a registration record. */
 export type ToolNames<TTools extends Record<string, AnyTool>> = Tool.Name<TTools[keyof TTools]>
@@ -467,12 +471,12 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
   const resume = (snapshot: unknown, decisions: Decisions) => withServices(resumer(definition, snapshot, decisions))
   const runStream = (input: unknown): Stream.Stream<RunStreamEvent, AgentError, any> => {
     if (streamer === undefined) {
-      return Stream.fail(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "this agent factory was made without a streaming runner" }))
+      return stream().fail(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "this agent factory was made without a streaming runner" }))
     }
     let events: Stream.Stream<RunStreamEvent, AgentError, any> = streamer(definition, input)
-    if (model !== undefined) events = Stream.provideService(events, ModelClientService, model)
-    for (const layer of definition.layers) events = Stream.provide(events, layer)
-    return definition.layers.length === 0 ? events : Stream.mapError(events, (error) => (isAgentError(error) ? error : layerFailed(definition.name, error)))
+    if (model !== undefined) events = stream().provideService(events, ModelClientService, model)
+    for (const layer of definition.layers) events = stream().provide(events, layer)
+    return definition.layers.length === 0 ? events : stream().mapError(events, (error) => (isAgentError(error) ? error : layerFailed(definition.name, error)))
   }
   return Object.freeze({
     name: definition.name,

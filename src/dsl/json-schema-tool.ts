@@ -10,9 +10,13 @@
  * registration with the importer's explanation, never silently accepted. Remote `$ref`s are refused
  * before that: a tool's contract never depends on the network.
  */
-import { JsonSchema, Result, Schema, SchemaRepresentation } from "effect"
+import { JsonSchema, Result, Schema } from "effect"
+import { lazyPackage } from "../internal/lazy-package.ts"
 import type { JsonSchemaObject } from "../model/messages.ts"
 import { argsDecoder, type ArgsSchema } from "./tool-parameters.ts"
+
+/** Effect's JSON Schema importer (~140 KB), loaded by the first `jsonSchemaTool`, not with the package (cold start, #20). */
+const schemaRepresentation = lazyPackage<typeof import("effect/SchemaRepresentation")>("effect/SchemaRepresentation")
 
 /** A JSON Schema 2020-12 (or draft-07, when its `$schema` says so) for a tool's arguments. */
 export type ToolJsonSchema = JsonSchemaObject
@@ -69,7 +73,7 @@ export const compileJsonSchema = (document: unknown, options: { readonly strict:
   }
   let schema: ArgsSchema
   try {
-    schema = SchemaRepresentation.fromJsonSchemaDocument(imported, { patterns: "apply" }) as unknown as ArgsSchema
+    schema = schemaRepresentation().fromJsonSchemaDocument(imported, { patterns: "apply" }) as unknown as ArgsSchema
   } catch (error) {
     throw new Error(`cannot be validated: ${error instanceof Error ? error.message : String(error)}`)
   }

@@ -2,13 +2,17 @@
  * ModelClient: the one seam between the agentic loop and a model. One method, so a mock is one line;
  * also a Context service with a Layer, so Effect programs can provide it from the outside.
  */
-import { Cause, Context, Effect, Layer, Result, Stream } from "effect"
+import { Cause, Context, Effect, Layer, Result, type Stream } from "effect"
 import { describeCause } from "../internal/describe-cause.ts"
 import { ModelError } from "./model-error.ts"
 import { fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { LlmResponse, LlmResponseInit, ModelRequest } from "./messages.ts"
 import { normalizeResponse } from "./normalize-response.ts"
 import { partsOf, type ResponsePart } from "./response-part.ts"
+import { lazyPackage } from "../internal/lazy-package.ts"
+
+// Effect's Stream (with Channel, Sink, PubSub, Queue: ~600 KB) loads when a run streams, not with the package (cold start, #20).
+const stream = lazyPackage<typeof import("effect/Stream")>("effect/Stream")
 
 /**
  * Anything that can answer a model request. Implementations: `openai(...)`, `ollama(...)`,
@@ -120,7 +124,7 @@ export const ModelClient = {
   streamOf: (client: ModelClient, request: ModelRequest): Stream.Stream<ResponsePart, ModelError> =>
     client.stream !== undefined
       ? client.stream(request)
-      : Stream.fromIterableEffect(Effect.map(client.chat(request), (response) => partsOf(response))),
+      : stream().fromIterableEffect(Effect.map(client.chat(request), (response) => partsOf(response))),
   /** A Layer providing `client` as the `ModelClientService`. */
   layer: (client: ModelClient): Layer.Layer<ModelClientService> => Layer.succeed(ModelClientService, client)
 } as const

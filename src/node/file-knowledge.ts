@@ -4,8 +4,12 @@
  * provide an in-memory file system; Node's is `NodeFileSystem.layer` from
  * `@effect/platform-node-shared`.
  */
-import { Effect, FileSystem } from "effect"
+import { Effect, type FileSystem } from "effect"
 import type { KnowledgeLoader } from "../dsl/knowledge.ts"
+import { lazyPackage } from "../internal/lazy-package.ts"
+
+/** Effect's `FileSystem` (which imports `Stream`), loaded when a file is first read, not with the package (cold start, #20). */
+const fileSystem = lazyPackage<typeof import("effect/FileSystem")>("effect/FileSystem")
 
 /**
  * A loader that reads a UTF-8 text file through the `FileSystem` service; an agent whose skill uses it
@@ -21,6 +25,6 @@ import type { KnowledgeLoader } from "../dsl/knowledge.ts"
  */
 export const fileKnowledge = (path: string): KnowledgeLoader<FileSystem.FileSystem> => () =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
+    const fs = yield* fileSystem().FileSystem
     return yield* fs.readFileString(path)
   })

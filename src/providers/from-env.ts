@@ -13,8 +13,9 @@
  * | `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL` | for `anthropic`; the key may be left out when a base URL is set |
  * | `LLM_THINKING_BUDGET` | for `anthropic`: the token budget of its thinking block (>= 1024); other providers choose reasoning by model name |
  */
-import { type Cause, Config, ConfigProvider, Effect, Exit, Layer, Option, Redacted } from "effect"
+import { type Cause, type Config, type ConfigProvider, Effect, Exit, Layer, Option, Redacted } from "effect"
 import { AgentConfigError } from "../errors.ts"
+import { lazyPackage } from "../internal/lazy-package.ts"
 import { type ModelClient, ModelClientService } from "../model/model-client.ts"
 import { anthropic } from "./anthropic.ts"
 import { ollama } from "./ollama.ts"
@@ -33,18 +34,28 @@ export interface EnvModel {
   readonly endpoint: string | undefined
 }
 
-const envConfig = Config.all({
-  provider: Config.Literals(["openai", "ollama", "anthropic"], "AI_PROVIDER"),
-  model: Config.NonEmptyString("AI_MODEL"),
-  temperature: Config.option(Config.Finite("LLM_TEMPERATURE")),
-  maxSteps: Config.option(Config.Int("LLM_MAX_AGENT_STEPS")),
-  openaiApiKey: Config.option(Config.Redacted("OPENAI_API_KEY")),
-  openaiBaseUrl: Config.option(Config.NonEmptyString("OPENAI_BASE_URL")),
-  ollamaHost: Config.option(Config.NonEmptyString("OLLAMA_HOST")),
-  anthropicApiKey: Config.option(Config.Redacted("ANTHROPIC_API_KEY")),
-  anthropicBaseUrl: Config.option(Config.NonEmptyString("ANTHROPIC_BASE_URL")),
-  thinkingBudget: Config.option(Config.Int("LLM_THINKING_BUDGET"))
-})
+// Effect's `Config` and `ConfigProvider` (with the file system and path modules they import: ~20 modules)
+// load when the environment is first read, not with the package (cold start, #20).
+const config = lazyPackage<typeof import("effect/Config")>("effect/Config")
+const configProvider = lazyPackage<typeof import("effect/ConfigProvider")>("effect/ConfigProvider")
+
+const makeEnvConfig = () => {
+  const Config = config()
+  return Config.all({
+    provider: Config.Literals(["openai", "ollama", "anthropic"], "AI_PROVIDER"),
+    model: Config.NonEmptyString("AI_MODEL"),
+    temperature: Config.option(Config.Finite("LLM_TEMPERATURE")),
+    maxSteps: Config.option(Config.Int("LLM_MAX_AGENT_STEPS")),
+    openaiApiKey: Config.option(Config.Redacted("OPENAI_API_KEY")),
+    openaiBaseUrl: Config.option(Config.NonEmptyString("OPENAI_BASE_URL")),
+    ollamaHost: Config.option(Config.NonEmptyString("OLLAMA_HOST")),
+    anthropicApiKey: Config.option(Config.Redacted("ANTHROPIC_API_KEY")),
+    anthropicBaseUrl: Config.option(Config.NonEmptyString("ANTHROPIC_BASE_URL")),
+    thinkingBudget: Config.option(Config.Int("LLM_THINKING_BUDGET"))
+  })
+}
+let envConfigMemo: ReturnType<typeof makeEnvConfig> | undefined
+const envConfig = () => (envConfigMemo ??= makeEnvConfig())
 
 const subject = "environment"
 
@@ -61,7 +72,7 @@ const subject = "environment"
  * ```
  */
 export const fromEnv = (env: Record<string, string | undefined> = process.env): EnvModel => {
-  const exit = Effect.runSyncExit(envConfig.parse(ConfigProvider.fromEnvRecord(env)))
+  const exit = Effect.runSyncExit(envConfig().parse(configProvider().fromEnvRecord(env)))
   if (Exit.isFailure(exit)) throw new AgentConfigError({ subject, reason: describeConfigFailure(exit.cause, (name) => env[name]) })
   return envModel(exit.value)
 }
@@ -81,8 +92,8 @@ export const fromEnv = (env: Record<string, string | undefined> = process.env): 
 export const fromEnvLayer: Layer.Layer<ModelClientService, AgentConfigError> = Layer.effect(
   ModelClientService,
   Effect.gen(function*() {
-    const provider = yield* ConfigProvider.ConfigProvider
-    const exit = yield* Effect.exit(envConfig.parse(provider))
+    const provider = yield* configProvider().ConfigProvider
+    const exit = yield* Effect.exit(envConfig().parse(provider))
     if (Exit.isFailure(exit)) return yield* new AgentConfigError({ subject, reason: describeConfigFailure(exit.cause) })
     return yield* Effect.try({
       try: () => envModel(exit.value).client,
@@ -91,7 +102,7 @@ export const fromEnvLayer: Layer.Layer<ModelClientService, AgentConfigError> = L
   })
 )
 
-const envModel = (config: Config.Success<typeof envConfig>): EnvModel => {
+const envModel = (config: Config.Success<ReturnType<typeof envConfig>>): EnvModel => {
   const maxSteps = Option.getOrUndefined(config.maxSteps)
   if (maxSteps !== undefined && maxSteps < 1) {
     throw new AgentConfigError({ subject, reason: `LLM_MAX_AGENT_STEPS must be a whole number >= 1, got ${maxSteps}` })

@@ -6,8 +6,9 @@
  * malformed fails the Layer with an `AgentConfigError` naming it.
  */
 import type { LanguageModelV2, LanguageModelV3 } from "@ai-sdk/provider"
-import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { type Config, Effect, Layer, Option, Redacted } from "effect"
 import { AgentConfigError } from "../errors.ts"
+import { lazyPackage } from "../internal/lazy-package.ts"
 import { type ModelClient, ModelClientService } from "../model/model-client.ts"
 import { type AiSdkOptions, fromAiSdk } from "./ai-sdk.ts"
 import { anthropic, type AnthropicOptions } from "./anthropic.ts"
@@ -78,13 +79,16 @@ export interface OllamaSettingsConfig extends ModelSettingsConfig {
   readonly host?: SettingConfig<string>
 }
 
-/** A setting that may be unset. */
-const optional = <A>(config: Config.Config<A | Redacted.Redacted<A>>): SettingConfig<A> => Config.option(config)
+/** Effect's `Config` (~20 modules with what it imports), loaded when a `…LayerConfig` is made, not with the package (cold start, #20). */
+const effectConfig = lazyPackage<typeof import("effect/Config")>("effect/Config")
 
-const defaults = {
-  model: Config.NonEmptyString("AI_MODEL"),
-  temperature: optional(Config.Finite("LLM_TEMPERATURE"))
-}
+/** A setting that may be unset. */
+const optional = <A>(config: Config.Config<A | Redacted.Redacted<A>>): SettingConfig<A> => effectConfig().option(config)
+
+const defaults = () => ({
+  model: effectConfig().NonEmptyString("AI_MODEL"),
+  temperature: optional(effectConfig().Finite("LLM_TEMPERATURE"))
+})
 
 /** A read setting as a plain value: secrets revealed, `Option.none()` and `undefined` as absent. */
 const plain = <A>(value: A | Redacted.Redacted<A> | Option.Option<A | Redacted.Redacted<A>> | undefined): A | undefined => {
@@ -112,7 +116,7 @@ const layerFromConfig = <S extends Record<string, Config.Config<unknown>>>(
   Layer.effect(
     ModelClientService,
     Effect.gen(function*() {
-      const settings = yield* Config.all(configs)
+      const settings = yield* effectConfig().all(configs)
       return yield* Effect.try({ try: () => make(settings as never), catch: (error) => asConfigError(provider, error) })
     }).pipe(Effect.mapError((error) => asConfigError(provider, error)))
   )
@@ -143,10 +147,10 @@ export const openaiLayerConfig = (
   options: Omit<OpenAiOptions, "apiKey" | "baseURL" | "temperature"> = {}
 ): Layer.Layer<ModelClientService, AgentConfigError> =>
   layerFromConfig("openai", {
-    model: config.model ?? defaults.model,
-    temperature: config.temperature ?? defaults.temperature,
-    apiKey: config.apiKey ?? optional(Config.Redacted("OPENAI_API_KEY")),
-    baseURL: config.baseURL ?? optional(Config.NonEmptyString("OPENAI_BASE_URL"))
+    model: config.model ?? defaults().model,
+    temperature: config.temperature ?? defaults().temperature,
+    apiKey: config.apiKey ?? optional(effectConfig().Redacted("OPENAI_API_KEY")),
+    baseURL: config.baseURL ?? optional(effectConfig().NonEmptyString("OPENAI_BASE_URL"))
   }, (s) => {
     const apiKey = plain(s.apiKey)
     const baseURL = plain(s.baseURL)
@@ -180,9 +184,9 @@ export const ollamaLayerConfig = (
   options: Omit<OllamaOptions, "host" | "port" | "temperature"> = {}
 ): Layer.Layer<ModelClientService, AgentConfigError> =>
   layerFromConfig("ollama", {
-    model: config.model ?? defaults.model,
-    temperature: config.temperature ?? defaults.temperature,
-    host: config.host ?? optional(Config.NonEmptyString("OLLAMA_HOST"))
+    model: config.model ?? defaults().model,
+    temperature: config.temperature ?? defaults().temperature,
+    host: config.host ?? optional(effectConfig().NonEmptyString("OLLAMA_HOST"))
   }, (s) => ollama(s.model, { ...options, ...present({ temperature: plain(s.temperature), host: plain(s.host) }) }))
 
 /**
@@ -210,11 +214,11 @@ export const anthropicLayerConfig = (
   options: Omit<AnthropicOptions, "apiKey" | "baseURL" | "temperature" | "thinkingBudget"> = {}
 ): Layer.Layer<ModelClientService, AgentConfigError> =>
   layerFromConfig("anthropic", {
-    model: config.model ?? defaults.model,
-    temperature: config.temperature ?? defaults.temperature,
-    apiKey: config.apiKey ?? optional(Config.Redacted("ANTHROPIC_API_KEY")),
-    baseURL: config.baseURL ?? optional(Config.NonEmptyString("ANTHROPIC_BASE_URL")),
-    thinkingBudget: config.thinkingBudget ?? optional(Config.Int("LLM_THINKING_BUDGET"))
+    model: config.model ?? defaults().model,
+    temperature: config.temperature ?? defaults().temperature,
+    apiKey: config.apiKey ?? optional(effectConfig().Redacted("ANTHROPIC_API_KEY")),
+    baseURL: config.baseURL ?? optional(effectConfig().NonEmptyString("ANTHROPIC_BASE_URL")),
+    thinkingBudget: config.thinkingBudget ?? optional(effectConfig().Int("LLM_THINKING_BUDGET"))
   }, (s) => {
     const apiKey = plain(s.apiKey)
     const baseURL = plain(s.baseURL)

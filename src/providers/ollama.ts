@@ -4,7 +4,7 @@
  * results go back with `tool_name` (and `tool_call_id`), assistant turns with their `thinking`.
  */
 import { assembleResponse } from "./assemble-response.ts"
-import { Effect, Stream } from "effect"
+import { Effect, type Stream } from "effect"
 import type { ChatRequest, ChatResponse, Message, Ollama, Options, Tool } from "ollama"
 import { ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
@@ -16,6 +16,9 @@ import { normaliseCalls } from "./normalise-calls.ts"
 import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 import { type ChunkDecoder, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
 import type { ResponsePart } from "../model/response-part.ts"
+
+// Effect's Stream (with Channel, Sink, PubSub, Queue: ~600 KB) loads when a run streams, not with the package (cold start, #20).
+const stream = lazyPackage<typeof import("effect/Stream")>("effect/Stream")
 
 /** Options of {@link ollama}. */
 export interface OllamaOptions extends StreamingOptions {
@@ -83,7 +86,7 @@ export const ollama = (model: string, options: OllamaOptions = {}): ModelClient 
       }),
     // `/api/chat` with `stream: true`: NDJSON, one message delta per line, usage and `done_reason` on the last.
     stream: (request) =>
-      Stream.suspend(() => {
+      stream().suspend(() => {
         const body = toOllamaRequest(model, request, options)
         return resilientStream(
           provider,

@@ -3,7 +3,7 @@
  * (vLLM, llama.cpp, LM Studio, Ollama's /v1, gateways) through `baseURL`.
  */
 import { assembleResponse } from "./assemble-response.ts"
-import { Effect, Stream } from "effect"
+import { Effect, type Stream } from "effect"
 import type OpenAI from "openai"
 import type {
   ChatCompletion,
@@ -32,6 +32,9 @@ import { normaliseCalls, type WireCall } from "./normalise-calls.ts"
 import { isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 import { type ChunkDecoder, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
 import type { ResponsePart } from "../model/response-part.ts"
+
+// Effect's Stream (with Channel, Sink, PubSub, Queue: ~600 KB) loads when a run streams, not with the package (cold start, #20).
+const stream = lazyPackage<typeof import("effect/Stream")>("effect/Stream")
 
 /** Options of {@link openai}. The SDK's own retries are off: retries and timeouts are Effect's. */
 export interface OpenAiOptions extends StreamingOptions {
@@ -106,9 +109,9 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
       }),
     // `stream: true` with usage in the last chunk; tool-call deltas are assembled by index.
     stream: (request) =>
-      Stream.suspend(() => {
+      stream().suspend(() => {
         const body = toOpenAiRequest(model, request, options)
-        if (body instanceof ModelError) return Stream.fail(body)
+        if (body instanceof ModelError) return stream().fail(body)
         return resilientStream(
           provider,
           options,

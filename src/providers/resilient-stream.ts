@@ -8,10 +8,14 @@
  * There is no total timeout on a stream: a long generation that keeps sending is healthy. Bound a
  * run's wall time with the `maxDuration` budget.
  */
-import { Duration, Effect, Random, Stream } from "effect"
+import { Duration, Effect, Random, type Stream } from "effect"
 import { ModelError } from "../errors.ts"
 import type { ResponsePart } from "../model/response-part.ts"
 import { defaultMaxRetryAfter, type ResilienceOptions } from "./resilience.ts"
+import { lazyPackage } from "../internal/lazy-package.ts"
+
+// Effect's Stream (with Channel, Sink, PubSub, Queue: ~600 KB) loads when a run streams, not with the package (cold start, #20).
+const stream = lazyPackage<typeof import("effect/Stream")>("effect/Stream")
 
 /** Options of streaming calls, beside the retry policy every provider shares. */
 export interface StreamingOptions extends ResilienceOptions {
@@ -56,28 +60,28 @@ export const resilientStream = <C>(
   toModelError: (cause: unknown) => ModelError,
   makeDecoder: () => ChunkDecoder<C>
 ): Stream.Stream<ResponsePart, ModelError> =>
-  Stream.suspend(() => {
+  stream().suspend(() => {
     const idle = Duration.fromInputUnsafe(options.idleTimeout ?? defaultIdleTimeout)
     let delivered = false
     const attempt = (): Stream.Stream<ResponsePart, ModelError> =>
-      Stream.suspend(() => {
+      stream().suspend(() => {
         const controller = new AbortController()
         const decoder = makeDecoder()
-        const chunks = Stream.unwrap(
+        const chunks = stream().unwrap(
           Effect.tryPromise({ try: () => open(controller.signal), catch: toModelError }).pipe(
-            Effect.map((iterable) => Stream.fromAsyncIterable(iterable, toModelError))
+            Effect.map((iterable) => stream().fromAsyncIterable(iterable, toModelError))
           )
         )
         return chunks.pipe(
-          Stream.timeoutOrElse({
+          stream().timeoutOrElse({
             duration: idle,
             orElse: () =>
-              Stream.fail(new ModelError({ provider, reason: `the stream stalled: nothing arrived for ${Duration.format(idle)}`, retryable: true }))
+              stream().fail(new ModelError({ provider, reason: `the stream stalled: nothing arrived for ${Duration.format(idle)}`, retryable: true }))
           }),
-          Stream.mapEffect(decoder.chunk),
-          Stream.concat(Stream.fromEffect(Effect.suspend(decoder.end))),
-          Stream.flatMap((parts) => Stream.fromIterable(parts)),
-          Stream.ensuring(Effect.sync(() => controller.abort()))
+          stream().mapEffect(decoder.chunk),
+          stream().concat(stream().fromEffect(Effect.suspend(decoder.end))),
+          stream().flatMap((parts) => stream().fromIterable(parts)),
+          stream().ensuring(Effect.sync(() => controller.abort()))
         )
       })
     const retry = options.retry === false ? { times: 0 } : options.retry ?? {}
@@ -88,12 +92,12 @@ export const resilientStream = <C>(
     const maxDelay = Duration.toMillis(Duration.fromInputUnsafe(("maxDelay" in retry ? retry.maxDelay : undefined) ?? "10 seconds"))
     const attempts = (n: number): Stream.Stream<ResponsePart, ModelError> =>
       attempt().pipe(
-        Stream.catchTag("ModelError", (error) => {
+        stream().catchTag("ModelError", (error) => {
           const retryable = !delivered && error.retryable === true && n < times &&
             (error.retryAfterMs === undefined || error.retryAfterMs <= maxRetryAfter)
-          if (!retryable) return Stream.fail(error)
+          if (!retryable) return stream().fail(error)
           const delay = error.retryAfterMs ?? Math.min(maxDelay, base * factor ** n)
-          return Stream.unwrap(
+          return stream().unwrap(
             Random.next.pipe(
               Effect.flatMap((r) => Effect.sleep(Duration.millis(error.retryAfterMs === undefined ? delay * (0.5 + r / 2) : delay))),
               Effect.as(attempts(n + 1))
@@ -102,7 +106,7 @@ export const resilientStream = <C>(
         })
       )
     return attempts(0).pipe(
-      Stream.tap(() =>
+      stream().tap(() =>
         Effect.sync(() => {
           delivered = true
         })

@@ -64,6 +64,10 @@ describe("the packed package", { timeout: 120_000 }, () => {
     expect(listing).toContain("package/dist/index.d.ts")
     expect(listing).toContain("package/dist/index.js.map")
     expect(listing).toContain("package/dist/testing/arbitraries.js")
+    // The JavaScript is bundled per entry point with shared chunks; declarations stay file by file.
+    expect(listing).toMatch(/package\/dist\/chunks\/chunk-\w+\.js\n/)
+    expect(listing).toContain("package/dist/dsl/agent.d.ts")
+    expect(listing).not.toContain("package/dist/dsl/agent.js")
     expect(listing).not.toMatch(/package\/test\//)
     const declarations = run("tar", ["-xzOf", tarball, "package/dist/index.d.ts"])
     expect(declarations).not.toMatch(/from "\.[^"]*\.ts"/)
@@ -100,7 +104,7 @@ describe("the packed package", { timeout: 120_000 }, () => {
     expect(output.split("\n").filter((line) => line.includes("effect-agent-dsl/"))).toEqual([])
   })
 
-  it("is importable from plain .mjs and requirable from .cjs", () => {
+  it("is importable from plain .mjs (one class across entry points) and requirable from .cjs", () => {
     expect(run(process.execPath, ["plain.mjs"]).trim()).toBe("done")
     expect(run(process.execPath, ["plain.cjs"]).trim()).toBe("from require")
   })

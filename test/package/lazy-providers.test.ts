@@ -1,8 +1,8 @@
 /**
- * Cold start (issue #20): importing the package's root loads no provider SDK, no MCP SDK and no
- * Effect sub-barrel it does not need; building a provider loads its own SDK then, and only that one.
- * Each case runs in a fresh `node` (tsx, on the sources) with a module hook that reports every URL
- * it resolves.
+ * Cold start (issue #20): importing the package's root loads no provider SDK, no MCP SDK, neither
+ * Effect's barrel nor a sub-barrel, and none of the Effect modules only a rarely used feature needs;
+ * building a provider loads its own SDK then, and only that one. Each case runs in a fresh `node` (tsx,
+ * on the sources) with a module hook that reports every URL it resolves.
  */
 import { spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -59,6 +59,20 @@ const loadedHeavy = (urls: ReadonlyArray<string>) =>
 describe("cold start: what the root export loads", () => {
   it("importing the root loads no provider SDK, no MCP SDK and not the effect/ai barrel", () => {
     expect(loadedHeavy(loadedBy("root", required(sdkNames)))).toEqual([])
+  })
+
+  it("importing the root loads neither Effect's barrel nor the modules of fromEnv, layers, fileKnowledge, jsonSchemaTool and strict tools", () => {
+    const effect = loadedBy("root-effect", "").filter((url) => url.includes("/node_modules/effect/dist/")).map((url) => url.replace(/^.*\/node_modules\/effect\/dist\//, ""))
+    expect(effect.length).toBeGreaterThan(0)
+    // Each of these is loaded (through `require`, invisible to the hook) by the feature that needs it.
+    const lazy = ["index.js", "Config.js", "ConfigProvider.js", "FileSystem.js", "SchemaRepresentation.js", "ai/OpenAiStructuredOutput.js"]
+    expect(effect.filter((file) => lazy.includes(file))).toEqual([])
+  })
+
+  it("src imports Effect's modules, not its barrel (`node scripts/effect-direct-imports.mjs` fixes it)", () => {
+    const check = spawnSync(process.execPath, [join(root, "scripts/effect-direct-imports.mjs"), "--check"], { cwd: root, encoding: "utf8" })
+    expect(check.stderr).toBe("")
+    expect(check.status).toBe(0)
   })
 
   it("building an openai client loads the openai SDK, and no other", () => {
