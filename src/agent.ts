@@ -4,7 +4,7 @@
  * other views of the same stepper: `runUntil` (suspend a run with a snapshot) and `resume` (continue
  * one from a snapshot).
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { type AgentBuilder, type AgentShape, agentFactory, type AgentFactory, definitionOf, type AgentDefinitionKey, withDefinitionServices } from "./dsl/agent.ts"
 import type { RunResultOf } from "./dsl/run-outcome.ts"
 import type { AnyTool } from "./dsl/tool.ts"

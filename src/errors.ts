@@ -5,7 +5,7 @@
  * get the same objects as rejections of `run`. Messages are written for people and, where they go back
  * to a model, never name tools outside the current skill's allowlist.
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import { AgentErrorTypeId, hasAgentErrorMarker } from "./internal/agent-error-marker.ts"
 import { describeCause } from "./internal/describe-cause.ts"
 import type { LlmMessage } from "./model/messages.ts"

@@ -4,7 +4,7 @@
  * the tag (the Kotlin reference fails at run time); for untyped callers an unrouted tag fails with
  * `BranchNotRouted`.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
 import { AgentConfigError } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"

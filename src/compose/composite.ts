@@ -5,7 +5,14 @@
  * its children see as their parent (`ParentRun`).
  */
 import { newRunId } from "../internal/run-id.ts"
-import { Cause, Clock, Duration, Effect, Exit, identity, type Queue, type Stream } from "effect"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Queue from "effect/Queue"
+import type * as Stream from "effect/Stream"
+import { identity } from "effect/Function"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
 import { AgentConfigError, BudgetExceeded } from "../errors.ts"
 import { catchUnlessInterrupted, fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
@@ -13,11 +20,8 @@ import { noStackTrace } from "../internal/span-options.ts"
 import { BudgetScope, CurrentBudgetScope, ParentRun, StreamSink } from "../dsl/lineage.ts"
 import type { RunStreamEvent } from "../dsl/events.ts"
 import type { AnyRunnable, ErrorOf, InputOf, OutputOf, RequirementsOf, Runnable, Same } from "./runnable.ts"
-import { lazyPackage } from "../internal/lazy-package.ts"
+import { effectStream as stream, effectQueue } from "../internal/lazy-effect.ts"
 
-// Effect's Stream and Queue (with Channel, Sink, PubSub: ~600 KB) load when a run streams, not with the package (cold start, #20).
-const stream = lazyPackage<typeof import("effect/Stream")>("effect/Stream")
-const effectQueue = lazyPackage<typeof import("effect/Queue")>("effect/Queue")
 
 /** The operator a composite was built with. */
 export type CompositeKind = "pipeline" | "parallel" | "forum" | "loop" | "branch"

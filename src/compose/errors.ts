@@ -2,7 +2,7 @@
  * The errors composition adds to a run's: a loop that reached its iteration cap, and a branch whose
  * routed value has no case (possible only for callers that bypass the types).
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /**
  * A `loop` ran `maxIterations` times without its `until` predicate accepting an output. `iterations`

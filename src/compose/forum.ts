@@ -4,7 +4,7 @@
  * neither). The captain is an agent taking the typed brief, an agent taking text (it then gets the brief
  * rendered as text), or a function of the brief.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
 import { AgentDefinitionKey, definitionOf } from "../dsl/agent.ts"
 import { AgentConfigError } from "../errors.ts"

@@ -2,7 +2,7 @@
  * Internal: runs a user function placed in a composite (captain, case, stop condition) as an Effect
  * whose failures are `StepFailed`, and that is interrupted (its signal aborted) with the composite.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { catchUnlessInterrupted, fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
 import { StepFailed } from "./errors.ts"
 

@@ -3,7 +3,7 @@
  * `until` accepts an output. The cap is required (the Kotlin reference's loop has none): reaching it
  * fails with `LoopLimitExceeded`, which carries every output so far.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
 import { AgentConfigError } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"

@@ -4,7 +4,8 @@
  * ends on the first failure and interrupts the others; `"collect"` lets every run finish and gives each
  * one's `Result` (success or tagged error).
  */
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
 import { checkName, type Composite, makeComposite } from "./composite.ts"
 import { checkCount, checkMembers } from "./placement.ts"

@@ -2,7 +2,7 @@
  * What composition operators compose: anything with a name that runs as an Effect from an input to an
  * output. Agents (`agent(...)`) are runnables, and so is every composite, so composites compose further.
  */
-import type { Effect } from "effect"
+import type * as Effect from "effect/Effect"
 
 /**
  * Runs from `In` to `Out`, needing services `R`.

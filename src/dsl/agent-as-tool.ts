@@ -6,7 +6,8 @@
  * and tool calls are charged to the caller's budget (and every budget above it) while its own budget
  * still applies. A child without its own model uses the calling agent's.
  */
-import { type Effect, Schema } from "effect"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { AgentConfigError, type AgentError } from "../errors.ts"
 import type { AgentDefinition } from "./agent-definition.ts"
 import { type AnyTool, type Tool, tool } from "./tool.ts"

@@ -2,7 +2,8 @@
  * The immutable description of an agent that the builder produces and the runtime interprets, with
  * the construction-time checks that keep it consistent.
  */
-import type { Layer, Schema } from "effect"
+import type * as Layer from "effect/Layer"
+import type * as Schema from "effect/Schema"
 import { AgentConfigError } from "../errors.ts"
 import type { ModelClient } from "../model/model-client.ts"
 import type { PickToolsOptions } from "./pick-tools.ts"

@@ -6,7 +6,10 @@
  * The builder never imports the loop: `agentFactory(runner)` takes the function that runs a
  * definition (as Kysely's builders take a query executor), and the package entry binds it once.
  */
-import { Effect, Layer, type Schema, type Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Schema from "effect/Schema"
+import type * as Stream from "effect/Stream"
 import { AgentConfigError, isAgentError } from "../errors.ts"
 import { type ModelClient, ModelClientService } from "../model/model-client.ts"
 import { ModelError } from "../model/model-error.ts"
@@ -49,10 +52,8 @@ import type { AllDeterministic, Skill, SkillKind, SkillRequirements } from "./sk
 import { makeHandles, type RegisterFirst, type SkillHandles } from "./tool-handle.ts"
 import type { AnyTool, Tool } from "./tool.ts"
 import type { AgentTypeError } from "./agent-type-error.ts"
-import { lazyPackage } from "../internal/lazy-package.ts"
+import { effectStream as stream } from "../internal/lazy-effect.ts"
 
-// Effect's Stream (with Channel, Sink, PubSub, Queue: ~600 KB) loads when a run streams, not with the package (cold start, #20).
-const stream = lazyPackage<typeof import("effect/Stream")>("effect/Stream")
 
 /** The names of the tools in a registration record. */
 export type ToolNames<TTools extends Record<string, AnyTool>> = Tool.Name<TTools[keyof TTools]>

@@ -5,7 +5,7 @@
  * twice the configured budget) or ask for a `finalAnswer` (one last model call without tools, whose
  * answer ends the run). Durations are not negotiable: they are timeouts.
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import type { BudgetReason } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 

@@ -3,7 +3,8 @@
  * are checked before the model call or tool execution they would pay for; durations bound work
  * **while it runs** (an Effect timeout interrupts it and aborts its HTTP request or tool signal).
  */
-import { Duration, Option } from "effect"
+import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
 import { AgentConfigError } from "../errors.ts"
 
 /** The limits of one run; durations in milliseconds; `Infinity` means unlimited. */

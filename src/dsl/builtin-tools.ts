@@ -5,7 +5,8 @@
  * (with `Escalated` or `ExceptionThrown`), the same way as `submit` ends it with the typed answer, so
  * their `run` is only what a direct caller outside an agent gets.
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { tool } from "./tool.ts"
 
 const outsideAgent = (name: string) => Effect.fail(new Error(`"${name}" ends an agent's run; it does nothing on its own`))

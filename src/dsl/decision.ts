@@ -4,7 +4,7 @@
  * again with the tool's Schema). `agent.resume(snapshot, decisions)` takes one per waiting call, keyed
  * by the call's id.
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /** One decision about one waiting call. */
 export type Decision = Data.TaggedEnum<{

@@ -6,7 +6,7 @@
  * as approval does). `suspend` is only offered for tools that may need approval, so an agent's `run`
  * type stays honest about pausing.
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { AnyTool, Tool } from "./tool.ts"
 

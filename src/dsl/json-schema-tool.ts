@@ -10,13 +10,14 @@
  * registration with the importer's explanation, never silently accepted. Remote `$ref`s are refused
  * before that: a tool's contract never depends on the network.
  */
-import { JsonSchema, Result, Schema } from "effect"
-import { lazyPackage } from "../internal/lazy-package.ts"
+import * as JsonSchema from "effect/JsonSchema"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import { effectSchemaRepresentation as schemaRepresentation } from "../internal/lazy-effect.ts"
 import type { JsonSchemaObject } from "../model/messages.ts"
 import { argsDecoder, type ArgsSchema } from "./tool-parameters.ts"
 
 /** Effect's JSON Schema importer (~140 KB), loaded by the first `jsonSchemaTool`, not with the package (cold start, #20). */
-const schemaRepresentation = lazyPackage<typeof import("effect/SchemaRepresentation")>("effect/SchemaRepresentation")
 
 /** A JSON Schema 2020-12 (or draft-07, when its `$schema` says so) for a tool's arguments. */
 export type ToolJsonSchema = JsonSchemaObject

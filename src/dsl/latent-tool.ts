@@ -7,7 +7,7 @@
  * Use them to make a model's intermediate judgements (a classification, an extraction, a plan) typed
  * and observable without writing code for them.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import type { RecoveryHandlers } from "./recovery.ts"
 import { type Tool, tool } from "./tool.ts"
 import type { ArgsSchema } from "./tool-parameters.ts"

@@ -4,7 +4,8 @@
  * sets both for its children, so their events name the parent run and their usage counts against every
  * enclosing budget; a top-level run has neither.
  */
-import { Context, type Effect } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
 import type { RunStreamEvent } from "./events.ts"
 
 /**

@@ -2,7 +2,8 @@
  * Agent memory: a key-value store the model reads and writes through three tools, `memory_read`,
  * `memory_write` and `memory_search`, that `.memory(store?)` adds to every skill's allowlist.
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
 import { type AnyTool, tool } from "./tool.ts"
 

@@ -2,7 +2,8 @@
  * Tool pre-selection: ranks tools for an input so that only the most relevant are offered to the
  * model. Pure: it reads names, descriptions and tags, and never runs a tool.
  */
-import { Duration, Effect } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import type { AnyTool } from "./tool.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import { fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"

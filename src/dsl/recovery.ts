@@ -5,7 +5,8 @@
  * default (`feedback`). Policies only decide; observers (`.onToolError(listener)`, `.onInvalidArgs`)
  * only watch.
  */
-import { Data, type Effect } from "effect"
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
 
 /** How serious an escalation is. */
 export type Severity = "LOW" | "MEDIUM" | "HIGH" | "CRITICAL"

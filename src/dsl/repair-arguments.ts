@@ -3,7 +3,7 @@
  * almost right, guided by the tool's Schema. The result is always decoded again with the Schema, so a
  * repair can make a call valid but never let an invalid one through.
  */
-import { SchemaAST } from "effect"
+import * as SchemaAST from "effect/SchemaAST"
 
 /** Which repairs a tool opts into; `repair: true` means all of them. */
 export interface RepairOptions {

@@ -3,7 +3,8 @@
  * (`Suspended`) can name it. The runtime takes snapshots and continues runs from them
  * (`runtime/snapshot.ts`).
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { SnapshotInvalid } from "../errors.ts"
 
 const ToolCallSchema = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.String })

@@ -4,7 +4,7 @@
  * system prompt is not stored: each run builds it from the agent. `inMemorySessionStore()` is the
  * default; `effect-agent-dsl/postgres` has one on PostgreSQL.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { SessionStoreFailed } from "../errors.ts"
 import type { LlmMessage } from "../model/messages.ts"
 

@@ -2,7 +2,8 @@
  * Skills: a named capability of an agent. An agentic skill lists the tools the model may call while it
  * is active (its allowlist); a deterministic skill is implemented by a function and never calls a model.
  */
-import type { Effect, Schema } from "effect"
+import type * as Effect from "effect/Effect"
+import type * as Schema from "effect/Schema"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { KnowledgeLoader, KnowledgeSource } from "./knowledge.ts"
 import type { AgentTypeError } from "./agent-type-error.ts"

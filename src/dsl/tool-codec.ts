@@ -4,7 +4,8 @@
  * Schema, and, when the tool opted into repair, repair and decode again, reporting the corrections.
  * The loop never decodes, parses or repairs arguments itself.
  */
-import { Result, type Schema } from "effect"
+import * as Result from "effect/Result"
+import type * as Schema from "effect/Schema"
 import { type ArgsCorrection, repairArguments, type RepairOptions } from "./repair-arguments.ts"
 import type { ArgsSchema, ToolParameters } from "./tool-parameters.ts"
 

@@ -3,7 +3,9 @@
  * the service `ToolImplementation<Name>`, and `toolLayer(tool, run)` provides it. The agent is built
  * once; a test provides another implementation without rebuilding it.
  */
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { MaybeEffect, RequirementsOf } from "../internal/from-maybe-effect.ts"
 import type { Tool, ToolContext } from "./tool.ts"
 

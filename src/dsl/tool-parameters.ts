@@ -2,8 +2,10 @@
  * Derives a tool's JSON Schema `parameters` and its argument decoder from one Effect Schema, so the
  * contract sent to the model and the check applied to its answer can never drift apart.
  */
-import { Result, Schema, SchemaAST } from "effect"
-import { lazyPackage } from "../internal/lazy-package.ts"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
+import { effectOpenAiStructuredOutput as openAiStructuredOutput } from "../internal/lazy-effect.ts"
 import type { JsonSchemaObject } from "../model/messages.ts"
 
 /**
@@ -11,7 +13,6 @@ import type { JsonSchemaObject } from "../model/messages.ts"
  * strict tool, not with the package (cold start, #20). The module itself, not the `effect/ai` barrel: that
  * one loads ~120 more modules (http, rpc, workers, sql).
  */
-const openAiStructuredOutput = lazyPackage<typeof import("effect/ai/OpenAiStructuredOutput")>("effect/ai/OpenAiStructuredOutput")
 
 /** The Schemas accepted as tool arguments: codecs without service requirements. */
 export type ArgsSchema = Schema.Codec<any, any, never, never>

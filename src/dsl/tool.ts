@@ -2,7 +2,8 @@
  * Tools: a name, a description, an Effect Schema for the arguments and a `run` function. The Schema is
  * the single source of the argument type, the JSON Schema sent to models and the runtime check.
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { AgentConfigError } from "../errors.ts"
 import { type Abortable, fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
 import { type ToolImplementation, toolImplementationKey } from "./tool-implementation.ts"

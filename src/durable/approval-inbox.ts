@@ -4,7 +4,12 @@
  * can check decisions against them (`DecisionsInvalid`) before it completes the run's durable
  * deferred. The run closes the wait when it took the decisions.
  */
-import { Context, Data, Effect, Layer, Option, type Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Schema from "effect/Schema"
 
 /** One wait of a run for decisions. */
 export interface ApprovalWait {

@@ -4,7 +4,10 @@
  * durable clock at the run's `maxDuration` deadline (counted from its recorded start). `decide`
  * completes that deferred from any process.
  */
-import { Clock, Duration, Effect, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import * as Activity from "effect/workflow/Activity"
 import * as DurableClock from "effect/workflow/DurableClock"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"

@@ -1,7 +1,7 @@
 /**
  * The in-memory engine: effect/workflow's `WorkflowEngine.layerMemory` with the in-memory stores.
  */
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import * as WorkflowEngines from "effect/workflow/WorkflowEngine"
 import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import { ApprovalInbox } from "./approval-inbox.ts"

@@ -6,7 +6,7 @@
  * (it did not: run it now) or `Reconciled.fail(reason)` (end the run with `OutcomeUnknown`). Without
  * a handler, or when the handler fails, the run ends with `OutcomeUnknown`.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { OutcomeUnknown } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 

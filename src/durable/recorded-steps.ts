@@ -11,7 +11,11 @@
  * intent first (`ToolIntents`), and a claim found on a replay means the outcome is unknown:
  * reconciliation decides (`reconcile.ts`), never a blind second run.
  */
-import { Cause, Effect, Exit, Option, Schema } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as Activity from "effect/workflow/Activity"
 import { type AgentError, OutcomeUnknown, type SkillFailed, type ToolFailed } from "../errors.ts"
 import { Durability, type ModelStep, type ToolRunExtra, type ToolStep } from "../runtime/durability.ts"

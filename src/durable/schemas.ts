@@ -5,7 +5,8 @@
  * JSON, which is what an engine stores; what a replay reads back is the decoded value, and so is what
  * the first execution goes on with, so both see the same thing.
  */
-import { Schema, SchemaTransformation } from "effect"
+import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 import {
   AgentConfigError,
   type AgentError,

@@ -4,7 +4,10 @@
  * `insert … on conflict do nothing`, committed before the tool runs: two workers replaying the same
  * call cannot both win it.
  */
-import { Effect, Layer, Option, type Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
 import { ApprovalInbox, ApprovalInboxFailed, type ApprovalWait } from "./approval-inbox.ts"
 import { type Intent, type IntentState, ToolIntents, ToolIntentsFailed } from "./tool-intents.ts"

@@ -4,7 +4,9 @@
  * claim whose commit was acknowledged too late is found by its retry: the call then goes to
  * reconciliation, the safe side.)
  */
-import { Duration, Effect, Schedule } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 
 const schedule = Schedule.exponential(Duration.millis(50), 2)
 

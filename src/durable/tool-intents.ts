@@ -9,7 +9,12 @@
  * `ToolIntents.memory` keeps them in this process (tests, the in-memory engine); `ToolIntents.layerSql`
  * (`tool-intents-sql.ts`) in a table of the engine's database.
  */
-import { Context, Data, Effect, Layer, Option, type Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Schema from "effect/Schema"
 
 /** What is known of a claimed intent: nothing yet (`Claimed`), or the outcome the tool ended with. */
 export type IntentState =

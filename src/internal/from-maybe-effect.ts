@@ -4,7 +4,8 @@
  * to the user code, so Promise-based work (fetch, SDK calls) can stop too. The AbortController is
  * only created when the user code reads `signal` (most hooks never do).
  */
-import { Cause, Effect } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
 
 /** A value, a Promise of it, or an Effect producing it (which may require services `R`). */
 export type MaybeEffect<A, R = never> = A | PromiseLike<A> | Effect.Effect<A, unknown, R>

@@ -3,7 +3,8 @@
  * Random get deterministic ids. Shared by agent runs and composite runs. 60 random bits: with 30 (the
  * first version) 60,000 runs in one millisecond (a frozen clock) collided about once.
  */
-import { Effect, Random } from "effect"
+import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
 
 // 30 random bits in base 36, as `Random.nextIntBetween(0, 2 ** 30)` draws them (inclusive bound).
 const part = (random: Random.Random): string => Math.floor(random.nextDoubleUnsafe() * (2 ** 30 + 1)).toString(36).padStart(6, "0")

@@ -6,7 +6,10 @@
  * every span and attribute is there as before. Annotations are skipped too, so that they never land
  * on a span of the caller's when ours was skipped.
  */
-import { Effect, type Fiber, References, Tracer } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
+import * as References from "effect/References"
+import * as Tracer from "effect/Tracer"
 
 /** Whether spans made on `fiber` reach a tracer other than Effect's native one. */
 export const isTraced = (fiber: Fiber.Fiber<unknown, unknown>): boolean =>

@@ -8,7 +8,9 @@
  * The server's tool list can change while the agent runs (`tools/list_changed`): a tool that the server
  * no longer offers fails when called, and a changed input schema is enforced from then on.
  */
-import { Effect, Result, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import type * as Scope from "effect/Scope"
 import { compileJsonSchema } from "../dsl/json-schema-tool.ts"
 import { type AnyTool, type Tool, tool } from "../dsl/tool.ts"
 import { McpError } from "../errors.ts"

@@ -7,7 +7,7 @@
  * no ids); user-supplied responses (`ModelClient.fromFunction`, `scriptedModel`) are written in the
  * looser `LlmResponseInit` and normalised by the client.
  */
-import type { JsonSchema } from "effect"
+import type * as JsonSchema from "effect/JsonSchema"
 
 /**
  * One tool invocation requested by the model. `arguments` is the raw JSON text the model sent (the

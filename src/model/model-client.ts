@@ -2,17 +2,20 @@
  * ModelClient: the one seam between the agentic loop and a model. One method, so a mock is one line;
  * also a Context service with a Layer, so Effect programs can provide it from the outside.
  */
-import { Cause, Context, Effect, Layer, Result, type Stream } from "effect"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
+import type * as Stream from "effect/Stream"
 import { describeCause } from "../internal/describe-cause.ts"
 import { ModelError } from "./model-error.ts"
 import { fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { LlmResponse, LlmResponseInit, ModelRequest } from "./messages.ts"
 import { normalizeResponse } from "./normalize-response.ts"
 import { partsOf, type ResponsePart } from "./response-part.ts"
-import { lazyPackage } from "../internal/lazy-package.ts"
+import { effectStream as stream } from "../internal/lazy-effect.ts"
 
-// Effect's Stream (with Channel, Sink, PubSub, Queue: ~600 KB) loads when a run streams, not with the package (cold start, #20).
-const stream = lazyPackage<typeof import("effect/Stream")>("effect/Stream")
 
 /**
  * Anything that can answer a model request. Implementations: `openai(...)`, `ollama(...)`,

@@ -5,7 +5,10 @@
  * keeps the loop unchanged: a policy is just another client, every attempt inside one model call (and
  * inside that call's span and the run's `maxDuration`). Interruption is never retried.
  */
-import { Effect, ExecutionPlan, Layer, type Schedule } from "effect"
+import * as Effect from "effect/Effect"
+import * as ExecutionPlan from "effect/ExecutionPlan"
+import * as Layer from "effect/Layer"
+import type * as Schedule from "effect/Schedule"
 import type { LlmResponse, ModelRequest } from "./messages.ts"
 import { type ModelClient, ModelClientService } from "./model-client.ts"
 import type { ModelError } from "./model-error.ts"

@@ -2,7 +2,7 @@
  * ModelError: the one way a model call fails, part of the protocol beside `ModelClient` because every
  * client (providers, mocks, user code) produces it and the loop consumes it.
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import { AgentErrorTypeId } from "../internal/agent-error-marker.ts"
 
 /**

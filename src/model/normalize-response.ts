@@ -6,7 +6,7 @@
  * a `ModelError` instead of a crash deep in the loop. Hand-written, not a Schema: it runs on every
  * model call.
  */
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import type { LlmResponse, ToolCall, Usage } from "./messages.ts"
 
 /**

@@ -6,7 +6,7 @@
  * acts on, so a streamed answer and the same answer in one piece mean the same thing; `partsOf` goes
  * the other way (a whole response as parts, optionally torn into chunks).
  */
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { assembleResponse } from "./assemble-response.ts"
 import type { FinishReason, LlmResponse, ReasoningPart, ToolCall, Usage } from "./messages.ts"
 import { assignedCallId } from "./normalize-response.ts"

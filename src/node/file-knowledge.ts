@@ -4,12 +4,12 @@
  * provide an in-memory file system; Node's is `NodeFileSystem.layer` from
  * `@effect/platform-node-shared`.
  */
-import { Effect, type FileSystem } from "effect"
+import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
 import type { KnowledgeLoader } from "../dsl/knowledge.ts"
-import { lazyPackage } from "../internal/lazy-package.ts"
+import { effectFileSystem as fileSystem } from "../internal/lazy-effect.ts"
 
 /** Effect's `FileSystem` (which imports `Stream`), loaded when a file is first read, not with the package (cold start, #20). */
-const fileSystem = lazyPackage<typeof import("effect/FileSystem")>("effect/FileSystem")
 
 /**
  * A loader that reads a UTF-8 text file through the `FileSystem` service; an agent whose skill uses it

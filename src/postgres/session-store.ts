@@ -5,7 +5,11 @@
  * interleave or collide on a sequence number. The table is created when missing.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Exit, Layer, Redacted, Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SessionStore } from "../dsl/session-store.ts"
 import { SessionStoreFailed } from "../errors.ts"

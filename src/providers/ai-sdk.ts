@@ -14,7 +14,7 @@ import {
   type LanguageModelV3Message,
   type LanguageModelV3ToolChoice
 } from "@ai-sdk/provider"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice, Usage } from "../model/messages.ts"

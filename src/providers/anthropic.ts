@@ -7,7 +7,7 @@
  */
 import { assembleResponse } from "./assemble-response.ts"
 import type Anthropic from "@anthropic-ai/sdk"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { AgentConfigError, ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import { lazyPackage } from "../internal/lazy-package.ts"

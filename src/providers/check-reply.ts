@@ -3,7 +3,7 @@
  * filter, refused, or only thinking. Each becomes a `ModelError` whose `kind` names the cause, so a run
  * ends with it instead of taking a truncated text as the answer or exhausting its turns.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { ModelError } from "../errors.ts"
 import type { ModelErrorKind } from "../model/model-error.ts"
 import type { FinishReason, ReasoningPart } from "../model/messages.ts"

@@ -13,9 +13,16 @@
  * | `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL` | for `anthropic`; the key may be left out when a base URL is set |
  * | `LLM_THINKING_BUDGET` | for `anthropic`: the token budget of its thinking block (>= 1024); other providers choose reasoning by model name |
  */
-import { type Cause, type Config, type ConfigProvider, Effect, Exit, Layer, Option, Redacted } from "effect"
+import type * as Cause from "effect/Cause"
+import type * as Config from "effect/Config"
+import type * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { AgentConfigError } from "../errors.ts"
-import { lazyPackage } from "../internal/lazy-package.ts"
+import { effectConfig as config, effectConfigProvider as configProvider } from "../internal/lazy-effect.ts"
 import { type ModelClient, ModelClientService } from "../model/model-client.ts"
 import { anthropic } from "./anthropic.ts"
 import { ollama } from "./ollama.ts"
@@ -35,9 +42,6 @@ export interface EnvModel {
 }
 
 // Effect's `Config` and `ConfigProvider` (with the file system and path modules they import: ~20 modules)
-// load when the environment is first read, not with the package (cold start, #20).
-const config = lazyPackage<typeof import("effect/Config")>("effect/Config")
-const configProvider = lazyPackage<typeof import("effect/ConfigProvider")>("effect/ConfigProvider")
 
 const makeEnvConfig = () => {
   const Config = config()

@@ -13,7 +13,8 @@
  * fails the call with `ModelError`. `_reasoningForCall` becomes the response's `content`, which the
  * `ModelResponse` event records.
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { ModelError } from "../errors.ts"
 import type { JsonSchemaObject, LlmMessage, LlmResponse, ModelRequest, ToolCall, ToolDefinition } from "../model/messages.ts"
 import type { ModelClient } from "../model/model-client.ts"

@@ -6,9 +6,13 @@
  * malformed fails the Layer with an `AgentConfigError` naming it.
  */
 import type { LanguageModelV2, LanguageModelV3 } from "@ai-sdk/provider"
-import { type Config, Effect, Layer, Option, Redacted } from "effect"
+import type * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { AgentConfigError } from "../errors.ts"
-import { lazyPackage } from "../internal/lazy-package.ts"
+import { effectConfig } from "../internal/lazy-effect.ts"
 import { type ModelClient, ModelClientService } from "../model/model-client.ts"
 import { type AiSdkOptions, fromAiSdk } from "./ai-sdk.ts"
 import { anthropic, type AnthropicOptions } from "./anthropic.ts"
@@ -80,7 +84,6 @@ export interface OllamaSettingsConfig extends ModelSettingsConfig {
 }
 
 /** Effect's `Config` (~20 modules with what it imports), loaded when a `…LayerConfig` is made, not with the package (cold start, #20). */
-const effectConfig = lazyPackage<typeof import("effect/Config")>("effect/Config")
 
 /** A setting that may be unset. */
 const optional = <A>(config: Config.Config<A | Redacted.Redacted<A>>): SettingConfig<A> => effectConfig().option(config)

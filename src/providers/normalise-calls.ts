@@ -3,7 +3,8 @@
  * text (objects serialised once) and a unique, non-empty id on every call (when the wire has none, as
  * Ollama and many OpenAI-compatible servers do not give one).
  */
-import { Effect, Random } from "effect"
+import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
 import type { ToolCall } from "../model/messages.ts"
 
 /** A call as it came off the wire: any id (maybe none), arguments as text or an object. */

@@ -4,11 +4,13 @@
  * results go back with `tool_name` (and `tool_call_id`), assistant turns with their `thinking`.
  */
 import { assembleResponse } from "./assemble-response.ts"
-import { Effect, type Stream } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
 import type { ChatRequest, ChatResponse, Message, Ollama, Options, Tool } from "ollama"
 import { ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import { lazyPackage } from "../internal/lazy-package.ts"
+import { effectStream as stream } from "../internal/lazy-effect.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolDefinition, Usage } from "../model/messages.ts"
 import type { ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
@@ -17,8 +19,6 @@ import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice
 import { type ChunkDecoder, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
 import type { ResponsePart } from "../model/response-part.ts"
 
-// Effect's Stream (with Channel, Sink, PubSub, Queue: ~600 KB) loads when a run streams, not with the package (cold start, #20).
-const stream = lazyPackage<typeof import("effect/Stream")>("effect/Stream")
 
 /** Options of {@link ollama}. */
 export interface OllamaOptions extends StreamingOptions {

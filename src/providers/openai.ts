@@ -3,7 +3,8 @@
  * (vLLM, llama.cpp, LM Studio, Ollama's /v1, gateways) through `baseURL`.
  */
 import { assembleResponse } from "./assemble-response.ts"
-import { Effect, type Stream } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
 import type OpenAI from "openai"
 import type {
   ChatCompletion,
@@ -16,6 +17,7 @@ import type {
 import { AgentConfigError, ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import { lazyPackage } from "../internal/lazy-package.ts"
+import { effectStream as stream } from "../internal/lazy-effect.ts"
 import type {
   FinishReason,
   LlmMessage,
@@ -33,8 +35,6 @@ import { isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } fr
 import { type ChunkDecoder, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
 import type { ResponsePart } from "../model/response-part.ts"
 
-// Effect's Stream (with Channel, Sink, PubSub, Queue: ~600 KB) loads when a run streams, not with the package (cold start, #20).
-const stream = lazyPackage<typeof import("effect/Stream")>("effect/Stream")
 
 /** Options of {@link openai}. The SDK's own retries are off: retries and timeouts are Effect's. */
 export interface OpenAiOptions extends StreamingOptions {

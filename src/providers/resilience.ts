@@ -11,7 +11,9 @@
  * connection, DNS, the platform's connect timeout: 10 s for Node's fetch) are retried, since nothing was
  * generated.
  */
-import { Duration, Effect, Schedule } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import { ModelError } from "../errors.ts"
 
 /** Retry policy for retryable failures. */

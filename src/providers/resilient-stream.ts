@@ -8,14 +8,15 @@
  * There is no total timeout on a stream: a long generation that keeps sending is healthy. Bound a
  * run's wall time with the `maxDuration` budget.
  */
-import { Duration, Effect, Random, type Stream } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
+import type * as Stream from "effect/Stream"
 import { ModelError } from "../errors.ts"
 import type { ResponsePart } from "../model/response-part.ts"
 import { defaultMaxRetryAfter, type ResilienceOptions } from "./resilience.ts"
-import { lazyPackage } from "../internal/lazy-package.ts"
+import { effectStream as stream } from "../internal/lazy-effect.ts"
 
-// Effect's Stream (with Channel, Sink, PubSub, Queue: ~600 KB) loads when a run streams, not with the package (cold start, #20).
-const stream = lazyPackage<typeof import("effect/Stream")>("effect/Stream")
 
 /** Options of streaming calls, beside the retry policy every provider shares. */
 export interface StreamingOptions extends ResilienceOptions {

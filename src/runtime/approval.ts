@@ -5,7 +5,8 @@
  * Otherwise the run suspends: the call (and every later call of the same answer that also needs
  * approval) waits, and nothing after it runs until `resume` brings the decisions.
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type { Decisions } from "../dsl/decision.ts"
 import type { RunSnapshot } from "../dsl/run-snapshot.ts"
 import { type AnyTool, ToolInternals } from "../dsl/tool.ts"

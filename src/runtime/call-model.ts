@@ -7,7 +7,12 @@
  * as it arrives, and assembles the parts into the same response the loop acts on; a failing `onPart`
  * (a budget) stops the stream, and with it the request.
  */
-import { Cause, Clock, Context, Effect, Result, Stream } from "effect"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import { effectStream } from "../internal/lazy-effect.ts"
 import { ModelError } from "../errors.ts"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"
 import { isSafeChat, ModelClient, ModelClientService } from "../model/model-client.ts"
@@ -140,7 +145,7 @@ const streamed = <E>(client: ModelClient, request: ModelRequest, turn: number, o
   Effect.suspend(() => {
     const assembler = new PartsAssembler(turn)
     return ModelClient.streamOf(client, request).pipe(
-      Stream.runForEach((part) => {
+      effectStream().runForEach((part) => {
         assembler.add(part)
         return onPart(part)
       }),

@@ -4,7 +4,8 @@
  * model's choice through a forced `choose_skill` call (a terminal tool: one turn of the budget). An
  * agent without skills has the plan's implicit skill, which may use every registered tool.
  */
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { SkillChosenEvent } from "../dsl/events.ts"
 import { type ModelError, NoSkillMatched, SkillRoutingFailed } from "../errors.ts"
 import { noStackTrace } from "../internal/span-options.ts"

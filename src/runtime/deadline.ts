@@ -6,7 +6,11 @@
  * run's cost); this pays one fiber and one `setTimeout`. Under any Clock other than Effect's live one
  * (a `TestClock`), it is `Effect.timeoutOrElse`, so virtual time decides as before.
  */
-import { Clock, Context, Duration, Effect, Fiber } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 
 const liveClock = Context.get(Context.empty(), Clock.Clock)
 

@@ -9,7 +9,9 @@
  * Activity: the first execution records the step's result, a replay reads it back instead of running
  * the step again.
  */
-import { Context, type Effect, type Exit } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import type { ModelError, OutcomeUnknown, SkillFailed, ToolFailed } from "../errors.ts"
 import type { LlmResponse } from "../model/messages.ts"
 import type { ToolEffectClass } from "../dsl/tool.ts"

@@ -17,7 +17,8 @@
  * A streaming run also has a sink: every event goes to it after its listeners (so `runStream` sees
  * exactly what hooks see, in the same order). Runs without one pay nothing for it.
  */
-import { Duration, Effect } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import type { AgentEvent, HookFailedEvent, Listener, RunStreamEvent } from "../dsl/events.ts"
 import { ParentRun } from "../dsl/lineage.ts"
 import { describeCause } from "../internal/describe-cause.ts"

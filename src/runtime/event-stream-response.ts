@@ -9,7 +9,9 @@
  *   `error`, then `data: [DONE]`.
  * Closing the response (the client went away) interrupts the run and its model request.
  */
-import { Cause, Stream } from "effect"
+import * as Cause from "effect/Cause"
+import type * as Stream from "effect/Stream"
+import { effectStream } from "../internal/lazy-effect.ts"
 import type { RunStreamEvent } from "../dsl/events.ts"
 import type { AgentError } from "../errors.ts"
 
@@ -60,7 +62,7 @@ const errorText = (cause: Cause.Cause<AgentError>): { readonly _tag: string; rea
 export const eventStreamResponse = (events: Stream.Stream<RunStreamEvent, AgentError>, options: EventStreamOptions = {}): Response => {
   const ui = options.format === "ui-message-stream"
   const frames = ui ? uiMessageFrames(events) : eventFrames(events, options.include ?? defaultInclude)
-  const body = Stream.toReadableStream(frames.pipe(Stream.encodeText))
+  const body = effectStream().toReadableStream(frames.pipe(effectStream().encodeText))
   return new Response(body, {
     headers: {
       "content-type": "text/event-stream; charset=utf-8",
@@ -75,14 +77,14 @@ export const eventStreamResponse = (events: Stream.Stream<RunStreamEvent, AgentE
 
 const eventFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, include: (event: RunStreamEvent) => boolean) =>
   events.pipe(
-    Stream.filter(include),
-    Stream.map((event) => frame(event, event._tag)),
-    Stream.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Stream.failCause(cause) : Stream.make(frame(errorText(cause), "error"))))
+    effectStream().filter(include),
+    effectStream().map((event) => frame(event, event._tag)),
+    effectStream().catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? effectStream().failCause(cause) : effectStream().make(frame(errorText(cause), "error"))))
   )
 
 /** The AI SDK UI message stream chunks for a run (see the module comment). */
 const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Stream.Stream<string, AgentError> =>
-  Stream.suspend(() => {
+  effectStream().suspend(() => {
     let stepOpen = false
     let text: string | undefined
     let reasoning: string | undefined
@@ -160,10 +162,10 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
       return out
     }
     return events.pipe(
-      Stream.flatMap((event) => Stream.fromIterable(toChunks(event).map((chunk) => frame(chunk)))),
+      effectStream().flatMap((event) => effectStream().fromIterable(toChunks(event).map((chunk) => frame(chunk)))),
       // The run's failure was reported in `RunEnd`'s chunks; the protocol ends with [DONE] either way.
-      Stream.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Stream.failCause(cause) : Stream.empty)),
-      Stream.concat(Stream.make("data: [DONE]\n\n"))
+      effectStream().catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? effectStream().failCause(cause) : effectStream().empty)),
+      effectStream().concat(effectStream().make("data: [DONE]\n\n"))
     )
   })
 

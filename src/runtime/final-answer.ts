@@ -3,7 +3,8 @@
  * call. An answer that does not decode is sent back for correction while turns remain, else the run
  * ends with `OutputInvalid`.
  */
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import { OutputInvalid } from "../errors.ts"
 import type { LlmMessage } from "../model/messages.ts"

@@ -5,7 +5,7 @@
  * differs fails with `DefinitionChanged` instead of running a transcript against the wrong tools.
  * Prompts, hooks and recovery handlers are left out: changing them between two steps is allowed.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import type { AgentDefinition, SkillDefinition } from "../dsl/agent-definition.ts"
 
 const jsonSchemaOf = (schema: Schema.Top | undefined): unknown => {

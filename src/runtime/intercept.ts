@@ -4,7 +4,7 @@
  * tool's Schema (never repaired) and the next interceptor, then the approval stage, see them; arguments
  * that do not decode end the run with `InvalidToolArgs`. An interceptor that throws or fails denies.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Interception } from "../dsl/interceptor.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import { InvalidToolArgs } from "../errors.ts"

@@ -8,7 +8,8 @@
  * Whatever the strategy, a final text that decodes is accepted: bare JSON, JSON in a Markdown fence,
  * or plain text for string-like Schemas, and a text that does not is corrected the same way.
  */
-import { Result, Schema } from "effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { submitToolName } from "../dsl/agent-definition.ts"
 import { parseLenientJson } from "../internal/lenient-json.ts"
 import type { JsonSchemaObject, ResponseFormat, ToolDefinition } from "../model/messages.ts"

@@ -5,7 +5,7 @@
  * allowlist and the output contract; for the agent: listeners indexed by event tag, the budget spec and
  * thresholds, the recovery bounds, and the definition's fingerprint (for snapshots).
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import type { AgentDefinition, SkillDefinition } from "../dsl/agent-definition.ts"
 import type { Budget } from "../dsl/budget.ts"
 import { isBuiltinToolName } from "../dsl/builtin-tools.ts"

@@ -4,7 +4,7 @@
  * (`Recovery.feedback`). A handler that throws, fails or answers something that is not a decision is
  * reported as a hook failure, and the next level decides.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { ExecutionErrorContext, InvalidArgsContext, Recovery, RecoveryHandlers } from "../dsl/recovery.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"

@@ -6,7 +6,15 @@
  * `agent.turn`, `agent.model`, `agent.tool`).
  */
 import { newRunId } from "../internal/run-id.ts"
-import { Cause, Clock, Context, Effect, Exit, Queue, Schema, Stream } from "effect"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
+import type * as Stream from "effect/Stream"
+import { effectQueue, effectStream } from "../internal/lazy-effect.ts"
 import { type AgentDefinition, mayNeedApproval } from "../dsl/agent-definition.ts"
 import type { Decisions } from "../dsl/decision.ts"
 import { withDefinitionServices } from "../dsl/agent.ts"
@@ -58,9 +66,9 @@ export const runAgent = (definition: AgentDefinition, input: unknown): Effect.Ef
  * ```
  */
 export const streamAgent = (definition: AgentDefinition, input: unknown): Stream.Stream<RunStreamEvent, AgentError, ModelClientService> =>
-  Stream.callback<RunStreamEvent, AgentError, ModelClientService>((queue) =>
-    execute(definition, { _tag: "Fresh", input }, {}, (event) => Effect.asVoid(Queue.offer(queue, event))).pipe(
-      Effect.andThen(Queue.end(queue))
+  effectStream().callback<RunStreamEvent, AgentError, ModelClientService>((queue: Queue.Queue<RunStreamEvent, AgentError | Cause.Done>) =>
+    execute(definition, { _tag: "Fresh", input }, {}, (event) => Effect.asVoid(effectQueue().offer(queue, event))).pipe(
+      Effect.andThen(effectQueue().end(queue))
     ), { bufferSize: 256, strategy: "suspend" })
 
   

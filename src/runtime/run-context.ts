@@ -5,7 +5,10 @@
  * methods. `state()` gives that state as plain data for a snapshot; `RunContext.restore` rebuilds a
  * context from it. Owned by the run's fiber, never shared.
  */
-import { Clock, Context, Effect, type Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import type * as Schema from "effect/Schema"
 import type { AgentEvent, DeltaEvent } from "../dsl/events.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import { BudgetExceeded } from "../errors.ts"

@@ -4,7 +4,8 @@
  * result are never split), runs the agent with them between its system prompt and the new input, and,
  * when the run completes, appends the messages it added. Sends on one session value run one at a time.
  */
-import { Effect, Semaphore } from "effect"
+import * as Effect from "effect/Effect"
+import * as Semaphore from "effect/Semaphore"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import { applyWindow, type ContextWindow } from "../dsl/context-window.ts"
 import { inMemorySessionStore, type SessionStore } from "../dsl/session-store.ts"

@@ -5,7 +5,7 @@
  * unsigned, foreign and tampered snapshots with `SnapshotRejected` before anything runs.
  */
 import { createHmac, timingSafeEqual } from "node:crypto"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { encodeSnapshot, type RunSnapshot } from "../dsl/run-snapshot.ts"
 import { SnapshotRejected } from "../errors.ts"
 

@@ -4,7 +4,7 @@
  * definition's fingerprint, as a Schema with a JSON encoding. `resumeRun` continues a run from one, in
  * this process or another; a definition whose fingerprint differs is refused with `DefinitionChanged`.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { RunSnapshot } from "../dsl/run-snapshot.ts"
 import { DefinitionChanged } from "../errors.ts"
 import type { LlmMessage } from "../model/messages.ts"

@@ -4,7 +4,7 @@
  * with what it has, and that answer ends the run. When it does not give one (tool calls, an empty or
  * undecodable answer), the run ends with the `BudgetExceeded` it would have ended with.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { AgentError } from "../errors.ts"
 import type { ModelRequest } from "../model/messages.ts"
 import type { ModelClientService } from "../model/model-client.ts"

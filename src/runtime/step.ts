@@ -11,7 +11,7 @@
  * tracer sees (a span) is an Effect of its own. A calculator run (4 model calls, 3 tools) evaluates
  * 51 Effect primitives, down from 169 when each step, turn and call was an `Effect.gen` of its own.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { ModelRequest } from "../model/messages.ts"
 import type { ModelClientService } from "../model/model-client.ts"
 import { noStackTrace } from "../internal/span-options.ts"

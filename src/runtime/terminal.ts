@@ -4,7 +4,9 @@
  * (the routing call) and `handoff_to_<agent>` are all one shape: a tool definition for the model, a decoder for the arguments,
  * and `finish`, which says what the decoded call means. The loop handles them in one place.
  */
-import { Effect, Result, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { type AgentDefinition, handoffToolName, submitToolName } from "../dsl/agent-definition.ts"
 import { escalateTool, severities, throwExceptionTool } from "../dsl/builtin-tools.ts"
 import { type AnyTool, tool } from "../dsl/tool.ts"

@@ -4,7 +4,8 @@
  * the pipeline (decode → recover → execute, `tool-pipeline.ts`); any other call is refused (the
  * allowlist). Every call but `submit` is an `agent.tool` span.
  */
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { parseLoosely } from "../dsl/tool-codec.ts"
 import {
   type BudgetExceeded,

@@ -16,7 +16,10 @@
  *
  * A tool only ever runs with arguments its Schema accepted.
  */
-import { Cause, Duration, Effect, Exit } from "effect"
+import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type { Recovery } from "../dsl/recovery.ts"
 import type { ArgsDecoding } from "../dsl/tool-codec.ts"
 import { oversizeBytes, oversizeIssue, oversizeValue } from "./args-size.ts"

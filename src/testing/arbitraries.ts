@@ -4,7 +4,9 @@
  * tool's own Schema (Effect's `Arbitrary.schema`, seeded by fast-check) and encoded the way a model
  * sends them, so "valid" means exactly what the tool's decoder accepts.
  */
-import { Arbitrary, Effect, Schema } from "effect"
+import * as Arbitrary from "effect/Arbitrary"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import fc from "fast-check"
 import type { AnyTool } from "../dsl/tool.ts"
 import { ModelError } from "../errors.ts"

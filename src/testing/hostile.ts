@@ -6,7 +6,7 @@
  * *kinds* (so fast-check can print and shrink them); `hostileValue`, `hostileHook`, `hostileTool` and
  * `hostileClient` build the misbehaving thing from a kind inside the property.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import fc from "fast-check"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"

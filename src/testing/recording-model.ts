@@ -2,7 +2,10 @@
  * A ModelClient wrapper that records every request it forwards (messages, tools, toolChoice) and every
  * outcome, for assertions in tests.
  */
-import { Effect, Exit, Result, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
 import type { ModelError } from "../errors.ts"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"
 import { ModelError as ModelErrorClass } from "../errors.ts"

@@ -2,7 +2,12 @@
  * Runs an agent against a model script and reports everything a property test needs: the outcome,
  * every event in order, every model request, and every tool execution (with its decoded arguments).
  */
-import { Cause, Effect, Exit, References, Result, Schema } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as References from "effect/References"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import type { AgentBuilder, AgentShape } from "../dsl/agent.ts"
 import type { ModelClientService } from "../model/model-client.ts"
 import type { AgentEvent } from "../dsl/events.ts"

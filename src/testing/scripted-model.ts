@@ -1,7 +1,8 @@
 /**
  * A deterministic mock model: answers with a script, one entry per call, and records every request.
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import { ModelError } from "../errors.ts"
 import type { LlmResponseInit, ModelRequest } from "../model/messages.ts"
 import { ModelClient, type ModelFunction } from "../model/model-client.ts"

@@ -2,7 +2,8 @@
  * A hook that writes every event of every run as one JSON line (format: `trace-line.ts`).
  */
 import { appendFileSync } from "node:fs"
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import type { AgentEvent, Listener } from "../dsl/events.ts"
 import { stringifyTraceLine, traceLine } from "./trace-line.ts"
 

@@ -6,7 +6,8 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { EngineUnavailable } from "./engine-unavailable.ts"
 
 const isAlive = (pid: number): boolean => {

@@ -6,7 +6,7 @@
  */
 import { join } from "node:path"
 import * as NodeCrypto from "@effect/platform-node-shared/NodeCrypto"
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
 import type * as ShardingConfig from "effect/cluster/ShardingConfig"
 import * as SingleRunner from "effect/cluster/SingleRunner"

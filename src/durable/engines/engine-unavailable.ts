@@ -2,7 +2,9 @@
  * The one error an engine layer fails with when it cannot start: the data directory is locked by a
  * live process, PGlite or PostgreSQL cannot be opened, the runner cannot listen on its address.
  */
-import { Data, Effect, Layer } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 /**
  * An engine could not start. `engine` says which (`"embedded"`, `"postgres"`), `reason` why.

@@ -13,7 +13,11 @@
  *   blocked, no timeout can fire). Closing first waits for the running statements to finish.
  */
 import type { PGlite as PGliteInstance } from "@electric-sql/pglite"
-import { Effect, Layer, Scope, Semaphore, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
+import * as Stream from "effect/Stream"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { Connection } from "effect/sql/SqlConnection"
