@@ -48,10 +48,22 @@ class ScriptedModel implements Model {
   }
 }
 
+/** The calculator agent; `approve` names a tool that needs approval before it runs (`needsApproval: true`, the approval bench). */
+export const calculatorAgent = (scenario: Scenario, harness: Harness, options: { readonly approve?: "add" | "multiply" } = {}) => {
+  const approval = (name: "add" | "multiply") => (options.approve === name ? { needsApproval: true } : {})
+  const add = tool({ name: "add", description: "Add two numbers", parameters: Operands, ...approval("add"), execute: runTool(scenario, harness.counters, "add") })
+  const multiply = tool({
+    name: "multiply",
+    description: "Multiply two numbers",
+    parameters: Operands,
+    ...approval("multiply"),
+    execute: runTool(scenario, harness.counters, "multiply")
+  })
+  return new Agent({ name: "calculator", instructions: systemPrompt, model: new ScriptedModel(scenario, harness), tools: [add, multiply] })
+}
+
 export const makeRunner: MakeRunner = (scenario, harness) => {
-  const add = tool({ name: "add", description: "Add two numbers", parameters: Operands, execute: runTool(scenario, harness.counters, "add") })
-  const multiply = tool({ name: "multiply", description: "Multiply two numbers", parameters: Operands, execute: runTool(scenario, harness.counters, "multiply") })
-  const calculator = new Agent({ name: "calculator", instructions: systemPrompt, model: new ScriptedModel(scenario, harness), tools: [add, multiply] })
+  const calculator = calculatorAgent(scenario, harness)
   return async () => {
     const result = await run(calculator, question, { maxTurns: maxTurns(scenario) })
     return String(result.finalOutput)
