@@ -7,6 +7,14 @@ setTracingDisabled(true)
 
 const Operands = z.object({ a: z.number(), b: z.number() })
 
+/** `callUsage` in the Agents SDK's form (every mock of it reports this). */
+export const usageData = {
+  requests: 1,
+  inputTokens: callUsage.inputTokens,
+  outputTokens: callUsage.outputTokens,
+  totalTokens: callUsage.inputTokens + callUsage.outputTokens
+}
+
 class ScriptedModel implements Model {
   #ids = 0
   constructor(private readonly scenario: Scenario, private readonly harness: Harness) {}
@@ -17,12 +25,7 @@ class ScriptedModel implements Model {
     if (this.harness.park !== undefined) await this.harness.park(toolResults)
     this.harness.counters.modelCalls++
     const step = this.scenario.step(toolResults)
-    const usage = new Usage({
-      requests: 1,
-      inputTokens: callUsage.inputTokens,
-      outputTokens: callUsage.outputTokens,
-      totalTokens: callUsage.inputTokens + callUsage.outputTokens
-    })
+    const usage = new Usage(usageData)
     const id = this.#ids++
     if (step === undefined) {
       return {

@@ -10,7 +10,8 @@ import { z } from "zod"
 import { callUsage, type Counters, type Harness, type MakeRunner, maxTurns, question, runTool, type Scenario, systemPrompt } from "./script.ts"
 
 const Operands = z.object({ a: z.number(), b: z.number() })
-const usage = {
+/** `callUsage` in the AI SDK's language-model form (every mock of it reports this). */
+export const usage = {
   inputTokens: { total: callUsage.inputTokens, noCache: callUsage.inputTokens, cacheRead: undefined, cacheWrite: undefined },
   outputTokens: { total: callUsage.outputTokens, text: callUsage.outputTokens, reasoning: undefined }
 }
