@@ -15,7 +15,8 @@ export const usageData = {
   totalTokens: callUsage.inputTokens + callUsage.outputTokens
 }
 
-class ScriptedModel implements Model {
+/** A plain `Model` answering `scenario` (the same replies as every library's mock). */
+export class ScriptedModel implements Model {
   #ids = 0
   constructor(private readonly scenario: Scenario, private readonly harness: Harness) {}
 
