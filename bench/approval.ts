@@ -18,7 +18,7 @@ import { Effect, Schema } from "effect"
 import { calculatorAgent, makeRunner as agentsRunner } from "./calculator/openai-agents.ts"
 import { calculator, checkRun, type Counters, type Harness, maxTurns, mockModel, question, runTool, systemPrompt } from "./calculator/script.ts"
 import { calculatorTools, makeRunnerZodSchema as aiRunner, plainModel } from "./calculator/vercel-ai.ts"
-import { interleavedRounds, show } from "./measure.ts"
+import { interleavedRounds, show, type Timed } from "./measure.ts"
 import { ours } from "./ours-lib.ts"
 
 const { agent, Decision, ModelClient, tool, encodeSnapshot } = ours
@@ -139,13 +139,18 @@ export const runApproval = async (options: { readonly rounds: number; readonly r
   return subjects.map((s, index) => {
     const plain = timed[2 * index]!
     const approved = timed[2 * index + 1]!
+    const added = (pick: (t: Timed) => number) => Math.round(pick(approved) - pick(plain))
+    const ratio = (pick: (t: Timed) => number) => (pick(approved) / pick(plain)).toFixed(2)
+    const wall = (t: Timed) => t.wallUs.median
+    const cpu = (t: Timed) => t.cpuUs.median
     return {
       library: s.library.name,
-      "approved run µs wall": show(approved.wallUs),
-      "approved run µs CPU": show(approved.cpuUs),
-      "plain run µs wall": show(plain.wallUs),
-      "added µs wall": Math.round(approved.wallUs.median - plain.wallUs.median),
-      "÷ plain": +(approved.wallUs.median / plain.wallUs.median).toFixed(2),
+      "approved run µs wall": show(approved.wallUs, 0),
+      "approved run µs CPU": show(approved.cpuUs, 0),
+      "plain run µs wall": show(plain.wallUs, 0),
+      "plain run µs CPU": show(plain.cpuUs, 0),
+      "added µs (wall / CPU)": `${added(wall)} / ${added(cpu)}`,
+      "÷ plain (wall / CPU)": `${ratio(wall)} / ${ratio(cpu)}`,
       "snapshot bytes": s.approval.snapshotBytes()
     }
   })
