@@ -1,69 +1,157 @@
 /**
- * Approval overhead: the calculator where `multiply` needs approval. One complete approved run is
- * `run` (suspends before multiply) → snapshot as JSON text → parse → `resume` with approve → the answer.
- * Beside it, the same calculator without approval (the in-memory run), and the snapshot's size.
+ * Approval overhead: the calculator where `multiply` needs approval, in every library. One approved run
+ * is: run until it stops before `multiply` → its state serialised as a string (the snapshot) → that
+ * string read back → approve → resume → the answer `17`. Beside each, the same library's calculator run
+ * without approval, measured in the same interleaved rounds; and the snapshot's size in bytes.
+ *
+ * - ours: `tool(..., { needsApproval: true })`, `run` → `Suspended`, `encodeSnapshot`, `resume(json, decisions)`.
+ * - `@openai/agents`: `tool({ needsApproval: true })`, `result.interruptions`, `result.state.toString()`,
+ *   `RunState.fromString(agent, text)`, `state.approve(item)`, `run(agent, state)`.
+ * - `ai` 6: `tool({ needsApproval: true })`; `generateText` returns `tool-approval-request` parts; the
+ *   snapshot is `JSON.stringify` of the messages; a `tool-approval-response` in a tool message, then
+ *   `generateText` again with those messages (as its docs show).
+ * Every approved run is checked like a calculator run: the answer, 4 model calls, 3 tool runs.
  */
+import { type ModelMessage, stepCountIs, type ToolApprovalResponse, generateText } from "ai"
+import { RunState, run } from "@openai/agents"
 import { Effect, Schema } from "effect"
-import { calculator, callUsage, type Harness, maxTurns, question, runTool, systemPrompt } from "./calculator/script.ts"
-import { interleavedRounds, show } from "./measure.ts"
+import { calculatorAgent, makeRunner as agentsRunner } from "./calculator/openai-agents.ts"
+import { calculator, checkRun, type Counters, type Harness, maxTurns, mockModel, question, runTool, systemPrompt } from "./calculator/script.ts"
+import { calculatorTools, makeRunnerZodSchema as aiRunner, plainModel } from "./calculator/vercel-ai.ts"
+import { interleavedRounds, show, type Timed } from "./measure.ts"
 import { ours } from "./ours-lib.ts"
 
 const { agent, Decision, ModelClient, tool, encodeSnapshot } = ours
 const Operands = Schema.Struct({ a: Schema.Finite, b: Schema.Finite })
 
-const makeModel = ({ counters }: Harness) => {
-  let ids = 0
-  return ModelClient.fromFunction(async (request) => {
-    let toolResults = 0
-    for (const message of request.messages) if (message.role === "tool") toolResults++
-    counters.modelCalls++
-    const step = calculator.step(toolResults)
-    return step === undefined
-      ? { _tag: "Text", content: calculator.finalAnswer, usage: callUsage }
-      : { _tag: "ToolCalls", calls: [{ id: `call_${ids++}`, name: step.tool, arguments: JSON.stringify(step.args) }], usage: callUsage }
-  })
+/** One approved run, and the size of the last snapshot it wrote. */
+interface ApprovalRun {
+  readonly runOnce: () => Promise<string>
+  readonly snapshotBytes: () => number
 }
 
-const plainRunner = () => {
-  const counters = { modelCalls: 0, toolRuns: 0 }
-  const add = tool("add", { description: "Add two numbers", args: Operands, run: runTool(calculator, counters, "add") })
-  const multiply = tool("multiply", { description: "Multiply two numbers", args: Operands, run: runTool(calculator, counters, "multiply") })
-  const plain = agent("calculator").prompt(systemPrompt).model(makeModel({ counters })).budget({ maxTurns: maxTurns(calculator) }).tools({ add, multiply })
+const oursTools = ({ counters }: Harness) => ({
+  add: tool("add", { description: "Add two numbers", args: Operands, run: runTool(calculator, counters, "add") }),
+  multiply: tool("multiply", { description: "Multiply two numbers", args: Operands, run: runTool(calculator, counters, "multiply") }),
+  gatedMultiply: tool("multiply", { description: "Multiply two numbers", args: Operands, needsApproval: true, run: runTool(calculator, counters, "multiply") })
+})
+
+const oursAgent = ({ counters }: Harness) =>
+  agent("calculator").prompt(systemPrompt).model(ModelClient.fromFunction(mockModel(calculator, { counters }))).budget({ maxTurns: maxTurns(calculator) })
+
+const oursPlain = (harness: Harness) => {
+  const { add, multiply } = oursTools(harness)
+  const plain = oursAgent(harness).tools({ add, multiply })
   return () => plain.run(question)
 }
 
-let snapshotBytes = 0
-const approvalRunner = () => {
-  const counters = { modelCalls: 0, toolRuns: 0 }
-  const add = tool("add", { description: "Add two numbers", args: Operands, run: runTool(calculator, counters, "add") })
-  const multiply = tool("multiply", { description: "Multiply two numbers", args: Operands, needsApproval: true, run: runTool(calculator, counters, "multiply") })
-  const teller = agent("calculator").prompt(systemPrompt).model(makeModel({ counters })).budget({ maxTurns: maxTurns(calculator) }).tools({ add, multiply })
-  return async () => {
-    const first = await teller.run(question)
-    if (first._tag !== "Suspended") throw new Error("the approval run must suspend")
-    const json = encodeSnapshot(first.snapshot)
-    snapshotBytes = json.length
-    const decisions = Object.fromEntries(first.pending.map((p) => [p.id, Decision.approve]))
-    const rest = await Effect.runPromise(teller.resume(json, decisions))
-    if (rest._tag !== "Completed" || rest.output !== calculator.finalAnswer) throw new Error("the resumed run must answer 17")
-    return rest.output
+const oursApproval = (harness: Harness): ApprovalRun => {
+  const { add, gatedMultiply } = oursTools(harness)
+  const teller = oursAgent(harness).tools({ add, multiply: gatedMultiply })
+  let bytes = 0
+  return {
+    snapshotBytes: () => bytes,
+    runOnce: async () => {
+      const first = await teller.run(question)
+      if (first._tag !== "Suspended") throw new Error("ours: the approval run must suspend")
+      const json = encodeSnapshot(first.snapshot)
+      bytes = Buffer.byteLength(json)
+      const decisions = Object.fromEntries(first.pending.map((p) => [p.id, Decision.approve]))
+      const rest = await Effect.runPromise(teller.resume(json, decisions))
+      return rest._tag === "Completed" ? rest.output : rest._tag
+    }
   }
 }
 
+const agentsApproval = (harness: Harness): ApprovalRun => {
+  const teller = calculatorAgent(calculator, harness, { approve: "multiply" })
+  let bytes = 0
+  return {
+    snapshotBytes: () => bytes,
+    runOnce: async () => {
+      const first = await run(teller, question, { maxTurns: maxTurns(calculator) })
+      if (first.interruptions.length === 0) throw new Error("@openai/agents: the approval run must be interrupted")
+      const text = first.state.toString()
+      bytes = Buffer.byteLength(text)
+      const state = await RunState.fromString(teller, text)
+      for (const interruption of state.getInterruptions()) state.approve(interruption)
+      const rest = await run(teller, state, { maxTurns: maxTurns(calculator) })
+      return String(rest.finalOutput)
+    }
+  }
+}
+
+const aiApproval = (harness: Harness): ApprovalRun => {
+  const tools = calculatorTools(calculator, harness.counters, { wrap: true, approve: "multiply" })
+  const model = plainModel(calculator, harness)
+  const stopWhen = stepCountIs(maxTurns(calculator))
+  let bytes = 0
+  return {
+    snapshotBytes: () => bytes,
+    runOnce: async () => {
+      const messages: Array<ModelMessage> = [{ role: "user", content: question }]
+      const first = await generateText({ model, system: systemPrompt, messages, tools, stopWhen })
+      messages.push(...first.response.messages)
+      const requests = first.content.filter((part) => part.type === "tool-approval-request")
+      if (requests.length === 0) throw new Error("ai: the approval run must return a tool-approval-request")
+      const text = JSON.stringify(messages)
+      bytes = Buffer.byteLength(text)
+      const restored = JSON.parse(text) as Array<ModelMessage>
+      const approvals: Array<ToolApprovalResponse> = requests.map((r) => ({ type: "tool-approval-response", approvalId: r.approvalId, approved: true }))
+      restored.push({ role: "tool", content: approvals })
+      const rest = await generateText({ model, system: systemPrompt, messages: restored, tools, stopWhen })
+      return rest.text
+    }
+  }
+}
+
+interface Library {
+  readonly name: string
+  readonly plain: (harness: Harness) => () => Promise<string>
+  readonly approval: (harness: Harness) => ApprovalRun
+}
+
+const libraries: ReadonlyArray<Library> = [
+  { name: "effect-agent-dsl (ours)", plain: oursPlain, approval: oursApproval },
+  { name: "ai 6 (zodSchema())", plain: (harness) => aiRunner(calculator, harness), approval: aiApproval },
+  { name: "@openai/agents 0.14", plain: (harness) => agentsRunner(calculator, harness), approval: agentsApproval }
+]
+
+const counters = (): Counters => ({ modelCalls: 0, toolRuns: 0 })
+
 export const runApproval = async (options: { readonly rounds: number; readonly roundMs: number }) => {
-  const subjects = [
-    { name: "plain run (no approval)", runOnce: plainRunner() },
-    { name: "run → Suspended → snapshot JSON → resume(approve) → answer", runOnce: approvalRunner() }
-  ]
-  for (const subject of subjects) if ((await subject.runOnce()) !== calculator.finalAnswer) throw new Error(`${subject.name}: wrong answer`)
-  const timed = await interleavedRounds(subjects.map((s) => s.runOnce), options)
-  const plain = timed[0]!.wallUs.median
-  return timed.map((t, index) => ({
-    what: subjects[index]!.name,
-    "µs/run wall": show(t.wallUs),
-    "µs/run CPU": show(t.cpuUs),
-    "÷ plain": +(t.wallUs.median / plain).toFixed(2),
-    "extra µs": Math.round(t.wallUs.median - plain),
-    "snapshot bytes": index === 1 ? snapshotBytes : ""
-  }))
+  const subjects = libraries.map((library) => {
+    const plainCounters = counters()
+    const approvalCounters = counters()
+    return {
+      library,
+      plainCounters,
+      approvalCounters,
+      plain: library.plain({ counters: plainCounters }),
+      approval: library.approval({ counters: approvalCounters })
+    }
+  })
+  for (const s of subjects) {
+    checkRun(`${s.library.name} without approval`, calculator, await s.plain(), s.plainCounters)
+    checkRun(`${s.library.name} with approval`, calculator, await s.approval.runOnce(), s.approvalCounters)
+  }
+  const timed = await interleavedRounds(subjects.flatMap((s) => [s.plain, s.approval.runOnce]), options)
+  return subjects.map((s, index) => {
+    const plain = timed[2 * index]!
+    const approved = timed[2 * index + 1]!
+    const added = (pick: (t: Timed) => number) => Math.round(pick(approved) - pick(plain))
+    const ratio = (pick: (t: Timed) => number) => (pick(approved) / pick(plain)).toFixed(2)
+    const wall = (t: Timed) => t.wallUs.median
+    const cpu = (t: Timed) => t.cpuUs.median
+    return {
+      library: s.library.name,
+      "approved run µs wall": show(approved.wallUs, 0),
+      "approved run µs CPU": show(approved.cpuUs, 0),
+      "plain run µs wall": show(plain.wallUs, 0),
+      "plain run µs CPU": show(plain.cpuUs, 0),
+      "added µs (wall / CPU)": `${added(wall)} / ${added(cpu)}`,
+      "÷ plain (wall / CPU)": `${ratio(wall)} / ${ratio(cpu)}`,
+      "snapshot bytes": s.approval.snapshotBytes()
+    }
+  })
 }

@@ -8,9 +8,9 @@
  *   memory       live KB per in-flight run, a process each   BENCH_MEMORY_RUNS (5000), BENCH_MEMORY_ROUNDS (3)
  *   scaling      per-turn cost at 1/8/32/128/200×10KB turns  BENCH_SCALING_ROUNDS (3), BENCH_SCALING_MS (300)
  *   micro        our hot spots
- *   streaming    first delta and per delta vs the AI SDK     BENCH_STREAM_RUNS (200)
- *   approval     suspend + snapshot JSON + resume vs a plain run
- *   composition  per child run: agent as tool, pipeline
+ *   streaming    first delta and per delta, every library    BENCH_STREAM_RUNS (200)
+ *   approval     suspend + snapshot + resume vs a plain run, every library
+ *   composition  per child run: agent as tool, pipeline stage, every library
  *   cold         import + one run in a fresh `node`          BENCH_COLD_RUNS (7)
  *   durable      bench/durable.ts (durable runs; PostgreSQL rows with DATABASE_URL)
  */
@@ -98,22 +98,32 @@ if (section("streaming")) {
   collect()
   const { runStreaming } = await import("./streaming.ts")
   const runs = knob("BENCH_STREAM_RUNS", 200)
-  console.log(`\nStreaming: the same mock stream of 200 text deltas (median (min–max) of ${runs} runs, interleaved)`)
+  console.log(`\nStreaming: the same mock stream of 200 text deltas, usage reported (median (min–max) of ${runs} runs, libraries interleaved run by run)`)
   console.table(await runStreaming({ runs }))
 }
 
 if (section("approval")) {
   collect()
   const { runApproval } = await import("./approval.ts")
-  console.log("\nApproval: a run that suspends on a tool needing approval, its snapshot as JSON text, and the resume, beside the same run without approval")
-  console.table(await runApproval({ rounds: knob("BENCH_ROUNDS", 7), roundMs: knob("BENCH_ROUND_MS", 500) / 2 }))
+  const rounds = knob("BENCH_ROUNDS", 7)
+  const roundMs = knob("BENCH_ROUND_MS", 500) / 2
+  console.log(
+    "\nApproval: the calculator with `multiply` needing approval: run → suspended → state serialised to a string (the snapshot) → read back → approve → resume → 17, " +
+      `beside each library's run without approval; median (min–max) of ${rounds} interleaved rounds of ${roundMs} ms`
+  )
+  console.table(await runApproval({ rounds, roundMs }))
 }
 
 if (section("composition")) {
   collect()
   const { runComposition } = await import("./composition.ts")
-  console.log("\nComposition: cost per child run (agent as tool, pipeline stage), beside the same agent run directly")
-  console.table(await runComposition({ rounds: knob("BENCH_ROUNDS", 7), roundMs: knob("BENCH_ROUND_MS", 500) / 2 }))
+  const rounds = knob("BENCH_ROUNDS", 7)
+  const roundMs = knob("BENCH_ROUND_MS", 500) / 2
+  console.log(
+    "\nComposition: cost per child run through agent-as-tool ((parent + 3 child-as-tool calls − parent + 3 plain tool calls) ÷ 3) and per stage of a 3-agent chain, " +
+      `beside the child run directly; median (min–max) of ${rounds} interleaved rounds of ${roundMs} ms`
+  )
+  console.table(await runComposition({ rounds, roundMs }))
 }
 
 if (section("cold")) {

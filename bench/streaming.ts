@@ -1,65 +1,98 @@
 /**
- * Streaming: time to the first text delta and time per delta, for our `agent.runStream` and the AI
- * SDK's `streamText`, over the same in-process mock stream (an async generator of `deltas` text pieces,
- * each a microtask apart), consumed the way an application would (for await over the events).
- * Figures are medians over `runs` runs, after a warm-up.
+ * Streaming: time to the first text delta and time per delta, for our `agent.runStream`, the AI SDK's
+ * `streamText` and the OpenAI Agents SDK's `run(agent, input, { stream: true })`, over the same
+ * in-process mock stream (an async generator of `deltas` text pieces, each a microtask apart, usage
+ * reported at the end), consumed the way an application would (for await over the events).
+ * Every run is checked: one model call, every delta seen in order, the run's answer the whole text.
+ * Figures are medians over `runs` runs, the libraries interleaved run by run, after a warm-up.
  */
 import type { LanguageModelV3, LanguageModelV3StreamPart } from "@ai-sdk/provider"
+import { Agent, type Model, type ModelResponse, run, type StreamEvent } from "@openai/agents"
 import { streamText } from "ai"
 import { Effect, Stream } from "effect"
 import type { ModelClient } from "../src/index.ts"
+import { usageData } from "./calculator/openai-agents.ts"
+import { callUsage } from "./calculator/script.ts"
+import { usage } from "./calculator/vercel-ai.ts"
 import { show, summarize } from "./measure.ts"
 import { ours as lib } from "./ours-lib.ts"
 
 const { agent } = lib
 
-/** The mock stream both libraries read: `deltas` words. */
+/** The mock stream every library reads: `deltas` words. */
 async function* words(deltas: number): AsyncGenerator<string> {
   for (let i = 0; i < deltas; i++) yield `w${i} `
 }
+
+const wholeText = (deltas: number) => Array.from({ length: deltas }, (_, i) => `w${i} `).join("")
 
 interface Timing {
   readonly firstMs: number
   readonly perDeltaUs: number
 }
 
-const measure = async (consume: (onDelta: () => void) => Promise<void>, deltas: number): Promise<Timing> => {
+/** One streamed run: calls `onDelta` per text delta, resolves to the run's final answer. */
+type Consume = (onDelta: (delta: string) => void) => Promise<string>
+
+interface Subject {
+  readonly name: string
+  readonly consume: Consume
+  /** Model calls made so far (each run must make exactly one). */
+  readonly modelCalls: () => number
+}
+
+const measure = async (subject: Subject, deltas: number): Promise<Timing> => {
   let first = 0
   let last = 0
   let seen = 0
+  let text = ""
+  const callsBefore = subject.modelCalls()
   const started = performance.now()
-  await consume(() => {
+  const answer = await subject.consume((delta) => {
     const now = performance.now()
     if (seen === 0) first = now
     last = now
     seen++
+    text += delta
   })
-  if (seen !== deltas) throw new Error(`saw ${seen} deltas, expected ${deltas}`)
+  const expected = wholeText(deltas)
+  const calls = subject.modelCalls() - callsBefore
+  if (seen !== deltas || text !== expected || answer !== expected || calls !== 1) {
+    throw new Error(`${subject.name}: saw ${seen}/${deltas} deltas, ${calls}/1 model calls, deltas ${text === expected ? "" : "not "}in order, answer ${answer === expected ? "whole" : JSON.stringify(answer.slice(0, 40))}`)
+  }
   return { firstMs: first - started, perDeltaUs: ((last - first) * 1000) / (deltas - 1) }
 }
 
-const ours = (deltas: number) => {
+const ours = (deltas: number): Subject => {
+  let calls = 0
   const model: ModelClient = {
     chat: () => Effect.die("streaming only"),
     stream: () =>
-      Stream.fromAsyncIterable(words(deltas), (e) => e as never).pipe(
-        Stream.map((delta) => ({ _tag: "TextDelta" as const, delta })),
-        Stream.concat(Stream.make({ _tag: "Finish" as const, reason: "stop" as const }))
-      )
+      Stream.suspend(() => {
+        calls++
+        return Stream.fromAsyncIterable(words(deltas), (e) => e as never).pipe(
+          Stream.map((delta) => ({ _tag: "TextDelta" as const, delta })),
+          Stream.concat(Stream.make({ _tag: "Usage" as const, usage: callUsage }, { _tag: "Finish" as const, reason: "stop" as const }))
+        )
+      })
   }
   const writer = agent("writer").prompt("Write.").model(model)
-  return (onDelta: () => void) =>
-    (async () => {
-      for await (const event of Stream.toAsyncIterable(writer.runStream("go"))) if (event._tag === "TextDelta") onDelta()
-    })()
+  return {
+    name: "effect-agent-dsl runStream",
+    modelCalls: () => calls,
+    consume: async (onDelta) => {
+      let answer = ""
+      for await (const event of Stream.toAsyncIterable(writer.runStream("go"))) {
+        if (event._tag === "TextDelta") onDelta(event.delta)
+        else if (event._tag === "RunEnd" && event.outcome._tag === "Success") answer = String(event.outcome.output)
+      }
+      return answer
+    }
+  }
 }
 
-const usage = {
-  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 5, text: 5, reasoning: undefined }
-}
-
-const vercel = (deltas: number) => {
+const vercel = (deltas: number): Subject => {
+  let calls = 0
   // A plain language-model object (not the recording `MockLanguageModelV3`).
   const model: LanguageModelV3 = {
     specificationVersion: "v3",
@@ -68,6 +101,7 @@ const vercel = (deltas: number) => {
     supportedUrls: {},
     doGenerate: () => Promise.reject(new Error("streaming only")),
     doStream: async () => {
+      calls++
       const chunks: Array<LanguageModelV3StreamPart> = [{ type: "stream-start", warnings: [] }, { type: "text-start", id: "t" }]
       const body = new ReadableStream<LanguageModelV3StreamPart>({
         async start(controller) {
@@ -81,29 +115,76 @@ const vercel = (deltas: number) => {
       return { stream: body }
     }
   }
-  return (onDelta: () => void) =>
-    (async () => {
+  return {
+    name: "ai (Vercel AI SDK) 6 streamText",
+    modelCalls: () => calls,
+    consume: async (onDelta) => {
       const result = streamText({ model, system: "Write.", prompt: "go" })
-      for await (const part of result.fullStream) if (part.type === "text-delta") onDelta()
-    })()
+      for await (const part of result.fullStream) if (part.type === "text-delta") onDelta(part.text)
+      return result.text
+    }
+  }
 }
 
-/** Runs both, interleaved run by run, and returns the medians. */
+/** A plain `Model` for the Agents SDK that only streams: the deltas, then `response_done` with the whole message. */
+class StreamingModel implements Model {
+  calls = 0
+  constructor(private readonly deltas: number) {}
+
+  getResponse(): Promise<ModelResponse> {
+    return Promise.reject(new Error("streaming only"))
+  }
+
+  async *getStreamedResponse(): AsyncIterable<StreamEvent> {
+    const id = this.calls++
+    yield { type: "response_started" }
+    let text = ""
+    for await (const delta of words(this.deltas)) {
+      text += delta
+      yield { type: "output_text_delta", delta }
+    }
+    yield {
+      type: "response_done",
+      response: {
+        id: `resp_${id}`,
+        usage: usageData,
+        output: [{ type: "message", id: `msg_${id}`, role: "assistant", status: "completed", content: [{ type: "output_text", text }] }]
+      }
+    }
+  }
+}
+
+const openAiAgents = (deltas: number): Subject => {
+  const model = new StreamingModel(deltas)
+  const writer = new Agent({ name: "writer", instructions: "Write.", model })
+  return {
+    name: "@openai/agents 0.14 run({ stream: true })",
+    modelCalls: () => model.calls,
+    consume: async (onDelta) => {
+      const result = await run(writer, "go", { stream: true })
+      for await (const event of result) {
+        if (event.type === "raw_model_stream_event" && event.data.type === "output_text_delta") onDelta(event.data.delta)
+      }
+      await result.completed
+      return String(result.finalOutput)
+    }
+  }
+}
+
+/** Runs every library, interleaved run by run, and returns the medians. */
 export const runStreaming = async (options: { readonly runs?: number; readonly deltas?: number } = {}) => {
   const runs = options.runs ?? 200
   const deltas = options.deltas ?? 200
-  const subjects = [
-    { name: "effect-agent-dsl runStream", consume: ours(deltas), timings: [] as Array<Timing> },
-    { name: "ai (Vercel AI SDK) 6 streamText", consume: vercel(deltas), timings: [] as Array<Timing> }
-  ]
+  const subjects = [ours(deltas), vercel(deltas), openAiAgents(deltas)].map((subject) => ({ subject, timings: [] as Array<Timing> }))
   for (let i = 0; i < runs + 20; i++) {
-    for (const subject of subjects) {
-      const timing = await measure(subject.consume, deltas)
-      if (i >= 20) subject.timings.push(timing)
+    // Alternate the order, as the timed rounds do, so that no library always runs after the same neighbour.
+    for (const s of i % 2 === 0 ? subjects : [...subjects].reverse()) {
+      const timing = await measure(s.subject, deltas)
+      if (i >= 20) s.timings.push(timing)
     }
   }
   return subjects.map((s) => ({
-    library: s.name,
+    library: s.subject.name,
     "first delta ms (min–max)": show(summarize(s.timings.map((t) => t.firstMs)), 3),
     "per delta µs (min–max)": show(summarize(s.timings.map((t) => t.perDeltaUs)), 2),
     deltas

@@ -7,7 +7,16 @@ setTracingDisabled(true)
 
 const Operands = z.object({ a: z.number(), b: z.number() })
 
-class ScriptedModel implements Model {
+/** `callUsage` in the Agents SDK's form (every mock of it reports this). */
+export const usageData = {
+  requests: 1,
+  inputTokens: callUsage.inputTokens,
+  outputTokens: callUsage.outputTokens,
+  totalTokens: callUsage.inputTokens + callUsage.outputTokens
+}
+
+/** A plain `Model` answering `scenario` (the same replies as every library's mock). */
+export class ScriptedModel implements Model {
   #ids = 0
   constructor(private readonly scenario: Scenario, private readonly harness: Harness) {}
 
@@ -17,12 +26,7 @@ class ScriptedModel implements Model {
     if (this.harness.park !== undefined) await this.harness.park(toolResults)
     this.harness.counters.modelCalls++
     const step = this.scenario.step(toolResults)
-    const usage = new Usage({
-      requests: 1,
-      inputTokens: callUsage.inputTokens,
-      outputTokens: callUsage.outputTokens,
-      totalTokens: callUsage.inputTokens + callUsage.outputTokens
-    })
+    const usage = new Usage(usageData)
     const id = this.#ids++
     if (step === undefined) {
       return {
@@ -48,10 +52,22 @@ class ScriptedModel implements Model {
   }
 }
 
+/** The calculator agent; `approve` names a tool that needs approval before it runs (`needsApproval: true`, the approval bench). */
+export const calculatorAgent = (scenario: Scenario, harness: Harness, options: { readonly approve?: "add" | "multiply" } = {}) => {
+  const approval = (name: "add" | "multiply") => (options.approve === name ? { needsApproval: true } : {})
+  const add = tool({ name: "add", description: "Add two numbers", parameters: Operands, ...approval("add"), execute: runTool(scenario, harness.counters, "add") })
+  const multiply = tool({
+    name: "multiply",
+    description: "Multiply two numbers",
+    parameters: Operands,
+    ...approval("multiply"),
+    execute: runTool(scenario, harness.counters, "multiply")
+  })
+  return new Agent({ name: "calculator", instructions: systemPrompt, model: new ScriptedModel(scenario, harness), tools: [add, multiply] })
+}
+
 export const makeRunner: MakeRunner = (scenario, harness) => {
-  const add = tool({ name: "add", description: "Add two numbers", parameters: Operands, execute: runTool(scenario, harness.counters, "add") })
-  const multiply = tool({ name: "multiply", description: "Multiply two numbers", parameters: Operands, execute: runTool(scenario, harness.counters, "multiply") })
-  const calculator = new Agent({ name: "calculator", instructions: systemPrompt, model: new ScriptedModel(scenario, harness), tools: [add, multiply] })
+  const calculator = calculatorAgent(scenario, harness)
   return async () => {
     const result = await run(calculator, question, { maxTurns: maxTurns(scenario) })
     return String(result.finalOutput)

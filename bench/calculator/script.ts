@@ -8,8 +8,9 @@
  * async (returns a Promise, as a real model call does), reports usage, and every tool is async.
  */
 export interface Step {
-  readonly tool: "add" | "multiply"
-  readonly args: { readonly a: number; readonly b: number }
+  /** The tool called: `add` or `multiply` in the calculator, `ask` in the composition bench. */
+  readonly tool: string
+  readonly args: Readonly<Record<string, unknown>>
 }
 
 export interface Scenario {

@@ -7,10 +7,11 @@
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3GenerateResult } from "@ai-sdk/provider"
 import { generateText, stepCountIs, tool, zodSchema } from "ai"
 import { z } from "zod"
-import { callUsage, type Harness, type MakeRunner, maxTurns, question, runTool, type Scenario, systemPrompt } from "./script.ts"
+import { callUsage, type Counters, type Harness, type MakeRunner, maxTurns, question, runTool, type Scenario, systemPrompt } from "./script.ts"
 
 const Operands = z.object({ a: z.number(), b: z.number() })
-const usage = {
+/** `callUsage` in the AI SDK's language-model form (every mock of it reports this). */
+export const usage = {
   inputTokens: { total: callUsage.inputTokens, noCache: callUsage.inputTokens, cacheRead: undefined, cacheWrite: undefined },
   outputTokens: { total: callUsage.outputTokens, text: callUsage.outputTokens, reasoning: undefined }
 }
@@ -44,12 +45,25 @@ export const plainModel = (scenario: Scenario, { counters, park }: Harness): Lan
   }
 }
 
-const makeVercelRunner = (wrap: boolean): MakeRunner => (scenario, harness) => {
-  const inputSchema = wrap ? zodSchema(Operands) : Operands
-  const tools = {
-    add: tool({ description: "Add two numbers", inputSchema, execute: runTool(scenario, harness.counters, "add") }),
-    multiply: tool({ description: "Multiply two numbers", inputSchema, execute: runTool(scenario, harness.counters, "multiply") })
+/**
+ * The calculator's tools: the zod object as shipped, or wrapped once with `zodSchema()` (`wrap`);
+ * `approve` names a tool that needs approval before it runs (`needsApproval: true`, the approval bench).
+ */
+export const calculatorTools = (
+  scenario: Scenario,
+  counters: Counters,
+  options: { readonly wrap: boolean; readonly approve?: "add" | "multiply" }
+) => {
+  const inputSchema = options.wrap ? zodSchema(Operands) : Operands
+  const approval = (name: "add" | "multiply") => (options.approve === name ? { needsApproval: true } : {})
+  return {
+    add: tool({ description: "Add two numbers", inputSchema, ...approval("add"), execute: runTool(scenario, counters, "add") }),
+    multiply: tool({ description: "Multiply two numbers", inputSchema, ...approval("multiply"), execute: runTool(scenario, counters, "multiply") })
   }
+}
+
+const makeVercelRunner = (wrap: boolean): MakeRunner => (scenario, harness) => {
+  const tools = calculatorTools(scenario, harness.counters, { wrap })
   const model = plainModel(scenario, harness)
   return async () => {
     const result = await generateText({ model, system: systemPrompt, prompt: question, tools, stopWhen: stepCountIs(maxTurns(scenario)) })
