@@ -6,14 +6,15 @@
  * around it and the model's `abortSignal` wired to interruption.
  */
 import { assembleResponse } from "./assemble-response.ts"
-import {
+import type {
   APICallError,
-  type LanguageModelV2,
-  type LanguageModelV3,
-  type LanguageModelV3CallOptions,
-  type LanguageModelV3Message,
-  type LanguageModelV3ToolChoice
+  LanguageModelV2,
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3Message,
+  LanguageModelV3ToolChoice
 } from "@ai-sdk/provider"
+import { lazyPackage } from "../internal/lazy-package.ts"
 import * as Effect from "effect/Effect"
 import { ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
@@ -218,9 +219,12 @@ const toUsage = (usage: unknown): Usage | undefined => {
   }
 }
 
+// Loaded when a model call fails, not with the package (cold start, #20); `isInstance` reads a marker, not the class.
+const aiSdkProvider = lazyPackage<{ readonly APICallError: typeof APICallError }>("@ai-sdk/provider")
+
 /** `APICallError` carries the status, headers and the provider's own retry verdict. */
 const toModelError = (provider: string, cause: unknown): ModelError => {
-  if (APICallError.isInstance(cause)) {
+  if (aiSdkProvider().APICallError.isInstance(cause)) {
     const advice = retryAdvice(cause.responseHeaders)
     const status = cause.statusCode
     const retryable = status === undefined

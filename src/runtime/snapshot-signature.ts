@@ -4,20 +4,23 @@
  * is told apart from one changed after signing. An agent that signs (`.signSnapshots(secret)`) refuses
  * unsigned, foreign and tampered snapshots with `SnapshotRejected` before anything runs.
  */
-import { createHmac, timingSafeEqual } from "node:crypto"
 import * as Effect from "effect/Effect"
+import { lazyPackage } from "../internal/lazy-package.ts"
 import { encodeSnapshot, type RunSnapshot } from "../dsl/run-snapshot.ts"
 import { SnapshotRejected } from "../errors.ts"
+
+// node:crypto loads when a snapshot is first signed or verified, not with the package (cold start, #20).
+const crypto = lazyPackage<typeof import("node:crypto")>("node:crypto")
 
 const unsigned = (snapshot: RunSnapshot): RunSnapshot => {
   const { signature: _, ...rest } = snapshot
   return rest
 }
 
-const keyId = (secret: string): string => createHmac("sha256", secret).update("effect-agent-dsl/snapshot-key-id").digest("hex").slice(0, 16)
+const keyId = (secret: string): string => crypto().createHmac("sha256", secret).update("effect-agent-dsl/snapshot-key-id").digest("hex").slice(0, 16)
 
 const mac = (secret: string, snapshot: RunSnapshot): string =>
-  createHmac("sha256", secret).update(encodeSnapshot(unsigned(snapshot))).digest("hex")
+  crypto().createHmac("sha256", secret).update(encodeSnapshot(unsigned(snapshot))).digest("hex")
 
 /**
  * The snapshot with its signature: `v1.<key id>.<hmac>`.
@@ -42,5 +45,5 @@ export const verifySnapshot = (snapshot: RunSnapshot, secret: string): Effect.Ef
   if (id !== keyId(secret)) return reject("foreign")
   const expected = Buffer.from(mac(secret, snapshot), "hex")
   const found = Buffer.from(digest, "hex")
-  return found.length === expected.length && timingSafeEqual(found, expected) ? Effect.succeed(snapshot) : reject("tampered")
+  return found.length === expected.length && crypto().timingSafeEqual(found, expected) ? Effect.succeed(snapshot) : reject("tampered")
 }
