@@ -33,18 +33,34 @@ export type EventSink = (event: RunStreamEvent) => Effect.Effect<void>
  * run has one (`ParentRun`, set by composites, and by agents for the runs their tools and handoffs
  * start). Never fails.
  */
-export const emit = (plan: AgentPlan, event: AgentEvent, sink?: EventSink): Effect.Effect<void> => dispatch(plan, event, sink, false)
+export const emit = (plan: AgentPlan, event: AgentEvent, sink?: EventSink): Effect.Effect<void> => dispatch(plan, event, sink, false, lookUp)
+
+/**
+ * `emit` for a run that read its parent run's id (`ParentRun`) when it started: the same delivery,
+ * without looking it up again for every event.
+ */
+export const emitInRun = (plan: AgentPlan, event: AgentEvent, sink: EventSink | undefined, parentRunId: string | undefined): Effect.Effect<void> =>
+  dispatch(plan, event, sink, false, parentRunId)
 
 /**
  * `emit` for `RunEnd`: the listeners run on a detached fiber started at once, then the event goes to
  * the sink in the caller's fiber (a stream still ends with it). Never fails, never waits for a hook.
  */
-export const emitEnd = (plan: AgentPlan, event: AgentEvent, sink?: EventSink): Effect.Effect<void> => dispatch(plan, event, sink, true)
+export const emitEnd = (plan: AgentPlan, event: AgentEvent, sink?: EventSink): Effect.Effect<void> => dispatch(plan, event, sink, true, lookUp)
 
-const dispatch = (plan: AgentPlan, event: AgentEvent, sink: EventSink | undefined, detached: boolean): Effect.Effect<void> => {
+/** The parent run's id is looked up in the fiber (`ParentRun`) rather than given. */
+const lookUp: unique symbol = Symbol("look up ParentRun")
+
+const dispatch = (
+  plan: AgentPlan,
+  event: AgentEvent,
+  sink: EventSink | undefined,
+  detached: boolean,
+  parent: string | undefined | typeof lookUp
+): Effect.Effect<void> => {
   const listeners = plan.listeners.get(event._tag)
   if (listeners === undefined && sink === undefined) return Effect.void
-  return Effect.flatMap(ParentRun, (parentRunId: string | undefined) => {
+  const send = (parentRunId: string | undefined): Effect.Effect<void> => {
     const stamped: AgentEvent = parentRunId === undefined ? event : { ...event, parentRunId }
     const delivered = listeners === undefined
       ? Effect.void
@@ -52,7 +68,8 @@ const dispatch = (plan: AgentPlan, event: AgentEvent, sink: EventSink | undefine
       ? Effect.asVoid(Effect.forkDetach(deliver(plan, listeners, stamped, sink), { startImmediately: true }))
       : deliver(plan, listeners, stamped, sink)
     return sink === undefined ? delivered : Effect.andThen(delivered, sink(stamped))
-  })
+  }
+  return parent === lookUp ? Effect.flatMap(ParentRun, send) : send(parent)
 }
 
 const deliver = (plan: AgentPlan, listeners: ReadonlyArray<Listener<any>>, event: AgentEvent, sink: EventSink | undefined): Effect.Effect<void> =>

@@ -188,7 +188,12 @@ const execute = (
   observe?: (ctx: RunContext) => void
 ): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   withTracing((traced, fiber) => {
-    const env: RunEnv = { traced, clock: fiber.getRef(Clock.Clock), client: Context.getOrUndefined(fiber.context, ModelClientService) }
+    const env: RunEnv = {
+      traced,
+      clock: fiber.getRef(Clock.Clock),
+      client: Context.getOrUndefined(fiber.context, ModelClientService),
+      parentRunId: fiber.getRef(ParentRun)
+    }
     // The run's references, read from the fiber it starts on rather than asked for one by one.
     const run = executeTraced(definition, start, control, given ?? fiber.getRef(StreamSink), observe, env, {
       durability: fiber.getRef(Durability),

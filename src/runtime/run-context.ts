@@ -13,9 +13,9 @@ import type { AgentEvent, DeltaEvent } from "../dsl/events.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import { BudgetExceeded } from "../errors.ts"
 import type { LlmMessage, ModelRequest, ToolCall, ToolDefinition } from "../model/messages.ts"
-import { type BudgetScope, ParentRun } from "../dsl/lineage.ts"
+import type { BudgetScope } from "../dsl/lineage.ts"
 import { BudgetLedger, emptyLedger, type LedgerState, type Overrun } from "./budget-ledger.ts"
-import { emit, type EventSink } from "./emit.ts"
+import { emit, emitInRun, type EventSink } from "./emit.ts"
 import { BudgetPolicy } from "../dsl/budget-policy.ts"
 import { fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { BudgetReason } from "../errors.ts"
@@ -84,11 +84,14 @@ export type ResolvedDecision =
 
 /**
  * What a run reads from the fiber it started on, once: whether its spans are seen (`isTraced`), its
- * Clock (a `TestClock` in tests) and its model client, so that the steps read them without an Effect.
+ * Clock (a `TestClock` in tests), its model client and its parent run's id (`ParentRun`), so that the
+ * steps and events read them without an Effect.
  */
-export type RunEnv = CallEnv
+export interface RunEnv extends CallEnv {
+  readonly parentRunId: string | undefined
+}
 
-const liveEnv: RunEnv = { traced: true, clock: Context.get(Context.empty(), Clock.Clock), client: undefined }
+const liveEnv: RunEnv = { traced: true, clock: Context.get(Context.empty(), Clock.Clock), client: undefined, parentRunId: undefined }
 
 export class RunContext {
   readonly ledger: BudgetLedger
@@ -298,15 +301,16 @@ export class RunContext {
   /** Emits an event, stamped with this run's agent, id, skill and turn. */
   emit(event: UnscopedEvent): Effect.Effect<void> {
     if (this.sink === undefined && !this.plan.listeners.has(event._tag)) return Effect.void
-    return emit(this.plan, stamp(this.plan, { runId: this.runId, skill: this.skill.name, turn: this.turn }, event), this.sink)
+    return emitInRun(this.plan, stamp(this.plan, { runId: this.runId, skill: this.skill.name, turn: this.turn }, event), this.sink, this.env.parentRunId)
   }
 
   /** Sends a delta of the current model answer to the sink (deltas reach no hooks). */
   emitDelta(delta: DeltaEvent extends infer E ? E extends DeltaEvent ? Omit<E, "agent" | "runId" | "skill" | "turn"> : never : never): Effect.Effect<void> {
     const sink = this.sink
     if (sink === undefined) return Effect.void
+    const parentRunId = this.env.parentRunId
     const event = { ...delta, agent: this.plan.name, runId: this.runId, skill: this.skill.name, turn: this.turn } as DeltaEvent
-    return Effect.flatMap(ParentRun, (parentRunId: string | undefined) => sink(parentRunId === undefined ? event : { ...event, parentRunId }))
+    return sink(parentRunId === undefined ? event : { ...event, parentRunId })
   }
 
   /** Ends the run on a budget: the `BudgetExceeded` event, then the error with the transcript so far. */
