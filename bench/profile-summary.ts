@@ -1,14 +1,17 @@
 /**
  * Summarises V8 CPU profiles (`node --cpu-prof`) by self time: per package (effect, ours by folder, node
- * internals, GC) and per file, as shares of all samples.
+ * internals, GC) and per file, as shares of all samples. Frames in our bundled `dist/` are mapped back
+ * to their `src/` file and line through the bundle's source maps.
  * Usage: tsx bench/profile-summary.ts <file.cpuprofile | directory of them (the newest is read)> [top files]
  */
-import { readdirSync, readFileSync, statSync } from "node:fs"
-import { join } from "node:path"
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { SourceMap } from "node:module"
+import { join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
 
 interface ProfileNode {
   readonly id: number
-  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number; readonly columnNumber: number }
 }
 interface Profile {
   readonly nodes: ReadonlyArray<ProfileNode>
@@ -46,7 +49,26 @@ const fileOf = (url: string, fn: string): string => {
   return ours !== null ? ours[1]! : url
 }
 
-const byId = new Map(profile.nodes.map((n) => [n.id, n]))
+/** The bundle's source maps, by file URL (undefined when a file has none). */
+const maps = new Map<string, SourceMap | undefined>()
+const sourceMapOf = (url: string): SourceMap | undefined => {
+  if (!url.startsWith("file:") || !url.includes("/dist/")) return undefined
+  if (!maps.has(url)) {
+    const path = `${fileURLToPath(url)}.map`
+    maps.set(url, existsSync(path) ? new SourceMap(JSON.parse(readFileSync(path, "utf8"))) : undefined)
+  }
+  return maps.get(url)
+}
+/** A frame of our bundle as its source file URL and line (0-based), else as it is. */
+const original = (frame: ProfileNode["callFrame"]): ProfileNode["callFrame"] => {
+  const map = sourceMapOf(frame.url)
+  const entry = map?.findEntry(frame.lineNumber, frame.columnNumber) as { originalSource?: string; originalLine?: number } | undefined
+  if (entry?.originalSource === undefined) return frame
+  const source = entry.originalSource.startsWith("file:") ? entry.originalSource : `file://${resolve(fileURLToPath(frame.url), "..", entry.originalSource)}`
+  return { ...frame, url: source, lineNumber: entry.originalLine ?? frame.lineNumber }
+}
+
+const byId = new Map(profile.nodes.map((n) => [n.id, { ...n, callFrame: original(n.callFrame) }]))
 const perPackage = new Map<string, number>()
 const perFile = new Map<string, number>()
 const perFunction = new Map<string, number>()
