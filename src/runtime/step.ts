@@ -53,15 +53,16 @@ function* modelStep(ctx: RunContext): Steps<Finished | undefined> {
   }
   const durability = ctx.durability
   const turn = ctx.turn
-  const call = callModelSteps(
-    (event) => ctx.emit(event),
-    turn,
-    request,
-    ctx.sink === undefined ? undefined : (part) => onPart(ctx, part),
-    durability === undefined ? undefined : (call) => durability.model({ runId: ctx.runId, turn, purpose: "step" }, call),
-    ctx.callEnv
-  )
-  const response = ctx.traced ? yield* Effect.gen(() => call).pipe(modelSpan(turn, request)) : yield* call
+  const call = () =>
+    callModelSteps(
+      (event) => ctx.emit(event),
+      turn,
+      request,
+      ctx.sink === undefined ? undefined : (part) => onPart(ctx, part),
+      durability === undefined ? undefined : (call) => durability.model({ runId: ctx.runId, turn, purpose: "step" }, call),
+      ctx.callEnv
+    )
+  const response = ctx.traced ? yield* Effect.gen(call).pipe(modelSpan(turn, request)) : yield* call()
   if (response.usage !== undefined) {
     const overrun = ctx.ledger.spendTokens(response.usage.inputTokens + response.usage.outputTokens)
     yield* ctx.checkThresholds()
