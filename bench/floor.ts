@@ -7,17 +7,19 @@
  * events, hooks or snapshots. "ours ÷ floor" in `npm run bench` is what our loop costs above this.
  */
 import { Result, Schema } from "effect"
-import { callUsage, type MakeRunner, maxTurns, mockModel, question, runTool, systemPrompt } from "./calculator/script.ts"
+import { callUsage, type Harness, type MakeRunner, maxTurns, mockModel, question, runTool, type Scenario, systemPrompt } from "./calculator/script.ts"
 
 const Operands = Schema.Struct({ a: Schema.Finite, b: Schema.Finite })
-const decodeOptions = { errors: "all", onExcessProperty: "error" } as const
+/** The decode options of our tool pipeline. */
+export const decodeOptions = { errors: "all", onExcessProperty: "error" } as const
 
 interface Call {
   readonly id: string
   readonly name: string
   readonly arguments: string
 }
-type Message =
+/** The transcript's messages, as ours appends them. */
+export type Message =
   | { readonly role: "system" | "user"; readonly content: string }
   | { readonly role: "assistant"; readonly content: string; readonly toolCalls?: ReadonlyArray<Call> }
   | { readonly role: "tool"; readonly toolCallId: string; readonly name: string; readonly content: string }
@@ -25,27 +27,50 @@ type Reply =
   | { readonly _tag: "Text"; readonly content: string; readonly usage: typeof callUsage }
   | { readonly _tag: "ToolCalls"; readonly calls: ReadonlyArray<Call>; readonly usage: typeof callUsage }
 
-const isReply = (value: unknown): value is Reply => {
+/** The structural check of a response. */
+export const isReply = (value: unknown): value is Reply => {
   if (typeof value !== "object" || value === null) return false
   const reply = value as { _tag?: unknown; content?: unknown; calls?: unknown }
   return reply._tag === "Text" ? typeof reply.content === "string" : reply._tag === "ToolCalls" && Array.isArray(reply.calls)
 }
 
-export const makeRunner: MakeRunner = (scenario, harness) => {
+/** A call's arguments: `JSON.parse` + the object decoder (our fast path), or the tool result that says why not. */
+export const decodeArguments = (
+  decode: ReturnType<typeof floorSetup>["decode"],
+  text: string
+): Result.Result<{ readonly a: number; readonly b: number }, string> => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    parsed = undefined
+  }
+  return Result.mapError(decode(parsed, decodeOptions), (error) => `invalid arguments: ${error.message}`)
+}
+
+/** What both floors set up once per runner: the decoder, the tools by name, their definitions, the turn limit, the mock. */
+export const floorSetup = (scenario: Scenario, harness: Harness) => {
   const { counters } = harness
-  const decode = Schema.decodeUnknownResult(Schema.toCodecJson(Operands))
   const tools = new Map([
     ["add", runTool(scenario, counters, "add")],
     ["multiply", runTool(scenario, counters, "multiply")]
   ])
-  const definitions = [...tools.keys()].map((name) => ({
-    type: "function" as const,
-    name,
-    parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"], additionalProperties: false }
-  }))
-  const limit = maxTurns(scenario)
-  // The same mock body as ours' `fromFunction` model.
-  const model = mockModel(scenario, harness)
+  return {
+    decode: Schema.decodeUnknownResult(Schema.toCodecJson(Operands)),
+    tools,
+    definitions: [...tools.keys()].map((name) => ({
+      type: "function" as const,
+      name,
+      parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"], additionalProperties: false }
+    })),
+    limit: maxTurns(scenario),
+    // The same mock body as ours' `fromFunction` model.
+    model: mockModel(scenario, harness)
+  }
+}
+
+export const makeRunner: MakeRunner = (scenario, harness) => {
+  const { decode, tools, definitions, limit, model } = floorSetup(scenario, harness)
   return async () => {
     const messages: Array<Message> = [{ role: "system", content: systemPrompt }, { role: "user", content: question }]
     let turns = 0
@@ -65,16 +90,8 @@ export const makeRunner: MakeRunner = (scenario, harness) => {
         const run = tools.get(call.name)
         if (run === undefined) throw new Error(`tool not allowed: ${call.name}`)
         if (++toolCalls > 1000) throw new Error("budget exceeded: tool calls")
-        let content: string
-        let parsed: unknown
-        try {
-          parsed = JSON.parse(call.arguments)
-        } catch {
-          parsed = undefined
-        }
-        const args = decode(parsed, decodeOptions)
-        if (Result.isFailure(args)) content = `invalid arguments: ${args.failure.message}`
-        else content = String(await run(args.success))
+        const args = decodeArguments(decode, call.arguments)
+        const content = Result.isFailure(args) ? args.failure : String(await run(args.success))
         messages.push({ role: "tool", toolCallId: call.id, name: call.name, content })
       }
     }
