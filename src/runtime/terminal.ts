@@ -48,12 +48,11 @@ export const submitTerminal = (output: OutputContract): Terminal | undefined =>
   }
 
 // As the Kotlin reference: `severity` optional (default HIGH) and in any case ("high", "Critical").
-const lenientEscalation = toolParameters(
-  Schema.Struct({ reason: Schema.String, severity: Schema.optional(Schema.String) }),
-  { strict: false }
-).decode
+// Made on the first escalation, not with the package (its JSON Schema is part of a cold start otherwise).
+let lenientEscalation: ((raw: unknown) => Result.Result<unknown, string>) | undefined
 
 const decodeEscalation = (raw: string): Result.Result<unknown, string> => {
+  lenientEscalation ??= toolParameters(Schema.Struct({ reason: Schema.String, severity: Schema.optional(Schema.String) }), { strict: false }).decode
   const decoded = lenientEscalation(raw)
   if (Result.isFailure(decoded)) return decoded
   const { reason, severity } = decoded.success as { readonly reason: string; readonly severity?: string }
