@@ -13,11 +13,9 @@
 import * as JsonSchema from "effect/JsonSchema"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import { effectSchemaRepresentation as schemaRepresentation } from "../internal/lazy-effect.ts"
+import * as SchemaRepresentation from "effect/SchemaRepresentation"
 import type { JsonSchemaObject } from "../model/messages.ts"
 import { argsDecoder, type ArgsSchema } from "./tool-parameters.ts"
-
-/** Effect's JSON Schema importer (~140 KB), loaded by the first `jsonSchemaTool`, not with the package (cold start, #20). */
 
 /** A JSON Schema 2020-12 (or draft-07, when its `$schema` says so) for a tool's arguments. */
 export type ToolJsonSchema = JsonSchemaObject
@@ -74,7 +72,7 @@ export const compileJsonSchema = (document: unknown, options: { readonly strict:
   }
   let schema: ArgsSchema
   try {
-    schema = schemaRepresentation().fromJsonSchemaDocument(imported, { patterns: "apply" }) as unknown as ArgsSchema
+    schema = SchemaRepresentation.fromJsonSchemaDocument(imported, { patterns: "apply" }) as unknown as ArgsSchema
   } catch (error) {
     throw new Error(`cannot be validated: ${error instanceof Error ? error.message : String(error)}`)
   }

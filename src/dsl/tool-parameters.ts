@@ -5,14 +5,9 @@
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
-import { effectOpenAiStructuredOutput as openAiStructuredOutput } from "../internal/lazy-effect.ts"
+// The module itself, not the `effect/ai` barrel: that one loads ~120 more modules (http, rpc, workers, sql).
+import * as OpenAiStructuredOutput from "effect/ai/OpenAiStructuredOutput"
 import type { JsonSchemaObject } from "../model/messages.ts"
-
-/**
- * Effect's OpenAI strict-schema codec and the `effect/ai` modules it imports (~100 KB), loaded by the first
- * strict tool, not with the package (cold start, #20). The module itself, not the `effect/ai` barrel: that
- * one loads ~120 more modules (http, rpc, workers, sql).
- */
 
 /** The Schemas accepted as tool arguments: codecs without service requirements. */
 export type ArgsSchema = Schema.Codec<any, any, never, never>
@@ -93,7 +88,7 @@ const standardContract = <S extends ArgsSchema>(schema: S): Contract<S["Type"]> 
   return { codec: Schema.toCodecJson(schema), jsonSchema }
 }
 
-const strictContract = <S extends ArgsSchema>(schema: S): Contract<S["Type"]> => openAiStructuredOutput().toCodecOpenAI(schema)
+const strictContract = <S extends ArgsSchema>(schema: S): Contract<S["Type"]> => OpenAiStructuredOutput.toCodecOpenAI(schema)
 
 const isEmptyStruct = (ast: SchemaAST.AST): boolean =>
   SchemaAST.isObjects(ast) && ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0

@@ -9,8 +9,6 @@ import type * as FileSystem from "effect/FileSystem"
 import type { KnowledgeLoader } from "../dsl/knowledge.ts"
 import { effectFileSystem as fileSystem } from "../internal/lazy-effect.ts"
 
-/** Effect's `FileSystem` (which imports `Stream`), loaded when a file is first read, not with the package (cold start, #20). */
-
 /**
  * A loader that reads a UTF-8 text file through the `FileSystem` service; an agent whose skill uses it
  * requires `FileSystem` until it is provided.

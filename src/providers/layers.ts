@@ -83,8 +83,6 @@ export interface OllamaSettingsConfig extends ModelSettingsConfig {
   readonly host?: SettingConfig<string>
 }
 
-/** Effect's `Config` (~20 modules with what it imports), loaded when a `…LayerConfig` is made, not with the package (cold start, #20). */
-
 /** A setting that may be unset. */
 const optional = <A>(config: Config.Config<A | Redacted.Redacted<A>>): SettingConfig<A> => effectConfig().option(config)
 

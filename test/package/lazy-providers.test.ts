@@ -61,11 +61,11 @@ describe("cold start: what the root export loads", () => {
     expect(loadedHeavy(loadedBy("root", required(sdkNames)))).toEqual([])
   })
 
-  it("importing the root loads neither Effect's barrel nor the modules of fromEnv, layers, fileKnowledge, jsonSchemaTool and strict tools", () => {
+  it("importing the root loads neither Effect's barrel nor the modules of fromEnv, layers, fileKnowledge and streaming", () => {
     const effect = loadedBy("root-effect", "").filter((url) => url.includes("/node_modules/effect/dist/")).map((url) => url.replace(/^.*\/node_modules\/effect\/dist\//, ""))
     expect(effect.length).toBeGreaterThan(0)
     // Each of these is loaded (through `require`, invisible to the hook) by the feature that needs it.
-    const lazy = ["index.js", "Config.js", "ConfigProvider.js", "FileSystem.js", "SchemaRepresentation.js", "ai/OpenAiStructuredOutput.js"]
+    const lazy = ["index.js", "Config.js", "ConfigProvider.js", "FileSystem.js", "Stream.js", "Queue.js"]
     expect(effect.filter((file) => lazy.includes(file))).toEqual([])
   })
 
