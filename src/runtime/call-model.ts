@@ -49,7 +49,14 @@ export const callModel = <E = never>(
     return traced ? call.pipe(modelSpan(turn, request)) : call
   })
 
-/** The `agent.model` span of a call. */
+/**
+ * The `agent.model` span of a call.
+ *
+ * @example
+ * ```ts
+ * Effect.gen(() => callModelSteps(emit, turn, request, undefined, undefined, env)).pipe(modelSpan(turn, request))
+ * ```
+ */
 export const modelSpan = (turn: number, request: ModelRequest) =>
   Effect.withSpan("agent.model", {
     attributes: { "agent.turn": turn, "model.tools": request.tools.length, ...toolChoiceAttribute(request) }
@@ -66,6 +73,11 @@ export interface CallEnv {
 /**
  * `callModel` as generator steps, for the loop to delegate to (`yield*`) inside its own `Effect.gen`
  * when the call needs no span of its own: a model call then costs no Effect of its own.
+ *
+ * @example
+ * ```ts
+ * const response = yield* callModelSteps((event) => ctx.emit(event), ctx.turn, request, undefined, undefined, ctx.callEnv)
+ * ```
  */
 export function* callModelSteps<E>(
   emit: (event: UnscopedEvent) => Effect.Effect<void>,

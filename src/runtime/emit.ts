@@ -38,6 +38,11 @@ export const emit = (plan: AgentPlan, event: AgentEvent, sink?: EventSink): Effe
 /**
  * `emit` for a run that read its parent run's id (`ParentRun`) when it started: the same delivery,
  * without looking it up again for every event.
+ *
+ * @example
+ * ```ts
+ * yield* emitInRun(plan, { _tag: "Turn", agent: plan.name, runId, skill, turn }, sink, parentRunId)
+ * ```
  */
 export const emitInRun = (plan: AgentPlan, event: AgentEvent, sink: EventSink | undefined, parentRunId: string | undefined): Effect.Effect<void> =>
   dispatch(plan, event, sink, false, parentRunId)

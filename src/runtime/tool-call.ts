@@ -34,6 +34,11 @@ export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | Budg
  * Handles `call` and appends its tool result message to the transcript; a finished run's output when
  * it ended the run, `"suspend"` when the call waits for a human decision. Generator steps, for the
  * loop to delegate to (`yield*`); an `agent.tool` span of its own when the run is traced.
+ *
+ * @example
+ * ```ts
+ * const finished = yield* handleCall(ctx, ctx.nextPending!)
+ * ```
  */
 export function* handleCall(ctx: RunContext, call: ToolCall): Generator<Effect.Effect<any, ToolCallError>, Finished | "suspend" | undefined, any> {
   const terminal = ctx.skill.terminals.get(call.name)

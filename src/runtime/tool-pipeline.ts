@@ -57,7 +57,14 @@ type PipelineError = InvalidToolArgs | ToolFailed | ExceptionThrown | BudgetExce
 export const runToolCall = (ctx: RunContext, tool: AnyTool, call: ToolCall): Effect.Effect<LlmMessage | "suspend", PipelineError> =>
   Effect.gen(() => runToolCallSteps(ctx, tool, call))
 
-/** `runToolCall` as generator steps, for the loop to delegate to (`yield*`) inside its own `Effect.gen`. */
+/**
+ * `runToolCall` as generator steps, for the loop to delegate to (`yield*`) inside its own `Effect.gen`.
+ *
+ * @example
+ * ```ts
+ * const result = yield* runToolCallSteps(ctx, tool, call) // a tool message, or "suspend"
+ * ```
+ */
 export function* runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall): Generator<Effect.Effect<any, PipelineError>, LlmMessage | "suspend", any> {
   const decision = ctx.takeDecision(call.id)
   if (decision !== undefined && ctx.traced) yield* ctx.annotate("tool.approval", decision._tag === "Deny" ? "denied" : decision.how)
