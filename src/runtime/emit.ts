@@ -66,7 +66,8 @@ const dispatch = (
   const listeners = plan.listeners.get(event._tag)
   if (listeners === undefined && sink === undefined) return Effect.void
   const send = (parentRunId: string | undefined): Effect.Effect<void> => {
-    const stamped: AgentEvent = parentRunId === undefined ? event : { ...event, parentRunId }
+    // `Object.assign`, not `{ ...event, parentRunId }` (see `stamp` in run-context.ts).
+    const stamped: AgentEvent = parentRunId === undefined ? event : Object.assign({}, event, { parentRunId })
     const delivered = listeners === undefined
       ? Effect.void
       : detached
