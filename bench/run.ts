@@ -102,11 +102,13 @@ if (section("streaming")) {
   console.table(await runStreaming({ runs }))
 }
 
+/** The rounds of the overhead sections (approval, composition): the calculator's, half as long. */
+const overheadRounds = () => ({ rounds: knob("BENCH_ROUNDS", 7), roundMs: knob("BENCH_ROUND_MS", 500) / 2 })
+
 if (section("approval")) {
   collect()
   const { runApproval } = await import("./approval.ts")
-  const rounds = knob("BENCH_ROUNDS", 7)
-  const roundMs = knob("BENCH_ROUND_MS", 500) / 2
+  const { rounds, roundMs } = overheadRounds()
   console.log(
     "\nApproval: the calculator with `multiply` needing approval: run → suspended → state serialised to a string (the snapshot) → read back → approve → resume → 17, " +
       `beside each library's run without approval; median (min–max) of ${rounds} interleaved rounds of ${roundMs} ms`
@@ -117,8 +119,7 @@ if (section("approval")) {
 if (section("composition")) {
   collect()
   const { runComposition } = await import("./composition.ts")
-  const rounds = knob("BENCH_ROUNDS", 7)
-  const roundMs = knob("BENCH_ROUND_MS", 500) / 2
+  const { rounds, roundMs } = overheadRounds()
   console.log(
     "\nComposition: cost per child run through agent-as-tool ((parent + 3 child-as-tool calls − parent + 3 plain tool calls) ÷ 3) and per stage of a 3-agent chain, " +
       `beside the child run directly; median (min–max) of ${rounds} interleaved rounds of ${roundMs} ms`

@@ -5,7 +5,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AgentConfigError } from "../errors.ts"
-import { type Abortable, fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
+import { type Abortable, type AroundAnswer, fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
 import { type ToolImplementation, toolImplementationKey } from "./tool-implementation.ts"
 import { compileJsonSchema, type ToolJsonSchema } from "./json-schema-tool.ts"
 import type { ToolDefinition } from "../model/messages.ts"
@@ -76,7 +76,7 @@ export interface ToolInternalsOf<Args, Result, R = never> {
     args: Args,
     toolCallId: string,
     idempotencyKey?: string,
-    around?: (answer: Effect.Effect<unknown, unknown>) => Effect.Effect<unknown, unknown>
+    around?: AroundAnswer
   ) => Effect.Effect<Result, unknown, R>
   /**
    * Whether this call needs a human decision before it runs (undefined: never). A predicate that
@@ -389,7 +389,7 @@ const makeTool = (
     definition,
     codec: Object.freeze(codec),
     [ToolInternals]: Object.freeze({
-      execute: (args: unknown, toolCallId: string, idempotencyKey?: string, around?: (answer: Effect.Effect<unknown, unknown>) => Effect.Effect<unknown, unknown>) =>
+      execute: (args: unknown, toolCallId: string, idempotencyKey?: string, around?: AroundAnswer) =>
         fromMaybeEffect((abortable) => run(args, new CallContext(toolCallId, abortable, idempotencyKey)), around),
       needsApproval
     }),
@@ -461,7 +461,7 @@ export const executeTool = <Args, R>(
   args: Args,
   toolCallId: string,
   idempotencyKey?: string,
-  around?: (answer: Effect.Effect<unknown, unknown>) => Effect.Effect<unknown, unknown>
+  around?: AroundAnswer
 ): Effect.Effect<R, unknown> => tool[ToolInternals].execute(args, toolCallId, idempotencyKey, around) as Effect.Effect<R, unknown>
 
 /** The `run` of a tool declared without one: looks its implementation up in the run's services. */

@@ -45,6 +45,9 @@ class LazyAbortable implements Abortable {
   }
 }
 
+/** What wraps an Effect answer of user code (see `fromMaybeEffect`'s `around`). */
+export type AroundAnswer<A = unknown> = (answer: Effect.Effect<A, unknown>) => Effect.Effect<A, unknown>
+
 /**
  * The result is typed as requiring nothing: user code's services are tracked by the agent builder's
  * type (its `requirements`) and provided around the whole run, whose fiber every step inherits.
@@ -54,7 +57,7 @@ class LazyAbortable implements Abortable {
  */
 export const fromMaybeEffect = <A>(
   run: (abortable: Abortable) => MaybeEffect<A, any>,
-  around?: (answer: Effect.Effect<A, unknown>) => Effect.Effect<A, unknown>
+  around?: AroundAnswer<A>
 ): Effect.Effect<A, unknown> =>
   Effect.callback<A, unknown>((resume) => {
     const abortable = new LazyAbortable()

@@ -22,6 +22,7 @@ import { userInterruptAsFailure } from "../internal/from-maybe-effect.ts"
 import type { UnscopedEvent } from "./run-context.ts"
 import { checkResponseAssigningIds } from "../model/normalize-response.ts"
 import { noStackTrace } from "../internal/span-options.ts"
+import type { Steps } from "../internal/steps.ts"
 import { withTracing } from "../internal/tracing.ts"
 
 /** Wraps the call of a durable run (`Durability.model`, bound to the step). */
@@ -86,7 +87,7 @@ export function* callModelSteps<E>(
   onPart: OnPart<E> | undefined,
   record: RecordModelCall | undefined,
   env: CallEnv
-): Generator<Effect.Effect<any, ModelError | E, ModelClientService>, LlmResponse, any> {
+): Steps<LlmResponse, ModelError | E, ModelClientService> {
   const traced = env.traced
   yield* emit({ _tag: "ModelCall", request })
   const client = env.client ?? (yield* ModelClientService)
@@ -95,19 +96,10 @@ export function* callModelSteps<E>(
   const raw: Effect.Effect<unknown, ModelError | E> = onPart === undefined
     ? chatSafely(client, request)
     : streamed(client, request, turn, onPart).pipe(Effect.catchDefect((defect) => Effect.fail(crashed("crashed", defect))))
-  let response: LlmResponse
-  if (record === undefined) {
-    const checked = checkResponseAssigningIds(yield* raw, turn)
-    if (Result.isFailure(checked)) return yield* invalidResponse(checked.failure)
-    response = checked.success
-  } else {
-    // A durable run records the checked answer (or its ModelError), and a replay reads it back.
-    const answer = Effect.flatMap(raw, (raw) => {
-      const checked = checkResponseAssigningIds(raw, turn)
-      return Result.isFailure(checked) ? invalidResponse(checked.failure) : Effect.succeed(checked.success)
-    })
-    response = yield* record(answer as Effect.Effect<LlmResponse, ModelError>)
-  }
+  // A durable run records the checked answer (or its ModelError), and a replay reads it back.
+  const response = record === undefined
+    ? yield* checkedResponse(yield* raw, turn)
+    : yield* record(Effect.flatMap(raw, (raw) => checkedResponse(raw, turn)) as Effect.Effect<LlmResponse, ModelError>)
   const durationMs = clock.currentTimeMillisUnsafe() - started
   if (traced) {
     yield* Effect.annotateCurrentSpan({
@@ -122,8 +114,13 @@ export function* callModelSteps<E>(
   return response
 }
 
-const invalidResponse = (failure: string) =>
-  Effect.fail(new ModelError({ provider: "model client", reason: `the response is not a valid LlmResponse: ${failure}`, retryable: false }))
+/** The client's answer as a checked `LlmResponse` (missing call ids assigned), or the `ModelError` saying why not. */
+const checkedResponse = (raw: unknown, turn: number): Effect.Effect<LlmResponse, ModelError> => {
+  const checked = checkResponseAssigningIds(raw, turn)
+  return Result.isSuccess(checked)
+    ? Effect.succeed(checked.success)
+    : Effect.fail(new ModelError({ provider: "model client", reason: `the response is not a valid LlmResponse: ${checked.failure}`, retryable: false }))
+}
 
 const crashed = (what: string, cause: unknown) =>
   new ModelError({ provider: "model client", reason: `the client ${what}: ${describeCause(cause)}`, cause, retryable: false })

@@ -25,6 +25,7 @@ import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed
 import type { KnowledgeSource } from "../dsl/knowledge.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import { noStackTrace } from "../internal/span-options.ts"
+import type { Steps } from "../internal/steps.ts"
 import { withTracing } from "../internal/tracing.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import type { LlmMessage } from "../model/messages.ts"
@@ -398,7 +399,7 @@ function* startAgentic(
   ctx: RunContext,
   input: string,
   handedOver: ReadonlyArray<LlmMessage> | undefined
-): Generator<Effect.Effect<any, AgentError, any>, void, any> {
+): Steps<void, AgentError, any> {
   const selection = ctx.plan.definition.toolSelection
   if (selection !== undefined) {
     const durability = ctx.durability

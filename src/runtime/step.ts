@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import type { ModelRequest } from "../model/messages.ts"
 import type { ModelClientService } from "../model/model-client.ts"
 import { noStackTrace } from "../internal/span-options.ts"
+import type { Steps } from "../internal/steps.ts"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import type { AgentError, BudgetExceeded } from "../errors.ts"
 import type { ResponsePart } from "../model/response-part.ts"
@@ -35,14 +36,11 @@ export interface DriveControl {
   readonly suspendAfter?: number | undefined
 }
 
-/**
- * A step as generator code: the loop delegates to it (`yield*`) inside its one `Effect.gen`, so that
- * a step, a turn and an untraced model call cost no Effect of their own.
- */
-type Steps<A, E = AgentError> = Generator<Effect.Effect<any, E, ModelClientService>, A, any>
+/** A step of the loop: generator code its one `Effect.gen` delegates to (`Steps`). */
+type LoopSteps<A> = Steps<A, AgentError, ModelClientService>
 
 /** A model step: the turn's model call and what its answer means. */
-function* modelStep(ctx: RunContext): Steps<Finished | undefined> {
+function* modelStep(ctx: RunContext): LoopSteps<Finished | undefined> {
   yield* ctx.emit({ _tag: "Turn" })
   const toolChoice = ctx.toolChoice
   const request: ModelRequest = {
@@ -99,7 +97,7 @@ const onPart = (ctx: RunContext, part: ResponsePart): Effect.Effect<void, Budget
 }
 
 /** A tool step: the next pending call, handled and settled (or left pending when it waits for a decision). */
-function* toolStep(ctx: RunContext): Steps<Finished | "suspend" | undefined> {
+function* toolStep(ctx: RunContext): LoopSteps<Finished | "suspend" | undefined> {
   const call = ctx.nextPending
   if (call === undefined) return undefined
   const finished = yield* handleCall(ctx, call)
@@ -115,7 +113,7 @@ const driven = (finished: Finished): Driven =>
 type TurnEnd = Driven | { readonly _tag: "Continue" }
 
 /** The steps of one turn: the model step (unless resuming pending calls), then the tool steps. */
-function* turnSteps(ctx: RunContext, resuming: boolean, stepTaken: () => boolean, suspending: boolean): Steps<TurnEnd> {
+function* turnSteps(ctx: RunContext, resuming: boolean, stepTaken: () => boolean, suspending: boolean): LoopSteps<TurnEnd> {
   if (!resuming) {
     const finished = yield* modelStep(ctx)
     if (finished !== undefined) return driven(finished)
@@ -140,7 +138,7 @@ function* turnSteps(ctx: RunContext, resuming: boolean, stepTaken: () => boolean
 }
 
 /** A turn in its `agent.turn` span when the run is traced; otherwise delegated to in the loop's own generator. */
-function* turn(ctx: RunContext, resuming: boolean, stepTaken: () => boolean, suspending: boolean): Steps<TurnEnd> {
+function* turn(ctx: RunContext, resuming: boolean, stepTaken: () => boolean, suspending: boolean): LoopSteps<TurnEnd> {
   if (!ctx.traced) return yield* turnSteps(ctx, resuming, stepTaken, suspending)
   return yield* Effect.gen(() => turnSteps(ctx, resuming, stepTaken, suspending)).pipe(
     Effect.withSpan("agent.turn", { attributes: { "agent.name": ctx.agent, "agent.skill": ctx.skill.name, "agent.turn": ctx.turn } }, noStackTrace)

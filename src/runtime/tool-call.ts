@@ -18,6 +18,7 @@ import {
   ToolNotAllowed
 } from "../errors.ts"
 import { noStackTrace } from "../internal/span-options.ts"
+import type { Steps } from "../internal/steps.ts"
 import type { LlmMessage, ToolCall } from "../model/messages.ts"
 import { ToolInternals } from "../dsl/tool.ts"
 import { type Finished, rejectAnswer } from "./final-answer.ts"
@@ -40,14 +41,14 @@ export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | Budg
  * const finished = yield* handleCall(ctx, ctx.nextPending!)
  * ```
  */
-export function* handleCall(ctx: RunContext, call: ToolCall): Generator<Effect.Effect<any, ToolCallError>, Finished | "suspend" | undefined, any> {
+export function* handleCall(ctx: RunContext, call: ToolCall): Steps<Finished | "suspend" | undefined, ToolCallError> {
   const terminal = ctx.skill.terminals.get(call.name)
   if (terminal !== undefined && terminal === ctx.skill.submit) return yield* settleTerminal(ctx, terminal, call)
   if (ctx.traced) return yield* inToolSpan(ctx, call, Effect.gen(() => dispatch(ctx, call, terminal)))
   return yield* dispatch(ctx, call, terminal)
 }
 
-function* dispatch(ctx: RunContext, call: ToolCall, terminal: Terminal | undefined): Generator<Effect.Effect<any, ToolCallError>, Finished | "suspend" | undefined, any> {
+function* dispatch(ctx: RunContext, call: ToolCall, terminal: Terminal | undefined): Steps<Finished | "suspend" | undefined, ToolCallError> {
   if (terminal !== undefined) return yield* settleTerminal(ctx, terminal, call)
   const tool = ctx.skill.tools.get(call.name)
   if (tool === undefined) return yield* refuse(ctx, call)

@@ -33,6 +33,7 @@ import { decideExecutionError, decideInvalidArgs } from "./recover.ts"
 import { CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
 import type { RunContext } from "./run-context.ts"
 import type { ToolRunExtra } from "./durability.ts"
+import type { Steps } from "../internal/steps.ts"
 
 /** Where a call stands when the handlers are asked. */
 type Situation =
@@ -65,7 +66,7 @@ export const runToolCall = (ctx: RunContext, tool: AnyTool, call: ToolCall): Eff
  * const result = yield* runToolCallSteps(ctx, tool, call) // a tool message, or "suspend"
  * ```
  */
-export function* runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall): Generator<Effect.Effect<any, PipelineError>, LlmMessage | "suspend", any> {
+export function* runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall): Steps<LlmMessage | "suspend", PipelineError> {
   const decision = ctx.takeDecision(call.id)
   if (decision !== undefined && ctx.traced) yield* ctx.annotate("tool.approval", decision._tag === "Deny" ? "denied" : decision.how)
   if (decision?._tag === "Deny") {
@@ -248,7 +249,7 @@ function* execute(
   tool: AnyTool,
   call: ToolCall,
   args: unknown
-): Generator<Effect.Effect<any, BudgetExceeded | OutcomeUnknown>, Exit.Exit<string, unknown>, any> {
+): Steps<Exit.Exit<string, unknown>, BudgetExceeded | OutcomeUnknown> {
   // Checked and charged with no yield in between: concurrent runs sharing a budget scope cannot both take its last call.
   let overrun = ctx.ledger.checkExecution(tool.name)
   if (overrun !== undefined) {
