@@ -2,7 +2,9 @@
  * Delivers events to hooks. Listeners come from the plan, indexed by event tag, so an event nobody
  * listens to costs one map lookup. Hooks run in registration order; a hook that throws, rejects or
  * fails never changes the run: it is logged through Effect's logger (level Warning) and delivered as a
- * `HookFailed` event to `onHookFailed` listeners, whose own failures are only logged. Each hook is
+ * `HookFailed` event to `onHookFailed` listeners, whose own failures are only logged. The report about
+ * a listener never goes back to that listener (an `onEvent` listener hears `HookFailed` too): a hung
+ * listener is awaited once, not a second time for its own report. Each hook is
  * bounded by the budget's `hookTimeout` (a hook that never settles is abandoned, its signal aborted,
  * and reported as failed) and stays interruptible even where the run is not, so user code never holds
  * a run past its budget or its interruption. A hook answering `Effect.interrupt` fails like any other
@@ -14,11 +16,18 @@
  * the caller that comes while they run therefore cannot make the caller's result differ from the
  * outcome the hooks saw.
  *
+ * `BudgetExceeded` for `maxDuration` is delivered by `emitWithin`: the caller waits for its listeners at
+ * most one hook timeout in all, however many of them hang; their delivery goes on detached, each still
+ * bounded by `hookTimeout`. So a run's outcome reaches its caller within `maxDuration` plus one hook
+ * timeout. (A synchronous listener that loops cannot be pre-empted in JavaScript: its own running time
+ * adds to that.)
+ *
  * A streaming run also has a sink: every event goes to it after its listeners (so `runStream` sees
  * exactly what hooks see, in the same order). Runs without one pay nothing for it.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import type { AgentEvent, HookFailedEvent, Listener, RunStreamEvent } from "../dsl/events.ts"
 import { ParentRun } from "../dsl/lineage.ts"
 import { describeCause } from "../internal/describe-cause.ts"
@@ -33,7 +42,7 @@ export type EventSink = (event: RunStreamEvent) => Effect.Effect<void>
  * run has one (`ParentRun`, set by composites, and by agents for the runs their tools and handoffs
  * start). Never fails.
  */
-export const emit = (plan: AgentPlan, event: AgentEvent, sink?: EventSink): Effect.Effect<void> => dispatch(plan, event, sink, false, lookUp)
+export const emit = (plan: AgentPlan, event: AgentEvent, sink?: EventSink): Effect.Effect<void> => dispatch(plan, event, sink, "wait", lookUp)
 
 /**
  * `emit` for a run that read its parent run's id (`ParentRun`) when it started: the same delivery,
@@ -45,13 +54,29 @@ export const emit = (plan: AgentPlan, event: AgentEvent, sink?: EventSink): Effe
  * ```
  */
 export const emitInRun = (plan: AgentPlan, event: AgentEvent, sink: EventSink | undefined, parentRunId: string | undefined): Effect.Effect<void> =>
-  dispatch(plan, event, sink, false, parentRunId)
+  dispatch(plan, event, sink, "wait", parentRunId)
 
 /**
  * `emit` for `RunEnd`: the listeners run on a detached fiber started at once, then the event goes to
  * the sink in the caller's fiber (a stream still ends with it). Never fails, never waits for a hook.
  */
-export const emitEnd = (plan: AgentPlan, event: AgentEvent, sink?: EventSink): Effect.Effect<void> => dispatch(plan, event, sink, true, lookUp)
+export const emitEnd = (plan: AgentPlan, event: AgentEvent, sink?: EventSink): Effect.Effect<void> => dispatch(plan, event, sink, "detach", lookUp)
+
+/**
+ * `emit` waiting at most one hook timeout for all the listeners together (the `BudgetExceeded` of an
+ * expired `maxDuration`): what is still running then goes on detached, each hook bounded by
+ * `hookTimeout`. Interrupting the caller while it waits interrupts the listeners.
+ *
+ * @example
+ * ```ts
+ * yield* emitWithin(plan, { _tag: "BudgetExceeded", agent: plan.name, runId, reason: "duration", limit, used })
+ * ```
+ */
+export const emitWithin = (plan: AgentPlan, event: AgentEvent, sink?: EventSink): Effect.Effect<void> =>
+  dispatch(plan, event, sink, Number.isFinite(plan.budget.hookTimeout) ? "within" : "wait", lookUp)
+
+/** How the caller waits for the listeners: until they end, not at all, or at most one hook timeout. */
+type Waiting = "wait" | "detach" | "within"
 
 /** The parent run's id is looked up in the fiber (`ParentRun`) rather than given. */
 const lookUp: unique symbol = Symbol("look up ParentRun")
@@ -60,22 +85,37 @@ const dispatch = (
   plan: AgentPlan,
   event: AgentEvent,
   sink: EventSink | undefined,
-  detached: boolean,
-  parent: string | undefined | typeof lookUp
+  waiting: Waiting,
+  parent: string | undefined | typeof lookUp,
+  except?: Listener<any>
 ): Effect.Effect<void> => {
-  const listeners = plan.listeners.get(event._tag)
+  const listeners = without(plan.listeners.get(event._tag), except)
   if (listeners === undefined && sink === undefined) return Effect.void
   const send = (parentRunId: string | undefined): Effect.Effect<void> => {
     // `Object.assign`, not `{ ...event, parentRunId }` (see `stamp` in run-context.ts).
     const stamped: AgentEvent = parentRunId === undefined ? event : Object.assign({}, event, { parentRunId })
     const delivered = listeners === undefined
       ? Effect.void
-      : detached
+      : waiting === "detach"
       ? Effect.asVoid(Effect.forkDetach(deliver(plan, listeners, stamped, sink), { startImmediately: true }))
+      : waiting === "within"
+      ? Effect.flatMap(Effect.forkDetach(deliver(plan, listeners, stamped, sink), { startImmediately: true }), (fiber) =>
+        Fiber.await(fiber).pipe(
+          Effect.timeoutOption(Duration.millis(plan.budget.hookTimeout)),
+          Effect.onInterrupt(() => Fiber.interrupt(fiber)),
+          Effect.asVoid
+        ))
       : deliver(plan, listeners, stamped, sink)
     return sink === undefined ? delivered : Effect.andThen(delivered, sink(stamped))
   }
   return parent === lookUp ? Effect.flatMap(ParentRun, send) : send(parent)
+}
+
+/** `listeners` but `except` (undefined when none is left). */
+const without = (listeners: ReadonlyArray<Listener<any>> | undefined, except: Listener<any> | undefined) => {
+  if (listeners === undefined || except === undefined || !listeners.includes(except)) return listeners
+  const rest = listeners.filter((l) => l !== except)
+  return rest.length === 0 ? undefined : rest
 }
 
 const deliver = (plan: AgentPlan, listeners: ReadonlyArray<Listener<any>>, event: AgentEvent, sink: EventSink | undefined): Effect.Effect<void> =>
@@ -84,7 +124,7 @@ const deliver = (plan: AgentPlan, listeners: ReadonlyArray<Listener<any>>, event
     (listener) =>
       fromMaybeEffect(() => listener(event)).pipe(
         bounded(plan.budget.hookTimeout),
-        catchUnlessInterrupted((error) => reportHookFailure(plan, event.runId, event._tag, error, sink))
+        catchUnlessInterrupted((error) => reportHookFailure(plan, event.runId, event._tag, error, sink, listener))
       ),
     { discard: true }
   ).pipe(Effect.asVoid)
@@ -104,16 +144,20 @@ const bounded = (timeoutMs: number) => <A>(hook: Effect.Effect<A, unknown>): Eff
     )
     : Effect.interruptible(hook)
 
-/** Reports a failure of user code that must not change the run (a hook or a recovery policy). */
+/**
+ * Reports a failure of user code that must not change the run (a hook or a recovery policy); `failed`,
+ * the listener that failed, does not hear its own report.
+ */
 export const reportHookFailure = (
   plan: AgentPlan,
   runId: string,
   hook: AgentEvent["_tag"],
   error: unknown,
-  sink?: EventSink
+  sink?: EventSink,
+  failed?: Listener<any>
 ): Effect.Effect<void> => {
   const event: HookFailedEvent = { _tag: "HookFailed", agent: plan.name, runId, hook, error }
   const log = Effect.logWarning(`hook ${hook} of agent "${plan.name}" failed: ${describeCause(error)}`)
   if (hook === "HookFailed") return sink === undefined ? log : log.pipe(Effect.andThen(sink(event)))
-  return log.pipe(Effect.andThen(emit(plan, event, sink)))
+  return log.pipe(Effect.andThen(dispatch(plan, event, sink, "wait", lookUp, failed)))
 }

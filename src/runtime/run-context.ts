@@ -15,7 +15,7 @@ import { BudgetExceeded } from "../errors.ts"
 import type { LlmMessage, ModelRequest, ToolCall, ToolDefinition } from "../model/messages.ts"
 import type { BudgetScope } from "../dsl/lineage.ts"
 import { BudgetLedger, emptyLedger, type LedgerState, type Overrun } from "./budget-ledger.ts"
-import { emit, emitInRun, type EventSink } from "./emit.ts"
+import { emit, emitInRun, emitWithin, type EventSink } from "./emit.ts"
 import { BudgetPolicy } from "../dsl/budget-policy.ts"
 import { fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { BudgetReason } from "../errors.ts"
@@ -393,7 +393,10 @@ export class RunContext {
   }
 }
 
-/** Emits `BudgetExceeded` and fails with it; usable before a run has its context (a timed-out routing call). */
+/**
+ * Emits `BudgetExceeded` and fails with it; usable before a run has its context (a timed-out routing call).
+ * For `duration` the listeners are waited for at most one hook timeout (`emitWithin`): the run is over time.
+ */
 export const budgetExceeded = (
   plan: AgentPlan,
   runId: string,
@@ -401,7 +404,7 @@ export const budgetExceeded = (
   transcript: ReadonlyArray<LlmMessage>,
   sink?: EventSink
 ): Effect.Effect<never, BudgetExceeded> =>
-  emit(plan, {
+  (overrun.reason === "duration" ? emitWithin : emit)(plan, {
     _tag: "BudgetExceeded",
     agent: plan.name,
     runId,
