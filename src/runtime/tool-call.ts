@@ -132,6 +132,11 @@ const settleTerminal = (ctx: RunContext, terminal: Terminal, call: ToolCall): Ef
         ctx.ledger.spendExecution(call.name)
         yield* ctx.annotate("tool.outcome", "handoff")
         reply(`Handed off to agent "${finish.target.name}".`)
+        // The target sees this message: every later call of it gets a result too (an API refuses a call
+        // without one), and none of them runs.
+        for (const later of ctx.pendingAfterNext) {
+          ctx.append({ role: "tool", toolCallId: later.id, name: later.name, content: `not run: handed off to agent "${finish.target.name}"` })
+        }
         yield* ctx.emit({ _tag: "Handoff", to: finish.target.name, toolCallId: call.id })
         return { _tag: "Handoff", target: finish.target }
       }
