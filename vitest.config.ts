@@ -1,8 +1,20 @@
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
+
+// Examples import the package by name (`effect-agent-dsl`, `effect-agent-dsl/testing`, ...), as users
+// copy them. tsconfig.json `paths` maps those names to src/ (tsc and tsx honour it, so no build is
+// needed and nothing extra ships); vitest does not read `paths`, so the same map becomes its aliases.
+const paths: Record<string, ReadonlyArray<string>> = JSON.parse(readFileSync(new URL("./tsconfig.json", import.meta.url), "utf8")).compilerOptions.paths
+const alias = Object.entries(paths).map(([name, [target]]) => ({
+  find: new RegExp(`^${name.replace(/[/.-]/g, "\\$&")}$`),
+  replacement: fileURLToPath(new URL(target!, import.meta.url))
+}))
 
 // Type tests (test/types) are ordinary test files: `tsc --noEmit` in `npm test` checks their
 // `@ts-expect-error` lines, and vitest runs their `expectTypeOf` calls.
 export default defineConfig({
+  resolve: { alias },
   test: {
     include: ["test/**/*.test.ts"],
     // Property tests run hundreds of full runs per case; 5 s is too tight on a loaded 2-core machine.

@@ -7,8 +7,8 @@
  *   AI_PROVIDER=openai AI_MODEL=gpt-4o-mini OPENAI_API_KEY=sk-... npm start
  */
 import { Schema } from "effect"
-import { agent, fromEnv, type ModelClient, skill, text, tool, toolCalls } from "../src/index.ts"
-import { scriptedModel } from "../src/testing/index.ts"
+import { agent, fromEnv, type ModelClient, skill, text, tool, toolCalls } from "effect-agent-dsl"
+import { scriptedModel } from "effect-agent-dsl/testing"
 
 const add = tool("add", {
   description: "Add two numbers",

@@ -13,10 +13,10 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect, Layer, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { agent, text, tool, toolCalls } from "../src/index.ts"
-import { durable } from "../src/durable/index.ts"
-import { embeddedEngine } from "../src/durable/embedded.ts"
-import { scriptedModel } from "../src/testing/index.ts"
+import { agent, text, tool, toolCalls } from "effect-agent-dsl"
+import { durable } from "effect-agent-dsl/durable"
+import { embeddedEngine } from "effect-agent-dsl/durable/embedded"
+import { scriptedModel } from "effect-agent-dsl/testing"
 
 const say = (line: string) => process.stdout.write(`${line}\n`)
 

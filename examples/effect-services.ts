@@ -9,8 +9,8 @@ import { mkdtemp, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Context, Effect, Layer, Ref, Schema } from "effect"
-import { agent, fileKnowledge, ModelClient, skill, text, tool, toolCalls, toolLayer } from "../src/index.ts"
-import { scriptedModel } from "../src/testing/index.ts"
+import { agent, fileKnowledge, ModelClient, skill, text, tool, toolCalls, toolLayer } from "effect-agent-dsl"
+import { scriptedModel } from "effect-agent-dsl/testing"
 
 // A service of the application: where orders live.
 class Orders extends Context.Service<Orders, { readonly status: (id: string) => Effect.Effect<string> }>()("app/Orders") {}

@@ -8,8 +8,8 @@
  * sum), so the example runs without network or keys; with it, the model comes from the environment.
  */
 import { Effect, Schema } from "effect"
-import { agent, fromEnv, ModelClient, text, tool, toolCalls } from "../src/index.ts"
-import { mcpServer, serveHttp, serveStdio } from "../src/mcp/index.ts"
+import { agent, fromEnv, ModelClient, text, tool, toolCalls } from "effect-agent-dsl"
+import { mcpServer, serveHttp, serveStdio } from "effect-agent-dsl/mcp"
 
 const add = tool("add", {
   description: "Add two numbers",

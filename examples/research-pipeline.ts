@@ -9,8 +9,8 @@
  * answers a tagged verdict that a branch routes. Run: npm run example:research
  */
 import { Schema } from "effect"
-import { agent, branch, loop, parallel, pipeline, text, toolCalls } from "../src/index.ts"
-import { scriptedModel } from "../src/testing/index.ts"
+import { agent, branch, loop, parallel, pipeline, text, toolCalls } from "effect-agent-dsl"
+import { scriptedModel } from "effect-agent-dsl/testing"
 
 const Plan = Schema.Struct({ question: Schema.String, angles: Schema.Array(Schema.String) })
 const Notes = Schema.Tuple([Schema.String, Schema.String])

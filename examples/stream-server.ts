@@ -9,8 +9,8 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Schema } from "effect"
-import { agent, eventStreamResponse, fromEnv, type ModelClient, sendResponse, text, tool, toolCalls } from "../src/index.ts"
-import { scriptedModel } from "../src/testing/index.ts"
+import { agent, eventStreamResponse, fromEnv, type ModelClient, sendResponse, text, tool, toolCalls } from "effect-agent-dsl"
+import { scriptedModel } from "effect-agent-dsl/testing"
 
 const add = tool("add", { description: "Add two numbers", args: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }), run: ({ a, b }) => a + b })
 const multiply = tool("multiply", {

@@ -11,8 +11,8 @@ import { join } from "node:path"
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect, Schema } from "effect"
-import { agent, jsonlTrace, renderTrace, skill, text, tool, toolCalls } from "../src/index.ts"
-import { scriptedModel } from "../src/testing/index.ts"
+import { agent, jsonlTrace, renderTrace, skill, text, tool, toolCalls } from "effect-agent-dsl"
+import { scriptedModel } from "effect-agent-dsl/testing"
 
 const Operands = Schema.Struct({ a: Schema.Finite, b: Schema.Finite })
 const add = tool("add", { description: "Add two numbers", args: Operands, run: ({ a, b }) => a + b })

@@ -70,7 +70,7 @@ const subject = "environment"
  * @example
  * ```ts
  * // AI_PROVIDER=ollama AI_MODEL=qwen2.5:7b LLM_MAX_AGENT_STEPS=6
- * // AI_PROVIDER=anthropic AI_MODEL=claude-sonnet-4-5 LLM_THINKING_BUDGET=4000 ANTHROPIC_API_KEY=...
+ * // AI_PROVIDER=anthropic AI_MODEL=claude-sonnet-5-5 LLM_THINKING_BUDGET=4000 ANTHROPIC_API_KEY=...
  * const env = fromEnv()
  * const calculator = agent("calc").model(env.client).budget(env.budget)
  * ```

@@ -5,7 +5,7 @@
  * service; `.provide(layer)` or `Effect.provide(layer)` supplies it. A setting that is missing or
  * malformed fails the Layer with an `AgentConfigError` naming it.
  */
-import type { LanguageModelV2, LanguageModelV3 } from "@ai-sdk/provider"
+import type { AiSdkLanguageModel } from "./ai-sdk.ts"
 import type * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -195,7 +195,7 @@ export const ollamaLayerConfig = (
  *
  * @example
  * ```ts
- * assistant.provide(anthropicLayer("claude-sonnet-4-5", { apiKey }))
+ * assistant.provide(anthropicLayer("claude-sonnet-5-5", { apiKey }))
  * ```
  */
 export const anthropicLayer = (model: string, options: AnthropicOptions = {}): Layer.Layer<ModelClientService, AgentConfigError> =>
@@ -242,5 +242,5 @@ export const anthropicLayerConfig = (
  * assistant.provide(aiSdkLayer(createOpenAI({ apiKey })("gpt-4o-mini")))
  * ```
  */
-export const aiSdkLayer = (model: LanguageModelV3 | LanguageModelV2, options: AiSdkOptions = {}): Layer.Layer<ModelClientService, AgentConfigError> =>
+export const aiSdkLayer = (model: AiSdkLanguageModel, options: AiSdkOptions = {}): Layer.Layer<ModelClientService, AgentConfigError> =>
   layerOf("ai-sdk", () => fromAiSdk(model, options))
