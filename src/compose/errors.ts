@@ -1,8 +1,10 @@
 /**
  * The errors composition adds to a run's: a loop that reached its iteration cap, and a branch whose
- * routed value has no case (possible only for callers that bypass the types).
+ * routed value has no case (possible only for callers that bypass the types). Like every error of the
+ * library they carry the `isAgentError` marker.
  */
 import * as Data from "effect/Data"
+import { AgentErrorTypeId } from "../internal/agent-error-marker.ts"
 
 /**
  * A `loop` ran `maxIterations` times without its `until` predicate accepting an output. `iterations`
@@ -18,6 +20,9 @@ export class LoopLimitExceeded extends Data.TaggedError("LoopLimitExceeded")<{
   readonly maxIterations: number
   readonly iterations: ReadonlyArray<unknown>
 }> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
   override get message(): string {
     return `Loop "${this.loop}" reached its cap of ${this.maxIterations} iteration(s) without its stop condition accepting an output`
   }
@@ -36,6 +41,9 @@ export class BranchNotRouted extends Data.TaggedError("BranchNotRouted")<{
   readonly tag: string
   readonly cases: ReadonlyArray<string>
 }> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
   override get message(): string {
     return `Branch "${this.branch}" has no case for "${this.tag}" (cases: ${this.cases.join(", ")})`
   }
@@ -55,6 +63,9 @@ export class StepFailed extends Data.TaggedError("StepFailed")<{
   readonly step: string
   readonly cause: unknown
 }> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
   override get message(): string {
     const cause = this.cause instanceof Error ? this.cause.message : String(this.cause)
     return `Step ${this.step} of "${this.composite}" failed: ${cause}`

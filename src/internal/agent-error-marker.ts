@@ -1,7 +1,9 @@
 /**
  * Internal: the marker every documented error of this library carries on its prototype, so
  * `isAgentError` recognises them by identity (a registered symbol, shared across copies of the
- * package) rather than by a list of tag names that anyone's object could imitate.
+ * package) rather than by a list of tag names that anyone's object could imitate. The classes that
+ * carry it: every error in `src/errors.ts` and the composition errors in `src/compose/errors.ts`
+ * (`test/hardening/errors-marker.test.ts` checks the latter).
  */
 
 /** `Symbol.for`, so two copies of the package (say, ESM and a bundled one) agree on it. */
