@@ -1,25 +1,25 @@
 /**
  * Any Vercel AI SDK language model as a `ModelClient`, so the AI SDK's providers (`@ai-sdk/openai`,
  * `@ai-sdk/anthropic`, `@ai-sdk/google`, `@ai-sdk/mistral`, Bedrock, …) work here. It speaks the
- * provider specification of `@ai-sdk/provider` (`LanguageModelV3`, the one `ai` 6 uses; `LanguageModelV2`
- * models of `ai` 5 are accepted too) through `doGenerate`, with this library's retries and timeouts
- * around it and the model's `abortSignal` wired to interruption.
+ * provider specification of `@ai-sdk/provider` (`LanguageModelV4` of `ai` 7 and `@ai-sdk/*` 4.x,
+ * `LanguageModelV3` of `ai` 6, `LanguageModelV2` of `ai` 5) through `doGenerate`, with this library's
+ * retries and timeouts around it and the model's `abortSignal` wired to interruption.
+ *
+ * The model is typed by the members used here ({@link AiSdkLanguageModel}), not by one version of
+ * `@ai-sdk/provider`: that package is not a dependency of ours, so every version's models type-check
+ * and none needs installing beside the user's own AI SDK provider.
  */
 import { assembleResponse } from "./assemble-response.ts"
 import type {
-  APICallError,
-  LanguageModelV2,
-  LanguageModelV3,
   LanguageModelV3CallOptions,
   LanguageModelV3Message,
   LanguageModelV3ToolChoice
 } from "@ai-sdk/provider"
-import { lazyPackage } from "../internal/lazy-package.ts"
 import * as Effect from "effect/Effect"
 import { ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice, Usage } from "../model/messages.ts"
-import type { ModelClient } from "../model/model-client.ts"
+import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText, normaliseCalls } from "./normalise-calls.ts"
 import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
@@ -35,9 +35,47 @@ export interface AiSdkOptions extends ResilienceOptions {
   readonly seed?: number
   readonly stopSequences?: ReadonlyArray<string>
   /** Provider-specific options, passed as they are (`{ openai: { reasoningEffort: "low" } }`). */
-  readonly providerOptions?: LanguageModelV3CallOptions["providerOptions"]
+  readonly providerOptions?: Record<string, Record<string, unknown>>
   /** Extra headers on every call. */
   readonly headers?: Record<string, string>
+}
+
+/**
+ * The OpenTelemetry GenAI provider name of an AI SDK model's `provider` ("openai.chat" → "openai",
+ * "google.generative-ai" → "gcp.gemini"); a provider the conventions do not list keeps its own name.
+ */
+const genAiProviderName = (sdkProvider: string): string => {
+  if (sdkProvider.startsWith("google.vertex")) return "gcp.vertex_ai"
+  const head = sdkProvider.split(".")[0] ?? sdkProvider
+  return genAiProviderNames[head] ?? head
+}
+
+const genAiProviderNames: Record<string, string> = {
+  google: "gcp.gemini",
+  "amazon-bedrock": "aws.bedrock",
+  bedrock: "aws.bedrock",
+  azure: "azure.ai.openai",
+  mistral: "mistral_ai",
+  xai: "x_ai"
+}
+
+/**
+ * An AI SDK language model of any specification version (`LanguageModelV2`, `V3`, `V4`), described by
+ * the members {@link fromAiSdk} uses. The call options are written as `never` so that a model of any
+ * version (each with its own call options type) is accepted; the adapter sends options every version
+ * reads (prompt, tools, tool choice, sampling settings, abort signal).
+ *
+ * @example
+ * ```ts
+ * import { createOpenAI } from "@ai-sdk/openai"
+ * const model: AiSdkLanguageModel = createOpenAI({ apiKey })("gpt-4o-mini")
+ * ```
+ */
+export interface AiSdkLanguageModel {
+  readonly specificationVersion: "v2" | "v3" | "v4"
+  readonly provider: string
+  readonly modelId: string
+  doGenerate(options: never): PromiseLike<unknown>
 }
 
 /**
@@ -50,15 +88,16 @@ export interface AiSdkOptions extends ResilienceOptions {
  * agent("calc").model(model)
  * ```
  */
-export const fromAiSdk = (model: LanguageModelV3 | LanguageModelV2, options: AiSdkOptions = {}): ModelClient => {
+export const fromAiSdk = (model: AiSdkLanguageModel, options: AiSdkOptions = {}): ModelClient => {
   const provider = `ai-sdk:${model.provider}`
   const generate = model.doGenerate.bind(model) as (options: LanguageModelV3CallOptions) => PromiseLike<unknown>
   return {
+    metadata: metadataOf(genAiProviderName(model.provider), model.modelId, options.temperature, options.maxOutputTokens),
     chat: (request) =>
       Effect.suspend(() => {
         const callOptions = toCallOptions(request, options)
         return resilientCall(
-          provider,
+          { provider, model: model.modelId },
           options,
           (abortSignal) => Promise.resolve(generate({ ...callOptions, abortSignal })),
           (cause) => toModelError(provider, cause)
@@ -75,7 +114,7 @@ export const fromAiSdk = (model: LanguageModelV3 | LanguageModelV2, options: AiS
  * const options = toCallOptions({ messages, tools: [], toolChoice: "auto" }, { temperature: 0 })
  * ```
  */
-export const toCallOptions = (request: ModelRequest, options: AiSdkOptions = {}): LanguageModelV3CallOptions => {
+const toCallOptions = (request: ModelRequest, options: AiSdkOptions = {}): LanguageModelV3CallOptions => {
   const temperature = request.temperature ?? options.temperature
   const format = request.responseFormat
   return {
@@ -98,7 +137,8 @@ export const toCallOptions = (request: ModelRequest, options: AiSdkOptions = {})
     ...(options.topK === undefined ? {} : { topK: options.topK }),
     ...(options.seed === undefined ? {} : { seed: options.seed }),
     ...(options.stopSequences === undefined ? {} : { stopSequences: [...options.stopSequences] }),
-    ...(options.providerOptions === undefined ? {} : { providerOptions: options.providerOptions }),
+    // Passed as the user wrote them: the providers read JSON values, which the option's type does not spell out.
+    ...(options.providerOptions === undefined ? {} : { providerOptions: options.providerOptions as LanguageModelV3CallOptions["providerOptions"] & {} }),
     ...(options.headers === undefined ? {} : { headers: options.headers }),
     ...(format === undefined ? {} : { responseFormat: { type: "json" as const, schema: format.schema as never, name: format.name } })
   }
@@ -219,12 +259,27 @@ const toUsage = (usage: unknown): Usage | undefined => {
   }
 }
 
-// Loaded when a model call fails, not with the package (cold start, #20); `isInstance` reads a marker, not the class.
-const aiSdkProvider = lazyPackage<{ readonly APICallError: typeof APICallError }>("@ai-sdk/provider")
+/** The members of the AI SDK's `APICallError` read here (the same in `@ai-sdk/provider` 2.x, 3.x and 4.x). */
+interface ApiCallError extends Error {
+  readonly statusCode?: number
+  readonly responseHeaders?: Record<string, string>
+  readonly responseBody?: string
+  readonly isRetryable: boolean
+}
+
+/**
+ * `APICallError.isInstance` of every `@ai-sdk/provider` version: the class marks its instances with
+ * `Symbol.for("vercel.ai.error.AI_APICallError")` so that copies of the package recognise each other's
+ * errors. Reading the marker here recognises the user's provider's errors without loading (or
+ * depending on) any version of `@ai-sdk/provider`.
+ */
+const apiCallErrorMarker = Symbol.for("vercel.ai.error.AI_APICallError")
+const isApiCallError = (u: unknown): u is ApiCallError =>
+  typeof u === "object" && u !== null && (u as Record<symbol, unknown>)[apiCallErrorMarker] === true
 
 /** `APICallError` carries the status, headers and the provider's own retry verdict. */
 const toModelError = (provider: string, cause: unknown): ModelError => {
-  if (aiSdkProvider().APICallError.isInstance(cause)) {
+  if (isApiCallError(cause)) {
     const advice = retryAdvice(cause.responseHeaders)
     const status = cause.statusCode
     const retryable = status === undefined

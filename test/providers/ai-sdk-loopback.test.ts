@@ -1,8 +1,11 @@
 /**
  * `fromAiSdk` with a real AI SDK provider, `@ai-sdk/openai-compatible`, against the loopback Chat
- * Completions server: the AI SDK does the wire, this library does the loop, retries and timeouts.
+ * Completions server: the AI SDK does the wire, this library does the loop, retries and timeouts. Run
+ * on the provider of `ai` 6 (2.x, `LanguageModelV3`) and of `ai` 7 (3.x, `LanguageModelV4`), each
+ * passed to `fromAiSdk` without a cast (so this file also proves both type-check).
  */
-import { createOpenAICompatible } from "@ai-sdk/openai-compatible"
+import { createOpenAICompatible as createV3 } from "@ai-sdk/openai-compatible"
+import { createOpenAICompatible as createV4 } from "ai-sdk-openai-compatible-v4"
 import { Effect, Fiber } from "effect"
 import { describe, expect, it } from "vitest"
 import { agent, fromAiSdk, type ModelRequest, skill } from "../../src/index.ts"
@@ -11,10 +14,18 @@ import { completion, openAiError, openAiText, openAiToolCalls, useLoopback } fro
 
 const serve = useLoopback()
 const fast = { retry: { times: 2, base: "5 millis" }, timeout: "2 seconds" } as const
-const modelOn = (url: string) => createOpenAICompatible({ name: "loopback", baseURL: `${url}/v1`, apiKey: "k" })("gpt-4o-mini")
 const request: ModelRequest = { messages: [{ role: "user", content: "hi" }], tools: [makeCalculatorTools().add.definition] }
+const versions = [
+  { spec: "v3", modelOn: (url: string) => createV3({ name: "loopback", baseURL: `${url}/v1`, apiKey: "k" })("gpt-4o-mini") },
+  { spec: "v4", modelOn: (url: string) => createV4({ name: "loopback", baseURL: `${url}/v1`, apiKey: "k" })("gpt-4o-mini") }
+] as const
 
-describe("fromAiSdk(@ai-sdk/openai-compatible) against a loopback Chat Completions server", () => {
+describe.each(versions)("fromAiSdk(@ai-sdk/openai-compatible, LanguageModel $spec) against a loopback Chat Completions server", ({ spec, modelOn }) => {
+  it("is the specification version it claims", () => {
+    expect(modelOn("http://127.0.0.1:1").specificationVersion).toBe(spec)
+    expect(fromAiSdk(modelOn("http://127.0.0.1:1"))).toHaveProperty("chat")
+  })
+
   it("runs the calculator end to end", async () => {
     const s = await serve([
       openAiToolCalls([{ id: "call_add", name: "add", arguments: '{"a":3,"b":5}' }]),

@@ -5,7 +5,6 @@
  * it acquires them) and replays them from their recorded activities.
  */
 import { join } from "node:path"
-import * as NodeCrypto from "@effect/platform-node-shared/NodeCrypto"
 import * as Layer from "effect/Layer"
 import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
 import type * as ShardingConfig from "effect/cluster/ShardingConfig"
@@ -15,6 +14,7 @@ import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import type { ApprovalInbox } from "../approval-inbox.ts"
 import { durableStoreSql } from "../sql-store.ts"
 import type { ToolIntents } from "../tool-intents.ts"
+import { clusterCrypto } from "./cluster-crypto.ts"
 import { dataDirLock } from "./data-dir-lock.ts"
 import { type EngineUnavailable, orUnavailable } from "./engine-unavailable.ts"
 import { pgliteClient } from "./pglite-client.ts"
@@ -49,7 +49,7 @@ export const embeddedEngine = (
       shardingConfig: { entityMessagePollInterval: "1 second", ...options.shardingConfig }
     })),
     Layer.provideMerge(durableStoreSql()),
-    Layer.provide(NodeCrypto.layer),
+    Layer.provide(clusterCrypto),
     Layer.provideMerge(pgliteClient({ dataDir: join(options.dataDir, "pg") })),
     Layer.provide(dataDirLock(options.dataDir))
   ))

@@ -7,8 +7,7 @@
  * its shard locks go with its database session, the others ping it, drop it, take its shards, and
  * replay its runs from storage.
  */
-import * as NodeClusterSocket from "@effect/platform-node-shared/NodeClusterSocket"
-import * as NodeCrypto from "@effect/platform-node-shared/NodeCrypto"
+import type * as NodeClusterSocket from "@effect/platform-node-shared/NodeClusterSocket"
 import { PgClient } from "@effect/sql-pg"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -27,6 +26,8 @@ import type * as SqlClient from "effect/sql/SqlClient"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import type { ApprovalInbox } from "../approval-inbox.ts"
 import { durableStoreSql } from "../sql-store.ts"
+import { installedVersion } from "../../internal/installed-version.ts"
+import { clusterCrypto } from "./cluster-crypto.ts"
 import type { ToolIntents } from "../tool-intents.ts"
 import { EngineUnavailable, orUnavailable } from "./engine-unavailable.ts"
 
@@ -51,6 +52,30 @@ export interface PostgresRunnerOptions {
   /** Settings of the connection pool (`maxConnections`, `startupParameters`, …). */
   readonly pool?: Omit<PgClient.PgPoolConfig, "url">
 }
+
+const socketModule = "@effect/platform-node-shared/NodeClusterSocket"
+
+/**
+ * Effect's Node socket transport for cluster RPC, loaded when a runner starts. It lives in
+ * `@effect/platform-node-shared` (an optional peer: only PostgreSQL runners need it), whose minor
+ * version must match the installed `effect`'s; a missing or mismatched package is reported with the
+ * command that installs the right one.
+ */
+const loadClusterSocket = Effect.tryPromise({
+  try: () => import(socketModule) as Promise<typeof NodeClusterSocket>,
+  catch: (cause) => {
+    const effectVersion = installedVersion("effect")
+    const platformVersion = installedVersion("@effect/platform-node-shared")
+    const install = `npm install @effect/platform-node-shared@~${effectVersion ?? "<your effect version>"}`
+    return new EngineUnavailable({
+      engine: "postgres",
+      reason: platformVersion === undefined
+        ? `PostgreSQL runners need @effect/platform-node-shared (Effect's Node socket transport): ${install}`
+        : `@effect/platform-node-shared ${platformVersion} does not load with effect ${effectVersion ?? "(unknown)"}; their minor versions must match: ${install} (${cause instanceof Error ? cause.message : String(cause)})`,
+      cause
+    })
+  }
+})
 
 const address = (a: { readonly host: string; readonly port: number }) => RunnerAddress.make(a.host, a.port)
 
@@ -79,12 +104,14 @@ export const postgresRunner = (
     ...(options.listenAddress === undefined ? {} : { runnerListenAddress: Option.some(address(options.listenAddress)) }),
     ...options.shardingConfig
   })
-  const transport = clientOnly
-    ? SocketRunner.layerClientOnly.pipe(Layer.provide(NodeClusterSocket.layerClientProtocol))
-    : SocketRunner.layer.pipe(
-      Layer.provide([NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol]),
-      Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(NodeClusterSocket.layerClientProtocol)))
-    )
+  const transport = Layer.unwrap(Effect.map(loadClusterSocket, (socket) =>
+    clientOnly
+      ? SocketRunner.layerClientOnly.pipe(Layer.provide(socket.layerClientProtocol))
+      : SocketRunner.layer.pipe(
+        Layer.provide([socket.layerSocketServer, socket.layerClientProtocol]),
+        Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(socket.layerClientProtocol)))
+      )
+  ))
   const sharding = transport.pipe(
     Layer.provideMerge(SqlMessageStorage.layer),
     Layer.provide(SqlRunnerStorage.layer),
@@ -95,7 +122,7 @@ export const postgresRunner = (
   return orUnavailable("postgres", ClusterWorkflowEngine.layer.pipe(
     Layer.provideMerge(sharding),
     Layer.provideMerge(durableStoreSql()),
-    Layer.provide(NodeCrypto.layer),
+    Layer.provide(clusterCrypto),
     Layer.provideMerge(PgClient.layer({ ...options.pool, url }))
   ))
 }
