@@ -5,7 +5,9 @@
  */
 export { connectMcp } from "./connection.ts"
 export type { McpCallOptions, McpConnection, McpConnectOptions, McpToolInfo } from "./connection.ts"
-export { mcpToolName, mcpTools } from "./mcp-tools.ts"
+export { mcpTools } from "./mcp-tools.ts"
+export { maxToolNameLength, mcpToolName, mcpToolNames } from "./tool-names.ts"
+export type { IsValidToolName, McpToolNaming } from "./tool-names.ts"
 export type { McpTool, McpToolRecord, McpToolset, McpToolsOptions } from "./mcp-tools.ts"
 export { mcpHttp, mcpStdio } from "./server-spec.ts"
 export type { McpServerSpec, McpTransportSpec } from "./server-spec.ts"

@@ -1,6 +1,6 @@
 /**
  * The tools of an MCP server as ordinary tools of an agent. Each server tool becomes a `Tool` named
- * `<server>_<tool>`, whose argument validator is compiled from the server's `inputSchema` exactly like
+ * `<server>_<tool>` (made valid and unique by the rules of `tool-names.ts`), whose argument validator is compiled from the server's `inputSchema` exactly like
  * a JSON Schema tool; registered with `.tools({...})`, it gets handles, allowlists, budgets, recovery
  * and hooks like any other tool. Calls go to the server through the scoped connection; `isError`
  * results and transport failures are execution errors (`McpError`) routed to the recovery handlers.
@@ -11,6 +11,7 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
+import { isReservedName } from "../dsl/agent-definition.ts"
 import { compileJsonSchema } from "../dsl/json-schema-tool.ts"
 import { type AnyTool, type Tool, tool } from "../dsl/tool.ts"
 import { McpError } from "../errors.ts"
@@ -19,18 +20,33 @@ import { type ArgsCodec, type ArgsDecoding, parseLoosely } from "../dsl/tool-cod
 import { connectMcp, type McpConnection, type McpConnectOptions, type McpToolInfo } from "./connection.ts"
 import type { McpServerSpec } from "./server-spec.ts"
 import { mapToolResult, type McpToolOutput } from "./tool-result.ts"
+import { type IsValidToolName, mcpToolNames } from "./tool-names.ts"
 
 /** A tool loaded from an MCP server. */
 export type McpTool<Name extends string = string> = Tool<Name, unknown, McpToolOutput>
 
-/** The record of tools for a server named `S` declaring tool names `T`. */
-export type McpToolRecord<S extends string, T extends string> = { readonly [K in T as `${S}_${K}`]: McpTool<`${S}_${K}`> }
+/** The declared names of `T` whose `<S>_<name>` is a valid tool name, kept as it is. */
+type KeptNames<S extends string, T extends string> = T extends string ? (IsValidToolName<`${S}_${T}`> extends true ? T : never) : never
+
+/**
+ * The record of tools for a server named `S` declaring tool names `T`. A declared name whose
+ * `<S>_<name>` is a valid tool name is a typed key; when some declared name is not (too long, or with
+ * characters providers refuse), its agent name is only known at run time and the record is also
+ * indexed by `string`: look such tools up with `toolset.byServerName[name]`.
+ */
+export type McpToolRecord<S extends string, T extends string> =
+  & { readonly [K in KeptNames<S, T> as `${S}_${K}`]: McpTool<`${S}_${K}`> }
+  & ([Exclude<T, KeptNames<S, T>>] extends [never] ? unknown : { readonly [name: string]: McpTool })
 
 /** The loaded tools of one server, with the connection they call through. */
-export interface McpToolset<TTools extends Record<string, AnyTool>> {
+export interface McpToolset<TTools extends Record<string, AnyTool>, TServerNames extends string = string> {
   readonly server: string
-  /** Keyed by namespaced name: spread into `.tools({ ...toolset.tools })`. */
+  /** Keyed by agent tool name (`tool.name`): spread into `.tools({ ...toolset.tools })`. */
   readonly tools: TTools
+  /** The same tools keyed by the server's own tool names. */
+  readonly byServerName: { readonly [K in TServerNames]: McpTool }
+  /** The agent tool name of a server tool (`undefined` for a tool that was not loaded). */
+  readonly nameOf: (serverName: TServerNames) => string | undefined
   readonly connection: McpConnection
 }
 
@@ -68,7 +84,7 @@ export interface McpToolsOptions extends McpConnectOptions {
 export function mcpTools<const S extends string, const T extends string>(
   server: McpServerSpec<S>,
   options: McpToolsOptions & { readonly tools: ReadonlyArray<T> }
-): Effect.Effect<McpToolset<McpToolRecord<S, T>>, McpError, Scope.Scope>
+): Effect.Effect<McpToolset<McpToolRecord<S, T>, T>, McpError, Scope.Scope>
 export function mcpTools<const S extends string>(
   server: McpServerSpec<S>,
   options?: McpToolsOptions
@@ -78,6 +94,18 @@ export function mcpTools(
   options: McpToolsOptions & { readonly tools?: ReadonlyArray<string> } = {}
 ): Effect.Effect<McpToolset<Record<string, McpTool>>, McpError, Scope.Scope> {
   return Effect.gen(function*() {
+    const reserved = (names: ReadonlyArray<readonly [tool: string, name: string]>) => {
+      const hit = names.find(([, name]) => isReservedName(name))
+      return hit === undefined ? undefined : new McpError({
+        server: server.name,
+        operation: "connect",
+        reason: `tool "${hit[0]}" would be named "${hit[1]}", a reserved name (memory_* belongs to the agent's .memory() tools; ` +
+          `escalate and throwException are built in): rename the server (for example "${server.name}-server")`
+      })
+    }
+    // Refused before anything starts when the server's name alone makes every tool name reserved.
+    const early = reserved([[options.tools?.[0] ?? "<tool>", `${server.name}_${options.tools?.[0] ?? "<tool>"}`]])
+    if (early !== undefined) return yield* early
     const connection = yield* connectMcp(server, options)
     const listed = connection.listed()
     const declared = options.tools
@@ -89,27 +117,31 @@ export function mcpTools(
         return yield* fail(`does not offer ${missing.map((m) => `"${m}"`).join(", ")}; it offers: ${[...offered].join(", ")}`)
       }
     }
+    // Named over the whole list (not only the selection), so a tool's name does not depend on which were declared.
+    const naming = mcpToolNames(server.name, listed.map((t) => t.name))
     const selected = declared === undefined ? listed : listed.filter((t) => declared.includes(t.name))
+    const clash = reserved(selected.map((t) => [t.name, naming.toAgent.get(t.name)!] as const))
+    if (clash !== undefined) return yield* clash
     const tools: Record<string, McpTool> = {}
+    const byServerName: Record<string, McpTool> = {}
     for (const info of selected) {
-      const built = buildTool(server.name, info, connection, options)
+      if (byServerName[info.name] !== undefined) continue // a server listing a name twice: the first wins
+      const built = buildTool(server.name, naming.toAgent.get(info.name)!, info, connection, options)
       if (built._tag === "Failure") {
         if (declared === undefined && options.unsupportedSchemas === "skip") continue
         return yield* fail(built.reason, built.cause)
       }
       tools[built.tool.name] = built.tool
+      byServerName[info.name] = built.tool
     }
-    return Object.freeze({ server: server.name, tools: Object.freeze(tools), connection })
+    const nameOf = (serverName: string) => byServerName[serverName]?.name
+    return Object.freeze({ server: server.name, tools: Object.freeze(tools), byServerName: Object.freeze(byServerName), nameOf, connection })
   })
 }
 
 type Built = { readonly _tag: "Success"; readonly tool: McpTool } | { readonly _tag: "Failure"; readonly reason: string; readonly cause: unknown }
 
-/** The namespaced name of a server tool; characters providers refuse become `_`. */
-export const mcpToolName = (server: string, name: string): string => `${server}_${name}`.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64)
-
-const buildTool = (server: string, first: McpToolInfo, connection: McpConnection, options: McpToolsOptions): Built => {
-  const name = mcpToolName(server, first.name)
+const buildTool = (server: string, name: string, first: McpToolInfo, connection: McpConnection, options: McpToolsOptions): Built => {
   // What the server offers now for this tool: its validator follows `tools/list_changed`.
   let current: { readonly info: McpToolInfo | undefined; readonly decode: (raw: unknown) => Result.Result<unknown, string> }
   let base: McpTool

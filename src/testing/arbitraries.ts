@@ -186,6 +186,38 @@ export const arbModelScript = (tools: ReadonlyArray<AnyTool>, options: ArbModelS
   return fc.array(step, { maxLength: options.maxLength ?? 10 })
 }
 
+/** Options of {@link arbMcpToolNames}. */
+export interface ArbMcpToolNamesOptions {
+  /** At most this many names. Default 12. */
+  readonly maxLength?: number
+}
+
+/**
+ * Lists of distinct MCP server tool names as hostile servers send them: families that differ only by
+ * `.`, `_`, `/`, `-` or a space, characters providers refuse (unicode, emoji), names far longer than
+ * 64 characters that share a long prefix, and names shaped like the hashed names the client makes.
+ *
+ * @example
+ * ```ts
+ * fc.assert(fc.property(arbMcpServerName(), arbMcpToolNames(), (server, names) => mcpToolNames(server, names).toAgent.size === names.length))
+ * ```
+ */
+export const arbMcpToolNames = (options: ArbMcpToolNamesOptions = {}): fc.Arbitrary<ReadonlyArray<string>> => {
+  const word = fc.stringMatching(/^[a-z]{1,8}$/)
+  const separator = fc.constantFrom(".", "_", "/", "-", " ", ":", "é", "🙂")
+  const family = fc.tuple(word, fc.array(separator, { minLength: 1, maxLength: 4 }), word)
+    .map(([a, seps, b]) => seps.map((sep) => `${a}${sep}${b}`))
+  const long = fc.tuple(fc.integer({ min: 50, max: 200 }), fc.array(word, { minLength: 1, maxLength: 3 }))
+    .map(([n, tails]) => tails.map((tail) => `${"p".repeat(n)}_${tail}`))
+  const hashLike = fc.tuple(word, fc.stringMatching(/^[0-9a-f]{8}$/)).map(([a, h]) => [`${a}_${a}_${h}`, `${a}.${a}`])
+  const any = fc.string({ minLength: 1, maxLength: 80, unit: "grapheme" }).map((x) => [x])
+  return fc.array(fc.oneof(family, long, hashLike, any, word.map((w) => [w])), { maxLength: options.maxLength ?? 12 })
+    .map((groups) => [...new Set(groups.flat())])
+}
+
+/** Valid MCP server names (1-40 letters, digits, `_`, `-`), as `mcpStdio`/`mcpHttp` accept them. */
+export const arbMcpServerName = (): fc.Arbitrary<string> => fc.stringMatching(/^[A-Za-z0-9_-]{1,40}$/)
+
 export {
   arbClientBehaviour,
   arbHookBehaviour,
