@@ -35,7 +35,46 @@ export interface ModelClient {
    * the request.
    */
   readonly stream?: (request: ModelRequest) => Stream.Stream<ResponsePart, ModelError>
+  /**
+   * Who answers (optional): the provider and model, and the request settings the client adds to every
+   * call. Spans and metrics report them as `gen_ai.provider.name`, `gen_ai.request.model`, ... The
+   * providers fill it in; a hand-written client may leave it out.
+   */
+  readonly metadata?: ModelMetadata
 }
+
+/**
+ * What a `ModelClient` says about itself for telemetry. `provider` uses the OpenTelemetry GenAI names
+ * where one exists (`openai`, `anthropic`, `ollama`, `gcp.gemini`, `aws.bedrock`, ...).
+ *
+ * @example
+ * ```ts
+ * const client: ModelClient = { chat, metadata: { provider: "openai", model: "gpt-4o-mini", maxTokens: 512 } }
+ * ```
+ */
+export interface ModelMetadata {
+  readonly provider?: string
+  readonly model?: string
+  /** The temperature the client sends when a request sets none. */
+  readonly temperature?: number
+  /** The output token limit the client sends. */
+  readonly maxTokens?: number
+}
+
+/**
+ * Internal: a provider's `metadata`, the settings it was not given left out.
+ *
+ * @example
+ * ```ts
+ * metadataOf("openai", "gpt-4o-mini", undefined, 512) // { provider: "openai", model: "gpt-4o-mini", maxTokens: 512 }
+ * ```
+ */
+export const metadataOf = (provider: string, model: string, temperature: number | undefined, maxTokens: number | undefined): ModelMetadata => ({
+  provider,
+  model,
+  ...(temperature === undefined ? {} : { temperature }),
+  ...(maxTokens === undefined ? {} : { maxTokens })
+})
 
 /**
  * The Context service under which a `ModelClient` is provided to `agent.runEffect` when the agent was
@@ -58,7 +97,7 @@ export type ModelFunction = (
   request: ModelRequest
 ) => LlmResponseInit | PromiseLike<LlmResponseInit> | Effect.Effect<LlmResponseInit, ModelError>
 
-const fromFunction = (answer: ModelFunction, options?: { readonly provider?: string }): ModelClient => {
+const fromFunction = (answer: ModelFunction, options?: { readonly provider?: string; readonly model?: string }): ModelClient => {
   const provider = options?.provider ?? "function"
   const toModelError = (cause: unknown) =>
     cause instanceof ModelError ? cause : new ModelError({ provider, reason: describeCause(cause), cause })
@@ -83,7 +122,12 @@ const fromFunction = (answer: ModelFunction, options?: { readonly provider?: str
       }
     })
   safeChats.add(chat)
-  return { chat }
+  // Telemetry names only what the caller said: no invented provider or model.
+  const metadata: ModelMetadata = {
+    ...(options?.provider === undefined ? {} : { provider: options.provider }),
+    ...(options?.model === undefined ? {} : { model: options.model })
+  }
+  return metadata.provider === undefined && metadata.model === undefined ? { chat } : { chat, metadata }
 }
 
 /**
@@ -116,6 +160,7 @@ export const ModelClient = {
   /**
    * Wraps a function returning a response, a Promise of one, or an Effect; throws become `ModelError`.
    * Answers are normalised: object arguments serialised to JSON once, missing ids assigned.
+   * `{ provider, model }`, when given, become the client's `metadata` (spans and metrics report them).
    */
   fromFunction,
   /** The Context service key. */

@@ -12,7 +12,7 @@ import { AgentConfigError, ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import { lazyPackage } from "../internal/lazy-package.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice, Usage } from "../model/messages.ts"
-import type { ModelClient } from "../model/model-client.ts"
+import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText, normaliseCalls } from "./normalise-calls.ts"
 import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
@@ -74,6 +74,7 @@ export const anthropic = (model: string, options: AnthropicOptions = {}): ModelC
     throw new AgentConfigError({ subject: `anthropic model "${model}"`, reason: describeCause(error) })
   }
   return {
+    metadata: metadataOf(provider, model, options.temperature, options.maxTokens ?? defaultMaxTokens),
     chat: (request) =>
       Effect.suspend(() => {
         const body = toAnthropicRequest(model, request, options)

@@ -12,7 +12,7 @@ import { describeCause } from "../internal/describe-cause.ts"
 import { lazyPackage } from "../internal/lazy-package.ts"
 import { effectStream as stream } from "../internal/lazy-effect.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolDefinition, Usage } from "../model/messages.ts"
-import type { ModelClient } from "../model/model-client.ts"
+import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
 import { normaliseCalls } from "./normalise-calls.ts"
 import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
@@ -78,6 +78,7 @@ export const ollama = (model: string, options: OllamaOptions = {}): ModelClient 
     })
   }
   return {
+    metadata: metadataOf(provider, model, options.temperature, options.numPredict),
     chat: (request) =>
       Effect.suspend(() => {
         const body = toOllamaRequest(model, request, options)

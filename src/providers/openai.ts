@@ -28,7 +28,7 @@ import type {
   ToolDefinition,
   Usage
 } from "../model/messages.ts"
-import type { ModelClient } from "../model/model-client.ts"
+import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
 import { normaliseCalls, type WireCall } from "./normalise-calls.ts"
 import { isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
@@ -99,6 +99,7 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
     throw new AgentConfigError({ subject: `openai model "${model}"`, reason: describeCause(error) })
   }
   return {
+    metadata: metadataOf(provider, model, options.temperature, options.maxTokens),
     chat: (request) =>
       Effect.suspend(() => {
         const body = toOpenAiRequest(model, request, options)

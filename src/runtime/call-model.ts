@@ -1,5 +1,6 @@
 /**
- * One model call as the loop makes it: hooks around it, an `agent.model` span, and whatever a custom
+ * One model call as the loop makes it: hooks around it, a `chat {model}` span (GenAI conventions,
+ * `gen-ai-spans.ts`) with the GenAI client metrics (`gen-ai-metrics.ts`), and whatever a custom
  * client does wrong turned into `ModelError` (it throws, returns something that is not an Effect, dies,
  * fails with a value that is not a `ModelError`, interrupts itself, or answers a response that breaks
  * the protocol or whose getters throw), so `run()` and the `RunEnd` event always agree. A streaming
@@ -21,9 +22,12 @@ import { describeCause } from "../internal/describe-cause.ts"
 import { userInterruptAsFailure } from "../internal/from-maybe-effect.ts"
 import type { UnscopedEvent } from "./run-context.ts"
 import { checkResponseAssigningIds } from "../model/normalize-response.ts"
-import { noStackTrace } from "../internal/span-options.ts"
 import type { Steps } from "../internal/steps.ts"
 import { withTracing } from "../internal/tracing.ts"
+import type { ModelMetadata } from "../model/model-client.ts"
+import { CaptureMessageContent, inputContent, outputContent } from "./gen-ai-content.ts"
+import { recordModelCall } from "./gen-ai-metrics.ts"
+import { chatResponseAttributes, chatSpan, errorTypeOf, withErrorType } from "./gen-ai-spans.ts"
 
 /** Wraps the call of a durable run (`Durability.model`, bound to the step). */
 export type RecordModelCall = (call: Effect.Effect<LlmResponse, ModelError>) => Effect.Effect<LlmResponse, ModelError>
@@ -40,28 +44,29 @@ export const callModel = <E = never>(
   record?: RecordModelCall
 ): Effect.Effect<LlmResponse, ModelError | E, ModelClientService> =>
   withTracing((traced, fiber) => {
+    const client = Context.getOrUndefined(fiber.context, ModelClientService)
     const call = Effect.gen(() =>
       callModelSteps(emit, turn, request, onPart, record, {
         traced,
         clock: fiber.getRef(Clock.Clock),
-        client: Context.getOrUndefined(fiber.context, ModelClientService)
+        client
       })
     )
-    return traced ? call.pipe(modelSpan(turn, request)) : call
+    return traced ? call.pipe(modelSpan(turn, request, client?.metadata)) : call
   })
 
 /**
- * The `agent.model` span of a call.
+ * The `chat {model}` span of a call (kind CLIENT), with `error.type` when the call fails.
  *
  * @example
  * ```ts
- * Effect.gen(() => callModelSteps(emit, turn, request, undefined, undefined, env)).pipe(modelSpan(turn, request))
+ * Effect.gen(() => callModelSteps(emit, turn, request, undefined, undefined, env)).pipe(modelSpan(turn, request, env.client?.metadata))
  * ```
  */
-export const modelSpan = (turn: number, request: ModelRequest) =>
-  Effect.withSpan("agent.model", {
-    attributes: { "agent.turn": turn, "model.tools": request.tools.length, ...toolChoiceAttribute(request) }
-  }, noStackTrace)
+export const modelSpan = (turn: number, request: ModelRequest, model: ModelMetadata | undefined) => {
+  const span = chatSpan(turn, request, model)
+  return <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.withSpan(withErrorType(effect), span.name, span.options)
+}
 
 /** What a model call reads from the fiber it runs on: read once per run by the loop, per call by `callModel`. */
 export interface CallEnv {
@@ -91,25 +96,24 @@ export function* callModelSteps<E>(
   const traced = env.traced
   yield* emit({ _tag: "ModelCall", request })
   const client = env.client ?? (yield* ModelClientService)
+  const capture = traced && (yield* CaptureMessageContent)
+  if (capture) yield* Effect.annotateCurrentSpan(inputContent(request.messages))
   const clock = env.clock
   const started = clock.currentTimeMillisUnsafe()
   const raw: Effect.Effect<unknown, ModelError | E> = onPart === undefined
     ? chatSafely(client, request)
     : streamed(client, request, turn, onPart).pipe(Effect.catchDefect((defect) => Effect.fail(crashed("crashed", defect))))
   // A durable run records the checked answer (or its ModelError), and a replay reads it back.
-  const response = record === undefined
-    ? yield* checkedResponse(yield* raw, turn)
-    : yield* record(Effect.flatMap(raw, (raw) => checkedResponse(raw, turn)) as Effect.Effect<LlmResponse, ModelError>)
+  const checked = Effect.flatMap(raw, (raw) => checkedResponse(raw, turn))
+  const answer = record === undefined ? checked : record(checked as Effect.Effect<LlmResponse, ModelError>)
+  // A failed call is measured too (`gen_ai.client.operation.duration` with its `error.type`).
+  const response = yield* Effect.tapCause(answer, (cause) => {
+    const errorType = errorTypeOf(cause)
+    return errorType === undefined ? Effect.void : recordModelCall(client.metadata, clock.currentTimeMillisUnsafe() - started, undefined, errorType)
+  })
   const durationMs = clock.currentTimeMillisUnsafe() - started
-  if (traced) {
-    yield* Effect.annotateCurrentSpan({
-      "model.response": response._tag,
-      "model.tool_calls": response._tag === "ToolCalls" ? response.calls.length : 0,
-      ...(response.usage === undefined
-        ? {}
-        : { "model.usage.input_tokens": response.usage.inputTokens, "model.usage.output_tokens": response.usage.outputTokens })
-    })
-  }
+  yield* recordModelCall(client.metadata, durationMs, response.usage, undefined)
+  if (traced) yield* Effect.annotateCurrentSpan(capture ? { ...chatResponseAttributes(response), ...outputContent(response) } : chatResponseAttributes(response))
   yield* emit({ _tag: "ModelResponse", response, durationMs })
   return response
 }
@@ -143,11 +147,6 @@ const chatSafely = (client: ModelClient, request: ModelRequest): Effect.Effect<u
     })
   )
 }
-
-const toolChoiceAttribute = (request: ModelRequest) =>
-  request.toolChoice === undefined
-    ? {}
-    : { "model.tool_choice": typeof request.toolChoice === "string" ? request.toolChoice : request.toolChoice.tool }
 
 /** The client's stream, each part handed to `onPart`, folded into the response. */
 const streamed = <E>(client: ModelClient, request: ModelRequest, turn: number, onPart: OnPart<E>): Effect.Effect<LlmResponse, ModelError | E> =>

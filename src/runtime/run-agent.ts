@@ -24,7 +24,6 @@ import type { RunEndEvent, RunStreamEvent } from "../dsl/events.ts"
 import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed, ToolFailed } from "../errors.ts"
 import type { KnowledgeSource } from "../dsl/knowledge.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
-import { noStackTrace } from "../internal/span-options.ts"
 import type { Steps } from "../internal/steps.ts"
 import { withTracing } from "../internal/tracing.ts"
 import { describeCause } from "../internal/describe-cause.ts"
@@ -41,6 +40,7 @@ import { signSnapshot, verifySnapshot } from "./snapshot-signature.ts"
 import { drive, type DriveControl } from "./step.ts"
 import { withDeadline } from "./deadline.ts"
 import { Durability } from "./durability.ts"
+import { agentSpan, CurrentConversation, withErrorType } from "./gen-ai-spans.ts"
 
 /**
  * Runs `definition` on `input` to the end. Needs a `ModelClientService` unless the definition has a
@@ -200,7 +200,9 @@ const execute = (
       durability: fiber.getRef(Durability),
       parentScope: fiber.getRef(CurrentBudgetScope)
     })
-    return traced ? run.pipe(Effect.withSpan("agent.run", { attributes: { "agent.name": definition.name } }, noStackTrace)) : run
+    if (!traced) return run
+    const span = agentSpan(definition.name, env.client?.metadata, fiber.getRef(CurrentConversation))
+    return Effect.withSpan(withErrorType(run), span.name, span.options)
   })
 
 const executeTraced = (

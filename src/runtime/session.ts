@@ -12,6 +12,7 @@ import { inMemorySessionStore, type SessionStore } from "../dsl/session-store.ts
 import type { AgentError } from "../errors.ts"
 import type { LlmMessage } from "../model/messages.ts"
 import type { ModelClientService } from "../model/model-client.ts"
+import { CurrentConversation } from "./gen-ai-spans.ts"
 import { runSessionTurn } from "./run-agent.ts"
 
 /** Where a session keeps its messages and how much of them a run sees. */
@@ -38,7 +39,8 @@ export const makeSession = (definition: AgentDefinition, id: string, options: Se
     send: (input) =>
       lock.withPermit(Effect.gen(function*() {
         const history = applyWindow(yield* store.load(id), options.window)
-        const { result, added } = yield* runSessionTurn(definition, input, history)
+        // The session's id is the run's `gen_ai.conversation.id`.
+        const { result, added } = yield* Effect.provideService(runSessionTurn(definition, input, history), CurrentConversation, id)
         if (added !== undefined && added.length > 0) yield* store.append(id, added)
         return result
       })),

@@ -60,7 +60,7 @@ function* modelStep(ctx: RunContext): LoopSteps<Finished | undefined> {
       durability === undefined ? undefined : (call) => durability.model({ runId: ctx.runId, turn, purpose: "step" }, call),
       ctx.callEnv
     )
-  const response = ctx.traced ? yield* Effect.gen(call).pipe(modelSpan(turn, request)) : yield* call()
+  const response = ctx.traced ? yield* Effect.gen(call).pipe(modelSpan(turn, request, ctx.callEnv.client?.metadata)) : yield* call()
   if (response.usage !== undefined) {
     const overrun = ctx.ledger.spendTokens(response.usage.inputTokens + response.usage.outputTokens)
     yield* ctx.checkThresholds()

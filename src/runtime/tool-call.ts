@@ -2,7 +2,7 @@
  * One call of the current turn, dispatched by the skill's tool table: a terminal call (`submit`, a
  * listed built-in) is settled and may finish the run; a call to one of the skill's tools goes through
  * the pipeline (decode → recover → execute, `tool-pipeline.ts`); any other call is refused (the
- * allowlist). Every call but `submit` is an `agent.tool` span.
+ * allowlist). Every call but `submit` is an `execute_tool {tool}` span (GenAI conventions, `gen-ai-spans.ts`).
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -17,7 +17,6 @@ import {
   type ToolFailed,
   ToolNotAllowed
 } from "../errors.ts"
-import { noStackTrace } from "../internal/span-options.ts"
 import type { Steps } from "../internal/steps.ts"
 import type { LlmMessage, ToolCall } from "../model/messages.ts"
 import { ToolInternals } from "../dsl/tool.ts"
@@ -27,6 +26,8 @@ import type { RunContext } from "./run-context.ts"
 import type { Terminal } from "./terminal.ts"
 import { runToolCall, runToolCallSteps } from "./tool-pipeline.ts"
 import { oversizeBytes, oversizeIssue, oversizeValue } from "./args-size.ts"
+import { CaptureMessageContent, toolArgumentsContent, toolResultContent } from "./gen-ai-content.ts"
+import { GenAi, toolSpan, withErrorType } from "./gen-ai-spans.ts"
 
 /** Errors a tool call can end the run with. */
 export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | BudgetExceeded | Escalated | ExceptionThrown | OutputInvalid | OutcomeUnknown
@@ -34,7 +35,7 @@ export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | Budg
 /**
  * Handles `call` and appends its tool result message to the transcript; a finished run's output when
  * it ended the run, `"suspend"` when the call waits for a human decision. Generator steps, for the
- * loop to delegate to (`yield*`); an `agent.tool` span of its own when the run is traced.
+ * loop to delegate to (`yield*`); an `execute_tool` span of its own when the run is traced.
  *
  * @example
  * ```ts
@@ -54,22 +55,40 @@ function* dispatch(ctx: RunContext, call: ToolCall, terminal: Terminal | undefin
   if (tool === undefined) return yield* refuse(ctx, call)
   const result = yield* runToolCallSteps(ctx, tool, call)
   if (result === "suspend") return result
+  if (ctx.traced) yield* annotateResult(result)
   ctx.append(result)
   return undefined
 }
 
-const inToolSpan = <A, E>(ctx: RunContext, call: ToolCall, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-  !ctx.traced ? effect : effect.pipe(
-    Effect.withSpan("agent.tool", {
-      attributes: {
-        "agent.name": ctx.agent,
-        "agent.skill": ctx.skill.name,
-        "agent.turn": ctx.turn,
-        "tool.name": call.name,
-        "tool.call_id": call.id
-      }
-    }, noStackTrace)
+const inToolSpan = <A, E>(ctx: RunContext, call: ToolCall, effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
+  if (!ctx.traced) return effect
+  const description = ctx.skill.tools.get(call.name)?.description ?? ctx.skill.terminals.get(call.name)?.definition.description
+  const span = toolSpan(call, description, ctx.agent, ctx.skill.name, ctx.turn)
+  // The arguments are content: on the span only when content capture is on.
+  const body = Effect.andThen(
+    Effect.withFiber((fiber) => (fiber.getRef(CaptureMessageContent) ? Effect.annotateCurrentSpan(toolArgumentsContent(call)) : Effect.void)),
+    effect
   )
+  return Effect.withSpan(withErrorType(Effect.tap(body, () => markFailedOutcome)), span.name, span.options)
+}
+
+/**
+ * `error.type` on a tool span whose call failed without ending the run (reported to the model): read
+ * from its final `tool.outcome`, so a call that failed once and then ran (a retry, a repair) has none.
+ */
+const markFailedOutcome: Effect.Effect<void> = Effect.currentSpan.pipe(
+  Effect.map((span) => {
+    const type = failedOutcomes[String(span.attributes.get("tool.outcome"))]
+    if (type !== undefined) span.attribute(GenAi.errorType, type)
+  }),
+  Effect.catch(() => Effect.void)
+)
+
+const failedOutcomes: Record<string, string> = { invalid_args: "InvalidToolArgs", failed: "ToolFailed", not_allowed: "ToolNotAllowed" }
+
+/** The tool result on the current (tool) span, when content capture is on. */
+const annotateResult = (result: LlmMessage): Effect.Effect<void> =>
+  Effect.withFiber((fiber) => (fiber.getRef(CaptureMessageContent) ? Effect.annotateCurrentSpan(toolResultContent(result)) : Effect.void))
 
 /**
  * Whether `call` goes through the tool pipeline (one of the skill's tools, not a terminal) with no one
@@ -92,7 +111,10 @@ export const handleConcurrently = (
   calls: ReadonlyArray<ToolCall>,
   concurrency: number
 ): Effect.Effect<void, ToolCallError> =>
-  Effect.forEach(calls, (call) => inToolSpan(ctx, call, runToolCall(ctx, ctx.skill.tools.get(call.name)!, call)), { concurrency }).pipe(
+  Effect.forEach(calls, (call) => {
+    const run = runToolCall(ctx, ctx.skill.tools.get(call.name)!, call)
+    return inToolSpan(ctx, call, ctx.traced ? Effect.tap(run, (result) => (result === "suspend" ? Effect.void : annotateResult(result))) : run)
+  }, { concurrency }).pipe(
     // Batched calls never suspend (see `isPipelineCall`).
     Effect.map((results) => ctx.append(...results.filter((r): r is LlmMessage => r !== "suspend")))
   )

@@ -135,7 +135,7 @@ describe("tools without a Schema", () => {
     await Effect.runPromise(observed.resume(first.snapshot, { w: Decision.approve }).pipe(Effect.withTracer(tracer)))
     expect(uses).toMatchObject([{ tool: "wipe", validated: false, mode: "human-approval" }])
     expect(traceLine(uses[0]!, 0)).toMatchObject({ validated: false, mode: "human-approval" })
-    const span = spans.find((s) => s.name === "agent.tool")!
+    const span = spans.find((s) => s.name === "execute_tool wipe")!
     expect(Object.fromEntries(span.attributes)).toMatchObject({ "tool.validated": false, "tool.unsafe_mode": "human-approval", "tool.approval": "approved" })
   })
 

@@ -30,8 +30,8 @@ describe("agent.asTool", () => {
     expect(child.length).toBeGreaterThan(0)
     expect(child.every((e) => e.parentRunId === writerRun)).toBe(true)
     expect(events.filter((e) => e.agent === "writer").every((e) => e.parentRunId === undefined)).toBe(true)
-    const toolSpan = spans.find((s) => s.name === "agent.tool")!
-    const childRun = spans.find((s) => s.name === "agent.run" && s.attributes.get("agent.name") === "researcher")!
+    const toolSpan = spans.find((s) => s.name.startsWith("execute_tool "))!
+    const childRun = spans.find((s) => s.name === "invoke_agent researcher")!
     expect(childRun.parent._tag === "Some" && childRun.parent.value.spanId).toBe(toolSpan.spanId)
   })
 

@@ -43,7 +43,7 @@ describe("handoffs", () => {
     expect(events.filter((e) => e.agent === "billing").every((e) => e.parentRunId === triageRun)).toBe(true)
     const ends = events.filter((e) => e._tag === "RunEnd").map((e) => `${e.agent} ${e._tag === "RunEnd" ? e.outcome._tag : ""}`)
     expect(ends).toEqual(["billing Success", "triage Success"])
-    const handoffSpan = spans.find((s) => s.name === "agent.tool" && s.attributes.get("tool.name") === "handoff_to_billing")
+    const handoffSpan = spans.find((s) => s.name === "execute_tool handoff_to_billing")
     expect(handoffSpan?.attributes.get("tool.outcome")).toBe("handoff")
   })
 

@@ -182,7 +182,7 @@ describe("composites are agents", () => {
     const byName = (name: string) => spans.filter((s) => s.attributes.get("agent.name") === name)
     const outerSpan = byName("outer")[0]!
     const innerSpan = byName("inner")[0]!
-    const agentA = spans.find((s) => s.name === "agent.run" && s.attributes.get("agent.name") === "a")!
+    const agentA = spans.find((s) => s.name === "invoke_agent a" && s.attributes.get("agent.name") === "a")!
     expect(innerSpan.parent._tag === "Some" && innerSpan.parent.value.spanId).toBe(outerSpan.spanId)
     expect(agentA.parent._tag === "Some" && agentA.parent.value.spanId).toBe(innerSpan.spanId)
   })

@@ -3,6 +3,7 @@
  * its attributes, as an OpenTelemetry backend would receive them.
  */
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
+import { SpanKind } from "@opentelemetry/api"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
@@ -23,7 +24,7 @@ const tree = (spans: ReadonlyArray<ReadableSpan>) => {
 }
 
 describe("OpenTelemetry export", () => {
-  it("exports the run → turn → model/tool span tree with attributes", async () => {
+  it("exports the invoke_agent → turn → chat/execute_tool span tree with attributes", async () => {
     const exporter = new InMemorySpanExporter()
     const { add, multiply } = makeCalculatorTools()
     const calculator = agent("calculator")
@@ -47,18 +48,21 @@ describe("OpenTelemetry export", () => {
     )
     expect(output).toBe("16")
     expect(tree(spans)).toEqual([
-      "agent.run",
+      "invoke_agent calculator",
       "  agent.turn",
-      "    agent.model",
-      "    agent.tool",
+      "    chat",
+      "    execute_tool add",
       "  agent.turn",
-      "    agent.model",
-      "    agent.tool",
+      "    chat",
+      "    execute_tool multiply",
       "  agent.turn",
-      "    agent.model"
+      "    chat"
     ])
-    const run = spans.find((s) => s.name === "agent.run")!
+    const run = spans.find((s) => s.name === "invoke_agent calculator")!
+    expect(run.kind).toBe(SpanKind.INTERNAL)
     expect(run.attributes).toMatchObject({
+      "gen_ai.operation.name": "invoke_agent",
+      "gen_ai.agent.name": "calculator",
       "agent.name": "calculator",
       "agent.skill": "compute",
       "agent.outcome": "Success",
@@ -66,13 +70,14 @@ describe("OpenTelemetry export", () => {
       "agent.tool_calls": 2
     })
     expect(run.resource.attributes["service.name"]).toBe("calculator-test")
-    const tools = spans.filter((s) => s.name === "agent.tool").map((s) => s.attributes)
+    const tools = spans.filter((s) => s.name.startsWith("execute_tool ")).map((s) => s.attributes)
     expect(tools).toEqual([
-      expect.objectContaining({ "tool.name": "add", "tool.outcome": "success", "agent.turn": 1 }),
-      expect.objectContaining({ "tool.name": "multiply", "tool.outcome": "success", "agent.turn": 2 })
+      expect.objectContaining({ "gen_ai.tool.name": "add", "gen_ai.tool.call.id": "c1", "tool.outcome": "success", "agent.turn": 1 }),
+      expect.objectContaining({ "gen_ai.tool.name": "multiply", "gen_ai.tool.call.id": "c2", "tool.outcome": "success", "agent.turn": 2 })
     ])
-    const lastModel = spans.filter((s) => s.name === "agent.model").at(-1)!
-    expect(lastModel.attributes).toMatchObject({ "model.usage.input_tokens": 40, "model.usage.output_tokens": 3, "model.response": "Text" })
+    const lastModel = spans.filter((s) => s.name === "chat").at(-1)!
+    expect(lastModel.kind).toBe(SpanKind.CLIENT)
+    expect(lastModel.attributes).toMatchObject({ "gen_ai.usage.input_tokens": 40, "gen_ai.usage.output_tokens": 3, "model.response": "Text" })
     expect(new Set(spans.map((s) => s.spanContext().traceId)).size).toBe(1)
   })
 })

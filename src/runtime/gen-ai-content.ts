@@ -1,0 +1,125 @@
+/**
+ * Content capture for GenAI spans: prompts, completions, tool arguments and results, in the shapes
+ * of the OpenTelemetry GenAI conventions (`gen_ai.system_instructions`, `gen_ai.input.messages`,
+ * `gen_ai.output.messages`: JSON arrays of `{ role, parts }`; `gen_ai.tool.call.arguments` and
+ * `gen_ai.tool.call.result`). Content is personal data more often than not, so it is off unless
+ * asked for: `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` in the environment, or the
+ * `CaptureMessageContent` reference provided as `true`.
+ */
+import * as Context from "effect/Context"
+import type { LlmMessage, LlmResponse, ToolCall } from "../model/messages.ts"
+import { genAiFinishReason } from "./gen-ai-spans.ts"
+
+/** The environment variable the GenAI conventions' instrumentations read. */
+export const captureContentVariable = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+
+/** Whether `value` (of the variable above) turns capture on: `true` or `1`, any case; anything else leaves it off. */
+export const captureFlag = (value: string | undefined): boolean => value !== undefined && /^(true|1)$/i.test(value.trim())
+
+const fromEnvironment = (): boolean => {
+  try {
+    return captureFlag(typeof process === "undefined" ? undefined : process.env[captureContentVariable])
+  } catch {
+    // A sandbox whose `process.env` throws: no capture.
+    return false
+  }
+}
+
+/**
+ * Whether spans carry message content (prompts, completions, tool arguments and results). Default:
+ * the `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` environment variable (`true` or `1`), else
+ * off. Provide it to decide in code, whatever the environment says.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { CaptureMessageContent } from "effect-agent-dsl"
+ * const traced = calculator.runEffect("2 + 2").pipe(Effect.provideService(CaptureMessageContent, true))
+ * ```
+ */
+export const CaptureMessageContent = Context.Reference<boolean>("effect-agent-dsl/CaptureMessageContent", {
+  defaultValue: fromEnvironment
+})
+
+type Part =
+  | { readonly type: "text"; readonly content: string }
+  | { readonly type: "reasoning"; readonly content: string }
+  | { readonly type: "tool_call"; readonly id: string; readonly name: string; readonly arguments: unknown }
+  | { readonly type: "tool_call_response"; readonly id: string; readonly response: string }
+
+interface ChatMessage {
+  readonly role: "user" | "assistant" | "tool"
+  readonly parts: ReadonlyArray<Part>
+  readonly finish_reason?: string
+}
+
+/** A call's arguments as the model sent them: the JSON value when it parses, else the raw text. */
+const argumentsOf = (call: ToolCall): unknown => {
+  try {
+    return JSON.parse(call.arguments)
+  } catch {
+    return call.arguments
+  }
+}
+
+const callParts = (calls: ReadonlyArray<ToolCall> | undefined): Array<Part> =>
+  (calls ?? []).map((call) => ({ type: "tool_call", id: call.id, name: call.name, arguments: argumentsOf(call) }))
+
+const assistantParts = (content: string | undefined, reasoning: LlmResponse["reasoning"], calls: ReadonlyArray<ToolCall> | undefined): Array<Part> => [
+  ...(reasoning ?? []).flatMap((r): Array<Part> => (r._tag === "Thinking" ? [{ type: "reasoning", content: r.text }] : [])),
+  ...(content === undefined || content === "" ? [] : [{ type: "text" as const, content }]),
+  ...callParts(calls)
+]
+
+/**
+ * The request's messages as the two content attributes of a `chat` span: the system prompts as
+ * `gen_ai.system_instructions`, the rest as `gen_ai.input.messages` (both JSON text).
+ *
+ * @example
+ * ```ts
+ * inputContent([{ role: "system", content: "Be brief." }, { role: "user", content: "hi" }])
+ * // { "gen_ai.system_instructions": '[{"type":"text","content":"Be brief."}]', "gen_ai.input.messages": '[{"role":"user","parts":[{"type":"text","content":"hi"}]}]' }
+ * ```
+ */
+export const inputContent = (messages: ReadonlyArray<LlmMessage>): Record<string, string> => {
+  const system: Array<Part> = []
+  const input: Array<ChatMessage> = []
+  for (const message of messages) {
+    switch (message.role) {
+      case "system":
+        system.push({ type: "text", content: message.content })
+        break
+      case "user":
+        input.push({ role: "user", parts: [{ type: "text", content: message.content }] })
+        break
+      case "assistant":
+        input.push({ role: "assistant", parts: assistantParts(message.content, message.reasoning, message.toolCalls) })
+        break
+      case "tool":
+        input.push({ role: "tool", parts: [{ type: "tool_call_response", id: message.toolCallId, response: message.content }] })
+        break
+    }
+  }
+  return {
+    ...(system.length === 0 ? {} : { "gen_ai.system_instructions": JSON.stringify(system) }),
+    "gen_ai.input.messages": JSON.stringify(input)
+  }
+}
+
+/** The answer as `gen_ai.output.messages` (JSON text): one assistant message with its finish reason. */
+export const outputContent = (response: LlmResponse): Record<string, string> => {
+  const finish = response.finishReason ?? (response._tag === "ToolCalls" ? "tool-calls" : "stop")
+  const message: ChatMessage = {
+    role: "assistant",
+    parts: assistantParts(response.content, response.reasoning, response._tag === "ToolCalls" ? response.calls : undefined),
+    finish_reason: genAiFinishReason(finish)
+  }
+  return { "gen_ai.output.messages": JSON.stringify([message]) }
+}
+
+/** A tool call's arguments as `gen_ai.tool.call.arguments`: the text the model sent. */
+export const toolArgumentsContent = (call: ToolCall): Record<string, string> => ({ "gen_ai.tool.call.arguments": call.arguments })
+
+/** A tool result message's content as `gen_ai.tool.call.result`. */
+export const toolResultContent = (result: LlmMessage): Record<string, string> =>
+  result.role === "tool" ? { "gen_ai.tool.call.result": result.content } : {}
