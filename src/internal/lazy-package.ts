@@ -4,17 +4,49 @@
  * and most of a cold start. Loaded synchronously (`require`, each SDK ships CommonJS) when a provider is
  * built, so building one still fails at once, as before, when its SDK refuses the options.
  *
+ * Nothing here imports a `node:` module when the package loads (edge runtimes have none): `require`
+ * is made on the first load, through `process.getBuiltinModule` (Node >= 20.16, Bun, Deno). Where
+ * there is no `require` (a Worker, an edge function), a module must have been handed over with
+ * {@link providePackage} beforehand; `effect-agent-dsl/web` does so for the Effect modules a streaming
+ * run needs.
+ *
  * @example
  * ```ts
  * const sdk = lazyPackage<typeof import("openai")>("openai")
  * const client = new (sdk().default)({ apiKey }) // the SDK loads here, once
  * ```
  */
-import { createRequire } from "node:module"
 
-const require = createRequire(import.meta.url)
+type Require = (specifier: string) => unknown
+
+const provided = new Map<string, unknown>()
+let nodeRequire: Require | undefined
+
+const requireOf = (specifier: string): Require => {
+  if (nodeRequire !== undefined) return nodeRequire
+  const getBuiltinModule = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule
+  if (typeof getBuiltinModule !== "function") {
+    throw new Error(`effect-agent-dsl: "${specifier}" is loaded on first use, and this runtime has no require: import from "effect-agent-dsl/web", which provides the modules a streaming run needs`)
+  }
+  const { createRequire } = getBuiltinModule("node:module") as typeof import("node:module")
+  return (nodeRequire = createRequire(import.meta.url) as Require)
+}
+
+/**
+ * Hands over a module already imported, so that `lazyPackage(specifier)` gives it without `require`
+ * (the web entry provides Effect's Stream and Queue this way).
+ *
+ * @example
+ * ```ts
+ * import * as Stream from "effect/Stream"
+ * providePackage("effect/Stream", Stream)
+ * ```
+ */
+export const providePackage = (specifier: string, module: unknown): void => {
+  if (!provided.has(specifier)) provided.set(specifier, module)
+}
 
 export const lazyPackage = <A>(specifier: string): (() => A) => {
   let loaded: A | undefined
-  return () => (loaded ??= require(specifier) as A)
+  return () => (loaded ??= (provided.has(specifier) ? provided.get(specifier) : requireOf(specifier)(specifier)) as A)
 }

@@ -35,6 +35,7 @@ export const layers: ReadonlyArray<Layer> = [
   { name: "postgres", rank: 4, matches: folder("postgres") },
   { name: "testing", rank: 5, matches: folder("testing") },
   { name: "durable", rank: 5, matches: folder("durable") },
+  { name: "web", rank: 5, matches: folder("web") },
   { name: "entry", rank: 6, matches: (f) => f === "index.ts" || f === "agent.ts" || f.startsWith("cli/") }
 ]
 

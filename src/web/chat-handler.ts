@@ -1,0 +1,114 @@
+/**
+ * A `useChat` endpoint as one Web-standard function, `(request: Request) => Promise<Response>`: what
+ * Next.js route handlers, Hono, Deno, Bun and edge functions call, and what `nodeHandler` adapts to
+ * Node's `http` and Express. It reads the body with a size limit, decodes it (`fromUIMessages`), runs
+ * the agent on the latest user text after the conversation, and answers with the AI SDK's UI message
+ * stream. A body that is not a chat answers 400 (413 over `maxBodyBytes`, 405 for another method)
+ * with `{ error: { _tag, message } }`, before anything runs.
+ */
+import type { AgentBuilder, AgentShape } from "../dsl/agent.ts"
+import { eventStreamResponse } from "../runtime/event-stream-response.ts"
+import { chatStream, type ChatStreamOptions } from "./chat-stream.ts"
+import { provideStreamingModules } from "./edge-modules.ts"
+import { UIMessagesInvalid } from "./errors.ts"
+import { fromUIMessages, type FromUIMessagesOptions } from "./from-ui-messages.ts"
+
+/** Options of {@link chatHandler}. */
+export interface ChatHandlerOptions extends FromUIMessagesOptions, ChatStreamOptions {
+  /** The largest body read, in bytes; a larger one answers 413. Default 4 MiB. */
+  readonly maxBodyBytes?: number
+  /** Extra headers on the streamed response. */
+  readonly headers?: Record<string, string>
+}
+
+const defaultMaxBodyBytes = 4 * 1024 * 1024
+
+const errorResponse = (status: number, error: { readonly _tag: string; readonly message: string }): Response =>
+  new Response(JSON.stringify({ error: { _tag: error._tag, message: error.message } }), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8" }
+  })
+
+class BodyTooLarge {
+  readonly _tag = "BodyTooLarge"
+  constructor(readonly limit: number) {}
+  get message(): string {
+    return `The request body is larger than ${this.limit} bytes`
+  }
+}
+
+/** The body as text, refusing it as soon as it passes `limit` bytes (a declared length is checked first). */
+const readText = async (request: Request, limit: number): Promise<string> => {
+  const declared = Number(request.headers.get("content-length") ?? Number.NaN)
+  if (declared > limit) throw new BodyTooLarge(limit)
+  if (request.body === null) return ""
+  const reader = request.body.getReader()
+  const chunks: Array<Uint8Array> = []
+  let size = 0
+  while (true) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => {})
+      throw new BodyTooLarge(limit)
+    }
+    chunks.push(value)
+  }
+  const bytes = new Uint8Array(size)
+  let at = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, at)
+    at += chunk.byteLength
+  }
+  return new TextDecoder().decode(bytes)
+}
+
+/**
+ * The `POST` handler of a `useChat` endpoint for `builder` (an agent whose input is the user's text).
+ *
+ * @example
+ * ```ts
+ * // app/api/chat/route.ts (Next.js App Router)
+ * import { chatHandler } from "effect-agent-dsl/web"
+ * const handle = chatHandler(assistant)
+ * export async function POST(req: Request) {
+ *   return handle(req)
+ * }
+ * ```
+ */
+export const chatHandler = <T extends AgentShape & { readonly input: string; readonly requirements: never }>(
+  builder: AgentBuilder<T>,
+  options: ChatHandlerOptions = {}
+): ((request: Request) => Promise<Response>) => {
+  provideStreamingModules()
+  const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes
+  return async (request) => {
+    if (request.method !== "POST") return errorResponse(405, { _tag: "MethodNotAllowed", message: "A chat endpoint takes POST" })
+    let body: unknown
+    try {
+      const text = await readText(request, maxBodyBytes)
+      body = JSON.parse(text)
+    } catch (error) {
+      if (error instanceof BodyTooLarge) return errorResponse(413, error)
+      return errorResponse(400, new UIMessagesInvalid({ issues: `the body is not JSON: ${error instanceof Error ? error.message : String(error)}` }))
+    }
+    let chat
+    try {
+      chat = fromUIMessages(body, options)
+    } catch (error) {
+      if (error instanceof UIMessagesInvalid) return errorResponse(400, error)
+      throw error
+    }
+    if (chat.input === undefined) {
+      return errorResponse(400, new UIMessagesInvalid({
+        issues: "the last message is not the user's: approval responses continue a suspended run with resume (see toDecisions), not with a new run"
+      }))
+    }
+    const streamOptions: ChatStreamOptions = options.onSuspended === undefined ? {} : { onSuspended: options.onSuspended }
+    return eventStreamResponse(
+      chatStream(builder, chat.transcript, chat.input as T["input"], streamOptions),
+      options.headers === undefined ? { format: "ui-message-stream" } : { format: "ui-message-stream", headers: options.headers }
+    )
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * A streamed run over a chat's transcript: the agent's system prompt, the conversation the client sent,
+ * then its latest text, with every event and delta of the run as a stream (what `runStream` gives for
+ * a single input). It is a session's turn (`runSessionTurn`) whose events go to the stream's queue
+ * through the `StreamSink` that streaming composites use, so it is the same loop as every other run.
+ */
+import * as Effect from "effect/Effect"
+import type * as Queue from "effect/Queue"
+import type * as Cause from "effect/Cause"
+import type * as Stream from "effect/Stream"
+import { type AgentBuilder, type AgentShape, definitionOf, withDefinitionServices } from "../dsl/agent.ts"
+import type { RunStreamEvent } from "../dsl/events.ts"
+import { StreamSink } from "../dsl/lineage.ts"
+import type { AgentError } from "../errors.ts"
+import { effectQueue, effectStream } from "../internal/lazy-effect.ts"
+import type { LlmMessage } from "../model/messages.ts"
+import { runSessionTurn } from "../runtime/run-agent.ts"
+
+/** A run that stopped for approval: what `agent.run` gives as `Suspended` (its snapshot and waiting calls). */
+export interface ChatSuspension {
+  readonly _tag: "Suspended"
+  readonly snapshot: unknown
+  readonly pending: ReadonlyArray<{ readonly id: string; readonly tool: string; readonly args: unknown; readonly reason?: string }>
+}
+
+/** Options of {@link chatStream}. */
+export interface ChatStreamOptions {
+  /**
+   * Called when the run suspends for approval (a tool's `needsApproval`), with its snapshot: keep it to
+   * `resume` the run with the user's decisions. A suspension ends the stream without `RunEnd`.
+   */
+  readonly onSuspended?: (suspension: ChatSuspension) => unknown
+}
+
+/**
+ * The events of a run of `builder` on `input` after the conversation `transcript`.
+ *
+ * @example
+ * ```ts
+ * const { transcript, input } = fromUIMessages(await req.json())
+ * return eventStreamResponse(chatStream(assistant, transcript, input ?? ""), { format: "ui-message-stream" })
+ * ```
+ */
+export const chatStream = <T extends AgentShape & { readonly requirements: never }>(
+  builder: AgentBuilder<T>,
+  transcript: ReadonlyArray<LlmMessage>,
+  input: T["input"],
+  options: ChatStreamOptions = {}
+): Stream.Stream<RunStreamEvent, AgentError> => {
+  const definition = definitionOf(builder)
+  const turn = withDefinitionServices(definition, runSessionTurn(definition, input, transcript)) as Effect.Effect<
+    { readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined },
+    AgentError
+  >
+  return effectStream().callback<RunStreamEvent, AgentError>((queue: Queue.Queue<RunStreamEvent, AgentError | Cause.Done>) =>
+    turn.pipe(
+      Effect.provideService(StreamSink, (event: RunStreamEvent) => Effect.asVoid(effectQueue().offer(queue, event))),
+      Effect.tap(({ result, added }) =>
+        added === undefined && options.onSuspended !== undefined
+          ? Effect.promise(async () => {
+            await options.onSuspended!(result as ChatSuspension)
+          })
+          : Effect.void
+      ),
+      Effect.andThen(effectQueue().end(queue))
+    ), { bufferSize: 256, strategy: "suspend" })
+}
