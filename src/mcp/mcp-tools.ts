@@ -64,6 +64,12 @@ export interface McpToolsOptions extends McpConnectOptions {
    * (default) or `"skip"` it. Declared tools are never skipped.
    */
   readonly unsupportedSchemas?: "fail" | "skip"
+  /**
+   * The cap, in UTF-8 bytes, of one result handed to the model (default 65 536; see `tool-result.ts`):
+   * a longer result is cut and ends with a note saying it was truncated. Binary data is always
+   * described, never inlined.
+   */
+  readonly maxResultBytes?: number
 }
 
 /**
@@ -102,6 +108,10 @@ export function mcpTools(
         reason: `tool "${hit[0]}" would be named "${hit[1]}", a reserved name (memory_* belongs to the agent's .memory() tools; ` +
           `escalate and throwException are built in): rename the server (for example "${server.name}-server")`
       })
+    }
+    const cap = options.maxResultBytes
+    if (cap !== undefined && !(Number.isSafeInteger(cap) && cap > 0)) {
+      return yield* new McpError({ server: server.name, operation: "connect", reason: `maxResultBytes must be a positive integer, got ${cap}` })
     }
     // Refused before anything starts when the server's name alone makes every tool name reserved.
     const early = reserved([[options.tools?.[0] ?? "<tool>", `${server.name}_${options.tools?.[0] ?? "<tool>"}`]])
@@ -197,7 +207,7 @@ const call = (server: string, connection: McpConnection, info: McpToolInfo | und
       try: (signal) => connection.callTool(info.name, args, { signal, ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }) }),
       catch: (cause) => new McpError({ server, operation: "call", reason: `tool "${info.name}": ${describeCause(cause)}`, cause })
     })
-    const mapped = mapToolResult(result)
+    const mapped = mapToolResult(result, options.maxResultBytes === undefined ? {} : { maxResultBytes: options.maxResultBytes })
     if (mapped._tag === "ToolError") {
       return yield* new McpError({ server, operation: "call", reason: `tool "${info.name}" returned an error: ${mapped.text}` })
     }
