@@ -12,15 +12,26 @@ import type * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import { AgentConfigError, isAgentError } from "../errors.ts"
 import { type ModelClient, ModelClientService } from "../model/model-client.ts"
-import { ModelError } from "../model/model-error.ts"
 import type { AgentError } from "../errors.ts"
-import { describeCause } from "../internal/describe-cause.ts"
 import type { MaybeEffect, RequirementsOf } from "../internal/from-maybe-effect.ts"
 import { type AgentDefinition, AgentDefinitionKey, registerTools, resolveSkills } from "./agent-definition.ts"
 import { agentAsTool, type AsToolArgs, type AsToolOptions } from "./agent-as-tool.ts"
 import { builtinTools, type BuiltinTools } from "./builtin-tools.ts"
 import type { ErrorPolicy, RecoveryHandlers } from "./recovery.ts"
 import { type BudgetOptions, defaultBudget, mergeBudget } from "./budget.ts"
+import {
+  agentOptionKeys,
+  asToolOptionKeys,
+  budgetOptionKeys,
+  checkFunction,
+  checkModel,
+  checkOptions,
+  checkPickTools,
+  checkRecovery,
+  checkString,
+  listenerAdvice
+} from "./builder-validation.ts"
+import { isModelFree, layerFailed, noModel, withDefinitionServices } from "./definition-services.ts"
 import type {
   AgentEvent,
   ArgsRepairedEvent,
@@ -247,6 +258,7 @@ export interface AgentBuilder<T extends AgentShape> {
   onModelCall<$Out>(listener: Hook<ModelCallEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** After each model call, with the response. */
   onModelResponse<$Out>(listener: Hook<ModelResponseEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
+  /** Fires before each retry of a model call: the provider waits `waitMs`, then makes attempt `attempt`. */
   /** When a tool failed, with the recovery decision (an observer; `.recoverTool` decides). */
   onToolError<$Out>(listener: Hook<ToolErrorEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When a tool call's arguments did not decode, with the recovery decision. */
@@ -350,6 +362,7 @@ export interface AgentOptions<TInput, TOutput> {
 }
 
 export { AgentDefinitionKey, definitionOf } from "./agent-definition.ts"
+export { withDefinitionServices } from "./definition-services.ts"
 
 /**
  * Runs a definition on an input: the agentic loop (`runAgent`), injected by the package entry.
@@ -399,6 +412,7 @@ export const agentFactory = (runner: AgentRunner, streamer?: AgentStreamer, resu
     if (typeof name !== "string" || name.trim() === "") {
       throw new AgentConfigError({ subject: "agent", reason: "an agent needs a non-empty name" })
     }
+    checkOptions(`agent "${name}"`, "agent(name, options)", options, agentOptionKeys)
     return makeBuilder({ runner, streamer, resumer }, Object.freeze({
     name,
     registry: Symbol(name),
@@ -420,52 +434,21 @@ export const agentFactory = (runner: AgentRunner, streamer?: AgentStreamer, resu
     }))
   }) as AgentFactory
 
-/** Every skill is implemented by a function: the agent runs without a model. */
-const isModelFree = (definition: AgentDefinition): boolean =>
-  definition.skills.length > 0 && definition.skills.every((s) => s.implementation !== undefined)
-
-/**
- * The model of an agent made only of deterministic skills: only a choice among several skills without
- * `.when` would call it, and then the run fails with this explanation.
- */
-const noModel = (agent: string): ModelClient => ({
-  chat: () =>
-    Effect.fail(new ModelError({
-      provider: "none",
-      reason: `agent "${agent}" has no model: its skills are deterministic, but choosing among several skills without .when(...) needs one. Give the skills predicates, or call .model(...)`
-    }))
-})
-
 interface Runners {
   readonly runner: AgentRunner
   readonly streamer: AgentStreamer | undefined
   readonly resumer: AgentResumer
 }
 
-/**
- * Internal: provides a definition's own services to one of its runs: its model (or, for an agent made
- * only of deterministic skills, a model that explains why none is needed), then the Layers given to
- * `.provide` (a Layer that fails to build fails the run with `AgentConfigError`).
- *
- * @example
- * ```ts
- * const run = withDefinitionServices(definition, runAgent(definition, input))
- * ```
- */
-export const withDefinitionServices = <A, R>(definition: AgentDefinition, run: Effect.Effect<A, AgentError, R>): Effect.Effect<A, AgentError, any> => {
-  const model = definition.model ?? (isModelFree(definition) ? noModel(definition.name) : undefined)
-  let provided: Effect.Effect<A, AgentError, any> = model === undefined ? run : Effect.provideService(run, ModelClientService, model)
-  for (const layer of definition.layers) provided = Effect.provide(provided, layer)
-  return definition.layers.length === 0
-    ? provided
-    : Effect.mapError(provided, (error) => (isAgentError(error) ? error : layerFailed(definition.name, error)))
-}
-
 const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilder<any> => {
   const { runner, streamer, resumer } = runners
   const next = (patch: Partial<AgentDefinition>) => makeBuilder(runners, Object.freeze({ ...definition, ...patch }))
-  const on = (event: AgentEvent["_tag"] | "*") => (listener: Listener<any>) =>
-    next({ listeners: [...definition.listeners, { event, listener }] })
+  const subject = `agent "${definition.name}"`
+  const on = (event: AgentEvent["_tag"] | "*") => (listener: Listener<any>) => {
+    const method = event === "*" ? "onEvent" : `on${event}`
+    checkFunction(subject, `.${method}(...)`, listener, listenerAdvice[method]?.(listener))
+    return next({ listeners: [...definition.listeners, { event, listener }] })
+  }
   const model = definition.model ?? (isModelFree(definition) ? noModel(definition.name) : undefined)
   const withServices = (run: Effect.Effect<unknown, AgentError, any>) => withDefinitionServices(definition, run)
   const runEffect = (input: unknown): Effect.Effect<unknown, AgentError, any> => withServices(runner(definition, input))
@@ -482,41 +465,41 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
   return Object.freeze({
     name: definition.name,
     [AgentDefinitionKey]: definition,
-    prompt: (prompt: string) => next({ prompt }),
-    model: (model: ModelClient) => next({ model }),
+    prompt: (prompt: string) => (checkString(subject, ".prompt(...)", prompt), next({ prompt })),
+    model: (model: ModelClient) => (checkModel(subject, model), next({ model })),
     provide: (layer: Layer.Layer<any, any, any>) => {
       if (!Layer.isLayer(layer)) throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "`.provide(...)` takes a Layer" })
       return next({ layers: [...definition.layers, layer] })
     },
-    budget: (options: BudgetOptions) => next({ budget: mergeBudget(definition.name, definition.budget, options) }),
+    budget: (options: BudgetOptions) => {
+      checkOptions(subject, ".budget(...)", options, budgetOptionKeys)
+      return next({ budget: mergeBudget(definition.name, definition.budget, options) })
+    },
     tools: (tools: Record<string, unknown>) => next({ tools: registerTools(definition, tools) }),
     skills: (define: (tools: any) => ReadonlyArray<unknown>) => {
       const registered = Object.fromEntries(definition.tools.map((t) => [t.name, t]))
       return next({ skills: resolveSkills(definition, define(makeHandles(registered, definition.registry))) })
     },
     memory: (store: MemoryStore<any> = inMemoryStore()) => next({ memory: memoryTools(store) }),
-    pickTools: (toolSelection: PickToolsOptions<any> = {}) => {
-      const fail = (reason: string) => new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `pickTools ${reason}` })
-      const { maxCandidates, minScore, timeoutMs } = toolSelection
-      if (maxCandidates !== undefined && !(Number.isInteger(maxCandidates) && maxCandidates >= 1)) throw fail(`maxCandidates must be a whole number >= 1, got ${String(maxCandidates)}`)
-      if (minScore !== undefined && !Number.isFinite(minScore)) throw fail(`minScore must be a finite number, got ${String(minScore)}`)
-      if (timeoutMs !== undefined && !(timeoutMs > 0)) throw fail(`timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`)
-      return next({ toolSelection })
-    },
+    pickTools: (toolSelection: PickToolsOptions<any> = {}) => (checkPickTools(subject, toolSelection), next({ toolSelection })),
     recover: (policy: ErrorPolicy<string, any>) => {
-      const steps = policy.maxRepairSteps
-      if (steps !== undefined && !(Number.isInteger(steps) && steps >= 1 && steps <= 100)) {
-        throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `maxRepairSteps must be a whole number in [1, 100], got ${String(steps)}` })
-      }
+      checkRecovery(subject, ".recover(...)", policy, true)
       return next({ recovery: { ...definition.recovery, ...policy } })
     },
-    recoverTool: (tool: string, handlers: RecoveryHandlers<string, any>) =>
-      next({ toolRecovery: { ...definition.toolRecovery, [tool]: handlers } }),
-    onError: (listener: (error: AgentError) => MaybeEffect<unknown>) =>
-      on("RunEnd")((event: RunEndEvent) => (event.outcome._tag === "Failure" ? listener(event.outcome.error) : undefined)),
+    recoverTool: (tool: string, handlers: RecoveryHandlers<string, any>) => {
+      checkString(subject, ".recoverTool(name, handlers)'s name", tool)
+      checkRecovery(subject, `.recoverTool("${tool}", ...)`, handlers, false)
+      return next({ toolRecovery: { ...definition.toolRecovery, [tool]: handlers } })
+    },
+    onError: (listener: (error: AgentError) => MaybeEffect<unknown>) => {
+      checkFunction(subject, ".onError(...)", listener, listenerAdvice["onError"]?.(listener))
+      return on("RunEnd")((event: RunEndEvent) => (event.outcome._tag === "Failure" ? listener(event.outcome.error) : undefined))
+    },
     disallowedToolPolicy: (disallowedToolPolicy: "fail" | "feedback") => next({ disallowedToolPolicy }),
     onToolHallucinated: on("ToolHallucinated"),
     onBudgetThreshold: (options: { readonly threshold?: number }, listener: Listener<BudgetThresholdEvent>) => {
+      checkOptions(subject, ".onBudgetThreshold(options, listener)", options, ["threshold"])
+      checkFunction(subject, ".onBudgetThreshold(options, listener)", listener)
       const threshold = options.threshold ?? 0.8
       if (!(threshold > 0 && threshold <= 1)) {
         throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `a budget threshold must be in (0, 1], got ${threshold}` })
@@ -570,10 +553,6 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
       }
       return next({ snapshotSecret: secret })
     },
-    asTool: ((options: AsToolOptions<string>) => agentAsTool(definition, runEffect, options)) as any
+    asTool: ((options: AsToolOptions<string>) => (checkOptions(subject, ".asTool(...)", options, asToolOptionKeys), agentAsTool(definition, runEffect, options))) as any
   })
 }
-
-/** A Layer given to `.provide(...)` failed to build: a configuration error of the agent. */
-const layerFailed = (agent: string, error: unknown): AgentConfigError =>
-  new AgentConfigError({ subject: `agent "${agent}"`, reason: `a Layer given to .provide(...) failed to build: ${describeCause(error)}` })

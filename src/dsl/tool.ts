@@ -5,6 +5,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AgentConfigError } from "../errors.ts"
+import { checkOptions, toolOptionKeys, toolOptionRenamed } from "./builder-validation.ts"
 import { type Abortable, type AroundAnswer, fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
 import { type ToolImplementation, toolImplementationKey } from "./tool-implementation.ts"
 import { compileJsonSchema, type ToolJsonSchema } from "./json-schema-tool.ts"
@@ -328,6 +329,8 @@ export function tool(
   if (typeof name !== "string" || !toolNamePattern.test(name)) {
     throw fail("a tool name must be 1-64 letters, digits, '_' or '-'")
   }
+  // Untyped callers: an option nobody reads (a recovery policy under an old name) is refused, not dropped.
+  checkOptions(`tool "${name}"`, "tool(name, options)", options, toolOptionKeys, toolOptionRenamed)
   if (options?.run === undefined && typeof options === "object" && options !== null && "args" in options && Schema.isSchema(options.args)) {
     options = { ...options, run: implementedByLayer(name) }
   }

@@ -1,0 +1,181 @@
+/**
+ * Checks on what untyped callers (plain JavaScript, `any`) hand the agent builder and `tool(...)`, at
+ * construction: a listener that is not a function, a model that is not a `ModelClient`, an option
+ * nobody reads. Each ends in an `AgentConfigError` naming the method or option, with a suggestion when
+ * the name is a known old one (`tool({ onError })` → `recover`) or a near miss (`maxTurn` →
+ * `maxTurns`). Typed callers never reach these errors: the types refuse the same mistakes.
+ */
+import { AgentConfigError } from "../errors.ts"
+import { editDistance } from "./repair-arguments.ts"
+
+/** What was handed over, for a message: `a string`, `an object`, `null`. */
+const kindOf = (u: unknown): string =>
+  u === null ? "null" : Array.isArray(u) ? "an array" : typeof u === "object" ? "an object" : `${/^[aeiou]/.test(typeof u) ? "an" : "a"} ${typeof u}`
+
+/** ` (did you mean \`x\`?)` for the closest of `known` within two edits of `name`, else "". */
+const nearMiss = (name: string, known: ReadonlyArray<string>): string => {
+  let best: string | undefined
+  let distance = 3
+  for (const candidate of known) {
+    const d = editDistance(name.toLowerCase(), candidate.toLowerCase())
+    if (d < distance) (best = candidate), (distance = d)
+  }
+  return best === undefined ? "" : ` (did you mean \`${best}\`?)`
+}
+
+/**
+ * Refuses keys of `options` outside `known`. `renamed` maps old or foreign names to the advice given
+ * instead of a near miss (`{ onError: "recovery is \`recover\`: ..." }`).
+ *
+ * @example
+ * ```ts
+ * checkOptions(`tool "t"`, "tool(...)", { descripton: "x" }, ["description", "run"])
+ * // AgentConfigError: Invalid tool "t": unknown option `descripton` of tool(...) (did you mean `description`?)
+ * ```
+ */
+export const checkOptions = (
+  subject: string,
+  where: string,
+  options: unknown,
+  known: ReadonlyArray<string>,
+  renamed: Readonly<Record<string, string>> = {}
+): void => {
+  if (options === undefined) return
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new AgentConfigError({ subject, reason: `${where} takes an object of options, got ${kindOf(options)}` })
+  }
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue
+    const advice = Object.hasOwn(renamed, key) ? ` (${renamed[key]})` : nearMiss(key, known)
+    throw new AgentConfigError({ subject, reason: `unknown option \`${key}\` of ${where}${advice}; known: ${known.join(", ")}` })
+  }
+}
+
+/**
+ * Refuses a listener (or any callback) that is not a function; `advice` is added when given.
+ *
+ * @example
+ * ```ts
+ * checkFunction(`agent "a"`, ".onError(...)", { invalidArgs }, "did you mean `recover`? .onError only observes failed runs")
+ * ```
+ */
+export const checkFunction = (subject: string, where: string, value: unknown, advice?: string): void => {
+  if (typeof value === "function") return
+  throw new AgentConfigError({ subject, reason: `${where} takes a function, got ${kindOf(value)}${advice === undefined ? "" : ` (${advice})`}` })
+}
+
+/** The advice for a listener method handed something else, by method: the method meant instead. */
+export const listenerAdvice: Readonly<Record<string, (value: unknown) => string | undefined>> = {
+  onError: (value) =>
+    typeof value === "object" && value !== null
+      ? "did you mean `recover`? `.recover({ invalidArgs, executionError })` decides recovery; `.onError(error => ...)` only observes failed runs"
+      : undefined,
+  onToolError: () => "to decide recovery for one tool, use `.recoverTool(name, { executionError })`; `.onToolError(event => ...)` observes every tool failure",
+  onInvalidArgs: () => "to decide recovery for one tool, use `.recoverTool(name, { invalidArgs })`; `.onInvalidArgs(event => ...)` observes"
+}
+
+/**
+ * Refuses a model that is not a `ModelClient` (an object with a `chat` method).
+ *
+ * @example
+ * ```ts
+ * checkModel(`agent "a"`, { name: "gpt-4o" }) // AgentConfigError: … `.model(...)` takes a ModelClient …
+ * ```
+ */
+export const checkModel = (subject: string, client: unknown): void => {
+  if (typeof client === "object" && client !== null && typeof (client as { chat?: unknown }).chat === "function") return
+  throw new AgentConfigError({
+    subject,
+    reason: `\`.model(...)\` takes a ModelClient (an object with a \`chat(request)\` method, e.g. openai("gpt-4o-mini")), got ${kindOf(client)}`
+  })
+}
+
+/**
+ * Refuses a prompt that is not a string.
+ *
+ * @example
+ * ```ts
+ * checkString(`agent "a"`, ".prompt(...)", 42) // AgentConfigError: … `.prompt(...)` takes a string, got a number
+ * ```
+ */
+export const checkString = (subject: string, where: string, value: unknown): void => {
+  if (typeof value === "string") return
+  throw new AgentConfigError({ subject, reason: `${where} takes a string, got ${kindOf(value)}` })
+}
+
+/** The options of `agent(name, options)`. */
+export const agentOptionKeys: ReadonlyArray<string> = ["input", "output"]
+
+/** The keys of `.budget({...})`. */
+export const budgetOptionKeys: ReadonlyArray<string> = [
+  "maxTurns", "maxToolCalls", "maxDuration", "perToolTimeout", "maxTokens", "maxConsecutiveSameTool", "hookTimeout", "maxToolArgsBytes", "toolConcurrency"
+]
+
+/** The keys of `.recover({...})` and, without `maxRepairSteps`, of `.recoverTool(name, {...})` and a tool's `recover`. */
+export const recoveryKeys: ReadonlyArray<string> = ["invalidArgs", "executionError"]
+
+/** Names from other libraries and older versions, and what to use instead. */
+export const recoveryRenamed: Readonly<Record<string, string>> = {
+  toolFailed: "did you mean `executionError`?",
+  onError: "did you mean `executionError`?"
+}
+
+/** The keys of `.pickTools({...})`. */
+export const pickToolsOptionKeys: ReadonlyArray<string> = ["maxCandidates", "minScore", "allowUnsafe", "scorer", "timeoutMs", "debug"]
+
+/** The keys of `.asTool({...})`. */
+export const asToolOptionKeys: ReadonlyArray<string> = ["name", "description", "strict"]
+
+/** Every option some form of `tool(name, {...})` reads. */
+export const toolOptionKeys: ReadonlyArray<string> = [
+  "description", "tags", "safe", "untrustedOutput", "effect", "needsApproval", "args", "parameters", "success", "recover", "run", "strict", "repair"
+]
+
+/** Old or foreign tool options, and what to use instead. */
+export const toolOptionRenamed: Readonly<Record<string, string>> = {
+  onError: "did you mean `recover`? a tool's recovery handlers are `recover: { invalidArgs, executionError }`",
+  execute: "did you mean `run`?",
+  handler: "did you mean `run`?",
+  inputSchema: "did you mean `args` (an Effect Schema) or `parameters` (a JSON Schema)?",
+  schema: "did you mean `args` (an Effect Schema) or `parameters` (a JSON Schema)?"
+}
+
+/**
+ * `.recover({...})` (`withSteps`) and `.recoverTool(name, {...})`: known keys, handlers that are
+ * functions, `maxRepairSteps` a whole number in [1, 100].
+ *
+ * @example
+ * ```ts
+ * checkRecovery(`agent "a"`, ".recover(...)", { invalidArg: () => Recovery.retry }, true) // did you mean `invalidArgs`?
+ * ```
+ */
+export const checkRecovery = (subject: string, where: string, policy: unknown, withSteps: boolean): void => {
+  const known = withSteps ? [...recoveryKeys, "maxRepairSteps"] : recoveryKeys
+  if (policy === undefined) throw new AgentConfigError({ subject, reason: `${where} takes an object of handlers (${recoveryKeys.join(", ")})` })
+  checkOptions(subject, where, policy, known, recoveryRenamed)
+  const handlers = policy as Record<string, unknown>
+  for (const key of recoveryKeys) {
+    if (handlers[key] !== undefined) checkFunction(subject, `${where}'s \`${key}\``, handlers[key])
+  }
+  const steps = handlers["maxRepairSteps"]
+  if (steps !== undefined && !(typeof steps === "number" && Number.isInteger(steps) && steps >= 1 && steps <= 100)) {
+    throw new AgentConfigError({ subject, reason: `maxRepairSteps must be a whole number in [1, 100], got ${String(steps)}` })
+  }
+}
+
+/**
+ * `.pickTools({...})`: known keys, and numbers in range.
+ *
+ * @example
+ * ```ts
+ * checkPickTools(`agent "a"`, { maxCandidates: 0 }) // AgentConfigError: … pickTools maxCandidates must be …
+ * ```
+ */
+export const checkPickTools = (subject: string, options: unknown): void => {
+  checkOptions(subject, ".pickTools(...)", options, pickToolsOptionKeys)
+  const fail = (reason: string) => new AgentConfigError({ subject, reason: `pickTools ${reason}` })
+  const { maxCandidates, minScore, timeoutMs } = (options ?? {}) as Record<string, unknown>
+  if (maxCandidates !== undefined && !(Number.isInteger(maxCandidates) && (maxCandidates as number) >= 1)) throw fail(`maxCandidates must be a whole number >= 1, got ${String(maxCandidates)}`)
+  if (minScore !== undefined && !Number.isFinite(minScore)) throw fail(`minScore must be a finite number, got ${String(minScore)}`)
+  if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0)) throw fail(`timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`)
+}
