@@ -44,13 +44,20 @@ const stopWords = new Set([
   "of", "on", "or", "please", "the", "this", "to", "what", "with", "you", "your"
 ])
 
-/** Lower-case word tokens without stop words or bare numbers; splits snake_case, kebab-case and camelCase. */
+/**
+ * Lower-case word tokens without stop words or bare numbers; splits snake_case, kebab-case and camelCase.
+ * Words are runs of Unicode letters and digits in any script, compared without accents (NFD, combining
+ * marks removed): "météo", "meteo" and "Météo" are one word, "погода" is a word. Scripts written without
+ * spaces (Chinese, Japanese) come out as one word per run.
+ */
 const tokens = (text: string): ReadonlyArray<string> =>
   text
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, "$1 $2")
+    .normalize("NFD")
+    .replace(/\p{M}+/gu, "")
     .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((t) => t.length > 1 && !stopWords.has(t) && !/^\d+$/.test(t))
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((t) => t.length > 1 && !stopWords.has(t) && !/^\p{N}+$/u.test(t))
 
 const similar = (a: string, b: string): boolean =>
   a === b || (a.length >= 4 && b.length >= 4 && (a.startsWith(b.slice(0, 4)) && b.startsWith(a.slice(0, 4))))
