@@ -8,7 +8,7 @@
  */
 import * as Context from "effect/Context"
 import type { LlmMessage, LlmResponse, ToolCall } from "../model/messages.ts"
-import { genAiFinishReason } from "./gen-ai-spans.ts"
+import { finishReasonOf, genAiFinishReason } from "./gen-ai-spans.ts"
 
 /** The environment variable the GenAI conventions' instrumentations read. */
 export const captureContentVariable = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
@@ -108,11 +108,10 @@ export const inputContent = (messages: ReadonlyArray<LlmMessage>): Record<string
 
 /** The answer as `gen_ai.output.messages` (JSON text): one assistant message with its finish reason. */
 export const outputContent = (response: LlmResponse): Record<string, string> => {
-  const finish = response.finishReason ?? (response._tag === "ToolCalls" ? "tool-calls" : "stop")
   const message: ChatMessage = {
     role: "assistant",
     parts: assistantParts(response.content, response.reasoning, response._tag === "ToolCalls" ? response.calls : undefined),
-    finish_reason: genAiFinishReason(finish)
+    finish_reason: genAiFinishReason(finishReasonOf(response))
   }
   return { "gen_ai.output.messages": JSON.stringify([message]) }
 }

@@ -87,12 +87,18 @@ export const chatSpan = (turn: number, request: ModelRequest, model: ModelMetada
   }
 }
 
+/**
+ * Why the model stopped: the provider's finish reason, else what the answer shows (tool calls, or a
+ * text that ended).
+ */
+export const finishReasonOf = (response: LlmResponse): FinishReason =>
+  response.finishReason ?? (response._tag === "ToolCalls" ? "tool-calls" : "stop")
+
 /** What a `chat` span learns from the answer: finish reason, token usage, and our `model.*` summary. */
 export const chatResponseAttributes = (response: LlmResponse): Record<string, unknown> => {
   const usage = response.usage
-  const finish = response.finishReason ?? (response._tag === "ToolCalls" ? "tool-calls" : undefined)
   return {
-    ...(finish === undefined ? {} : { [GenAi.finishReasons]: [genAiFinishReason(finish)] }),
+    [GenAi.finishReasons]: [genAiFinishReason(finishReasonOf(response))],
     ...(usage === undefined ? {} : {
       [GenAi.inputTokens]: usage.inputTokens,
       [GenAi.outputTokens]: usage.outputTokens,

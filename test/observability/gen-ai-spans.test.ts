@@ -1,0 +1,125 @@
+/**
+ * GenAI spans under the capturing tracer (STACK.md "Spans"): names, kinds and attributes of the
+ * invoke_agent / chat / execute_tool spans, `error.type` on failures, the session id as conversation
+ * id, the client's metadata, and content capture: off by default, on when asked.
+ */
+import { Effect, Exit, Schema } from "effect"
+import { describe, expect, it } from "vitest"
+import { agent, anthropic, CaptureMessageContent, ModelClient, ModelError, ollama, openai, session, text, tool, toolCalls } from "../../src/index.ts"
+import { scriptedModel } from "../../src/testing/index.ts"
+import { captureFlag, captureContentVariable } from "../../src/runtime/gen-ai-content.ts"
+import { captureSpans } from "../fixtures.ts"
+
+const echo = tool("echo", { description: "Echo the text", args: Schema.Struct({ text: Schema.String }), run: ({ text }) => text })
+
+const echoAgent = (client: ModelClient) => agent("echoer").prompt("Repeat what you are told.").model(client).tools({ echo })
+
+const script = () =>
+  scriptedModel([toolCalls([{ id: "e1", name: "echo", arguments: { text: "secret-42" } }]), text("said secret-42", { inputTokens: 7, outputTokens: 2 })])
+
+const contentKeys = ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"]
+
+describe("GenAI spans", () => {
+  it("name the agent, the model and the tool, with the conventions' kinds", async () => {
+    const { spans, tracer } = captureSpans()
+    const client = { ...script(), metadata: { provider: "ollama", model: "qwen2.5:7b", temperature: 0.2 } }
+    await Effect.runPromise(echoAgent(client).runEffect("say it").pipe(Effect.withTracer(tracer)))
+    expect(spans.map((s) => `${s.name} (${s.kind})`)).toEqual([
+      "invoke_agent echoer (internal)",
+      "agent.turn (internal)",
+      "chat qwen2.5:7b (client)",
+      "execute_tool echo (internal)",
+      "agent.turn (internal)",
+      "chat qwen2.5:7b (client)"
+    ])
+    const chat = Object.fromEntries(spans[5]!.attributes)
+    expect(chat).toMatchObject({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": "ollama",
+      "gen_ai.request.model": "qwen2.5:7b",
+      "gen_ai.request.temperature": 0.2,
+      "gen_ai.usage.input_tokens": 7,
+      "gen_ai.usage.output_tokens": 2,
+      "gen_ai.response.finish_reasons": ["stop"]
+    })
+    expect(chat).not.toHaveProperty("gen_ai.request.max_tokens")
+    expect(Object.fromEntries(spans[3]!.attributes)).toMatchObject({
+      "gen_ai.tool.name": "echo",
+      "gen_ai.tool.call.id": "e1",
+      "gen_ai.tool.type": "function",
+      "gen_ai.tool.description": "Echo the text",
+      "tool.outcome": "success"
+    })
+  })
+
+  it("capture no content by default", async () => {
+    expect(process.env[captureContentVariable]).toBeUndefined()
+    const { spans, tracer } = captureSpans()
+    await Effect.runPromise(echoAgent(script()).runEffect("say secret-42").pipe(Effect.withTracer(tracer)))
+    const keys = spans.flatMap((s) => [...s.attributes.keys()])
+    expect(keys.filter((k) => contentKeys.includes(k))).toEqual([])
+    expect(spans.flatMap((s) => [...s.attributes.values()]).filter((v) => String(v).includes("secret-42"))).toEqual([])
+  })
+
+  it("capture prompts, completions, tool arguments and results when CaptureMessageContent is provided", async () => {
+    const { spans, tracer } = captureSpans()
+    await Effect.runPromise(
+      echoAgent(script()).runEffect("say secret-42").pipe(Effect.provideService(CaptureMessageContent, true), Effect.withTracer(tracer))
+    )
+    const firstChat = spans.find((s) => s.name === "chat")!
+    expect(JSON.parse(String(firstChat.attributes.get("gen_ai.system_instructions")))).toEqual([
+      { type: "text", content: expect.stringContaining("Repeat what you are told.") }
+    ])
+    expect(JSON.parse(String(firstChat.attributes.get("gen_ai.input.messages")))).toEqual([{ role: "user", parts: [{ type: "text", content: "say secret-42" }] }])
+    const tool = spans.find((s) => s.name === "execute_tool echo")!
+    expect(tool.attributes.get("gen_ai.tool.call.arguments")).toBe('{"text":"secret-42"}')
+    expect(tool.attributes.get("gen_ai.tool.call.result")).toBe("secret-42")
+    const lastChat = spans.filter((s) => s.name === "chat").at(-1)!
+    expect(JSON.parse(String(lastChat.attributes.get("gen_ai.output.messages")))).toEqual([
+      { role: "assistant", parts: [{ type: "text", content: "said secret-42" }], finish_reason: "stop" }
+    ])
+  })
+
+  it("set error.type on the chat and invoke_agent spans when the model fails", async () => {
+    const { spans, tracer } = captureSpans()
+    const failing = ModelClient.fromFunction(() => Effect.fail(new ModelError({ provider: "test", reason: "503", retryable: false })), { provider: "openai", model: "gpt-x" })
+    const exit = await Effect.runPromise(Effect.exit(agent("a").model(failing).runEffect("hi").pipe(Effect.withTracer(tracer))))
+    expect(Exit.isFailure(exit)).toBe(true)
+    const chat = spans.find((s) => s.name === "chat gpt-x")!
+    expect(chat.attributes.get("error.type")).toBe("ModelError")
+    expect(chat.status._tag === "Ended" && Exit.isFailure(chat.status.exit)).toBe(true)
+    expect(spans.find((s) => s.name === "invoke_agent a")!.attributes.get("error.type")).toBe("ModelError")
+  })
+
+  it("report a session's id as gen_ai.conversation.id, and no conversation outside one", async () => {
+    const { spans, tracer } = captureSpans()
+    const chat = session(agent("assistant").model(scriptedModel([text("hello"), text("again")])), "user-42")
+    await Effect.runPromise(chat.sendEffect("hi").pipe(Effect.withTracer(tracer)))
+    await Effect.runPromise(agent("assistant").model(scriptedModel(text("plain"))).runEffect("hi").pipe(Effect.withTracer(tracer)))
+    const runs = spans.filter((s) => s.name === "invoke_agent assistant")
+    expect(runs.map((s) => s.attributes.get("gen_ai.conversation.id"))).toEqual(["user-42", undefined])
+  })
+})
+
+describe("ModelClient.metadata", () => {
+  it("is filled by the providers and left out by fromFunction unless given", () => {
+    expect(openai("gpt-4o-mini", { apiKey: "k", maxTokens: 100 }).metadata).toEqual({ provider: "openai", model: "gpt-4o-mini", maxTokens: 100 })
+    expect(anthropic("claude-sonnet-4-5", { apiKey: "k", temperature: 0.5 }).metadata).toEqual({
+      provider: "anthropic",
+      model: "claude-sonnet-4-5",
+      temperature: 0.5,
+      maxTokens: 4096
+    })
+    expect(ollama("qwen2.5:7b", { numPredict: 64 }).metadata).toEqual({ provider: "ollama", model: "qwen2.5:7b", maxTokens: 64 })
+    expect(ModelClient.fromFunction(() => ({ _tag: "Text", content: "x" })).metadata).toBeUndefined()
+    expect(ModelClient.fromFunction(() => ({ _tag: "Text", content: "x" }), { model: "m" }).metadata).toEqual({ model: "m" })
+    expect(scriptedModel(text("x")).metadata).toBeUndefined()
+  })
+})
+
+describe("captureFlag", () => {
+  it("turns capture on for true and 1 only", () => {
+    expect(["true", "TRUE", " True ", "1"].map(captureFlag)).toEqual([true, true, true, true])
+    expect([undefined, "", "false", "0", "yes", "on", "truee", "1 1"].map(captureFlag)).toEqual([false, false, false, false, false, false, false, false])
+  })
+})
