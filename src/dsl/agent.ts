@@ -44,6 +44,7 @@ import type {
   Listener,
   ModelCallEvent,
   ModelResponseEvent,
+  RetryingEvent,
   RunEndEvent,
   RunStartEvent,
   RunStreamEvent,
@@ -259,6 +260,7 @@ export interface AgentBuilder<T extends AgentShape> {
   /** After each model call, with the response. */
   onModelResponse<$Out>(listener: Hook<ModelResponseEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** Fires before each retry of a model call: the provider waits `waitMs`, then makes attempt `attempt`. */
+  onRetrying<$Out>(listener: Hook<RetryingEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When a tool failed, with the recovery decision (an observer; `.recoverTool` decides). */
   onToolError<$Out>(listener: Hook<ToolErrorEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When a tool call's arguments did not decode, with the recovery decision. */
@@ -519,6 +521,7 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
     onTurn: on("Turn"),
     onModelCall: on("ModelCall"),
     onModelResponse: on("ModelResponse"),
+    onRetrying: on("Retrying"),
     onToolError: on("ToolError"),
     onInvalidArgs: on("InvalidArgs"),
     onKnowledgeUsed: on("KnowledgeUsed"),

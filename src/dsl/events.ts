@@ -2,7 +2,8 @@
  * The events a run emits, in order, and the listener type that hooks accept.
  *
  * Order within a run: `RunStart` → (`ModelCall` → `ModelResponse` for a model-routed choice) →
- * `SkillChosen` → per turn: `Turn` → `ModelCall` → `ModelResponse` → per tool call: `ArgsRepaired`
+ * `SkillChosen` → per turn: `Turn` → `ModelCall` → (`Retrying` per wait before another attempt) →
+ * `ModelResponse` → per tool call: `ArgsRepaired`
  * (when a repair made the arguments valid), then one of `ToolUse` (+ `KnowledgeUsed` for knowledge) |
  * `ToolError` | `InvalidArgs` | `Handoff` (or none, when the call is refused by the allowlist) → … →
  * `BudgetExceeded` (only when the budget ran out) → `RunEnd` (always, exactly once).
@@ -11,6 +12,7 @@
 import type { AgentError, BudgetReason } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"
+import type { ModelErrorKind } from "../model/model-error.ts"
 import type { ArgsCorrection } from "./repair-arguments.ts"
 import type { Recovery } from "./recovery.ts"
 import type { AnyTool, Tool, UnsafeMode } from "./tool.ts"
@@ -57,6 +59,25 @@ export interface ModelResponseEvent extends TurnScoped {
   readonly _tag: "ModelResponse"
   readonly response: LlmResponse
   readonly durationMs: number
+}
+/**
+ * The model call failed in a way worth retrying, and the provider waits `waitMs` before attempt
+ * `attempt` (of at most `maxAttempts`); one per wait, between `ModelCall` and `ModelResponse`. Sent by
+ * the retrying providers (openai, ollama, anthropic, AI SDK models), and by any client that calls
+ * `announceRetry`.
+ */
+export interface RetryingEvent extends TurnScoped {
+  readonly _tag: "Retrying"
+  /** The attempt about to be made: 2 for the first retry. */
+  readonly attempt: number
+  readonly maxAttempts: number
+  readonly waitMs: number
+  /** Why the previous attempt failed (the `ModelError`'s reason). */
+  readonly reason: string
+  readonly status?: number | undefined
+  readonly kind?: ModelErrorKind | undefined
+  readonly provider: string
+  readonly model?: string | undefined
 }
 /** A tool ran successfully; `args` are the decoded arguments. Narrow on `tool` to type `args`/`result`. */
 export type ToolUseEvent<TTools extends Record<string, AnyTool> = Record<string, AnyTool>> = {
@@ -178,6 +199,7 @@ export type AgentEvent =
   | TurnEvent
   | ModelCallEvent
   | ModelResponseEvent
+  | RetryingEvent
   | ToolUseEvent
   | ToolErrorEvent
   | InvalidArgsEvent

@@ -15,7 +15,7 @@ import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText, normaliseCalls } from "./normalise-calls.ts"
-import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
+import { innermostMessage, isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 
 type Params = Anthropic.Messages.MessageCreateParamsNonStreaming
 type MessageParam = Anthropic.Messages.MessageParam
@@ -78,7 +78,7 @@ export const anthropic = (model: string, options: AnthropicOptions = {}): ModelC
     chat: (request) =>
       Effect.suspend(() => {
         const body = toAnthropicRequest(model, request, options)
-        return resilientCall(provider, options, (signal) => client.messages.create(body, { signal }), toModelError).pipe(
+        return resilientCall({ provider, model }, options, (signal) => client.messages.create(body, { signal }), toModelError).pipe(
           Effect.flatMap(fromAnthropicResponse)
         )
       })
@@ -264,7 +264,7 @@ const toUsage = (usage: Anthropic.Messages.Usage | undefined): Usage | undefined
 const toModelError = (cause: unknown): ModelError => {
   const Anthropic = sdk().default
   if (cause instanceof Anthropic.APIConnectionError) {
-    return new ModelError({ provider, reason: `connection failed: ${cause.message}`, retryable: true, cause })
+    return new ModelError({ provider, reason: `connection failed: ${innermostMessage(cause)}`, retryable: true, cause })
   }
   if (cause instanceof Anthropic.APIError && typeof cause.status === "number") {
     const advice = retryAdvice(cause.headers)

@@ -82,7 +82,7 @@ export const ollama = (model: string, options: OllamaOptions = {}): ModelClient 
     chat: (request) =>
       Effect.suspend(() => {
         const body = toOllamaRequest(model, request, options)
-        return resilientCall(provider, options, (signal) => withClient(signal, (client) => client.chat({ ...body, stream: false })), toModelError)
+        return resilientCall({ provider, model }, options, (signal) => withClient(signal, (client) => client.chat({ ...body, stream: false })), toModelError)
           .pipe(Effect.flatMap(fromOllamaResponse))
       }),
     // `/api/chat` with `stream: true`: NDJSON, one message delta per line, usage and `done_reason` on the last.
@@ -90,7 +90,7 @@ export const ollama = (model: string, options: OllamaOptions = {}): ModelClient 
       stream().suspend(() => {
         const body = toOllamaRequest(model, request, options)
         return resilientStream(
-          provider,
+          { provider, model },
           options,
           (signal) => withClient(signal, (client) => client.chat({ ...body, stream: true })),
           toModelError,

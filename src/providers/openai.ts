@@ -31,7 +31,7 @@ import type {
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
 import { normaliseCalls, type WireCall } from "./normalise-calls.ts"
-import { isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
+import { innermostMessage, isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 import { type ChunkDecoder, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
 import type { ResponsePart } from "../model/response-part.ts"
 
@@ -104,7 +104,7 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
       Effect.suspend(() => {
         const body = toOpenAiRequest(model, request, options)
         if (body instanceof ModelError) return Effect.fail(body)
-        return resilientCall(provider, options, (signal) => client.chat.completions.create(body, { signal }), toModelError).pipe(
+        return resilientCall({ provider, model }, options, (signal) => client.chat.completions.create(body, { signal }), toModelError).pipe(
           Effect.flatMap(fromOpenAiResponse)
         )
       }),
@@ -114,7 +114,7 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
         const body = toOpenAiRequest(model, request, options)
         if (body instanceof ModelError) return stream().fail(body)
         return resilientStream(
-          provider,
+          { provider, model },
           options,
           (signal) => client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal }),
           toModelError,
@@ -381,7 +381,7 @@ const toUsage = (usage: ChatCompletion["usage"] | null | undefined): Usage | und
 const toModelError = (cause: unknown): ModelError => {
   const OpenAI = sdk().default
   if (cause instanceof OpenAI.APIConnectionError) {
-    return new ModelError({ provider, reason: `connection failed: ${cause.message}`, retryable: true, cause })
+    return new ModelError({ provider, reason: `connection failed: ${innermostMessage(cause)}`, retryable: true, cause })
   }
   if (cause instanceof OpenAI.APIError && typeof cause.status === "number") {
     const advice = retryAdvice(cause.headers)

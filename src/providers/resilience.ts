@@ -13,8 +13,9 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Schedule from "effect/Schedule"
+import * as Random from "effect/Random"
 import { ModelError } from "../errors.ts"
+import { announceRetry } from "../model/model-retry.ts"
 
 /** Retry policy for retryable failures. */
 export interface RetryOptions {
@@ -136,21 +137,36 @@ export const shouldRetryStatus = (status: number, advice: RetryAdvice, code?: st
 }
 
 /**
- * Runs `request` (which must honour `signal`) with the timeout and retry policy. `toModelError` maps
- * whatever the SDK threw to a `ModelError` whose `retryable` decides whether another attempt is made
- * and whose `retryAfterMs` sets its delay.
+ * Where a call goes: the provider, and the model when known. Retry notices name both.
  *
  * @example
  * ```ts
- * resilientCall("openai", { timeout: "30 seconds" }, (signal) => client.chat.completions.create(body, { signal }), toModelError)
+ * const target: CallTarget = { provider: "openai", model: "gpt-4o-mini" }
+ * ```
+ */
+export type CallTarget = string | { readonly provider: string; readonly model?: string | undefined }
+
+const providerOf = (target: CallTarget): string => (typeof target === "string" ? target : target.provider)
+const modelOf = (target: CallTarget): string | undefined => (typeof target === "string" ? undefined : target.model)
+
+/**
+ * Runs `request` (which must honour `signal`) with the timeout and retry policy. `toModelError` maps
+ * whatever the SDK threw to a `ModelError` whose `retryable` decides whether another attempt is made
+ * and whose `retryAfterMs` sets its delay. Every wait before another attempt is announced
+ * (`announceRetry`: one log line, and a `Retrying` event when a run made the call).
+ *
+ * @example
+ * ```ts
+ * resilientCall({ provider: "openai", model }, { timeout: "30 seconds" }, (signal) => client.chat.completions.create(body, { signal }), toModelError)
  * ```
  */
 export const resilientCall = <A>(
-  provider: string,
+  target: CallTarget,
   options: ResilienceOptions,
   request: (signal: AbortSignal) => Promise<A>,
   toModelError: (cause: unknown) => ModelError
 ): Effect.Effect<A, ModelError> => {
+  const provider = providerOf(target)
   const timeout = Duration.fromInputUnsafe(options.timeout ?? defaultTimeout)
   const attempt = Effect.tryPromise({ try: request, catch: toModelError }).pipe(
     Effect.timeoutOrElse({
@@ -166,26 +182,87 @@ export const resilientCall = <A>(
     })
   )
   if (options.retry === false) return attempt
-  const retry = options.retry ?? {}
-  const maxRetryAfter = Duration.toMillis(Duration.fromInputUnsafe(retry.maxRetryAfter ?? defaultMaxRetryAfter))
-  return Effect.retry(attempt, {
-    schedule: retrySchedule(retry),
-    while: (error) => error.retryable === true && (error.retryAfterMs === undefined || error.retryAfterMs <= maxRetryAfter)
-  })
+  const policy = resolveRetry(options.retry)
+  const attempts = (n: number): Effect.Effect<A, ModelError> =>
+    Effect.catch(attempt, (error) => {
+      const wait = retryWait(policy, n, error)
+      return wait === undefined ? Effect.fail(error) : Effect.flatMap(wait, (waitMs) => waitBeforeRetry(target, policy, n, error, waitMs, attempts(n + 1)))
+    })
+  return attempts(0)
 }
 
-/** Exponential backoff with jitter; a delay the server asked for replaces the computed one. */
-const retrySchedule = (options: RetryOptions) => {
-  const maxDelay = Duration.fromInputUnsafe(options.maxDelay ?? "10 seconds")
-  return Schedule.exponential(options.base ?? "500 millis", options.factor ?? 2).pipe(
-    Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(Duration.fromInputUnsafe(duration), maxDelay))),
-    Schedule.jittered,
-    Schedule.modifyDelay(({ duration, input }: { duration: Duration.Duration; input: ModelError }) =>
-      Effect.succeed(input.retryAfterMs === undefined ? duration : Duration.millis(input.retryAfterMs))
-    ),
-    Schedule.upTo({ times: options.times ?? 3 })
-  )
+/** A retry policy with its defaults applied (durations in milliseconds). */
+export interface RetryPolicy {
+  readonly times: number
+  readonly baseMs: number
+  readonly factor: number
+  readonly maxDelayMs: number
+  readonly maxRetryAfterMs: number
 }
+
+/**
+ * The policy of `options.retry`, defaults applied; `false` allows no retry.
+ *
+ * @example
+ * ```ts
+ * resolveRetry({ times: 2 }) // { times: 2, baseMs: 500, factor: 2, maxDelayMs: 10000, maxRetryAfterMs: 60000 }
+ * ```
+ */
+export const resolveRetry = (retry: RetryOptions | false | undefined): RetryPolicy => {
+  const options: RetryOptions = retry === false ? { times: 0 } : retry ?? {}
+  const millis = (input: Duration.Input | undefined, fallback: Duration.Input) => Duration.toMillis(Duration.fromInputUnsafe(input ?? fallback))
+  return {
+    times: options.times ?? 3,
+    baseMs: millis(options.base, "500 millis"),
+    factor: options.factor ?? 2,
+    maxDelayMs: millis(options.maxDelay, "10 seconds"),
+    maxRetryAfterMs: millis(options.maxRetryAfter, defaultMaxRetryAfter)
+  }
+}
+
+/**
+ * The wait before retry `n` (0 for the first) after `error`, or `undefined` when it is not retried: not
+ * retryable, retries used up, or the server asked for longer than `maxRetryAfter`. A delay the server
+ * asked for is used as it is; a computed one is exponential, capped at `maxDelay`, jittered by ±20 %.
+ *
+ * @example
+ * ```ts
+ * retryWait(resolveRetry({}), 0, new ModelError({ provider: "openai", reason: "HTTP 503", retryable: true })) // Effect of ~400-600 ms
+ * ```
+ */
+export const retryWait = (policy: RetryPolicy, n: number, error: ModelError): Effect.Effect<number> | undefined => {
+  if (error.retryable !== true || n >= policy.times) return undefined
+  if (error.retryAfterMs !== undefined) return error.retryAfterMs <= policy.maxRetryAfterMs ? Effect.succeed(error.retryAfterMs) : undefined
+  const computed = Math.min(policy.maxDelayMs, policy.baseMs * policy.factor ** n)
+  return Effect.map(Random.next, (r) => computed * (0.8 + 0.4 * r))
+}
+
+/**
+ * Announces the wait before retry `n` (`announceRetry`), waits, then goes on with `next`.
+ *
+ * @example
+ * ```ts
+ * waitBeforeRetry({ provider: "openai", model }, policy, 0, error, 480, attempts(1))
+ * ```
+ */
+export const waitBeforeRetry = <A, E, R>(
+  target: CallTarget,
+  policy: RetryPolicy,
+  n: number,
+  error: ModelError,
+  waitMs: number,
+  next: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  announceRetry({
+    provider: providerOf(target),
+    model: modelOf(target),
+    attempt: n + 2,
+    maxAttempts: policy.times + 1,
+    waitMs,
+    reason: error.reason,
+    status: error.status,
+    kind: error.kind
+  }).pipe(Effect.andThen(Effect.sleep(Duration.millis(waitMs))), Effect.andThen(next))
 
 /**
  * True for a transport failure: fetch's `TypeError("fetch failed")` (refused, DNS, connect timeout)
@@ -201,3 +278,19 @@ export const isConnectionFailure = (cause: unknown): boolean =>
 
 const describeNested = (cause: unknown): string =>
   cause instanceof Error ? `${cause.message} ${(cause as { code?: string }).code ?? ""}` : ""
+
+/**
+ * The deepest message of a failure's `cause` chain: what an SDK's "Connection error." wraps
+ * (`connect ECONNREFUSED 127.0.0.1:11434`), so a retry notice and the final error say what happened.
+ *
+ * @example
+ * ```ts
+ * innermostMessage(new Error("Connection error.", { cause: new TypeError("fetch failed", { cause: new Error("connect ECONNREFUSED 127.0.0.1:1") }) }))
+ * // "connect ECONNREFUSED 127.0.0.1:1"
+ * ```
+ */
+export const innermostMessage = (cause: unknown): string => {
+  let current: unknown = cause
+  for (let depth = 0; depth < 8 && current instanceof Error && current.cause instanceof Error; depth++) current = current.cause
+  return current instanceof Error ? current.message : String(current)
+}

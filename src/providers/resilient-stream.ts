@@ -3,18 +3,18 @@
  * (aborted when the stream ends, fails or is interrupted, which closes the HTTP response), decode its
  * chunks into response parts, fail with a retryable `ModelError` when nothing arrives for `idleTimeout`
  * (a stall) or when the stream ends before the answer finished (a cut), and retry with backoff only
- * while no part has reached the caller: a retry never repeats text the caller already saw.
+ * while no part has reached the caller: a retry never repeats text the caller already saw. Every wait
+ * is announced (`announceRetry`) like a non-streaming call's.
  *
  * There is no total timeout on a stream: a long generation that keeps sending is healthy. Bound a
  * run's wall time with the `maxDuration` budget.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Random from "effect/Random"
 import type * as Stream from "effect/Stream"
 import { ModelError } from "../errors.ts"
 import type { ResponsePart } from "../model/response-part.ts"
-import { defaultMaxRetryAfter, type ResilienceOptions } from "./resilience.ts"
+import { type CallTarget, type ResilienceOptions, resolveRetry, retryWait, waitBeforeRetry } from "./resilience.ts"
 import { effectStream as stream } from "../internal/lazy-effect.ts"
 
 
@@ -51,17 +51,18 @@ export interface ChunkDecoder<C> {
  *
  * @example
  * ```ts
- * resilientStream("openai", options, (signal) => client.chat.completions.create({ ...body, stream: true }, { signal }), toModelError, openAiChunkDecoder)
+ * resilientStream({ provider: "openai", model }, options, (signal) => client.chat.completions.create({ ...body, stream: true }, { signal }), toModelError, openAiChunkDecoder)
  * ```
  */
 export const resilientStream = <C>(
-  provider: string,
+  target: CallTarget,
   options: StreamingOptions,
   open: (signal: AbortSignal) => Promise<AsyncIterable<C>>,
   toModelError: (cause: unknown) => ModelError,
   makeDecoder: () => ChunkDecoder<C>
 ): Stream.Stream<ResponsePart, ModelError> =>
   stream().suspend(() => {
+    const provider = typeof target === "string" ? target : target.provider
     const idle = Duration.fromInputUnsafe(options.idleTimeout ?? defaultIdleTimeout)
     let delivered = false
     const attempt = (): Stream.Stream<ResponsePart, ModelError> =>
@@ -85,25 +86,13 @@ export const resilientStream = <C>(
           stream().ensuring(Effect.sync(() => controller.abort()))
         )
       })
-    const retry = options.retry === false ? { times: 0 } : options.retry ?? {}
-    const times = retry.times ?? 3
-    const maxRetryAfter = Duration.toMillis(Duration.fromInputUnsafe(("maxRetryAfter" in retry ? retry.maxRetryAfter : undefined) ?? defaultMaxRetryAfter))
-    const base = Duration.toMillis(Duration.fromInputUnsafe(("base" in retry ? retry.base : undefined) ?? "500 millis"))
-    const factor = ("factor" in retry ? retry.factor : undefined) ?? 2
-    const maxDelay = Duration.toMillis(Duration.fromInputUnsafe(("maxDelay" in retry ? retry.maxDelay : undefined) ?? "10 seconds"))
+    const policy = resolveRetry(options.retry)
     const attempts = (n: number): Stream.Stream<ResponsePart, ModelError> =>
       attempt().pipe(
         stream().catchTag("ModelError", (error) => {
-          const retryable = !delivered && error.retryable === true && n < times &&
-            (error.retryAfterMs === undefined || error.retryAfterMs <= maxRetryAfter)
-          if (!retryable) return stream().fail(error)
-          const delay = error.retryAfterMs ?? Math.min(maxDelay, base * factor ** n)
-          return stream().unwrap(
-            Random.next.pipe(
-              Effect.flatMap((r) => Effect.sleep(Duration.millis(error.retryAfterMs === undefined ? delay * (0.5 + r / 2) : delay))),
-              Effect.as(attempts(n + 1))
-            )
-          )
+          const wait = delivered ? undefined : retryWait(policy, n, error)
+          if (wait === undefined) return stream().fail(error)
+          return stream().unwrap(Effect.flatMap(wait, (waitMs) => waitBeforeRetry(target, policy, n, error, waitMs, Effect.succeed(attempts(n + 1)))))
         })
       )
     return attempts(0).pipe(

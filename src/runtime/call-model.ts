@@ -18,6 +18,7 @@ import { ModelError } from "../errors.ts"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"
 import { isSafeChat, ModelClient, ModelClientService } from "../model/model-client.ts"
 import { PartsAssembler, type ResponsePart } from "../model/response-part.ts"
+import { ModelRetryListener } from "../model/model-retry.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import { userInterruptAsFailure } from "../internal/from-maybe-effect.ts"
 import type { UnscopedEvent } from "./run-context.ts"
@@ -100,9 +101,11 @@ export function* callModelSteps<E>(
   if (capture) yield* Effect.annotateCurrentSpan(inputContent(request.messages))
   const clock = env.clock
   const started = clock.currentTimeMillisUnsafe()
-  const raw: Effect.Effect<unknown, ModelError | E> = onPart === undefined
+  const call: Effect.Effect<unknown, ModelError | E> = onPart === undefined
     ? chatSafely(client, request)
     : streamed(client, request, turn, onPart).pipe(Effect.catchDefect((defect) => Effect.fail(crashed("crashed", defect))))
+  // A retrying provider announces each wait (`announceRetry`); in a run, that is a `Retrying` event.
+  const raw = Effect.provideService(call, ModelRetryListener, (notice) => emit({ _tag: "Retrying", ...notice }))
   // A durable run records the checked answer (or its ModelError), and a replay reads it back.
   const checked = Effect.flatMap(raw, (raw) => checkedResponse(raw, turn))
   const answer = record === undefined ? checked : record(checked as Effect.Effect<LlmResponse, ModelError>)

@@ -5,8 +5,8 @@
  * - `"events"` (default): one SSE event per run event, `event: <_tag>` and `data: <JSON>`; a failed run
  *   ends with `event: error` carrying the `AgentError`'s tag and message.
  * - `"ui-message-stream"`: the AI SDK's UI message stream protocol (what `useChat` reads): `start`,
- *   `start-step`, `text-*`, `reasoning-*`, `tool-input-*`, `tool-output-*`, `finish-step`, `finish`,
- *   `error`, then `data: [DONE]`.
+ *   `start-step`, `text-*`, `reasoning-*`, `tool-input-*`, `tool-output-*`, a transient `data-retrying`
+ *   part per wait before a model call is retried, `finish-step`, `finish`, `error`, then `data: [DONE]`.
  * Closing the response (the client went away) interrupts the run and its model request.
  */
 import * as Cause from "effect/Cause"
@@ -140,6 +140,10 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
           })
           break
         }
+        case "Retrying":
+          // A transient data part: a client may show "retrying…"; it is not kept in the message.
+          out.push({ type: "data-retrying", data: retryingData(event), transient: true })
+          break
         case "ToolUse":
           out.push({ type: "tool-output-available", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, output: event.result ?? null })
           break
@@ -168,6 +172,15 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
       effectStream().concat(effectStream().make("data: [DONE]\n\n"))
     )
   })
+
+const retryingData = (event: Extract<RunStreamEvent, { _tag: "Retrying" }>) => ({
+  attempt: event.attempt,
+  maxAttempts: event.maxAttempts,
+  waitMs: event.waitMs,
+  reason: event.reason,
+  provider: event.provider,
+  ...(event.model === undefined ? {} : { model: event.model })
+})
 
 const parseOr = (text: string): unknown => {
   try {

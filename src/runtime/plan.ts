@@ -66,10 +66,13 @@ export const compile = (definition: AgentDefinition): AgentPlan => {
   return plan
 }
 
-const eventTags: ReadonlyArray<AgentEvent["_tag"]> = [
-  "RunStart", "SkillChosen", "Turn", "ModelCall", "ModelResponse", "ToolUse", "ToolError", "InvalidArgs",
-  "ToolHallucinated", "ArgsRepaired", "KnowledgeUsed", "Handoff", "BudgetThreshold", "BudgetExceeded", "RunEnd", "HookFailed"
-]
+// A record, so an event added to the union without a row here is a compile error (not a hook never called).
+const eventTagRecord: { readonly [K in AgentEvent["_tag"]]: true } = {
+  RunStart: true, SkillChosen: true, Turn: true, ModelCall: true, Retrying: true, ModelResponse: true, ToolUse: true, ToolError: true,
+  InvalidArgs: true, ToolHallucinated: true, ArgsRepaired: true, KnowledgeUsed: true, Handoff: true, BudgetThreshold: true,
+  BudgetExceeded: true, RunEnd: true, HookFailed: true
+}
+const eventTags = Object.keys(eventTagRecord) as ReadonlyArray<AgentEvent["_tag"]>
 
 const compileUncached = (definition: AgentDefinition): AgentPlan => {
   const implicitSkill = definition.skills.length === 0

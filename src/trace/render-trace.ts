@@ -25,6 +25,8 @@ const describe = (line: TraceLine): { readonly depth: number; readonly text: str
       const body = f.response === "Text" ? `text ${short(f.text)}` : `calls ${(f.calls as Array<string>).join(", ")}`
       return { depth: 2, text: `model → ${body}  (${f.durationMs} ms${usage})` }
     }
+    case "Retrying":
+      return { depth: 2, text: `model retry ${f.attempt}/${f.maxAttempts} in ${Math.round(f.waitMs)} ms: ${short(f.reason)}` }
     case "ToolUse":
       return { depth: 2, text: `tool ${f.tool}(${short(f.args, 60)}) = ${short(f.result, 60)}  (${f.durationMs} ms${f.validated ? "" : ", not validated"})` }
     case "ToolError":

@@ -71,6 +71,18 @@ const fields = (event: AgentEvent): Record<string, unknown> => {
       }
     case "ModelResponse":
       return { skill: event.skill, turn: event.turn, durationMs: event.durationMs, ...responseFields(event.response) }
+    case "Retrying":
+      return {
+        skill: event.skill,
+        turn: event.turn,
+        attempt: event.attempt,
+        maxAttempts: event.maxAttempts,
+        waitMs: event.waitMs,
+        reason: event.reason,
+        provider: event.provider,
+        ...(event.model === undefined ? {} : { model: event.model }),
+        ...(event.status === undefined ? {} : { status: event.status })
+      }
     case "ToolUse":
       return {
         ...toolCallFields(event),

@@ -80,7 +80,7 @@ describe("cold start: what the root export loads", () => {
   })
 
   it("building an anthropic client loads @anthropic-ai/sdk, and no other", () => {
-    expect(loadedHeavy(loadedBy("anthropic", `lib.anthropic("claude-sonnet-4-5", { apiKey: "k" })\n${required(sdkNames)}`))).toEqual(["@anthropic-ai/sdk"])
+    expect(loadedHeavy(loadedBy("anthropic", `lib.anthropic("claude-sonnet-4-6", { apiKey: "k" })\n${required(sdkNames)}`))).toEqual(["@anthropic-ai/sdk"])
   })
 
   it("an openai client without any key still fails when it is built (as before the SDK was lazy)", () => {

@@ -11,6 +11,10 @@ import { describe, expect, it } from "vitest"
 import { agent, fromAiSdk, type ModelRequest, skill } from "../../src/index.ts"
 import { failureOf, makeCalculatorTools, runExit } from "../fixtures.ts"
 import { completion, openAiError, openAiText, openAiToolCalls, useLoopback } from "./loopback.ts"
+import { quietLogs } from "../support/quiet-logs.ts"
+
+// Retries and failing hooks here are on purpose: their log lines are held back (test/support/quiet-logs.ts).
+quietLogs()
 
 const serve = useLoopback()
 const fast = { retry: { times: 2, base: "5 millis" }, timeout: "2 seconds" } as const

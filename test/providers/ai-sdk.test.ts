@@ -4,6 +4,10 @@ import { Effect, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { agent, fromAiSdk, type ModelRequest, skill } from "../../src/index.ts"
 import { failureOf, makeCalculatorTools, runExit } from "../fixtures.ts"
+import { quietLogs } from "../support/quiet-logs.ts"
+
+// Retries and failing hooks here are on purpose: their log lines are held back (test/support/quiet-logs.ts).
+quietLogs()
 
 const usage = {
   inputTokens: { total: 100, noCache: 36, cacheRead: 64, cacheWrite: 0 },

@@ -11,6 +11,10 @@ import {
   fastRetries as fast,
   useLoopback
 } from "./loopback.ts"
+import { quietLogs } from "../support/quiet-logs.ts"
+
+// Retries and failing hooks here are on purpose: their log lines are held back (test/support/quiet-logs.ts).
+quietLogs()
 
 const serve = useLoopback()
 const { add, multiply } = makeCalculatorTools()
@@ -23,7 +27,7 @@ const calculatorOn = (baseURL: string, options: { thinkingBudget?: number } = {}
   const tools = makeCalculatorTools()
   const calculator = agent("calculator")
     .prompt("You are a calculator. Use the tools.")
-    .model(anthropic("claude-sonnet-4-5", { apiKey: "sk-ant-test", baseURL, temperature: 0.1, ...options, ...fast }))
+    .model(anthropic("claude-sonnet-4-6", { apiKey: "sk-ant-test", baseURL, temperature: 0.1, ...options, ...fast }))
     .tools({ add: tools.add, multiply: tools.multiply })
     .skills(({ add, multiply }) => [skill("compute", "Perform calculations").tools(add, multiply)])
   return { ...tools, calculator }
@@ -46,7 +50,7 @@ describe("anthropic provider against a loopback Messages API server", () => {
     expect(s.requests[0]!.headers.authorization ?? s.requests[0]!.headers["x-api-key"]).toMatch(/sk-ant-test/)
     expect(s.requests[0]!.headers["anthropic-version"]).toBeDefined()
     const first = s.requests[0]!.body
-    expect(first).toMatchObject({ model: "claude-sonnet-4-5", max_tokens: 4096, temperature: 0.1, tool_choice: { type: "auto" } })
+    expect(first).toMatchObject({ model: "claude-sonnet-4-6", max_tokens: 4096, temperature: 0.1, tool_choice: { type: "auto" } })
     expect(typeof first.system).toBe("string")
     expect(first.system).toContain("You are a calculator")
     expect(first.messages).toEqual([{ role: "user", content: "What is (3 + 5) * 2?" }])

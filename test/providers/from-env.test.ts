@@ -37,14 +37,14 @@ describe("fromEnv", () => {
     const server = await serve([anthropicText("ok")])
     const env = fromEnv({
       AI_PROVIDER: "anthropic",
-      AI_MODEL: "claude-sonnet-4-5",
+      AI_MODEL: "claude-sonnet-4-6",
       LLM_THINKING_BUDGET: "2048",
       ANTHROPIC_API_KEY: "sk-ant",
       ANTHROPIC_BASE_URL: server.url
     })
-    expect(env).toMatchObject({ provider: "anthropic", model: "claude-sonnet-4-5", endpoint: server.url })
+    expect(env).toMatchObject({ provider: "anthropic", model: "claude-sonnet-4-6", endpoint: server.url })
     await Effect.runPromise(env.client.chat(request))
-    expect(server.requests[0]!.body).toMatchObject({ model: "claude-sonnet-4-5", thinking: { type: "enabled", budget_tokens: 2048 } })
+    expect(server.requests[0]!.body).toMatchObject({ model: "claude-sonnet-4-6", thinking: { type: "enabled", budget_tokens: 2048 } })
   })
 
   it.each([

@@ -9,6 +9,10 @@ import { Effect, Schema, Stream } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { agent, anthropic, type ModelClient, ollama, openai, outputStrategy, skill } from "../../src/index.ts"
 import { makeCalculatorTools } from "../fixtures.ts"
+import { quietLogs } from "../support/quiet-logs.ts"
+
+// Retries and failing hooks here are on purpose: their log lines are held back (test/support/quiet-logs.ts).
+quietLogs()
 
 const fast = { retry: { times: 1, base: "5 millis" }, timeout: "5 seconds" } as const
 let mock: LLMock
@@ -34,7 +38,7 @@ beforeEach(() => {
 
 const clients: ReadonlyArray<readonly [string, () => ModelClient]> = [
   ["openai", () => openai("gpt-4o-mini", { apiKey: "mock", baseURL: `${mock.url}/v1`, ...fast })],
-  ["anthropic", () => anthropic("claude-sonnet-4-5", { apiKey: "mock", baseURL: mock.url, ...fast })],
+  ["anthropic", () => anthropic("claude-sonnet-4-6", { apiKey: "mock", baseURL: mock.url, ...fast })],
   ["ollama", () => ollama("qwen2.5:7b", { host: mock.url, ...fast })]
 ]
 

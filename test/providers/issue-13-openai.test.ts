@@ -8,6 +8,10 @@ import { agent, fromEnv, type ModelRequest, skill } from "../../src/index.ts"
 import { openai } from "../../src/providers/openai.ts"
 import { failureOf, makeCalculatorTools, runExit } from "../fixtures.ts"
 import { completion, openAiError, openAiText, openAiToolCalls, useLoopback } from "./loopback.ts"
+import { quietLogs } from "../support/quiet-logs.ts"
+
+// Retries and failing hooks here are on purpose: their log lines are held back (test/support/quiet-logs.ts).
+quietLogs()
 
 const serve = useLoopback()
 const fast = { retry: { times: 2, base: "5 millis" }, timeout: "2 seconds" } as const

@@ -43,7 +43,7 @@ describe("provider Layers from options", () => {
 
   it("anthropicLayer", async () => {
     const server = await serve([anthropicText("from anthropic")])
-    expect(await agent("a").provide(anthropicLayer("claude-sonnet-4-5", { apiKey: "k", baseURL: server.url })).run("hi")).toBe("from anthropic")
+    expect(await agent("a").provide(anthropicLayer("claude-sonnet-4-6", { apiKey: "k", baseURL: server.url })).run("hi")).toBe("from anthropic")
   })
 
   it("a refused option fails the run with AgentConfigError, not the call that built the Layer", async () => {

@@ -37,8 +37,8 @@ export interface Loopback {
   close(): Promise<void>
 }
 
-/** Starts a server answering with `replies` in order; the last reply repeats. */
-export const startLoopback = async (replies: ReadonlyArray<Reply>): Promise<Loopback> => {
+/** Starts a server answering with `replies` in order; the last reply repeats. `port` 0 picks a free one. */
+export const startLoopback = async (replies: ReadonlyArray<Reply>, port = 0): Promise<Loopback> => {
   const requests: Array<RecordedRequest> = []
   let signalAborted: () => void = () => {}
   const aborted = new Promise<void>((resolve) => {
@@ -93,11 +93,11 @@ export const startLoopback = async (replies: ReadonlyArray<Reply>): Promise<Loop
       } else send()
     })
   })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const port = (server.address() as AddressInfo).port
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve))
+  const bound = (server.address() as AddressInfo).port
   return {
-    url: `http://127.0.0.1:${port}`,
-    port,
+    url: `http://127.0.0.1:${bound}`,
+    port: bound,
     requests,
     aborted,
     close: () =>
@@ -210,7 +210,7 @@ export const anthropicMessage = (content: ReadonlyArray<Record<string, unknown>>
   id: `msg_${++messageCounter}`,
   type: "message",
   role: "assistant",
-  model: "claude-sonnet-4-5-20250929",
+  model: "claude-sonnet-4-6",
   content,
   stop_reason: stopReason,
   stop_sequence: null,

@@ -4,6 +4,10 @@ import { agent, ModelError, type ModelRequest, skill } from "../../src/index.ts"
 import { ollama, ollamaHost } from "../../src/providers/ollama.ts"
 import { failureOf, makeCalculatorTools, runExit } from "../fixtures.ts"
 import { closedPort, fastRetries as fast, ollamaError, ollamaText, ollamaToolCalls, useLoopback } from "./loopback.ts"
+import { quietLogs } from "../support/quiet-logs.ts"
+
+// Retries and failing hooks here are on purpose: their log lines are held back (test/support/quiet-logs.ts).
+quietLogs()
 
 const serve = useLoopback()
 const { add, multiply } = makeCalculatorTools()

@@ -4,6 +4,10 @@ import { agent, ModelError, skill, type ModelRequest } from "../../src/index.ts"
 import { openai } from "../../src/providers/openai.ts"
 import { failureOf, makeCalculatorTools, runExit } from "../fixtures.ts"
 import { closedPort, fastRetries as fast, openAiError, openAiText, openAiToolCalls, useLoopback } from "./loopback.ts"
+import { quietLogs } from "../support/quiet-logs.ts"
+
+// Retries and failing hooks here are on purpose: their log lines are held back (test/support/quiet-logs.ts).
+quietLogs()
 
 const serve = useLoopback()
 

@@ -8,6 +8,10 @@ import { describe, expect, it } from "vitest"
 import { agent, type LlmResponse, type ModelClient, ModelError, type ModelRequest, ollama, openai, PartsAssembler, type ResponsePart, type RunStreamEvent, tool } from "../../src/index.ts"
 import { Schema } from "effect"
 import { ndjsonBody, ollamaLine, openAiChunk, openAiUsageChunk, type Reply, sseBody, tear, useLoopback } from "./loopback.ts"
+import { quietLogs } from "../support/quiet-logs.ts"
+
+// Retries and failing hooks here are on purpose: their log lines are held back (test/support/quiet-logs.ts).
+quietLogs()
 
 const request: ModelRequest = { messages: [{ role: "user", content: "hi" }], tools: [] }
 
