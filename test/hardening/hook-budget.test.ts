@@ -8,6 +8,10 @@ import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
 import { agent, ModelClient } from "../../src/index.ts"
 import { runExit } from "../fixtures.ts"
+import { quietLogs } from "../support/quiet-logs.ts"
+
+// Retries and failing hooks here are on purpose: their log lines are held back (test/support/quiet-logs.ts).
+quietLogs()
 
 const never = () => new Promise<never>(() => {})
 

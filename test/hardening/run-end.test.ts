@@ -10,6 +10,10 @@ import { fc, test } from "@fast-check/vitest"
 import { describe, expect, it } from "vitest"
 import { agent, ModelClient, ModelError, type RunEndEvent, text } from "../../src/index.ts"
 import { runExit } from "../fixtures.ts"
+import { quietLogs } from "../support/quiet-logs.ts"
+
+// Retries and failing hooks here are on purpose: their log lines are held back (test/support/quiet-logs.ts).
+quietLogs()
 
 type Outcome = RunEndEvent["outcome"]["_tag"]
 
