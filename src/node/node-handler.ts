@@ -25,8 +25,10 @@ const bodyOf = (req: NodeRequest): NonNullable<RequestInit["body"]> | null => {
       if (done) controller.close()
       else controller.enqueue(typeof value === "string" ? new TextEncoder().encode(value) : new Uint8Array(value))
     },
+    // The handler stopped reading (a body over its limit): the rest is discarded, so the answer can
+    // still be written on this connection.
     cancel() {
-      req.destroy()
+      req.resume()
     }
   })
 }
