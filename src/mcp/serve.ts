@@ -5,14 +5,19 @@
  * becomes one tool that takes the agent's input and returns its output. `serveStdio` and `serveHttp`
  * serve that description for the lifetime of a scope.
  *
- * HTTP is served statelessly (a fresh protocol server per request, JSON responses), which is what
- * tools without server-initiated messages need and lets any number of clients call concurrently.
+ * Cancellation crosses both transports: a `notifications/cancelled` for an in-flight `tools/call`
+ * interrupts the tool or the agent's run (its model request and its tools). Over HTTP each client gets
+ * a session (`Mcp-Session-Id`, one protocol server per session, JSON responses) so that the
+ * notification reaches the server running the call; a POST whose connection closes before its answer
+ * cancels the calls it carried. Over stdio, the client closing stdin cancels every in-flight call and
+ * ends the server (`closed` completes), so a process serving stdio exits when its client goes away.
  */
+import { randomUUID } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import { type CallToolResult, CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import { type CallToolResult, CallToolRequestSchema, type JSONRPCMessage, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -114,18 +119,20 @@ const serveAgent = (agent: ServableAgent, description: string | undefined): Serv
   const inputSchema = isObject
     ? { ...inputJson.schema, ...defs }
     : { type: "object", properties: { input: inputJson.schema }, required: ["input"], additionalProperties: false, ...defs }
-  const decode = Schema.decodeUnknownResult(Schema.toCodecJson(input))
+  // A text (non-object) input is decoded inside its `{ input }` wrapper, so that what is accepted is
+  // what the advertised schema allows (no other keys).
+  const decode = Schema.decodeUnknownResult(Schema.toCodecJson(isObject ? input : Schema.Struct({ input })))
   const encodeOutput = definition.output === undefined ? undefined : Schema.encodeUnknownSync(Schema.toCodecJson(definition.output))
   return {
     name: agent.name,
     description: description ?? `Runs the agent "${agent.name}" on its input and returns its answer.`,
     inputSchema,
     call: async (raw, signal) => {
-      const candidate = isObject ? raw : (raw as { readonly input?: unknown } | undefined)?.input
-      const decoded = decode(candidate, { errors: "all", onExcessProperty: "error" })
+      const decoded = decode(raw ?? {}, { errors: "all", onExcessProperty: "error" })
       if (Result.isFailure(decoded)) return errorResult(`Invalid input for agent "${agent.name}":\n${decoded.failure.message}`)
+      const value = isObject ? decoded.success : (decoded.success as { readonly input: unknown }).input
       try {
-        const output = await Effect.runPromise(agent.runEffect(decoded.success) as Effect.Effect<unknown, unknown>, { signal })
+        const output = await Effect.runPromise(agent.runEffect(value) as Effect.Effect<unknown, unknown>, { signal })
         return successResult(encodeOutput === undefined ? output : encodeOutput(output))
       } catch (error) {
         return errorResult(`Agent "${agent.name}" failed: ${describeCause(error)}`)
@@ -144,9 +151,10 @@ const successResult = (value: unknown): CallToolResult => {
 
 const errorResult = (text: string): CallToolResult => ({ content: [{ type: "text", text }], isError: true })
 
-/** A fresh protocol server for `definition` (one per stdio connection or HTTP request). */
-const protocolServer = (definition: McpServerDefinition): Server => {
+/** A protocol server for `definition` (one per stdio connection or HTTP session), with its in-flight calls. */
+const protocolServer = (definition: McpServerDefinition): { readonly server: Server; readonly settled: () => Promise<void> } => {
   const server = new Server({ name: definition.name, version: definition.version }, { capabilities: { tools: {} } })
+  const inFlight = new Set<Promise<unknown>>()
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: definition.tools.map((t) => ({
       name: t.name,
@@ -157,34 +165,63 @@ const protocolServer = (definition: McpServerDefinition): Server => {
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const served = definition.tools.find((t) => t.name === request.params.name)
     if (served === undefined) return errorResult(`Unknown tool "${request.params.name}"`)
-    return served.call(request.params.arguments, extra.signal)
+    // `extra.signal` aborts on notifications/cancelled and when the transport closes.
+    const running = served.call(request.params.arguments, extra.signal)
+    inFlight.add(running)
+    void running.finally(() => inFlight.delete(running))
+    return running
   })
-  return server
+  return { server, settled: () => Promise.allSettled([...inFlight]).then(() => undefined) }
+}
+
+/** A stdio server being served. */
+export interface McpStdioServer {
+  /**
+   * Completes when the client has gone away (stdin ended or closed) and the calls in flight then,
+   * cancelled by it, have settled. Wait for it to let the process exit with its client.
+   */
+  readonly closed: Effect.Effect<void>
 }
 
 /**
- * Serves `definition` over stdio (this process's stdin and stdout by default) until the scope closes.
+ * Serves `definition` over stdio (this process's stdin and stdout by default) until the scope closes
+ * or the client closes stdin, which cancels the calls in flight (their runs are interrupted) and
+ * completes `closed`.
  *
  * @example
  * ```ts
- * Effect.runFork(Effect.scoped(Effect.andThen(serveStdio(server), Effect.never)))
+ * // Serves until the client goes away, then the process exits.
+ * Effect.runFork(Effect.scoped(Effect.flatMap(serveStdio(server), (served) => served.closed)))
  * ```
  */
 export const serveStdio = (
   definition: McpServerDefinition,
   options: { readonly stdin?: NodeJS.ReadableStream; readonly stdout?: NodeJS.WritableStream } = {}
-): Effect.Effect<void, McpError, Scope.Scope> =>
+): Effect.Effect<McpStdioServer, McpError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
-        const server = protocolServer(definition)
-        await server.connect(new StdioServerTransport(options.stdin as never, options.stdout as never))
-        return server
+        const stdin = options.stdin ?? process.stdin
+        const { server, settled } = protocolServer(definition)
+        let resolveClosed: () => void = () => undefined
+        const closed = new Promise<void>((resolve) => (resolveClosed = resolve))
+        // Closing the protocol server aborts every in-flight handler's signal, interrupting the runs.
+        server.onclose = () => void settled().then(resolveClosed)
+        const clientGone = () => void server.close().catch(() => undefined)
+        await server.connect(new StdioServerTransport(stdin as never, options.stdout as never))
+        stdin.once("end", clientGone)
+        stdin.once("close", clientGone)
+        const stop = async () => {
+          stdin.off("end", clientGone)
+          stdin.off("close", clientGone)
+          await server.close().catch(() => undefined)
+        }
+        return { stop, served: Object.freeze({ closed: Effect.promise(() => closed) }) }
       },
       catch: (cause) => new McpError({ server: definition.name, operation: "serve", reason: describeCause(cause), cause })
     }),
-    (server) => Effect.promise(() => server.close().catch(() => undefined))
-  ).pipe(Effect.asVoid)
+    ({ stop }) => Effect.promise(stop)
+  ).pipe(Effect.map(({ served }) => served))
 
 /** Where an HTTP server listens. */
 export interface McpHttpAddress {
@@ -210,49 +247,106 @@ export const serveHttp = (
   return Effect.acquireRelease(
     Effect.tryPromise({
       try: () =>
-        new Promise<{ readonly http: ReturnType<typeof createServer>; readonly port: number }>((resolve, reject) => {
-          const http = createServer((req, res) => void handle(definition, path, req, res))
+        new Promise<{ readonly http: ReturnType<typeof createServer>; readonly port: number; readonly sessions: Sessions }>((resolve, reject) => {
+          const sessions: Sessions = new Map()
+          const http = createServer((req, res) => void handle(definition, path, sessions, req, res))
           http.once("error", reject)
           http.listen(options.port ?? 0, host, () => {
             const address = http.address()
-            resolve({ http, port: typeof address === "object" && address !== null ? address.port : 0 })
+            resolve({ http, sessions, port: typeof address === "object" && address !== null ? address.port : 0 })
           })
         }),
       catch: (cause) => new McpError({ server: definition.name, operation: "serve", reason: describeCause(cause), cause })
     }),
-    ({ http }) =>
-      Effect.promise(() =>
-        new Promise<void>((resolve) => {
+    ({ http, sessions }) =>
+      Effect.promise(async () => {
+        // Ends every session: their in-flight calls are cancelled.
+        await Promise.allSettled([...sessions.values()].map((s) => s.transport.close()))
+        await new Promise<void>((resolve) => {
           http.close(() => resolve())
           http.closeAllConnections()
         })
-      )
+      })
   ).pipe(Effect.map(({ port }) => Object.freeze({ url: `http://${host}:${port}${path}`, port })))
 }
 
-const handle = async (definition: McpServerDefinition, path: string, req: IncomingMessage, res: ServerResponse) => {
+/** The open HTTP sessions of one server, by session id. */
+type Sessions = Map<string, { readonly transport: StreamableHTTPServerTransport; readonly server: Server }>
+
+const jsonRpcError = (res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}) =>
+  void res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }))
+
+const maxBodyBytes = 4 * 1024 * 1024
+
+const readJson = (req: IncomingMessage): Promise<unknown> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length
+      if (size > maxBodyBytes) reject(new Error(`the body is over ${maxBodyBytes} bytes`))
+      else chunks.push(chunk)
+    })
+    req.once("end", () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")))
+      } catch (error) {
+        reject(error)
+      }
+    })
+    req.once("error", reject)
+  })
+
+/** The ids of the requests in a POST body (one message or a batch). */
+const requestIds = (body: unknown): ReadonlyArray<string | number> =>
+  (Array.isArray(body) ? body : [body]).flatMap((m) =>
+    typeof m === "object" && m !== null && "method" in m && "id" in m && (typeof m.id === "string" || typeof m.id === "number") ? [m.id] : []
+  )
+
+const handle = async (definition: McpServerDefinition, path: string, sessions: Sessions, req: IncomingMessage, res: ServerResponse) => {
   const pathname = new URL(req.url ?? "/", "http://localhost").pathname
   if (pathname !== path) return void res.writeHead(404).end()
-  if (req.method !== "POST") {
-    // Stateless: no server-initiated stream (GET) and no session to end (DELETE).
-    return void res.writeHead(405, { allow: "POST", "content-type": "application/json" }).end(
-      JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed." }, id: null })
-    )
-  }
-  const server = protocolServer(definition)
-  const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true }) // no sessionIdGenerator: stateless
-  res.on("close", () => {
-    void transport.close()
-    void server.close()
-  })
   try {
-    await server.connect(transport)
-    await transport.handleRequest(req, res)
-  } catch (error) {
-    if (!res.headersSent) {
-      res.writeHead(500, { "content-type": "application/json" }).end(
-        JSON.stringify({ jsonrpc: "2.0", error: { code: -32603, message: describeCause(error) }, id: null })
-      )
+    let body: unknown
+    if (req.method === "POST") {
+      try {
+        body = await readJson(req)
+      } catch (error) {
+        return jsonRpcError(res, 400, -32700, `Parse error: ${describeCause(error)}`)
+      }
     }
+    const sessionId = req.headers["mcp-session-id"]
+    if (typeof sessionId === "string") {
+      const session = sessions.get(sessionId)
+      if (session === undefined) return jsonRpcError(res, 404, -32001, "Session not found")
+      // A POST whose connection closes before its answer cancels the calls it carried, as the client would.
+      const ids = requestIds(body)
+      if (ids.length > 0) {
+        res.once("close", () => {
+          if (res.writableFinished) return
+          for (const requestId of ids) {
+            const cancel: JSONRPCMessage = { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId, reason: "the HTTP connection closed" } }
+            session.transport.onmessage?.(cancel)
+          }
+        })
+      }
+      return await session.transport.handleRequest(req, res, body)
+    }
+    if (req.method !== "POST") return jsonRpcError(res, 400, -32000, "Bad Request: no Mcp-Session-Id header; start a session with initialize")
+    // A new session: the transport answers anything but an initialize request with an error.
+    const { server } = protocolServer(definition)
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      enableJsonResponse: true,
+      onsessioninitialized: (id) => void sessions.set(id, { transport, server })
+    })
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+    }
+    await server.connect(transport)
+    await transport.handleRequest(req, res, body)
+    if (transport.sessionId === undefined) await server.close()
+  } catch (error) {
+    if (!res.headersSent) jsonRpcError(res, 500, -32603, describeCause(error))
   }
 }
