@@ -30,7 +30,7 @@ export type ModelErrorPolicy =
  * @example
  * ```ts
  * const client = withModelErrorPolicy(openai("gpt-4o"), ModelErrorPolicy.fallback([ollama("qwen2.5:7b")]))
- * withModelErrorPolicy(model, ModelErrorPolicy.retry(Schedule.exponential("200 millis").pipe(Schedule.both(Schedule.recurs(3)))))
+ * withModelErrorPolicy(model, ModelErrorPolicy.retry(Schedule.max([Schedule.exponential("200 millis"), Schedule.recurs(3)])))
  * withModelErrorPolicy(model, ModelErrorPolicy.respond({ _tag: "Text", content: "The service is busy; try later." }))
  * ```
  */
