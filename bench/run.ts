@@ -2,6 +2,7 @@
  * `npm run bench` (builds first, then `node --expose-gc --import tsx bench/run.ts`): the fair bench of
  * issue #20. Our library is measured as the built package (`dist/`; `BENCH_OURS=src` for the sources).
  * Prints figures; asserts nothing about speed (it does check that every library ran every scenario).
+ * Progress (a line as each section starts, with the time so far) goes to stderr, the figures to stdout.
  *
  * Sections (`BENCH_ONLY=calculator,memory,scaling,micro,streaming,approval,composition,cold,durable`):
  *   calculator   wall and CPU time per run, ours ÷ floor     BENCH_ROUNDS (7), BENCH_ROUND_MS (500)
@@ -25,6 +26,14 @@ const knob = (name: string, fallback: number) => Number(process.env[name] ?? fal
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim())
 const section = (name: string) => only === undefined || only.includes(name)
 
+// Progress goes to stderr, one line as each section starts, so the figures on stdout stay clean and a
+// run of several minutes is never silent.
+const sections = ["calculator", "memory", "scaling", "micro", "streaming", "approval", "composition", "cold", "durable"].filter(section)
+const benchStart = Date.now()
+let sectionsStarted = 0
+const elapsed = () => `${((Date.now() - benchStart) / 1000).toFixed(1)} s`
+const progress = (name: string, what: string) => process.stderr.write(`[bench ${++sectionsStarted}/${sections.length}] ${name}: ${what} (at ${elapsed()})\n`)
+
 console.log(
   `machine: ${cpus()[0]?.model ?? "unknown CPU"} x${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ` +
     `${process.platform}; load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}; ours measured from ${oursSource}; ` +
@@ -36,6 +45,7 @@ const keyOf = (key: string) => libraries.findIndex((library) => library.key === 
 if (section("calculator")) {
   const rounds = knob("BENCH_ROUNDS", 7)
   const roundMs = knob("BENCH_ROUND_MS", 500)
+  progress("calculator", `${libraries.length} libraries, ${rounds} interleaved rounds of ${roundMs} ms each after a warm-up`)
   const subjects = libraries.map((library) => {
     const counters = { modelCalls: 0, toolRuns: 0 }
     return { library, counters, runOnce: library.makeRunner(calculator, { counters }) }
@@ -68,6 +78,7 @@ if (section("calculator")) {
 if (section("memory")) {
   const runs = knob("BENCH_MEMORY_RUNS", 5000)
   const rounds = knob("BENCH_MEMORY_ROUNDS", 3)
+  progress("memory", `${runs} parked runs, one process per library and round (${libraries.length} libraries × ${rounds} rounds)`)
   const memory = liveMemory(libraries, { runs, rounds })
   console.log(`\nLive memory per in-flight run: ${runs} calculator runs parked in their third model call, gc() twice, heapUsed delta ÷ ${runs}; one process per library and round, ${rounds} rounds`)
   console.table(memory.map((m, index) => ({ library: libraries[index]!.name, "KB/run (min–max)": show(m.kbPerRun, 2), "all ran": m.ok })))
@@ -78,11 +89,13 @@ if (section("scaling")) {
   const { runScaling } = await import("./scaling.ts")
   const rounds = knob("BENCH_SCALING_ROUNDS", 3)
   const roundMs = knob("BENCH_SCALING_MS", 300)
+  progress("scaling", `5 run sizes, ${rounds} rounds of ${roundMs} ms`)
   console.log(`\nPer-turn cost as runs grow (wall µs per model call; median (min–max) of ${rounds} interleaved rounds of ${roundMs} ms)`)
   console.table(await runScaling(libraries.filter((l) => l.key !== "ai"), { rounds, roundMs }))
 }
 
 if (section("micro")) {
+  progress("micro", "our hot spots")
   const { runMicro } = await import("./micro.ts")
   const micro = runMicro()
   console.log("\nOur hot spots (medians)")
@@ -98,6 +111,7 @@ if (section("streaming")) {
   collect()
   const { runStreaming } = await import("./streaming.ts")
   const runs = knob("BENCH_STREAM_RUNS", 200)
+  progress("streaming", `${runs} runs per library`)
   console.log(`\nStreaming: the same mock stream of 200 text deltas, usage reported (median (min–max) of ${runs} runs, libraries interleaved run by run)`)
   console.table(await runStreaming({ runs }))
 }
@@ -109,6 +123,7 @@ if (section("approval")) {
   collect()
   const { runApproval } = await import("./approval.ts")
   const { rounds, roundMs } = overheadRounds()
+  progress("approval", `${rounds} rounds of ${roundMs} ms`)
   console.log(
     "\nApproval: the calculator with `multiply` needing approval: run → suspended → state serialised to a string (the snapshot) → read back → approve → resume → 17, " +
       `beside each library's run without approval; median (min–max) of ${rounds} interleaved rounds of ${roundMs} ms`
@@ -120,6 +135,7 @@ if (section("composition")) {
   collect()
   const { runComposition } = await import("./composition.ts")
   const { rounds, roundMs } = overheadRounds()
+  progress("composition", `${rounds} rounds of ${roundMs} ms`)
   console.log(
     "\nComposition: cost per child run through agent-as-tool ((parent + 3 child-as-tool calls − parent + 3 plain tool calls) ÷ 3) and per stage of a 3-agent chain, " +
       `beside the child run directly; median (min–max) of ${rounds} interleaved rounds of ${roundMs} ms`
@@ -130,14 +146,18 @@ if (section("composition")) {
 if (section("cold")) {
   const { runColdStart } = await import("./cold-start.ts")
   const runs = knob("BENCH_COLD_RUNS", 7)
+  progress("cold", `${runs} fresh processes per library`)
   console.log(`\nCold start: a fresh \`node\` process importing the built package and running the calculator once (median (min–max) of ${runs}, interleaved)`)
   console.table(runColdStart({ runs }))
 }
 
 // --- durable runs (#18): cost per step, durable against in-memory (PostgreSQL rows when DATABASE_URL is set).
 if (section("durable")) {
+  progress("durable", "durable against in-memory runs")
   collect()
   const { durableFigures } = await import("./durable.ts")
   console.log("\nDurable runs: cost per step, durable against in-memory (bench/durable.ts)")
   console.table(await durableFigures())
 }
+
+process.stderr.write(`[bench] done: ${sections.length} sections in ${elapsed()}\n`)
