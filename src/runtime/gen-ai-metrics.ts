@@ -48,14 +48,62 @@ export const tokenUsage = Metric.histogram("gen_ai.client.token.usage", {
   boundaries: tokenBoundaries
 })
 
-const baseAttributes = (model: ModelMetadata | undefined): Record<string, string> => ({
-  "gen_ai.operation.name": "chat",
-  ...(model?.provider === undefined ? {} : { "gen_ai.provider.name": model.provider }),
-  ...(model?.model === undefined ? {} : { "gen_ai.request.model": model.model })
-})
+/**
+ * The series of one client (provider and model), made once. Each is a histogram with its attributes
+ * given at construction, so its registry key is computed once: `Metric.withAttributes` recomputes it
+ * on every update (about 5 us a call). Same name and attributes, same series as `withAttributes` gives.
+ */
+interface Series {
+  readonly base: Record<string, string>
+  readonly duration: Metric.Metric<number, unknown>
+  readonly input: Metric.Metric<number, unknown>
+  readonly output: Metric.Metric<number, unknown>
+  readonly failed: Map<string, Metric.Metric<number, unknown>>
+}
+
+/** Series by provider and model; bounded, as model names may come from configuration at run time. */
+const seriesByClient = new Map<string, Series>()
+const maxClients = 256
+const maxErrorTypes = 64
+
+const durationSeries = (attributes: Record<string, string>) =>
+  Metric.histogram("gen_ai.client.operation.duration", { description: "GenAI operation duration", boundaries: durationBoundaries, attributes: { ...attributes, unit: "s" } })
+
+const tokenSeries = (attributes: Record<string, string>) =>
+  Metric.histogram("gen_ai.client.token.usage", { description: "Number of input and output tokens used", boundaries: tokenBoundaries, attributes: { ...attributes, unit: "{token}" } })
+
+const seriesOf = (model: ModelMetadata | undefined): Series => {
+  const key = `${model?.provider ?? ""}\u0000${model?.model ?? ""}`
+  const known = seriesByClient.get(key)
+  if (known !== undefined) return known
+  const base: Record<string, string> = {
+    "gen_ai.operation.name": "chat",
+    ...(model?.provider === undefined ? {} : { "gen_ai.provider.name": model.provider }),
+    ...(model?.model === undefined ? {} : { "gen_ai.request.model": model.model })
+  }
+  const series: Series = {
+    base,
+    duration: durationSeries(base),
+    input: tokenSeries({ ...base, "gen_ai.token.type": "input" }),
+    output: tokenSeries({ ...base, "gen_ai.token.type": "output" }),
+    failed: new Map()
+  }
+  if (seriesByClient.size >= maxClients) seriesByClient.clear()
+  seriesByClient.set(key, series)
+  return series
+}
+
+const failedSeries = (series: Series, errorType: string): Metric.Metric<number, unknown> => {
+  const known = series.failed.get(errorType)
+  if (known !== undefined) return known
+  const metric = durationSeries({ ...series.base, "error.type": errorType })
+  if (series.failed.size < maxErrorTypes) series.failed.set(errorType, metric)
+  return metric
+}
 
 /**
  * Records one model call: its duration, `errorType` when it failed, and its usage when reported.
+ * One Effect for all of it (the metrics are updated in the fiber's registry directly).
  *
  * @example
  * ```ts
@@ -67,14 +115,16 @@ export const recordModelCall = (
   durationMs: number,
   usage: Usage | undefined,
   errorType: string | undefined
-): Effect.Effect<void> => {
-  const base = baseAttributes(model)
-  const duration = Metric.update(
-    Metric.withAttributes(operationDuration, { ...base, ...(errorType === undefined ? {} : { "error.type": errorType }), unit: "s" }),
-    Math.max(0, durationMs) / 1000
-  )
-  if (usage === undefined) return duration
-  const tokens = (type: "input" | "output", value: number) =>
-    Metric.update(Metric.withAttributes(tokenUsage, { ...base, "gen_ai.token.type": type, unit: "{token}" }), value)
-  return Effect.andThen(duration, Effect.andThen(tokens("input", usage.inputTokens), tokens("output", usage.outputTokens)))
-}
+): Effect.Effect<void> =>
+  Effect.withFiber((fiber) => {
+    const series = seriesOf(model)
+    const context = fiber.context
+    const seconds = Math.max(0, durationMs) / 1000
+    if (errorType === undefined) series.duration.updateUnsafe(seconds, context)
+    else failedSeries(series, errorType).updateUnsafe(seconds, context)
+    if (usage !== undefined) {
+      series.input.updateUnsafe(usage.inputTokens, context)
+      series.output.updateUnsafe(usage.outputTokens, context)
+    }
+    return Effect.void
+  })
