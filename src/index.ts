@@ -226,3 +226,6 @@ export type { Chunker, ResponsePart } from "./model/response-part.ts"
 export { eventStreamResponse } from "./runtime/event-stream-response.ts"
 export type { EventStreamOptions } from "./runtime/event-stream-response.ts"
 export { sendResponse } from "./node/send-response.ts"
+// useChat bodies, chat endpoints and edge runtimes live in `effect-agent-dsl/web`; the Node adapter is here too.
+export { nodeHandler, toWebRequest } from "./node/node-handler.ts"
+export type { NodeRequest } from "./node/node-handler.ts"

@@ -148,3 +148,22 @@ describe("limits over HTTP", () => {
     expect(frames.at(-2)).toBe(`data: {"type":"finish"}`)
   })
 })
+
+describe("the README's recipes", () => {
+  it("are these files: every line of each recipe is in the README's Web frameworks section, in order", async () => {
+    const { readFileSync } = await import("node:fs")
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8")
+    const section = readme.slice(readme.indexOf("## Web frameworks"), readme.indexOf("### `fromUIMessages`"))
+    for (const recipe of ["next-route.ts", "hono-app.ts", "express-app.ts"]) {
+      const lines = readFileSync(new URL(`./recipes/${recipe}`, import.meta.url), "utf8").split("\n")
+        // The agent's module is the app's own (`@/lib/assistant`, `./assistant`); the file name is prose there.
+        .filter((line) => line.trim() !== "" && !/from "\.\/assistant\.ts"$/.test(line) && !line.startsWith("// app/"))
+      let at = 0
+      for (const line of lines) {
+        const found = section.indexOf(`${line}\n`, at)
+        expect(found, `${recipe}: ${line}`).toBeGreaterThan(-1)
+        at = found + line.length
+      }
+    }
+  })
+})
