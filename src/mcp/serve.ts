@@ -152,7 +152,9 @@ const successResult = (value: unknown): CallToolResult => {
 const errorResult = (text: string): CallToolResult => ({ content: [{ type: "text", text }], isError: true })
 
 /** A protocol server for `definition` (one per stdio connection or HTTP session), with its in-flight calls. */
-const protocolServer = (definition: McpServerDefinition): { readonly server: Server; readonly settled: () => Promise<void> } => {
+const protocolServer = (
+  definition: McpServerDefinition
+): { readonly server: Server; readonly settled: () => Promise<void>; readonly busy: () => boolean } => {
   const server = new Server({ name: definition.name, version: definition.version }, { capabilities: { tools: {} } })
   const inFlight = new Set<Promise<unknown>>()
   server.setRequestHandler(ListToolsRequestSchema, () => ({
@@ -171,7 +173,7 @@ const protocolServer = (definition: McpServerDefinition): { readonly server: Ser
     void running.finally(() => inFlight.delete(running))
     return running
   })
-  return { server, settled: () => Promise.allSettled([...inFlight]).then(() => undefined) }
+  return { server, settled: () => Promise.allSettled([...inFlight]).then(() => undefined), busy: () => inFlight.size > 0 }
 }
 
 /** A stdio server being served. */
@@ -231,7 +233,10 @@ export interface McpHttpAddress {
 
 /**
  * Serves `definition` over streamable HTTP at `http://host:port/path` until the scope closes. Port 0
- * (the default) picks a free port; the address says which.
+ * (the default) picks a free port; the address says which. Each client gets a session; a session ends
+ * when the client ends it (DELETE), when it has been idle (no request and no call running) for
+ * `sessionIdleMs` (default 30 minutes; the client then gets 404 and starts a new one), or when the
+ * scope closes; its running calls are cancelled.
  *
  * @example
  * ```ts
@@ -240,16 +245,28 @@ export interface McpHttpAddress {
  */
 export const serveHttp = (
   definition: McpServerDefinition,
-  options: { readonly port?: number; readonly host?: string; readonly path?: string } = {}
+  options: { readonly port?: number; readonly host?: string; readonly path?: string; readonly sessionIdleMs?: number } = {}
 ): Effect.Effect<McpHttpAddress, McpError, Scope.Scope> => {
   const host = options.host ?? "127.0.0.1"
   const path = options.path ?? "/mcp"
+  const idleMs = options.sessionIdleMs ?? 30 * 60_000
+  if (!(Number.isFinite(idleMs) && idleMs > 0)) {
+    return Effect.fail(new McpError({ server: definition.name, operation: "serve", reason: `sessionIdleMs must be a positive number of milliseconds, got ${idleMs}` }))
+  }
   return Effect.acquireRelease(
     Effect.tryPromise({
       try: () =>
         new Promise<{ readonly http: ReturnType<typeof createServer>; readonly port: number; readonly sessions: Sessions }>((resolve, reject) => {
           const sessions: Sessions = new Map()
           const http = createServer((req, res) => void handle(definition, path, sessions, req, res))
+          const sweep = setInterval(() => {
+            const now = Date.now()
+            for (const session of sessions.values()) {
+              if (!session.busy() && now - session.seen.at > idleMs) void session.transport.close()
+            }
+          }, Math.max(10, Math.min(idleMs / 2, 60_000)))
+          sweep.unref()
+          http.once("close", () => clearInterval(sweep))
           http.once("error", reject)
           http.listen(options.port ?? 0, host, () => {
             const address = http.address()
@@ -271,7 +288,12 @@ export const serveHttp = (
 }
 
 /** The open HTTP sessions of one server, by session id. */
-type Sessions = Map<string, { readonly transport: StreamableHTTPServerTransport; readonly server: Server }>
+type Sessions = Map<string, {
+  readonly transport: StreamableHTTPServerTransport
+  readonly busy: () => boolean
+  /** When the session last received a request (milliseconds since the epoch). */
+  readonly seen: { at: number }
+}>
 
 const jsonRpcError = (res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}) =>
   void res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }))
@@ -319,6 +341,7 @@ const handle = async (definition: McpServerDefinition, path: string, sessions: S
     if (typeof sessionId === "string") {
       const session = sessions.get(sessionId)
       if (session === undefined) return jsonRpcError(res, 404, -32001, "Session not found")
+      session.seen.at = Date.now()
       // A POST whose connection closes before its answer cancels the calls it carried, as the client would.
       const ids = requestIds(body)
       if (ids.length > 0) {
@@ -334,11 +357,11 @@ const handle = async (definition: McpServerDefinition, path: string, sessions: S
     }
     if (req.method !== "POST") return jsonRpcError(res, 400, -32000, "Bad Request: no Mcp-Session-Id header; start a session with initialize")
     // A new session: the transport answers anything but an initialize request with an error.
-    const { server } = protocolServer(definition)
+    const { server, busy } = protocolServer(definition)
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
-      onsessioninitialized: (id) => void sessions.set(id, { transport, server })
+      onsessioninitialized: (id) => void sessions.set(id, { transport, busy, seen: { at: Date.now() } })
     })
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)

@@ -104,6 +104,38 @@ describe("MCP server over streamable HTTP, with the SDK's client", { timeout: 20
   })
 })
 
+describe("MCP server sessions over HTTP", { timeout: 20_000 }, () => {
+  it("ends a session idle for sessionIdleMs, and not one whose call is still running", async () => {
+    const slow = neverModel()
+    const scope = Effect.runSync(Scope.make())
+    const server = mcpServer({ name: "idle", agents: [agent("slow").model(slow.model), agent("echo").model(ModelClient.fromFunction((r) => text(r.messages.at(-1)!.content)))] })
+    const { url } = await Effect.runPromise(serveHttp(server, { sessionIdleMs: 150 }).pipe(Scope.provide(scope)))
+    const busy = new Client({ name: "busy", version: "1.0.0" })
+    const idle = new Client({ name: "idle", version: "1.0.0" })
+    try {
+      await busy.connect(new StreamableHTTPClientTransport(new URL(url)))
+      await idle.connect(new StreamableHTTPClientTransport(new URL(url)))
+      const running = busy.callTool({ name: "slow", arguments: { input: "go" } })
+      running.catch(() => undefined)
+      await eventually(() => slow.seen.started === 1)
+      await new Promise((r) => setTimeout(r, 600))
+      await expect(idle.callTool({ name: "echo", arguments: { input: "hi" } })).rejects.toThrow(/404|Session not found/)
+      expect(slow.seen.interrupted).toBe(0)
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      await busy.close()
+      await idle.close()
+    }
+    // Closing the scope cancelled the running call.
+    expect(slow.seen.interrupted).toBe(1)
+  })
+
+  it("refuses a sessionIdleMs that is not a positive number, with McpError", async () => {
+    const exit = await Effect.runPromiseExit(Effect.scoped(serveHttp(mcpServer({ name: "x" }), { sessionIdleMs: Number.NaN })))
+    expect(Exit.isFailure(exit) && String(exit.cause)).toMatch(/sessionIdleMs must be a positive number/)
+  })
+})
+
 describe("MCP server over stdio, as a child process", { timeout: 30_000 }, () => {
   it("interrupts the agent's run when the SDK's client cancels the tools/call", async () => {
     const transport = new StdioClientTransport({ command: process.execPath, args: ["--import", "tsx", fixture], cwd: root, stderr: "pipe" })
