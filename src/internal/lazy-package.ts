@@ -5,7 +5,7 @@
  * built, so building one still fails at once, as before, when its SDK refuses the options.
  *
  * Nothing here imports a `node:` module when the package loads (edge runtimes have none): `require`
- * is made on the first load, through `process.getBuiltinModule` (Node >= 20.16, Bun, Deno). Where
+ * is made on the first load, through `process.getBuiltinModule` (Node >= 20.16). Where
  * there is no `require` (a Worker, an edge function), a module must have been handed over with
  * {@link providePackage} beforehand; `effect-agent-dsl/web` does so for the Effect modules a streaming
  * run needs.
