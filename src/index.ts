@@ -41,6 +41,7 @@ export type {
   Listener,
   ModelCallEvent,
   ModelResponseEvent,
+  RetryingEvent,
   RunEndEvent,
   RunStartEvent,
   SkillChosenEvent,
@@ -158,6 +159,8 @@ export { CaptureMessageContent } from "./runtime/gen-ai-content.ts"
 export { operationDuration as genAiOperationDuration, tokenUsage as genAiTokenUsage } from "./runtime/gen-ai-metrics.ts"
 export { ModelErrorPolicy, withModelErrorPolicy } from "./model/model-error-policy.ts"
 export type { ModelFunction } from "./model/model-client.ts"
+export { announceRetry, ModelRetryListener, retryLine } from "./model/model-retry.ts"
+export type { RetryListener, RetryNotice } from "./model/model-retry.ts"
 export { fromAiSdk } from "./providers/ai-sdk.ts"
 export type { AiSdkOptions } from "./providers/ai-sdk.ts"
 export { anthropic } from "./providers/anthropic.ts"
