@@ -8,14 +8,21 @@
  *    no other tool of the server has, or gets, the same name.
  * 3. Otherwise (too long, or colliding: `a.b` beside `a_b`) the name is cut to 55 characters and
  *    suffixed with `_` and 8 hex digits of a hash of the server's own tool name
- *    (`odd_files_read_3f0c2a91`); in the unlikely case that this is taken too, the hash is salted
- *    until it is free.
+ *    (`odd_files_read_feef3122` for `files.read` beside `files_read`); in the unlikely case that this
+ *    is taken too, the hash is salted until it is free.
  *
  * So names are unique, valid, and each maps back to exactly one server tool (`toServer`).
  */
 import { toolNamePattern } from "../dsl/tool.ts"
 
-/** The longest tool name providers accept. */
+/**
+ * The longest tool name providers accept.
+ *
+ * @example
+ * ```ts
+ * mcpToolName("fs", "x".repeat(100)).length <= maxToolNameLength // true
+ * ```
+ */
 export const maxToolNameLength = 64
 
 /** The agent names of a server's tools, both ways. */
@@ -103,7 +110,15 @@ type AllowedChar =
   | "A" | "B" | "C" | "D" | "E" | "F" | "G" | "H" | "I" | "J" | "K" | "L" | "M" | "N" | "O" | "P" | "Q" | "R" | "S" | "T" | "U" | "V" | "W" | "X" | "Y" | "Z"
   | "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "_" | "-"
 
-/** `true` when `N` is a valid tool name (rule 1: kept as it is), computed by the compiler. */
+/**
+ * `true` when `N` is a valid tool name (rule 1: kept as it is), computed by the compiler.
+ *
+ * @example
+ * ```ts
+ * const kept: IsValidToolName<"fs_read"> = true
+ * const renamed: IsValidToolName<"fs_files.read"> = false
+ * ```
+ */
 export type IsValidToolName<N extends string, Seen extends ReadonlyArray<0> = []> = Seen["length"] extends 65 ? false
   : N extends `${infer C}${infer Rest}` ? (C extends AllowedChar ? IsValidToolName<Rest, [...Seen, 0]> : false)
   : Seen["length"] extends 0 ? false

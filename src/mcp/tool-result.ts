@@ -31,7 +31,14 @@ export type MappedResult =
   | { readonly _tag: "Output"; readonly output: McpToolOutput }
   | { readonly _tag: "ToolError"; readonly text: string }
 
-/** The default cap of a tool result handed to the model: 64 KiB of UTF-8. */
+/**
+ * The default cap of a tool result handed to the model: 64 KiB of UTF-8.
+ *
+ * @example
+ * ```ts
+ * yield* mcpTools(server, { maxResultBytes: 4 * defaultMaxResultBytes })
+ * ```
+ */
 export const defaultMaxResultBytes = 65_536
 
 /** Options of {@link mapToolResult}. */

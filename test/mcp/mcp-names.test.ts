@@ -30,6 +30,7 @@ describe("MCP tool names", { timeout: 20_000 }, () => {
     expect(new Set(agentNames).size).toBe(names.length)
     for (const name of agentNames) expect(name).toMatch(/^[A-Za-z0-9_-]{1,64}$/)
     expect(agentNames[1]).toBe("odd_files_read") // a valid name is kept as it is
+    expect(agentNames[0]).toBe("odd_files_read_feef3122") // the documented, stable suffix
     expect(agentNames[5]).toBe("odd_plain")
     expect(ran).toEqual(names.map((n) => `ran ${n}`))
   })
