@@ -22,6 +22,10 @@ import {
   type ToolObservations
 } from "../../src/testing/arbitraries.ts"
 
+import { quietLogs } from "../support/quiet-logs.ts"
+
+// Retries and failing hooks here are on purpose: their log lines are held back (test/support/quiet-logs.ts).
+quietLogs()
 const numRuns = Number(process.env.PROPERTY_RUNS ?? 50)
 
 const maxDuration = 60_000
