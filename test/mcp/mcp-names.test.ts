@@ -6,7 +6,7 @@
 import { join } from "node:path"
 import { Effect } from "effect"
 import { describe, expect, expectTypeOf, it } from "vitest"
-import { agent, text, toolCalls } from "../../src/index.ts"
+import { agent, skill, text, toolCalls } from "../../src/index.ts"
 import { McpError, mcpStdio, mcpTools } from "../../src/mcp/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { failureOf, runExit } from "../fixtures.ts"
@@ -49,6 +49,9 @@ describe("MCP tool names", { timeout: 20_000 }, () => {
       // The kept name is a typed key; the long one is not promised under `odd_${long}`.
       expectTypeOf(toolset.tools.odd_plain.name).toEqualTypeOf<"odd_plain">()
       expectTypeOf(toolset.byServerName).toHaveProperty(long)
+      // The record (typed keys plus a string index) registers on an agent, whose skills take the typed handle.
+      const a = agent("a").model(scriptedModel([text("ok")])).tools(toolset.tools).skills((t) => [skill("plain", "Plain").tools(t.odd_plain)])
+      expect(yield* a.runEffect("x")).toBe("ok")
     })))
   })
 
