@@ -8,6 +8,7 @@ import * as Arbitrary from "effect/Arbitrary"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import fc from "fast-check"
+import { handoffToolName } from "../dsl/agent-definition.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import { ModelError } from "../errors.ts"
 import type { LlmResponseInit, ToolCallInit } from "../model/messages.ts"
@@ -217,6 +218,59 @@ export const arbMcpToolNames = (options: ArbMcpToolNamesOptions = {}): fc.Arbitr
 
 /** Valid MCP server names (1-40 letters, digits, `_`, `-`), as `mcpStdio`/`mcpHttp` accept them. */
 export const arbMcpServerName = (): fc.Arbitrary<string> => fc.stringMatching(/^[A-Za-z0-9_-]{1,40}$/)
+
+/**
+ * A response that hands off more than once, or beside ordinary calls: 1 to 3 calls to
+ * `handoff_to_<target>` (repeats allowed) and up to 3 calls to `tools`, in any order, with unique ids.
+ * What found that the calls after a handoff were left without a result in the target's transcript.
+ *
+ * @example
+ * ```ts
+ * fc.sample(arbParallelHandoffs(["billing", "support"], [refund]), 3)
+ * ```
+ */
+export const arbParallelHandoffs = (
+  targets: ReadonlyArray<string>,
+  tools: ReadonlyArray<AnyTool>,
+  options: ArbToolCallOptions = {}
+): fc.Arbitrary<LlmResponseInit> => {
+  const handoff = fc.constantFrom(...targets).map((target): ToolCallInit => ({ name: handoffToolName(target), arguments: {} }))
+  const ordinary = tools.length === 0 ? fc.constant([]) : fc.array(arbToolCall(tools, { unknownRate: 0, ...options }), { maxLength: 3 })
+  return fc.tuple(fc.array(handoff, { minLength: 1, maxLength: 3 }), ordinary)
+    .chain(([handoffs, calls]) => {
+      const all = [...handoffs, ...calls]
+      return fc.shuffledSubarray(all, { minLength: all.length, maxLength: all.length })
+    })
+    .map((calls): LlmResponseInit => ({ _tag: "ToolCalls", calls: calls.map((call, i) => ({ ...call, id: `call_${i}` })) }))
+}
+
+/**
+ * An option name that is not in `known`: a near miss of a known one (a letter dropped, doubled or
+ * changed in case, an `s` added or removed), one of `oldNames`, or any other identifier. For checking
+ * that unknown options are refused at construction instead of silently ignored.
+ *
+ * @example
+ * ```ts
+ * fc.sample(arbUnknownOption(["maxTurns", "maxToolCalls"], ["onError"]), 3) // ["maxTurn", "onError", "zq"]
+ * ```
+ */
+export const arbUnknownOption = (known: ReadonlyArray<string>, oldNames: ReadonlyArray<string> = []): fc.Arbitrary<string> => {
+  const nearMiss = fc.tuple(fc.constantFrom(...known), fc.nat(), fc.constantFrom("drop", "double", "case", "plural")).map(([name, at, how]) => {
+    const i = at % name.length
+    switch (how) {
+      case "drop":
+        return name.slice(0, i) + name.slice(i + 1)
+      case "double":
+        return name.slice(0, i) + name[i] + name.slice(i)
+      case "case":
+        return name.slice(0, i) + (name[i] === name[i]!.toUpperCase() ? name[i]!.toLowerCase() : name[i]!.toUpperCase()) + name.slice(i + 1)
+      default:
+        return name.endsWith("s") ? name.slice(0, -1) : `${name}s`
+    }
+  })
+  const other = fc.stringMatching(/^[A-Za-z_$][A-Za-z0-9_$]{0,15}$/)
+  return fc.oneof(nearMiss, ...(oldNames.length === 0 ? [] : [fc.constantFrom(...oldNames)]), other).filter((name) => name !== "" && !known.includes(name))
+}
 
 export {
   arbClientBehaviour,

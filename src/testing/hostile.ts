@@ -68,9 +68,12 @@ export type HookBehaviour =
   | { readonly _tag: "NeverSettles" }
   | { readonly _tag: "EffectNever" }
   | { readonly _tag: "Interrupts" }
+  /** Blocks its thread for `ms` real milliseconds, then returns (JavaScript cannot pre-empt it). */
+  | { readonly _tag: "SyncHang"; readonly ms: number }
 
 /**
- * Hook behaviours, well-behaved ones `okWeight` times as likely as each misbehaviour.
+ * Hook behaviours, well-behaved ones `okWeight` times as likely as each misbehaviour: throwing,
+ * rejecting, a Promise that never settles, `Effect.never`, `Effect.interrupt`, a short synchronous hang.
  *
  * @example
  * ```ts
@@ -81,7 +84,8 @@ export const arbHookBehaviour = (okWeight = 4): fc.Arbitrary<HookBehaviour> =>
   fc.oneof(
     { weight: okWeight, arbitrary: fc.constant<HookBehaviour>({ _tag: "Ok" }) },
     { weight: 1, arbitrary: fc.oneof(arbHostileValueKind, fc.constant("error" as const)).map((value): HookBehaviour => ({ _tag: "Throws", value })) },
-    { weight: 1, arbitrary: fc.constantFrom<HookBehaviour>({ _tag: "Rejects" }, { _tag: "NeverSettles" }, { _tag: "EffectNever" }, { _tag: "Interrupts" }) }
+    { weight: 1, arbitrary: fc.constantFrom<HookBehaviour>({ _tag: "Rejects" }, { _tag: "NeverSettles" }, { _tag: "EffectNever" }, { _tag: "Interrupts" }) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }).map((ms): HookBehaviour => ({ _tag: "SyncHang", ms })) }
   )
 
 const never = () => new Promise<never>(() => {})
@@ -109,6 +113,13 @@ export const hostileHook = <E>(behaviour: HookBehaviour, observe?: (event: E) =>
       return Effect.never
     case "Interrupts":
       return Effect.interrupt
+    case "SyncHang": {
+      const until = Date.now() + behaviour.ms
+      while (Date.now() < until) {
+        // busy: the thread is held, as by a synchronous loop in user code
+      }
+      return undefined
+    }
   }
 }
 
