@@ -17,6 +17,10 @@ import {
 import type { LlmMessage, ToolUseEvent } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { failureOf, makeCalculatorTools, runExit } from "../fixtures.ts"
+import { quietLogs } from "../support/quiet-logs.ts"
+
+// Retries and failing hooks here are on purpose: their log lines are held back (test/support/quiet-logs.ts).
+quietLogs()
 
 const call = (name: string, args: unknown, id = `call_${name}`) => ({ id, name, arguments: args })
 

@@ -4,6 +4,10 @@ import { agent, skill, text, tool, toolCalls } from "../../src/index.ts"
 import type { AgentEvent } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { captureSpans, makeCalculatorTools } from "../fixtures.ts"
+import { quietLogs } from "../support/quiet-logs.ts"
+
+// Retries and failing hooks here are on purpose: their log lines are held back (test/support/quiet-logs.ts).
+quietLogs()
 
 
 const parentName = (span: Tracer.NativeSpan, all: ReadonlyArray<Tracer.NativeSpan>) => {

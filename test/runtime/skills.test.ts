@@ -7,6 +7,10 @@ import { describe, expect, it } from "vitest"
 import { agent, fileKnowledge, inMemoryStore, type MemoryStore, skill, text, toolCalls } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { failureOf, makeCalculatorTools, runExit } from "../fixtures.ts"
+import { quietLogs } from "../support/quiet-logs.ts"
+
+// Retries and failing hooks here are on purpose: their log lines are held back (test/support/quiet-logs.ts).
+quietLogs()
 
 const call = (name: string, args: unknown, id = `call_${name}`) => ({ id, name, arguments: args })
 
