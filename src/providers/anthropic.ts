@@ -52,8 +52,8 @@ const provider = "anthropic"
  *
  * @example
  * ```ts
- * const model = anthropic("claude-sonnet-4-5", { maxTokens: 2048 })
- * const thinker = anthropic("claude-sonnet-4-5", { thinkingBudget: 4000 })
+ * const model = anthropic("claude-sonnet-5-5", { maxTokens: 2048 })
+ * const thinker = anthropic("claude-sonnet-5-5", { thinkingBudget: 4000 })
  * agent("calc").model(model)
  * ```
  */
@@ -94,7 +94,7 @@ const defaultMaxTokens = 4096
  *
  * @example
  * ```ts
- * const body = toAnthropicRequest("claude-sonnet-4-5", { messages, tools: [add.definition], toolChoice: "required" })
+ * const body = toAnthropicRequest("claude-sonnet-5-5", { messages, tools: [add.definition], toolChoice: "required" })
  * // body.tool_choice: { type: "any" }
  * ```
  */

@@ -12,9 +12,16 @@ import { createInterface } from "node:readline"
 import { Effect } from "effect"
 import { Decision, inMemorySessionStore, session } from "effect-agent-dsl"
 import { makeAssistant } from "./agent.ts"
-import { chooseModel } from "./model.ts"
+import { type ChosenModel, chooseModel } from "./model.ts"
 
-const model = chooseModel()
+let model: ChosenModel
+try {
+  model = chooseModel()
+} catch (error) {
+  // fromEnv() names the variable that is missing or invalid (an AgentConfigError).
+  console.error(`failed: ${error instanceof Error ? error.message : String(error)}`)
+  process.exit(1)
+}
 const assistant = makeAssistant(model.client, model.maxTurns)
 const store = inMemorySessionStore()
 const chat = session(assistant, "terminal", { store, window: { lastTurns: 20 } })
