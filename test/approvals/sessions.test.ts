@@ -1,10 +1,10 @@
 import { fc, test as propTest } from "@fast-check/vitest"
-import { Effect, Schema } from "effect"
+import { Effect, Exit, Layer, Schema, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { agent, applyWindow, inMemorySessionStore, type LlmMessage, session, text, tool, toolCalls } from "../../src/index.ts"
-import { openPostgresSessionStore } from "../../src/postgres/index.ts"
+import { agent, applyWindow, inMemorySessionStore, type LlmMessage, session, type SessionStore, text, tool, toolCalls } from "../../src/index.ts"
+import { openPostgresSessionStore, sqlSessionStore } from "../../src/postgres/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
-import { startPostgres, type TestPostgres } from "../support/postgres.ts"
+import { startDatabase, type TestDatabase } from "../support/database.ts"
 
 const add = tool("add", { args: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }), run: ({ a, b }) => a + b })
 
@@ -70,21 +70,30 @@ describe("the context window", () => {
   })
 })
 
-describe("sessions on PostgreSQL", () => {
-  let pg: TestPostgres
+describe("sessions in SQL (PostgreSQL, or PGlite where there is none)", () => {
+  let db: TestDatabase
   beforeAll(async () => {
-    pg = await startPostgres()
+    db = await startDatabase()
   }, 60_000)
-  afterAll(() => pg?.stop(), 60_000)
+  afterAll(() => db?.stop(), 60_000)
+
+  /** The public PostgreSQL store on PostgreSQL; `sqlSessionStore` over the embedded engine's PGlite. */
+  const open = async (): Promise<{ readonly store: SessionStore; readonly close: () => Promise<void> }> => {
+    if (db.url !== undefined) return openPostgresSessionStore({ url: db.url })
+    const scope = Effect.runSync(Scope.make())
+    // The client lives as long as the store (its scope), as `openPostgresSessionStore`'s pool does.
+    const store = await Effect.runPromise(Effect.flatMap(Layer.buildWithScope(db.sql(), scope), (client) => sqlSessionStore().pipe(Effect.provide(client))))
+    return { store, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+  }
 
   it("continue across store instances (as across processes), and concurrent appends never interleave", async () => {
-    const first = await openPostgresSessionStore({ url: pg.url })
+    const first = await open()
     const model = conversation()
     const calc = agent("calc").model(model).tools({ add })
     expect(await session(calc, "pg-1", { store: first.store }).send("1 + 2?")).toBe("3")
     await first.close()
 
-    const second = await openPostgresSessionStore({ url: pg.url })
+    const second = await open()
     expect(await session(calc, "pg-1", { store: second.store }).send("what did I ask?")).toBe("you asked for 1 + 2")
     expect(model.requests[2]!.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "user"])
     const stored = await Effect.runPromise(second.store.load("pg-1"))

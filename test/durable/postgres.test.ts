@@ -1,14 +1,12 @@
 /**
- * The SQL stores (`ToolIntents`, `ApprovalInbox`) on PostgreSQL, and a durable run on Effect Cluster's
+ * The SQL stores (`ToolIntents`, `ApprovalInbox`) on SQL, and a durable run on Effect Cluster's
  * workflow engine over the same database: a runner stopped in a mutating tool, a fresh runner on the
  * database, the intent found (counted in the database), the run ending with `OutcomeUnknown`; and a
- * wait for a decision across the restart. The database is CI's (DATABASE_URL) or a throwaway cluster
- * (`test/support/postgres.ts`); without PostgreSQL installed the suite is skipped, saying so.
+ * wait for a decision across the restart. The database is PostgreSQL (CI's DATABASE_URL, or a
+ * throwaway cluster) and, on a machine without PostgreSQL, the embedded engine's PGlite: the same
+ * tests either way (`test/support/database.ts`).
  */
-import { existsSync } from "node:fs"
-import { PgClient } from "@effect/sql-pg"
-import * as NodeCrypto from "@effect/platform-node-shared/NodeCrypto"
-import { Context, Deferred, Duration, Effect, Exit, Layer, Option, Redacted, Schema } from "effect"
+import { Context, Deferred, Duration, Effect, Exit, Layer, Option, Schema } from "effect"
 import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
 import * as SingleRunner from "effect/cluster/SingleRunner"
 import * as SqlClient from "effect/sql/SqlClient"
@@ -16,20 +14,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { agent, Decision, text, tool, toolCalls } from "../../src/index.ts"
 import { ApprovalInbox, durable, durableStoreSql, ToolIntents } from "../../src/durable/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
-import { startPostgres, type TestPostgres } from "../support/postgres.ts"
+import { clusterCrypto } from "../../src/durable/engines/cluster-crypto.ts"
+import { startDatabase, type TestDatabase } from "../support/database.ts"
 import { startRunner } from "./harness.ts"
 
-const available = process.env.DATABASE_URL !== undefined || existsSync("/usr/lib/postgresql")
-if (!available) console.warn("test/durable/postgres.test.ts: skipped — no DATABASE_URL and no PostgreSQL installed (/usr/lib/postgresql)")
-
-describe.skipIf(!available)("durable runs on PostgreSQL", () => {
-  let pg: TestPostgres
+describe("durable runs on SQL (PostgreSQL, or PGlite where there is none)", () => {
+  let db: TestDatabase
   beforeAll(async () => {
-    pg = await startPostgres()
+    db = await startDatabase()
   }, 60_000)
-  afterAll(() => pg?.stop(), 60_000)
+  afterAll(() => db?.stop(), 60_000)
 
-  const sql = () => PgClient.layer({ url: Redacted.make(pg.url), onnotice: () => {} } as never) as Layer.Layer<SqlClient.SqlClient | PgClient.PgClient>
+  const sql = () => db.sql()
 
   it("ToolIntents: one claim wins, the outcome is written beside it; ApprovalInbox: the latest open wait", async () => {
     const exit = await Effect.runPromise(Effect.exit(Effect.gen(function*() {
@@ -62,7 +58,7 @@ describe.skipIf(!available)("durable runs on PostgreSQL", () => {
     expect(none).toEqual(Option.none())
   }, 60_000)
 
-  it("the cluster engine on PostgreSQL: a mutating tool interrupted with its runner never runs again (counted in the database)", async () => {
+  it("the cluster engine on SQL: a mutating tool interrupted with its runner never runs again (counted in the database)", async () => {
     const entered = Deferred.makeUnsafe<void>()
     let runs = 0
     const pay = tool("pay", {
@@ -87,7 +83,7 @@ describe.skipIf(!available)("durable runs on PostgreSQL", () => {
           Layer.provideMerge(ClusterWorkflowEngine.layer),
           Layer.provideMerge(SingleRunner.layer({ runnerStorage: "memory", shardingConfig: { entityTerminationTimeout: Duration.millis(10), entityMessagePollInterval: Duration.millis(100) } })),
           Layer.provideMerge(durableStoreSql()),
-          Layer.provide(NodeCrypto.layer),
+          Layer.provide(clusterCrypto),
           Layer.provideMerge(Layer.succeedContext(db))
         )
       const first = yield* startRunner(runner())
@@ -107,7 +103,7 @@ describe.skipIf(!available)("durable runs on PostgreSQL", () => {
     expect(runs).toBe(1)
   }, 60_000)
 
-  it("the cluster engine on PostgreSQL: a wait for a decision survives a restart", async () => {
+  it("the cluster engine on SQL: a wait for a decision survives a restart", async () => {
     let sent = 0
     const transfer = tool("transfer", { args: Schema.Struct({ amount: Schema.Finite }), needsApproval: true, run: ({ amount }) => {
       sent++
@@ -122,7 +118,7 @@ describe.skipIf(!available)("durable runs on PostgreSQL", () => {
           Layer.provideMerge(ClusterWorkflowEngine.layer),
           Layer.provideMerge(SingleRunner.layer({ runnerStorage: "memory", shardingConfig: { entityTerminationTimeout: Duration.millis(10), entityMessagePollInterval: Duration.millis(100) } })),
           Layer.provideMerge(durableStoreSql()),
-          Layer.provide(NodeCrypto.layer),
+          Layer.provide(clusterCrypto),
           Layer.provideMerge(Layer.succeedContext(db))
         )
       const first = yield* startRunner(runner())

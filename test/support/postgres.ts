@@ -1,14 +1,17 @@
 /**
  * PostgreSQL for the tests that need a real database. In CI, `.ci/run` starts one and exports
- * DATABASE_URL; without it, `startPostgres()` starts a throwaway cluster the same way (Debian's
- * package, 127.0.0.1, trust auth, `fsync=off`) and `stop()` removes it. Each caller gets its own
- * database, so suites running in parallel never share tables.
+ * DATABASE_URL; without it, `startPostgres()` starts a throwaway cluster the same way (127.0.0.1,
+ * trust auth, `fsync=off`) from the server binaries it finds (Debian's /usr/lib/postgresql, else
+ * `pg_config --bindir`, else `initdb` on the PATH, as Homebrew and most packages install them) and
+ * `stop()` removes it. Each caller gets its own database, so suites running in parallel never share
+ * tables. `postgresAvailable()` says whether either is there; test/support/database.ts falls back to
+ * the embedded engine (PGlite) when not.
  */
 import { execFileSync } from "node:child_process"
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 
 export interface TestPostgres {
   /** A connection URL to a fresh database of this caller. */
@@ -17,13 +20,38 @@ export interface TestPostgres {
   readonly stop: () => void
 }
 
-const binDir = (): string => {
+const output = (command: string, args: ReadonlyArray<string>): string | undefined => {
+  try {
+    return execFileSync(command, args, { encoding: "utf8", stdio: "pipe" }).trim()
+  } catch {
+    return undefined
+  }
+}
+
+/** The directory of PostgreSQL's server binaries (`initdb`, `pg_ctl`), or undefined. */
+const findBinDir = (): string | undefined => {
   const root = "/usr/lib/postgresql"
   const versions = existsSync(root) ? readdirSync(root).sort((a, b) => Number(a) - Number(b)) : []
   const last = versions.at(-1)
-  if (last === undefined) throw new Error("PostgreSQL is not installed: run `apt-get install -y postgresql` (.ci/run does)")
-  return join(root, last, "bin")
+  if (last !== undefined && existsSync(join(root, last, "bin", "initdb"))) return join(root, last, "bin")
+  const fromConfig = output("pg_config", ["--bindir"])
+  if (fromConfig !== undefined && existsSync(join(fromConfig, "initdb"))) return fromConfig
+  const initdb = output("sh", ["-c", "command -v initdb"])
+  return initdb === undefined || initdb === "" ? undefined : dirname(initdb)
 }
+
+const binDir = (): string => {
+  const found = findBinDir()
+  if (found === undefined) throw new Error("PostgreSQL is not installed: run `apt-get install -y postgresql` (.ci/run does), or set DATABASE_URL")
+  return found
+}
+
+/**
+ * Whether a PostgreSQL is at hand: DATABASE_URL, or server binaries to start a throwaway cluster with.
+ * `TEST_DATABASE=pglite` answers no, to run the suite as on a machine without PostgreSQL.
+ */
+export const postgresAvailable = (): boolean =>
+  process.env.TEST_DATABASE !== "pglite" && (process.env.DATABASE_URL !== undefined || findBinDir() !== undefined)
 
 const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
