@@ -46,7 +46,28 @@ export const providePackage = (specifier: string, module: unknown): void => {
   if (!provided.has(specifier)) provided.set(specifier, module)
 }
 
+/** `@scope/name/sub/path` → `@scope/name`; `name/sub` → `name`. */
+const packageOf = (specifier: string): string =>
+  specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/")
+
+/** Whether `error` says that `specifier`'s own package is missing (not one of its imports). */
+const isMissing = (error: unknown, specifier: string): boolean =>
+  typeof error === "object" && error !== null && (error as { code?: unknown }).code === "MODULE_NOT_FOUND" &&
+  String((error as { message?: unknown }).message).includes(`'${specifier}'`)
+
+const load = (specifier: string): unknown => {
+  if (provided.has(specifier)) return provided.get(specifier)
+  try {
+    return requireOf(specifier)(specifier)
+  } catch (error) {
+    if (!isMissing(error, specifier)) throw error
+    const name = packageOf(specifier)
+    // The provider SDKs are optional peer dependencies: installed by the users of that provider only.
+    throw new Error(`the package "${name}" is not installed; it is needed here and is an optional peer dependency of effect-agent-dsl: npm install ${name}`)
+  }
+}
+
 export const lazyPackage = <A>(specifier: string): (() => A) => {
   let loaded: A | undefined
-  return () => (loaded ??= (provided.has(specifier) ? provided.get(specifier) : requireOf(specifier)(specifier)) as A)
+  return () => (loaded ??= load(specifier) as A)
 }

@@ -7,7 +7,7 @@ import { assembleResponse } from "./assemble-response.ts"
 import * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
 import type { ChatRequest, ChatResponse, Message, Ollama, Options, Tool } from "ollama"
-import { ModelError } from "../errors.ts"
+import { AgentConfigError, ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import { lazyPackage } from "../internal/lazy-package.ts"
 import { effectStream as stream } from "../internal/lazy-effect.ts"
@@ -60,11 +60,17 @@ const sdk = lazyPackage<typeof import("ollama")>("ollama")
 
 export const ollama = (model: string, options: OllamaOptions = {}): ModelClient => {
   const host = ollamaHost(options)
+  let Client: typeof Ollama
+  try {
+    Client = sdk().Ollama
+  } catch (error) {
+    throw new AgentConfigError({ subject: `ollama model "${model}"`, reason: describeCause(error) })
+  }
   // The SDK passes no signal to non-streaming requests, and drops the headers of an error reply: a
   // per-call client whose fetch adds our signal and keeps the headers for the retry advice.
   const withClient = <A>(signal: AbortSignal, call: (client: Ollama) => Promise<A>): Promise<A> => {
     let headers: Headers | undefined
-    const client = new (sdk().Ollama)({
+    const client = new Client({
       host,
       ...(options.headers === undefined ? {} : { headers: options.headers }),
       fetch: async (input, init) => {
