@@ -9,42 +9,33 @@
  * arethetypeswrong check the tarball; and the messages of the type errors users meet most are asserted.
  *
  * Installs come from the npm cache that `npm ci` filled (`--prefer-offline`); the registry is asked only
- * for what is missing there.
+ * for what is missing there. The tarball comes from `packed.ts`, shared with the starter's test.
  */
-import { execFileSync, type ExecFileSyncOptions } from "node:child_process"
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import type { ExecFileSyncOptions } from "node:child_process"
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { install, packedTarball, root, run as runIn, version } from "./packed.ts"
 
-const root = resolve(import.meta.dirname, "../..")
 const require = createRequire(import.meta.url)
-const version = (name: string): string => JSON.parse(readFileSync(join(root, "node_modules", name, "package.json"), "utf8")).version
 
 let work = ""
 let consumer = ""
 let tarball = ""
 
-const run = (command: string, args: ReadonlyArray<string>, options: ExecFileSyncOptions = {}): string => {
-  try {
-    return execFileSync(command, args, { cwd: consumer, encoding: "utf8", stdio: "pipe", ...options }) as string
-  } catch (error) {
-    const e = error as { stdout?: string; stderr?: string; message: string }
-    throw new Error(`${command} ${args.join(" ")} failed:\n${e.stdout ?? ""}\n${e.stderr ?? ""}\n${e.message}`)
-  }
-}
+const run = (command: string, args: ReadonlyArray<string>, options: ExecFileSyncOptions = {}): string =>
+  runIn(command, args, { cwd: consumer, ...options })
 const tsc5 = (project: string) => run(process.execPath, [join(consumer, "node_modules/typescript/bin/tsc"), "-p", project])
 
-beforeAll(() => {
+beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "effect-agent-dsl-package-"))
   consumer = join(work, "consumer")
   cpSync(join(import.meta.dirname, "fixture"), consumer, { recursive: true })
-  run("npm", ["pack", "--silent", "--pack-destination", work], { cwd: root })
-  tarball = join(work, readdirSync(work).find((f) => f.endsWith(".tgz"))!)
-  run("npm", [
-    "install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error",
+  tarball = await packedTarball() // shared with starter.test.ts: one `npm pack` per content
+  install(consumer, [
     tarball,
     `effect@${version("effect")}`,
     `typescript@${version("typescript5")}`,

@@ -65,4 +65,12 @@ describe("examples", () => {
     )
     expect(paths).toEqual(expected)
   })
+
+  it("inside this repo, each name is the very module of src/ (vitest's aliases from those paths; no build needed)", { timeout: 30_000 }, async () => {
+    const paths: Record<string, ReadonlyArray<string>> = JSON.parse(readFileSync(join(root, "tsconfig.json"), "utf8")).compilerOptions.paths
+    for (const [name, [target]] of Object.entries(paths)) {
+      if (name.endsWith("/postgres") || name.endsWith("/arbitraries")) continue // optional peers: their own tests load them
+      expect(await import(/* @vite-ignore */ name), name).toBe(await import(/* @vite-ignore */ join(root, target!)))
+    }
+  })
 })
