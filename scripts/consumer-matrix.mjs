@@ -58,7 +58,7 @@ const installs = {
   lowest: {
     packages: [
       ...peers.map((name) => `${name}@${lowest(manifest.peerDependencies[name])}`),
-      "typescript@5.4.5",
+      "typescript@5.0.4",
       "@ai-sdk/openai-compatible@1",
       "@types/node@20"
     ],
