@@ -21,7 +21,6 @@ export default class ProgressReporter implements Reporter {
   private total = 0
   private started = 0
   private readonly index = new Map<string, number>()
-  private readonly began = new Map<string, number>()
   private runStart = 0
 
   private write(line: string): void {
@@ -41,7 +40,6 @@ export default class ProgressReporter implements Reporter {
 
   onTestModuleStart(module: TestModule): void {
     this.index.set(module.moduleId, ++this.started)
-    this.began.set(module.moduleId, Date.now())
     this.write(`${this.label(module)} start ${module.relativeModuleId}`)
   }
 
@@ -54,7 +52,8 @@ export default class ProgressReporter implements Reporter {
     const tests = [...module.children.allTests()]
     const count = (state: string) => tests.filter((t) => t.result().state === state).length
     const failed = tests.filter((t) => t.result().state === "failed")
-    const ms = Date.now() - (this.began.get(module.moduleId) ?? Date.now())
+    // The module's own test and hook time: the start line may arrive late (vitest batches its reports).
+    const ms = module.diagnostic().duration
     const mark = failed.length > 0 || module.state() === "failed" ? "✗" : "✓"
     const skipped = count("skipped")
     this.write(
