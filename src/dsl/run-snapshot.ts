@@ -39,7 +39,19 @@ const StateSchema = Schema.Struct({
   invalidArgsRetries: Schema.Record(Schema.String, Count),
   knowledge: Schema.Record(Schema.String, Schema.String),
   /** Calls waiting for a human decision (`approve`, `deny`, `edit`), with their arguments as JSON. */
-  awaiting: Schema.optionalKey(Schema.Array(Schema.Struct({ id: Schema.String, tool: Schema.String, args: Schema.Json, reason: Schema.optionalKey(Schema.String) })))
+  awaiting: Schema.optionalKey(Schema.Array(Schema.Struct({ id: Schema.String, tool: Schema.String, args: Schema.Json, reason: Schema.optionalKey(Schema.String) }))),
+  /**
+   * Decisions taken and not applied yet (on calls after the one the run suspended on again), so a
+   * later resume neither asks about them again nor lets them change. Edited arguments as JSON,
+   * decoded again with the tool's Schema when applied.
+   */
+  decided: Schema.optionalKey(Schema.Array(Schema.Struct({
+    id: Schema.String,
+    tool: Schema.String,
+    decision: Schema.Literals(["approve", "edit", "deny"]),
+    args: Schema.optionalKey(Schema.Json),
+    reason: Schema.optionalKey(Schema.String)
+  })))
 })
 
 /**

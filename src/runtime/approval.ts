@@ -14,6 +14,7 @@ import { DecisionsInvalid } from "../errors.ts"
 import type { ToolCall } from "../model/messages.ts"
 import type { SkillPlan } from "./plan.ts"
 import type { AwaitingCall, ResolvedDecision, RunContext } from "./run-context.ts"
+import { canonicalJson } from "../internal/canonical-json.ts"
 
 /** What the approval stage says about arguments about to run. */
 export type Gate = "proceed" | "suspend"
@@ -80,6 +81,8 @@ export const suspendFor = (ctx: RunContext, tool: AnyTool, call: ToolCall, args:
   Effect.gen(function*() {
     const awaiting: Array<AwaitingCall> = [{ id: call.id, tool: tool.name, args, json: jsonArgs(tool, call, args), ...(reason === undefined ? {} : { reason }) }]
     for (const later of ctx.pendingAfterNext) {
+      // Decided at an earlier resume: the decision stands, the call is not asked about again.
+      if (ctx.decisions.has(later.id)) continue
       const laterTool = ctx.skill.tools.get(later.name)
       if (laterTool === undefined || laterTool[ToolInternals].needsApproval === undefined) continue
       const decoded = laterTool.codec.decode(later.arguments)
@@ -95,9 +98,30 @@ export const suspendFor = (ctx: RunContext, tool: AnyTool, call: ToolCall, args:
 export const deniedContent = (tool: string, reason: string, by: "a human reviewer" | "a policy" = "a human reviewer"): string =>
   `The call of "${tool}" was denied by ${by} and did not run. Reason: ${reason}. Continue without it; do not repeat the same call.`
 
+/** A decision taken and not applied yet, as the snapshot carries it (`state.decided`). */
+export type DecidedEntry = NonNullable<RunSnapshot["state"]["decided"]>[number]
+
 /**
- * The decisions given at resume, checked against the calls the snapshot waits for: one per waiting
- * call, none for other calls, and `edit` arguments that decode with the tool's Schema (never repaired).
+ * The decisions of `ctx` not taken yet, as JSON for its snapshot (absent when there are none): a
+ * second suspension keeps what a human already decided about later calls.
+ */
+export const decidedEntries = (decisions: ReadonlyMap<string, ResolvedDecision>): ReadonlyArray<DecidedEntry> | undefined => {
+  if (decisions.size === 0) return undefined
+  return [...decisions].map(([id, d]): DecidedEntry =>
+    d._tag === "Deny"
+      ? { id, tool: d.tool, decision: "deny", reason: d.reason }
+      : { id, tool: d.tool, decision: d.how === "edited" ? "edit" : "approve", args: d.json }
+  )
+}
+
+/**
+ * The decisions given at resume, with those the snapshot carries from an earlier resume, bound to the
+ * calls they decide. A waiting entry (or a carried decision) must name exactly one pending call of the
+ * snapshot and that call's tool; an approval of a call `needsApproval` held runs the pending call's own
+ * arguments, decoded again by its tool, and the entry's arguments must be those (an edited unsigned
+ * snapshot cannot swap the call it approves); every argument that will run, edited or approved, is
+ * decoded by the Schema of the tool that runs it, never repaired. One decision per waiting call, none
+ * for other calls, none for a call already decided.
  */
 export const resolveDecisions = (
   agent: string,
@@ -107,34 +131,81 @@ export const resolveDecisions = (
 ): Effect.Effect<ReadonlyMap<string, ResolvedDecision>, DecisionsInvalid> =>
   Effect.gen(function*() {
     const awaiting = snapshot.state.awaiting ?? []
+    const carried = snapshot.state.decided ?? []
     const refuse = (toolCallId: string, reason: string) => Effect.fail(new DecisionsInvalid({ agent, toolCallId, reason }))
     const waiting = new Set(awaiting.map((a) => a.id))
+    const earlier = new Set(carried.map((a) => a.id))
     for (const id of Object.keys(decisions)) {
+      if (earlier.has(id)) return yield* refuse(id, "this call was decided at an earlier resume; a decision is taken once and never changed")
       if (!waiting.has(id)) {
         const ids = awaiting.map((a) => `"${a.id}"`).join(", ")
         return yield* refuse(id, `no call with this id waits for a decision (waiting: ${ids === "" ? "none" : ids})`)
       }
     }
+    const seen = new Set<string>()
+    /** The pending call an entry decides, and its tool: the entry must name exactly that call. */
+    const bind = (entry: { readonly id: string; readonly tool: string }) => {
+      if (seen.has(entry.id)) return refuse(entry.id, "the snapshot lists this call twice among its waiting and decided calls")
+      seen.add(entry.id)
+      const calls = snapshot.state.pending.filter((c) => c.id === entry.id)
+      if (calls.length !== 1) {
+        return refuse(entry.id, `the snapshot's entry for this call does not match its pending calls (${calls.length} pending call(s) with this id): was it edited?`)
+      }
+      const call = calls[0]!
+      if (call.name !== entry.tool) {
+        return refuse(entry.id, `the snapshot's entry names the tool "${entry.tool}" but the pending call is of "${call.name}": it does not match the call it would decide (was the snapshot edited?)`)
+      }
+      const tool = skill.tools.get(call.name)
+      if (tool === undefined) return refuse(entry.id, `the tool "${call.name}" is not one of the skill's tools`)
+      return Effect.succeed({ call, tool })
+    }
+    const decode = (id: string, tool: AnyTool, args: unknown, what: string) => {
+      const decoded = tool.codec.decode(args, { repair: false })
+      return decoded._tag === "Invalid"
+        ? refuse(id, `the ${what} arguments of "${tool.name}" do not decode with its Schema:\n${decoded.issues}`)
+        : Effect.succeed(decoded.args)
+    }
     const resolved = new Map<string, ResolvedDecision>()
+    for (const entry of carried) {
+      const { call, tool } = yield* bind(entry)
+      if (entry.decision === "deny") {
+        resolved.set(entry.id, { _tag: "Deny", tool: tool.name, reason: entry.reason ?? "" })
+        continue
+      }
+      const args = yield* decode(entry.id, tool, entry.args, entry.decision === "edit" ? "edited" : "approved")
+      resolved.set(entry.id, { _tag: "Run", tool: tool.name, args, json: jsonArgs(tool, call, args), how: entry.decision === "edit" ? "edited" : "approved" })
+    }
     for (const entry of awaiting) {
+      const { call, tool } = yield* bind(entry)
       const decision: unknown = Object.hasOwn(decisions, entry.id) ? decisions[entry.id] : undefined
-      const tool = skill.tools.get(entry.tool)
-      if (tool === undefined) return yield* refuse(entry.id, `the tool "${entry.tool}" is not one of the skill's tools`)
       if (typeof decision !== "object" || decision === null || !("_tag" in decision)) {
         return yield* refuse(entry.id, `the call of "${entry.tool}" waits for a decision: Decision.approve, Decision.deny(reason) or Decision.edit(args)`)
       }
       switch (decision._tag) {
         case "Deny":
-          resolved.set(entry.id, { _tag: "Deny", reason: String((decision as { readonly reason?: unknown }).reason ?? "") })
+          resolved.set(entry.id, { _tag: "Deny", tool: tool.name, reason: String((decision as { readonly reason?: unknown }).reason ?? "") })
           break
-        case "Approve":
-        case "Edit": {
-          const edited = decision._tag === "Edit"
-          const decoded = tool.codec.decode(edited ? (decision as { readonly args?: unknown }).args : entry.args, { repair: false })
-          if (decoded._tag === "Invalid") {
-            return yield* refuse(entry.id, `the ${edited ? "edited" : "approved"} arguments of "${entry.tool}" do not decode with its Schema:\n${decoded.issues}`)
+        case "Approve": {
+          // Held by `needsApproval`: the pending call's own arguments, as the run decoded them; the
+          // entry (what a reviewer was shown) must be those. An interceptor's suspension (`reason`) may
+          // have changed them before: the entry's, decoded by the tool.
+          let args: unknown
+          if (entry.reason === undefined) {
+            const decoded = tool.codec.decode(call.arguments)
+            if (decoded._tag === "Invalid") return yield* refuse(entry.id, `the pending arguments of "${tool.name}" do not decode with its Schema:\n${decoded.issues}`)
+            args = decoded.args
+            if (!sameJson(jsonArgs(tool, call, args), entry.args)) {
+              return yield* refuse(entry.id, `the snapshot's waiting arguments of "${tool.name}" do not match its pending call: was it edited?`)
+            }
+          } else {
+            args = yield* decode(entry.id, tool, entry.args, "approved")
           }
-          resolved.set(entry.id, { _tag: "Run", args: decoded.args, how: edited ? "edited" : "approved" })
+          resolved.set(entry.id, { _tag: "Run", tool: tool.name, args, json: jsonArgs(tool, call, args), how: "approved" })
+          break
+        }
+        case "Edit": {
+          const args = yield* decode(entry.id, tool, (decision as { readonly args?: unknown }).args, "edited")
+          resolved.set(entry.id, { _tag: "Run", tool: tool.name, args, json: jsonArgs(tool, call, args), how: "edited" })
           break
         }
         default:
@@ -143,3 +214,11 @@ export const resolveDecisions = (
     }
     return resolved
   })
+
+const sameJson = (a: Schema.Json, b: Schema.Json): boolean => {
+  try {
+    return canonicalJson(a) === canonicalJson(b)
+  } catch {
+    return false
+  }
+}

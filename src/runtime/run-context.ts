@@ -85,8 +85,8 @@ export interface AwaitingCall {
 
 /** A decision given at resume, checked and decoded: run with these arguments, or deny. */
 export type ResolvedDecision =
-  | { readonly _tag: "Run"; readonly args: unknown; readonly how: "approved" | "edited" }
-  | { readonly _tag: "Deny"; readonly reason: string }
+  | { readonly _tag: "Run"; readonly tool: string; readonly args: unknown; readonly json: Schema.Json; readonly how: "approved" | "edited" }
+  | { readonly _tag: "Deny"; readonly tool: string; readonly reason: string }
 
 /**
  * What a run reads from the fiber it started on, once: whether its spans are seen (`isTraced`), its
@@ -283,6 +283,11 @@ export class RunContext {
     const decision = this.#decisions.get(id)
     this.#decisions.delete(id)
     return decision
+  }
+
+  /** The decisions given and not taken yet, by call id (a snapshot carries them). */
+  get decisions(): ReadonlyMap<string, ResolvedDecision> {
+    return this.#decisions
   }
 
   /** Marks the run as waiting for decisions on `calls`. */

@@ -10,6 +10,7 @@ import { DefinitionChanged } from "../errors.ts"
 import type { LlmMessage } from "../model/messages.ts"
 import type { AgentPlan, SkillPlan } from "./plan.ts"
 import type { RunContext, RunState } from "./run-context.ts"
+import { decidedEntries } from "./approval.ts"
 
 export { decodeSnapshot, decodeSnapshotValue, encodeSnapshot, type RunSnapshot, RunSnapshotSchema } from "../dsl/run-snapshot.ts"
 
@@ -17,11 +18,12 @@ export { decodeSnapshot, decodeSnapshotValue, encodeSnapshot, type RunSnapshot, 
 export const snapshotOf = (ctx: RunContext, now: number): RunSnapshot => {
   const state = ctx.state(now)
   const { lastTool, ...ledger } = state.ledger
+  const decided = decidedEntries(ctx.decisions)
   return {
     version: 1,
     agent: ctx.plan.name,
     fingerprint: ctx.plan.fingerprint(),
-    state: { ...state, ledger: lastTool === undefined ? ledger : { ...ledger, lastTool } }
+    state: { ...state, ledger: lastTool === undefined ? ledger : { ...ledger, lastTool }, ...(decided === undefined ? {} : { decided }) }
   }
 }
 

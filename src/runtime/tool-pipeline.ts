@@ -67,7 +67,10 @@ export const runToolCall = (ctx: RunContext, tool: AnyTool, call: ToolCall): Eff
  * ```
  */
 export function* runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall): Steps<LlmMessage | "suspend", PipelineError> {
-  const decision = ctx.takeDecision(call.id)
+  // A decision binds to its call: the same id and the same tool (`resolveDecisions` checked both
+  // against the snapshot); one about another tool is never applied, and the call waits again.
+  const taken = ctx.takeDecision(call.id)
+  const decision = taken !== undefined && taken.tool === tool.name ? taken : undefined
   if (decision !== undefined && ctx.traced) yield* ctx.annotate("tool.approval", decision._tag === "Deny" ? "denied" : decision.how)
   if (decision?._tag === "Deny") {
     return { role: "tool", toolCallId: call.id, name: tool.name, content: deniedContent(tool.name, decision.reason) } satisfies LlmMessage

@@ -151,7 +151,7 @@ describe("tools without a Schema", () => {
 describe("snapshots of an agent that signs them", () => {
   it("are signed, and resume when untouched", async () => {
     const { bank, first } = await suspendedBank({ sign: secret })
-    expect(first.snapshot.signature).toMatch(/^v1\.[0-9a-f]{16}\.[0-9a-f]{64}$/)
+    expect(first.snapshot.signature).toMatch(/^v2\.[0-9a-f]{16}\.[0-9a-f]{64}$/)
     expect(await Effect.runPromise(bank.resume(encode(first.snapshot), { c2: Decision.approve }))).toEqual({ _tag: "Completed", output: "done" })
   })
 
