@@ -28,10 +28,11 @@ import {
   checkOptions,
   checkPickTools,
   checkRecovery,
+  checkOneOf,
   checkString,
   listenerAdvice
 } from "./builder-validation.ts"
-import { isModelFree, layerFailed, noModel, withDefinitionServices } from "./definition-services.ts"
+import { isModelFree, layerFailed, modelInContext, noModel, withDefinitionServices } from "./definition-services.ts"
 import type {
   AgentEvent,
   ArgsRepairedEvent,
@@ -461,6 +462,7 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
     }
     let events: Stream.Stream<RunStreamEvent, AgentError, any> = streamer(definition, input)
     if (model !== undefined) events = stream().provideService(events, ModelClientService, model)
+    else events = stream().unwrap(Effect.map(modelInContext(definition.name), () => events))
     for (const layer of definition.layers) events = stream().provide(events, layer)
     return definition.layers.length === 0 ? events : stream().mapError(events, (error) => (isAgentError(error) ? error : layerFailed(definition.name, error)))
   }
@@ -479,6 +481,7 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
     },
     tools: (tools: Record<string, unknown>) => next({ tools: registerTools(definition, tools) }),
     skills: (define: (tools: any) => ReadonlyArray<unknown>) => {
+      checkFunction(subject, ".skills(...)", define, "it takes a function from the tool handles to the skills: .skills(({ add }) => [skill(...).tools(add)])")
       const registered = Object.fromEntries(definition.tools.map((t) => [t.name, t]))
       return next({ skills: resolveSkills(definition, define(makeHandles(registered, definition.registry))) })
     },
@@ -497,7 +500,10 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
       checkFunction(subject, ".onError(...)", listener, listenerAdvice["onError"]?.(listener))
       return on("RunEnd")((event: RunEndEvent) => (event.outcome._tag === "Failure" ? listener(event.outcome.error) : undefined))
     },
-    disallowedToolPolicy: (disallowedToolPolicy: "fail" | "feedback") => next({ disallowedToolPolicy }),
+    disallowedToolPolicy: (disallowedToolPolicy: "fail" | "feedback") => {
+      checkOneOf(subject, ".disallowedToolPolicy(...)", disallowedToolPolicy, ["fail", "feedback"])
+      return next({ disallowedToolPolicy })
+    },
     onToolHallucinated: on("ToolHallucinated"),
     onBudgetThreshold: (options: { readonly threshold?: number }, listener: Listener<BudgetThresholdEvent>) => {
       checkOptions(subject, ".onBudgetThreshold(options, listener)", options, ["threshold"])

@@ -103,6 +103,20 @@ export const checkString = (subject: string, where: string, value: unknown): voi
   throw new AgentConfigError({ subject, reason: `${where} takes a string, got ${kindOf(value)}` })
 }
 
+/**
+ * Refuses a value outside `allowed`.
+ *
+ * @example
+ * ```ts
+ * checkOneOf(`agent "a"`, ".disallowedToolPolicy(...)", "ignore", ["fail", "feedback"]) // … takes "fail" or "feedback", got "ignore"
+ * ```
+ */
+export const checkOneOf = (subject: string, where: string, value: unknown, allowed: ReadonlyArray<string>): void => {
+  if (typeof value === "string" && allowed.includes(value)) return
+  const shown = typeof value === "string" ? JSON.stringify(value) : kindOf(value)
+  throw new AgentConfigError({ subject, reason: `${where} takes ${allowed.map((a) => JSON.stringify(a)).join(" or ")}, got ${shown}` })
+}
+
 /** The options of `agent(name, options)`. */
 export const agentOptionKeys: ReadonlyArray<string> = ["input", "output"]
 

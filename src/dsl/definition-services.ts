@@ -41,6 +41,18 @@ export const missingModel = (agent: string): AgentConfigError =>
   })
 
 /**
+ * Succeeds when the context has a `ModelClient`, else fails with `missingModel` (a run without a
+ * model of its own reads the caller's).
+ *
+ * @example
+ * ```ts
+ * Effect.andThen(modelInContext("a"), run)
+ * ```
+ */
+export const modelInContext = (agent: string): Effect.Effect<void, AgentConfigError> =>
+  Effect.flatMap(Effect.serviceOption(ModelClientService), (client) => (Option.isSome(client) ? Effect.void : Effect.fail(missingModel(agent))))
+
+/**
  * Internal: provides a definition's own services to one of its runs: its model (or, for an agent made
  * only of deterministic skills, a model that explains why none is needed), then the Layers given to
  * `.provide` (a Layer that fails to build fails the run with `AgentConfigError`). Without a model of its
@@ -55,7 +67,7 @@ export const withDefinitionServices = <A, R>(definition: AgentDefinition, run: E
   const model = definition.model ?? (isModelFree(definition) ? noModel(definition.name) : undefined)
   let provided: Effect.Effect<A, AgentError, any> = model !== undefined
     ? Effect.provideService(run, ModelClientService, model)
-    : Effect.flatMap(Effect.serviceOption(ModelClientService), (client) => (Option.isSome(client) ? run : Effect.fail(missingModel(definition.name))))
+    : Effect.andThen(modelInContext(definition.name), run)
   for (const layer of definition.layers) provided = Effect.provide(provided, layer)
   return definition.layers.length === 0
     ? provided

@@ -3,7 +3,7 @@
  * construction naming the option, with a suggestion for a known old or misspelt name; an agent run
  * without a model says how to give it one.
  */
-import { Effect, Exit, Schema } from "effect"
+import { Effect, Exit, Schema, Stream } from "effect"
 import { describe, expect, it } from "vitest"
 import { agent, AgentConfigError, ModelClient, text, tool } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
@@ -50,6 +50,16 @@ describe("listeners are functions (item 11)", () => {
 describe("builder arguments (item 11)", () => {
   it(".model(notAClient) is refused", () => {
     expect(thrown(() => (agent("a") as any).model({ name: "gpt" }))).toBeInstanceOf(AgentConfigError)
+  })
+
+  it(".skills(notAFunction) is refused", () => {
+    expect(thrown(() => (agent("a") as any).skills([]))).toBeInstanceOf(AgentConfigError)
+  })
+
+  it(".disallowedToolPolicy(\"ignore\") is refused", () => {
+    const error = thrown(() => (agent("a") as any).disallowedToolPolicy("ignore")) as Error
+    expect(error).toBeInstanceOf(AgentConfigError)
+    expect(error.message).toMatch(/"fail" or "feedback"/)
   })
 
   it(".prompt(42) is refused", () => {
@@ -106,6 +116,12 @@ describe("a run without a model (item 12)", () => {
     expect(error).toBeInstanceOf(AgentConfigError)
     expect(error.message).toMatch(/\.model\(/)
     expect(error.message).toMatch(/ModelClient/)
+  })
+
+  it("runStream fails the same way", async () => {
+    const exit = await runExit(Stream.runCollect(agent("a").runStream("x")) as Effect.Effect<unknown, unknown>)
+    expect(failureOf(exit)).toBeInstanceOf(AgentConfigError)
+    expect(String((failureOf(exit) as Error).message)).toMatch(/\.model\(/)
   })
 
   it("a ModelClient provided as a Layer is still used", async () => {
