@@ -508,7 +508,7 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
     onBudgetThreshold: (options: { readonly threshold?: number }, listener: Listener<BudgetThresholdEvent>) => {
       checkOptions(subject, ".onBudgetThreshold(options, listener)", options, ["threshold"])
       checkFunction(subject, ".onBudgetThreshold(options, listener)", listener)
-      const threshold = options.threshold ?? 0.8
+      const threshold = options?.threshold ?? 0.8
       if (!(threshold > 0 && threshold <= 1)) {
         throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `a budget threshold must be in (0, 1], got ${threshold}` })
       }

@@ -62,6 +62,11 @@ describe("builder arguments (item 11)", () => {
     expect(error.message).toMatch(/"fail" or "feedback"/)
   })
 
+  it(".onBudgetThreshold(undefined, listener) uses the default threshold instead of crashing", () => {
+    expect(() => (agent("a") as any).onBudgetThreshold(undefined, () => undefined)).not.toThrow()
+    expect(thrown(() => (agent("a") as any).onBudgetThreshold({ treshold: 0.5 }, () => undefined))).toBeInstanceOf(AgentConfigError)
+  })
+
   it(".prompt(42) is refused", () => {
     expect(thrown(() => (agent("a") as any).prompt(42))).toBeInstanceOf(AgentConfigError)
   })
