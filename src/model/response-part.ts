@@ -28,6 +28,11 @@ import { assignedCallId } from "./normalize-response.ts"
 export type ResponsePart =
   | { readonly _tag: "TextDelta"; readonly delta: string }
   | { readonly _tag: "ReasoningDelta"; readonly delta: string }
+  /**
+   * Closes the thinking block the reasoning deltas built, with the provider's signature when it signs
+   * it (Anthropic's `signature_delta`); the next deltas start a new block.
+   */
+  | { readonly _tag: "ReasoningEnd"; readonly signature?: string | undefined }
   /** A whole reasoning block (signed thinking, redacted data), for providers that send it in one piece. */
   | { readonly _tag: "Reasoning"; readonly part: ReasoningPart }
   | { readonly _tag: "ToolCallStart"; readonly index: number; readonly id?: string | undefined; readonly name: string }
@@ -46,7 +51,8 @@ interface OpenCall {
 /**
  * Folds response parts into a response. Tool calls are assembled by index (a delta for an index that
  * was never started is an error, as is a start with another name for an open index); calls without an
- * id get `call_<response>_<index>`; consecutive reasoning deltas make one `Thinking` block.
+ * id get `call_<response>_<index>`; consecutive reasoning deltas make one `Thinking` block, closed (and
+ * signed) by `ReasoningEnd`.
  *
  * @example
  * ```ts
@@ -78,6 +84,9 @@ export class PartsAssembler {
       case "ReasoningDelta":
         this.#thinking = (this.#thinking ?? "") + part.delta
         this.started = true
+        return
+      case "ReasoningEnd":
+        this.#closeThinking(part.signature)
         return
       case "Reasoning":
         this.#closeThinking()
@@ -135,9 +144,10 @@ export class PartsAssembler {
     return Result.succeed(assembleResponse({ content: this.#text, calls, usage: this.#usage, finishReason: this.#finish, reasoning: this.#reasoning }))
   }
 
-  #closeThinking(): void {
-    if (this.#thinking === undefined) return
-    this.#reasoning.push({ _tag: "Thinking", text: this.#thinking })
+  #closeThinking(signature?: string): void {
+    if (this.#thinking === undefined && signature === undefined) return
+    const text = this.#thinking ?? ""
+    this.#reasoning.push(signature === undefined ? { _tag: "Thinking", text } : { _tag: "Thinking", text, signature })
     this.#thinking = undefined
   }
 }
@@ -176,9 +186,10 @@ export const partsOf = (response: LlmResponse, chunk: Chunker = whole): Array<Re
   const parts: Array<ResponsePart> = []
   const reasoning = response.reasoning ?? []
   for (const block of reasoning) {
-    // Deltas fold into one open block, so only a lone unsigned block streams as deltas; others come whole.
-    if (reasoning.length === 1 && block._tag === "Thinking" && block.signature === undefined && block.text !== "") {
+    // Thinking with text streams as deltas closed by `ReasoningEnd` (carrying its signature); others come whole.
+    if (block._tag === "Thinking" && block.text !== "") {
       for (const delta of chunk(block.text)) parts.push({ _tag: "ReasoningDelta", delta })
+      parts.push(block.signature === undefined ? { _tag: "ReasoningEnd" } : { _tag: "ReasoningEnd", signature: block.signature })
     } else parts.push({ _tag: "Reasoning", part: block })
   }
   for (const delta of chunk(response.content ?? "")) parts.push({ _tag: "TextDelta", delta })

@@ -3,7 +3,8 @@
  * `system`; tools are `{ name, description, input_schema }`; the model's calls are `tool_use` blocks
  * (arguments as objects, handed to the loop as JSON text) and results go back as `tool_result` blocks
  * in a user message. Extended thinking (`thinkingBudget`) returns signed `thinking` blocks that are
- * sent back, unchanged and first, on the next turn, as the API requires during tool use.
+ * sent back, unchanged and first, on the next turn, as the API requires during tool use. `stream`
+ * uses the Messages stream (`stream: true`, see ./anthropic-stream.ts).
  */
 import { assembleResponse } from "./assemble-response.ts"
 import type Anthropic from "@anthropic-ai/sdk"
@@ -11,18 +12,21 @@ import * as Effect from "effect/Effect"
 import { AgentConfigError, ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import { lazyPackage } from "../internal/lazy-package.ts"
-import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice, Usage } from "../model/messages.ts"
+import type { LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice } from "../model/messages.ts"
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText, normaliseCalls } from "./normalise-calls.ts"
-import { innermostMessage, isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
+import { innermostMessage, isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
+import { effectStream as stream } from "../internal/lazy-effect.ts"
+import { anthropicEventDecoder, statusOfErrorType, toAnthropicFinishReason as toFinishReason, toAnthropicUsage as toUsage } from "./anthropic-stream.ts"
+import { resilientStream, type StreamingOptions } from "./resilient-stream.ts"
 
 type Params = Anthropic.Messages.MessageCreateParamsNonStreaming
 type MessageParam = Anthropic.Messages.MessageParam
 type Block = Anthropic.Messages.ContentBlockParam
 
 /** Options of {@link anthropic}. The SDK's own retries are off: retries and timeouts are Effect's. */
-export interface AnthropicOptions extends ResilienceOptions {
+export interface AnthropicOptions extends StreamingOptions {
   /** Default: the SDK reads `ANTHROPIC_API_KEY`. */
   readonly apiKey?: string
   /** Default: the SDK reads `ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`. */
@@ -81,6 +85,18 @@ export const anthropic = (model: string, options: AnthropicOptions = {}): ModelC
         return resilientCall({ provider, model }, options, (signal) => client.messages.create(body, { signal }), toModelError).pipe(
           Effect.flatMap(fromAnthropicResponse)
         )
+      }),
+    // The Messages stream: text, thinking and tool-argument deltas as they arrive, usage at message_start and message_delta.
+    stream: (request) =>
+      stream().suspend(() => {
+        const body = toAnthropicRequest(model, request, options)
+        return resilientStream(
+          { provider, model },
+          options,
+          (signal) => client.messages.create({ ...body, stream: true }, { signal }),
+          toModelError,
+          anthropicEventDecoder
+        )
       })
   }
 }
@@ -101,7 +117,7 @@ const defaultMaxTokens = 4096
 export const toAnthropicRequest = (
   model: string,
   request: ModelRequest,
-  options: Omit<AnthropicOptions, "apiKey" | "baseURL" | "headers" | keyof ResilienceOptions> = {}
+  options: Omit<AnthropicOptions, "apiKey" | "baseURL" | "headers" | keyof StreamingOptions> = {}
 ): Params => {
   const system = request.messages.flatMap((m) => (m.role === "system" ? [m.content] : []))
   const thinking = options.thinkingBudget
@@ -229,38 +245,6 @@ export const fromAnthropicResponse = (message: Anthropic.Messages.Message): Effe
     return assembleResponse({ content, calls, usage: toUsage(message.usage), finishReason, reasoning })
   })
 
-const toFinishReason = (reason: string | null | undefined): FinishReason | undefined => {
-  switch (reason) {
-    case null:
-    case undefined:
-      return undefined
-    case "end_turn":
-    case "stop_sequence":
-      return "stop"
-    case "tool_use":
-      return "tool-calls"
-    case "max_tokens":
-    case "model_context_window_exceeded":
-      return "length"
-    case "refusal":
-      return "refusal"
-    default:
-      return "other"
-  }
-}
-
-/** Anthropic counts cache reads and writes apart from `input_tokens`: all of them are input. */
-const toUsage = (usage: Anthropic.Messages.Usage | undefined): Usage | undefined => {
-  if (usage === undefined || usage === null) return undefined
-  const read = usage.cache_read_input_tokens ?? 0
-  const written = usage.cache_creation_input_tokens ?? 0
-  return {
-    inputTokens: (usage.input_tokens ?? 0) + read + written,
-    outputTokens: usage.output_tokens ?? 0,
-    ...(usage.cache_read_input_tokens === undefined || usage.cache_read_input_tokens === null ? {} : { cachedInputTokens: read })
-  }
-}
-
 const toModelError = (cause: unknown): ModelError => {
   const Anthropic = sdk().default
   if (cause instanceof Anthropic.APIConnectionError) {
@@ -275,6 +259,18 @@ const toModelError = (cause: unknown): ModelError => {
       status: cause.status,
       retryable: shouldRetryStatus(cause.status, advice, body?.error?.type),
       ...(advice.retryAfterMs === undefined ? {} : { retryAfterMs: advice.retryAfterMs }),
+      cause
+    })
+  }
+  if (cause instanceof Anthropic.APIError && cause.status === undefined && !(cause instanceof Anthropic.APIUserAbortError)) {
+    // An `error` event mid-stream (overloaded_error, api_error, ...): no HTTP status, classified by its type.
+    const body = cause.error as { error?: { type?: string; message?: string } } | undefined
+    const type = body?.error?.type
+    const status = statusOfErrorType(type)
+    return new ModelError({
+      provider,
+      reason: `${type ?? "error"} event in the stream: ${body?.error?.message ?? cause.message}`,
+      retryable: status !== undefined && shouldRetryStatus(status, {}, type),
       cause
     })
   }

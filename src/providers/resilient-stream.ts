@@ -3,8 +3,9 @@
  * (aborted when the stream ends, fails or is interrupted, which closes the HTTP response), decode its
  * chunks into response parts, fail with a retryable `ModelError` when nothing arrives for `idleTimeout`
  * (a stall) or when the stream ends before the answer finished (a cut), and retry with backoff only
- * while no part has reached the caller: a retry never repeats text the caller already saw. Every wait
- * is announced (`announceRetry`) like a non-streaming call's.
+ * while no content part (text, reasoning, tool call; usage does not count) has reached the caller: a
+ * retry never repeats text the caller already saw. Every wait is announced (`announceRetry`) like a
+ * non-streaming call's.
  *
  * There is no total timeout on a stream: a long generation that keeps sending is healthy. Bound a
  * run's wall time with the `maxDuration` budget.
@@ -96,10 +97,22 @@ export const resilientStream = <C>(
         })
       )
     return attempts(0).pipe(
-      stream().tap(() =>
+      stream().tap((part) =>
         Effect.sync(() => {
-          delivered = true
+          if (isContent(part)) delivered = true
         })
       )
     )
   })
+
+/**
+ * Whether a part shows the caller some of the answer. Usage and finish parts do not: a provider that
+ * reports usage first (Anthropic's `message_start`) may still be retried after them, and the retry's
+ * usage replaces theirs (usage parts are cumulative, the last one counts).
+ *
+ * @example
+ * ```ts
+ * isContent({ _tag: "Usage", usage: { inputTokens: 1, outputTokens: 0 } }) // false
+ * ```
+ */
+export const isContent = (part: ResponsePart): boolean => part._tag !== "Usage" && part._tag !== "Finish"

@@ -14,10 +14,10 @@ export type Reply =
   /** Sends the status line, headers and `partial` of the body, then destroys the socket. */
   | { readonly reset: string }
   /**
-   * A streamed body: `pieces` written one by one (`gapMs` apart), then the response ends (`"end"`),
+   * A streamed body: `pieces` (text, or bytes to tear inside UTF-8 characters) written one by one (`gapMs` apart), then the response ends (`"end"`),
    * the socket is destroyed (`"cut"`), or nothing more is sent (`"stall"`; its close is recorded).
    */
-  | { readonly pieces: ReadonlyArray<string>; readonly contentType: string; readonly gapMs?: number; readonly then?: "end" | "cut" | "stall" }
+  | { readonly pieces: ReadonlyArray<string | Uint8Array>; readonly contentType: string; readonly gapMs?: number; readonly then?: "end" | "cut" | "stall" }
 
 export interface RecordedRequest {
   readonly method: string

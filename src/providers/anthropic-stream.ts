@@ -1,0 +1,225 @@
+/**
+ * Anthropic's Messages stream (`stream: true`) decoded into response parts. The SSE events, as the
+ * streaming reference documents them: `message_start` (the message with its input usage),
+ * `content_block_start` / `content_block_delta` / `content_block_stop` per block (`text_delta`,
+ * `input_json_delta` torn anywhere, `thinking_delta`, `signature_delta`), `message_delta` (stop reason
+ * and cumulative usage), `message_stop`; `ping` is skipped and an `error` event is raised by the SDK.
+ * Also the stop reason and usage mappings the non-streaming path shares.
+ */
+import type Anthropic from "@anthropic-ai/sdk"
+import * as Effect from "effect/Effect"
+import { ModelError } from "../errors.ts"
+import { describeCause } from "../internal/describe-cause.ts"
+import type { FinishReason, ReasoningPart, Usage } from "../model/messages.ts"
+import type { ResponsePart } from "../model/response-part.ts"
+import { checkReply } from "./check-reply.ts"
+import { argumentsText } from "./normalise-calls.ts"
+import type { ChunkDecoder } from "./resilient-stream.ts"
+
+const provider = "anthropic"
+
+type Event = Anthropic.Messages.RawMessageStreamEvent
+type RawUsage = Partial<Record<"input_tokens" | "output_tokens" | "cache_read_input_tokens" | "cache_creation_input_tokens", number | null>>
+
+/** One open content block of the stream. */
+type OpenBlock =
+  | { readonly type: "text" }
+  | { readonly type: "thinking"; text: string; signature: string }
+  | { readonly type: "tool_use"; readonly input: unknown; arguments: boolean }
+  | { readonly type: "other" }
+
+/**
+ * The decoder of one Messages stream. Thinking deltas are closed, at `content_block_stop`, by a
+ * `ReasoningEnd` carrying the block's signature, so the assembled block is sent back unchanged;
+ * redacted thinking comes whole. Usage is reported at `message_start` and at every `message_delta`
+ * (where Anthropic sends the output tokens), so a token budget can end a run mid-answer. A stream
+ * without a stop reason was cut: a retryable `ModelError`.
+ *
+ * @example
+ * ```ts
+ * resilientStream({ provider: "anthropic", model }, options, (signal) => client.messages.create({ ...body, stream: true }, { signal }), toModelError, anthropicEventDecoder)
+ * ```
+ */
+export const anthropicEventDecoder = (): ChunkDecoder<Event> => {
+  const blocks = new Map<number, OpenBlock>()
+  const reasoning: Array<ReasoningPart> = []
+  let usage: RawUsage | undefined
+  let stop: string | null | undefined
+  let content = ""
+  let calls = 0
+  const usagePart = (): Array<ResponsePart> => {
+    const converted = toAnthropicUsage(usage)
+    return converted === undefined ? [] : [{ _tag: "Usage", usage: converted }]
+  }
+  return {
+    chunk: (event) =>
+      Effect.try({
+        try: (): ReadonlyArray<ResponsePart> => {
+          switch (event.type) {
+            case "message_start":
+              usage = { ...event.message.usage }
+              stop = event.message.stop_reason
+              return usagePart()
+            case "content_block_start": {
+              const block = event.content_block
+              if (block.type === "text") {
+                blocks.set(event.index, { type: "text" })
+                content += block.text
+                return block.text === "" ? [] : [{ _tag: "TextDelta", delta: block.text }]
+              }
+              if (block.type === "thinking") {
+                blocks.set(event.index, { type: "thinking", text: block.thinking, signature: block.signature ?? "" })
+                return block.thinking === "" ? [] : [{ _tag: "ReasoningDelta", delta: block.thinking }]
+              }
+              if (block.type === "redacted_thinking") {
+                blocks.set(event.index, { type: "other" })
+                reasoning.push({ _tag: "Redacted", data: block.data })
+                return [{ _tag: "Reasoning", part: { _tag: "Redacted", data: block.data } }]
+              }
+              if (block.type === "tool_use") {
+                blocks.set(event.index, { type: "tool_use", input: block.input, arguments: false })
+                calls += 1
+                return [{ _tag: "ToolCallStart", index: event.index, id: block.id, name: block.name }]
+              }
+              // Server tools (web search, code execution) run at Anthropic: nothing for the loop to do.
+              blocks.set(event.index, { type: "other" })
+              return []
+            }
+            case "content_block_delta": {
+              const open = blocks.get(event.index)
+              const delta = event.delta
+              if (delta.type === "text_delta") {
+                content += delta.text
+                return delta.text === "" ? [] : [{ _tag: "TextDelta", delta: delta.text }]
+              }
+              if (delta.type === "thinking_delta" && open?.type === "thinking") {
+                open.text += delta.thinking
+                return delta.thinking === "" ? [] : [{ _tag: "ReasoningDelta", delta: delta.thinking }]
+              }
+              if (delta.type === "signature_delta" && open?.type === "thinking") {
+                open.signature += delta.signature
+                return []
+              }
+              if (delta.type === "input_json_delta" && open?.type === "tool_use") {
+                if (delta.partial_json === "") return []
+                open.arguments = true
+                return [{ _tag: "ToolCallDelta", index: event.index, delta: delta.partial_json }]
+              }
+              if (open === undefined && (delta.type === "input_json_delta" || delta.type === "thinking_delta")) {
+                throw new Error(`a ${delta.type} arrived for block ${event.index}, which never started`)
+              }
+              return []
+            }
+            case "content_block_stop": {
+              const open = blocks.get(event.index)
+              blocks.delete(event.index)
+              if (open?.type === "thinking") {
+                reasoning.push({ _tag: "Thinking", text: open.text, signature: open.signature })
+                return [{ _tag: "ReasoningEnd", signature: open.signature }]
+              }
+              if (open?.type === "tool_use") {
+                // A call without arguments streams no delta: its arguments are the start block's input.
+                const rest: Array<ResponsePart> = open.arguments ? [] : [{ _tag: "ToolCallDelta", index: event.index, delta: argumentsText(open.input) }]
+                return [...rest, { _tag: "ToolCallEnd", index: event.index }]
+              }
+              return []
+            }
+            case "message_delta": {
+              stop = event.delta.stop_reason ?? stop
+              const next: RawUsage = { ...usage }
+              for (const [key, value] of Object.entries(event.usage ?? {})) {
+                if (typeof value === "number") next[key as keyof RawUsage] = value
+              }
+              usage = next
+              return usagePart()
+            }
+            case "message_stop":
+              return []
+            default:
+              return []
+          }
+        },
+        catch: (cause) => new ModelError({ provider, reason: `unexpected stream event: ${describeCause(cause)}`, retryable: false, cause })
+      }),
+    end: () =>
+      Effect.gen(function*() {
+        if (stop === undefined || stop === null) {
+          return yield* new ModelError({ provider, reason: "the stream ended before the answer finished (no stop_reason)", retryable: true })
+        }
+        const finishReason = toAnthropicFinishReason(stop)
+        yield* checkReply(provider, { finishReason, wireReason: `stop_reason ${JSON.stringify(stop)}`, content, calls, reasoning })
+        return [{ _tag: "Finish", reason: finishReason }]
+      })
+  }
+}
+
+/**
+ * The provider-neutral finish reason of a `stop_reason`.
+ *
+ * @example
+ * ```ts
+ * toAnthropicFinishReason("max_tokens") // "length"
+ * ```
+ */
+export const toAnthropicFinishReason = (reason: string | null | undefined): FinishReason | undefined => {
+  switch (reason) {
+    case null:
+    case undefined:
+      return undefined
+    case "end_turn":
+    case "stop_sequence":
+      return "stop"
+    case "tool_use":
+      return "tool-calls"
+    case "max_tokens":
+    case "model_context_window_exceeded":
+      return "length"
+    case "refusal":
+      return "refusal"
+    default:
+      return "other"
+  }
+}
+
+/**
+ * Anthropic counts cache reads and writes apart from `input_tokens`: all of them are input.
+ *
+ * @example
+ * ```ts
+ * toAnthropicUsage({ input_tokens: 10, output_tokens: 2, cache_read_input_tokens: 5 }) // { inputTokens: 15, outputTokens: 2, cachedInputTokens: 5 }
+ * ```
+ */
+export const toAnthropicUsage = (usage: RawUsage | null | undefined): Usage | undefined => {
+  if (usage === undefined || usage === null) return undefined
+  const read = usage.cache_read_input_tokens ?? 0
+  const written = usage.cache_creation_input_tokens ?? 0
+  return {
+    inputTokens: (usage.input_tokens ?? 0) + read + written,
+    outputTokens: usage.output_tokens ?? 0,
+    ...(usage.cache_read_input_tokens === undefined || usage.cache_read_input_tokens === null ? {} : { cachedInputTokens: read })
+  }
+}
+
+/**
+ * The status an `error` event's type stands for: a mid-stream error has no HTTP status (the SDK
+ * raises it as an `APIError` without one), so it is classified by `error.type`.
+ *
+ * @example
+ * ```ts
+ * statusOfErrorType("overloaded_error") // 529
+ * ```
+ */
+export const statusOfErrorType = (type: string | undefined): number | undefined => errorTypeStatus[type ?? ""]
+
+const errorTypeStatus: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529
+}

@@ -1,0 +1,125 @@
+/**
+ * Wire bodies for streaming tests, written from each API's documented format: Anthropic Messages SSE
+ * events; SSE framing with LF or CRLF line ends and keep-alive comments; bodies torn at byte offsets
+ * (inside UTF-8 characters, SSE lines and JSON).
+ */
+
+import type { ModelClient } from "../../src/index.ts"
+
+/** A provider's wire: its client on a base URL, and one reply as a JSON body or as a stream body. */
+export interface Wire {
+  readonly name: string
+  readonly client: (url: string) => ModelClient
+  readonly json: (reply: WireReply, turn: number) => unknown
+  readonly stream: (reply: WireReply, turn: number, sizes: ReadonlyArray<number>, style: SseStyle) => string
+  /** Whether a request asks for a stream. */
+  readonly isStream: (url: string, body: any) => boolean
+  /** What of a request body must be the same streamed or not. */
+  readonly comparable?: (body: any) => unknown
+}
+
+/** What a model answers in one turn, independent of any wire. */
+export interface WireReply {
+  readonly thinking?: { readonly text: string; readonly signature: string } | undefined
+  readonly redacted?: string | undefined
+  readonly text: string
+  readonly calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly input: Record<string, unknown> }>
+  readonly usage: { readonly input: number; readonly output: number }
+}
+
+/** Splits a text into pieces whose sizes cycle through `sizes` (JS characters). */
+export const pieces = (text: string, sizes: ReadonlyArray<number>): Array<string> => {
+  const out: Array<string> = []
+  for (let i = 0, k = 0; i < text.length; k++) {
+    const size = Math.max(1, sizes[k % sizes.length]!)
+    out.push(text.slice(i, i + size))
+    i += size
+  }
+  return out
+}
+
+/** Tears a body's UTF-8 bytes at sizes cycling through `sizes`, so a piece may end inside a character. */
+export const tearBytes = (body: string, sizes: ReadonlyArray<number> = [7, 3, 11, 1, 5]): Array<Uint8Array> => {
+  const bytes = Buffer.from(body, "utf8")
+  const out: Array<Uint8Array> = []
+  for (let i = 0, k = 0; i < bytes.length; k++) {
+    const size = Math.max(1, sizes[k % sizes.length]!)
+    out.push(bytes.subarray(i, i + size))
+    i += size
+  }
+  return out
+}
+
+/** SSE framing options: CRLF line ends and `: keep-alive` comments between events. */
+export interface SseStyle {
+  readonly crlf?: boolean
+  readonly keepAlive?: boolean
+}
+
+/** An SSE body of named events (`event:` + `data:`), or of unnamed `data:` events when `name` is undefined. */
+export const sse = (events: ReadonlyArray<readonly [string | undefined, unknown]>, style: SseStyle = {}, tail = ""): string => {
+  const nl = style.crlf === true ? "\r\n" : "\n"
+  return events
+    .map(([name, data], i) =>
+      (style.keepAlive === true && i % 2 === 0 ? `: keep-alive${nl}${nl}` : "") +
+      (name === undefined ? "" : `event: ${name}${nl}`) +
+      `data: ${JSON.stringify(data)}${nl}${nl}`
+    )
+    .join("") + tail
+}
+
+// ---- Anthropic Messages ----
+
+let messageCounter = 0
+
+/** The non-streamed Messages reply. */
+export const anthropicJson = (reply: WireReply) => ({
+  id: `msg_w${++messageCounter}`,
+  type: "message",
+  role: "assistant",
+  model: "claude-sonnet-4-6",
+  content: [
+    ...(reply.thinking === undefined ? [] : [{ type: "thinking", thinking: reply.thinking.text, signature: reply.thinking.signature }]),
+    ...(reply.redacted === undefined ? [] : [{ type: "redacted_thinking", data: reply.redacted }]),
+    ...(reply.text === "" ? [] : [{ type: "text", text: reply.text }]),
+    ...reply.calls.map((c) => ({ type: "tool_use", id: c.id, name: c.name, input: c.input }))
+  ],
+  stop_reason: reply.calls.length > 0 ? "tool_use" : "end_turn",
+  stop_sequence: null,
+  usage: { input_tokens: reply.usage.input, output_tokens: reply.usage.output, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+})
+
+/**
+ * The same reply as Messages stream events: `message_start`, a `ping`, each block's start, deltas
+ * (texts torn at `sizes`) and stop, `message_delta` with the stop reason and output usage, `message_stop`.
+ */
+export const anthropicEvents = (reply: WireReply, sizes: ReadonlyArray<number> = [5]): Array<readonly [string, unknown]> => {
+  const json = anthropicJson(reply)
+  const events: Array<readonly [string, unknown]> = [
+    ["message_start", { type: "message_start", message: { ...json, content: [], stop_reason: null, usage: { ...json.usage, output_tokens: 1 } } }],
+    ["ping", { type: "ping" }]
+  ]
+  json.content.forEach((block, index) => {
+    const b = block as Record<string, any>
+    if (b.type === "thinking") {
+      events.push(["content_block_start", { type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } }])
+      for (const piece of pieces(b.thinking, sizes)) events.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: piece } }])
+      events.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "signature_delta", signature: b.signature } }])
+    } else if (b.type === "redacted_thinking") {
+      events.push(["content_block_start", { type: "content_block_start", index, content_block: b }])
+    } else if (b.type === "text") {
+      events.push(["content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } }])
+      for (const piece of pieces(b.text, sizes)) events.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: piece } }])
+    } else {
+      events.push(["content_block_start", { type: "content_block_start", index, content_block: { type: "tool_use", id: b.id, name: b.name, input: {} } }])
+      const args = JSON.stringify(b.input)
+      for (const piece of args === "{}" ? [] : pieces(args, sizes)) {
+        events.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: piece } }])
+      }
+    }
+    events.push(["content_block_stop", { type: "content_block_stop", index }])
+  })
+  events.push(["message_delta", { type: "message_delta", delta: { stop_reason: json.stop_reason, stop_sequence: null }, usage: { output_tokens: reply.usage.output } }])
+  events.push(["message_stop", { type: "message_stop" }])
+  return events
+}
