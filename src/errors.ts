@@ -415,6 +415,49 @@ export class DecisionsInvalid extends Data.TaggedError("DecisionsInvalid")<{
 }
 
 /**
+ * A snapshot was resumed a second time where a resume ledger is present (`ResumeLedger`): its decisions
+ * were consumed by the first resume, and nothing ran. Continue from the snapshot the first resume gave.
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("SnapshotAlreadyResumed", (e) => Effect.succeed(`run ${e.runId} already continued`))
+ * ```
+ */
+export class SnapshotAlreadyResumed extends Data.TaggedError("SnapshotAlreadyResumed")<{
+  readonly agent: string
+  readonly runId: string
+  readonly key: string
+}> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
+  override get message(): string {
+    return `Cannot resume agent "${this.agent}": this snapshot of run "${this.runId}" was already resumed (its decisions are consumed once); continue from the snapshot that resume gave`
+  }
+}
+
+/**
+ * A resume ledger could not record or check a resume (its database is down). Nothing ran.
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("ResumeLedgerFailed", (e) => Effect.succeed(e.reason))
+ * ```
+ */
+export class ResumeLedgerFailed extends Data.TaggedError("ResumeLedgerFailed")<{
+  readonly key: string
+  readonly reason: string
+  readonly cause?: unknown
+}> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
+  override get message(): string {
+    return `The resume ledger failed for "${this.key}": ${this.reason}`
+  }
+}
+
+/**
  * A session store could not load or save a conversation (the database is down, a row is corrupt).
  *
  * @example
@@ -485,6 +528,8 @@ export type AgentError =
   | SnapshotInvalid
   | SnapshotRejected
   | DecisionsInvalid
+  | SnapshotAlreadyResumed
+  | ResumeLedgerFailed
   | SessionStoreFailed
   | OutcomeUnknown
 

@@ -14,6 +14,8 @@ export type { ContextWindow } from "./dsl/context-window.ts"
 export type { RunResult } from "./runtime/run-agent.ts"
 export { decodeSnapshot, decodeSnapshotValue, encodeSnapshot, RunSnapshotSchema } from "./runtime/snapshot.ts"
 export { signSnapshot } from "./runtime/snapshot-signature.ts"
+export { inMemoryResumeLedger, ResumeLedger, resumeKey } from "./runtime/resume-ledger.ts"
+export type { ResumeLedgerStore } from "./runtime/resume-ledger.ts"
 export { Decision } from "./dsl/decision.ts"
 export { BudgetPolicy } from "./dsl/budget-policy.ts"
 export type { BudgetDecision, BudgetLimitContext, BudgetLimitPolicy } from "./dsl/budget-policy.ts"
@@ -109,6 +111,8 @@ export {
   SkillFailed,
   SnapshotInvalid,
   SnapshotRejected,
+  SnapshotAlreadyResumed,
+  ResumeLedgerFailed,
   SessionStoreFailed,
   SkillRoutingFailed,
   ToolFailed,

@@ -3,3 +3,4 @@
  * dependency): a session store.
  */
 export { openPostgresSessionStore, postgresSessionStore, sqlSessionStore } from "./session-store.ts"
+export { sqlResumeLedger } from "./resume-ledger.ts"

@@ -21,7 +21,7 @@ import { withDefinitionServices } from "../dsl/agent.ts"
 import { type BudgetScope, CurrentBudgetScope, ParentRun, StreamSink } from "../dsl/lineage.ts"
 import { pickTools } from "../dsl/pick-tools.ts"
 import type { RunEndEvent, RunStreamEvent } from "../dsl/events.ts"
-import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed, ToolFailed } from "../errors.ts"
+import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed, SnapshotAlreadyResumed, ToolFailed } from "../errors.ts"
 import type { KnowledgeSource } from "../dsl/knowledge.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { Steps } from "../internal/steps.ts"
@@ -37,6 +37,7 @@ import { budgetExceeded, RunContext, type RunEnv } from "./run-context.ts"
 import { resolveDecisions } from "./approval.ts"
 import { checkSnapshot, decodeSnapshot, decodeSnapshotValue, type RunSnapshot, snapshotOf, stateOf } from "./snapshot.ts"
 import { signSnapshot, verifySnapshot } from "./snapshot-signature.ts"
+import { ResumeLedger, type ResumeLedgerStore, resumeKey } from "./resume-ledger.ts"
 import { drive, type DriveControl } from "./step.ts"
 import { withDeadline } from "./deadline.ts"
 import { Durability } from "./durability.ts"
@@ -198,7 +199,8 @@ const execute = (
     // The run's references, read from the fiber it starts on rather than asked for one by one.
     const run = executeTraced(definition, start, control, given ?? fiber.getRef(StreamSink), observe, env, {
       durability: fiber.getRef(Durability),
-      parentScope: fiber.getRef(CurrentBudgetScope)
+      parentScope: fiber.getRef(CurrentBudgetScope),
+      resumeLedger: fiber.getRef(ResumeLedger)
     })
     if (!traced) return run
     const span = agentSpan(definition.name, env.client?.metadata, fiber.getRef(CurrentConversation))
@@ -212,7 +214,7 @@ const executeTraced = (
   given: EventSink | undefined,
   observe: ((ctx: RunContext) => void) | undefined,
   env: RunEnv,
-  references: { readonly durability: Durability | undefined; readonly parentScope: BudgetScope | undefined }
+  references: { readonly durability: Durability | undefined; readonly parentScope: BudgetScope | undefined; readonly resumeLedger: ResumeLedgerStore | undefined }
 ): Effect.Effect<RunResult, AgentError, ModelClientService> =>
   Effect.gen(function*() {
     const traced = env.traced
@@ -237,6 +239,12 @@ const executeTraced = (
         if (secret !== undefined) yield* verifySnapshot(start.snapshot, secret)
         const skill = yield* checkSnapshot(plan, start.snapshot)
         const decided = start.decisions === undefined ? undefined : yield* resolveDecisions(plan.name, skill, start.snapshot, start.decisions)
+        // With a ledger, a snapshot is consumed once; a durable run keeps its own record of what ran.
+        const ledger = references.resumeLedger
+        if (ledger !== undefined && durability === undefined) {
+          const key = resumeKey(start.snapshot)
+          if (!(yield* ledger.consume(key))) return yield* new SnapshotAlreadyResumed({ agent: plan.name, runId, key })
+        }
         ctx = RunContext.restore(plan, skill, { ...stateOf(start.snapshot), elapsedMs: now - startedAt }, now, parentScope, sink, env)
         ctx.durability = durability
         if (decided !== undefined) ctx.decide(decided)
