@@ -51,13 +51,30 @@ const walk = (dir, visit) => {
     else visit(path)
   }
 }
+/**
+ * Optional peers (a provider's SDK, the MCP SDK, PGlite, …) are absent from most projects, yet the
+ * declarations of the modules that use them import their types. A consumer compiling with
+ * `skipLibCheck: false` would get "Cannot find module 'openai'" from our declarations although it never
+ * uses `openai(...)`. Each such import gets a `@ts-ignore`: with the peer installed its types apply as
+ * usual; without it they are `any` in declarations the consumer does not use.
+ */
+const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
+const optionalPeers = Object.entries(manifest.peerDependenciesMeta ?? {}).filter(([, meta]) => meta.optional === true).map(([name]) => name)
+const importsOptionalPeer = (line) =>
+  optionalPeers.some((name) => line.includes(`from "${name}"`) || line.includes(`from "${name}/`))
+const markOptionalPeers = (text) =>
+  text.split("\n").flatMap((line) =>
+    /^\s*(import|export)\b/.test(line) && importsOptionalPeer(line)
+      ? ["// @ts-ignore an optional peer dependency: absent unless this feature is used", line]
+      : [line]
+  ).join("\n")
+
 walk(outDir, (path) => {
-  if (path.endsWith(".d.ts")) writeFileSync(path, rewrite(readFileSync(path, "utf8")))
+  if (path.endsWith(".d.ts")) writeFileSync(path, markOptionalPeers(rewrite(readFileSync(path, "utf8"))))
 })
 
 /** The JavaScript files `package.json` points at: every `exports` target and every `bin`. */
 const entryPoints = () => {
-  const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
   const targets = Object.values(manifest.exports).flatMap((target) => typeof target === "string" ? [target] : [target.default])
   return [...targets, ...Object.values(manifest.bin)]
     .filter((target) => target.startsWith("./dist/") && target.endsWith(".js"))

@@ -101,6 +101,14 @@ describe("the packed package", { timeout: 120_000 }, () => {
     expect(run(process.execPath, ["plain.cjs"]).trim()).toBe("from require")
   })
 
+  it("names the SDK to install when a provider is built without it (the SDKs are optional peers)", () => {
+    const messages: ReadonlyArray<string> = JSON.parse(run(process.execPath, ["missing-sdk.mjs"]))
+    expect(messages).toHaveLength(3)
+    expect(messages[0]).toMatch(/openai model "gpt-4o-mini".*the package "openai" is not installed.*npm install openai/)
+    expect(messages[1]).toMatch(/the package "@anthropic-ai\/sdk" is not installed.*npm install @anthropic-ai\/sdk/)
+    expect(messages[2]).toMatch(/the package "ollama" is not installed.*npm install ollama/)
+  })
+
   it("runs a consumer vitest test that uses ./testing without fast-check installed", () => {
     expect(() => require.resolve("fast-check", { paths: [consumer] })).toThrow()
     const output = run(process.execPath, [join(consumer, "node_modules/vitest/vitest.mjs"), "run"], { env: { ...process.env, CI: "true" } })
