@@ -2,8 +2,9 @@
  * Any Vercel AI SDK language model as a `ModelClient`, so the AI SDK's providers (`@ai-sdk/openai`,
  * `@ai-sdk/anthropic`, `@ai-sdk/google`, `@ai-sdk/mistral`, Bedrock, …) work here. It speaks the
  * provider specification of `@ai-sdk/provider` (`LanguageModelV4` of `ai` 7 and `@ai-sdk/*` 4.x,
- * `LanguageModelV3` of `ai` 6, `LanguageModelV2` of `ai` 5) through `doGenerate`, with this library's
- * retries and timeouts around it and the model's `abortSignal` wired to interruption.
+ * `LanguageModelV3` of `ai` 6, `LanguageModelV2` of `ai` 5) through `doGenerate`, and `doStream` for
+ * streamed runs (./ai-sdk-stream.ts) when the model has it, with this library's retries and timeouts
+ * around them and the model's `abortSignal` wired to interruption.
  *
  * The model is typed by the members used here ({@link AiSdkLanguageModel}), not by one version of
  * `@ai-sdk/provider`: that package is not a dependency of ours, so every version's models type-check
@@ -22,10 +23,13 @@ import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText, normaliseCalls } from "./normalise-calls.ts"
-import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
+import { isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
+import { effectStream as stream } from "../internal/lazy-effect.ts"
+import { type AiSdkStreamPart, aiSdkPartDecoder } from "./ai-sdk-stream.ts"
+import { resilientStream, type StreamingOptions } from "./resilient-stream.ts"
 
 /** Options of {@link fromAiSdk}. */
-export interface AiSdkOptions extends ResilienceOptions {
+export interface AiSdkOptions extends StreamingOptions {
   /** Sampling temperature, unless a request sets its own. */
   readonly temperature?: number
   /** `maxOutputTokens`. */
@@ -76,6 +80,8 @@ export interface AiSdkLanguageModel {
   readonly provider: string
   readonly modelId: string
   doGenerate(options: never): PromiseLike<unknown>
+  /** Streams the answer (`{ stream: ReadableStream<StreamPart> }`); without it, streamed runs adapt `doGenerate`. */
+  doStream?(options: never): PromiseLike<unknown>
 }
 
 /**
@@ -91,7 +97,24 @@ export interface AiSdkLanguageModel {
 export const fromAiSdk = (model: AiSdkLanguageModel, options: AiSdkOptions = {}): ModelClient => {
   const provider = `ai-sdk:${model.provider}`
   const generate = model.doGenerate.bind(model) as (options: LanguageModelV3CallOptions) => PromiseLike<unknown>
+  const doStream = typeof model.doStream === "function"
+    ? model.doStream.bind(model) as (options: LanguageModelV3CallOptions) => PromiseLike<unknown>
+    : undefined
+  const streaming: Pick<ModelClient, "stream"> = doStream === undefined ? {} : {
+    stream: (request) =>
+      stream().suspend(() => {
+        const callOptions = toCallOptions(request, options)
+        return resilientStream<AiSdkStreamPart>(
+          { provider, model: model.modelId },
+          options,
+          async (abortSignal) => streamOf(await doStream({ ...callOptions, abortSignal })),
+          (cause) => toModelError(provider, cause),
+          () => aiSdkPartDecoder(provider, { toFinishReason, toUsage, toModelError: (cause) => toModelError(provider, cause) })
+        )
+      })
+  }
   return {
+    ...streaming,
     metadata: metadataOf(genAiProviderName(model.provider), model.modelId, options.temperature, options.maxOutputTokens),
     chat: (request) =>
       Effect.suspend(() => {
@@ -104,6 +127,15 @@ export const fromAiSdk = (model: AiSdkLanguageModel, options: AiSdkOptions = {})
         ).pipe(Effect.flatMap((result) => fromGenerateResult(provider, result as GenerateResult)))
       })
   }
+}
+
+/** The parts of a `doStream` result: its `stream`, a `ReadableStream` (async iterable on Node 18+). */
+const streamOf = (result: unknown): AsyncIterable<AiSdkStreamPart> => {
+  const readable = (result as { stream?: unknown } | null)?.stream
+  if (typeof readable !== "object" || readable === null || typeof (readable as Record<symbol, unknown>)[Symbol.asyncIterator] !== "function") {
+    throw new TypeError("doStream returned no stream")
+  }
+  return readable as AsyncIterable<AiSdkStreamPart>
 }
 
 /**

@@ -11,8 +11,10 @@ import { Effect, Schema, Stream } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { describe, expect } from "vitest"
-import { agent, anthropic, type ModelClient, type ModelRequest, type RunEndEvent, tool } from "../../src/index.ts"
-import { anthropicEvents, anthropicJson, sse, tearBytes, type Wire, type WireReply } from "../providers/wire.ts"
+import { createOpenAICompatible as createV3 } from "@ai-sdk/openai-compatible"
+import { createOpenAICompatible as createV4 } from "ai-sdk-openai-compatible-v4"
+import { agent, anthropic, fromAiSdk, type ModelClient, openai, type ModelRequest, type RunEndEvent, tool } from "../../src/index.ts"
+import { anthropicEvents, anthropicJson, openAiChatEvents, openAiChatJson, sse, tearBytes, type Wire, type WireReply } from "../providers/wire.ts"
 import { quietLogs } from "../support/quiet-logs.ts"
 
 quietLogs()
@@ -27,7 +29,25 @@ const anthropicWire: Wire = {
   isStream: (_url, body) => body?.stream === true
 }
 
-const wires: ReadonlyArray<Wire> = [anthropicWire]
+const chatWire = (name: string, client: (url: string) => ModelClient): Wire => ({
+  name,
+  client,
+  json: (reply, turn) => openAiChatJson(reply, turn),
+  stream: (reply, turn, sizes, style) => sse(openAiChatEvents(reply, turn, sizes), style, style.crlf === true ? "data: [DONE]\r\n\r\n" : "data: [DONE]\n\n"),
+  isStream: (_url, body) => body?.stream === true,
+  comparable: (body) => {
+    const { stream: _, stream_options: __, ...rest } = body ?? {}
+    return rest
+  }
+})
+const streamOptions = { retry: false, idleTimeout: "20 seconds" } as const
+
+const wires: ReadonlyArray<Wire> = [
+  anthropicWire,
+  chatWire("openai (Chat Completions SSE)", (url) => openai("gpt-4o-mini", { apiKey: "k", baseURL: `${url}/v1`, ...streamOptions })),
+  chatWire("fromAiSdk(@ai-sdk/openai-compatible V3)", (url) => fromAiSdk(createV3({ name: "w", baseURL: `${url}/v1`, apiKey: "k" })("m"), streamOptions)),
+  chatWire("fromAiSdk(ai-sdk-openai-compatible-v4 V4)", (url) => fromAiSdk(createV4({ name: "w", baseURL: `${url}/v1`, apiKey: "k" })("m"), streamOptions))
+]
 
 const arbText = fc.string({ unit: fc.constantFrom("grapheme", "binary"), maxLength: 24 })
 const arbCall = (turn: number) =>

@@ -123,3 +123,50 @@ export const anthropicEvents = (reply: WireReply, sizes: ReadonlyArray<number> =
   events.push(["message_stop", { type: "message_stop" }])
   return events
 }
+
+// ---- OpenAI Chat Completions (also what @ai-sdk/openai-compatible speaks) ----
+
+let chatCounter = 0
+
+/** The non-streamed completion; thinking goes as `reasoning_content` (as DeepSeek, vLLM send it). */
+export const openAiChatJson = (reply: WireReply, turn: number) => ({
+  id: `chatcmpl-w${++chatCounter}`,
+  object: "chat.completion",
+  created: 1_700_000_000,
+  model: "gpt-4o-mini",
+  choices: [{
+    index: 0,
+    message: {
+      role: "assistant",
+      content: reply.text === "" && reply.calls.length > 0 ? null : reply.text,
+      ...(reply.thinking === undefined ? {} : { reasoning_content: reply.thinking.text }),
+      ...(reply.calls.length === 0
+        ? {}
+        : { tool_calls: reply.calls.map((c) => ({ id: `call_${turn}_${c.id}`, type: "function", function: { name: c.name, arguments: JSON.stringify(c.input) } })) })
+    },
+    logprobs: null,
+    finish_reason: reply.calls.length > 0 ? "tool_calls" : "stop"
+  }],
+  usage: { prompt_tokens: reply.usage.input, completion_tokens: reply.usage.output, total_tokens: reply.usage.input + reply.usage.output }
+})
+
+/** The same reply as `chat.completion.chunk` events (unnamed `data:` lines), usage last, then `[DONE]`. */
+export const openAiChatEvents = (reply: WireReply, turn: number, sizes: ReadonlyArray<number> = [5]): Array<readonly [undefined, unknown]> => {
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+    id: `chatcmpl-s${chatCounter}`,
+    object: "chat.completion.chunk",
+    created: 1_700_000_000,
+    model: "gpt-4o-mini",
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }]
+  })
+  const out: Array<readonly [undefined, unknown]> = [[undefined, chunk({ role: "assistant", content: "" })]]
+  for (const piece of reply.thinking === undefined ? [] : pieces(reply.thinking.text, sizes)) out.push([undefined, chunk({ reasoning_content: piece })])
+  for (const piece of pieces(reply.text, sizes)) out.push([undefined, chunk({ content: piece })])
+  reply.calls.forEach((c, index) => {
+    out.push([undefined, chunk({ tool_calls: [{ index, id: `call_${turn}_${c.id}`, type: "function", function: { name: c.name, arguments: "" } }] })])
+    for (const piece of pieces(JSON.stringify(c.input), sizes)) out.push([undefined, chunk({ tool_calls: [{ index, function: { arguments: piece } }] })])
+  })
+  out.push([undefined, chunk({}, reply.calls.length > 0 ? "tool_calls" : "stop")])
+  out.push([undefined, { ...chunk({}), choices: [], usage: { prompt_tokens: reply.usage.input, completion_tokens: reply.usage.output, total_tokens: reply.usage.input + reply.usage.output } }])
+  return out
+}
