@@ -39,7 +39,10 @@ export type {
   HookFailedEvent,
   InvalidArgsEvent,
   KnowledgeUsedEvent,
+  ApprovalDecidedEvent,
+  ApprovalRequestedEvent,
   HandoffEvent,
+  WaitingCall,
   Listener,
   ModelCallEvent,
   ModelResponseEvent,
@@ -145,7 +148,9 @@ export {
   ollamaLayer,
   ollamaLayerConfig,
   openaiLayer,
-  openaiLayerConfig
+  openaiLayerConfig,
+  openaiResponsesLayer,
+  openaiResponsesLayerConfig
 } from "./providers/layers.ts"
 export type {
   AnthropicSettingsConfig,
@@ -173,6 +178,8 @@ export { ollama } from "./providers/ollama.ts"
 export type { OllamaOptions } from "./providers/ollama.ts"
 export { openai } from "./providers/openai.ts"
 export type { OpenAiOptions } from "./providers/openai.ts"
+export { openaiResponses } from "./providers/openai-responses.ts"
+export type { OpenAiResponsesOptions } from "./providers/openai-responses.ts"
 export { retryAdvice } from "./providers/resilience.ts"
 export type { ResilienceOptions, RetryAdvice, RetryOptions } from "./providers/resilience.ts"
 export { fileKnowledge } from "./node/file-knowledge.ts"

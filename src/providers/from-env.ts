@@ -4,7 +4,7 @@
  *
  * | variable | meaning |
  * |---|---|
- * | `AI_PROVIDER` | `openai`, `ollama` or `anthropic` (required) |
+ * | `AI_PROVIDER` | `openai`, `openai-responses` (the Responses API), `ollama` or `anthropic` (required) |
  * | `AI_MODEL` | the model name (required) |
  * | `LLM_TEMPERATURE` | a finite number; unset: none is sent (reasoning models such as o4-mini refuse one) |
  * | `LLM_MAX_AGENT_STEPS` | a whole number >= 1: the agent's `maxTurns` |
@@ -27,10 +27,11 @@ import { type ModelClient, ModelClientService } from "../model/model-client.ts"
 import { anthropic } from "./anthropic.ts"
 import { ollama } from "./ollama.ts"
 import { openai } from "./openai.ts"
+import { openaiResponses } from "./openai-responses.ts"
 
 /** What `fromEnv` found: the client, and the settings it was built with. */
 export interface EnvModel {
-  readonly provider: "openai" | "ollama" | "anthropic"
+  readonly provider: "openai" | "openai-responses" | "ollama" | "anthropic"
   readonly model: string
   /** `undefined` when `LLM_TEMPERATURE` is unset: the request carries none, and the server's default applies. */
   readonly temperature: number | undefined
@@ -46,7 +47,7 @@ export interface EnvModel {
 const makeEnvConfig = () => {
   const Config = config()
   return Config.all({
-    provider: Config.Literals(["openai", "ollama", "anthropic"], "AI_PROVIDER"),
+    provider: Config.Literals(["openai", "openai-responses", "ollama", "anthropic"], "AI_PROVIDER"),
     model: Config.NonEmptyString("AI_MODEL"),
     temperature: Config.option(Config.Finite("LLM_TEMPERATURE")),
     maxSteps: Config.option(Config.Int("LLM_MAX_AGENT_STEPS")),
@@ -146,10 +147,10 @@ const envModel = (config: Config.Success<ReturnType<typeof envConfig>>): EnvMode
   if (apiKey === undefined && baseURL === undefined) {
     throw new AgentConfigError({
       subject,
-      reason: "OPENAI_API_KEY is required when AI_PROVIDER=openai (or set OPENAI_BASE_URL for a server that needs no key)"
+      reason: `OPENAI_API_KEY is required when AI_PROVIDER=${config.provider} (or set OPENAI_BASE_URL for a server that needs no key)`
     })
   }
-  const client = openai(config.model, {
+  const client = (config.provider === "openai-responses" ? openaiResponses : openai)(config.model, {
     ...sampling,
     apiKey: apiKey ?? "unused",
     ...(baseURL === undefined ? {} : { baseURL })

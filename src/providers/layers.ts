@@ -18,6 +18,7 @@ import { type AiSdkOptions, fromAiSdk } from "./ai-sdk.ts"
 import { anthropic, type AnthropicOptions } from "./anthropic.ts"
 import { ollama, type OllamaOptions } from "./ollama.ts"
 import { openai, type OpenAiOptions } from "./openai.ts"
+import { openaiResponses, type OpenAiResponsesOptions } from "./openai-responses.ts"
 
 /**
  * A setting read with `Config`: a value, a secret, or `Config.option(...)` of either for "may be unset".
@@ -159,6 +160,43 @@ export const openaiLayerConfig = (
       throw new AgentConfigError({ subject: "openai layer", reason: "an API key (OPENAI_API_KEY) is required unless a base URL (OPENAI_BASE_URL) is set" })
     }
     return openai(s.model, { ...options, ...present({ temperature: plain(s.temperature), baseURL }), apiKey: apiKey ?? "unused" })
+  })
+
+/**
+ * `openaiResponses(model, options)` (the Responses API) as a Layer providing the `ModelClientService`.
+ *
+ * @example
+ * ```ts
+ * await assistant.provide(openaiResponsesLayer("gpt-5-mini", { apiKey, store: false })).run("hi")
+ * ```
+ */
+export const openaiResponsesLayer = (model: string, options: OpenAiResponsesOptions = {}): Layer.Layer<ModelClientService, AgentConfigError> =>
+  layerOf("openai", () => openaiResponses(model, options))
+
+/**
+ * An OpenAI Responses client read with `Config`, from the same settings as {@link openaiLayerConfig}.
+ *
+ * @example
+ * ```ts
+ * const Responses = openaiResponsesLayerConfig({ model: Config.succeed("gpt-5-mini") }, { reasoningSummary: "auto" })
+ * ```
+ */
+export const openaiResponsesLayerConfig = (
+  config: OpenAiSettingsConfig = {},
+  options: Omit<OpenAiResponsesOptions, "apiKey" | "baseURL" | "temperature"> = {}
+): Layer.Layer<ModelClientService, AgentConfigError> =>
+  layerFromConfig("openai", {
+    model: config.model ?? defaults().model,
+    temperature: config.temperature ?? defaults().temperature,
+    apiKey: config.apiKey ?? optional(effectConfig().Redacted("OPENAI_API_KEY")),
+    baseURL: config.baseURL ?? optional(effectConfig().NonEmptyString("OPENAI_BASE_URL"))
+  }, (s) => {
+    const apiKey = plain(s.apiKey)
+    const baseURL = plain(s.baseURL)
+    if (apiKey === undefined && baseURL === undefined) {
+      throw new AgentConfigError({ subject: "openai responses layer", reason: "an API key (OPENAI_API_KEY) is required unless a base URL (OPENAI_BASE_URL) is set" })
+    }
+    return openaiResponses(s.model, { ...options, ...present({ temperature: plain(s.temperature), baseURL }), apiKey: apiKey ?? "unused" })
   })
 
 /**

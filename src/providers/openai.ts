@@ -378,7 +378,15 @@ const toUsage = (usage: ChatCompletion["usage"] | null | undefined): Usage | und
   }
 }
 
-const toModelError = (cause: unknown): ModelError => {
+/**
+ * Internal: the \`ModelError\` for anything the \`openai\` SDK throws (shared with \`openaiResponses\`).
+ *
+ * @example
+ * \`\`\`ts
+ * toModelError(new OpenAI.APIConnectionError({ message: "refused" })) // retryable: true
+ * \`\`\`
+ */
+export const toModelError = (cause: unknown): ModelError => {
   const OpenAI = sdk().default
   if (cause instanceof OpenAI.APIConnectionError) {
     return new ModelError({ provider, reason: `connection failed: ${innermostMessage(cause)}`, retryable: true, cause })

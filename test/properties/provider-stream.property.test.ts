@@ -13,8 +13,8 @@ import type { AddressInfo } from "node:net"
 import { describe, expect } from "vitest"
 import { createOpenAICompatible as createV3 } from "@ai-sdk/openai-compatible"
 import { createOpenAICompatible as createV4 } from "ai-sdk-openai-compatible-v4"
-import { agent, anthropic, fromAiSdk, type ModelClient, openai, type ModelRequest, type RunEndEvent, tool } from "../../src/index.ts"
-import { anthropicEvents, anthropicJson, openAiChatEvents, openAiChatJson, sse, tearBytes, type Wire, type WireReply } from "../providers/wire.ts"
+import { agent, anthropic, fromAiSdk, type ModelClient, openai, openaiResponses, type ModelRequest, type RunEndEvent, tool } from "../../src/index.ts"
+import { anthropicEvents, anthropicJson, openAiChatEvents, openAiChatJson, responsesEvents, responsesJson, sse, tearBytes, type Wire, type WireReply } from "../providers/wire.ts"
 import { quietLogs } from "../support/quiet-logs.ts"
 
 quietLogs()
@@ -42,8 +42,17 @@ const chatWire = (name: string, client: (url: string) => ModelClient): Wire => (
 })
 const streamOptions = { retry: false, idleTimeout: "20 seconds" } as const
 
+const responsesWire: Wire = {
+  name: "openaiResponses (Responses SSE)",
+  client: (url) => openaiResponses("gpt-5-mini", { apiKey: "k", baseURL: `${url}/v1`, store: false, ...streamOptions }),
+  json: (reply, turn) => responsesJson(reply, turn),
+  stream: (reply, turn, sizes, style) => sse(responsesEvents(reply, turn, sizes), style),
+  isStream: (_url, body) => body?.stream === true
+}
+
 const wires: ReadonlyArray<Wire> = [
   anthropicWire,
+  responsesWire,
   chatWire("openai (Chat Completions SSE)", (url) => openai("gpt-4o-mini", { apiKey: "k", baseURL: `${url}/v1`, ...streamOptions })),
   chatWire("fromAiSdk(@ai-sdk/openai-compatible V3)", (url) => fromAiSdk(createV3({ name: "w", baseURL: `${url}/v1`, apiKey: "k" })("m"), streamOptions)),
   chatWire("fromAiSdk(ai-sdk-openai-compatible-v4 V4)", (url) => fromAiSdk(createV4({ name: "w", baseURL: `${url}/v1`, apiKey: "k" })("m"), streamOptions))

@@ -2,9 +2,11 @@
  * The streaming clients of the providers added after Anthropic, pointed at an aimock server (see
  * independent-aimock-streaming.test.ts).
  */
-import type { ModelClient } from "../../src/index.ts"
+import { type ModelClient, openaiResponses } from "../../src/index.ts"
 
 export const moreStreamingClients = (
-  _url: () => string,
-  _fast: Record<string, unknown>
-): ReadonlyArray<readonly [string, () => ModelClient]> => []
+  url: () => string,
+  fast: Record<string, unknown>
+): ReadonlyArray<readonly [string, () => ModelClient]> => [
+  ["openaiResponses", () => openaiResponses("gpt-5-mini", { apiKey: "mock", baseURL: `${url()}/v1`, ...fast })]
+]

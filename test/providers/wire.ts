@@ -170,3 +170,72 @@ export const openAiChatEvents = (reply: WireReply, turn: number, sizes: Readonly
   out.push([undefined, { ...chunk({}), choices: [], usage: { prompt_tokens: reply.usage.input, completion_tokens: reply.usage.output, total_tokens: reply.usage.input + reply.usage.output } }])
   return out
 }
+
+// ---- OpenAI Responses ----
+
+let responseCounter = 0
+
+const responsesOutput = (reply: WireReply, turn: number) => [
+  ...(reply.thinking === undefined
+    ? []
+    : [{ type: "reasoning", id: `rs_${turn}`, summary: [{ type: "summary_text", text: reply.thinking.text }], encrypted_content: reply.thinking.signature }]),
+  ...(reply.text === "" ? [] : [{ type: "message", id: `msg_${turn}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: reply.text, annotations: [] }] }]),
+  ...reply.calls.map((c) => ({ type: "function_call", id: `fc_${turn}_${c.id}`, call_id: `call_${turn}_${c.id}`, name: c.name, arguments: JSON.stringify(c.input), status: "completed" }))
+]
+
+/** The non-streamed Responses reply (`status: "completed"`, unless `status` says otherwise). */
+export const responsesJson = (reply: WireReply, turn: number, extra: Record<string, unknown> = {}) => ({
+  id: `resp_${++responseCounter}`,
+  object: "response",
+  created_at: 1_700_000_000,
+  status: "completed",
+  model: "gpt-5-mini",
+  output: responsesOutput(reply, turn),
+  usage: {
+    input_tokens: reply.usage.input,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: reply.usage.output,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: reply.usage.input + reply.usage.output
+  },
+  ...extra
+})
+
+/**
+ * The same reply as Responses stream events (named SSE events whose `type` is the event name):
+ * created, each item added / its deltas / done, then `response.completed` (or the `end` given).
+ */
+export const responsesEvents = (
+  reply: WireReply,
+  turn: number,
+  sizes: ReadonlyArray<number> = [5],
+  end: "response.completed" | "response.incomplete" = "response.completed",
+  extra: Record<string, unknown> = {}
+): Array<readonly [string, unknown]> => {
+  const whole = responsesJson(reply, turn, extra)
+  let seq = 0
+  const ev = (type: string, data: Record<string, unknown>): readonly [string, unknown] => [type, { type, sequence_number: seq++, ...data }]
+  const out: Array<readonly [string, unknown]> = [ev("response.created", { response: { ...whole, status: "in_progress", output: [], usage: null } })]
+  whole.output.forEach((item: Record<string, any>, output_index) => {
+    if (item.type === "reasoning") {
+      out.push(ev("response.output_item.added", { output_index, item: { ...item, summary: [], encrypted_content: null } }))
+      for (const piece of pieces(item.summary[0].text, sizes)) {
+        out.push(ev("response.reasoning_summary_text.delta", { item_id: item.id, output_index, summary_index: 0, delta: piece }))
+      }
+    } else if (item.type === "message") {
+      out.push(ev("response.output_item.added", { output_index, item: { ...item, content: [], status: "in_progress" } }))
+      for (const piece of pieces(item.content[0].text, sizes)) {
+        out.push(ev("response.output_text.delta", { item_id: item.id, output_index, content_index: 0, delta: piece, logprobs: [] }))
+      }
+    } else {
+      out.push(ev("response.output_item.added", { output_index, item: { ...item, arguments: "", status: "in_progress" } }))
+      for (const piece of pieces(item.arguments, sizes)) {
+        out.push(ev("response.function_call_arguments.delta", { item_id: item.id, output_index, delta: piece }))
+      }
+      out.push(ev("response.function_call_arguments.done", { item_id: item.id, output_index, arguments: item.arguments }))
+    }
+    out.push(ev("response.output_item.done", { output_index, item }))
+  })
+  out.push(ev(end, { response: whole }))
+  return out
+}
