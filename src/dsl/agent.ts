@@ -38,6 +38,8 @@ import type {
   ArgsRepairedEvent,
   BudgetExceededEvent,
   BudgetThresholdEvent,
+  ApprovalDecidedEvent,
+  ApprovalRequestedEvent,
   HandoffEvent,
   HookFailedEvent,
   InvalidArgsEvent,
@@ -270,6 +272,10 @@ export interface AgentBuilder<T extends AgentShape> {
   onKnowledgeUsed<$Out>(listener: Hook<KnowledgeUsedEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When the model handed the conversation to another agent (`skill.handoffs(...)`). */
   onHandoff<$Out>(listener: Hook<HandoffEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
+  /** When the run suspends because calls wait for a human decision (then `RunEnd` with `Suspended`). */
+  onApprovalRequested<$Out>(listener: Hook<ApprovalRequestedEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
+  /** When a decision given at resume is applied to its call. */
+  onApprovalDecided<$Out>(listener: Hook<ApprovalDecidedEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When a tool's arguments were repaired and then decoded. */
   onArgsRepaired<$Out>(listener: Hook<ArgsRepairedEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When the run stops on its budget. */
@@ -532,6 +538,8 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
     onInvalidArgs: on("InvalidArgs"),
     onKnowledgeUsed: on("KnowledgeUsed"),
     onHandoff: on("Handoff"),
+    onApprovalRequested: on("ApprovalRequested"),
+    onApprovalDecided: on("ApprovalDecided"),
     onArgsRepaired: on("ArgsRepaired"),
     onBudgetExceeded: on("BudgetExceeded"),
     onRunEnd: on("RunEnd"),

@@ -7,6 +7,8 @@
  * (when a repair made the arguments valid), then one of `ToolUse` (+ `KnowledgeUsed` for knowledge) |
  * `ToolError` | `InvalidArgs` | `Handoff` (or none, when the call is refused by the allowlist) → … →
  * `BudgetExceeded` (only when the budget ran out) → `RunEnd` (always, exactly once).
+ * A run that waits for a human decision emits `ApprovalRequested` and ends with a `RunEnd` whose outcome
+ * is `Suspended`; its resume emits `ApprovalDecided` before each decided call, and a `RunEnd` of its own.
  * A listener that throws, rejects or fails is reported as `HookFailed` and never changes the run.
  */
 import type { AgentError, BudgetReason } from "../errors.ts"
@@ -14,6 +16,7 @@ import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"
 import type { ModelErrorKind } from "../model/model-error.ts"
 import type { ArgsCorrection } from "./repair-arguments.ts"
+import type { RunSnapshot } from "./run-snapshot.ts"
 import type { Recovery } from "./recovery.ts"
 import type { AnyTool, Tool, UnsafeMode } from "./tool.ts"
 
@@ -174,13 +177,45 @@ export interface BudgetExceededEvent extends RunScoped {
   /** The tool concerned, for `perToolTimeout` and `consecutiveTool`. */
   readonly tool?: string | undefined
 }
-/** The run ended, successfully or not. */
+/** A call waiting for a human decision, as the approval events and a suspended `RunEnd` name it. */
+export interface WaitingCall {
+  readonly id: string
+  readonly tool: string
+  /** The decoded arguments the decision is about. */
+  readonly args: unknown
+  /** Why an interceptor suspended the call (absent when the tool's `needsApproval` did). */
+  readonly reason?: string
+}
+/**
+ * The run suspends: `calls` wait for a human decision (the tool's `needsApproval`, or an interceptor's
+ * `suspend(reason)`). Followed by `RunEnd` with the `Suspended` outcome and the snapshot to resume.
+ */
+export interface ApprovalRequestedEvent extends TurnScoped {
+  readonly _tag: "ApprovalRequested"
+  readonly calls: ReadonlyArray<WaitingCall>
+}
+/** A decision given at resume is applied to its call, just before the call runs (or does not). */
+export interface ApprovalDecidedEvent extends TurnScoped {
+  readonly _tag: "ApprovalDecided"
+  readonly toolCallId: string
+  readonly tool: string
+  readonly decision: "approve" | "edit" | "deny"
+  /** The arguments the call runs with (`approve`, `edit`). */
+  readonly args?: unknown
+  /** Why it was denied (`deny`). */
+  readonly reason?: string
+}
+/**
+ * The run ended, successfully or not, or suspended waiting for decisions (`Suspended`: the waiting
+ * calls and the snapshot `resume` continues from; the resumed run ends with a `RunEnd` of its own).
+ */
 export interface RunEndEvent extends RunScoped {
   readonly _tag: "RunEnd"
   readonly outcome:
     | { readonly _tag: "Success"; readonly output: unknown }
     | { readonly _tag: "Failure"; readonly error: AgentError }
     | { readonly _tag: "Interrupted" }
+    | { readonly _tag: "Suspended"; readonly pending: ReadonlyArray<WaitingCall>; readonly snapshot: RunSnapshot }
   readonly turns: number
   readonly toolCalls: number
   readonly durationMs: number
@@ -207,6 +242,8 @@ export type AgentEvent =
   | ArgsRepairedEvent
   | KnowledgeUsedEvent
   | HandoffEvent
+  | ApprovalRequestedEvent
+  | ApprovalDecidedEvent
   | BudgetThresholdEvent
   | BudgetExceededEvent
   | RunEndEvent

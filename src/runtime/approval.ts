@@ -91,6 +91,7 @@ export const suspendFor = (ctx: RunContext, tool: AnyTool, call: ToolCall, args:
     }
     ctx.awaitDecisions(awaiting)
     yield* ctx.annotate("tool.approval", "requested")
+    yield* ctx.emit({ _tag: "ApprovalRequested", calls: awaiting.map(({ json: _, ...call }) => call) })
     return "suspend" as const
   })
 

@@ -288,7 +288,10 @@ const executeTraced = (
       : withDeadline(body, Math.max(0, left), expire)
     return yield* bounded.pipe(
       Effect.onExit((exit) =>
-        Exit.isSuccess(exit) && exit.value._tag === "Suspended" ? Effect.void : runEnd(plan, runId, startedAt, ctx, exit, sink, env)
+        // A suspension between two steps (`suspendAfter`) is no end; one that waits for decisions ends this part of the run.
+        Exit.isSuccess(exit) && exit.value._tag === "Suspended" && exit.value.pending.length === 0
+          ? Effect.void
+          : runEnd(plan, runId, startedAt, ctx, exit, sink, env)
       )
     )
   })
@@ -340,7 +343,9 @@ const runEnd = (
   env: RunEnv
 ): Effect.Effect<void> => {
   const durationMs = env.clock.currentTimeMillisUnsafe() - startedAt
-  const outcome = runOutcome(plan.name, Exit.map(exit, (result) => (result._tag === "Done" ? result.output : undefined)))
+  const outcome: RunEndEvent["outcome"] = Exit.isSuccess(exit) && exit.value._tag === "Suspended"
+    ? { _tag: "Suspended", pending: exit.value.pending, snapshot: exit.value.snapshot }
+    : runOutcome(plan.name, Exit.map(exit, (result) => (result._tag === "Done" ? result.output : undefined)))
   const turns = ctx?.ledger.turns ?? 0
   const toolCalls = ctx?.ledger.toolCalls ?? 0
   // The outcome is sealed: the hooks run detached, so an interruption while they run changes nothing.

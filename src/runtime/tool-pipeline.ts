@@ -71,7 +71,14 @@ export function* runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall
   // against the snapshot); one about another tool is never applied, and the call waits again.
   const taken = ctx.takeDecision(call.id)
   const decision = taken !== undefined && taken.tool === tool.name ? taken : undefined
-  if (decision !== undefined && ctx.traced) yield* ctx.annotate("tool.approval", decision._tag === "Deny" ? "denied" : decision.how)
+  if (decision !== undefined) {
+    if (ctx.traced) yield* ctx.annotate("tool.approval", decision._tag === "Deny" ? "denied" : decision.how)
+    yield* ctx.emit(
+      decision._tag === "Deny"
+        ? { _tag: "ApprovalDecided", toolCallId: call.id, tool: tool.name, decision: "deny", reason: decision.reason }
+        : { _tag: "ApprovalDecided", toolCallId: call.id, tool: tool.name, decision: decision.how === "edited" ? "edit" : "approve", args: decision.args }
+    )
+  }
   if (decision?._tag === "Deny") {
     return { role: "tool", toolCallId: call.id, name: tool.name, content: deniedContent(tool.name, decision.reason) } satisfies LlmMessage
   }

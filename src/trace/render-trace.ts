@@ -39,6 +39,10 @@ const describe = (line: TraceLine): { readonly depth: number; readonly text: str
       return { depth: 2, text: `tool ${f.tool} args repaired: ${(f.corrections as Array<any>).map((c) => `${short(c.from)} → ${short(c.to)}`).join(", ")}` }
     case "Handoff":
       return { depth: 2, text: `handoff to ${f.to}` }
+    case "ApprovalRequested":
+      return { depth: 2, text: `approval requested for ${(f.calls as Array<any>).map((c) => `${c.tool} ${c.id}`).join(", ")}` }
+    case "ApprovalDecided":
+      return { depth: 2, text: `approval ${f.decision} for ${f.tool} ${f.callId}${f.reason === undefined ? "" : `: ${f.reason}`}` }
     case "KnowledgeUsed":
       return { depth: 2, text: `knowledge ${f.knowledge} (${f.characters} chars${f.cached ? ", cached" : ""})` }
     case "BudgetThreshold":
@@ -46,7 +50,7 @@ const describe = (line: TraceLine): { readonly depth: number; readonly text: str
     case "BudgetExceeded":
       return { depth: 1, text: `budget exceeded: ${f.reason} ${f.used}/${f.limit}` }
     case "RunEnd": {
-      const what = f.outcome === "Success" ? `success ${short(f.output)}` : f.outcome === "Failure" ? `failure ${f.error?.tag ?? ""}: ${f.error?.message}` : "interrupted"
+      const what = f.outcome === "Success" ? `success ${short(f.output)}` : f.outcome === "Failure" ? `failure ${f.error?.tag ?? ""}: ${f.error?.message}` : f.outcome === "Suspended" ? `suspended, waiting for ${(f.pending as Array<string> | undefined)?.join(", ")}` : "interrupted"
       return { depth: 1, text: `end ${what}  (${f.turns} turns, ${f.toolCalls} tool calls, ${f.durationMs} ms)` }
     }
     case "HookFailed":

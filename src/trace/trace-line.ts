@@ -109,6 +109,15 @@ const fields = (event: AgentEvent): Record<string, unknown> => {
       return { ...toolCallFields(event), corrections: event.corrections }
     case "Handoff":
       return { skill: event.skill, turn: event.turn, to: event.to, callId: event.toolCallId }
+    case "ApprovalRequested":
+      return { skill: event.skill, turn: event.turn, calls: event.calls }
+    case "ApprovalDecided":
+      return {
+        ...toolCallFields(event),
+        decision: event.decision,
+        ...(event.args === undefined ? {} : { args: event.args }),
+        ...(event.reason === undefined ? {} : { reason: event.reason })
+      }
     case "KnowledgeUsed":
       return {
         skill: event.skill,
@@ -127,6 +136,7 @@ const fields = (event: AgentEvent): Record<string, unknown> => {
         outcome: event.outcome._tag,
         ...(event.outcome._tag === "Success" ? { output: event.outcome.output } : {}),
         ...(event.outcome._tag === "Failure" ? { error: errorFields(event.outcome.error) } : {}),
+        ...(event.outcome._tag === "Suspended" ? { pending: event.outcome.pending.map((p) => p.id) } : {}),
         turns: event.turns,
         toolCalls: event.toolCalls,
         durationMs: event.durationMs
