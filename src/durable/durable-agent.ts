@@ -24,7 +24,7 @@ import { definitionOf } from "../dsl/agent-definition.ts"
 import type { Decisions } from "../dsl/decision.ts"
 import type { Completed, PendingApproval } from "../dsl/run-outcome.ts"
 import type { RunSnapshot } from "../dsl/run-snapshot.ts"
-import { type AgentError, DecisionsInvalid, InputInvalid } from "../errors.ts"
+import { type AgentError, AgentConfigError, DecisionsInvalid, InputInvalid } from "../errors.ts"
 import { newRunId } from "../internal/run-id.ts"
 import { resolveDecisions } from "../runtime/approval.ts"
 import { Durability } from "../runtime/durability.ts"
@@ -51,6 +51,13 @@ export interface DurableOptions {
    * `Reconciled`). Without it such a run ends with `OutcomeUnknown`.
    */
   readonly reconcile?: Reconcile
+  /**
+   * How long a claim on a `mutating` call stays valid without a renewal (default 10 seconds; its
+   * owner renews it every third of that while the call runs). Another worker replaying the run
+   * reconciles the call only once the lease expired or the owner is known dead (same host, process
+   * gone): the time to pick up a call whose worker vanished on another host.
+   */
+  readonly lease?: Duration.Input
 }
 
 /** A durable run waiting for decisions on `pending` (give them with `decide`). */
@@ -115,6 +122,7 @@ export interface DurableAgent<T extends AgentShape> {
  */
 export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: DurableOptions = {}): DurableAgent<T> => {
   const definition = definitionOf(agent)
+  const leaseMs = options.lease === undefined ? undefined : leaseOf(definition.name, options.lease)
   const name = options.name ?? `agent/${definition.name}`
   const inputCodec = Schema.toCodecJson((definition.input ?? Schema.Json) as Schema.Codec<unknown, unknown>)
   const encodeInput = Schema.encodeUnknownEffect(inputCodec)
@@ -132,7 +140,7 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
   const body = (payload: { readonly runId: string; readonly input: Schema.Json }, executionId: string) =>
     Effect.gen(function*() {
       const input = yield* decodeInput(payload.input).pipe(Effect.orDie)
-      const durability = yield* recordedSteps({ rootRunId: payload.runId, reconcile: options.reconcile })
+      const durability = yield* recordedSteps({ rootRunId: payload.runId, reconcile: options.reconcile, leaseMs })
       const inbox = yield* ApprovalInbox
       const step = (run: Effect.Effect<RunResult, AgentError, any>) =>
         withDefinitionServices(definition, run).pipe(Effect.provideService(Durability, durability))
@@ -246,6 +254,16 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
 }
 
 const notYet = Symbol("notYet")
+
+/** The lease in milliseconds: a positive finite duration, else an `AgentConfigError`. */
+const leaseOf = (agent: string, lease: Duration.Input): number => {
+  const refuse = () => new AgentConfigError({ subject: `durable(${agent})`, reason: "`lease` must be a positive finite duration" })
+  const decoded = Duration.fromInput(lease)
+  if (Option.isNone(decoded)) throw refuse()
+  const ms = Duration.toMillis(decoded.value)
+  if (!Number.isFinite(ms) || ms <= 0) throw refuse()
+  return ms
+}
 
 /** How often `result` polls: quickly at first, then every half second. */
 const pollSchedule = Schedule.min([Schedule.exponential(Duration.millis(5), 1.5), Schedule.spaced(Duration.millis(500))])

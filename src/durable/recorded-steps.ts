@@ -8,13 +8,18 @@
  *
  * Tool executions follow the tool's effect class: `readOnly` and `idempotent` run again when a crash
  * lost their result (the latter with an `idempotencyKey` stable over those runs); `mutating` claim an
- * intent first (`ToolIntents`), and a claim found on a replay means the outcome is unknown:
- * reconciliation decides (`reconcile.ts`), never a blind second run.
+ * intent first (`ToolIntents`: owner and lease, renewed while the call runs). A claim found on a
+ * replay is waited on while its owner still works (live lease, or running in this process); once the
+ * owner is dead or its lease expired, this worker takes it over and reconciliation decides
+ * (`reconcile.ts`), never a blind second run. An interrupted call is waited for until it really
+ * stopped (a tool that ignores its signal included), and what it ended with is still written.
  */
 import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Activity from "effect/workflow/Activity"
 import { type AgentError, OutcomeUnknown, type SkillFailed, type ToolFailed } from "../errors.ts"
@@ -25,11 +30,16 @@ import type { ModelError } from "../errors.ts"
 import { AgentErrorSchema, LlmResponseSchema, resultAsJson, type ToolExecution, ToolExecutionSchema, type ToolOutcome, ToolOutcomeSchema } from "./schemas.ts"
 import { withStoreRetry } from "./store-retry.ts"
 import { BudgetScope } from "../dsl/lineage.ts"
-import { ToolIntents } from "./tool-intents.ts"
+import { type IntentState, type Lease, ToolIntents } from "./tool-intents.ts"
+import { ownerState, workerId } from "./worker-identity.ts"
+import { AwaitAbandoned } from "../internal/from-maybe-effect.ts"
 import { type Reconcile, reconcileUnknown } from "./reconcile.ts"
 
 const encodeOutcome = Schema.encodeSync(Schema.toCodecJson(ToolOutcomeSchema))
 const decodeOutcome = Schema.decodeUnknownSync(Schema.toCodecJson(ToolOutcomeSchema))
+
+/** How long a claim on a mutating call lives without a renewal, by default. */
+export const defaultLeaseMs = 10_000
 
 const ErrorSchema = AgentErrorSchema as unknown as Schema.Codec<any, any>
 
@@ -40,8 +50,11 @@ const ErrorSchema = AgentErrorSchema as unknown as Schema.Codec<any, any>
 export const recordedSteps = (options: {
   readonly rootRunId: string
   readonly reconcile: Reconcile | undefined
+  /** How long a claim on a mutating call lives without a renewal (default 10 s). */
+  readonly leaseMs?: number | undefined
 }): Effect.Effect<Durability, never, ToolIntents> =>
   Effect.gen(function*() {
+    const leaseMs = options.leaseMs ?? defaultLeaseMs
     const intents = yield* ToolIntents
     const seen = new Map<string, number>()
     /** `base`, or `base#n` for its n-th occurrence in this execution. */
@@ -79,7 +92,7 @@ export const recordedSteps = (options: {
         const execute = Effect.suspend(() => {
           live = true
           const scope = new BudgetScope(`${step.tool} (durable)`, { tokens: Infinity, toolCalls: Infinity }, step.budgetScope)
-          return executeTool(step, step.effect, name, (extra) => run({ ...extra, budgetScope: scope }), idempotencyKey, intents, options.reconcile).pipe(
+          return executeTool(step, step.effect, name, (extra) => run({ ...extra, budgetScope: scope }), idempotencyKey, intents, options.reconcile, leaseMs).pipe(
             Effect.map((outcome): ToolExecution => ({ outcome, charged: { tokens: scope.used("tokens"), toolCalls: scope.used("toolCalls") } }))
           )
         })
@@ -113,9 +126,9 @@ export const recordedSteps = (options: {
   })
 
 /**
- * One execution of a tool, inside its activity: claimed first when mutating, run with the
- * `Durability` unset (an agent called as a tool runs inside this one activity), and its outcome
- * written beside a mutating tool's claim.
+ * One execution of a tool, inside its activity: claimed first when mutating (owner and lease), run
+ * with the `Durability` unset (an agent called as a tool runs inside this one activity), and its
+ * outcome written beside a mutating tool's claim.
  */
 const executeTool = (
   step: ToolStep,
@@ -124,42 +137,129 @@ const executeTool = (
   run: (extra: ToolRunExtra) => Effect.Effect<Exit.Exit<unknown, unknown>>,
   idempotencyKey: string,
   intents: ToolIntents["Service"],
-  reconcile: Reconcile | undefined
+  reconcile: Reconcile | undefined,
+  leaseMs: number
 ): Effect.Effect<ToolOutcome, AgentError> =>
   Effect.gen(function*() {
-    const runTool = Effect.gen(function*() {
-      const exit = yield* run(effect === "readOnly" ? {} : { idempotencyKey }).pipe(Effect.provideService(Durability, undefined))
+    const extra: ToolRunExtra = effect === "readOnly" ? {} : { idempotencyKey }
+    if (effect !== "mutating") {
+      const exit = yield* run(extra).pipe(Effect.provideService(Durability, undefined))
       if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
-      const outcome: ToolOutcome = Exit.isSuccess(exit)
-        ? { _tag: "Succeeded", value: resultAsJson(exit.value) }
-        : { _tag: "Failed", error: Cause.squash(exit.cause) }
+      return decodeOutcome(encodeOutcome(outcomeOf(exit)))
+    }
+    const lease: Lease = { owner: workerId, ms: leaseMs }
+    const owned = <A, E>(body: Effect.Effect<A, E>) => holdingLease(key, lease, intents, body)
+    const runOwned = owned(runMutating(key, lease, run(extra).pipe(Effect.provideService(Durability, undefined)), intents))
+    let prior = yield* withStoreRetry(intents.claim({ key, runId: step.runId, tool: step.tool, toolCallId: step.callId }, lease))
+    if (Option.isNone(prior)) return yield* runOwned
+    let waited = 0
+    while (true) {
+      const state: IntentState | undefined = Option.getOrUndefined(prior)
+      // Written beside the claim: the tool ended (here or elsewhere) but the engine did not record it.
+      if (state?._tag === "Finished") return decodeOutcome(state.outcome)
+      if (state !== undefined) {
+        const owner = ownerState(state.owner)
+        const inFlightHere = inFlight.has(key)
+        const dead = owner === "dead" || (owner === "self" && !inFlightHere)
+        // Never while the owner still works: a live lease, or the call still running in this process.
+        if (!inFlightHere && (dead || !state.leaseLive)) {
+          if (yield* withStoreRetry(intents.takeOver(key, state.owner, lease, dead))) {
+            return yield* owned(settleUnknown(step, key, reconcile, intents, runMutating(key, lease, run(extra).pipe(Effect.provideService(Durability, undefined)), intents)))
+          }
+        }
+      }
+      // Someone else holds it: look again soon (its outcome, or the end of its lease).
+      waited += 1
+      yield* Effect.sleep(Duration.millis(Math.min(1_000, 50 * waited)))
+      const found = yield* withStoreRetry(intents.read(key))
+      if (Option.isSome(found)) {
+        prior = found
+        continue
+      }
+      // The claim is gone (cleared by hand): claim afresh.
+      prior = yield* withStoreRetry(intents.claim({ key, runId: step.runId, tool: step.tool, toolCallId: step.callId }, lease))
+      if (Option.isNone(prior)) return yield* runOwned
+    }
+  })
+
+/** The keys of mutating calls running in this process (an interrupted one included, until it really stopped). */
+const inFlight = new Set<string>()
+
+const outcomeOf = (exit: Exit.Exit<unknown, unknown>): ToolOutcome =>
+  Exit.isSuccess(exit) ? { _tag: "Succeeded", value: resultAsJson(exit.value) } : { _tag: "Failed", error: Cause.squash(exit.cause) }
+
+/**
+ * `body` with the lease on `key` renewed every third of its length until `body` ended, an interrupted
+ * call that ignores its signal included (it is waited for: see `AwaitAbandoned`).
+ */
+const holdingLease = <A, E>(key: string, lease: Lease, intents: ToolIntents["Service"], body: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.scoped(Effect.gen(function*() {
+    const renew = intents.renew(key, lease).pipe(Effect.ignore)
+    yield* Effect.forkScoped(Effect.repeat(Effect.delay(renew, Duration.millis(Math.max(10, Math.floor(lease.ms / 3)))), Schedule.forever))
+    return yield* body
+  }))
+
+/**
+ * Runs a claimed mutating call. Its outcome is written beside the claim. Interrupted (its run moved
+ * to another worker, or it is cancelled), the call's signal aborts and its end is waited for: when it
+ * still ended with a value or an error, that is written too (the worker now running the run reads it
+ * instead of reconciling); when it stopped without one, the lease is released, so reconciliation can
+ * start at once.
+ */
+const runMutating = (
+  key: string,
+  lease: Lease,
+  run: Effect.Effect<Exit.Exit<unknown, unknown>>,
+  intents: ToolIntents["Service"]
+): Effect.Effect<ToolOutcome> =>
+  Effect.suspend(() => {
+    inFlight.add(key)
+    let abandoned: ToolOutcome | undefined
+    const awaiting = {
+      settled: (o: { readonly _tag: "Value"; readonly value: unknown } | { readonly _tag: "Error"; readonly error: unknown }) => {
+        abandoned = o._tag === "Value" ? { _tag: "Succeeded", value: resultAsJson(o.value) } : { _tag: "Failed", error: o.error }
+      }
+    }
+    const finish = (outcome: ToolOutcome) => {
       // Read back as a replay would: the first execution goes on with exactly what is recorded.
       const recorded = encodeOutcome(outcome)
-      if (effect === "mutating") yield* withStoreRetry(intents.finish(key, recorded as Schema.Json))
-      return decodeOutcome(recorded)
-    })
-    if (effect !== "mutating") return yield* runTool
-    const prior = yield* withStoreRetry(intents.claim({ key, runId: step.runId, tool: step.tool, toolCallId: step.callId }))
-    if (Option.isNone(prior)) return yield* runTool
-    // The tool ended, but its result was not recorded by the engine: what it wrote beside the claim is.
-    if (prior.value._tag === "Finished") return decodeOutcome(prior.value.outcome)
+      return Effect.as(withStoreRetry(intents.finish(key, recorded as Schema.Json)), decodeOutcome(recorded))
+    }
+    return run.pipe(
+      Effect.provideService(AwaitAbandoned, awaiting),
+      Effect.flatMap((exit) => (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? Effect.interrupt : finish(outcomeOf(exit)))),
+      Effect.onInterrupt(() =>
+        abandoned === undefined ? withStoreRetry(intents.release(key, lease.owner)) : Effect.asVoid(finish(abandoned))
+      ),
+      Effect.ensuring(Effect.sync(() => inFlight.delete(key)))
+    )
+  })
+
+/** A claim whose outcome is unknown, now held by this worker: the reconcile handler says what happened. */
+const settleUnknown = (
+  step: ToolStep,
+  key: string,
+  reconcile: Reconcile | undefined,
+  intents: ToolIntents["Service"],
+  runAgain: Effect.Effect<ToolOutcome>
+): Effect.Effect<ToolOutcome, OutcomeUnknown> =>
+  Effect.gen(function*() {
     const unknown = new OutcomeUnknown({
       agent: step.agent,
       runId: step.runId,
       tool: step.tool,
       toolCallId: step.callId,
       args: resultAsJson(step.args),
-      reason: "its worker stopped while it ran, and no reconcile handler is set"
+      reason: "its worker stopped while it ran (its lease expired), and no reconcile handler is set"
     })
     const settled = yield* reconcileUnknown(unknown, reconcile)
     switch (settled._tag) {
       case "Result": {
-        const outcome: ToolOutcome = { _tag: "Succeeded", value: resultAsJson(settled.value) }
-        const recorded = encodeOutcome(outcome)
+        const recorded = encodeOutcome({ _tag: "Succeeded", value: resultAsJson(settled.value) })
         yield* withStoreRetry(intents.finish(key, recorded as Schema.Json))
         return decodeOutcome(recorded)
       }
       case "RunAgain":
-        return yield* runTool
+        return yield* runAgain
     }
   })

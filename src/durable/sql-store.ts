@@ -1,14 +1,17 @@
 /**
  * `ToolIntents` and `ApprovalInbox` in two tables of the database of an Effect `SqlClient` (plain SQL
- * that PostgreSQL and PGlite both run; the tables are created when the layer starts). A claim is one
- * `insert … on conflict do nothing`, committed before the tool runs: two workers replaying the same
- * call cannot both win it.
+ * that PostgreSQL and PGlite both run; the tables are created, or brought up to date, when the layer
+ * starts, under an advisory lock). A claim is one `insert … on conflict do nothing` naming its owner
+ * and lease, committed before the tool runs: two workers replaying the same call cannot both win it,
+ * and a take-over is one conditional `update` (one taker wins).
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
+import type * as Statement from "effect/sql/Statement"
+import { databaseMessage } from "./database-error.ts"
 import { ApprovalInbox, ApprovalInboxFailed, type ApprovalWait } from "./approval-inbox.ts"
 import { type Intent, type IntentState, ToolIntents, ToolIntentsFailed } from "./tool-intents.ts"
 
@@ -27,10 +30,24 @@ const checkTable = (name: string): string => {
   return name
 }
 
-const reasonOf = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
+const reasonOf = (cause: unknown) => databaseMessage(cause)
 
 /** A jsonb column as the driver hands it: parsed (pg) or as text (some drivers). */
 const jsonOf = (value: unknown): Schema.Json => (typeof value === "string" ? (JSON.parse(value) as Schema.Json) : (value as Schema.Json))
+
+/**
+ * Runs `statements` (creating or altering the store's tables) in one transaction holding a
+ * transaction-level advisory lock: runners starting together on a new database take turns, where a
+ * bare `create table if not exists` races in PostgreSQL (a unique violation on its catalogue).
+ */
+const migrate = <E>(sql: SqlClient.SqlClient, statements: ReadonlyArray<Statement.Statement<unknown>>, fail: (cause: unknown) => E): Effect.Effect<void, E> =>
+  sql.withTransaction(Effect.gen(function*() {
+    yield* sql`select pg_advisory_xact_lock(${migrationLock})`
+    for (const statement of statements) yield* statement
+  })).pipe(Effect.mapError(fail))
+
+/** The advisory lock key of the store's migrations (an arbitrary constant of this library). */
+const migrationLock = 7_264_511_903_417
 
 /**
  * `ToolIntents` on the `SqlClient` in context.
@@ -45,22 +62,39 @@ export const toolIntentsSql = (options: SqlStoreOptions = {}): Layer.Layer<ToolI
     const sql = yield* SqlClient.SqlClient
     const table = yield* Effect.try({
       try: () => checkTable(options.intentsTable ?? "agent_tool_intents"),
-      catch: (cause) => new ToolIntentsFailed({ operation: "claim", reason: reasonOf(cause), cause })
+      catch: (cause) => new ToolIntentsFailed({ operation: "open", reason: reasonOf(cause), cause })
     })
-    const fail = (operation: "claim" | "finish" | "read") => (cause: unknown) => new ToolIntentsFailed({ operation, reason: reasonOf(cause), cause })
-    yield* sql`create table if not exists ${sql(table)} (
-      key text primary key,
-      run_id text not null,
-      tool text not null,
-      tool_call_id text not null,
-      outcome jsonb,
-      finished boolean not null default false,
-      claimed_at timestamptz not null default now()
-    )`.pipe(Effect.mapError(fail("claim")))
-    type Row = { readonly key: string; readonly run_id: string; readonly tool: string; readonly tool_call_id: string; readonly outcome: unknown; readonly finished: boolean }
-    const stateOf = (row: Row): IntentState => (row.finished ? { _tag: "Finished", outcome: jsonOf(row.outcome) } : { _tag: "Claimed" })
+    const fail = (operation: ToolIntentsFailed["operation"]) => (cause: unknown) => new ToolIntentsFailed({ operation, reason: reasonOf(cause), cause })
+    yield* migrate(sql, [
+      sql`create table if not exists ${sql(table)} (
+        key text primary key,
+        run_id text not null,
+        tool text not null,
+        tool_call_id text not null,
+        outcome jsonb,
+        finished boolean not null default false,
+        claimed_at timestamptz not null default now()
+      )`,
+      sql`alter table ${sql(table)} add column if not exists owner text`,
+      sql`alter table ${sql(table)} add column if not exists lease_until timestamptz`
+    ], fail("open"))
+    type Row = {
+      readonly key: string
+      readonly run_id: string
+      readonly tool: string
+      readonly tool_call_id: string
+      readonly outcome: unknown
+      readonly finished: boolean
+      readonly owner: string | null
+      readonly lease_live: boolean | null
+    }
+    const stateOf = (row: Row): IntentState =>
+      row.finished
+        ? { _tag: "Finished", outcome: jsonOf(row.outcome) }
+        : { _tag: "Claimed", owner: row.owner ?? undefined, leaseLive: row.lease_live === true }
+    // The lease is measured by the database's clock, the one every runner shares.
     const read = (key: string) =>
-      sql<Row>`select key, run_id, tool, tool_call_id, outcome, finished from ${sql(table)} where key = ${key}`.pipe(
+      sql<Row>`select key, run_id, tool, tool_call_id, outcome, finished, owner, (lease_until > now()) as lease_live from ${sql(table)} where key = ${key}`.pipe(
         Effect.map(([row]) =>
           row === undefined
             ? Option.none()
@@ -68,9 +102,10 @@ export const toolIntentsSql = (options: SqlStoreOptions = {}): Layer.Layer<ToolI
         ),
         Effect.mapError(fail("read"))
       )
+    const until = (ms: number) => sql`now() + ${Math.max(0, Math.round(ms))} * interval '1 millisecond'`
     return ToolIntents.of({
-      claim: (intent) =>
-        sql<{ readonly key: string }>`insert into ${sql(table)} (key, run_id, tool, tool_call_id) values (${intent.key}, ${intent.runId}, ${intent.tool}, ${intent.toolCallId}) on conflict (key) do nothing returning key`.pipe(
+      claim: (intent, lease) =>
+        sql<{ readonly key: string }>`insert into ${sql(table)} (key, run_id, tool, tool_call_id, owner, lease_until) values (${intent.key}, ${intent.runId}, ${intent.tool}, ${intent.toolCallId}, ${lease?.owner ?? null}, ${lease === undefined ? sql`null` : until(lease.ms)}) on conflict (key) do nothing returning key`.pipe(
           Effect.mapError(fail("claim")),
           Effect.flatMap((inserted) =>
             inserted.length > 0
@@ -83,7 +118,24 @@ export const toolIntentsSql = (options: SqlStoreOptions = {}): Layer.Layer<ToolI
           Effect.asVoid,
           Effect.mapError(fail("finish"))
         ),
-      read
+      read,
+      renew: (key, lease) =>
+        sql<{ readonly key: string }>`update ${sql(table)} set lease_until = ${until(lease.ms)} where key = ${key} and owner = ${lease.owner} and not finished returning key`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.mapError(fail("renew"))
+        ),
+      release: (key, owner) =>
+        sql`update ${sql(table)} set lease_until = now() where key = ${key} and owner = ${owner} and not finished`.pipe(
+          Effect.asVoid,
+          Effect.mapError(fail("renew"))
+        ),
+      takeOver: (key, from, lease, ownerDead) =>
+        sql<{ readonly key: string }>`update ${sql(table)} set owner = ${lease.owner}, lease_until = ${until(lease.ms)}
+          where key = ${key} and not finished and owner is not distinct from ${from ?? null}
+          and (${ownerDead} or lease_until is null or lease_until <= now()) returning key`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.mapError(fail("renew"))
+        )
     })
   }))
 
@@ -103,15 +155,17 @@ export const approvalInboxSql = (options: SqlStoreOptions = {}): Layer.Layer<App
       catch: (cause) => new ApprovalInboxFailed({ operation: "open", reason: reasonOf(cause), cause })
     })
     const fail = (operation: "open" | "close" | "read") => (cause: unknown) => new ApprovalInboxFailed({ operation, reason: reasonOf(cause), cause })
-    yield* sql`create table if not exists ${sql(table)} (
-      run_id text not null,
-      wait integer not null,
-      execution_id text not null,
-      snapshot jsonb not null,
-      open boolean not null default true,
-      opened_at timestamptz not null default now(),
-      primary key (run_id, wait)
-    )`.pipe(Effect.mapError(fail("open")))
+    yield* migrate(sql, [
+      sql`create table if not exists ${sql(table)} (
+        run_id text not null,
+        wait integer not null,
+        execution_id text not null,
+        snapshot jsonb not null,
+        open boolean not null default true,
+        opened_at timestamptz not null default now(),
+        primary key (run_id, wait)
+      )`
+    ], fail("open"))
     type Row = { readonly run_id: string; readonly wait: number; readonly execution_id: string; readonly snapshot: unknown }
     return ApprovalInbox.of({
       open: (wait) =>

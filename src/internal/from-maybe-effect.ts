@@ -5,6 +5,7 @@
  * only created when the user code reads `signal` (most hooks never do).
  */
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 
 /** A value, a Promise of it, or an Effect producing it (which may require services `R`). */
@@ -45,6 +46,16 @@ class LazyAbortable implements Abortable {
   }
 }
 
+/**
+ * Set by a caller that must know when user code really stopped (a durable `mutating` tool call: its
+ * lease is held while the work goes on). When set, interrupting a Promise answer aborts its signal and
+ * then waits for the Promise to settle, and hands what it settled with to `settled`: code that ignores
+ * its signal is waited for, never abandoned while it still runs. Read only on interruption.
+ */
+export const AwaitAbandoned = Context.Reference<
+  { readonly settled: (outcome: { readonly _tag: "Value"; readonly value: unknown } | { readonly _tag: "Error"; readonly error: unknown }) => void } | undefined
+>("effect-agent-dsl/AwaitAbandoned", { defaultValue: () => undefined })
+
 /** What wraps an Effect answer of user code (see `fromMaybeEffect`'s `around`). */
 export type AroundAnswer<A = unknown> = (answer: Effect.Effect<A, unknown>) => Effect.Effect<A, unknown>
 
@@ -74,8 +85,15 @@ export const fromMaybeEffect = <A>(
     }
     if (!isPromiseLike(out)) return resume(Effect.succeed(out))
     // A Promise (every async tool, hook and model function): its cancellation aborts the signal.
-    Promise.resolve(out).then((value) => resume(Effect.succeed(value)), (error) => resume(Effect.fail(error)))
-    return Effect.sync(abort)
+    const settled = Promise.resolve(out)
+    settled.then((value) => resume(Effect.succeed(value)), (error) => resume(Effect.fail(error)))
+    return AwaitAbandoned.use((awaiting) => {
+      abort()
+      if (awaiting === undefined) return Effect.void
+      return Effect.promise(() =>
+        settled.then((value) => awaiting.settled({ _tag: "Value", value }), (error) => awaiting.settled({ _tag: "Error", error }))
+      )
+    })
   })
 
 /** What user code that answered `Effect.interrupt` (or interrupted itself) fails with instead. */

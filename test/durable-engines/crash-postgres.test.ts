@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { postgresAvailable, startPostgres, type TestPostgres } from "../support/postgres.ts"
-import { countsSql, executionCounts, killPoints, queryPostgres, runWorker, startWorker, until } from "./processes.ts"
+import { countsSql, execPostgres, executionCounts, killPoints, queryPostgres, runWorker, startWorker, until } from "./processes.ts"
 
 // Several runner processes sharing one database over TCP need a PostgreSQL server (PGlite is one
 // process's files): without one this file is skipped, saying so; crash-embedded.test.ts covers the
@@ -74,6 +74,41 @@ describe.skipIf(!hasPostgres)("postgres runners", () => {
     } finally {
       one.kill()
       two.kill()
+    }
+  }, 180_000)
+
+  it("a runner joins while another is inside a slow mutating call that ignores its signal: the call is waited for, never run twice", async () => {
+    // B holds every shard; each run's `pay` ignores its signal and waits for a gate the test opens 8 s
+    // after A joined. Shards move to A after B's 1 s termination timeout while B's calls still run; A
+    // replays those runs, finds the claims of a live owner, and waits for B's outcomes instead of
+    // reconciling (before leases, its reconcile found no payment and paid again).
+    const slow = { PAY_GATE: "1", TERMINATION_MS: "1000" }
+    const b = startWorker({ ...base(), ...slow, RUNNER_PORT: String(port++), MODE: "serve" })
+    let a: ReturnType<typeof startWorker> | undefined
+    try {
+      await b.ready
+      await new Promise((r) => setTimeout(r, 3000)) // B registered and holding every shard
+      const ids = Array.from({ length: 8 }, (_, i) => `join-${i}`)
+      const client = startWorker({ ...base(), MODE: "start", RUN_IDS: ids.join(",") })
+      const paying = () => queryPostgres(pg.url, `select 1 from executions where tool = 'pay' and order_id like 'join-%'`).length
+      await until(() => paying() === ids.length, 60_000, "every run inside pay on B")
+      a = startWorker({ ...base(), ...slow, RUNNER_PORT: String(port++), MODE: "serve" })
+      await a.ready
+      await new Promise((r) => setTimeout(r, 8000))
+      execPostgres(pg.url, `insert into gates values ('pay')`)
+      const ended = await client.exit
+      expect(ended.code, ended.stderr).toBe(0)
+      expect(ended.results.map((r) => r.ok?.output).sort()).toEqual(ids.map((id) => reference.replaceAll("ref", id)).sort())
+      for (const id of ids) {
+        expect(queryPostgres(pg.url, `select 1 from payments where order_id = '${id}'`).length, `payments of ${id}`).toBe(1)
+        expect(queryPostgres(pg.url, `select 1 from executions where tool = 'pay' and order_id = '${id}'`).length, `pay calls of ${id}`).toBe(1)
+      }
+      // Some runs moved: A answered their last turn while B had paid for them.
+      const moved = queryPostgres(pg.url, `select order_id from executions where tool = 'answer' and order_id like 'join-%' and pid = ${a.child.pid}`)
+      expect(moved.length).toBeGreaterThan(0)
+    } finally {
+      b.kill()
+      a?.kill()
     }
   }, 180_000)
 

@@ -70,6 +70,11 @@ export const queryPostgres = <A>(url: string, sql: string): ReadonlyArray<A> => 
   return JSON.parse(out.trim() || "[]") as ReadonlyArray<A>
 }
 
+/** Runs a statement on PostgreSQL, through psql. */
+export const execPostgres = (url: string, sql: string): void => {
+  execFileSync("psql", [url, "-Atqc", sql], { encoding: "utf8" })
+}
+
 /** Every point where a worker can be killed in the shopper run (`worker.ts`). */
 export const killPoints = [
   "before-model-1",

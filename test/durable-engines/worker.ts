@@ -11,7 +11,7 @@
  * serves), `start` (start `RUN_IDS` and wait for all), `decide` (approve what `RUN_ID` waits for), `result`.
  * Each end is printed as one line `RESULT <json>` on stdout.
  */
-import { Effect, Layer, Option, Schedule, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schedule, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { agent, Decision, text, tool, toolCalls } from "../../src/index.ts"
 import type { LlmMessage, ModelRequest } from "../../src/index.ts"
@@ -23,6 +23,16 @@ import { scriptedModel } from "../../src/testing/index.ts"
 const env = process.env
 const killAt = env.KILL_AT ?? ""
 const slowTools = Number(env.SLOW_TOOLS_MS ?? 0)
+/**
+ * `pay` as a Promise that ignores its signal (a `fetch` without one): it sleeps `SLOW_PAY_MS`, or with
+ * `PAY_GATE=1` waits until the test writes a row into `gates`, then pays.
+ */
+const slowPay = Number(env.SLOW_PAY_MS ?? 0)
+const payGate = env.PAY_GATE === "1"
+
+/** The engine's services, for code that runs as a plain Promise (set once the engine is up). */
+let services: Context.Context<SqlClient.SqlClient> | undefined
+const runSql = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient>): Promise<A> => Effect.runPromise(Effect.provide(effect, services!))
 
 /** Dies here (SIGKILL, no cleanup) when `KILL_AT` names this point. `later`: right after the current step returns. */
 const checkpoint = (point: string, later = false) => {
@@ -55,6 +65,8 @@ const shopperModel = scriptedModel((request: ModelRequest) => {
     ? toolCalls([{ id: "c3", name: "pay", arguments: { order: orderOf(request), amount: 30 } }])
     : text(JSON.stringify(seen.map((m) => [m.name, m.content])))
   checkpoint(`after-model-${turn}`, true)
+  // The last turn writes which process answered it (the runner that finished the run).
+  if (turn === 3 && services !== undefined) return runSql(sqlInsert("answer", orderOf(request), "m3")).then(() => answer)
   return answer
 })
 
@@ -92,19 +104,44 @@ const reserve = tool("reserve", {
     })
 })
 
+const payNow = (order: string, amount: number, toolCallId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const receipt = `paid ${amount} for ${order}`
+    yield* sql`insert into payments (order_id, call_id, receipt) values (${order}, ${toolCallId}, ${receipt})`.pipe(Effect.orDie)
+    return receipt
+  })
+
 const pay = tool("pay", {
   args: Schema.Struct({ order: Schema.String, amount: Schema.Finite }),
   // mutating, the default: a lost outcome goes to `reconcile`
   run: ({ order, amount }, { toolCallId }) =>
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* record("pay", order, toolCallId, undefined)
-      const receipt = `paid ${amount} for ${order}`
-      yield* sql`insert into payments (order_id, call_id, receipt) values (${order}, ${toolCallId}, ${receipt})`.pipe(Effect.orDie)
-      checkpoint("in-tool-pay")
-      return receipt
-    })
+    slowPay > 0 || payGate
+      ? (async () => {
+        // Ignores its signal: once started it pays, whatever happens to the run around it.
+        await runSql(sqlInsert("pay", order, toolCallId))
+        await new Promise((r) => setTimeout(r, slowPay))
+        while (payGate && (await runSql(gateOpen)) === false) await new Promise((r) => setTimeout(r, 100))
+        return runSql(payNow(order, amount, toolCallId))
+      })()
+      : Effect.gen(function*() {
+        yield* record("pay", order, toolCallId, undefined)
+        const receipt = yield* payNow(order, amount, toolCallId)
+        checkpoint("in-tool-pay")
+        return receipt
+      })
 })
+
+const gateOpen = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  return (yield* sql`select 1 from gates`).length > 0
+})
+
+const sqlInsert = (toolName: string, order: string, callId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`insert into executions (tool, order_id, call_id, idem_key, pid) values (${toolName}, ${order}, ${callId}, ${null}, ${process.pid})`
+  })
 
 /** Looks at the payments table, as a real handler asks the payment provider. */
 const reconcile = (unknown: { readonly toolCallId: string; readonly args: unknown }) =>
@@ -152,6 +189,7 @@ const setup = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`create table if not exists executions (tool text not null, order_id text not null, call_id text not null, idem_key text, pid integer not null, at timestamptz not null default now())`
   yield* sql`create table if not exists reservations (idem_key text primary key, item text not null)`
+  yield* sql`create table if not exists gates (name text)`
   yield* sql`create table if not exists payments (order_id text not null, call_id text not null, receipt text not null)`
 }).pipe(Effect.ignore)
 
@@ -159,7 +197,13 @@ const engine = env.ENGINE === "postgres"
   ? postgresRunner({
     url: env.DATABASE_URL!,
     ...(env.RUNNER_PORT === undefined ? { clientOnly: true } : { runnerAddress: { host: "127.0.0.1", port: Number(env.RUNNER_PORT) } }),
-    shardingConfig: { runnerHealthCheckInterval: "1 second", refreshAssignmentsInterval: "1 second", entityMessagePollInterval: "500 millis", shardsPerGroup: 30 }
+    shardingConfig: {
+      runnerHealthCheckInterval: "1 second",
+      refreshAssignmentsInterval: "1 second",
+      entityMessagePollInterval: "500 millis",
+      shardsPerGroup: 30,
+      ...(env.TERMINATION_MS === undefined ? {} : { entityTerminationTimeout: Number(env.TERMINATION_MS) })
+    }
   })
   : embeddedEngine({ dataDir: env.DATA_DIR!, shardingConfig: { entityMessagePollInterval: "500 millis" } })
 
@@ -176,6 +220,7 @@ const input = (runId: string) => (env.AGENT === "bank" ? `send 500 to Bob for ${
 
 const main = Effect.gen(function*() {
   yield* setup
+  services = yield* Effect.context<SqlClient.SqlClient>()
   yield* Effect.sync(() => process.stdout.write("READY\n"))
   switch (env.MODE) {
     case "serve":

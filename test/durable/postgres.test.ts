@@ -18,6 +18,37 @@ import { clusterCrypto } from "../../src/durable/engines/cluster-crypto.ts"
 import { startDatabase, type TestDatabase } from "../support/database.ts"
 import { startRunner } from "./harness.ts"
 
+const stateOf = (found: Option.Option<unknown>) => {
+  const { key: _, runId: __, tool: ___, toolCallId: ____, ...state } = Option.getOrThrow(found) as Record<string, unknown>
+  return state
+}
+
+/** What a store answers through one claim's life (keys made unique per store run). */
+const leaseLaws = Effect.gen(function*() {
+  const intents = yield* ToolIntents
+  const key = `lease-${Math.random()}`
+  const intent = { key, runId: "r", tool: "pay", toolCallId: "c1" }
+  const lease = (owner: string, ms = 60_000) => ({ owner, ms })
+  yield* intents.claim(intent, lease("A"))
+  const claimed = stateOf(yield* intents.read(key))
+  const takeOverLive = yield* intents.takeOver(key, "A", lease("B"), false)
+  const takeOverDead = yield* intents.takeOver(key, "A", lease("B"), true)
+  const renewByLoser = yield* intents.renew(key, lease("A"))
+  const renewByOwner = yield* intents.renew(key, lease("B"))
+  yield* intents.release(key, "A") // not A's any more: no effect
+  yield* intents.release(key, "B")
+  const afterRelease = stateOf(yield* intents.read(key))
+  const takeOverStale = yield* intents.takeOver(key, "A", lease("C"), false)
+  const takers = (yield* Effect.all(["C", "D", "E"].map((o) => intents.takeOver(key, "B", lease(o), false)), { concurrency: 3 })).filter((x) => x).length
+  const short = `${key}-short`
+  yield* intents.claim({ ...intent, key: short }, lease("S", 100))
+  yield* Effect.sleep("400 millis")
+  const expired = stateOf(yield* intents.read(short))
+  yield* intents.finish(short, { _tag: "Succeeded", value: 1 })
+  const afterFinish = { takeOver: yield* intents.takeOver(short, "S", lease("T"), true), renew: yield* intents.renew(short, lease("S")) }
+  return { claimed, takeOverLive, takeOverDead, renewByLoser, renewByOwner, afterRelease, takeOverStale, takers, expired, afterFinish }
+})
+
 describe("durable runs on SQL (PostgreSQL, or PGlite where there is none)", () => {
   let db: TestDatabase
   beforeAll(async () => {
@@ -50,12 +81,31 @@ describe("durable runs on SQL (PostgreSQL, or PGlite where there is none)", () =
     if (!Exit.isSuccess(exit)) return
     const { claims, after, read, latest, earlier, none } = exit.value
     expect(claims.filter(Option.isNone)).toHaveLength(1)
-    expect(claims.filter(Option.isSome).map((c) => c.value)).toEqual([{ _tag: "Claimed" }, { _tag: "Claimed" }])
+    // A claim without a lease names no owner and counts as abandoned (what earlier versions wrote).
+    expect(claims.filter(Option.isSome).map((c) => c.value)).toEqual([{ _tag: "Claimed", owner: undefined, leaseLive: false }, { _tag: "Claimed", owner: undefined, leaseLive: false }])
     expect(after).toEqual(Option.some({ _tag: "Finished", outcome: { _tag: "Succeeded", value: "paid" } }))
     expect(Option.getOrUndefined(read)).toMatchObject({ _tag: "Finished", runId: "r", tool: "pay", toolCallId: "c1" })
     expect(Option.getOrUndefined(latest)).toEqual({ runId: "r", wait: 2, executionId: "e", snapshot: { b: 1 } })
     expect(Option.getOrUndefined(earlier)).toEqual({ runId: "r", wait: 1, executionId: "e", snapshot: { a: 1 } })
     expect(none).toEqual(Option.none())
+  }, 60_000)
+
+  it("ToolIntents leases (SQL and memory): an owner and its lease; no take-over while it lives unless the owner is dead; one taker wins", async () => {
+    for (const store of [durableStoreSql().pipe(Layer.provide(sql())), ToolIntents.memory]) {
+      const laws = await Effect.runPromise(leaseLaws.pipe(Effect.provide(store as Layer.Layer<ToolIntents>)))
+      expect(laws).toEqual({
+        claimed: { _tag: "Claimed", owner: "A", leaseLive: true },
+        takeOverLive: false,
+        takeOverDead: true,
+        renewByLoser: false,
+        renewByOwner: true,
+        afterRelease: { _tag: "Claimed", owner: "B", leaseLive: false },
+        takeOverStale: false,
+        takers: 1,
+        expired: { _tag: "Claimed", owner: "S", leaseLive: false },
+        afterFinish: { takeOver: false, renew: false }
+      })
+    }
   }, 60_000)
 
   it("the cluster engine on SQL: a mutating tool interrupted with its runner never runs again (counted in the database)", async () => {
