@@ -2,14 +2,15 @@
  * A quiet vitest reporter for long suites (`npm run test:props`): one line when a file starts, one when
  * it ends (its counts and duration), a slow test's name as it finishes, each failure with its first
  * error lines, and a summary. No live window and no per-test list, so a run of many minutes shows
- * steady progress in any terminal or log file. Console output of the tests still passes through
- * vitest as usual.
+ * steady progress in any terminal or log file. What the tests print is passed on as it is (lines
+ * that tests cause on purpose are held back where they are made: test/support/quiet-logs.ts).
  *
  * @example
  * ```sh
  * vitest run --reporter=./scripts/progress-reporter.ts test/properties
  * ```
  */
+import type { UserConsoleLog } from "vitest"
 import type { Reporter, TestCase, TestModule, TestSpecification } from "vitest/node"
 
 /** A test that takes longer than this gets its own line, so a long file shows that it moves. */
@@ -30,6 +31,12 @@ export default class ProgressReporter implements Reporter {
   private label(module: TestModule): string {
     const width = String(this.total).length
     return `[${String(this.index.get(module.moduleId) ?? 0).padStart(width)}/${this.total}]`
+  }
+
+  /** What the tests print still prints (a reporter that drops it would hide real warnings). */
+  onUserConsoleLog(log: UserConsoleLog): void {
+    const stream = log.type === "stderr" ? process.stderr : process.stdout
+    stream.write(log.content.endsWith("\n") ? log.content : `${log.content}\n`)
   }
 
   onTestRunStart(specifications: ReadonlyArray<TestSpecification>): void {

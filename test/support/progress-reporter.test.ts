@@ -68,4 +68,15 @@ describe("progress reporter", () => {
     ])
     expect(lines.at(-1)).toMatch(/^2 files \(1 failed\), 2 tests passed, 1 failed in \d/)
   })
+
+  it("passes on what the tests print, to the stream they printed to (real warnings stay visible)", () => {
+    const out: Array<string> = []
+    const err: Array<string> = []
+    vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true))
+    vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => (err.push(String(chunk)), true))
+    const reporter = new ProgressReporter()
+    reporter.onUserConsoleLog({ content: "a line", type: "stdout" } as Parameters<ProgressReporter["onUserConsoleLog"]>[0])
+    reporter.onUserConsoleLog({ content: "a warning\n", type: "stderr" } as Parameters<ProgressReporter["onUserConsoleLog"]>[0])
+    expect([out.join(""), err.join("")]).toEqual(["a line\n", "a warning\n"])
+  })
 })
