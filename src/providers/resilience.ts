@@ -2,7 +2,9 @@
  * What every HTTP provider does around one call: a per-attempt timeout, bounded retries with
  * exponential backoff and jitter for retryable failures, the server's own word on retrying
  * (`retry-after-ms`, `Retry-After`, `x-should-retry`), and an `AbortSignal` that aborts the request
- * when the Effect is interrupted (by the timeout, a budget, or the caller).
+ * when the Effect is interrupted (by the timeout, a budget, or the caller). Every wait before another
+ * attempt is announced once (`announceRetry`: a log line, and a `Retrying` event in a run), so a
+ * refused connection never waits in silence.
  *
  * Timeouts. A non-streaming reply shows no progress until it is complete, so a short per-attempt
  * timeout cannot tell a slow generation from a dead server, and a generation cut off and sent again is
