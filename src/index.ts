@@ -150,10 +150,13 @@ export {
   openaiLayer,
   openaiLayerConfig,
   openaiResponsesLayer,
-  openaiResponsesLayerConfig
+  openaiResponsesLayerConfig,
+  geminiLayer,
+  geminiLayerConfig
 } from "./providers/layers.ts"
 export type {
   AnthropicSettingsConfig,
+  GeminiSettingsConfig,
   ModelSettingsConfig,
   OllamaSettingsConfig,
   OpenAiSettingsConfig,
@@ -180,6 +183,8 @@ export { openai } from "./providers/openai.ts"
 export type { OpenAiOptions } from "./providers/openai.ts"
 export { openaiResponses } from "./providers/openai-responses.ts"
 export type { OpenAiResponsesOptions } from "./providers/openai-responses.ts"
+export { gemini } from "./providers/gemini.ts"
+export type { GeminiOptions } from "./providers/gemini.ts"
 export { retryAdvice } from "./providers/resilience.ts"
 export type { ResilienceOptions, RetryAdvice, RetryOptions } from "./providers/resilience.ts"
 export { fileKnowledge } from "./node/file-knowledge.ts"

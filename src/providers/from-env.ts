@@ -4,14 +4,15 @@
  *
  * | variable | meaning |
  * |---|---|
- * | `AI_PROVIDER` | `openai`, `openai-responses` (the Responses API), `ollama` or `anthropic` (required) |
+ * | `AI_PROVIDER` | `openai`, `openai-responses` (the Responses API), `ollama`, `anthropic` or `gemini` (required) |
  * | `AI_MODEL` | the model name (required) |
  * | `LLM_TEMPERATURE` | a finite number; unset: none is sent (reasoning models such as o4-mini refuse one) |
  * | `LLM_MAX_AGENT_STEPS` | a whole number >= 1: the agent's `maxTurns` |
  * | `OPENAI_API_KEY`, `OPENAI_BASE_URL` | for `openai`; the key may be left out when a base URL is set |
  * | `OLLAMA_HOST` | for `ollama`: `host`, `host:port` or a URL; default `localhost:11434` |
  * | `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL` | for `anthropic`; the key may be left out when a base URL is set |
- * | `LLM_THINKING_BUDGET` | for `anthropic`: the token budget of its thinking block (>= 1024); other providers choose reasoning by model name |
+ * | `GEMINI_API_KEY` (else `GOOGLE_API_KEY`), `GOOGLE_GEMINI_BASE_URL` | for `gemini`; the key may be left out when a base URL is set |
+ * | `LLM_THINKING_BUDGET` | for `anthropic`: the token budget of its thinking block (>= 1024); for `gemini`: `thinkingBudget` (>= -1); other providers choose reasoning by model name |
  */
 import type * as Cause from "effect/Cause"
 import type * as Config from "effect/Config"
@@ -28,10 +29,11 @@ import { anthropic } from "./anthropic.ts"
 import { ollama } from "./ollama.ts"
 import { openai } from "./openai.ts"
 import { openaiResponses } from "./openai-responses.ts"
+import { gemini } from "./gemini.ts"
 
 /** What `fromEnv` found: the client, and the settings it was built with. */
 export interface EnvModel {
-  readonly provider: "openai" | "openai-responses" | "ollama" | "anthropic"
+  readonly provider: "openai" | "openai-responses" | "ollama" | "anthropic" | "gemini"
   readonly model: string
   /** `undefined` when `LLM_TEMPERATURE` is unset: the request carries none, and the server's default applies. */
   readonly temperature: number | undefined
@@ -47,7 +49,7 @@ export interface EnvModel {
 const makeEnvConfig = () => {
   const Config = config()
   return Config.all({
-    provider: Config.Literals(["openai", "openai-responses", "ollama", "anthropic"], "AI_PROVIDER"),
+    provider: Config.Literals(["openai", "openai-responses", "ollama", "anthropic", "gemini"], "AI_PROVIDER"),
     model: Config.NonEmptyString("AI_MODEL"),
     temperature: Config.option(Config.Finite("LLM_TEMPERATURE")),
     maxSteps: Config.option(Config.Int("LLM_MAX_AGENT_STEPS")),
@@ -56,7 +58,10 @@ const makeEnvConfig = () => {
     ollamaHost: Config.option(Config.NonEmptyString("OLLAMA_HOST")),
     anthropicApiKey: Config.option(Config.Redacted("ANTHROPIC_API_KEY")),
     anthropicBaseUrl: Config.option(Config.NonEmptyString("ANTHROPIC_BASE_URL")),
-    thinkingBudget: Config.option(Config.Int("LLM_THINKING_BUDGET"))
+    thinkingBudget: Config.option(Config.Int("LLM_THINKING_BUDGET")),
+    geminiApiKey: Config.option(Config.Redacted("GEMINI_API_KEY")),
+    googleApiKey: Config.option(Config.Redacted("GOOGLE_API_KEY")),
+    geminiBaseUrl: Config.option(Config.NonEmptyString("GOOGLE_GEMINI_BASE_URL"))
   })
 }
 let envConfigMemo: ReturnType<typeof makeEnvConfig> | undefined
@@ -135,6 +140,27 @@ const envModel = (config: Config.Success<ReturnType<typeof envConfig>>): EnvMode
       throw new AgentConfigError({ subject, reason: `LLM_THINKING_BUDGET must be a whole number >= 1024, got ${thinkingBudget}` })
     }
     const client = anthropic(config.model, {
+      ...sampling,
+      apiKey: apiKey ?? "unused",
+      ...(baseURL === undefined ? {} : { baseURL }),
+      ...(thinkingBudget === undefined ? {} : { thinkingBudget })
+    })
+    return { ...common, client, endpoint: baseURL }
+  }
+  if (config.provider === "gemini") {
+    const apiKey = Option.getOrUndefined(Option.map(Option.orElse(config.geminiApiKey, () => config.googleApiKey), Redacted.value))
+    const baseURL = Option.getOrUndefined(config.geminiBaseUrl)
+    const thinkingBudget = Option.getOrUndefined(config.thinkingBudget)
+    if (apiKey === undefined && baseURL === undefined) {
+      throw new AgentConfigError({
+        subject,
+        reason: "GEMINI_API_KEY (or GOOGLE_API_KEY) is required when AI_PROVIDER=gemini (or set GOOGLE_GEMINI_BASE_URL for a server that needs no key)"
+      })
+    }
+    if (thinkingBudget !== undefined && thinkingBudget < -1) {
+      throw new AgentConfigError({ subject, reason: `LLM_THINKING_BUDGET must be a whole number >= -1 for gemini, got ${thinkingBudget}` })
+    }
+    const client = gemini(config.model, {
       ...sampling,
       apiKey: apiKey ?? "unused",
       ...(baseURL === undefined ? {} : { baseURL }),

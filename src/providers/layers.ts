@@ -19,6 +19,7 @@ import { anthropic, type AnthropicOptions } from "./anthropic.ts"
 import { ollama, type OllamaOptions } from "./ollama.ts"
 import { openai, type OpenAiOptions } from "./openai.ts"
 import { openaiResponses, type OpenAiResponsesOptions } from "./openai-responses.ts"
+import { gemini, type GeminiOptions } from "./gemini.ts"
 
 /**
  * A setting read with `Config`: a value, a secret, or `Config.option(...)` of either for "may be unset".
@@ -265,6 +266,64 @@ export const anthropicLayerConfig = (
       throw new AgentConfigError({ subject: "anthropic layer", reason: "an API key (ANTHROPIC_API_KEY) is required unless a base URL (ANTHROPIC_BASE_URL) is set" })
     }
     return anthropic(s.model, {
+      ...options,
+      ...present({ temperature: plain(s.temperature), baseURL, thinkingBudget: plain(s.thinkingBudget) }),
+      apiKey: apiKey ?? "unused"
+    })
+  })
+
+/**
+ * `gemini(model, options)` as a Layer providing the `ModelClientService`.
+ *
+ * @example
+ * ```ts
+ * assistant.provide(geminiLayer("gemini-2.5-flash", { apiKey }))
+ * ```
+ */
+export const geminiLayer = (model: string, options: GeminiOptions = {}): Layer.Layer<ModelClientService, AgentConfigError> =>
+  layerOf("gemini", () => gemini(model, options))
+
+/**
+ * What `geminiLayerConfig` reads: defaults `GEMINI_API_KEY` (else `GOOGLE_API_KEY`),
+ * `GOOGLE_GEMINI_BASE_URL` and `LLM_THINKING_BUDGET` (each may be unset).
+ *
+ * @example
+ * ```ts
+ * geminiLayerConfig({ apiKey: Config.Redacted("MY_GEMINI_KEY") } satisfies GeminiSettingsConfig)
+ * ```
+ */
+export interface GeminiSettingsConfig extends ModelSettingsConfig {
+  readonly apiKey?: SettingConfig<string>
+  readonly baseURL?: SettingConfig<string>
+  readonly thinkingBudget?: SettingConfig<number>
+}
+
+/**
+ * A Gemini client read with `Config`: by default `AI_MODEL`, `GEMINI_API_KEY` or `GOOGLE_API_KEY`,
+ * `GOOGLE_GEMINI_BASE_URL`, `LLM_TEMPERATURE` and `LLM_THINKING_BUDGET`.
+ *
+ * @example
+ * ```ts
+ * assistant.provide(geminiLayerConfig())
+ * ```
+ */
+export const geminiLayerConfig = (
+  config: GeminiSettingsConfig = {},
+  options: Omit<GeminiOptions, "apiKey" | "baseURL" | "temperature" | "thinkingBudget"> = {}
+): Layer.Layer<ModelClientService, AgentConfigError> =>
+  layerFromConfig("gemini", {
+    model: config.model ?? defaults().model,
+    temperature: config.temperature ?? defaults().temperature,
+    apiKey: config.apiKey ?? optional(effectConfig().Redacted("GEMINI_API_KEY").pipe(effectConfig().orElse(() => effectConfig().Redacted("GOOGLE_API_KEY")))),
+    baseURL: config.baseURL ?? optional(effectConfig().NonEmptyString("GOOGLE_GEMINI_BASE_URL")),
+    thinkingBudget: config.thinkingBudget ?? optional(effectConfig().Int("LLM_THINKING_BUDGET"))
+  }, (s) => {
+    const apiKey = plain(s.apiKey)
+    const baseURL = plain(s.baseURL)
+    if (apiKey === undefined && baseURL === undefined) {
+      throw new AgentConfigError({ subject: "gemini layer", reason: "an API key (GEMINI_API_KEY or GOOGLE_API_KEY) is required unless a base URL (GOOGLE_GEMINI_BASE_URL) is set" })
+    }
+    return gemini(s.model, {
       ...options,
       ...present({ temperature: plain(s.temperature), baseURL, thinkingBudget: plain(s.thinkingBudget) }),
       apiKey: apiKey ?? "unused"

@@ -13,8 +13,8 @@ import type { AddressInfo } from "node:net"
 import { describe, expect } from "vitest"
 import { createOpenAICompatible as createV3 } from "@ai-sdk/openai-compatible"
 import { createOpenAICompatible as createV4 } from "ai-sdk-openai-compatible-v4"
-import { agent, anthropic, fromAiSdk, type ModelClient, openai, openaiResponses, type ModelRequest, type RunEndEvent, tool } from "../../src/index.ts"
-import { anthropicEvents, anthropicJson, openAiChatEvents, openAiChatJson, responsesEvents, responsesJson, sse, tearBytes, type Wire, type WireReply } from "../providers/wire.ts"
+import { agent, anthropic, fromAiSdk, gemini, type ModelClient, openai, openaiResponses, type ModelRequest, type RunEndEvent, tool } from "../../src/index.ts"
+import { anthropicEvents, anthropicJson, geminiEvents, geminiJson, openAiChatEvents, openAiChatJson, responsesEvents, responsesJson, sse, tearBytes, type Wire, type WireReply } from "../providers/wire.ts"
 import { quietLogs } from "../support/quiet-logs.ts"
 
 quietLogs()
@@ -50,9 +50,18 @@ const responsesWire: Wire = {
   isStream: (_url, body) => body?.stream === true
 }
 
+const geminiWire: Wire = {
+  name: "gemini (streamGenerateContent SSE)",
+  client: (url) => gemini("gemini-2.5-flash", { apiKey: "k", baseURL: url, ...streamOptions }),
+  json: (reply) => geminiJson(reply),
+  stream: (reply, _turn, sizes, style) => sse(geminiEvents(reply, sizes), style),
+  isStream: (url) => url.includes(":streamGenerateContent")
+}
+
 const wires: ReadonlyArray<Wire> = [
   anthropicWire,
   responsesWire,
+  geminiWire,
   chatWire("openai (Chat Completions SSE)", (url) => openai("gpt-4o-mini", { apiKey: "k", baseURL: `${url}/v1`, ...streamOptions })),
   chatWire("fromAiSdk(@ai-sdk/openai-compatible V3)", (url) => fromAiSdk(createV3({ name: "w", baseURL: `${url}/v1`, apiKey: "k" })("m"), streamOptions)),
   chatWire("fromAiSdk(ai-sdk-openai-compatible-v4 V4)", (url) => fromAiSdk(createV4({ name: "w", baseURL: `${url}/v1`, apiKey: "k" })("m"), streamOptions))

@@ -239,3 +239,54 @@ export const responsesEvents = (
   out.push(ev(end, { response: whole }))
   return out
 }
+
+// ---- Gemini generateContent ----
+
+/** The parts of a Gemini model turn: thought summary, text, function calls (no ids, as the Gemini API sends them); the thought signature on the first call, else on the text. */
+const geminiParts = (reply: WireReply) => {
+  const signature = reply.thinking?.signature
+  const calls = reply.calls.map((c, i) => ({ functionCall: { name: c.name, args: c.input }, ...(i === 0 && signature !== undefined ? { thoughtSignature: signature } : {}) }))
+  const textSigned = calls.length === 0 && signature !== undefined
+  return [
+    ...(reply.thinking === undefined ? [] : [{ text: reply.thinking.text, thought: true }]),
+    ...(reply.text === "" && !textSigned ? [] : [{ text: reply.text, ...(textSigned ? { thoughtSignature: signature } : {}) }]),
+    ...calls
+  ]
+}
+
+const geminiUsage = (reply: WireReply, final: boolean) => ({
+  promptTokenCount: reply.usage.input,
+  ...(final ? { candidatesTokenCount: reply.usage.output, totalTokenCount: reply.usage.input + reply.usage.output } : {}),
+  ...(final && reply.thinking !== undefined ? { thoughtsTokenCount: 7 } : {})
+})
+
+/** The non-streamed `generateContent` reply. */
+export const geminiJson = (reply: WireReply, extra: Record<string, unknown> = {}) => ({
+  candidates: [{ content: { role: "model", parts: geminiParts(reply) }, finishReason: "STOP", index: 0, ...extra }],
+  usageMetadata: geminiUsage(reply, true),
+  modelVersion: "gemini-2.5-flash",
+  responseId: "resp-1"
+})
+
+/** The same reply as `streamGenerateContent?alt=sse` chunks (unnamed `data:` events): texts torn at `sizes`, calls whole, the finish reason and full usage last. */
+export const geminiEvents = (reply: WireReply, sizes: ReadonlyArray<number> = [5], finishReason = "STOP"): Array<readonly [undefined, unknown]> => {
+  const chunk = (parts: Array<unknown>, final = false) => ({
+    candidates: [{ content: { role: "model", parts }, ...(final ? { finishReason } : {}), index: 0 }],
+    usageMetadata: geminiUsage(reply, final),
+    modelVersion: "gemini-2.5-flash",
+    responseId: "resp-1"
+  })
+  const out: Array<readonly [undefined, unknown]> = []
+  for (const part of geminiParts(reply)) {
+    const p = part as Record<string, any>
+    if (typeof p.text === "string" && p.text !== "") {
+      const texts = pieces(p.text, sizes)
+      texts.forEach((text, i) => {
+        const last = i === texts.length - 1
+        out.push([undefined, chunk([{ ...p, text, ...(last || p.thoughtSignature === undefined ? {} : { thoughtSignature: undefined }) }].map((x) => (last ? x : { ...x, thoughtSignature: undefined })).map((x) => JSON.parse(JSON.stringify(x))))])
+      })
+    } else out.push([undefined, chunk([p])])
+  }
+  out.push([undefined, chunk([], true)])
+  return out
+}

@@ -1,0 +1,450 @@
+/**
+ * Google Gemini on the official `@google/genai` SDK: `generateContent` and `generateContentStream`.
+ * System messages become `systemInstruction`; tools are function declarations whose parameters are
+ * converted to Gemini's schema subset (./gemini-schema.ts); tool results go back as `functionResponse`
+ * parts in a user turn. Function calls without an id get one (`gemini_call_<response>_<index>`, stable
+ * within a client and the same streamed or not); only ids Gemini gave are sent back to it.
+ *
+ * Thinking: thought summaries (`includeThoughts`) are the reasoning text; thought signatures (on
+ * function-call and text parts) are kept on the assistant message as the `signature` of a `Thinking`
+ * part (`gemini:` + JSON, by part) and put back on the same parts of the next request, as Gemini
+ * requires for function calling with thinking models.
+ */
+import * as Effect from "effect/Effect"
+import type * as GenAi from "@google/genai"
+import { AgentConfigError, ModelError } from "../errors.ts"
+import { describeCause } from "../internal/describe-cause.ts"
+import { lazyPackage } from "../internal/lazy-package.ts"
+import { effectStream as stream } from "../internal/lazy-effect.ts"
+import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolCall, ToolChoice, Usage } from "../model/messages.ts"
+import { metadataOf, type ModelClient } from "../model/model-client.ts"
+import type { ResponsePart } from "../model/response-part.ts"
+import { assembleResponse } from "./assemble-response.ts"
+import { checkReply, unusableReply } from "./check-reply.ts"
+import { GeminiSchemaError, toGeminiSchema } from "./gemini-schema.ts"
+import { argumentsText } from "./normalise-calls.ts"
+import { isConnectionFailure, resilientCall, shouldRetryStatus } from "./resilience.ts"
+import { type ChunkDecoder, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
+
+/** Options of {@link gemini}. The SDK's own retries are off: retries and timeouts are Effect's. */
+export interface GeminiOptions extends StreamingOptions {
+  /** Default: the SDK reads `GOOGLE_API_KEY`, else `GEMINI_API_KEY`. */
+  readonly apiKey?: string
+  /** Default: the SDK reads `GOOGLE_GEMINI_BASE_URL`, else `https://generativelanguage.googleapis.com`. */
+  readonly baseURL?: string
+  /** Sampling temperature, unless a request sets its own. */
+  readonly temperature?: number
+  /** `maxOutputTokens`. */
+  readonly maxTokens?: number
+  readonly topP?: number
+  readonly topK?: number
+  readonly stop?: ReadonlyArray<string>
+  readonly seed?: number
+  /** `thinkingConfig.thinkingBudget` (tokens; `0` turns thinking off where the model allows, `-1` lets it decide). */
+  readonly thinkingBudget?: number
+  /** `thinkingConfig.includeThoughts`: thought summaries as reasoning. Default `true` when `thinkingBudget` is set. */
+  readonly includeThoughts?: boolean
+  /** Extra headers on every request. */
+  readonly headers?: Record<string, string>
+}
+
+const provider = "gcp.gemini"
+const sdk = lazyPackage<typeof import("@google/genai")>("@google/genai")
+
+/**
+ * A `ModelClient` for Google's Gemini API.
+ *
+ * @example
+ * ```ts
+ * const model = gemini("gemini-2.5-flash", { thinkingBudget: 1024 })
+ * agent("calc").model(model)
+ * ```
+ */
+export const gemini = (model: string, options: GeminiOptions = {}): ModelClient => {
+  let client: GenAi.GoogleGenAI
+  try {
+    const httpOptions = {
+      ...(options.baseURL === undefined ? {} : { baseUrl: options.baseURL }),
+      ...(options.headers === undefined ? {} : { headers: options.headers })
+    }
+    client = new (sdk().GoogleGenAI)({
+      ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+      ...(Object.keys(httpOptions).length === 0 ? {} : { httpOptions })
+    })
+  } catch (error) {
+    throw new AgentConfigError({ subject: `gemini model "${model}"`, reason: describeCause(error) })
+  }
+  // Numbers the responses that needed ids, so assigned ids differ across a run's turns.
+  let responses = 0
+  const nextResponse = () => ++responses
+  return {
+    metadata: metadataOf(provider, model, options.temperature, options.maxTokens),
+    chat: (request) =>
+      Effect.suspend(() => {
+        const params = toGeminiRequest(model, request, options)
+        if (params instanceof ModelError) return Effect.fail(params)
+        return resilientCall(
+          { provider, model },
+          options,
+          (abortSignal) => client.models.generateContent({ ...params, config: { ...params.config, abortSignal } }),
+          toModelError
+        ).pipe(Effect.flatMap((response) => fromGeminiResponse(response as WireResponse, nextResponse)))
+      }),
+    stream: (request) =>
+      stream().suspend(() => {
+        const params = toGeminiRequest(model, request, options)
+        if (params instanceof ModelError) return stream().fail(params)
+        return resilientStream<WireResponse>(
+          { provider, model },
+          options,
+          (abortSignal) => client.models.generateContentStream({ ...params, config: { ...params.config, abortSignal } }) as Promise<AsyncIterable<WireResponse>>,
+          toModelError,
+          () => geminiChunkDecoder(nextResponse)
+        )
+      })
+  }
+}
+
+type Params = GenAi.GenerateContentParameters & { config: GenAi.GenerateContentConfig }
+type Part = GenAi.Part
+
+/**
+ * The `generateContent` parameters for a provider-neutral request, or why a tool cannot be declared.
+ *
+ * @example
+ * ```ts
+ * toGeminiRequest("gemini-2.5-flash", { messages, tools: [add.definition], toolChoice: "required" })
+ * // config.toolConfig: { functionCallingConfig: { mode: "ANY" } }
+ * ```
+ */
+export const toGeminiRequest = (model: string, request: ModelRequest, options: GeminiOptions = {}): Params | ModelError => {
+  const declarations: Array<GenAi.FunctionDeclaration> = []
+  for (const t of request.tools) {
+    try {
+      declarations.push({
+        name: t.name,
+        ...(t.description === undefined ? {} : { description: t.description }),
+        parameters: toGeminiSchema(t.parameters) as GenAi.Schema
+      })
+    } catch (error) {
+      if (!(error instanceof GeminiSchemaError)) throw error
+      return new ModelError({ provider, reason: `tool "${t.name}" cannot be declared to Gemini: ${error.message}`, retryable: false, kind: "unsupported" })
+    }
+  }
+  const system = request.messages.flatMap((m) => (m.role === "system" ? [m.content] : []))
+  const temperature = request.temperature ?? options.temperature
+  const format = request.responseFormat
+  const thinking = options.thinkingBudget === undefined && options.includeThoughts === undefined
+    ? undefined
+    : {
+      ...(options.thinkingBudget === undefined ? {} : { thinkingBudget: options.thinkingBudget }),
+      includeThoughts: options.includeThoughts ?? true
+    }
+  const config: GenAi.GenerateContentConfig = {
+    ...(system.length === 0 ? {} : { systemInstruction: system.join("\n\n") }),
+    ...(declarations.length === 0 ? {} : { tools: [{ functionDeclarations: declarations }] }),
+    ...(request.toolChoice === undefined || declarations.length === 0 ? {} : { toolConfig: { functionCallingConfig: toCallingConfig(request.toolChoice) } }),
+    ...(temperature === undefined ? {} : { temperature }),
+    ...(options.maxTokens === undefined ? {} : { maxOutputTokens: options.maxTokens }),
+    ...(options.topP === undefined ? {} : { topP: options.topP }),
+    ...(options.topK === undefined ? {} : { topK: options.topK }),
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
+    ...(options.stop === undefined ? {} : { stopSequences: [...options.stop] }),
+    ...(thinking === undefined ? {} : { thinkingConfig: thinking }),
+    ...(format === undefined ? {} : { responseMimeType: "application/json", responseJsonSchema: format.schema })
+  }
+  return { model, contents: toContents(request.messages), config }
+}
+
+const toCallingConfig = (choice: ToolChoice): GenAi.FunctionCallingConfig => {
+  const Mode = sdk().FunctionCallingConfigMode
+  if (choice === "auto") return { mode: Mode.AUTO }
+  if (choice === "none") return { mode: Mode.NONE }
+  if (choice === "required") return { mode: Mode.ANY }
+  return { mode: Mode.ANY, allowedFunctionNames: [choice.tool] }
+}
+
+const signaturePrefix = "gemini:"
+const assignedPrefix = "gemini_call_"
+
+/** The thought signatures of one model turn: on its text, and on each function call by position. */
+interface Signatures {
+  text?: string
+  calls: Array<string | null>
+}
+
+const encodeSignatures = (signatures: Signatures): string | undefined =>
+  signatures.text === undefined && signatures.calls.every((s) => s === null) ? undefined : signaturePrefix + JSON.stringify(signatures)
+
+const decodeSignatures = (reasoning: ReadonlyArray<ReasoningPart> | undefined): Signatures => {
+  for (const part of reasoning ?? []) {
+    if (part._tag === "Thinking" && part.signature?.startsWith(signaturePrefix) === true) {
+      try {
+        return JSON.parse(part.signature.slice(signaturePrefix.length)) as Signatures
+      } catch {
+        // not ours
+      }
+    }
+  }
+  return { calls: [] }
+}
+
+const toContents = (messages: ReadonlyArray<LlmMessage>): Array<GenAi.Content> => {
+  const contents: Array<GenAi.Content> = []
+  for (const message of messages) {
+    switch (message.role) {
+      case "system":
+        break
+      case "user":
+        contents.push({ role: "user", parts: [{ text: message.content }] })
+        break
+      case "assistant": {
+        const signatures = decodeSignatures(message.reasoning)
+        const parts: Array<Part> = []
+        if (message.content !== "" || signatures.text !== undefined) {
+          parts.push({ text: message.content, ...(signatures.text === undefined ? {} : { thoughtSignature: signatures.text }) })
+        }
+        ;(message.toolCalls ?? []).forEach((call, index) => {
+          const signature = signatures.calls[index]
+          parts.push({
+            functionCall: { ...(call.id.startsWith(assignedPrefix) ? {} : { id: call.id }), name: call.name, args: argumentsObject(call.arguments) },
+            ...(typeof signature === "string" ? { thoughtSignature: signature } : {})
+          })
+        })
+        contents.push({ role: "model", parts: parts.length === 0 ? [{ text: "" }] : parts })
+        break
+      }
+      case "tool": {
+        const part: Part = {
+          functionResponse: {
+            ...(message.toolCallId.startsWith(assignedPrefix) ? {} : { id: message.toolCallId }),
+            name: message.name,
+            response: { output: message.content }
+          }
+        }
+        const last = contents.at(-1)
+        if (last !== undefined && last.role === "user" && last.parts?.every((p) => p.functionResponse !== undefined) === true) last.parts.push(part)
+        else contents.push({ role: "user", parts: [part] })
+        break
+      }
+    }
+  }
+  return contents
+}
+
+const argumentsObject = (raw: string): Record<string, unknown> => {
+  try {
+    const value = JSON.parse(raw === "" ? "{}" : raw)
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? value : { _raw: value }
+  } catch {
+    return { _raw: raw }
+  }
+}
+
+/** A `GenerateContentResponse` as read here (the SDK's class, or the same fields as JSON). */
+interface WireResponse {
+  readonly candidates?: ReadonlyArray<{
+    readonly content?: { readonly parts?: ReadonlyArray<WirePart> }
+    readonly finishReason?: string
+    readonly finishMessage?: string
+  }>
+  readonly promptFeedback?: { readonly blockReason?: string; readonly blockReasonMessage?: string }
+  readonly usageMetadata?: {
+    readonly promptTokenCount?: number
+    readonly candidatesTokenCount?: number
+    readonly thoughtsTokenCount?: number
+    readonly cachedContentTokenCount?: number
+    readonly toolUsePromptTokenCount?: number
+  }
+}
+interface WirePart {
+  readonly text?: string
+  readonly thought?: boolean
+  readonly thoughtSignature?: string
+  readonly functionCall?: { readonly id?: string; readonly name?: string; readonly args?: Record<string, unknown> }
+}
+
+/** What one response (or one stream) carries, folded part by part: the same for both paths. */
+class TurnFold {
+  content = ""
+  thoughts = ""
+  readonly calls: Array<ToolCall> = []
+  readonly signatures: Signatures = { calls: [] }
+  finish: string | undefined
+  usage: Usage | undefined
+  #response: number | undefined
+  constructor(readonly nextResponse: () => number) {}
+
+  /** Folds one part; returns the parts it streams. */
+  part(part: WirePart): Array<ResponsePart> {
+    if (part.functionCall !== undefined) {
+      const index = this.calls.length
+      const wireId = part.functionCall.id
+      const id = typeof wireId === "string" && wireId !== "" && !this.calls.some((c) => c.id === wireId)
+        ? wireId
+        : `${assignedPrefix}${(this.#response ??= this.nextResponse())}_${index}`
+      const call: ToolCall = { id, name: String(part.functionCall.name ?? ""), arguments: argumentsText(part.functionCall.args ?? {}) }
+      this.calls.push(call)
+      this.signatures.calls.push(part.thoughtSignature ?? null)
+      return [
+        { _tag: "ToolCallStart", index, id, name: call.name },
+        { _tag: "ToolCallDelta", index, delta: call.arguments },
+        { _tag: "ToolCallEnd", index }
+      ]
+    }
+    if (part.thoughtSignature !== undefined) this.signatures.text = part.thoughtSignature
+    const text = typeof part.text === "string" ? part.text : ""
+    if (text === "") return []
+    if (part.thought === true) {
+      this.thoughts += text
+      return [{ _tag: "ReasoningDelta", delta: text }]
+    }
+    this.content += text
+    return [{ _tag: "TextDelta", delta: text }]
+  }
+
+  response(response: WireResponse): Array<ResponsePart> {
+    const out: Array<ResponsePart> = []
+    const candidate = response.candidates?.[0]
+    for (const part of candidate?.content?.parts ?? []) out.push(...this.part(part))
+    if (candidate?.finishReason !== undefined && candidate.finishReason !== "FINISH_REASON_UNSPECIFIED") this.finish = candidate.finishReason
+    const usage = toUsage(response.usageMetadata)
+    if (usage !== undefined) this.usage = usage
+    return out
+  }
+
+  reasoning(): Array<ReasoningPart> {
+    const signature = encodeSignatures(this.signatures)
+    if (this.thoughts === "" && signature === undefined) return []
+    return [signature === undefined ? { _tag: "Thinking", text: this.thoughts } : { _tag: "Thinking", text: this.thoughts, signature }]
+  }
+
+  /** Why the turn cannot be used, or its finish reason. */
+  check(blocked: WireResponse["promptFeedback"]): Effect.Effect<FinishReason | undefined, ModelError> {
+    if (blocked?.blockReason !== undefined) {
+      return Effect.fail(unusableReply(provider, "content-filter", `promptFeedback.blockReason ${JSON.stringify(blocked.blockReason)}`))
+    }
+    const finishReason = toFinishReason(this.finish, this.calls.length)
+    return checkReply(provider, {
+      finishReason,
+      wireReason: `finishReason ${JSON.stringify(this.finish)}`,
+      content: this.content,
+      calls: this.calls.length,
+      reasoning: this.reasoning()
+    }).pipe(Effect.as(finishReason))
+  }
+}
+
+/**
+ * The provider-neutral response for a `generateContent` reply.
+ *
+ * @example
+ * ```ts
+ * const response = yield* fromGeminiResponse(await ai.models.generateContent(params), () => 1)
+ * ```
+ */
+export const fromGeminiResponse = (response: WireResponse, nextResponse: () => number): Effect.Effect<LlmResponse, ModelError> =>
+  Effect.gen(function*() {
+    if (response === null || typeof response !== "object") {
+      return yield* new ModelError({ provider, reason: "unexpected response shape: not an object", retryable: false })
+    }
+    const fold = new TurnFold(nextResponse)
+    yield* Effect.try({
+      try: () => fold.response(response),
+      catch: (cause) => new ModelError({ provider, reason: `unexpected response shape: ${describeCause(cause)}`, retryable: false, cause })
+    })
+    if (response.candidates === undefined || response.candidates.length === 0) {
+      if (response.promptFeedback?.blockReason === undefined) {
+        return yield* new ModelError({ provider, reason: "the response has no candidates", retryable: false })
+      }
+    }
+    const finishReason = yield* fold.check(response.promptFeedback)
+    return assembleResponse({ content: fold.content, calls: fold.calls, usage: fold.usage, finishReason, reasoning: fold.reasoning() })
+  })
+
+/**
+ * Decodes `generateContentStream` chunks: each is a whole `GenerateContentResponse` whose parts are
+ * pieces of the answer (text and thoughts as deltas, function calls whole), its usage cumulative and
+ * its finish reason in the last chunk. A stream without a finish reason was cut: a retryable `ModelError`.
+ *
+ * @example
+ * ```ts
+ * resilientStream(target, options, (abortSignal) => ai.models.generateContentStream({ ...params, config: { ...params.config, abortSignal } }), toModelError, () => geminiChunkDecoder(next))
+ * ```
+ */
+export const geminiChunkDecoder = (nextResponse: () => number): ChunkDecoder<WireResponse> => {
+  const fold = new TurnFold(nextResponse)
+  let blocked: WireResponse["promptFeedback"]
+  return {
+    chunk: (chunk) =>
+      Effect.try({
+        try: () => {
+          if (chunk.promptFeedback?.blockReason !== undefined) blocked = chunk.promptFeedback
+          const parts = fold.response(chunk)
+          return fold.usage === undefined || chunk.usageMetadata === undefined ? parts : [...parts, { _tag: "Usage" as const, usage: fold.usage }]
+        },
+        catch: (cause) => new ModelError({ provider, reason: `unexpected chunk shape: ${describeCause(cause)}`, retryable: false, cause })
+      }),
+    end: () =>
+      Effect.gen(function*() {
+        if (fold.finish === undefined && blocked === undefined) {
+          return yield* new ModelError({ provider, reason: "the stream ended before the answer finished (no finishReason)", retryable: true })
+        }
+        const finishReason = yield* fold.check(blocked)
+        const reasoning = fold.reasoning()[0]
+        const end: Array<ResponsePart> = reasoning === undefined || reasoning._tag !== "Thinking"
+          ? []
+          : [{ _tag: "ReasoningEnd", signature: reasoning.signature }]
+        return [...end, { _tag: "Finish", reason: finishReason }]
+      })
+  }
+}
+
+const toFinishReason = (reason: string | undefined, calls: number): FinishReason | undefined => {
+  switch (reason) {
+    case undefined:
+      return undefined
+    case "STOP":
+      return calls > 0 ? "tool-calls" : "stop"
+    case "MAX_TOKENS":
+      return "length"
+    case "SAFETY":
+    case "RECITATION":
+    case "BLOCKLIST":
+    case "PROHIBITED_CONTENT":
+    case "SPII":
+    case "IMAGE_SAFETY":
+    case "IMAGE_PROHIBITED_CONTENT":
+      return "content-filter"
+    default:
+      return calls > 0 ? "tool-calls" : "other"
+  }
+}
+
+/** Gemini counts thoughts apart from the candidates: both are output. */
+const toUsage = (usage: WireResponse["usageMetadata"]): Usage | undefined => {
+  if (usage === undefined || usage === null) return undefined
+  const thoughts = usage.thoughtsTokenCount
+  const cached = usage.cachedContentTokenCount
+  return {
+    inputTokens: (usage.promptTokenCount ?? 0) + (usage.toolUsePromptTokenCount ?? 0),
+    outputTokens: (usage.candidatesTokenCount ?? 0) + (thoughts ?? 0),
+    ...(typeof cached === "number" ? { cachedInputTokens: cached } : {}),
+    ...(typeof thoughts === "number" ? { reasoningTokens: thoughts } : {})
+  }
+}
+
+const toModelError = (cause: unknown): ModelError => {
+  if (cause instanceof ModelError) return cause
+  const { ApiError } = sdk()
+  if (cause instanceof ApiError && typeof cause.status === "number") {
+    return new ModelError({ provider, reason: cause.message, status: cause.status, retryable: shouldRetryStatus(cause.status, {}), cause })
+  }
+  if (isConnectionFailure(cause)) {
+    return new ModelError({ provider, reason: `connection failed: ${describeCause((cause as Error).cause ?? cause)}`, retryable: true, cause })
+  }
+  if (cause instanceof SyntaxError) {
+    return new ModelError({ provider, reason: `the response body is not valid JSON: ${cause.message}`, retryable: false, cause })
+  }
+  return new ModelError({ provider, reason: describeCause(cause), retryable: false, cause })
+}
