@@ -23,7 +23,8 @@ export const databaseMessage = (error: unknown): string => {
     }
     current = c.reason ?? c.cause
   }
-  if (found === undefined || outer.includes(found.message)) return outer
+  if (found === undefined) return outer
+  const message = outer.includes(found.message) ? outer : `${outer}: ${found.message}`
   const extra = [found.code === undefined ? undefined : `SQLSTATE ${found.code}`, found.detail].filter((x) => x !== undefined)
-  return `${outer}: ${found.message}${extra.length > 0 ? ` (${extra.join("; ")})` : ""}`
+  return extra.length > 0 && !message.includes("SQLSTATE") ? `${message} (${extra.join("; ")})` : message
 }

@@ -12,7 +12,7 @@ import * as SingleRunner from "effect/cluster/SingleRunner"
 import * as SqlClient from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { agent, Decision, text, tool, toolCalls } from "../../src/index.ts"
-import { ApprovalInbox, durable, durableStoreSql, ToolIntents } from "../../src/durable/index.ts"
+import { ApprovalInbox, durable, durableStoreSql, ToolIntents, ToolIntentsFailed, toolIntentsSql } from "../../src/durable/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { clusterCrypto } from "../../src/durable/engines/cluster-crypto.ts"
 import { startDatabase, type TestDatabase } from "../support/database.ts"
@@ -106,6 +106,17 @@ describe("durable runs on SQL (PostgreSQL, or PGlite where there is none)", () =
         afterFinish: { takeOver: false, renew: false }
       })
     }
+  }, 60_000)
+
+  it("a store that cannot migrate fails with the database's own message (not \"Query failed\")", async () => {
+    const failure = await Effect.runPromise(Effect.gen(function*() {
+      const client = yield* SqlClient.SqlClient
+      yield* client`create or replace view not_a_table as select 1 as key`
+      return yield* Effect.flip(Layer.build(toolIntentsSql({ intentsTable: "not_a_table" }).pipe(Layer.provide(Layer.succeed(SqlClient.SqlClient, client)))))
+    }).pipe(Effect.scoped, Effect.provide(sql()), Effect.orDie))
+    expect(failure).toBeInstanceOf(ToolIntentsFailed)
+    expect(failure.operation).toBe("open")
+    expect(failure.message).toMatch(/relation "not_a_table" \(SQLSTATE 42809/)
   }, 60_000)
 
   it("the cluster engine on SQL: a mutating tool interrupted with its runner never runs again (counted in the database)", async () => {

@@ -5,6 +5,7 @@
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { databaseMessage } from "../database-error.ts"
 
 /**
  * An engine could not start. `engine` says which (`"embedded"`, `"postgres"`), `reason` why.
@@ -30,7 +31,7 @@ export class EngineUnavailable extends Data.TaggedError("EngineUnavailable")<{
 export const unavailable = (engine: "embedded" | "postgres") => (cause: unknown): EngineUnavailable =>
   cause instanceof EngineUnavailable
     ? cause
-    : new EngineUnavailable({ engine, reason: cause instanceof Error ? cause.message : String(cause), cause })
+    : new EngineUnavailable({ engine, reason: databaseMessage(cause), cause })
 
 /** `layer` with its start-up failures turned into {@link EngineUnavailable}. */
 export const orUnavailable = <A, E, R>(engine: "embedded" | "postgres", layer: Layer.Layer<A, E, R>): Layer.Layer<A, EngineUnavailable, R> =>
