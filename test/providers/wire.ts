@@ -14,6 +14,8 @@ export interface Wire {
   readonly stream: (reply: WireReply, turn: number, sizes: ReadonlyArray<number>, style: SseStyle) => string
   /** Whether a request asks for a stream. */
   readonly isStream: (url: string, body: any) => boolean
+  /** Whether the client assigns the call ids (the wire has none): requests are then compared up to them. */
+  readonly assignsIds?: boolean
   /** What of a request body must be the same streamed or not. */
   readonly comparable?: (body: any) => unknown
 }
@@ -289,4 +291,40 @@ export const geminiEvents = (reply: WireReply, sizes: ReadonlyArray<number> = [5
   }
   out.push([undefined, chunk([], true)])
   return out
+}
+
+// ---- Ollama /api/chat ----
+
+/** The non-streamed `/api/chat` reply (tool calls without ids, arguments as objects). */
+export const ollamaJson = (reply: WireReply) => ({
+  model: "qwen3:8b",
+  created_at: "2026-11-22T14:13:43.416799Z",
+  message: {
+    role: "assistant",
+    content: reply.text,
+    ...(reply.thinking === undefined ? {} : { thinking: reply.thinking.text }),
+    ...(reply.calls.length === 0 ? {} : { tool_calls: reply.calls.map((c) => ({ function: { name: c.name, arguments: c.input } })) })
+  },
+  done: true,
+  done_reason: "stop",
+  prompt_eval_count: reply.usage.input,
+  eval_count: reply.usage.output
+})
+
+/** The same reply as NDJSON lines: thinking and content torn at `sizes`, tool calls whole, then the `done` line. */
+export const ollamaLines = (reply: WireReply, sizes: ReadonlyArray<number> = [5]): string => {
+  const line = (message: Record<string, unknown>, done = false) =>
+    JSON.stringify({
+      model: "qwen3:8b",
+      created_at: "2026-11-22T14:13:43.416799Z",
+      message: { role: "assistant", content: "", ...message },
+      done,
+      ...(done ? { done_reason: "stop", prompt_eval_count: reply.usage.input, eval_count: reply.usage.output } : {})
+    }) + "\n"
+  return [
+    ...pieces(reply.thinking?.text ?? "", sizes).map((thinking) => line({ thinking })),
+    ...pieces(reply.text, sizes).map((content) => line({ content })),
+    ...(reply.calls.length === 0 ? [] : [line({ tool_calls: reply.calls.map((c) => ({ function: { name: c.name, arguments: c.input } })) })]),
+    line({}, true)
+  ].join("")
 }
