@@ -5,11 +5,18 @@
  * id as `parentRunId`, its `agent.run` span nests under the caller's `agent.tool` span, and its tokens
  * and tool calls are charged to the caller's budget (and every budget above it) while its own budget
  * still applies. A child without its own model uses the calling agent's.
+ *
+ * A child with a tool that may need approval makes the tool one that may too: when the child suspends,
+ * the calling run suspends with it (its snapshot holds the child's), and one resume with the decisions
+ * continues the child, then the caller. The child's `Suspended` value is never a tool result.
  */
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AgentConfigError, type AgentError } from "../errors.ts"
-import type { AgentDefinition } from "./agent-definition.ts"
+import { type AgentDefinition, mayNeedApproval } from "./agent-definition.ts"
+import { ChildSuspension, registerChildAgent } from "./child-suspension.ts"
+import type { Decisions } from "./decision.ts"
+import type { RunSnapshot } from "./run-snapshot.ts"
 import { type AnyTool, type Tool, tool } from "./tool.ts"
 import type { ArgsSchema } from "./tool-parameters.ts"
 
@@ -47,7 +54,8 @@ export type AsToolArgs<TInput> = TInput extends ReadonlyArray<any> | Date | ((..
 export const agentAsTool = <const Name extends string, TInput, TOutput>(
   definition: AgentDefinition,
   runEffect: (input: TInput) => Effect.Effect<TOutput, AgentError, any>,
-  options: AsToolOptions<Name>
+  options: AsToolOptions<Name>,
+  resume?: (snapshot: RunSnapshot, decisions: Decisions) => Effect.Effect<unknown, AgentError, any>
 ): Tool<Name, AsToolArgs<TInput>, TOutput> => {
   if (typeof options !== "object" || options === null) {
     throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "asTool(...) takes { name, description? }" })
@@ -58,13 +66,23 @@ export const agentAsTool = <const Name extends string, TInput, TOutput>(
     ? input
     : Schema.Struct({ input: input.annotate({ description: `The input of agent "${definition.name}"` }) })
   const description = options.description ?? definition.prompt ?? `Runs agent "${definition.name}" and answers with its output`
+  // A child that may suspend answers its output, or a ChildSuspension the calling run suspends on.
+  const suspends = mayNeedApproval(definition) && resume !== undefined
+  const settle = (result: unknown): unknown => {
+    if (!suspends) return result
+    const outcome = result as { readonly _tag: string; readonly output?: unknown; readonly pending?: any; readonly snapshot?: any }
+    return outcome._tag === "Suspended" ? new ChildSuspension(outcome.pending, outcome.snapshot) : outcome.output
+  }
   const made: AnyTool = tool(options.name, {
     description,
     args,
     ...(options.strict === true ? { strict: true } : {}),
-    run: (decoded: any) => runEffect(direct ? decoded : decoded.input) as Effect.Effect<TOutput, AgentError>
+    run: (decoded: any) => Effect.map(runEffect(direct ? decoded : decoded.input) as Effect.Effect<unknown, AgentError>, settle) as Effect.Effect<TOutput, AgentError>
   })
-  return made as Tool<Name, AsToolArgs<TInput>, TOutput>
+  if (!suspends) return made as Tool<Name, AsToolArgs<TInput>, TOutput>
+  const gated = Object.freeze({ ...made, mayNeedApproval: true }) as AnyTool
+  registerChildAgent(gated, { definition, resume: (snapshot, decisions) => Effect.map(resume(snapshot, decisions), settle) })
+  return gated as Tool<Name, AsToolArgs<TInput>, TOutput>
 }
 
 /** An object Schema (a struct, or a class over one): its JSON Schema is an object, so it is the arguments as is. */

@@ -82,8 +82,16 @@ export interface AgentDefinition {
   readonly snapshotSecret?: string | undefined
 }
 
-/** True when a registered tool may wait for a human decision: runs then return `Completed | Suspended`. */
-export const mayNeedApproval = (definition: AgentDefinition): boolean => definition.tools.some((t) => t.mayNeedApproval)
+/**
+ * True when a registered tool, or a handoff target, may wait for a human decision: runs then return
+ * `Completed | Suspended` (a handoff target that suspends suspends the run that handed off to it).
+ */
+export const mayNeedApproval = (definition: AgentDefinition, seen: Set<AgentDefinition> = new Set()): boolean => {
+  if (seen.has(definition)) return false
+  seen.add(definition)
+  return definition.tools.some((t) => t.mayNeedApproval) ||
+    definition.skills.some((s) => s.handoffs.some((target) => mayNeedApproval(target, seen)))
+}
 
 const configError = (agent: string, reason: string) => new AgentConfigError({ subject: `agent "${agent}"`, reason })
 

@@ -61,7 +61,7 @@ import type { PickToolsOptions } from "./pick-tools.ts"
 import type { Decisions } from "./decision.ts"
 import type { Interceptor } from "./interceptor.ts"
 import type { BudgetLimitPolicy } from "./budget-policy.ts"
-import type { RunResultOf } from "./run-outcome.ts"
+import type { MayNeedApproval, RunResultOf } from "./run-outcome.ts"
 import { inMemoryStore, type MemoryStore, memoryTools } from "./memory.ts"
 import type { AllDeterministic, Skill, SkillKind, SkillRequirements } from "./skill.ts"
 import { makeHandles, type RegisterFirst, type SkillHandles } from "./tool-handle.ts"
@@ -345,7 +345,7 @@ export interface AgentBuilder<T extends AgentShape> {
    */
   asTool<const $Name extends string>(
     options: AsToolOptions<$Name>
-  ): Tool<$Name, AsToolArgs<T["input"]>, T["output"], Exclude<T["requirements"], ModelClientService>>
+  ): Tool<$Name, AsToolArgs<T["input"]>, T["output"], Exclude<T["requirements"], ModelClientService>, MayNeedApproval<T["tools"]>>
 }
 
 /**
@@ -570,6 +570,6 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
       }
       return next({ snapshotSecret: secret })
     },
-    asTool: ((options: AsToolOptions<string>) => (checkOptions(subject, ".asTool(...)", options, asToolOptionKeys), agentAsTool(definition, runEffect, options))) as any
+    asTool: ((options: AsToolOptions<string>) => (checkOptions(subject, ".asTool(...)", options, asToolOptionKeys), agentAsTool(definition, runEffect, options, resume))) as any
   })
 }

@@ -51,7 +51,14 @@ const StateSchema = Schema.Struct({
     decision: Schema.Literals(["approve", "edit", "deny"]),
     args: Schema.optionalKey(Schema.Json),
     reason: Schema.optionalKey(Schema.String)
-  })))
+  }))),
+  /**
+   * Child runs that suspended with this run: an agent used as a tool (`id`: the call that runs it,
+   * `tool`: its name), with the child's own snapshot; its waiting calls are this run's, as `<id>/<child id>`.
+   */
+  children: Schema.optionalKey(Schema.Array(Schema.Struct({ id: Schema.String, tool: Schema.String, snapshot: Schema.Json }))),
+  /** The handoff target that suspended: its agent's name and its own snapshot (its waiting calls are this run's). */
+  handoff: Schema.optionalKey(Schema.Struct({ agent: Schema.String, snapshot: Schema.Json }))
 })
 
 /**

@@ -8,7 +8,9 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { Decisions } from "../dsl/decision.ts"
-import type { RunSnapshot } from "../dsl/run-snapshot.ts"
+import { type RunSnapshot, RunSnapshotSchema } from "../dsl/run-snapshot.ts"
+import type { ChildSuspension } from "../dsl/child-suspension.ts"
+import { childIdSeparator, childSuspended, isChildCallId } from "./child-runs.ts"
 import { type AnyTool, ToolInternals } from "../dsl/tool.ts"
 import { DecisionsInvalid } from "../errors.ts"
 import type { ToolCall } from "../model/messages.ts"
@@ -78,8 +80,31 @@ export const approvalGate = (
  * calls of the answer that need a decision too.
  */
 export const suspendFor = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown, reason: string | undefined): Effect.Effect<"suspend"> =>
+  awaitWith(ctx, [{ id: call.id, tool: tool.name, args, json: jsonArgs(tool, call, args), ...(reason === undefined ? {} : { reason }) }])
+
+/**
+ * Suspends the run on `call` of an agent-as-tool whose child run suspended: the child's snapshot is
+ * kept for this run's, and the child's waiting calls are this run's, as `<call id>/<child's call id>`.
+ */
+export const suspendForChild = (ctx: RunContext, tool: AnyTool, call: ToolCall, child: ChildSuspension): Effect.Effect<"suspend"> => {
+  const encoded = encodeSnapshotValue(child.snapshot)
+  childSuspended(ctx, { id: call.id, tool: tool.name, snapshot: encoded as Schema.Json })
+  const jsonOf = new Map((child.snapshot.state.awaiting ?? []).map((a) => [a.id, a.args]))
+  return awaitWith(ctx, child.pending.map((p) => ({
+    id: `${call.id}${childIdSeparator}${p.id}`,
+    tool: p.tool,
+    args: p.args,
+    json: jsonOf.get(p.id) ?? null,
+    ...(p.reason === undefined ? {} : { reason: p.reason })
+  })))
+}
+
+const encodeSnapshotValue = Schema.encodeSync(RunSnapshotSchema)
+
+/** Waits on `first`, and the later calls of the answer that need a decision too. */
+const awaitWith = (ctx: RunContext, first: ReadonlyArray<AwaitingCall>): Effect.Effect<"suspend"> =>
   Effect.gen(function*() {
-    const awaiting: Array<AwaitingCall> = [{ id: call.id, tool: tool.name, args, json: jsonArgs(tool, call, args), ...(reason === undefined ? {} : { reason }) }]
+    const awaiting: Array<AwaitingCall> = [...first]
     for (const later of ctx.pendingAfterNext) {
       // Decided at an earlier resume: the decision stands, the call is not asked about again.
       if (ctx.decisions.has(later.id)) continue
@@ -177,6 +202,8 @@ export const resolveDecisions = (
       resolved.set(entry.id, { _tag: "Run", tool: tool.name, args, json: jsonArgs(tool, call, args), how: entry.decision === "edit" ? "edited" : "approved" })
     }
     for (const entry of awaiting) {
+      // A child's waiting call: the child's own resume checks its decision against the child's snapshot.
+      if (isChildCallId(snapshot, entry.id)) continue
       const { call, tool } = yield* bind(entry)
       const decision: unknown = Object.hasOwn(decisions, entry.id) ? decisions[entry.id] : undefined
       if (typeof decision !== "object" || decision === null || !("_tag" in decision)) {

@@ -21,7 +21,7 @@ import { withDefinitionServices } from "../dsl/agent.ts"
 import { type BudgetScope, CurrentBudgetScope, ParentRun, StreamSink } from "../dsl/lineage.ts"
 import { pickTools } from "../dsl/pick-tools.ts"
 import type { RunEndEvent, RunStreamEvent } from "../dsl/events.ts"
-import { type AgentError, InputInvalid, isAgentError, RuntimeDefect, SkillFailed, SnapshotAlreadyResumed, ToolFailed } from "../errors.ts"
+import { type AgentError, DecisionsInvalid, InputInvalid, isAgentError, RuntimeDefect, SkillFailed, SnapshotAlreadyResumed, ToolFailed } from "../errors.ts"
 import type { KnowledgeSource } from "../dsl/knowledge.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { Steps } from "../internal/steps.ts"
@@ -35,6 +35,10 @@ import { type AgentPlan, compile, type SkillPlan } from "./plan.ts"
 import { systemPrompt } from "./prompt.ts"
 import { budgetExceeded, RunContext, type RunEnv } from "./run-context.ts"
 import { resolveDecisions } from "./approval.ts"
+import { armChildResumes, childResumes } from "./child-runs.ts"
+import { childAgentOf } from "../dsl/child-suspension.ts"
+import { RunSnapshotSchema } from "../dsl/run-snapshot.ts"
+import type { ResolvedDecision } from "./run-context.ts"
 import { checkSnapshot, decodeSnapshot, decodeSnapshotValue, type RunSnapshot, snapshotOf, stateOf } from "./snapshot.ts"
 import { signSnapshot, verifySnapshot } from "./snapshot-signature.ts"
 import { ResumeLedger, type ResumeLedgerStore, resumeKey } from "./resume-ledger.ts"
@@ -237,8 +241,9 @@ const executeTraced = (
       if (start._tag === "Resume") {
         const secret = definition.snapshotSecret
         if (secret !== undefined) yield* verifySnapshot(start.snapshot, secret)
-        const skill = yield* checkSnapshot(plan, start.snapshot)
-        const decided = start.decisions === undefined ? undefined : yield* resolveDecisions(plan.name, skill, start.snapshot, start.decisions)
+        const checked = start.decisions === undefined ? undefined : yield* checkDecisions(definition, start.snapshot, start.decisions)
+        const skill = checked?.skill ?? (yield* checkSnapshot(plan, start.snapshot))
+        const decided = checked?.decided
         // With a ledger, a snapshot is consumed once; a durable run keeps its own record of what ran.
         const ledger = references.resumeLedger
         if (ledger !== undefined && durability === undefined) {
@@ -248,7 +253,12 @@ const executeTraced = (
         ctx = RunContext.restore(plan, skill, { ...stateOf(start.snapshot), elapsedMs: now - startedAt }, now, parentScope, sink, env)
         ctx.durability = durability
         if (decided !== undefined) ctx.decide(decided)
+        if (checked !== undefined) armChildResumes(ctx, checked.children)
         if (traced) yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
+        if (checked?.handoff !== undefined) {
+          const { target, snapshot } = checked.handoff
+          return yield* resumeHandoff(ctx, target, snapshot, start.decisions ?? {})
+        }
         return yield* driveToResult(ctx, control, stateOf(start.snapshot).input)
       }
       const input = start.input
@@ -303,7 +313,7 @@ const driveToResult = (ctx: RunContext, control: DriveControl, input: unknown): 
         case "Done":
           return Effect.succeed<RunResult>(driven)
         case "Handoff":
-          return handOff(ctx, driven.target, input)
+          return Effect.flatMap(handOff(ctx, driven.target, input), (result) => suspendedWithHandoff(ctx, driven.target, result))
         case "Suspended":
           return Clock.currentTimeMillis.pipe(Effect.map((now): RunResult => {
             const snapshot = snapshotOf(ctx, now)
@@ -331,6 +341,67 @@ const handOff = (ctx: RunContext, target: AgentDefinition, input: unknown): Effe
     Effect.provideService(CurrentBudgetScope, ctx.ledger.scope)
   )
 }
+
+/**
+ * A handoff target that suspended suspends the handing-off run too: its snapshot holds the target's
+ * (`state.handoff`), its waiting calls are the target's, and its resume continues the target.
+ */
+const suspendedWithHandoff = (ctx: RunContext, target: AgentDefinition, result: RunResult): Effect.Effect<RunResult> => {
+  if (result._tag !== "Suspended" || result.pending.length === 0) return Effect.succeed(result)
+  return Clock.currentTimeMillis.pipe(Effect.map((now): RunResult => {
+    const own = snapshotOf(ctx, now)
+    const snapshot: RunSnapshot = { ...own, state: { ...own.state, handoff: { agent: target.name, snapshot: encodeSnapshotValue(result.snapshot) as Schema.Json } } }
+    const secret = ctx.plan.definition.snapshotSecret
+    return { _tag: "Suspended", snapshot: secret === undefined ? snapshot : signSnapshot(snapshot, secret), pending: result.pending }
+  }))
+}
+
+const encodeSnapshotValue = Schema.encodeSync(RunSnapshotSchema)
+
+/** Continues the handoff target of a resumed run, as a child run of it, with the decisions. */
+const resumeHandoff = (ctx: RunContext, target: AgentDefinition, snapshot: RunSnapshot, decisions: Decisions): Effect.Effect<RunResult, AgentError, ModelClientService> => {
+  const run = execute(target, { _tag: "Resume", snapshot, decisions }, {}, ctx.sink)
+  return (withDefinitionServices(target, run) as Effect.Effect<RunResult, AgentError, ModelClientService>).pipe(
+    Effect.provideService(ParentRun, ctx.runId),
+    Effect.provideService(CurrentBudgetScope, ctx.ledger.scope),
+    Effect.flatMap((result) => suspendedWithHandoff(ctx, target, result))
+  )
+}
+
+/**
+ * The decisions of a resume checked before anything runs, in this run and in every suspended child
+ * (an agent used as a tool, a handoff target), each against its own snapshot and definition.
+ */
+const checkDecisions = (
+  definition: AgentDefinition,
+  snapshot: RunSnapshot,
+  decisions: Decisions
+): Effect.Effect<{
+  readonly skill: SkillPlan
+  readonly decided: ReadonlyMap<string, ResolvedDecision>
+  readonly children: ReadonlyMap<string, { readonly snapshot: RunSnapshot; readonly decisions: Decisions }>
+  readonly handoff: { readonly target: AgentDefinition; readonly snapshot: RunSnapshot } | undefined
+}, AgentError> =>
+  Effect.gen(function*() {
+    const plan = compile(definition)
+    if (definition.snapshotSecret !== undefined) yield* verifySnapshot(snapshot, definition.snapshotSecret)
+    const skill = yield* checkSnapshot(plan, snapshot)
+    const handed = snapshot.state.handoff
+    if (handed !== undefined) {
+      const target = skill.definition.handoffs.find((h) => h.name === handed.agent)
+      if (target === undefined) return yield* new DecisionsInvalid({ agent: plan.name, toolCallId: "*", reason: `the snapshot was handed off to "${handed.agent}", which is not a handoff of skill "${skill.name}"` })
+      const child = yield* decodeSnapshotValue(handed.snapshot)
+      yield* checkDecisions(target, child, decisions)
+      return { skill, decided: new Map(), children: new Map(), handoff: { target, snapshot: child } }
+    }
+    const decided = yield* resolveDecisions(plan.name, skill, snapshot, decisions)
+    const children = yield* childResumes(plan.name, skill, snapshot, decisions)
+    for (const [id, child] of children) {
+      const entry = (snapshot.state.children ?? []).find((c) => c.id === id)!
+      yield* checkDecisions(childAgentOf(skill.tools.get(entry.tool)!)!.definition, child.snapshot, child.decisions)
+    }
+    return { skill, decided, children, handoff: undefined }
+  })
 
 /** `RunEnd` and the run span's closing attributes, once per run that ended. */
 const runEnd = (

@@ -11,6 +11,7 @@ import type { LlmMessage } from "../model/messages.ts"
 import type { AgentPlan, SkillPlan } from "./plan.ts"
 import type { RunContext, RunState } from "./run-context.ts"
 import { decidedEntries } from "./approval.ts"
+import { childEntries } from "./child-runs.ts"
 
 export { decodeSnapshot, decodeSnapshotValue, encodeSnapshot, type RunSnapshot, RunSnapshotSchema } from "../dsl/run-snapshot.ts"
 
@@ -19,11 +20,12 @@ export const snapshotOf = (ctx: RunContext, now: number): RunSnapshot => {
   const state = ctx.state(now)
   const { lastTool, ...ledger } = state.ledger
   const decided = decidedEntries(ctx.decisions)
+  const children = childEntries(ctx)
   return {
     version: 1,
     agent: ctx.plan.name,
     fingerprint: ctx.plan.fingerprint(),
-    state: { ...state, ledger: lastTool === undefined ? ledger : { ...ledger, lastTool }, ...(decided === undefined ? {} : { decided }) }
+    state: { ...state, ledger: lastTool === undefined ? ledger : { ...ledger, lastTool }, ...(decided === undefined ? {} : { decided }), ...(children === undefined ? {} : { children }) }
   }
 }
 

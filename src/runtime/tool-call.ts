@@ -20,6 +20,7 @@ import {
 import type { Steps } from "../internal/steps.ts"
 import type { LlmMessage, ToolCall } from "../model/messages.ts"
 import { ToolInternals } from "../dsl/tool.ts"
+import { childAgentOf } from "../dsl/child-suspension.ts"
 import { type Finished, rejectAnswer } from "./final-answer.ts"
 import { invalidArgsFeedback } from "./prompt.ts"
 import type { RunContext } from "./run-context.ts"
@@ -98,7 +99,8 @@ const annotateResult = (result: LlmMessage): Effect.Effect<void> =>
 export const isPipelineCall = (ctx: RunContext, call: ToolCall): boolean => {
   if (ctx.skill.terminals.has(call.name)) return false
   const tool = ctx.skill.tools.get(call.name)
-  return tool !== undefined && tool[ToolInternals].needsApproval === undefined &&
+  // An agent-as-tool whose child may suspend runs on its own too.
+  return tool !== undefined && tool[ToolInternals].needsApproval === undefined && childAgentOf(tool) === undefined &&
     (ctx.plan.definition.interceptors?.[tool.name] ?? []).length === 0
 }
 

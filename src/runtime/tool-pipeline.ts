@@ -27,7 +27,14 @@ import { type AnyTool, executeTool, ToolInternals } from "../dsl/tool.ts"
 import { type BudgetExceeded, ExceptionThrown, InvalidToolArgs, type OutcomeUnknown, ToolFailed } from "../errors.ts"
 import type { LlmMessage, ToolCall } from "../model/messages.ts"
 import { escalationContent, invalidArgsFeedback, toolFailedFeedback, toolResultContent, untrustedContent } from "./prompt.ts"
-import { approvalGate, deniedContent, suspendFor } from "./approval.ts"
+import { approvalGate, deniedContent, suspendFor, suspendForChild } from "./approval.ts"
+import { ChildSuspension, childAgentOf } from "../dsl/child-suspension.ts"
+import { takeChildResume } from "./child-runs.ts"
+import type { Decisions } from "../dsl/decision.ts"
+import type { RunSnapshot } from "../dsl/run-snapshot.ts"
+
+/** A suspended child to resume, with the decisions meant for it. */
+type ChildResume = { readonly snapshot: RunSnapshot; readonly decisions: Decisions }
 import { interceptCall } from "./intercept.ts"
 import { decideExecutionError, decideInvalidArgs } from "./recover.ts"
 import { CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
@@ -112,6 +119,21 @@ export function* runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall
         return yield* next.error
       case "Run": {
         let args: unknown = next.args
+        // The call of an agent-as-tool whose child suspended: the child resumes with its decisions
+        // (it was intercepted and cleared before it first ran).
+        const child = takeChildResume(ctx, call.id)
+        if (child !== undefined) {
+          const resumed = yield* execute(ctx, tool, call, args, child)
+          if (resumed === "suspend") return "suspend"
+          if (Exit.isSuccess(resumed)) {
+            next = { _tag: "Reply", content: resumed.value }
+            break
+          }
+          if (Cause.hasInterruptsOnly(resumed.cause)) return yield* Effect.interrupt
+          ;(machine ??= new Recovering(ctx, tool, call)).ran(args)
+          next = { _tag: "Ask", situation: { _tag: "Failed", args, cause: Cause.squash(resumed.cause) } }
+          break
+        }
         // A human decision on these very arguments stands; otherwise the interceptors have their say.
         if ((decided === undefined || decided.args !== args) && hasInterceptors(ctx, tool)) {
           const verdict = yield* interceptCall(ctx, tool, call, args)
@@ -123,7 +145,8 @@ export function* runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall
           args = verdict.args
         }
         if (tool[ToolInternals].needsApproval !== undefined && (yield* approvalGate(ctx, tool, call, args, decided)) === "suspend") return "suspend"
-        const exit: Exit.Exit<string, unknown> = yield* execute(ctx, tool, call, args)
+        const exit = yield* execute(ctx, tool, call, args, undefined)
+        if (exit === "suspend") return "suspend"
         if (Exit.isSuccess(exit)) {
           next = { _tag: "Reply", content: exit.value }
           break
@@ -258,25 +281,31 @@ function* execute(
   ctx: RunContext,
   tool: AnyTool,
   call: ToolCall,
-  args: unknown
-): Steps<Exit.Exit<string, unknown>, BudgetExceeded | OutcomeUnknown> {
-  // Checked and charged with no yield in between: concurrent runs sharing a budget scope cannot both take its last call.
-  let overrun = ctx.ledger.checkExecution(tool.name)
-  if (overrun !== undefined) {
-    // The budget policy may extend the limit or ask for a final answer; checked again after it.
-    yield* ctx.ensure(overrun)
-    overrun = ctx.ledger.checkExecution(tool.name)
-    if (overrun !== undefined) return yield* ctx.exceed(overrun)
+  args: unknown,
+  child: ChildResume | undefined
+): Steps<Exit.Exit<string, unknown> | "suspend", BudgetExceeded | OutcomeUnknown> {
+  // A child resumed continues the execution charged when it first ran.
+  if (child === undefined) {
+    // Checked and charged with no yield in between: concurrent runs sharing a budget scope cannot both take its last call.
+    let overrun = ctx.ledger.checkExecution(tool.name)
+    if (overrun !== undefined) {
+      // The budget policy may extend the limit or ask for a final answer; checked again after it.
+      yield* ctx.ensure(overrun)
+      overrun = ctx.ledger.checkExecution(tool.name)
+      if (overrun !== undefined) return yield* ctx.exceed(overrun)
+    }
+    ctx.ledger.spendExecution(tool.name)
+    yield* ctx.checkThresholds()
   }
-  ctx.ledger.spendExecution(tool.name)
-  yield* ctx.checkThresholds()
   const knowledge = ctx.skill.knowledge.get(tool.name)
   const cached = knowledge === undefined ? undefined : ctx.cachedKnowledge(tool.name)
   const started = ctx.now()
-  const exit: Exit.Exit<unknown, unknown> = cached !== undefined ? Exit.succeed(cached) : yield* executeWithin(ctx, tool, args, call.id)
+  const exit: Exit.Exit<unknown, unknown> = cached !== undefined ? Exit.succeed(cached) : yield* executeWithin(ctx, tool, args, call.id, child)
   const durationMs = ctx.now() - started
   if (Exit.isFailure(exit)) return Exit.failCause(exit.cause)
   const result = exit.value
+  // The child run of an agent-as-tool waits for a decision: so does this run (never a tool result).
+  if (result instanceof ChildSuspension) return yield* suspendForChild(ctx, tool, call, result)
   if (knowledge !== undefined && cached === undefined) ctx.rememberKnowledge(tool.name, String(result))
   if (ctx.traced) yield* ctx.annotate("tool.outcome", "success")
   yield* ctx.emit({ _tag: "ToolUse", tool: tool.name, toolCallId: call.id, args, result, durationMs, validated: tool.codec.validated, mode: tool.codec.unsafe })
@@ -293,14 +322,18 @@ function* execute(
  * budget scope theirs. Only an Effect answer can start a run in this fiber, so the services are
  * provided around it alone (a plain or async tool pays nothing for them).
  */
-const executeWithin = (ctx: RunContext, tool: AnyTool, args: unknown, toolCallId: string) => {
+const executeWithin = (ctx: RunContext, tool: AnyTool, args: unknown, toolCallId: string, child: ChildResume | undefined) => {
   const durability = ctx.durability
+  const within = (extra?: ToolRunExtra) => <A, E, R>(answer: Effect.Effect<A, E, R>) =>
+    answer.pipe(
+      Effect.provideService(ParentRun, ctx.runId),
+      Effect.provideService(CurrentBudgetScope, extra?.budgetScope ?? ctx.ledger.scope)
+    )
+  const resumer = child === undefined ? undefined : childAgentOf(tool)
   const run = (extra?: ToolRunExtra) =>
-    Effect.exit(executeTool(tool, args, toolCallId, extra?.idempotencyKey, (answer) =>
-      answer.pipe(
-        Effect.provideService(ParentRun, ctx.runId),
-        Effect.provideService(CurrentBudgetScope, extra?.budgetScope ?? ctx.ledger.scope)
-      )))
+    resumer !== undefined && child !== undefined
+      ? Effect.exit(within(extra)(resumer.resume(child.snapshot, child.decisions)) as Effect.Effect<unknown, unknown>)
+      : Effect.exit(executeTool(tool, args, toolCallId, extra?.idempotencyKey, within(extra)))
   // A durable run records the outcome (a replay reads it back) and may end the run on a lost one.
   const execution = durability === undefined
     ? run()
