@@ -7,6 +7,8 @@
  * - `oneOf`: `anyOf`; `const`: a one-value `enum`; `allOf`: refused (it has no equivalent);
  * - `enum` of numbers or booleans: Gemini's enums are strings only, so the enum is dropped and its
  *   values written into the description;
+ * - `properties: {}` (an object without properties): dropped, as Gemini refuses an empty one; a tool
+ *   without parameters is declared without `parameters`;
  * - `format` other than `enum`, `date-time` (strings), `int32`, `int64` (integers), `float`, `double`:
  *   dropped; `exclusiveMinimum`/`exclusiveMaximum`, `additionalProperties`, `patternProperties`,
  *   `prefixItems`, `$schema`, `$id` and any other keyword outside the subset: dropped.
@@ -106,6 +108,7 @@ const convert = (node: unknown, root: unknown, path: string, refs: ReadonlyArray
   for (const [key, value] of Object.entries(source)) {
     if (!kept.has(key) || key in out || key === "type" || key === "anyOf" || key === "enum" || key === "description") continue
     if (key === "properties" && typeof value === "object" && value !== null) {
+      if (Object.keys(value).length === 0) continue
       out.properties = Object.fromEntries(Object.entries(value as Json).map(([name, sub]) => [name, convert(sub, root, `${path}/properties/${name}`, refs)]))
     } else if (key === "items") {
       out.items = convert(value, root, `${path}/items`, refs)

@@ -121,10 +121,13 @@ export const toGeminiRequest = (model: string, request: ModelRequest, options: G
   const declarations: Array<GenAi.FunctionDeclaration> = []
   for (const t of request.tools) {
     try {
+      const parameters = toGeminiSchema(t.parameters)
+      // A tool without parameters is declared without any: Gemini refuses an object with no properties.
+      const none = parameters.properties === undefined && (parameters.type === "object" || parameters.type === undefined)
       declarations.push({
         name: t.name,
         ...(t.description === undefined ? {} : { description: t.description }),
-        parameters: toGeminiSchema(t.parameters) as GenAi.Schema
+        ...(none ? {} : { parameters: parameters as GenAi.Schema })
       })
     } catch (error) {
       if (!(error instanceof GeminiSchemaError)) throw error

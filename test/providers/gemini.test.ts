@@ -188,6 +188,24 @@ describe("toGeminiSchema: a tool's JSON Schema in Gemini's subset", () => {
     })
   })
 
+  it("an object without properties loses its empty properties; a tool without parameters is declared without any", async () => {
+    expect(toGeminiSchema({ type: "object", properties: { inner: { type: "object", properties: {} } }, additionalProperties: false })).toEqual({
+      type: "object",
+      properties: { inner: { type: "object" } }
+    })
+    const ping = tool("ping", { args: Schema.Struct({}), run: () => "pong" })
+    const server = await (async () => {
+      const { startLoopback } = await import("./loopback.ts")
+      return startLoopback([{ json: geminiJson({ text: "ok", calls: [], usage: { input: 1, output: 1 } }) }])
+    })()
+    try {
+      await Effect.runPromise(gemini("m", { apiKey: "k", baseURL: server.url }).chat({ messages: [{ role: "user", content: "x" }], tools: [ping.definition] }))
+      expect(server.requests[0]?.body.tools).toEqual([{ functionDeclarations: [{ name: "ping" }] }])
+    } finally {
+      await server.close()
+    }
+  })
+
   it("refuses allOf and recursive references with a typed error naming the place; the provider turns it into a ModelError before any call", async () => {
     expect(() => toGeminiSchema({ type: "object", properties: { a: { allOf: [{ type: "string" }] } } })).toThrow(GeminiSchemaError)
     expect(() => toGeminiSchema({ $defs: { T: { type: "object", properties: { next: { $ref: "#/$defs/T" } } } }, $ref: "#/$defs/T" })).toThrow(/recursive reference #\/\$defs\/T cannot be inlined at \/properties\/next/)
