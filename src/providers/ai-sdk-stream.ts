@@ -55,6 +55,9 @@ export const aiSdkPartDecoder = (provider: string, mappings: AiSdkMappings): Chu
   }
   return {
     chunk: (part) => {
+      if (typeof part !== "object" || part === null) {
+        return Effect.fail(new ModelError({ provider, reason: `unexpected stream part: ${describeCause(part)}`, retryable: false }))
+      }
       if (part.type === "error") return Effect.fail(mappings.toModelError(part.error))
       return Effect.try({
         try: (): ReadonlyArray<ResponsePart> => {

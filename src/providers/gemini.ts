@@ -356,7 +356,7 @@ export const fromGeminiResponse = (response: WireResponse, nextResponse: () => n
       try: () => fold.response(response),
       catch: (cause) => new ModelError({ provider, reason: `unexpected response shape: ${describeCause(cause)}`, retryable: false, cause })
     })
-    if (response.candidates === undefined || response.candidates.length === 0) {
+    if (!Array.isArray(response.candidates) || response.candidates.length === 0) {
       if (response.promptFeedback?.blockReason === undefined) {
         return yield* new ModelError({ provider, reason: "the response has no candidates", retryable: false })
       }

@@ -240,7 +240,7 @@ interface WireResponse {
 }
 type WireEvent = { readonly type: string; readonly [key: string]: any }
 
-const summaryText = (item: WireReasoning): string => (item.summary ?? []).map((s) => s.text).join("\n\n")
+const summaryText = (item: WireReasoning): string => (Array.isArray(item.summary) ? item.summary : []).map((s) => String(s?.text ?? "")).join("\n\n")
 
 const thinkingOf = (item: WireReasoning): ReasoningPart => ({ _tag: "Thinking", text: summaryText(item), signature: encodeReasoning(item) })
 
@@ -260,24 +260,35 @@ export const fromResponsesResponse = (response: WireResponse): Effect.Effect<Llm
       return yield* new ModelError({ provider, reason: "unexpected response shape: the response has no output", retryable: false })
     }
     if (response.status === "failed") return yield* Effect.fail(failedError(response))
-    let content = ""
-    let refusal = ""
-    const reasoning: Array<ReasoningPart> = []
-    const wire: Array<{ id: string; name: string; arguments: unknown }> = []
-    for (const item of response.output) {
-      if (item.type === "message") {
-        for (const part of item.content ?? []) {
-          if (part.type === "output_text") content += part.text ?? ""
-          else if (part.type === "refusal") refusal += part.refusal ?? ""
-        }
-      } else if (item.type === "function_call") wire.push({ id: item.call_id, name: item.name, arguments: item.arguments })
-      else if (item.type === "reasoning") reasoning.push(thinkingOf(item))
-    }
+    const { content, refusal, reasoning, wire } = yield* Effect.try({
+      try: () => readOutput(response.output ?? []),
+      catch: (cause) => new ModelError({ provider, reason: `unexpected response shape: ${describeCause(cause)}`, retryable: false, cause })
+    })
     const calls = yield* normaliseCalls(wire)
     const finishReason = finishOf(response, refusal, calls.length)
     yield* checkReply(provider, { finishReason, wireReason: wireReasonOf(response, refusal), content: refusal !== "" ? refusal : content, calls: calls.length, reasoning })
     return assembleResponse({ content, calls, usage: toUsage(response.usage), finishReason, reasoning })
   })
+
+/** The text, refusal, reasoning items and function calls of a reply's output items. */
+const readOutput = (output: ReadonlyArray<WireItem>) => {
+  let content = ""
+  let refusal = ""
+  const reasoning: Array<ReasoningPart> = []
+  const wire: Array<{ id: string; name: string; arguments: unknown }> = []
+  for (const item of output) {
+    if (item.type === "message") {
+      for (const part of item.content ?? []) {
+        if (part.type === "output_text") content += String(part.text ?? "")
+        else if (part.type === "refusal") refusal += String(part.refusal ?? "")
+      }
+    } else if (item.type === "function_call") {
+      if (typeof item.name !== "string") throw new Error(`a function call has no name: ${JSON.stringify(item)}`)
+      wire.push({ id: String(item.call_id ?? ""), name: item.name, arguments: item.arguments })
+    } else if (item.type === "reasoning") reasoning.push(thinkingOf(item))
+  }
+  return { content, refusal, reasoning, wire }
+}
 
 const finishOf = (response: WireResponse, refusal: string, calls: number): FinishReason => {
   if (refusal !== "") return "refusal"
@@ -296,11 +307,11 @@ const wireReasonOf = (response: WireResponse, refusal: string): string =>
     : `status ${JSON.stringify(response.status)}`
 
 /** `status: "failed"` (or a `response.failed` event): retryable for server errors and rate limits. */
-const failedError = (response: WireResponse): ModelError => {
-  const code = response.error?.code
+const failedError = (response: WireResponse | null | undefined): ModelError => {
+  const code = typeof response?.error?.code === "string" ? response.error.code : undefined
   return new ModelError({
     provider,
-    reason: `the response failed: ${code ?? "error"}: ${response.error?.message ?? "no message"}`,
+    reason: `the response failed: ${code ?? "error"}: ${String(response?.error?.message ?? "no message")}`,
     retryable: code === "server_error" || code === "rate_limit_exceeded"
   })
 }
@@ -339,6 +350,9 @@ export const responsesEventDecoder = (): ChunkDecoder<WireEvent> => {
   const reasoning: Array<ReasoningPart> = []
   return {
     chunk: (event) => {
+      if (typeof event !== "object" || event === null) {
+        return Effect.fail(new ModelError({ provider, reason: `unexpected stream event: ${describeCause(event)}`, retryable: false }))
+      }
       if (event.type === "error") {
         const code = typeof event.code === "string" ? event.code : undefined
         return Effect.fail(new ModelError({
@@ -404,6 +418,7 @@ export const responsesEventDecoder = (): ChunkDecoder<WireEvent> => {
             }
             case "response.completed":
             case "response.incomplete":
+              if (typeof event.response !== "object" || event.response === null) throw new Error(`${event.type} without a response`)
               final = event.response as WireResponse
               return []
             default:
