@@ -16,6 +16,7 @@ import { ModelClientService } from "./model/model-client.ts"
 import { resumeAgent, resumeRun, runAgent, type RunResult, runUntil as runUntilStep, streamAgent } from "./runtime/run-agent.ts"
 import type { RunSnapshot } from "./runtime/snapshot.ts"
 import type { Decisions } from "./dsl/decision.ts"
+import type { WaitingRun } from "./dsl/session-store.ts"
 
 /**
  * Starts an agent. With an `output` Schema the final answer is decoded into it (the model is told the
@@ -80,7 +81,8 @@ export const resume = (
 /**
  * A conversation with `builder` that continues across runs: `send` runs the agent with the session's
  * earlier messages (from `store`, cut by `window`) and records the new ones when the run completes.
- * A run that suspends for approval is not recorded (resume it with `agent.resume`).
+ * A run that suspends for approval becomes the session's waiting run (`waiting()`); `resume(decisions)`
+ * continues it once and records its exchange when it completes.
  *
  * @example
  * ```ts
@@ -97,11 +99,15 @@ export const session = <T extends AgentShape & { readonly requirements: never }>
   const definition = definitionOf(builder)
   const core = makeSession(definition, id, options)
   const sendEffect = (input: T["input"]) => withModel(definition, core.send(input)) as Effect.Effect<RunResultOf<T["tools"], T["output"]>, AgentError>
+  const resumeEffect = (decisions: Decisions) => withModel(definition, core.resume(decisions)) as Effect.Effect<RunResultOf<T["tools"], T["output"]>, AgentError>
   return Object.freeze({
     id,
     sendEffect,
     send: (input: T["input"]) => Effect.runPromise(sendEffect(input)),
-    history: core.history
+    history: core.history,
+    waiting: core.waiting,
+    resumeEffect,
+    resume: (decisions: Decisions) => Effect.runPromise(resumeEffect(decisions))
   })
 }
 
@@ -121,4 +127,10 @@ export interface Session<TInput, TResult> {
   readonly sendEffect: (input: TInput) => Effect.Effect<TResult, AgentError>
   /** The messages stored for this session, in order. */
   readonly history: () => Effect.Effect<ReadonlyArray<LlmMessage>, AgentError>
+  /** The run of this session waiting for decisions, if any (its pending calls and snapshot). */
+  readonly waiting: () => Effect.Effect<WaitingRun | undefined, AgentError>
+  /** Resumes the waiting run with decisions (once); its exchange is recorded when it completes. */
+  readonly resume: (decisions: Decisions) => Promise<TResult>
+  /** `resume` as an Effect. */
+  readonly resumeEffect: (decisions: Decisions) => Effect.Effect<TResult, AgentError>
 }

@@ -127,6 +127,32 @@ export const runSessionTurn = (
     return { result: yield* builderResult(definition, result), added }
   })
 
+/**
+ * Resumes a run of a session from its snapshot: what the builder's `resume` gives, and the messages
+ * the run added from the session's new user message on (`historyLength` earlier messages were given
+ * to it) when it completed, for the session store.
+ *
+ * @example
+ * ```ts
+ * const { result, added } = yield* resumeSessionTurn(definition, waiting.snapshot, decisions, waiting.historyLength)
+ * ```
+ */
+export const resumeSessionTurn = (
+  definition: AgentDefinition,
+  snapshot: unknown,
+  decisions: Decisions,
+  historyLength: number
+): Effect.Effect<{ readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined }, AgentError, ModelClientService> =>
+  Effect.gen(function*() {
+    const decoded = yield* decodeSnapshotValue(snapshot)
+    let ctx: RunContext | undefined
+    const result = yield* execute(definition, { _tag: "Resume", snapshot: decoded, decisions }, {}, undefined, (c) => {
+      ctx = c
+    })
+    const added = result._tag === "Done" && ctx !== undefined ? ctx.transcript.slice(1 + historyLength) : undefined
+    return { result: yield* builderResult(definition, result), added }
+  })
+
 /** `Out` for an agent without approvals; `Completed | Suspended` for one with a tool that may need approval. */
 const builderResult = (definition: AgentDefinition, result: RunResult): Effect.Effect<unknown> => {
   if (result._tag === "Done") return Effect.succeed(mayNeedApproval(definition) ? { _tag: "Completed", output: result.output } : result.output)
@@ -252,6 +278,7 @@ const executeTraced = (
         }
         ctx = RunContext.restore(plan, skill, { ...stateOf(start.snapshot), elapsedMs: now - startedAt }, now, parentScope, sink, env)
         ctx.durability = durability
+        observe?.(ctx)
         if (decided !== undefined) ctx.decide(decided)
         if (checked !== undefined) armChildResumes(ctx, checked.children)
         if (traced) yield* Effect.annotateCurrentSpan("agent.skill", skill.name)

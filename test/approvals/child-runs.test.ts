@@ -74,7 +74,7 @@ describe("a handoff target that suspends", () => {
   const setup = () => {
     const child = makeBank(childScript())
     const model = scriptedModel([toolCalls([{ id: "h", name: "handoff_to_bank", arguments: {} }])])
-    const front = agent("front").model(model).skills(() => [skill("triage", "route").handoffs(child.bank)])
+    const front = agent("front").model(model).skills(() => [skill("triage", "route").handoffs(child.bank as any) as any])
     return { child, front }
   }
 

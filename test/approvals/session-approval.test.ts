@@ -1,0 +1,57 @@
+/** A session whose run suspends (issue 29 item 8): it shows the waiting run, and records the exchange once when the resumed run ends. */
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
+import { Decision, inMemorySessionStore, session, text, toolCalls } from "../../src/index.ts"
+import { scriptedModel } from "../../src/testing/index.ts"
+import { failureOf, runExit } from "../fixtures.ts"
+import { makeBank } from "./bank.ts"
+
+const setup = () => {
+  const model = scriptedModel([
+    text("hello"),
+    toolCalls([{ id: "c1", name: "transfer", arguments: { to: "bob", amount: 500 } }]),
+    text("sent"),
+    text("you paid bob")
+  ])
+  const made = makeBank(model)
+  const store = inMemorySessionStore()
+  return { ...made, model, store, chat: session(made.bank, "s1", { store }) }
+}
+
+describe("a session whose run waits for a decision", () => {
+  it("shows the waiting run, resumes it once, and records the exchange when it completes", async () => {
+    const { chat, store, executed, model } = setup()
+    expect(await chat.send("hi")).toEqual({ _tag: "Completed", output: "hello" })
+    const first = await chat.send("pay bob 500")
+    expect(first._tag).toBe("Suspended")
+    const waiting = await Effect.runPromise(chat.waiting())
+    expect(waiting?.pending).toEqual([{ id: "c1", tool: "transfer", args: { to: "bob", amount: 500 } }])
+    expect((await Effect.runPromise(store.load("s1"))).map((m) => m.content)).toEqual(["hi", "hello"])
+    // A refused decision leaves it waiting.
+    expect(failureOf(await runExit(chat.resumeEffect({})))).toMatchObject({ _tag: "DecisionsInvalid" })
+    expect(await Effect.runPromise(chat.waiting())).toBeDefined()
+    expect(await chat.resume({ c1: Decision.approve })).toEqual({ _tag: "Completed", output: "sent" })
+    expect(await Effect.runPromise(chat.waiting())).toBeUndefined()
+    const history = await Effect.runPromise(store.load("s1"))
+    expect(history.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "tool", "assistant"])
+    expect(history[4]).toMatchObject({ role: "tool", toolCallId: "c1", content: "sent 500 to bob" })
+    // Once: a second resume finds no waiting run, runs nothing and records nothing.
+    expect(failureOf(await runExit(chat.resumeEffect({ c1: Decision.approve })))).toMatchObject({ _tag: "DecisionsInvalid" })
+    expect(executed.filter((e) => e.tool === "transfer")).toHaveLength(1)
+    expect(await Effect.runPromise(store.load("s1"))).toHaveLength(6)
+    // The next send sees the resumed exchange.
+    expect(await chat.send("what did I do?")).toEqual({ _tag: "Completed", output: "you paid bob" })
+    expect(model.requests.at(-1)!.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "user", "assistant", "tool", "assistant", "user"])
+  })
+
+  it("continues from the store in another session value (as another process would)", async () => {
+    const { chat, store, bank } = setup()
+    await chat.send("hi")
+    await chat.send("pay bob 500")
+    const elsewhere = session(bank, "s1", { store })
+    expect((await Effect.runPromise(elsewhere.waiting()))?.runId).toBeDefined()
+    expect(await elsewhere.resume({ c1: Decision.deny("no") })).toEqual({ _tag: "Completed", output: "sent" })
+    expect(failureOf(await runExit(chat.resumeEffect({ c1: Decision.approve })))).toMatchObject({ _tag: "DecisionsInvalid" })
+    expect((await Effect.runPromise(store.load("s1"))).filter((m) => m.role === "tool")).toHaveLength(1)
+  })
+})
