@@ -47,6 +47,7 @@ export const anthropicEventDecoder = (): ChunkDecoder<Event> => {
   let stop: string | null | undefined
   let content = ""
   let calls = 0
+  const str = (value: unknown): string => (typeof value === "string" ? value : "")
   const usagePart = (): Array<ResponsePart> => {
     const converted = toAnthropicUsage(usage)
     return converted === undefined ? [] : [{ _tag: "Usage", usage: converted }]
@@ -63,23 +64,26 @@ export const anthropicEventDecoder = (): ChunkDecoder<Event> => {
             case "content_block_start": {
               const block = event.content_block
               if (block.type === "text") {
+                const text = str(block.text)
                 blocks.set(event.index, { type: "text" })
-                content += block.text
-                return block.text === "" ? [] : [{ _tag: "TextDelta", delta: block.text }]
+                content += text
+                return text === "" ? [] : [{ _tag: "TextDelta", delta: text }]
               }
               if (block.type === "thinking") {
-                blocks.set(event.index, { type: "thinking", text: block.thinking, signature: block.signature ?? "" })
-                return block.thinking === "" ? [] : [{ _tag: "ReasoningDelta", delta: block.thinking }]
+                const thinking = str(block.thinking)
+                blocks.set(event.index, { type: "thinking", text: thinking, signature: str(block.signature) })
+                return thinking === "" ? [] : [{ _tag: "ReasoningDelta", delta: thinking }]
               }
               if (block.type === "redacted_thinking") {
+                const data = str(block.data)
                 blocks.set(event.index, { type: "other" })
-                reasoning.push({ _tag: "Redacted", data: block.data })
-                return [{ _tag: "Reasoning", part: { _tag: "Redacted", data: block.data } }]
+                reasoning.push({ _tag: "Redacted", data })
+                return [{ _tag: "Reasoning", part: { _tag: "Redacted", data } }]
               }
               if (block.type === "tool_use") {
                 blocks.set(event.index, { type: "tool_use", input: block.input, arguments: false })
                 calls += 1
-                return [{ _tag: "ToolCallStart", index: event.index, id: block.id, name: block.name }]
+                return [{ _tag: "ToolCallStart", index: event.index, id: str(block.id) || undefined, name: str(block.name) }]
               }
               // Server tools (web search, code execution) run at Anthropic: nothing for the loop to do.
               blocks.set(event.index, { type: "other" })
@@ -89,21 +93,24 @@ export const anthropicEventDecoder = (): ChunkDecoder<Event> => {
               const open = blocks.get(event.index)
               const delta = event.delta
               if (delta.type === "text_delta") {
-                content += delta.text
-                return delta.text === "" ? [] : [{ _tag: "TextDelta", delta: delta.text }]
+                const text = str(delta.text)
+                content += text
+                return text === "" ? [] : [{ _tag: "TextDelta", delta: text }]
               }
               if (delta.type === "thinking_delta" && open?.type === "thinking") {
-                open.text += delta.thinking
-                return delta.thinking === "" ? [] : [{ _tag: "ReasoningDelta", delta: delta.thinking }]
+                const thinking = str(delta.thinking)
+                open.text += thinking
+                return thinking === "" ? [] : [{ _tag: "ReasoningDelta", delta: thinking }]
               }
               if (delta.type === "signature_delta" && open?.type === "thinking") {
-                open.signature += delta.signature
+                open.signature += str(delta.signature)
                 return []
               }
               if (delta.type === "input_json_delta" && open?.type === "tool_use") {
-                if (delta.partial_json === "") return []
+                const json = str(delta.partial_json)
+                if (json === "") return []
                 open.arguments = true
-                return [{ _tag: "ToolCallDelta", index: event.index, delta: delta.partial_json }]
+                return [{ _tag: "ToolCallDelta", index: event.index, delta: json }]
               }
               if (open === undefined && (delta.type === "input_json_delta" || delta.type === "thinking_delta")) {
                 throw new Error(`a ${delta.type} arrived for block ${event.index}, which never started`)

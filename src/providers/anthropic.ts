@@ -220,17 +220,20 @@ const argumentsObject = (raw: unknown): Record<string, unknown> => {
  */
 export const fromAnthropicResponse = (message: Anthropic.Messages.Message): Effect.Effect<LlmResponse, ModelError> =>
   Effect.gen(function*() {
-    if (!Array.isArray(message.content)) {
+    if (typeof message !== "object" || message === null || !Array.isArray(message.content)) {
       return yield* new ModelError({ provider, reason: "unexpected response shape: the reply has no content", retryable: false })
     }
     const texts: Array<string> = []
     const reasoning: Array<ReasoningPart> = []
     const wire: Array<{ id: string; name: string; arguments: unknown }> = []
     for (const block of message.content) {
-      if (block.type === "text") texts.push(block.text)
-      else if (block.type === "thinking") reasoning.push({ _tag: "Thinking", text: block.thinking, signature: block.signature })
-      else if (block.type === "redacted_thinking") reasoning.push({ _tag: "Redacted", data: block.data })
-      else if (block.type === "tool_use") wire.push({ id: block.id, name: block.name, arguments: argumentsText(block.input) })
+      if (typeof block !== "object" || block === null) {
+        return yield* new ModelError({ provider, reason: `unexpected response shape: a content block is ${JSON.stringify(block) ?? "undefined"}`, retryable: false })
+      }
+      if (block.type === "text") texts.push(String(block.text ?? ""))
+      else if (block.type === "thinking") reasoning.push({ _tag: "Thinking", text: String(block.thinking ?? ""), signature: String(block.signature ?? "") })
+      else if (block.type === "redacted_thinking") reasoning.push({ _tag: "Redacted", data: String(block.data ?? "") })
+      else if (block.type === "tool_use") wire.push({ id: block.id, name: String(block.name), arguments: argumentsText(block.input) })
     }
     const calls = yield* normaliseCalls(wire)
     const content = texts.join("")

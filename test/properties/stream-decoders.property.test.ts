@@ -2,7 +2,7 @@
  * Hostile stream events never crash a provider's decoder: for any sequence of events (the documented
  * event types with fields of any shape, and arbitrary values), every chunk and the end of the stream
  * give parts or a `ModelError`, never a defect; and whatever parts come out fold without throwing. The
- * same for the non-streamed replies of the Responses API and Gemini.
+ * same for the non-streamed replies of Anthropic, the Responses API and Gemini.
  */
 import { fc, test } from "@fast-check/vitest"
 import { Cause, Effect, Exit } from "effect"
@@ -10,6 +10,7 @@ import { describe, expect } from "vitest"
 import { ModelError, PartsAssembler, type ResponsePart } from "../../src/index.ts"
 import { aiSdkPartDecoder } from "../../src/providers/ai-sdk-stream.ts"
 import { anthropicEventDecoder } from "../../src/providers/anthropic-stream.ts"
+import { fromAnthropicResponse } from "../../src/providers/anthropic.ts"
 import { fromGeminiResponse, geminiChunkDecoder } from "../../src/providers/gemini.ts"
 import { fromResponsesResponse, responsesEventDecoder } from "../../src/providers/openai-responses.ts"
 import type { ChunkDecoder } from "../../src/providers/resilient-stream.ts"
@@ -103,7 +104,23 @@ const arbResponsesReply = fc.oneof(anyValue, fc.record({
 }))
 const arbGeminiReply = withShapes(geminiChunks)
 
+const arbAnthropicReply = fc.oneof(anyValue, fc.record({
+  content: fc.oneof(anyValue, fc.array(fc.oneof(anyValue, fc.record({
+    type: fc.constantFrom("text", "thinking", "redacted_thinking", "tool_use", "server_tool_use"),
+    text: anyValue,
+    thinking: anyValue,
+    signature: anyValue,
+    data: anyValue,
+    id: anyValue,
+    name: anyValue,
+    input: anyValue
+  })), { maxLength: 4 })),
+  stop_reason: anyValue,
+  usage: anyValue
+}))
+
 describe.each([
+  ["anthropic", (r: unknown) => fromAnthropicResponse(r as never), arbAnthropicReply],
   ["openaiResponses", (r: unknown) => fromResponsesResponse(r as never), arbResponsesReply],
   ["gemini", (r: unknown) => fromGeminiResponse(r as never, () => 1), arbGeminiReply]
 ] as const)("the %s reply parser under hostile replies", (_name, parse, arbReply) => {
