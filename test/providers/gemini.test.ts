@@ -144,6 +144,14 @@ describe("gemini(...): the Gemini API", () => {
     expect(server.requests).toHaveLength(3)
   })
 
+  it("interrupting the stream closes the HTTP response", async () => {
+    const events = geminiEvents({ text: "first words", calls: [], usage: { input: 1, output: 1 } }, [6])
+    const server = await serve([streamed(sse(events.slice(0, 1)), undefined, "stall")])
+    const exit = await Effect.runPromiseExit(Stream.runCollect(client(server.url, { idleTimeout: "1 minute" }).stream!(request).pipe(Stream.take(1))))
+    expect(Exit.isSuccess(exit) && exit.value).toEqual([{ _tag: "TextDelta", delta: "first " }])
+    await server.aborted
+  })
+
   it("GEMINI_API_KEY / GOOGLE_API_KEY and LLM_THINKING_BUDGET from the environment; geminiLayer provides a client", async () => {
     const server = await serve([{ json: geminiJson({ text: "env", calls: [], usage: { input: 1, output: 1 } }) }])
     const env = fromEnv({ AI_PROVIDER: "gemini", AI_MODEL: "gemini-2.5-flash", GOOGLE_API_KEY: "g-key", GOOGLE_GEMINI_BASE_URL: server.url, LLM_THINKING_BUDGET: "0" })

@@ -125,6 +125,14 @@ describe("openaiResponses(...): the Responses API", () => {
     expect(server.requests).toHaveLength(3)
   })
 
+  it("interrupting the stream closes the HTTP response", async () => {
+    const text: WireReply = { text: "first words", calls: [], usage: { input: 1, output: 1 } }
+    const server = await serve([streamed(sse(responsesEvents(text, 0, [6]).slice(0, 3)), undefined, "stall")])
+    const exit = await Effect.runPromiseExit(Stream.runCollect(client(server.url, { idleTimeout: "1 minute" }).stream!(request).pipe(Stream.take(1))))
+    expect(Exit.isSuccess(exit) && exit.value).toEqual([{ _tag: "TextDelta", delta: "first " }])
+    await server.aborted
+  })
+
   it("a strict option refuses a non-strict tool before any HTTP call", async () => {
     const server = await serve([{ json: responsesJson({ text: "x", calls: [], usage: { input: 1, output: 1 } }, 0) }])
     expect(errorOf(await Effect.runPromiseExit(client(server.url, { strict: true }).chat(request)))).toMatchObject({ reason: expect.stringMatching(/not strict-compatible/) })
