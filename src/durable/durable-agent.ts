@@ -34,6 +34,7 @@ import { checkSnapshot, decodeSnapshotValue } from "../runtime/snapshot.ts"
 import { ApprovalInbox } from "./approval-inbox.ts"
 import type { Reconcile } from "./reconcile.ts"
 import { recordedSteps } from "./recorded-steps.ts"
+import { clearStrayReplies, isStrayDefect } from "./stray-defect.ts"
 import { AgentErrorSchema, DecisionsSchema } from "./schemas.ts"
 import { withStoreRetry } from "./store-retry.ts"
 import type { ToolIntents } from "./tool-intents.ts"
@@ -188,10 +189,20 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
   /** The run's end, once it ended. */
   const ended = (runId: string): Effect.Effect<Option.Option<Exit.Exit<unknown, AgentError>>, never, WorkflowEngine> =>
     Effect.gen(function*() {
-      const polled = yield* workflow.poll(yield* executionIdOf(runId))
-      return Option.isSome(polled) && polled.value._tag === "Complete"
-        ? Option.some(polled.value.exit as Exit.Exit<unknown, AgentError>)
-        : Option.none()
+      const executionId = yield* executionIdOf(runId)
+      // A stray reply (a runner without the workflow answered for it) is not the run's end: cleared, the run goes on.
+      const polled = yield* workflow.poll(executionId).pipe(
+        Effect.catchCause((cause) =>
+          isStrayDefect(Exit.failCause(cause)) ? Effect.as(clearStrayReplies(executionId), Option.none()) : Effect.failCause(cause)
+        )
+      )
+      if (Option.isNone(polled) || polled.value._tag !== "Complete") return Option.none()
+      const exit = polled.value.exit as Exit.Exit<unknown, AgentError>
+      if (isStrayDefect(exit)) {
+        yield* clearStrayReplies(executionId)
+        return Option.none()
+      }
+      return Option.some(exit)
     })
 
   const poll = (runId: string): Effect.Effect<Option.Option<DurableRunResult<T>>, AgentError, DurableClient> =>

@@ -83,7 +83,8 @@ describe.skipIf(!hasPostgres)("postgres runners", () => {
     // replays those runs, finds the claims of a live owner, and waits for B's outcomes instead of
     // reconciling (before leases, its reconcile found no payment and paid again).
     const slow = { PAY_GATE: "1", TERMINATION_MS: "1000" }
-    const b = startWorker({ ...base(), ...slow, RUNNER_PORT: String(port++), MODE: "serve" })
+    const ports = [port++, port++]
+    const b = startWorker({ ...base(), ...slow, RUNNER_PORT: String(ports[0]), MODE: "serve" })
     let a: ReturnType<typeof startWorker> | undefined
     try {
       await b.ready
@@ -92,13 +93,19 @@ describe.skipIf(!hasPostgres)("postgres runners", () => {
       const client = startWorker({ ...base(), MODE: "start", RUN_IDS: ids.join(",") })
       const paying = () => queryPostgres(pg.url, `select 1 from executions where tool = 'pay' and order_id like 'join-%'`).length
       await until(() => paying() === ids.length, 60_000, "every run inside pay on B")
-      a = startWorker({ ...base(), ...slow, RUNNER_PORT: String(port++), MODE: "serve" })
+      a = startWorker({ ...base(), ...slow, RUNNER_PORT: String(ports[1]), MODE: "serve" })
       await a.ready
       await new Promise((r) => setTimeout(r, 8000))
       execPostgres(pg.url, `insert into gates values ('pay')`)
+      // A client-only process polling meanwhile never holds a shard: every lock is a runner's.
+      const holders = () => queryPostgres<{ address: string }>(pg.url, `select distinct address from cluster_locks`).map((r) => r.address)
+      const poller = await runWorker({ ...base(), MODE: "poll", RUN_ID: "join-0", POLL_MS: "1500" })
+      expect(poller.code, poller.stderr).toBe(0)
+      expect(holders().every((h) => ports.some((p) => h.endsWith(`:${p}`))), holders().join(", ")).toBe(true)
       const ended = await client.exit
       expect(ended.code, ended.stderr).toBe(0)
       expect(ended.results.map((r) => r.ok?.output).sort()).toEqual(ids.map((id) => reference.replaceAll("ref", id)).sort())
+      expect(holders().every((h) => ports.some((p) => h.endsWith(`:${p}`))), holders().join(", ")).toBe(true)
       for (const id of ids) {
         expect(queryPostgres(pg.url, `select 1 from payments where order_id = '${id}'`).length, `payments of ${id}`).toBe(1)
         expect(queryPostgres(pg.url, `select 1 from executions where tool = 'pay' and order_id = '${id}'`).length, `pay calls of ${id}`).toBe(1)

@@ -9,6 +9,7 @@ import { postgresAvailable, startPostgres, type TestPostgres } from "../support/
 import { execPostgres, runWorker, startWorker, type Worker } from "./processes.ts"
 
 const hasPostgres = postgresAvailable()
+const long = process.env.DURABLE_LONG === "1"
 let pg: TestPostgres
 let port = 38000 + Math.floor(Math.random() * 2000)
 
@@ -18,8 +19,8 @@ describe.skipIf(!hasPostgres)("postgres runners starting together on a new datab
   }, 120_000)
   afterAll(() => pg?.stop(), 60_000)
 
-  it("both start, every trial, and serve a run", async () => {
-    for (let trial = 0; trial < 3; trial++) {
+  it("both start, every trial (one in npm test, three in test:durable), and serve a run", async () => {
+    for (let trial = 0; trial < (long ? 3 : 1); trial++) {
       const db = `together_${trial}_${process.pid}`
       execPostgres(pg.url, `create database ${db}`)
       const url = pg.url.replace(/\/[^/]*$/, `/${db}`)

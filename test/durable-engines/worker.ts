@@ -205,10 +205,18 @@ const engine = env.ENGINE === "postgres"
       ...(env.TERMINATION_MS === undefined ? {} : { entityTerminationTimeout: Number(env.TERMINATION_MS) })
     }
   })
-  : embeddedEngine({ dataDir: env.DATA_DIR!, shardingConfig: { entityMessagePollInterval: "500 millis" } })
+  : embeddedEngine({
+    dataDir: env.DATA_DIR!,
+    clientOnly: env.CLIENT_ONLY === "1",
+    shardingConfig: {
+      entityMessagePollInterval: "500 millis",
+      ...(env.ENTITY_REGISTRATION_MS === undefined ? {} : { entityRegistrationTimeout: Number(env.ENTITY_REGISTRATION_MS) })
+    }
+  })
 
 const agents = Layer.mergeAll(shop.layer, bank.layer).pipe(Layer.provide(intentsWithCheckpoint))
-const runtime: typeof engine = env.ENGINE === "postgres" && env.RUNNER_PORT === undefined ? engine : agents.pipe(Layer.provideMerge(engine))
+// `MODE=poll`: a process that only polls, without the workflows (as the README allows).
+const runtime: typeof engine = (env.ENGINE === "postgres" && env.RUNNER_PORT === undefined) || env.MODE === "poll" ? engine : agents.pipe(Layer.provideMerge(engine))
 
 const print = (value: unknown) => Effect.sync(() => process.stdout.write(`RESULT ${JSON.stringify(value)}\n`))
 const ended = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -229,6 +237,17 @@ const main = Effect.gen(function*() {
       const ids = (env.RUN_IDS ?? "").split(",")
       yield* Effect.forEach(ids, (runId) => which.start(input(runId), { runId }), { concurrency: "unbounded" })
       return yield* Effect.forEach(ids, (runId) => ended(which.result(runId)), { concurrency: "unbounded" })
+    }
+    case "poll": {
+      // Polls `RUN_ID` every 200 ms for `POLL_MS`, then prints what it last saw.
+      const until = Date.now() + Number(env.POLL_MS ?? 3000)
+      let last: unknown = "none"
+      while (Date.now() < until) {
+        const r = yield* Effect.result(which.poll(env.RUN_ID!))
+        last = r._tag === "Success" ? (Option.isSome(r.success) ? r.success.value._tag : "none") : { error: (r.failure as { _tag?: string })._tag }
+        yield* Effect.sleep("200 millis")
+      }
+      return yield* print({ polled: last })
     }
     case "decide": {
       const waiting = yield* which.poll(env.RUN_ID!).pipe(Effect.orDie)

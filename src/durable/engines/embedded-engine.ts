@@ -6,6 +6,7 @@
  */
 import { join } from "node:path"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
 import type * as ShardingConfig from "effect/cluster/ShardingConfig"
 import * as SingleRunner from "effect/cluster/SingleRunner"
@@ -25,6 +26,12 @@ export interface EmbeddedEngineOptions {
   readonly dataDir: string
   /** Overrides of Effect Cluster's sharding settings (tests shorten poll intervals). */
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Service"]>
+  /**
+   * A process that starts, polls or decides runs but runs none (it does not provide `d.layer`): it
+   * holds no shards, so it never answers for the runs in flight; they wait in the directory for the
+   * next process that runs them.
+   */
+  readonly clientOnly?: boolean
 }
 
 /**
@@ -46,7 +53,11 @@ export const embeddedEngine = (
   orUnavailable("embedded", ClusterWorkflowEngine.layer.pipe(
     Layer.provideMerge(SingleRunner.layer({
       runnerStorage: "memory",
-      shardingConfig: { entityMessagePollInterval: "1 second", ...options.shardingConfig }
+      shardingConfig: {
+        entityMessagePollInterval: "1 second",
+        ...options.shardingConfig,
+        ...(options.clientOnly === true ? { runnerAddress: Option.none() } : {})
+      }
     })),
     Layer.provideMerge(durableStoreSql()),
     Layer.provide(clusterCrypto),
