@@ -174,10 +174,12 @@ const toAnthropicMessages = (messages: ReadonlyArray<LlmMessage>): Array<Message
         out.push({ role: "user", content: message.content })
         break
       case "assistant": {
-        const blocks: Array<Block> = (message.reasoning ?? []).map((part): Block =>
+        // Another provider's reasoning (signed `gemini:…` or `openai-responses:…`, after a fallback) is not
+        // sent: Anthropic would refuse its signature. Anthropic's own signatures are base64, without a colon.
+        const blocks: Array<Block> = (message.reasoning ?? []).flatMap((part): Array<Block> =>
           part._tag === "Thinking"
-            ? { type: "thinking", thinking: part.text, signature: part.signature ?? "" }
-            : { type: "redacted_thinking", data: part.data }
+            ? (part.signature ?? "").includes(":") ? [] : [{ type: "thinking", thinking: part.text, signature: part.signature ?? "" }]
+            : [{ type: "redacted_thinking", data: part.data }]
         )
         if (message.content !== "") blocks.push({ type: "text", text: message.content })
         for (const call of message.toolCalls ?? []) {

@@ -7,7 +7,7 @@
 import { Cause, Effect, Exit, Result, Schema, Stream } from "effect"
 import { describe, expect, it } from "vitest"
 import { agent, anthropic, type LlmResponse, ModelError, type ModelRequest, PartsAssembler, type ResponsePart, tool } from "../../src/index.ts"
-import { fromAnthropicResponse } from "../../src/providers/anthropic.ts"
+import { fromAnthropicResponse, toAnthropicRequest } from "../../src/providers/anthropic.ts"
 import { type Reply, useLoopback } from "./loopback.ts"
 import { anthropicEvents, anthropicJson, sse, tearBytes, type WireReply } from "./wire.ts"
 import { quietLogs } from "../support/quiet-logs.ts"
@@ -139,5 +139,29 @@ describe("anthropic(...).stream: the Messages stream", () => {
     expect(errorOf(first)).toMatchObject({ _tag: "ModelError", kind: "length", partial: "The answer" })
     const second = await Effect.runPromiseExit(Stream.runCollect(client(server.url).stream!(request)))
     expect(errorOf(second)).toMatchObject({ _tag: "ModelError", kind: "refusal" })
+  })
+})
+
+describe("reasoning of other providers in the transcript", () => {
+  it("is not sent to Anthropic (after a fallback its signature would be refused); Anthropic's own is", () => {
+    const body = toAnthropicRequest("claude-sonnet-4-6", {
+      messages: [
+        { role: "user", content: "hi" },
+        {
+          role: "assistant",
+          content: "",
+          toolCalls: [{ id: "c1", name: "add", arguments: "{}" }],
+          reasoning: [
+            { _tag: "Thinking", text: "gemini thoughts", signature: "gemini:{\"calls\":[\"sig\"]}" },
+            { _tag: "Thinking", text: "summary", signature: "openai-responses:{\"id\":\"rs_1\"}" },
+            { _tag: "Thinking", text: "mine", signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3h+/=" }
+          ]
+        },
+        { role: "tool", toolCallId: "c1", name: "add", content: "2" }
+      ],
+      tools: []
+    })
+    expect((body.messages[1]?.content as Array<{ type: string }>).map((b) => b.type)).toEqual(["thinking", "tool_use"])
+    expect(body.messages[1]?.content).toContainEqual({ type: "thinking", thinking: "mine", signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3h+/=" })
   })
 })
