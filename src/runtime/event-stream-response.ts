@@ -7,6 +7,10 @@
  * - `"ui-message-stream"`: the AI SDK's UI message stream protocol (what `useChat` reads): `start`,
  *   `start-step`, `text-*`, `reasoning-*`, `tool-input-*`, `tool-output-*`, a transient `data-retrying`
  *   part per wait before a model call is retried, `finish-step`, `finish`, `error`, then `data: [DONE]`.
+ *   A run that suspends for approval sends a `tool-approval-request` per waiting call (its
+ *   `approvalId` is `<run id>:<decision key>`, see `approvalId`) before `finish`, so `useChat` shows
+ *   the approval; a resumed run (no `RunStart`) continues the last assistant message, and a denied call
+ *   gets `tool-output-denied`.
  * Closing the response (the client went away) interrupts the run and its model request.
  */
 import * as Cause from "effect/Cause"
@@ -97,8 +101,12 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
       text = undefined
       reasoning = undefined
     }
+    let startSent = false
     const toChunks = (event: RunStreamEvent): Array<unknown> => {
       const out: Array<unknown> = []
+      // A resumed run has no RunStart: it continues the client's last assistant message.
+      if (!startSent && event._tag !== "RunStart") out.push({ type: "start" })
+      startSent = true
       switch (event._tag) {
         case "RunStart":
           out.push({ type: "start", messageId: event.runId })
@@ -153,8 +161,18 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
         case "InvalidArgs":
           out.push({ type: "tool-output-error", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, errorText: event.issues })
           break
+        case "ApprovalDecided":
+          if (event.decision === "deny") out.push({ type: "tool-output-denied", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId })
+          break
         case "RunEnd":
           closeBlocks(out)
+          // The calls the run waits on, named by the top-level run (a child's are among them, by path).
+          if (event.parentRunId === undefined && event.outcome._tag === "Suspended") {
+            for (const pending of event.outcome.pending) {
+              const own = pending.id.split("/").at(-1) ?? pending.id
+              out.push({ type: "tool-approval-request", approvalId: approvalId(event.runId, pending.id), toolCallId: byCallId.get(own) ?? own })
+            }
+          }
           if (stepOpen) out.push({ type: "finish-step" })
           stepOpen = false
           // A child run's end (a handoff target, an agent under a composite) ends its step, not the message.
@@ -172,6 +190,18 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
       effectStream().concat(effectStream().make("data: [DONE]\n\n"))
     )
   })
+
+/**
+ * The `approvalId` of a waiting call in the UI message stream: the run's id and the call's decision
+ * key (its id, or `<call id>/<child call id>` for a child run's call), so an answer names exactly the
+ * call and the run it decides (`approvalDecisions` in `effect-agent-dsl/web` checks both).
+ *
+ * @example
+ * ```ts
+ * approvalId("run_1", "call_2") // "run_1:call_2"
+ * ```
+ */
+export const approvalId = (runId: string, decisionKey: string): string => `${runId}:${decisionKey}`
 
 const retryingData = (event: Extract<RunStreamEvent, { _tag: "Retrying" }>) => ({
   attempt: event.attempt,

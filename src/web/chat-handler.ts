@@ -4,17 +4,25 @@
  * Node's `http` and Express. It reads the body with a size limit, decodes it (`fromUIMessages`), runs
  * the agent on the latest user text after the conversation, and answers with the AI SDK's UI message
  * stream. A body that is not a chat answers 400 (413 over `maxBodyBytes`, 405 for another method)
- * with `{ error: { _tag, message } }`, before anything runs.
+ * with `{ error: { _tag, message } }`, before anything runs. A run that suspends for approval ends its
+ * stream with `tool-approval-request` chunks (`onSuspended` stores it); the client's answers (the
+ * assistant message back with `approval-responded` parts) resume it (`loadSuspended`).
  */
 import type { AgentBuilder, AgentShape } from "../dsl/agent.ts"
 import { eventStreamResponse } from "../runtime/event-stream-response.ts"
-import { chatStream, type ChatStreamOptions } from "./chat-stream.ts"
+import { chatResumeStream, chatStream, type ChatStreamOptions, type ChatSuspension } from "./chat-stream.ts"
 import { provideStreamingModules } from "./edge-modules.ts"
 import { UIMessagesInvalid } from "./errors.ts"
-import { fromUIMessages, type FromUIMessagesOptions } from "./from-ui-messages.ts"
+import { approvalDecisions, type ChatInput, fromUIMessages, type FromUIMessagesOptions } from "./from-ui-messages.ts"
 
 /** Options of {@link chatHandler}. */
 export interface ChatHandlerOptions extends FromUIMessagesOptions, ChatStreamOptions {
+  /**
+   * The suspension a chat's approval answers continue: what `onSuspended` stored for this chat (by
+   * `chat.chatId`, for instance), or undefined when none waits (answered 409). With it, a request whose
+   * last message is the assistant's with approval responses resumes that run and streams the rest.
+   */
+  readonly loadSuspended?: (chat: ChatInput) => ChatSuspension | undefined | Promise<ChatSuspension | undefined>
   /** The largest body read, in bytes; a larger one answers 413. Default 4 MiB. */
   readonly maxBodyBytes?: number
   /** Extra headers on the streamed response. */
@@ -100,15 +108,29 @@ export const chatHandler = <T extends AgentShape & { readonly input: string; rea
       if (error instanceof UIMessagesInvalid) return errorResponse(400, error)
       throw error
     }
-    if (chat.input === undefined) {
-      return errorResponse(400, new UIMessagesInvalid({
-        issues: "the last message is not the user's: approval responses continue a suspended run with resume (see toDecisions), not with a new run"
-      }))
+    const streamOptions: ChatStreamOptions = {
+      ...(options.onSuspended === undefined ? {} : { onSuspended: options.onSuspended }),
+      ...(options.resumeLedger === undefined ? {} : { resumeLedger: options.resumeLedger })
     }
-    const streamOptions: ChatStreamOptions = options.onSuspended === undefined ? {} : { onSuspended: options.onSuspended }
-    return eventStreamResponse(
-      chatStream(builder, chat.transcript, chat.input as T["input"], streamOptions),
-      options.headers === undefined ? { format: "ui-message-stream" } : { format: "ui-message-stream", headers: options.headers }
-    )
+    const respond = (events: ReturnType<typeof chatStream>) =>
+      eventStreamResponse(events, options.headers === undefined ? { format: "ui-message-stream" } : { format: "ui-message-stream", headers: options.headers })
+    if (chat.input === undefined) {
+      if (options.loadSuspended === undefined || chat.approvals.length === 0) {
+        return errorResponse(400, new UIMessagesInvalid({
+          issues: "the last message is not the user's: approval responses continue a suspended run (give chatHandler loadSuspended), not a new run"
+        }))
+      }
+      const suspension = await options.loadSuspended(chat)
+      if (suspension === undefined) return errorResponse(409, { _tag: "NoRunWaiting", message: "No run of this chat waits for approvals (it was resumed already, or never suspended)" })
+      let decisions
+      try {
+        decisions = approvalDecisions(chat.approvals, suspension)
+      } catch (error) {
+        if (error instanceof UIMessagesInvalid) return errorResponse(400, error)
+        throw error
+      }
+      return respond(chatResumeStream(builder, suspension.snapshot, decisions, streamOptions))
+    }
+    return respond(chatStream(builder, chat.transcript, chat.input as T["input"], streamOptions))
   }
 }

@@ -14,7 +14,10 @@ import { StreamSink } from "../dsl/lineage.ts"
 import type { AgentError } from "../errors.ts"
 import { effectQueue, effectStream } from "../internal/lazy-effect.ts"
 import type { LlmMessage } from "../model/messages.ts"
-import { runSessionTurn } from "../runtime/run-agent.ts"
+import { resumeSessionTurn, runSessionTurn } from "../runtime/run-agent.ts"
+import type { AgentDefinition } from "../dsl/agent-definition.ts"
+import type { Decisions } from "../dsl/decision.ts"
+import { ResumeLedger, type ResumeLedgerStore } from "../runtime/resume-ledger.ts"
 
 /** A run that stopped for approval: what `agent.run` gives as `Suspended` (its snapshot and waiting calls). */
 export interface ChatSuspension {
@@ -27,9 +30,13 @@ export interface ChatSuspension {
 export interface ChatStreamOptions {
   /**
    * Called when the run suspends for approval (a tool's `needsApproval`), with its snapshot: keep it to
-   * `resume` the run with the user's decisions. A suspension ends the stream without `RunEnd`.
+   * `resume` the run with the user's decisions (`chatHandler`'s `loadSuspended`). It is awaited before
+   * the stream ends, which it does with `RunEnd` (outcome `Suspended`) and, in the UI message stream, a
+   * `tool-approval-request` per waiting call.
    */
   readonly onSuspended?: (suspension: ChatSuspension) => unknown
+  /** A resume ledger for resumed runs: a stored suspension is then resumed once (`SnapshotAlreadyResumed` after). */
+  readonly resumeLedger?: ResumeLedgerStore
 }
 
 /**
@@ -48,7 +55,36 @@ export const chatStream = <T extends AgentShape & { readonly requirements: never
   options: ChatStreamOptions = {}
 ): Stream.Stream<RunStreamEvent, AgentError> => {
   const definition = definitionOf(builder)
-  const turn = withDefinitionServices(definition, runSessionTurn(definition, input, transcript)) as Effect.Effect<
+  return streamTurn(definition, runSessionTurn(definition, input, transcript), options)
+}
+
+/**
+ * The events of a suspended run of `builder` resumed from `snapshot` with `decisions` (what
+ * `chatHandler` streams when the client answers approvals): `ApprovalDecided`, the calls, the model's
+ * next answers, `RunEnd`; it may suspend again (`onSuspended`).
+ *
+ * @example
+ * ```ts
+ * const stream = chatResumeStream(teller, stored.snapshot, approvalDecisions(approvals, stored))
+ * ```
+ */
+export const chatResumeStream = <T extends AgentShape & { readonly requirements: never }>(
+  builder: AgentBuilder<T>,
+  snapshot: unknown,
+  decisions: Decisions,
+  options: ChatStreamOptions = {}
+): Stream.Stream<RunStreamEvent, AgentError> => {
+  const definition = definitionOf(builder)
+  return streamTurn(definition, resumeSessionTurn(definition, snapshot, decisions, 0), options)
+}
+
+const streamTurn = (
+  definition: AgentDefinition,
+  run: Effect.Effect<{ readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined }, AgentError, any>,
+  options: ChatStreamOptions
+): Stream.Stream<RunStreamEvent, AgentError> => {
+  const ledger = options.resumeLedger
+  const turn = withDefinitionServices(definition, ledger === undefined ? run : Effect.provideService(run, ResumeLedger, ledger)) as Effect.Effect<
     { readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined },
     AgentError
   >
@@ -56,7 +92,7 @@ export const chatStream = <T extends AgentShape & { readonly requirements: never
     turn.pipe(
       Effect.provideService(StreamSink, (event: RunStreamEvent) => Effect.asVoid(effectQueue().offer(queue, event))),
       Effect.tap(({ result, added }) =>
-        added === undefined && options.onSuspended !== undefined
+        added === undefined && options.onSuspended !== undefined && (result as { readonly _tag?: unknown })?._tag === "Suspended"
           ? Effect.promise(async () => {
             await options.onSuspended!(result as ChatSuspension)
           })

@@ -222,6 +222,36 @@ export const fromUIMessages = (body: unknown, options: FromUIMessagesOptions = {
 }
 
 /**
+ * The approval responses as the decisions of a stored suspension (what `chatHandler`'s
+ * `loadSuspended` gives): each response must name, by its `approvalId` (`<run id>:<decision key>`, as
+ * the UI message stream sent it), a call that suspension waits on, and every waiting call must be
+ * answered; otherwise `UIMessagesInvalid`. Approved → `Decision.approve`, refused → `Decision.deny`.
+ *
+ * @example
+ * ```ts
+ * const decisions = approvalDecisions(fromUIMessages(body).approvals, await store.get(chatId))
+ * ```
+ */
+export const approvalDecisions = (approvals: ReadonlyArray<ApprovalResponse>, suspension: { readonly snapshot: unknown; readonly pending: ReadonlyArray<{ readonly id: string }> }): Decisions => {
+  const runId = (suspension.snapshot as { readonly state?: { readonly runId?: unknown } } | null)?.state?.runId
+  if (typeof runId !== "string") throw invalid("the stored suspension has no snapshot with a run id")
+  const waiting = new Set(suspension.pending.map((p) => p.id))
+  const decisions: Record<string, Decision> = {}
+  for (const approval of approvals) {
+    const prefix = `${runId}:`
+    const key = approval.approvalId.startsWith(prefix) ? approval.approvalId.slice(prefix.length) : undefined
+    if (key === undefined || !waiting.has(key)) {
+      throw invalid(`the approval "${approval.approvalId}" (tool call "${approval.toolCallId}") is not one the waiting run "${runId}" asked for`)
+    }
+    if (Object.hasOwn(decisions, key)) throw invalid(`the call "${key}" is answered twice`)
+    decisions[key] = approval.approved ? Decision.approve : Decision.deny(approval.reason ?? "denied by the user")
+  }
+  const missing = [...waiting].filter((id) => !Object.hasOwn(decisions, id))
+  if (missing.length > 0) throw invalid(`the run waits for an answer on ${missing.map((id) => `"${id}"`).join(", ")} too`)
+  return decisions
+}
+
+/**
  * The approval responses as decisions for `agent.resume(snapshot, decisions)`, keyed by tool call id:
  * approved → `Decision.approve`, refused → `Decision.deny(reason)` (the user's reason, else "denied by
  * the user"). The AI SDK has no edit; `Decision.edit` stays a server-side choice.
