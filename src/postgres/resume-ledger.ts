@@ -6,7 +6,7 @@
 import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { ResumeLedgerFailed } from "../errors.ts"
-import type { ResumeLedgerStore } from "../runtime/resume-ledger.ts"
+import type { ResumeLedgerStore } from "../dsl/resume-ledger-store.ts"
 
 const tablePattern = /^[a-z_][a-z0-9_]{0,62}$/
 

@@ -13,22 +13,11 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type { RunSnapshot } from "../dsl/run-snapshot.ts"
-import type { ResumeLedgerFailed } from "../errors.ts"
+import type { ResumeLedgerStore } from "../dsl/resume-ledger-store.ts"
 import { canonicalJson } from "../internal/canonical-json.ts"
 import { hash53 } from "./fingerprint.ts"
 
-/**
- * A ledger of consumed snapshots. `consume(key)` records `key` and answers `true` the first time,
- * `false` every later time (atomically: of two concurrent calls, one gets `true`).
- *
- * @example
- * ```ts
- * const ledger: ResumeLedgerStore = inMemoryResumeLedger()
- * ```
- */
-export interface ResumeLedgerStore {
-  readonly consume: (key: string) => Effect.Effect<boolean, ResumeLedgerFailed>
-}
+export type { ResumeLedgerStore } from "../dsl/resume-ledger-store.ts"
 
 /**
  * The ledger a run resumes with, when there is one (a `Context.Reference`, undefined by default).
