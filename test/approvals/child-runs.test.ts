@@ -1,5 +1,6 @@
 /** A child run that waits for a decision suspends its caller (issue 29 item 4): agents as tools and handoffs. */
-import { Effect } from "effect"
+import { Effect, Exit, Layer } from "effect"
+import { durable, memoryEngine } from "../../src/durable/index.ts"
 import { describe, expect, it } from "vitest"
 import { agent, Decision, type RunStreamEvent, skill, text, toolCalls } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
@@ -89,5 +90,16 @@ describe("a handoff target that suspends", () => {
     const rest = await Effect.runPromise(front.resume(JSON.stringify(first.snapshot), { k1: Decision.approve }) as Effect.Effect<any>)
     expect(rest).toEqual({ _tag: "Completed", output: "child paid" })
     expect(child.executed).toEqual([{ tool: "transfer", args: { to: "bob", amount: 500 } }])
+  })
+})
+
+describe("inside a durable run", () => {
+  it("an agent-as-tool whose child may suspend is refused with ToolFailed before the child runs (a durable run cannot carry it yet)", async () => {
+    const { child, front } = caller()
+    const d = durable(front)
+    const exit = await Effect.runPromise(Effect.exit(d.run("go", { runId: "r-child" }).pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(memoryEngine)))) as Effect.Effect<unknown, unknown>))
+    expect(Exit.isFailure(exit)).toBe(true)
+    expect(failureOf(exit as Exit.Exit<unknown, { _tag: string; message: string }>)).toMatchObject({ _tag: "ToolFailed", tool: "pay" })
+    expect(child.executed).toEqual([])
   })
 })
