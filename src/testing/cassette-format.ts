@@ -1,0 +1,216 @@
+/**
+ * The cassette file: what `recordCassette` writes and `replayCassette` reads. A cassette is versioned
+ * JSON (`version: 1`) holding, per model call, the request, how it was made (`chat` or `stream`), and
+ * its answer: a whole response, the streamed parts with the milliseconds at which each arrived, or a
+ * `ModelError` (its fields only; never its `cause`, which may hold an HTTP request with its headers).
+ * It is written with sorted keys and two-space indentation, so a re-recording diffs line by line.
+ */
+import * as Data from "effect/Data"
+import * as Schema from "effect/Schema"
+import type { ModelErrorKind } from "../model/model-error.ts"
+import type { LlmResponse, ModelRequest } from "../model/messages.ts"
+import type { ModelMetadata } from "../model/model-client.ts"
+import type { ResponsePart } from "../model/response-part.ts"
+import { lazyPackage } from "../internal/lazy-package.ts"
+
+/** The cassette format this library writes and reads. */
+export const CASSETTE_VERSION = 1
+
+/** A `ModelError` as stored: its fields without `cause`. */
+export interface RecordedModelError {
+  readonly provider: string
+  readonly reason: string
+  readonly status?: number
+  readonly retryable?: boolean
+  readonly kind?: ModelErrorKind
+  readonly partial?: string
+  readonly retryAfterMs?: number
+}
+
+/** One streamed part and when it arrived, in milliseconds after the request started. */
+export interface TimedPart {
+  readonly atMs: number
+  readonly part: ResponsePart
+}
+
+/** How a recorded call ended. */
+export type RecordedOutcome =
+  | { readonly _tag: "Response"; readonly response: LlmResponse; readonly durationMs: number }
+  /** A streamed answer; `error` when the stream failed after these parts. */
+  | { readonly _tag: "Parts"; readonly parts: ReadonlyArray<TimedPart>; readonly error?: RecordedModelError; readonly durationMs: number }
+  | { readonly _tag: "Error"; readonly error: RecordedModelError; readonly durationMs: number }
+
+/** One model call: the request as the client received it and its outcome. */
+export interface Interaction {
+  readonly call: "chat" | "stream"
+  readonly request: ModelRequest
+  readonly outcome: RecordedOutcome
+}
+
+/**
+ * A whole cassette.
+ *
+ * @example
+ * ```ts
+ * const empty: Cassette = { version: 1, interactions: [] }
+ * ```
+ */
+export interface Cassette {
+  readonly version: typeof CASSETTE_VERSION
+  /** The recorded client's `metadata` (provider, model, settings), when it had one. */
+  readonly metadata?: ModelMetadata
+  readonly interactions: ReadonlyArray<Interaction>
+}
+
+/**
+ * A cassette could not be read: no such file, not JSON, an unknown `version`, or a malformed entry.
+ *
+ * @example
+ * ```ts
+ * try { replayCassette("missing.json") } catch (e) { if (e instanceof CassetteError) console.log(e.message) }
+ * ```
+ */
+export class CassetteError extends Data.TaggedError("CassetteError")<{
+  readonly source: string
+  readonly reason: string
+}> {
+  override get message(): string {
+    return `Cassette ${this.source}: ${this.reason}`
+  }
+}
+
+/**
+ * Where a cassette lives: a file path, or a store with `read`/`write` (see `memoryCassette`).
+ */
+export type CassetteSource = string | CassetteStore
+
+/** A place to keep a cassette's text. `read` returns undefined when there is none yet. */
+export interface CassetteStore {
+  readonly name: string
+  read(): string | undefined
+  write(text: string): void
+}
+
+/**
+ * A cassette kept in memory (for tests of tests): `text` is what would be in the file.
+ *
+ * @example
+ * ```ts
+ * const tape = memoryCassette()
+ * const model = recordCassette(client, { cassette: tape })
+ * // ... later: replayCassette(tape)
+ * ```
+ */
+export const memoryCassette = (initial?: string): CassetteStore & { readonly text: string | undefined } => {
+  let text = initial
+  return {
+    name: "memory",
+    get text() {
+      return text
+    },
+    read: () => text,
+    write: (next) => {
+      text = next
+    }
+  }
+}
+
+// node:fs loads on first use of a file cassette, not with the package.
+const fs = lazyPackage<typeof import("node:fs")>("node:fs")
+const path = lazyPackage<typeof import("node:path")>("node:path")
+
+/** The store behind a source: a file path becomes a file store (its folder created on write). */
+export const storeOf = (source: CassetteSource): CassetteStore =>
+  typeof source !== "string"
+    ? source
+    : {
+      name: source,
+      read: () => (fs().existsSync(source) ? fs().readFileSync(source, "utf8") : undefined),
+      write: (text) => {
+        fs().mkdirSync(path().dirname(source), { recursive: true })
+        fs().writeFileSync(source, text)
+      }
+    }
+
+/** Sorts object keys recursively and drops undefined values, so equal values print equally. */
+export const canonical = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map((v) => (v === undefined ? null : canonical(v)))
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {}
+    for (const key of Object.keys(value).sort()) {
+      const v = (value as Record<string, unknown>)[key]
+      if (v !== undefined) out[key] = canonical(v)
+    }
+    return out
+  }
+  return value
+}
+
+/**
+ * A cassette as stable JSON: sorted keys, two-space indentation, a final newline.
+ *
+ * @example
+ * ```ts
+ * stableJson({ b: 1, a: [2] }) // '{\n  "a": [\n    2\n  ],\n  "b": 1\n}\n'
+ * ```
+ */
+export const stableJson = (value: unknown): string => `${JSON.stringify(canonical(value), null, 2)}\n`
+
+// The shape checked on read: enough that replay never meets a value of the wrong type.
+const Usage = Schema.Struct({ inputTokens: Schema.Number, outputTokens: Schema.Number })
+const ToolCall = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.String })
+const Response = Schema.Union([
+  Schema.Struct({ _tag: Schema.Literal("Text"), content: Schema.String, usage: Schema.optionalKey(Usage) }),
+  Schema.Struct({ _tag: Schema.Literal("ToolCalls"), calls: Schema.Array(ToolCall), content: Schema.optionalKey(Schema.String), usage: Schema.optionalKey(Usage) })
+])
+const Part = Schema.Union([
+  Schema.Struct({ _tag: Schema.Literals(["TextDelta", "ReasoningDelta"]), delta: Schema.String }),
+  Schema.Struct({ _tag: Schema.Literal("ReasoningEnd"), signature: Schema.optionalKey(Schema.String) }),
+  Schema.Struct({ _tag: Schema.Literal("Reasoning"), part: Schema.Record(Schema.String, Schema.Unknown) }),
+  Schema.Struct({ _tag: Schema.Literal("ToolCallStart"), index: Schema.Number, id: Schema.optionalKey(Schema.String), name: Schema.String }),
+  Schema.Struct({ _tag: Schema.Literal("ToolCallDelta"), index: Schema.Number, delta: Schema.String }),
+  Schema.Struct({ _tag: Schema.Literal("ToolCallEnd"), index: Schema.Number }),
+  Schema.Struct({ _tag: Schema.Literal("Usage"), usage: Usage }),
+  Schema.Struct({ _tag: Schema.Literal("Finish"), reason: Schema.optionalKey(Schema.String) })
+])
+const ErrorFields = Schema.Struct({ provider: Schema.String, reason: Schema.String })
+const Outcome = Schema.Union([
+  Schema.Struct({ _tag: Schema.Literal("Response"), response: Response, durationMs: Schema.Number }),
+  Schema.Struct({ _tag: Schema.Literal("Parts"), parts: Schema.Array(Schema.Struct({ atMs: Schema.Number, part: Part })), error: Schema.optionalKey(ErrorFields), durationMs: Schema.Number }),
+  Schema.Struct({ _tag: Schema.Literal("Error"), error: ErrorFields, durationMs: Schema.Number })
+])
+const Message = Schema.Struct({ role: Schema.Literals(["system", "user", "assistant", "tool"]), content: Schema.String })
+const Request = Schema.Struct({ messages: Schema.Array(Message), tools: Schema.Array(Schema.Struct({ name: Schema.String })) })
+const Shape = Schema.Struct({
+  version: Schema.Literal(CASSETTE_VERSION),
+  interactions: Schema.Array(Schema.Struct({ call: Schema.Literals(["chat", "stream"]), request: Request, outcome: Outcome }))
+})
+const checkShape = Schema.decodeUnknownResult(Shape)
+
+/**
+ * Parses a cassette's text; throws `CassetteError` on anything but a version-1 cassette.
+ *
+ * @example
+ * ```ts
+ * parseCassette('{"version":1,"interactions":[]}', "inline") // { version: 1, interactions: [] }
+ * ```
+ */
+export const parseCassette = (text: string, source: string): Cassette => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    throw new CassetteError({ source, reason: `not JSON (${error instanceof Error ? error.message : String(error)})` })
+  }
+  if (json === null || typeof json !== "object" || Array.isArray(json)) throw new CassetteError({ source, reason: "not a JSON object" })
+  const version = (json as { version?: unknown }).version
+  if (version !== CASSETTE_VERSION) {
+    throw new CassetteError({
+      source,
+      reason: `unsupported cassette version ${JSON.stringify(version) ?? "(none)"}: this library reads version ${CASSETTE_VERSION}; re-record it with this version`
+    })
+  }
+  const checked = checkShape(json)
+  if (checked._tag === "Failure") throw new CassetteError({ source, reason: `malformed cassette: ${checked.failure.message}` })
+  return json as Cassette
+}

@@ -1,0 +1,322 @@
+/**
+ * Record and replay real model traffic (as VCR or Polly do for HTTP): `recordCassette(client, ...)`
+ * wraps any `ModelClient` and writes each request and its answer (the whole response, or the streamed
+ * parts with their timing, usage, errors) to a cassette file; `replayCassette(cassette)` answers the
+ * same requests from it with no provider and no network, failing with the list of changes when a
+ * request no longer matches. The names say "cassette" because `recordingModel` (requests kept in
+ * memory for assertions) already exists and means something else: a cassette outlives the process.
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
+import { ModelError } from "../model/model-error.ts"
+import type { LlmResponse, ModelRequest } from "../model/messages.ts"
+import { ModelClient, type ModelMetadata } from "../model/model-client.ts"
+import { PartsAssembler, partsOf, type ResponsePart } from "../model/response-part.ts"
+import {
+  type Cassette,
+  CASSETTE_VERSION,
+  CassetteError,
+  type CassetteSource,
+  type CassetteStore,
+  type Interaction,
+  parseCassette,
+  type RecordedModelError,
+  stableJson,
+  storeOf,
+  type TimedPart
+} from "./cassette-format.ts"
+import { CassetteMismatch, describeChanges, type MatchRule, matchKey } from "./cassette-match.ts"
+
+/** Options of `recordCassette`. */
+export interface RecordCassetteOptions {
+  /** Where to write: a file path (its folder is created) or a store such as `memoryCassette()`. */
+  readonly cassette: CassetteSource
+  /**
+   * Strings never to write (API keys, tokens): replaced by `[redacted]` wherever they appear. Always
+   * redacted besides: values of environment variables named like `*_API_KEY`, `*_TOKEN`, `*_SECRET`,
+   * and text shaped like `sk-…` keys or `Bearer …` credentials.
+   */
+  readonly secrets?: ReadonlyArray<string>
+}
+
+/** A client whose calls are being written to a cassette. */
+export interface CassetteRecorder extends ModelClient {
+  /** The cassette as recorded so far. */
+  readonly cassette: () => Cassette
+}
+
+const REDACTED = "[redacted]"
+const SECRET_SHAPES = [/\bsk-[A-Za-z0-9_-]{6,}/g, /\bBearer\s+[A-Za-z0-9._~+/=-]+/gi]
+
+const envSecrets = (): ReadonlyArray<string> => {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {}
+  return Object.entries(env)
+    .filter(([name, value]) => /(_API_KEY|_TOKEN|_SECRET|^API_KEY)$/i.test(name) && value !== undefined && value.length >= 8)
+    .map(([, value]) => value!)
+}
+
+/** Replaces secrets in every string of `value`. */
+const redactor = (secrets: ReadonlyArray<string>) => {
+  const exact = [...secrets, ...envSecrets()].filter((s) => s.length > 0).sort((a, b) => b.length - a.length)
+  const text = (s: string): string => {
+    let out = s
+    for (const secret of exact) out = out.split(secret).join(REDACTED)
+    for (const shape of SECRET_SHAPES) out = out.replace(shape, REDACTED)
+    return out
+  }
+  const walk = (value: unknown): unknown => {
+    if (typeof value === "string") return text(value)
+    if (Array.isArray(value)) return value.map(walk)
+    if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]))
+    return value
+  }
+  return <A>(value: A): A => walk(value) as A
+}
+
+const storedError = (error: ModelError): RecordedModelError => ({
+  provider: error.provider,
+  reason: error.reason,
+  ...(error.status === undefined ? {} : { status: error.status }),
+  ...(error.retryable === undefined ? {} : { retryable: error.retryable }),
+  ...(error.kind === undefined ? {} : { kind: error.kind }),
+  ...(error.partial === undefined ? {} : { partial: error.partial }),
+  ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs })
+})
+
+const isModelError = (u: unknown): u is ModelError => u instanceof ModelError
+
+/**
+ * The two wrappers around a client that feed `save` one interaction per finished call: a chat answer
+ * or failure, a stream's parts with their times and how it ended. Interrupted calls and defects are
+ * not recorded (there is no answer to replay).
+ */
+const recorderOf = (client: ModelClient, save: (interaction: Interaction) => void) => {
+  const chat = (request: ModelRequest): Effect.Effect<LlmResponse, ModelError> =>
+    Effect.flatMap(Clock.currentTimeMillis, (start) =>
+      client.chat(request).pipe(
+        Effect.onExit((exit) =>
+          Effect.map(Clock.currentTimeMillis, (end) => {
+            const durationMs = end - start
+            if (Exit.isSuccess(exit)) save({ call: "chat", request, outcome: { _tag: "Response", response: exit.value, durationMs } })
+            else {
+              const failure = exit.cause.reasons.find((r) => r._tag === "Fail")
+              if (failure?._tag === "Fail" && isModelError(failure.error)) {
+                save({ call: "chat", request, outcome: { _tag: "Error", error: storedError(failure.error), durationMs } })
+              }
+            }
+          })
+        )
+      ))
+  const stream = (request: ModelRequest): Stream.Stream<ResponsePart, ModelError> =>
+    Stream.unwrap(
+      Effect.map(Clock.currentTimeMillis, (start) => {
+        const parts: Array<TimedPart> = []
+        return ModelClient.streamOf(client, request).pipe(
+          Stream.tap((part) => Effect.map(Clock.currentTimeMillis, (now) => void parts.push({ atMs: now - start, part }))),
+          Stream.onExit((exit) =>
+            Effect.map(Clock.currentTimeMillis, (end) => {
+              const durationMs = end - start
+              if (Exit.isSuccess(exit)) return save({ call: "stream", request, outcome: { _tag: "Parts", parts, durationMs } })
+              const failure = exit.cause.reasons.find((r) => r._tag === "Fail")
+              if (failure?._tag === "Fail" && isModelError(failure.error)) {
+                save({ call: "stream", request, outcome: { _tag: "Parts", parts, error: storedError(failure.error), durationMs } })
+              }
+            })
+          )
+        )
+      })
+    )
+  return { chat, stream }
+}
+
+/**
+ * Wraps `client` (any provider) so that every call is written to `cassette`, which is started afresh
+ * and rewritten (stable JSON) after each call. Keys and headers are never written: only the request
+ * the client received and its answer are, errors without their `cause`, secrets redacted.
+ *
+ * @example
+ * ```ts
+ * const model = recordCassette(openai("gpt-4o-mini"), { cassette: "test/cassettes/calculator.json" })
+ * await calculator.model(model).run("What is (3 + 5) * 2?")
+ * // in CI, no network: calculator.model(replayCassette("test/cassettes/calculator.json"))
+ * ```
+ */
+export const recordCassette = (client: ModelClient, options: RecordCassetteOptions): CassetteRecorder => {
+  const store = storeOf(options.cassette)
+  const redact = redactor(options.secrets ?? [])
+  const interactions: Array<Interaction> = []
+  const snapshot = (): Cassette => ({
+    version: CASSETTE_VERSION,
+    ...(client.metadata === undefined ? {} : { metadata: client.metadata }),
+    interactions: [...interactions]
+  })
+  const { chat, stream } = recorderOf(client, (interaction) => {
+    interactions.push(redact(interaction))
+    store.write(stableJson(snapshot()))
+  })
+  return { chat, stream, cassette: snapshot, ...(client.metadata === undefined ? {} : { metadata: client.metadata }) }
+}
+
+/** How fast a replayed answer arrives. */
+export type ReplayPace = "instant" | "recorded" | { readonly speedup: number }
+
+/** Options of `replayCassette`. */
+export interface ReplayCassetteOptions {
+  /** How requests are matched to recorded ones (see `MatchRule`). Default `"exact"`. */
+  readonly match?: MatchRule
+  /**
+   * `"instant"` (default): answers at once; `"recorded"`: each streamed part (and a whole answer) at
+   * the time it arrived when recorded; `{ speedup: 10 }`: ten times as fast as recorded.
+   */
+  readonly pace?: ReplayPace
+  /**
+   * Record what is missing: a request without a recorded answer goes to this client and its answer is
+   * added to the cassette (a missing cassette file is then started). Without it, such a request fails.
+   */
+  readonly recordMissing?: ModelClient
+  /** With `recordMissing`: strings never to write (see `RecordCassetteOptions.secrets`). */
+  readonly secrets?: ReadonlyArray<string>
+}
+
+/** A client answering from a cassette. */
+export interface CassetteReplayer extends ModelClient {
+  /** Recorded interactions no request has used yet (assert it is empty to know the test used them all). */
+  readonly unused: () => ReadonlyArray<Interaction>
+  /** Requests that matched nothing, in order. */
+  readonly mismatches: ReadonlyArray<CassetteMismatch>
+}
+
+const modelErrorOf = (error: RecordedModelError): ModelError => new ModelError(error)
+
+/**
+ * A client answering from `cassette` (a path, a store, or a parsed `Cassette`): each request is
+ * answered by the first recorded interaction not yet used whose request matches under `match`. One
+ * that matches none fails with a `ModelError` (`provider: "cassette"`, not retryable) whose `cause`
+ * is a `CassetteMismatch` listing what changed against the interaction expected next: system prompt,
+ * tools offered, tool choice, settings, the first differing message. Throws `CassetteError` when the
+ * cassette cannot be read (missing without `recordMissing`, not JSON, unknown version, malformed).
+ * A call recorded as a stream replays to `chat` as its assembled response, and the other way round.
+ *
+ * @example
+ * ```ts
+ * const model = replayCassette("test/cassettes/calculator.json", { match: "ignore-volatile" })
+ * expect(await calculator.model(model).run("What is (3 + 5) * 2?")).toBe("16")
+ * expect(model.unused()).toEqual([])
+ * ```
+ */
+export const replayCassette = (cassette: CassetteSource | Cassette, options: ReplayCassetteOptions = {}): CassetteReplayer => {
+  const rule = options.match ?? "exact"
+  const pace = options.pace ?? "instant"
+  const isCassette = (c: CassetteSource | Cassette): c is Cassette => typeof c === "object" && "interactions" in c
+  const store: CassetteStore | undefined = isCassette(cassette) ? undefined : storeOf(cassette)
+  const name = store?.name ?? "(in memory)"
+  let loaded: Cassette
+  if (isCassette(cassette)) loaded = parseCassette(JSON.stringify(cassette), name)
+  else {
+    const text = store!.read()
+    if (text === undefined && options.recordMissing === undefined) {
+      throw new CassetteError({ source: name, reason: "no such cassette (record it first, or pass recordMissing to start it)" })
+    }
+    loaded = text === undefined ? { version: CASSETTE_VERSION, interactions: [] } : parseCassette(text, name)
+  }
+  const interactions: Array<Interaction> = [...loaded.interactions]
+  const used: Array<boolean> = interactions.map(() => false)
+  const keys: Array<string | undefined> = []
+  const keyOf = (i: number) => (keys[i] ??= matchKey(rule, interactions[i]!.request))
+  const mismatches: Array<CassetteMismatch> = []
+  let calls = 0
+
+  const wait = (ms: number): Effect.Effect<void> => {
+    if (pace === "instant" || ms <= 0) return Effect.void
+    const scaled = pace === "recorded" ? ms : ms / Math.max(pace.speedup, Number.MIN_VALUE)
+    return Effect.sleep(Duration.millis(scaled))
+  }
+
+  /** The index of the interaction answering `request`, or the mismatch. */
+  const find = (request: ModelRequest): Result.Result<number, CassetteMismatch> => {
+    calls += 1
+    const key = matchKey(rule, request)
+    for (let i = 0; i < interactions.length; i++) {
+      if (!used[i] && keyOf(i) === key) {
+        used[i] = true
+        return Result.succeed(i)
+      }
+    }
+    const expected = interactions.find((_, i) => !used[i])
+    const changes = expected === undefined
+      ? [`the cassette has no interaction left (it has ${interactions.length}, all used)`]
+      : describeChanges(rule, expected.request, request)
+    return Result.fail(new CassetteMismatch({ cassette: name, call: calls, changes }))
+  }
+
+  const recorder = options.recordMissing === undefined
+    ? undefined
+    : (() => {
+      const redact = redactor(options.secrets ?? [])
+      return recorderOf(options.recordMissing, (interaction) => {
+        interactions.push(redact(interaction))
+        used.push(true)
+        store?.write(stableJson({ ...loaded, interactions }))
+      })
+    })()
+
+  const mismatchError = (mismatch: CassetteMismatch) => {
+    mismatches.push(mismatch)
+    return new ModelError({ provider: "cassette", reason: mismatch.message, retryable: false, cause: mismatch })
+  }
+
+  const chat = (request: ModelRequest): Effect.Effect<LlmResponse, ModelError> =>
+    Effect.suspend(() => {
+      const found = find(request)
+      if (Result.isFailure(found)) return recorder !== undefined ? recorder.chat(request) : Effect.fail(mismatchError(found.failure))
+      const { outcome } = interactions[found.success]!
+      const answer: Effect.Effect<LlmResponse, ModelError> = outcome._tag === "Response"
+        ? Effect.succeed(outcome.response)
+        : outcome._tag === "Error"
+        ? Effect.fail(modelErrorOf(outcome.error))
+        : (() => {
+          if (outcome.error !== undefined) return Effect.fail(modelErrorOf(outcome.error))
+          const assembler = new PartsAssembler(found.success + 1)
+          outcome.parts.forEach(({ part }) => assembler.add(part))
+          const response = assembler.response()
+          return Result.isSuccess(response)
+            ? Effect.succeed(response.success)
+            : Effect.fail(new ModelError({ provider: "cassette", reason: `recorded parts do not make a response: ${response.failure}`, retryable: false }))
+        })()
+      return Effect.andThen(wait(outcome.durationMs), answer)
+    })
+
+  const stream = (request: ModelRequest): Stream.Stream<ResponsePart, ModelError> =>
+    Stream.suspend(() => {
+      const found = find(request)
+      if (Result.isFailure(found)) return recorder !== undefined ? recorder.stream(request) : Stream.fail(mismatchError(found.failure))
+      const { outcome } = interactions[found.success]!
+      if (outcome._tag === "Error") return Stream.fromEffect(Effect.andThen(wait(outcome.durationMs), Effect.fail(modelErrorOf(outcome.error))))
+      if (outcome._tag === "Response") {
+        return Stream.concat(Stream.fromEffect(wait(outcome.durationMs)).pipe(Stream.drain), Stream.fromIterable(partsOf(outcome.response)))
+      }
+      let previous = 0
+      const parts = Stream.fromIterable(outcome.parts).pipe(
+        Stream.mapEffect(({ atMs, part }) => {
+          const gap = atMs - previous
+          previous = atMs
+          return Effect.as(wait(gap), part)
+        })
+      )
+      const { error } = outcome
+      return error === undefined ? parts : Stream.concat(parts, Stream.fail(modelErrorOf(error)))
+    })
+
+  const metadata: ModelMetadata | undefined = loaded.metadata ?? options.recordMissing?.metadata
+  return {
+    chat,
+    stream,
+    unused: () => interactions.filter((_, i) => !used[i]),
+    mismatches,
+    ...(metadata === undefined ? {} : { metadata })
+  }
+}
