@@ -2,7 +2,8 @@
  * A session store on PostgreSQL, through Effect's SQL modules (`@effect/sql-pg`, an optional peer
  * dependency). One row per message (`session`, `seq`, `message` as jsonb); `append` takes a
  * transaction-scoped advisory lock on the session, so concurrent writers (other processes too) never
- * interleave or collide on a sequence number. The table is created when missing.
+ * interleave or collide on a sequence number. The table is created when missing, and beside it
+ * `<table>_waiting` (one row per session whose run waits for decisions; taking it is atomic).
  */
 import { PgClient } from "@effect/sql-pg"
 import * as Effect from "effect/Effect"
@@ -11,7 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as SqlClient from "effect/sql/SqlClient"
-import type { SessionStore } from "../dsl/session-store.ts"
+import type { SessionStore, WaitingRun } from "../dsl/session-store.ts"
 import { SessionStoreFailed } from "../errors.ts"
 import type { LlmMessage } from "../model/messages.ts"
 
@@ -62,7 +63,24 @@ export const sqlSessionStore = (options: { readonly table?: string } = {}): Effe
           yield* sql`insert into ${sql(table)} (session, seq, message) values (${session}, ${start + i}, ${JSON.stringify(message)}::jsonb)`
         }
       })).pipe(Effect.mapError(fail(session, "append")))
-    return { load, append }
+    // The session's run waiting for decisions: one row per session; `take` is a delete … returning,
+    // so of two processes resuming the same waiting run, one gets it.
+    const waitingTable = `${table}_waiting`
+    yield* sql`create table if not exists ${sql(waitingTable)} (session text primary key, run jsonb not null)`.pipe(Effect.mapError(fail("*", "load")))
+    const asWaiting = (rows: ReadonlyArray<{ readonly run: unknown }>): WaitingRun | undefined => {
+      const run = rows[0]?.run
+      return run === undefined ? undefined : (typeof run === "string" ? JSON.parse(run) : run) as WaitingRun
+    }
+    const waiting = (session: string) =>
+      sql<{ readonly run: unknown }>`select run from ${sql(waitingTable)} where session = ${session}`.pipe(Effect.map(asWaiting), Effect.mapError(fail(session, "load")))
+    const setWaiting = (session: string, run: WaitingRun | undefined) =>
+      (run === undefined
+        ? sql`delete from ${sql(waitingTable)} where session = ${session}`
+        : sql`insert into ${sql(waitingTable)} (session, run) values (${session}, ${JSON.stringify(run)}::jsonb) on conflict (session) do update set run = excluded.run`
+      ).pipe(Effect.asVoid, Effect.mapError(fail(session, "append")))
+    const takeWaiting = (session: string) =>
+      sql<{ readonly run: unknown }>`delete from ${sql(waitingTable)} where session = ${session} returning run`.pipe(Effect.map(asWaiting), Effect.mapError(fail(session, "load")))
+    return { load, append, waiting, setWaiting, takeWaiting }
   })
 
 /**

@@ -1,6 +1,8 @@
 /** A session whose run suspends (issue 29 item 8): it shows the waiting run, and records the exchange once when the resumed run ends. */
-import { Effect } from "effect"
-import { describe, expect, it } from "vitest"
+import { Effect, Exit, Layer, Scope } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { sqlSessionStore } from "../../src/postgres/index.ts"
+import { startDatabase, type TestDatabase } from "../support/database.ts"
 import { Decision, inMemorySessionStore, session, text, toolCalls } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { failureOf, runExit } from "../fixtures.ts"
@@ -54,4 +56,31 @@ describe("a session whose run waits for a decision", () => {
     expect(failureOf(await runExit(chat.resumeEffect({ c1: Decision.approve })))).toMatchObject({ _tag: "DecisionsInvalid" })
     expect((await Effect.runPromise(store.load("s1"))).filter((m) => m.role === "tool")).toHaveLength(1)
   })
+})
+
+describe("a session on the SQL store whose run waits", () => {
+  let db: TestDatabase | undefined
+  beforeAll(async () => {
+    db = await startDatabase()
+  }, 120_000)
+  afterAll(() => db?.stop(), 60_000)
+
+  it("keeps the waiting run in the database: another store instance resumes it, and of two concurrent resumes one runs", async () => {
+    const scope = Effect.runSync(Scope.make())
+    const open = () => Effect.runPromise(Effect.flatMap(Layer.buildWithScope(db!.sql(), scope), (client) => sqlSessionStore({ table: "approval_sessions" }).pipe(Effect.provide(client))))
+    const { bank, executed } = makeBank(scriptedModel([toolCalls([{ id: "c1", name: "transfer", arguments: { to: "bob", amount: 500 } }]), text("sent")]))
+    const first = await open()
+    expect((await session(bank, "q1", { store: first }).send("pay bob 500"))._tag).toBe("Suspended")
+    const [a, b] = [await open(), await open()]
+    expect((await Effect.runPromise(session(bank, "q1", { store: a }).waiting()))?.pending.map((p) => p.id)).toEqual(["c1"])
+    const exits = await Promise.all([
+      runExit(session(bank, "q1", { store: a }).resumeEffect({ c1: Decision.approve })),
+      runExit(session(bank, "q1", { store: b }).resumeEffect({ c1: Decision.approve }))
+    ])
+    expect(exits.filter(Exit.isSuccess)).toHaveLength(1)
+    expect(executed.filter((e) => e.tool === "transfer")).toHaveLength(1)
+    expect((await Effect.runPromise(a.load("q1"))).map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"])
+    expect(await Effect.runPromise(a.waiting!("q1"))).toBeUndefined()
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  }, 60_000)
 })
