@@ -37,7 +37,7 @@ interface Execution {
 
 const Amount = Schema.Struct({ amount: Schema.Int })
 
-const build = (models: { readonly front: ModelClient; readonly child: ModelClient; readonly desk: ModelClient }, executed: Array<Execution>, sign: boolean) => {
+const build = (models: { readonly front: ModelClient; readonly child: ModelClient; readonly grandchild: ModelClient; readonly desk: ModelClient }, executed: Array<Execution>, sign: boolean) => {
   const record = (name: string) => (args: unknown, context: { readonly toolCallId: string }) => {
     executed.push({ id: context.toolCallId, tool: name, args })
     return "ok"
@@ -47,8 +47,13 @@ const build = (models: { readonly front: ModelClient; readonly child: ModelClien
     guarded: tool(`${prefix}guarded`, { args: Amount, needsApproval: ({ amount }) => amount > 50, run: record(`${prefix}guarded`) })
   })
   const signed = <A extends { signSnapshots: (s: string) => any }>(a: A): A => (sign ? a.signSnapshots(secret) : a)
+  const g = gatedTools("g_")
+  const grandchild = signed(agent("grandchild").model(models.grandchild).budget({ maxTurns: 3 }).disallowedToolPolicy("feedback").tools({ g_free: g.free, g_guarded: g.guarded }))
   const c = gatedTools("c_")
-  const child = signed(agent("child").model(models.child).budget({ maxTurns: 4 }).disallowedToolPolicy("feedback").tools({ c_free: c.free, c_guarded: c.guarded }))
+  const child = signed(
+    agent("child").model(models.child).budget({ maxTurns: 4 }).disallowedToolPolicy("feedback")
+      .tools({ c_free: c.free, c_guarded: c.guarded, deeper: grandchild.asTool({ name: "deeper" }) })
+  )
   const d = gatedTools("d_")
   const desk = signed(agent("desk").model(models.desk).budget({ maxTurns: 4 }).disallowedToolPolicy("feedback").tools({ d_free: d.free, d_guarded: d.guarded }))
   const f = gatedTools("")
@@ -77,7 +82,7 @@ const arbTurn = (names: ReadonlyArray<string>): fc.Arbitrary<LlmResponseInit> =>
       arbitrary: fc.uniqueArray(
         fc.record({ id: fc.constantFrom("a", "b", "c", "d"), name: fc.constantFrom(...names), arguments: arbArgs }),
         { minLength: 1, maxLength: 3, selector: (c) => c.id }
-      ).map((calls) => toolCalls(calls.map((c) => (c.name === "delegate" ? { ...c, arguments: { input: "go" } } : c.name === "handoff_to_desk" ? { ...c, arguments: {} } : c)) as never))
+      ).map((calls) => toolCalls(calls.map((c) => (c.name === "delegate" || c.name === "deeper" ? { ...c, arguments: { input: "go" } } : c.name === "handoff_to_desk" ? { ...c, arguments: {} } : c)) as never))
     },
     { weight: 1, arbitrary: fc.constant(text("done")) }
   )
@@ -104,12 +109,13 @@ const eachCallAnsweredOnce = (model: ReturnType<typeof scriptedModel>) => {
 }
 
 /** What the runs went through, so the laws are not vacuous (checked after the property). */
-const seen = { suspensions: 0, childSuspensions: 0, handoffSuspensions: 0, refusedSecondResumes: 0, gatedRuns: 0 }
+const seen = { suspensions: 0, childSuspensions: 0, grandchildSuspensions: 0, handoffSuspensions: 0, refusedSecondResumes: 0, gatedRuns: 0 }
 
 describe("approvals across borders", () => {
   afterAll(() => {
     expect(seen.suspensions).toBeGreaterThan(0)
     expect(seen.childSuspensions).toBeGreaterThan(0)
+    expect(seen.grandchildSuspensions).toBeGreaterThan(0)
     expect(seen.handoffSuspensions).toBeGreaterThan(0)
     expect(seen.refusedSecondResumes).toBeGreaterThan(0)
     expect(seen.gatedRuns).toBeGreaterThan(0)
@@ -118,15 +124,16 @@ describe("approvals across borders", () => {
   test.prop(
     [
       fc.array(arbTurn(["free", "guarded", "delegate", "handoff_to_desk", "nope"]), { minLength: 1, maxLength: 5 }),
-      fc.array(arbTurn(["c_free", "c_guarded"]), { minLength: 0, maxLength: 6 }),
+      fc.array(arbTurn(["c_free", "c_guarded", "deeper"]), { minLength: 0, maxLength: 6 }),
+      fc.array(arbTurn(["g_free", "g_guarded"]), { minLength: 0, maxLength: 4 }),
       fc.array(arbTurn(["d_free", "d_guarded"]), { minLength: 0, maxLength: 4 }),
       fc.infiniteStream(arbDecision),
       fc.boolean(),
       fc.infiniteStream(fc.boolean())
     ],
     { numRuns }
-  )("a gated call runs only once per approval of that exact call; a denied one never; every call gets one result; a second resume runs nothing", async (front, child, desk, decisionStream, sign, againStream) => {
-    const models = { front: scriptedModel(front), child: scriptedModel(child), desk: scriptedModel(desk) }
+  )("a gated call runs only once per approval of that exact call; a denied one never; every call gets one result; a second resume runs nothing", async (front, child, grandchild, desk, decisionStream, sign, againStream) => {
+    const models = { front: scriptedModel(front), child: scriptedModel(child), grandchild: scriptedModel(grandchild), desk: scriptedModel(desk) }
     const executed: Array<Execution> = []
     const authorised = new Map<string, number>()
     const decisions = decisionStream[Symbol.iterator]()
@@ -142,6 +149,7 @@ describe("approvals across borders", () => {
       const stored = reorderKeys(JSON.parse(JSON.stringify(suspended.snapshot)))
       seen.suspensions++
       if (suspended.pending.some((p) => p.id.includes("/"))) seen.childSuspensions++
+      if (suspended.pending.some((p) => p.id.split("/").length > 2)) seen.grandchildSuspensions++
       if (stored.state.handoff !== undefined) seen.handoffSuspensions++
       const chosen: Record<string, DecisionT> = {}
       for (const pending of suspended.pending) chosen[pending.id] = decisions.next().value as DecisionT
@@ -178,6 +186,7 @@ describe("approvals across borders", () => {
     }
     eachCallAnsweredOnce(models.front)
     eachCallAnsweredOnce(models.child)
+    eachCallAnsweredOnce(models.grandchild)
     eachCallAnsweredOnce(models.desk)
   }, 120_000)
 })
