@@ -2,7 +2,9 @@
  * Human decisions on tool calls that wait for approval: `approve` (run it as proposed), `deny(reason)`
  * (it never runs; the model is told why and goes on), `edit(args)` (run it with other arguments, decoded
  * again with the tool's Schema). `agent.resume(snapshot, decisions)` takes one per waiting call, keyed
- * by the call's id.
+ * by the call's id. A decision binds to the call the snapshot waits on (its id, its tool and, for an
+ * approval, the pending call's own arguments) and is taken once: decisions not applied yet travel in
+ * the next snapshot and cannot be changed.
  */
 import * as Data from "effect/Data"
 
