@@ -163,7 +163,7 @@ const Response = Schema.Union([
   Schema.Struct({ _tag: Schema.Literal("Text"), content: Schema.String, usage: Schema.optionalKey(Usage) }),
   Schema.Struct({ _tag: Schema.Literal("ToolCalls"), calls: Schema.Array(ToolCall), content: Schema.optionalKey(Schema.String), usage: Schema.optionalKey(Usage) })
 ])
-const Part = Schema.Union([
+const KnownPart = Schema.Union([
   Schema.Struct({ _tag: Schema.Literals(["TextDelta", "ReasoningDelta"]), delta: Schema.String }),
   Schema.Struct({ _tag: Schema.Literal("ReasoningEnd"), signature: Schema.optionalKey(Schema.String) }),
   Schema.Struct({ _tag: Schema.Literal("Reasoning"), part: Schema.Record(Schema.String, Schema.Unknown) }),
@@ -176,7 +176,7 @@ const Part = Schema.Union([
 const ErrorFields = Schema.Struct({ provider: Schema.String, reason: Schema.String })
 const Outcome = Schema.Union([
   Schema.Struct({ _tag: Schema.Literal("Response"), response: Response, durationMs: Schema.Number }),
-  Schema.Struct({ _tag: Schema.Literal("Parts"), parts: Schema.Array(Schema.Struct({ atMs: Schema.Number, part: Part })), error: Schema.optionalKey(ErrorFields), durationMs: Schema.Number }),
+  Schema.Struct({ _tag: Schema.Literal("Parts"), parts: Schema.Array(Schema.Struct({ atMs: Schema.Number, part: Schema.Struct({ _tag: Schema.String }) })), error: Schema.optionalKey(ErrorFields), durationMs: Schema.Number }),
   Schema.Struct({ _tag: Schema.Literal("Error"), error: ErrorFields, durationMs: Schema.Number })
 ])
 const Message = Schema.Struct({ role: Schema.Literals(["system", "user", "assistant", "tool"]), content: Schema.String })
@@ -186,6 +186,10 @@ const Shape = Schema.Struct({
   interactions: Schema.Array(Schema.Struct({ call: Schema.Literals(["chat", "stream"]), request: Request, outcome: Outcome }))
 })
 const checkShape = Schema.decodeUnknownResult(Shape)
+const checkPart = Schema.decodeUnknownResult(KnownPart)
+// Parts of kinds this module does not know (added by a newer provider) pass unchecked: the assembler
+// ignores what it does not know, and a cassette stays readable when parts are added.
+const knownTags = new Set(["TextDelta", "ReasoningDelta", "ReasoningEnd", "Reasoning", "ToolCallStart", "ToolCallDelta", "ToolCallEnd", "Usage", "Finish"])
 
 /**
  * Parses a cassette's text; throws `CassetteError` on anything but a version-1 cassette.
@@ -212,5 +216,15 @@ export const parseCassette = (text: string, source: string): Cassette => {
   }
   const checked = checkShape(json)
   if (checked._tag === "Failure") throw new CassetteError({ source, reason: `malformed cassette: ${checked.failure.message}` })
+  // The decoded value keeps only the keys the shape names: check the parts of the original.
+  ;(json as Cassette).interactions.forEach(({ outcome }, i) => {
+    if (outcome._tag !== "Parts") return
+    outcome.parts.forEach(({ part }, j) => {
+      const partChecked = knownTags.has(part._tag) ? checkPart(part) : undefined
+      if (partChecked?._tag === "Failure") {
+        throw new CassetteError({ source, reason: `malformed cassette: interaction ${i + 1}, part ${j + 1}: ${partChecked.failure.message}` })
+      }
+    })
+  })
   return json as Cassette
 }

@@ -124,7 +124,8 @@ describe("recordCassette / replayCassette", () => {
       ["not json", "not JSON"],
       ["[1]", "not a JSON object"],
       ['{"version":1,"interactions":[{"call":"chat","request":{"messages":[],"tools":[]},"outcome":{"_tag":"Response","response":{"_tag":"Text"},"durationMs":1}}]}', "malformed cassette"],
-      ['{"version":1,"interactions":[{"call":"fax","request":{},"outcome":{}}]}', "malformed cassette"]
+      ['{"version":1,"interactions":[{"call":"fax","request":{},"outcome":{}}]}', "malformed cassette"],
+      ['{"version":1,"interactions":[{"call":"stream","request":{"messages":[],"tools":[]},"outcome":{"_tag":"Parts","parts":[{"atMs":0,"part":{"_tag":"TextDelta","delta":7}}],"durationMs":1}}]}', "interaction 1, part 1"]
     ]
     for (const [text, reason] of cases) {
       const error = (() => {
