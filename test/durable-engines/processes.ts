@@ -13,13 +13,18 @@ export interface Worker {
   readonly ready: Promise<void>
   readonly exit: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null; readonly results: ReadonlyArray<any>; readonly stderr: string }>
   readonly results: Array<any>
+  /** `TIMING` lines: `engineReadyMs`, `processReadyMs`, `shutdownMs`. */
+  readonly timings: Record<string, number>
   readonly kill: () => void
+  /** SIGTERM: a graceful shutdown. */
+  readonly stop: () => void
 }
 
 /** Starts a worker with `env` added to this process's environment. */
 export const startWorker = (env: Record<string, string>): Worker => {
   const child = spawn(process.execPath, ["--import", "tsx", workerPath], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
   const results: Array<any> = []
+  const timings: Record<string, number> = {}
   let stderr = ""
   let buffer = ""
   let markReady = () => {}
@@ -32,13 +37,14 @@ export const startWorker = (env: Record<string, string>): Worker => {
       buffer = buffer.slice(nl + 1)
       if (line === "READY") markReady()
       if (line.startsWith("RESULT ")) results.push(JSON.parse(line.slice(7)))
+      if (line.startsWith("TIMING ")) Object.assign(timings, JSON.parse(line.slice(7)))
     }
   })
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; results: ReadonlyArray<any>; stderr: string }>((resolve) =>
     child.on("exit", (code, signal) => resolve({ code, signal, results, stderr }))
   )
-  return { child, ready, exit, results, kill: () => void child.kill("SIGKILL") }
+  return { child, ready, exit, results, timings, kill: () => void child.kill("SIGKILL"), stop: () => void child.kill("SIGTERM") }
 }
 
 /** Runs a worker to its end. */

@@ -11,7 +11,7 @@
  * serves), `start` (start `RUN_IDS` and wait for all), `decide` (approve what `RUN_ID` waits for), `result`.
  * Each end is printed as one line `RESULT <json>` on stdout.
  */
-import { Context, Effect, Layer, Option, Schedule, Schema } from "effect"
+import { Cause, Context, Effect, Exit, Fiber, Layer, Option, Schedule, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { agent, Decision, text, tool, toolCalls } from "../../src/index.ts"
 import type { LlmMessage, ModelRequest } from "../../src/index.ts"
@@ -272,10 +272,24 @@ const main = Effect.gen(function*() {
   }
 })
 
-Effect.runPromise(main.pipe(Effect.provide(runtime))).then(
-  () => process.exit(0),
-  (error) => {
-    process.stderr.write(`worker failed: ${String(error)}\n`)
-    process.exit(1)
-  }
-)
+const started = performance.now()
+const fiber = Effect.runFork(Effect.gen(function*() {
+  // The engine's layers built (an existing store opened, migrations checked, the runner started).
+  const context = yield* Layer.build(runtime)
+  process.stdout.write(`TIMING ${JSON.stringify({ engineReadyMs: Math.round(performance.now() - started), processReadyMs: Math.round(process.uptime() * 1000) })}\n`)
+  return yield* main.pipe(Effect.provide(context))
+}).pipe(Effect.scoped))
+// SIGTERM: a graceful shutdown (the engine's layers close: shards handed off, entities stopped).
+process.on("SIGTERM", () => {
+  const stopping = performance.now()
+  Effect.runFork(Fiber.interrupt(fiber)).addObserver(() => {
+    process.stdout.write(`TIMING ${JSON.stringify({ shutdownMs: Math.round(performance.now() - stopping) })}\n`)
+    process.exit(0)
+  })
+})
+fiber.addObserver((exit) => {
+  if (Exit.isSuccess(exit)) return process.exit(0)
+  if (Cause.hasInterruptsOnly(exit.cause)) return
+  process.stderr.write(`worker failed: ${String(Cause.squash(exit.cause))}\n`)
+  process.exit(1)
+})

@@ -20,6 +20,12 @@ import { dataDirLock } from "./data-dir-lock.ts"
 import { type EngineUnavailable, orUnavailable } from "./engine-unavailable.ts"
 import { pgliteClient } from "./pglite-client.ts"
 
+/**
+ * Stopping the process takes about a second: a run's step still in flight after that is left to the
+ * replay of the next start (Effect's default waits 15 s per entity).
+ */
+export const fastShutdown = { entityTerminationTimeout: "1 second" } as const
+
 /** Options of {@link embeddedEngine}. */
 export interface EmbeddedEngineOptions {
   /** Where the engine keeps its files (created when missing). One process at a time may open it. */
@@ -54,6 +60,7 @@ export const embeddedEngine = (
     Layer.provideMerge(SingleRunner.layer({
       runnerStorage: "memory",
       shardingConfig: {
+        ...fastShutdown,
         entityMessagePollInterval: "1 second",
         ...options.shardingConfig,
         ...(options.clientOnly === true ? { runnerAddress: Option.none() } : {})

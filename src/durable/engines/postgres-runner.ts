@@ -80,6 +80,19 @@ const loadClusterSocket = Effect.tryPromise({
 const address = (a: { readonly host: string; readonly port: number }) => RunnerAddress.make(a.host, a.port)
 
 /**
+ * Our defaults (each overridable through `shardingConfig`), so that recovery takes seconds: a
+ * graceful stop waits at most 1 s per entity (Effect: 15 s); a dead runner is noticed by ping within
+ * about 2 s (Effect: one minute) and its shard locks expire 6 s after its last refresh (refreshed every
+ * 2 s; Effect: 35 s and 10 s), so its runs move to the live runners within about 6-10 s.
+ */
+export const clusterDefaults = {
+  entityTerminationTimeout: "1 second",
+  runnerHealthCheckInterval: "2 seconds",
+  shardLockRefreshInterval: "2 seconds",
+  shardLockExpiration: "6 seconds"
+} as const
+
+/**
  * The engine and stores of one runner (or client) of a cluster on PostgreSQL. Every runner process
  * provides this with the durable agents' layers; the tables are created on first start.
  *
@@ -99,6 +112,7 @@ export const postgresRunner = (
     return Layer.unwrap(Effect.fail(missing))
   }
   const config = ShardingConfig.layer({
+    ...clusterDefaults,
     entityMessagePollInterval: "1 second",
     ...(options.runnerAddress === undefined ? {} : { runnerAddress: Option.some(address(options.runnerAddress)) }),
     ...(options.listenAddress === undefined ? {} : { runnerListenAddress: Option.some(address(options.listenAddress)) }),
