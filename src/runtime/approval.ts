@@ -3,7 +3,10 @@
  * that may need approval runs only when its `needsApproval` answers false for these exact arguments,
  * or when a human decided about this call (`approve`, or `edit` with arguments the Schema accepted).
  * Otherwise the run suspends: the call (and every later call of the same answer that also needs
- * approval) waits, and nothing after it runs until `resume` brings the decisions.
+ * approval) waits, and nothing after it runs until `resume` brings the decisions. The decisions bind
+ * to the snapshot's pending calls themselves (`resolveDecisions`), never to its waiting entries alone;
+ * those not applied yet travel in the next snapshot (`decidedEntries`); a child agent's suspension is
+ * this run's (`suspendForChild`, `child-runs.ts`).
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"

@@ -12,7 +12,9 @@
  *
  * - **intercept** (before every execution): the agent's interceptors of the tool (`intercept.ts`).
  * - **approve** (before every execution): a tool that may need approval runs only with arguments a
- *   human decided on or its `needsApproval` cleared; otherwise the call suspends (`approval.ts`).
+ *   human decided on or its `needsApproval` cleared; otherwise the call suspends (`approval.ts`). An
+ *   agent used as a tool whose child suspends suspends the call too, and the call's next run resumes
+ *   the child (`child-runs.ts`).
  *
  * A tool only ever runs with arguments its Schema accepted.
  */
