@@ -75,6 +75,10 @@ interface ResponseMeta {
   readonly usage?: Usage
   readonly finishReason?: FinishReason
   readonly reasoning?: ReadonlyArray<ReasoningPart>
+  /** The provider's id for this answer (OpenAI `chatcmpl-…`, Anthropic `msg_…`), when it sends one. */
+  readonly responseId?: string
+  /** The model that answered, as the provider names it (often more precise than the one asked for). */
+  readonly responseModel?: string
 }
 
 /** What a model answers: a final text, or tool calls (optionally with some text beside them). */
@@ -96,13 +100,16 @@ export type LlmResponse =
  * ```
  */
 export type LlmResponseInit =
-  | { readonly _tag: "Text"; readonly content: string; readonly usage?: Usage }
-  | {
+  | ({ readonly _tag: "Text"; readonly content: string; readonly usage?: Usage } & ResponseInfo)
+  | ({
     readonly _tag: "ToolCalls"
     readonly calls: ReadonlyArray<ToolCallInit>
     readonly content?: string
     readonly usage?: Usage
-  }
+  } & ResponseInfo)
+
+/** What the provider says about the answer itself: its id and the model that gave it. */
+export type ResponseInfo = Pick<ResponseMeta, "responseId" | "responseModel">
 
 /** A JSON Schema object (draft 2020-12), as generated from an Effect Schema. */
 export type JsonSchemaObject = JsonSchema.JsonSchema

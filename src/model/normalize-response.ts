@@ -37,12 +37,22 @@ const usageIssue = (usage: unknown): string | undefined =>
     ? undefined
     : "usage must be { inputTokens, outputTokens } with finite, non-negative numbers"
 
+// The provider's id and model end up on spans: strings or nothing.
+const infoIssue = (raw: Record<string, unknown>): string | undefined =>
+  raw["responseId"] !== undefined && typeof raw["responseId"] !== "string"
+    ? "responseId must be a string"
+    : raw["responseModel"] !== undefined && typeof raw["responseModel"] !== "string"
+    ? "responseModel must be a string"
+    : undefined
+
 const withExtras = <A extends object>(base: A, content: unknown, usage: unknown, raw: Record<string, unknown>): A => ({
   ...base,
   ...(content === undefined ? {} : { content }),
   ...(usage === undefined ? {} : { usage: usage as Usage }),
   ...(raw["finishReason"] === undefined ? {} : { finishReason: raw["finishReason"] }),
-  ...(raw["reasoning"] === undefined ? {} : { reasoning: raw["reasoning"] })
+  ...(raw["reasoning"] === undefined ? {} : { reasoning: raw["reasoning"] }),
+  ...(raw["responseId"] === undefined ? {} : { responseId: raw["responseId"] }),
+  ...(raw["responseModel"] === undefined ? {} : { responseModel: raw["responseModel"] })
 })
 
 /**
@@ -98,6 +108,8 @@ const normalizeShape = (raw: unknown, callNumber: number): Result.Result<LlmResp
   if (!isRecord(raw)) return Result.fail("expected an object with _tag \"Text\" or \"ToolCalls\"")
   const usage = usageIssue(raw["usage"])
   if (usage !== undefined) return Result.fail(usage)
+  const info = infoIssue(raw)
+  if (info !== undefined) return Result.fail(info)
   if (raw["content"] !== undefined && typeof raw["content"] !== "string") return Result.fail("content must be a string")
   if (raw["_tag"] === "Text") {
     if (typeof raw["content"] !== "string") return Result.fail("a Text response needs a string content")
@@ -143,6 +155,8 @@ const checkShape = (raw: unknown): Result.Result<LlmResponse, string> => {
   if (!isRecord(raw)) return Result.fail("expected an object with _tag \"Text\" or \"ToolCalls\"")
   const usage = usageIssue(raw["usage"])
   if (usage !== undefined) return Result.fail(usage)
+  const info = infoIssue(raw)
+  if (info !== undefined) return Result.fail(info)
   if (raw["content"] !== undefined && typeof raw["content"] !== "string") return Result.fail("content must be a string")
   if (raw["_tag"] === "Text") {
     return typeof raw["content"] === "string" ? Result.succeed(raw as unknown as LlmResponse) : Result.fail("a Text response needs a string content")

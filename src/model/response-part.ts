@@ -2,7 +2,7 @@
  * Response parts: a model's answer as it streams. Text and reasoning arrive as deltas; a tool call
  * arrives as a start (its index in the response, its id when the wire has one, its name), argument
  * deltas (raw JSON text, torn anywhere), and an end; usage (cumulative for this response) and the
- * finish reason may come last. `PartsAssembler` folds parts back into the `LlmResponse` the loop
+ * finish reason may come last; the provider's response id and model may come anywhere. `PartsAssembler` folds parts back into the `LlmResponse` the loop
  * acts on, so a streamed answer and the same answer in one piece mean the same thing; `partsOf` goes
  * the other way (a whole response as parts, optionally torn into chunks).
  */
@@ -41,6 +41,27 @@ export type ResponsePart =
   /** Usage of this response so far (cumulative: the last one counts). */
   | { readonly _tag: "Usage"; readonly usage: Usage }
   | { readonly _tag: "Finish"; readonly reason?: FinishReason | undefined }
+  /**
+   * What the provider says about the answer itself: its id and the model that gives it (OpenAI's
+   * chunks, Anthropic's `message_start`, ...). Not content; a later part's fields replace earlier ones.
+   */
+  | { readonly _tag: "ResponseInfo"; readonly id?: string | undefined; readonly model?: string | undefined }
+
+/**
+ * The `ResponseInfo` part for what a wire says about its answer (an id, a model), or none when it says
+ * nothing usable (missing, empty or not a string).
+ *
+ * @example
+ * ```ts
+ * responseInfoParts("msg_01", "claude-sonnet-4-6") // [{ _tag: "ResponseInfo", id: "msg_01", model: "claude-sonnet-4-6" }]
+ * responseInfoParts(undefined, "") // []
+ * ```
+ */
+export const responseInfoParts = (id: unknown, model: unknown): Array<ResponsePart> => {
+  const known = (u: unknown): string | undefined => (typeof u === "string" && u !== "" ? u : undefined)
+  const part = { _tag: "ResponseInfo" as const, id: known(id), model: known(model) }
+  return part.id === undefined && part.model === undefined ? [] : [part]
+}
 
 interface OpenCall {
   id: string | undefined
@@ -68,8 +89,10 @@ export class PartsAssembler {
   readonly #calls = new Map<number, OpenCall>()
   #usage: Usage | undefined
   #finish: FinishReason | undefined
+  #responseId: string | undefined
+  #responseModel: string | undefined
   #issue: string | undefined
-  /** Whether a text, reasoning or tool-call part arrived (usage and finish alone are not content). */
+  /** Whether a text, reasoning or tool-call part arrived (usage, finish and response info are not content). */
   started = false
 
   /** `responseNumber` distinguishes the ids assigned to calls of different responses. */
@@ -115,6 +138,10 @@ export class PartsAssembler {
       case "Finish":
         this.#finish = part.reason
         return
+      case "ResponseInfo":
+        if (part.id !== undefined && part.id !== "") this.#responseId = part.id
+        if (part.model !== undefined && part.model !== "") this.#responseModel = part.model
+        return
     }
   }
 
@@ -141,7 +168,7 @@ export class PartsAssembler {
         seen.add(id)
         return { id, name: call.name, arguments: call.arguments }
       })
-    return Result.succeed(assembleResponse({ content: this.#text, calls, usage: this.#usage, finishReason: this.#finish, reasoning: this.#reasoning }))
+    return Result.succeed(assembleResponse({ content: this.#text, calls, usage: this.#usage, finishReason: this.#finish, reasoning: this.#reasoning, responseId: this.#responseId, responseModel: this.#responseModel }))
   }
 
   #closeThinking(signature?: string): void {
@@ -173,8 +200,8 @@ export const chunksOf = (size: number): Chunker => (text) => {
 }
 
 /**
- * A whole response as parts: reasoning, text, each tool call (start, argument deltas, end), usage and
- * finish. `chunk` tears every text (content, thinking, arguments); by default each text is one delta.
+ * A whole response as parts: the provider's response id and model (when known), reasoning, text, each
+ * tool call (start, argument deltas, end), usage and finish. `chunk` tears every text (content, thinking, arguments); by default each text is one delta.
  * Assembling the parts gives back an equal response.
  *
  * @example
@@ -184,6 +211,9 @@ export const chunksOf = (size: number): Chunker => (text) => {
  */
 export const partsOf = (response: LlmResponse, chunk: Chunker = whole): Array<ResponsePart> => {
   const parts: Array<ResponsePart> = []
+  if (response.responseId !== undefined || response.responseModel !== undefined) {
+    parts.push({ _tag: "ResponseInfo", id: response.responseId, model: response.responseModel })
+  }
   const reasoning = response.reasoning ?? []
   for (const block of reasoning) {
     // Thinking with text streams as deltas closed by `ReasoningEnd` (carrying its signature); others come whole.

@@ -1,8 +1,8 @@
 /**
  * An AI SDK model's `doStream` parts (`LanguageModelV2/V3/V4StreamPart`) decoded into response parts:
  * `text-*` and `reasoning-*` deltas, tool inputs (`tool-input-start`/`-delta`/`-end`, then the whole
- * `tool-call`), `finish` (reason and usage), `error`; `stream-start`, `response-metadata`, `raw`,
- * `ping`, sources and files are ignored. The three specification versions share these part names;
+ * `tool-call`), `finish` (reason and usage), `response-metadata` (the answer's id and `modelId`),
+ * `error`; `stream-start`, `raw`, `ping`, sources and files are ignored. The three specification versions share these part names;
  * they differ in `finishReason` (a string in V2, `{ unified, raw }` in V3/V4) and usage (flat in V2,
  * nested in V3/V4), both read loosely.
  */
@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import { ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import type { FinishReason, ReasoningPart, Usage } from "../model/messages.ts"
-import type { ResponsePart } from "../model/response-part.ts"
+import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText } from "./normalise-calls.ts"
 import type { ChunkDecoder } from "./resilient-stream.ts"
@@ -114,6 +114,8 @@ export const aiSdkPartDecoder = (provider: string, mappings: AiSdkMappings): Chu
             case "finish":
               finish = { reason: part.finishReason, usage: part.usage }
               return []
+            case "response-metadata":
+              return responseInfoParts(part.id, part.modelId)
             default:
               return []
           }

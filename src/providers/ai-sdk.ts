@@ -222,6 +222,8 @@ interface GenerateResult {
   readonly content: ReadonlyArray<{ readonly type: string; readonly [key: string]: unknown }>
   readonly finishReason: string | { readonly unified: string; readonly raw?: string | undefined }
   readonly usage?: unknown
+  /** The provider's id for the answer and the model that gave it (`modelId`), when it reports them. */
+  readonly response?: { readonly id?: unknown; readonly modelId?: unknown } | undefined
 }
 
 /**
@@ -252,7 +254,16 @@ export const fromGenerateResult = (provider: string, result: GenerateResult): Ef
     const unified = typeof result.finishReason === "string" ? result.finishReason : result.finishReason?.unified
     const finishReason = toFinishReason(unified)
     yield* checkReply(provider, { finishReason, wireReason: `finishReason ${JSON.stringify(unified)}`, content, calls: calls.length, reasoning })
-    return assembleResponse({ content, calls, usage: toUsage(result.usage), finishReason, reasoning })
+    const info = typeof result.response === "object" && result.response !== null ? result.response : {}
+    return assembleResponse({
+      content,
+      calls,
+      usage: toUsage(result.usage),
+      finishReason,
+      reasoning,
+      responseId: typeof info.id === "string" ? info.id : undefined,
+      responseModel: typeof info.modelId === "string" ? info.modelId : undefined
+    })
   })
 
 const toFinishReason = (reason: string | undefined): FinishReason | undefined => {

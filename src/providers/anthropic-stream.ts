@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import { ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import type { FinishReason, ReasoningPart, Usage } from "../model/messages.ts"
-import type { ResponsePart } from "../model/response-part.ts"
+import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText } from "./normalise-calls.ts"
 import type { ChunkDecoder } from "./resilient-stream.ts"
@@ -31,9 +31,10 @@ type OpenBlock =
 /**
  * The decoder of one Messages stream. Thinking deltas are closed, at `content_block_stop`, by a
  * `ReasoningEnd` carrying the block's signature, so the assembled block is sent back unchanged;
- * redacted thinking comes whole. Usage is reported at `message_start` and at every `message_delta`
- * (where Anthropic sends the output tokens), so a token budget can end a run mid-answer. A stream
- * without a stop reason was cut: a retryable `ModelError`.
+ * redacted thinking comes whole. The message's id and model come with `message_start`. Usage is
+ * reported at `message_start` and at every `message_delta` (where Anthropic sends the output tokens),
+ * so a token budget can end a run mid-answer. A stream without a stop reason was cut: a retryable
+ * `ModelError`.
  *
  * @example
  * ```ts
@@ -60,7 +61,7 @@ export const anthropicEventDecoder = (): ChunkDecoder<Event> => {
             case "message_start":
               usage = { ...event.message.usage }
               stop = event.message.stop_reason
-              return usagePart()
+              return [...responseInfoParts(event.message.id, event.message.model), ...usagePart()]
             case "content_block_start": {
               const block = event.content_block
               if (block.type === "text") {

@@ -247,7 +247,7 @@ export const fromAnthropicResponse = (message: Anthropic.Messages.Message): Effe
       calls: calls.length,
       reasoning
     })
-    return assembleResponse({ content, calls, usage: toUsage(message.usage), finishReason, reasoning })
+    return assembleResponse({ content, calls, usage: toUsage(message.usage), finishReason, reasoning, responseId: message.id, responseModel: message.model })
   })
 
 const toModelError = (cause: unknown): ModelError => {

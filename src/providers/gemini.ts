@@ -18,7 +18,7 @@ import { lazyPackage } from "../internal/lazy-package.ts"
 import { effectStream as stream } from "../internal/lazy-effect.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolCall, ToolChoice, Usage } from "../model/messages.ts"
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
-import type { ResponsePart } from "../model/response-part.ts"
+import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 import { assembleResponse } from "./assemble-response.ts"
 import { checkReply, unusableReply } from "./check-reply.ts"
 import { GeminiSchemaError, toGeminiSchema } from "./gemini-schema.ts"
@@ -252,6 +252,8 @@ interface WireResponse {
     readonly finishMessage?: string
   }>
   readonly promptFeedback?: { readonly blockReason?: string; readonly blockReasonMessage?: string }
+  readonly responseId?: string
+  readonly modelVersion?: string
   readonly usageMetadata?: {
     readonly promptTokenCount?: number
     readonly candidatesTokenCount?: number
@@ -275,6 +277,8 @@ class TurnFold {
   readonly signatures: Signatures = { calls: [] }
   finish: string | undefined
   usage: Usage | undefined
+  responseId: string | undefined
+  responseModel: string | undefined
   #response: number | undefined
   constructor(readonly nextResponse: () => number) {}
 
@@ -307,7 +311,14 @@ class TurnFold {
   }
 
   response(response: WireResponse): Array<ResponsePart> {
+    // Every chunk repeats `responseId` and `modelVersion`: said once, again only if they change.
     const out: Array<ResponsePart> = []
+    for (const info of responseInfoParts(response.responseId, response.modelVersion)) {
+      if (info._tag !== "ResponseInfo" || (info.id === this.responseId && info.model === this.responseModel)) continue
+      out.push(info)
+      this.responseId = info.id ?? this.responseId
+      this.responseModel = info.model ?? this.responseModel
+    }
     const candidate = response.candidates?.[0]
     for (const part of candidate?.content?.parts ?? []) out.push(...this.part(part))
     if (candidate?.finishReason !== undefined && candidate.finishReason !== "FINISH_REASON_UNSPECIFIED") this.finish = candidate.finishReason
@@ -362,13 +373,22 @@ export const fromGeminiResponse = (response: WireResponse, nextResponse: () => n
       }
     }
     const finishReason = yield* fold.check(response.promptFeedback)
-    return assembleResponse({ content: fold.content, calls: fold.calls, usage: fold.usage, finishReason, reasoning: fold.reasoning() })
+    return assembleResponse({
+      content: fold.content,
+      calls: fold.calls,
+      usage: fold.usage,
+      finishReason,
+      reasoning: fold.reasoning(),
+      responseId: fold.responseId,
+      responseModel: fold.responseModel
+    })
   })
 
 /**
  * Decodes `generateContentStream` chunks: each is a whole `GenerateContentResponse` whose parts are
- * pieces of the answer (text and thoughts as deltas, function calls whole), its usage cumulative and
- * its finish reason in the last chunk. A stream without a finish reason was cut: a retryable `ModelError`.
+ * pieces of the answer (text and thoughts as deltas, function calls whole), its usage cumulative,
+ * its finish reason in the last chunk, its `responseId` and `modelVersion` on every chunk. A stream
+ * without a finish reason was cut: a retryable `ModelError`.
  *
  * @example
  * ```ts

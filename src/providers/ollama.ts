@@ -17,7 +17,7 @@ import { checkReply } from "./check-reply.ts"
 import { normaliseCalls } from "./normalise-calls.ts"
 import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 import { type ChunkDecoder, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
-import type { ResponsePart } from "../model/response-part.ts"
+import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 
 
 /** Options of {@link ollama}. */
@@ -109,19 +109,22 @@ export const ollama = (model: string, options: OllamaOptions = {}): ModelClient 
 /**
  * Decodes `/api/chat` stream lines: `message.content` and `message.thinking` deltas; tool calls whole
  * (Ollama sends each call complete in one line, usually without an id); `done_reason` and the token
- * counts on the line with `done: true`. A stream that ends before that line was cut: a retryable
- * `ModelError`.
+ * counts on the line with `done: true`; the `model` every line names (Ollama sends no response id).
+ * A stream that ends before the `done` line was cut: a retryable `ModelError`.
  */
 export const ollamaChunkDecoder = (): ChunkDecoder<ChatResponse> => {
   let next = 0
   let last: ChatResponse | undefined
   let content = ""
   let thinking = ""
+  let model: unknown
   return {
     chunk: (line) =>
       Effect.try({
         try: () => {
-          const parts: Array<ResponsePart> = []
+          // Every line names the model: said once, again only if it changes.
+          const parts: Array<ResponsePart> = line.model === model ? [] : responseInfoParts(undefined, line.model)
+          model = line.model
           const message = line.message as (Message & { tool_calls?: Array<{ id?: string }> }) | undefined
           const thought = message?.thinking ?? (message as { reasoning_content?: unknown } | undefined)?.reasoning_content
           if (typeof thought === "string" && thought !== "") {
@@ -289,7 +292,7 @@ export const fromOllamaResponse = (response: ChatResponse): Effect.Effect<LlmRes
     const doneReason = (response as { done_reason?: string }).done_reason
     const finishReason = toFinishReason(doneReason, calls.length)
     yield* checkReply(provider, { finishReason, wireReason: `done_reason ${JSON.stringify(doneReason)}`, content, calls: calls.length, reasoning })
-    return assembleResponse({ content, calls, usage: toUsage(response), finishReason, reasoning })
+    return assembleResponse({ content, calls, usage: toUsage(response), finishReason, reasoning, responseModel: response.model })
   })
 
 const toFinishReason = (reason: string | undefined, calls: number): FinishReason | undefined => {

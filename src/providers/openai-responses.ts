@@ -17,7 +17,7 @@ import { lazyPackage } from "../internal/lazy-package.ts"
 import { effectStream as stream } from "../internal/lazy-effect.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice, Usage } from "../model/messages.ts"
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
-import type { ResponsePart } from "../model/response-part.ts"
+import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 import { assembleResponse } from "./assemble-response.ts"
 import { checkReply } from "./check-reply.ts"
 import { normaliseCalls } from "./normalise-calls.ts"
@@ -227,6 +227,7 @@ type WireItem =
   | { readonly type: "other" }
 interface WireResponse {
   readonly id?: string
+  readonly model?: string
   readonly status?: string
   readonly output?: ReadonlyArray<WireItem>
   readonly error?: { readonly code?: string; readonly message?: string } | null
@@ -267,7 +268,15 @@ export const fromResponsesResponse = (response: WireResponse): Effect.Effect<Llm
     const calls = yield* normaliseCalls(wire)
     const finishReason = finishOf(response, refusal, calls.length)
     yield* checkReply(provider, { finishReason, wireReason: wireReasonOf(response, refusal), content: refusal !== "" ? refusal : content, calls: calls.length, reasoning })
-    return assembleResponse({ content, calls, usage: toUsage(response.usage), finishReason, reasoning })
+    return assembleResponse({
+      content,
+      calls,
+      usage: toUsage(response.usage),
+      finishReason,
+      reasoning,
+      responseId: response.id,
+      responseModel: response.model
+    })
   })
 
 /** The text, refusal, reasoning items and function calls of a reply's output items. */
@@ -334,7 +343,7 @@ const toUsage = (usage: WireResponse["usage"]): Usage | undefined => {
  * `response.output_item.added`), `response.reasoning_summary_text.delta` (summaries of one item
  * joined by a blank line), reasoning items closed at `response.output_item.done` with the whole item
  * as their signature, and the end: `response.completed`, `response.incomplete`, `response.failed`,
- * or an `error` event. A stream without one of those ends was cut: a retryable `ModelError`.
+ * or an `error` event. The response's `id` and `model` come from `response.created` and again from its end. A stream without one of those ends was cut: a retryable `ModelError`.
  *
  * @example
  * ```ts
@@ -416,11 +425,15 @@ export const responsesEventDecoder = (): ChunkDecoder<WireEvent> => {
               }
               return []
             }
+            case "response.created":
+              return typeof event.response === "object" && event.response !== null
+                ? responseInfoParts(event.response.id, event.response.model)
+                : []
             case "response.completed":
             case "response.incomplete":
               if (typeof event.response !== "object" || event.response === null) throw new Error(`${event.type} without a response`)
               final = event.response as WireResponse
-              return []
+              return responseInfoParts(final.id, final.model)
             default:
               return []
           }

@@ -33,7 +33,7 @@ import { checkReply } from "./check-reply.ts"
 import { normaliseCalls, type WireCall } from "./normalise-calls.ts"
 import { innermostMessage, isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 import { type ChunkDecoder, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
-import type { ResponsePart } from "../model/response-part.ts"
+import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 
 
 /** Options of {@link openai}. The SDK's own retries are off: retries and timeouts are Effect's. */
@@ -127,7 +127,8 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
 /**
  * Decodes Chat Completions chunks (`data:` lines of `chat.completion.chunk`): content, reasoning
  * (`reasoning_content`/`reasoning` of compatible servers) and refusal deltas; tool calls by `index`
- * (id and name in their first delta, then argument pieces); `finish_reason`; usage in the last chunk.
+ * (id and name in their first delta, then argument pieces); `finish_reason`; usage in the last chunk;
+ * the completion's `id` and `model` (on every chunk) as one `ResponseInfo` part.
  * A stream that ends without a finish reason was cut: a retryable `ModelError`.
  */
 export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
@@ -140,11 +141,18 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
   let refusal = ""
   let thinking = ""
   let calls = 0
+  let info = ""
   return {
     chunk: (chunk) =>
       Effect.try({
         try: () => {
+          // Every chunk repeats the completion's id and model: said once, again only if it changes.
           const parts: Array<ResponsePart> = []
+          const infoKey = JSON.stringify([chunk.id, chunk.model])
+          if (infoKey !== info) {
+            info = infoKey
+            parts.push(...responseInfoParts(chunk.id, chunk.model))
+          }
           const fromUsage = toUsage(chunk.usage)
           if (fromUsage !== undefined) usage = fromUsage
           const choice = chunk.choices?.[0]
@@ -319,7 +327,15 @@ export const fromOpenAiResponse = (completion: ChatCompletion): Effect.Effect<Ll
       calls: calls.length,
       reasoning
     })
-    return assembleResponse({ content, calls, usage: toUsage(completion.usage), finishReason, reasoning })
+    return assembleResponse({
+      content,
+      calls,
+      usage: toUsage(completion.usage),
+      finishReason,
+      reasoning,
+      responseId: completion.id,
+      responseModel: completion.model
+    })
   })
 
 /** A reply message as OpenAI-compatible servers send it: `type`, `id` and `content` may be missing. */

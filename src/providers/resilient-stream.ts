@@ -106,13 +106,14 @@ export const resilientStream = <C>(
   })
 
 /**
- * Whether a part shows the caller some of the answer. Usage and finish parts do not: a provider that
- * reports usage first (Anthropic's `message_start`) may still be retried after them, and the retry's
- * usage replaces theirs (usage parts are cumulative, the last one counts).
+ * Whether a part shows the caller some of the answer. Usage, finish and response-info parts do not: a
+ * provider that reports usage first (Anthropic's `message_start`) may still be retried after them, and
+ * the retry's usage and response info replace theirs (usage parts are cumulative, the last one counts).
  *
  * @example
  * ```ts
  * isContent({ _tag: "Usage", usage: { inputTokens: 1, outputTokens: 0 } }) // false
  * ```
  */
-export const isContent = (part: ResponsePart): boolean => part._tag !== "Usage" && part._tag !== "Finish"
+export const isContent = (part: ResponsePart): boolean =>
+  part._tag !== "Usage" && part._tag !== "Finish" && part._tag !== "ResponseInfo"

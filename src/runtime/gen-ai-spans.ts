@@ -22,6 +22,8 @@ export const GenAi = {
   temperature: "gen_ai.request.temperature",
   maxTokens: "gen_ai.request.max_tokens",
   finishReasons: "gen_ai.response.finish_reasons",
+  responseId: "gen_ai.response.id",
+  responseModel: "gen_ai.response.model",
   inputTokens: "gen_ai.usage.input_tokens",
   outputTokens: "gen_ai.usage.output_tokens",
   cacheReadTokens: "gen_ai.usage.cache_read.input_tokens",
@@ -94,11 +96,16 @@ export const chatSpan = (turn: number, request: ModelRequest, model: ModelMetada
 export const finishReasonOf = (response: LlmResponse): FinishReason =>
   response.finishReason ?? (response._tag === "ToolCalls" ? "tool-calls" : "stop")
 
-/** What a `chat` span learns from the answer: finish reason, token usage, and our `model.*` summary. */
+/**
+ * What a `chat` span learns from the answer: finish reason, the provider's response id and the model
+ * that answered (when it says), token usage, and our `model.*` summary.
+ */
 export const chatResponseAttributes = (response: LlmResponse): Record<string, unknown> => {
   const usage = response.usage
   return {
     [GenAi.finishReasons]: [genAiFinishReason(finishReasonOf(response))],
+    ...(response.responseId === undefined ? {} : { [GenAi.responseId]: response.responseId }),
+    ...(response.responseModel === undefined ? {} : { [GenAi.responseModel]: response.responseModel }),
     ...(usage === undefined ? {} : {
       [GenAi.inputTokens]: usage.inputTokens,
       [GenAi.outputTokens]: usage.outputTokens,

@@ -51,7 +51,13 @@ describe.each(versions)("fromAiSdk(@ai-sdk/openai-compatible $spec).stream again
     const exit = await collect(client)
     if (Exit.isFailure(exit)) throw Cause.squash(exit.cause)
     expect(assemble(exit.value)).toEqual(plain)
-    expect(plain).toMatchObject({ _tag: "ToolCalls", content: "Sum: ✓", reasoning: [{ _tag: "Thinking", text: "Thinking — 思考 🤔" }] })
+    expect(plain).toMatchObject({
+      _tag: "ToolCalls",
+      content: "Sum: ✓",
+      reasoning: [{ _tag: "Thinking", text: "Thinking — 思考 🤔" }],
+      responseId: "chatcmpl-w0",
+      responseModel: "gpt-4o-mini"
+    })
     expect(server.requests[1]?.body).toMatchObject({ stream: true })
     expect(exit.value.filter((p) => p._tag === "ToolCallDelta").length).toBeGreaterThan(2)
   })
@@ -106,7 +112,7 @@ describe("fromAiSdk(model).stream: the stream parts of each specification versio
   it("V2 parts (string finish reason, flat usage): text, reasoning blocks, tool input deltas, a tool-call without input parts, provider-executed calls skipped", async () => {
     const { model } = scripted("v2", [[
       { type: "stream-start", warnings: [] },
-      { type: "response-metadata", id: "r1" },
+      { type: "response-metadata", id: "r1", modelId: "gpt-4o-2024-08-06", timestamp: new Date(0) },
       { type: "reasoning-start", id: "r" },
       { type: "reasoning-delta", id: "r", delta: "first " },
       { type: "reasoning-delta", id: "r", delta: "thought" },
@@ -136,7 +142,9 @@ describe("fromAiSdk(model).stream: the stream parts of each specification versio
       calls: [{ id: "c1", name: "add", arguments: "{\"a\":1,\"b\":2}" }, { id: "c2", name: "multiply", arguments: "{\"a\":2,\"b\":3}" }],
       usage: { inputTokens: 7, outputTokens: 3, reasoningTokens: 2 },
       finishReason: "tool-calls",
-      reasoning: [{ _tag: "Thinking", text: "first thought" }]
+      reasoning: [{ _tag: "Thinking", text: "first thought" }],
+      responseId: "r1",
+      responseModel: "gpt-4o-2024-08-06"
     })
   })
 

@@ -49,6 +49,8 @@ describe("anthropic(...).stream: the Messages stream", () => {
     if (Exit.isFailure(exit)) throw Cause.squash(exit.cause)
     const expected = await Effect.runPromise(fromAnthropicResponse(anthropicJson(thinkingToolUse) as never))
     expect(assemble(exit.value)).toEqual(expected)
+    expect(expected).toMatchObject({ responseId: "msg_01wire", responseModel: "claude-sonnet-4-6" })
+    expect(exit.value.filter((p) => p._tag === "ResponseInfo")).toEqual([{ _tag: "ResponseInfo", id: "msg_01wire", model: "claude-sonnet-4-6" }])
     expect(expected.reasoning).toEqual([{ _tag: "Thinking", text: thinkingToolUse.thinking!.text, signature: thinkingToolUse.thinking!.signature }])
     expect(server.requests[0]?.body).toMatchObject({ stream: true })
     // Usage arrives twice: input at message_start, output at message_delta.

@@ -138,21 +138,26 @@ describe("anthropic provider against a loopback Messages API server", () => {
     expect(s.requests[0]!.body.system).toContain('Call the tool "add" now.')
   })
 
-  it("carries usage with cache reads, and the finish reason", async () => {
+  it("carries usage with cache reads, the finish reason, and the message's id and model", async () => {
     const s = await serve([{
-      json: anthropicMessage([{ type: "text", text: "hi" }], "end_turn", {
-        input_tokens: 10,
-        output_tokens: 5,
-        cache_read_input_tokens: 90,
-        cache_creation_input_tokens: 0
-      })
+      json: {
+        ...anthropicMessage([{ type: "text", text: "hi" }], "end_turn", {
+          input_tokens: 10,
+          output_tokens: 5,
+          cache_read_input_tokens: 90,
+          cache_creation_input_tokens: 0
+        }),
+        id: "msg_013Zva2CMHLNnXjNJJKqJ2EF"
+      }
     }])
     const response = await Effect.runPromise(anthropic("m", { apiKey: "k", baseURL: s.url }).chat(request))
     expect(response).toEqual({
       _tag: "Text",
       content: "hi",
       finishReason: "stop",
-      usage: { inputTokens: 100, outputTokens: 5, cachedInputTokens: 90 }
+      usage: { inputTokens: 100, outputTokens: 5, cachedInputTokens: 90 },
+      responseId: "msg_013Zva2CMHLNnXjNJJKqJ2EF",
+      responseModel: "claude-sonnet-4-6"
     })
   })
 

@@ -129,6 +129,9 @@ describe("gemini(...): the Gemini API", () => {
     const exit = await Effect.runPromiseExit(Stream.runCollect(client(server.url).stream!(request)))
     if (Exit.isFailure(exit)) throw Cause.squash(exit.cause)
     expect(assemble(exit.value)).toEqual(plain)
+    expect(plain).toMatchObject({ responseId: "resp-1", responseModel: "gemini-2.5-flash" })
+    // Every chunk repeats responseId and modelVersion; they are said once.
+    expect(exit.value.filter((p) => p._tag === "ResponseInfo")).toEqual([{ _tag: "ResponseInfo", id: "resp-1", model: "gemini-2.5-flash" }])
     expect(server.requests[1]?.url).toBe("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse")
     expect(exit.value.filter((p) => p._tag === "ReasoningDelta").length).toBeGreaterThan(1)
   })
@@ -147,8 +150,11 @@ describe("gemini(...): the Gemini API", () => {
   it("interrupting the stream closes the HTTP response", async () => {
     const events = geminiEvents({ text: "first words", calls: [], usage: { input: 1, output: 1 } }, [6])
     const server = await serve([streamed(sse(events.slice(0, 1)), undefined, "stall")])
-    const exit = await Effect.runPromiseExit(Stream.runCollect(client(server.url, { idleTimeout: "1 minute" }).stream!(request).pipe(Stream.take(1))))
-    expect(Exit.isSuccess(exit) && exit.value).toEqual([{ _tag: "TextDelta", delta: "first " }])
+    const exit = await Effect.runPromiseExit(Stream.runCollect(client(server.url, { idleTimeout: "1 minute" }).stream!(request).pipe(Stream.take(2))))
+    expect(Exit.isSuccess(exit) && exit.value).toEqual([
+      { _tag: "ResponseInfo", id: "resp-1", model: "gemini-2.5-flash" },
+      { _tag: "TextDelta", delta: "first " }
+    ])
     await server.aborted
   })
 

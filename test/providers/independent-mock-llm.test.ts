@@ -48,7 +48,7 @@ describe("openai provider against @dwmkerr/mock-llm", () => {
     const response = await Effect.runPromise(
       openai("gpt-4", { apiKey: "k", baseURL, ...fast }).chat({ messages: [{ role: "user", content: "Hello" }], tools: [] })
     )
-    expect(response).toEqual({ _tag: "Text", content: "Hello", finishReason: "stop" })
+    expect(response).toEqual({ _tag: "Text", content: "Hello", finishReason: "stop", responseId: expect.stringMatching(/^chatcmpl-/), responseModel: "gpt-4" })
   })
 
   it("runs its documented tool-calling sequence: a call without id, type or arguments, then the answer", async () => {

@@ -220,7 +220,9 @@ describe("usage and finish reason", () => {
       _tag: "Text",
       content: "ok",
       finishReason: "stop",
-      usage: { inputTokens: 100, outputTokens: 40, cachedInputTokens: 64, reasoningTokens: 32 }
+      usage: { inputTokens: 100, outputTokens: 40, cachedInputTokens: 64, reasoningTokens: 32 },
+      responseId: expect.stringMatching(/^chatcmpl-/),
+      responseModel: "gpt-4o-mini-2024-07-18"
     })
   })
 

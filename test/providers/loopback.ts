@@ -245,10 +245,12 @@ export const tear = (text: string, sizes: ReadonlyArray<number> = [7, 3, 11, 1, 
   return pieces
 }
 
-let chunkCounter = 0
+/** The id every chunk of a streamed completion repeats (as Chat Completions does). */
+export const streamedCompletionId = "chatcmpl-s1"
+
 /** One `chat.completion.chunk` as Chat Completions streams it. */
 export const openAiChunk = (delta: Record<string, unknown>, finishReason: string | null = null, extra: Record<string, unknown> = {}) => ({
-  id: `chatcmpl-s${++chunkCounter}`,
+  id: streamedCompletionId,
   object: "chat.completion.chunk",
   created: 1_700_000_000,
   model: "gpt-4o-mini-2024-07-18",
@@ -259,7 +261,7 @@ export const openAiChunk = (delta: Record<string, unknown>, finishReason: string
 
 /** The usage chunk `stream_options: { include_usage: true }` adds before `[DONE]`. */
 export const openAiUsageChunk = (prompt: number, completion: number) => ({
-  id: `chatcmpl-s${++chunkCounter}`,
+  id: streamedCompletionId,
   object: "chat.completion.chunk",
   created: 1_700_000_000,
   model: "gpt-4o-mini-2024-07-18",

@@ -73,7 +73,7 @@ describe("ollama provider against a loopback /api/chat server", () => {
   it("carries token counts into the response", async () => {
     const s = await serve([ollamaText("hello")])
     const response = await Effect.runPromise(ollama("m", { host: s.url }).chat(request))
-    expect(response).toEqual({ _tag: "Text", content: "hello", finishReason: "stop", usage: { inputTokens: 26, outputTokens: 12 } })
+    expect(response).toEqual({ _tag: "Text", content: "hello", finishReason: "stop", usage: { inputTokens: 26, outputTokens: 12 }, responseModel: "qwen2.5:7b" })
   })
 
   it("maps tool choice: none sends no tools, a named tool is the only one sent and is asked for", async () => {

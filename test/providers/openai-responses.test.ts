@@ -99,6 +99,7 @@ describe("openaiResponses(...): the Responses API", () => {
     const exit = await Effect.runPromiseExit(Stream.runCollect(client(server.url).stream!(request)))
     if (Exit.isFailure(exit)) throw Cause.squash(exit.cause)
     expect(assemble(exit.value)).toEqual(plain)
+    expect(plain).toMatchObject({ responseId: "resp_0", responseModel: "gpt-5-mini" })
     expect(server.requests[1]?.body).toMatchObject({ stream: true })
     expect(exit.value.filter((p) => p._tag === "ReasoningDelta").length).toBeGreaterThan(1)
   })
@@ -128,8 +129,9 @@ describe("openaiResponses(...): the Responses API", () => {
   it("interrupting the stream closes the HTTP response", async () => {
     const text: WireReply = { text: "first words", calls: [], usage: { input: 1, output: 1 } }
     const server = await serve([streamed(sse(responsesEvents(text, 0, [6]).slice(0, 3)), undefined, "stall")])
-    const exit = await Effect.runPromiseExit(Stream.runCollect(client(server.url, { idleTimeout: "1 minute" }).stream!(request).pipe(Stream.take(1))))
-    expect(Exit.isSuccess(exit) && exit.value).toEqual([{ _tag: "TextDelta", delta: "first " }])
+    const exit = await Effect.runPromiseExit(Stream.runCollect(client(server.url, { idleTimeout: "1 minute" }).stream!(request).pipe(Stream.take(2))))
+    // The id and model come first, from response.created.
+    expect(Exit.isSuccess(exit) && exit.value).toEqual([{ _tag: "ResponseInfo", id: "resp_0", model: "gpt-5-mini" }, { _tag: "TextDelta", delta: "first " }])
     await server.aborted
   })
 

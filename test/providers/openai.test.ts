@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest"
 import { agent, ModelError, skill, type ModelRequest } from "../../src/index.ts"
 import { openai } from "../../src/providers/openai.ts"
 import { failureOf, makeCalculatorTools, runExit } from "../fixtures.ts"
-import { closedPort, fastRetries as fast, openAiError, openAiText, openAiToolCalls, useLoopback } from "./loopback.ts"
+import { closedPort, completion, fastRetries as fast, openAiError, openAiText, openAiToolCalls, useLoopback } from "./loopback.ts"
 import { quietLogs } from "../support/quiet-logs.ts"
 
 // Retries and failing hooks here are on purpose: their log lines are held back (test/support/quiet-logs.ts).
@@ -81,10 +81,17 @@ describe("openai provider against a loopback Chat Completions server", () => {
     ])
   })
 
-  it("carries token usage into the response", async () => {
-    const s = await serve([openAiText("hello")])
-    const response = await Effect.runPromise(openai("m", { apiKey: "k", baseURL: s.url }).chat(request))
-    expect(response).toEqual({ _tag: "Text", content: "hello", finishReason: "stop", usage: { inputTokens: 82, outputTokens: 17 } })
+  it("carries token usage, the completion's id and the model that answered into the response", async () => {
+    const s = await serve([{ json: { ...completion({ content: "hello" }, "stop"), id: "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG" } }])
+    const response = await Effect.runPromise(openai("gpt-4o-mini", { apiKey: "k", baseURL: s.url }).chat(request))
+    expect(response).toEqual({
+      _tag: "Text",
+      content: "hello",
+      finishReason: "stop",
+      usage: { inputTokens: 82, outputTokens: 17 },
+      responseId: "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
+      responseModel: "gpt-4o-mini-2024-07-18"
+    })
   })
 
   it("maps every tool choice to the wire form", async () => {

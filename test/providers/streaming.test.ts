@@ -65,8 +65,12 @@ describe("openai(...).stream: Chat Completions SSE", () => {
       _tag: "ToolCalls",
       calls: [{ id: "call_a", name: "add", arguments: "{\"a\": 3, \"b\": 5}" }, { id: "call_b", name: "add", arguments: "{\"a\":1,\"b\":2}" }],
       usage: { inputTokens: 40, outputTokens: 12 },
-      finishReason: "tool-calls"
+      finishReason: "tool-calls",
+      responseId: "chatcmpl-s1",
+      responseModel: "gpt-4o-mini-2024-07-18"
     })
+    // Every chunk repeats the id and model; they are said once.
+    expect(Exit.isSuccess(exit) && exit.value.filter((p) => p._tag === "ResponseInfo")).toHaveLength(1)
     expect(server.requests[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true } })
   })
 
@@ -116,8 +120,11 @@ describe("openai(...).stream: Chat Completions SSE", () => {
   it("interrupting the stream closes the HTTP response", async () => {
     const server = await serve([sse(sseBody([openAiChunk({ role: "assistant", content: "first" })], false), "stall")])
     const client = openai("m", { baseURL: `${server.url}/v1`, apiKey: "k", retry: false, idleTimeout: "1 minute" })
-    const exit = await Effect.runPromiseExit(Stream.runCollect(client.stream!(request).pipe(Stream.take(1))))
-    expect(Exit.isSuccess(exit) && exit.value).toEqual([{ _tag: "TextDelta", delta: "first" }])
+    const exit = await Effect.runPromiseExit(Stream.runCollect(client.stream!(request).pipe(Stream.take(2))))
+    expect(Exit.isSuccess(exit) && exit.value).toEqual([
+      { _tag: "ResponseInfo", id: "chatcmpl-s1", model: "gpt-4o-mini-2024-07-18" },
+      { _tag: "TextDelta", delta: "first" }
+    ])
     await server.aborted
   })
 
@@ -147,8 +154,11 @@ describe("ollama(...).stream: /api/chat NDJSON", () => {
       content: "Hello, world",
       usage: { inputTokens: 26, outputTokens: 12 },
       finishReason: "stop",
-      reasoning: [{ _tag: "Thinking", text: "Let me think." }]
+      reasoning: [{ _tag: "Thinking", text: "Let me think." }],
+      responseModel: "qwen2.5:7b"
     })
+    // Every line names the model; it is said once (Ollama sends no id).
+    expect(parts.filter((p) => p._tag === "ResponseInfo")).toEqual([{ _tag: "ResponseInfo", model: "qwen2.5:7b" }])
     expect(server.requests[0]?.body).toMatchObject({ stream: true })
   })
 

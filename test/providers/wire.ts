@@ -72,11 +72,9 @@ export const sse = (events: ReadonlyArray<readonly [string | undefined, unknown]
 
 // ---- Anthropic Messages ----
 
-let messageCounter = 0
-
-/** The non-streamed Messages reply. */
+/** The non-streamed Messages reply (its id the same for the streamed reply, so both paths agree). */
 export const anthropicJson = (reply: WireReply) => ({
-  id: `msg_w${++messageCounter}`,
+  id: "msg_01wire",
   type: "message",
   role: "assistant",
   model: "claude-sonnet-4-6",
@@ -128,11 +126,9 @@ export const anthropicEvents = (reply: WireReply, sizes: ReadonlyArray<number> =
 
 // ---- OpenAI Chat Completions (also what @ai-sdk/openai-compatible speaks) ----
 
-let chatCounter = 0
-
-/** The non-streamed completion; thinking goes as `reasoning_content` (as DeepSeek, vLLM send it). */
+/** The non-streamed completion; thinking goes as `reasoning_content` (as DeepSeek, vLLM send it). Its id is the turn's, streamed or not. */
 export const openAiChatJson = (reply: WireReply, turn: number) => ({
-  id: `chatcmpl-w${++chatCounter}`,
+  id: `chatcmpl-w${turn}`,
   object: "chat.completion",
   created: 1_700_000_000,
   model: "gpt-4o-mini",
@@ -155,7 +151,7 @@ export const openAiChatJson = (reply: WireReply, turn: number) => ({
 /** The same reply as `chat.completion.chunk` events (unnamed `data:` lines), usage last, then `[DONE]`. */
 export const openAiChatEvents = (reply: WireReply, turn: number, sizes: ReadonlyArray<number> = [5]): Array<readonly [undefined, unknown]> => {
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
-    id: `chatcmpl-s${chatCounter}`,
+    id: `chatcmpl-w${turn}`,
     object: "chat.completion.chunk",
     created: 1_700_000_000,
     model: "gpt-4o-mini",
@@ -175,8 +171,6 @@ export const openAiChatEvents = (reply: WireReply, turn: number, sizes: Readonly
 
 // ---- OpenAI Responses ----
 
-let responseCounter = 0
-
 const responsesOutput = (reply: WireReply, turn: number) => [
   ...(reply.thinking === undefined
     ? []
@@ -187,7 +181,7 @@ const responsesOutput = (reply: WireReply, turn: number) => [
 
 /** The non-streamed Responses reply (`status: "completed"`, unless `status` says otherwise). */
 export const responsesJson = (reply: WireReply, turn: number, extra: Record<string, unknown> = {}) => ({
-  id: `resp_${++responseCounter}`,
+  id: `resp_${turn}`,
   object: "response",
   created_at: 1_700_000_000,
   status: "completed",
