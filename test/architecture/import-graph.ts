@@ -1,7 +1,7 @@
 /**
  * The layers of `src/` and a checker for its import graph. Imports go one way, down the ranks:
  *
- *   internal → model → errors → dsl → runtime | providers | trace | node | compose | mcp → testing → agent.ts, index.ts, cli
+ *   internal → model → errors → dsl → runtime | providers | trace | node | compose | mcp → testing | durable | web | evals → agent.ts, index.ts, cli
  *
  * A file may import its own layer and any lower one; the siblings at rank 4 may not import each
  * other (providers never see the loop, the loop never sees a provider, tracing is a listener), and
@@ -36,6 +36,7 @@ export const layers: ReadonlyArray<Layer> = [
   { name: "testing", rank: 5, matches: folder("testing") },
   { name: "durable", rank: 5, matches: folder("durable") },
   { name: "web", rank: 5, matches: folder("web") },
+  { name: "evals", rank: 5, matches: folder("evals") },
   { name: "entry", rank: 6, matches: (f) => f === "index.ts" || f === "agent.ts" || f.startsWith("cli/") }
 ]
 

@@ -1,0 +1,92 @@
+/**
+ * Comparing a report with a baseline, for CI: a scorer whose mean dropped by more than `tolerance`,
+ * and a case that passed in the baseline but does not now, are regressions; the exit code is 1 when
+ * there is one. Cases and scorers only in one report are listed, not counted as regressions.
+ */
+import type { EvalReport } from "./report.ts"
+
+/** One regression or improvement. */
+export type Change =
+  | { readonly _tag: "Scorer"; readonly scorer: string; readonly baseline: number; readonly current: number }
+  | { readonly _tag: "Case"; readonly id: string; readonly baseline: string; readonly current: string }
+
+/** What changed between two reports. */
+export interface Comparison {
+  readonly regressions: ReadonlyArray<Change>
+  readonly improvements: ReadonlyArray<Change>
+  /** Cases in the baseline that the current report lacks, and new ones. */
+  readonly missingCases: ReadonlyArray<string>
+  readonly newCases: ReadonlyArray<string>
+  /** True when there is no regression. */
+  readonly ok: boolean
+}
+
+/**
+ * Compares `current` with `baseline`. `tolerance` (default 0.01) is how far a scorer's mean may drop.
+ *
+ * @example
+ * ```ts
+ * const comparison = compareReports(parseReport(readFileSync("baseline.json", "utf8")), report)
+ * console.log(formatComparison(comparison)); process.exitCode = exitCodeOf(comparison)
+ * ```
+ */
+export const compareReports = (baseline: EvalReport, current: EvalReport, options: { readonly tolerance?: number } = {}): Comparison => {
+  const tolerance = options.tolerance ?? 0.01
+  const regressions: Array<Change> = []
+  const improvements: Array<Change> = []
+  for (const [scorer, was] of Object.entries(baseline.summary.scorers)) {
+    const now = current.summary.scorers[scorer]
+    if (now === undefined) continue
+    const change: Change = { _tag: "Scorer", scorer, baseline: was.mean, current: now.mean }
+    if (now.mean < was.mean - tolerance) regressions.push(change)
+    else if (now.mean > was.mean + tolerance) improvements.push(change)
+  }
+  const before = new Map(baseline.cases.map((c) => [c.id, c]))
+  const after = new Map(current.cases.map((c) => [c.id, c]))
+  for (const [id, was] of before) {
+    const now = after.get(id)
+    if (now === undefined || was.status === "skipped" || now.status === "skipped") continue
+    const change: Change = { _tag: "Case", id, baseline: was.status, current: now.status }
+    if (was.status === "passed" && now.status !== "passed") regressions.push(change)
+    else if (was.status !== "passed" && now.status === "passed") improvements.push(change)
+  }
+  return {
+    regressions,
+    improvements,
+    missingCases: [...before.keys()].filter((id) => !after.has(id)),
+    newCases: [...after.keys()].filter((id) => !before.has(id)),
+    ok: regressions.length === 0
+  }
+}
+
+/**
+ * 0 when the comparison has no regression, 1 otherwise: `process.exitCode = exitCodeOf(comparison)`.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = exitCodeOf(compareReports(baseline, report))
+ * ```
+ */
+export const exitCodeOf = (comparison: Comparison): 0 | 1 => (comparison.ok ? 0 : 1)
+
+const describe = (change: Change): string =>
+  change._tag === "Scorer"
+    ? `${change.scorer}: mean ${change.baseline.toFixed(3)} → ${change.current.toFixed(3)}`
+    : `case ${change.id}: ${change.baseline} → ${change.current}`
+
+/**
+ * The comparison in words, regressions first.
+ *
+ * @example
+ * ```ts
+ * console.log(formatComparison(compareReports(baseline, report)))
+ * ```
+ */
+export const formatComparison = (comparison: Comparison): string =>
+  [
+    comparison.ok ? "no regression against the baseline" : `${comparison.regressions.length} regression(s) against the baseline:`,
+    ...comparison.regressions.map((c) => `  REGRESSION ${describe(c)}`),
+    ...comparison.improvements.map((c) => `  improved ${describe(c)}`),
+    ...(comparison.missingCases.length === 0 ? [] : [`  not in this run: ${comparison.missingCases.join(", ")}`]),
+    ...(comparison.newCases.length === 0 ? [] : [`  new cases: ${comparison.newCases.join(", ")}`])
+  ].join("\n")

@@ -1,0 +1,200 @@
+/**
+ * `evaluate(agent, dataset, scorers)`: runs every case of a dataset through an agent (or any function
+ * to an Effect), with bounded concurrency and an optional budget (cases, tokens, dollars), grades each
+ * answer with every scorer, and returns the report. Effect-native: its requirements are the agent's
+ * and the scorers' services, time comes from the `Clock`, interrupting it stops the runs. A case
+ * never fails the evaluation: a failed run is an `errored` row, a failing scorer a 0 with its reason.
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type { AgentBuilder, AgentShape } from "../dsl/agent.ts"
+import type { AgentEvent } from "../dsl/events.ts"
+import type { RunResultOf } from "../dsl/run-outcome.ts"
+import type { Usage } from "../model/messages.ts"
+import type { Dataset, EvalCase } from "./dataset.ts"
+import { type CaseResult, type EvalReport, REPORT_VERSION, summarize } from "./report.ts"
+import type { RunTrace, Score, Scorer, TracedToolCall } from "./scorer.ts"
+import { costOf, type Pricing } from "./scorers.ts"
+
+/** Limits over the whole evaluation: cases past a limit are `skipped` (the report says why). */
+export interface EvalBudget {
+  /** Run at most this many cases (the first ones). */
+  readonly maxCases?: number
+  /** Start no case once this many tokens (input + output) were spent. */
+  readonly maxTokens?: number
+  /** Start no case once this many dollars were spent at `pricing`. */
+  readonly maxUsd?: number
+  readonly pricing?: Pricing
+}
+
+/** One finished case, for progress displays. */
+export interface EvalProgress {
+  readonly done: number
+  readonly total: number
+  readonly result: CaseResult
+}
+
+/** Options of `evaluate`. */
+export interface EvaluateOptions {
+  /** Report name. Default: the dataset's name. */
+  readonly name?: string
+  /** Cases run at once. Default 1. */
+  readonly concurrency?: number
+  readonly budget?: EvalBudget
+  /** A case running longer than this is `errored`. */
+  readonly caseTimeout?: Duration.Input
+  /** Called after each case (see `terminalProgress`). */
+  readonly onProgress?: (progress: EvalProgress) => void
+}
+
+/** Anything `evaluate` can run: an agent builder, or a function from an input to an Effect of an output. */
+export type EvalSubject<I, O, R> = ((input: I) => Effect.Effect<O, unknown, R>)
+
+const zero: Usage = { inputTokens: 0, outputTokens: 0 }
+
+/** The trace of a run from its events. */
+const traceOf = (events: ReadonlyArray<AgentEvent>, durationMs: number): RunTrace => {
+  const toolCalls: Array<TracedToolCall> = []
+  let inputTokens = 0
+  let outputTokens = 0
+  let modelCalls = 0
+  for (const e of events) {
+    if (e._tag === "ToolUse") toolCalls.push({ tool: e.tool, args: e.args, ok: true })
+    else if (e._tag === "ToolError") toolCalls.push({ tool: e.tool, args: e.args, ok: false })
+    else if (e._tag === "ModelCall") modelCalls++
+    else if (e._tag === "ModelResponse" && e.response.usage !== undefined) {
+      inputTokens += e.response.usage.inputTokens
+      outputTokens += e.response.usage.outputTokens
+    }
+  }
+  return { toolCalls, usage: { inputTokens, outputTokens }, durationMs, modelCalls }
+}
+
+const messageOf = (cause: Cause.Cause<unknown>): string => {
+  if (Cause.hasInterruptsOnly(cause)) return "interrupted"
+  const failure = cause.reasons.find((r) => r._tag === "Fail")
+  if (failure?._tag === "Fail") {
+    const error = failure.error as { readonly _tag?: unknown; readonly message?: unknown }
+    if (error !== null && typeof error === "object" && typeof error.message === "string") {
+      return typeof error._tag === "string" ? `${error._tag}: ${error.message}` : error.message
+    }
+    return String(failure.error)
+  }
+  return `defect: ${Cause.pretty(cause).split("\n")[0] ?? ""}`
+}
+
+const isBuilder = (subject: unknown): subject is AgentBuilder<AgentShape> =>
+  typeof subject === "object" && subject !== null && "runEffect" in subject && "onEvent" in subject
+
+/**
+ * Runs `data` through `subject`, grades each case with `scorers`, and returns the report.
+ *
+ * @example
+ * ```ts
+ * const report = yield* evaluate(calculator, yield* dataset("arithmetic", cases), [exactMatch(), toolTrajectory(), latency({ maxMs: 5000 })], {
+ *   concurrency: 4, budget: { maxTokens: 50_000 }, onProgress: terminalProgress()
+ * })
+ * console.log(formatTable(report))
+ * ```
+ */
+export function evaluate<T extends AgentShape, E = unknown, RS = never>(
+  subject: AgentBuilder<T>,
+  data: Dataset<T["input"], E>,
+  scorers: ReadonlyArray<Scorer<T["input"], RunResultOf<T["tools"], T["output"]>, E, RS>>,
+  options?: EvaluateOptions
+): Effect.Effect<EvalReport, never, T["requirements"] | RS>
+export function evaluate<I, O, R, E = unknown, RS = never>(
+  subject: EvalSubject<I, O, R>,
+  data: Dataset<I, E>,
+  scorers: ReadonlyArray<Scorer<I, O, E, RS>>,
+  options?: EvaluateOptions
+): Effect.Effect<EvalReport, never, R | RS>
+export function evaluate(
+  subject: unknown,
+  data: Dataset<any, any>,
+  scorers: ReadonlyArray<Scorer<any, any, any, any>>,
+  options: EvaluateOptions = {}
+): Effect.Effect<EvalReport, never, unknown> {
+  return Effect.gen(function*() {
+    const budget = options.budget ?? {}
+    const total = data.cases.length
+    let done = 0
+    const spent = { inputTokens: 0, outputTokens: 0 }
+    const started = yield* Clock.currentTimeMillis
+
+    const skip = (c: EvalCase<unknown, unknown>, why: string): CaseResult => ({
+      id: c.id,
+      status: "skipped",
+      input: c.input,
+      ...(c.expected === undefined ? {} : { expected: c.expected }),
+      error: why,
+      scores: {},
+      durationMs: 0,
+      usage: zero,
+      toolCalls: []
+    })
+
+    const overBudget = (index: number): string | undefined => {
+      if (budget.maxCases !== undefined && index >= budget.maxCases) return `budget: maxCases ${budget.maxCases}`
+      const tokens = spent.inputTokens + spent.outputTokens
+      if (budget.maxTokens !== undefined && tokens >= budget.maxTokens) return `budget: ${tokens} tokens spent (maxTokens ${budget.maxTokens})`
+      if (budget.maxUsd !== undefined && budget.pricing !== undefined) {
+        const usd = costOf(spent, budget.pricing)
+        if (usd >= budget.maxUsd) return `budget: $${usd.toFixed(4)} spent (maxUsd ${budget.maxUsd})`
+      }
+      return undefined
+    }
+
+    const runCase = (c: EvalCase<unknown, unknown>, index: number) =>
+      Effect.gen(function*() {
+        const why = overBudget(index)
+        if (why !== undefined) return skip(c, why)
+        const events: Array<AgentEvent> = []
+        const program: Effect.Effect<unknown, unknown, unknown> = isBuilder(subject)
+          ? (subject.onEvent((event: AgentEvent) => {
+            events.push(event)
+          }) as unknown as AgentBuilder<AgentShape>).runEffect(c.input)
+          : Effect.suspend(() => (subject as EvalSubject<unknown, unknown, unknown>)(c.input))
+        const start = yield* Clock.currentTimeMillis
+        const exit = yield* Effect.exit(options.caseTimeout === undefined ? program : Effect.timeout(program, options.caseTimeout))
+        const end = yield* Clock.currentTimeMillis
+        const trace = traceOf(events, end - start)
+        spent.inputTokens += trace.usage.inputTokens
+        spent.outputTokens += trace.usage.outputTokens
+        const output = Exit.isSuccess(exit) ? exit.value : undefined
+        const error = Exit.isSuccess(exit) ? undefined : messageOf(exit.cause)
+        const scores: Record<string, Score> = {}
+        for (const s of scorers) {
+          const scored = yield* Effect.exit(s.score({ case: c, output, error, trace }))
+          scores[s.name] = Exit.isSuccess(scored) ? scored.value : { score: 0, pass: false, reason: messageOf(scored.cause) }
+        }
+        const result: CaseResult = {
+          id: c.id,
+          status: error !== undefined ? "errored" : Object.values(scores).every((s) => s.pass) ? "passed" : "failed",
+          input: c.input,
+          ...(c.expected === undefined ? {} : { expected: c.expected }),
+          ...(output === undefined ? {} : { output }),
+          ...(error === undefined ? {} : { error }),
+          scores,
+          durationMs: trace.durationMs,
+          usage: trace.usage,
+          toolCalls: trace.toolCalls
+        }
+        return result
+      }).pipe(
+        Effect.tap((result) =>
+          Effect.sync(() => {
+            done += 1
+            options.onProgress?.({ done, total, result })
+          })
+        )
+      )
+
+    const cases = yield* Effect.forEach(data.cases, runCase, { concurrency: Math.max(1, options.concurrency ?? 1) })
+    const finished = yield* Clock.currentTimeMillis
+    return { version: REPORT_VERSION, name: options.name ?? data.name, cases, summary: summarize(cases, finished - started) } satisfies EvalReport
+  })
+}
