@@ -139,8 +139,9 @@ export class PartsAssembler {
         this.#finish = part.reason
         return
       case "ResponseInfo":
-        if (part.id !== undefined && part.id !== "") this.#responseId = part.id
-        if (part.model !== undefined && part.model !== "") this.#responseModel = part.model
+        // Parts may come from outside (cassettes, custom clients): only non-empty strings are kept.
+        if (typeof part.id === "string" && part.id !== "") this.#responseId = part.id
+        if (typeof part.model === "string" && part.model !== "") this.#responseModel = part.model
         return
     }
   }

@@ -11,7 +11,14 @@ import { type RecordingModel, recordingModel } from "./recording-model.ts"
 
 /**
  * One scripted answer: a response (object arguments and missing ids allowed), a `ModelError` to fail
- * with, a function of the request, or a response streamed in chunks (`streamed(...)`).
+ * with, a function of the request, or a response streamed in chunks (`streamed(...)`). A response's
+ * `responseId` and `responseModel` pass through (streamed too), as a provider's would, so spans'
+ * `gen_ai.response.id` and `gen_ai.response.model` can be tested.
+ *
+ * @example
+ * ```ts
+ * const step: ScriptStep = { ...text("4"), responseId: "chatcmpl-1", responseModel: "gpt-4o-mini-2024-07-18" }
+ * ```
  */
 export type ScriptStep = LlmResponseInit | ModelError | ModelFunction | StreamedStep
 

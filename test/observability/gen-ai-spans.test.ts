@@ -1,14 +1,16 @@
 /**
  * GenAI spans under the capturing tracer (STACK.md "Spans"): names, kinds and attributes of the
- * invoke_agent / chat / execute_tool spans, `error.type` on failures, the session id as conversation
- * id, the client's metadata, and content capture: off by default, on when asked.
+ * invoke_agent / chat / execute_tool spans, the provider's response id and model (streamed or not),
+ * `error.type` on failures, the session id as conversation id, the client's metadata, and content
+ * capture: off by default, on when asked.
  */
-import { Effect, Exit, Schema } from "effect"
+import { Effect, Exit, Schema, Stream } from "effect"
 import { describe, expect, it } from "vitest"
 import { agent, anthropic, CaptureMessageContent, ModelClient, ModelError, ollama, openai, session, text, tool, toolCalls } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { captureFlag, captureContentVariable } from "../../src/runtime/gen-ai-content.ts"
 import { captureSpans } from "../fixtures.ts"
+import { completion, startLoopback } from "../providers/loopback.ts"
 
 const echo = tool("echo", { description: "Echo the text", args: Schema.Struct({ text: Schema.String }), run: ({ text }) => text })
 
@@ -89,6 +91,42 @@ describe("GenAI spans", () => {
     expect(chat.attributes.get("error.type")).toBe("ModelError")
     expect(chat.status._tag === "Ended" && Exit.isFailure(chat.status.exit)).toBe(true)
     expect(spans.find((s) => s.name === "invoke_agent a")!.attributes.get("error.type")).toBe("ModelError")
+  })
+
+  it("set gen_ai.response.id and gen_ai.response.model when the answer carries them, streamed or not", async () => {
+    for (const run of ["runEffect", "runStream"] as const) {
+      const { spans, tracer } = captureSpans()
+      const model = scriptedModel([
+        { ...toolCalls([{ id: "e1", name: "echo", arguments: { text: "x" } }]), responseId: "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG", responseModel: "gpt-4o-mini-2024-07-18" },
+        text("said x")
+      ], { chunk: 2 })
+      const client = { ...model, metadata: { provider: "openai", model: "gpt-4o-mini" } }
+      const program = run === "runEffect" ? echoAgent(client).runEffect("say x") : Stream.runDrain(echoAgent(client).runStream("say x"))
+      await Effect.runPromise(program.pipe(Effect.withTracer(tracer)))
+      const [first, second] = spans.filter((s) => s.name === "chat gpt-4o-mini").map((s) => Object.fromEntries(s.attributes))
+      expect(first, run).toMatchObject({
+        "gen_ai.request.model": "gpt-4o-mini",
+        "gen_ai.response.id": "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
+        "gen_ai.response.model": "gpt-4o-mini-2024-07-18"
+      })
+      // An answer that says neither leaves both out.
+      expect(second, run).not.toHaveProperty("gen_ai.response.id")
+      expect(second, run).not.toHaveProperty("gen_ai.response.model")
+    }
+  })
+
+  it("carry what a provider answered over its wire (openai against a loopback server)", async () => {
+    const server = await startLoopback([{ json: { ...completion({ content: "hi" }, "stop"), id: "chatcmpl-loop1" } }])
+    try {
+      const { spans, tracer } = captureSpans()
+      await Effect.runPromise(agent("a").model(openai("gpt-4o-mini", { apiKey: "k", baseURL: server.url })).runEffect("hi").pipe(Effect.withTracer(tracer)))
+      expect(Object.fromEntries(spans.find((s) => s.name === "chat gpt-4o-mini")!.attributes)).toMatchObject({
+        "gen_ai.response.id": "chatcmpl-loop1",
+        "gen_ai.response.model": "gpt-4o-mini-2024-07-18"
+      })
+    } finally {
+      await server.close()
+    }
   })
 
   it("report a session's id as gen_ai.conversation.id, and no conversation outside one", async () => {
