@@ -508,6 +508,28 @@ export class OutcomeUnknown extends Data.TaggedError("OutcomeUnknown")<{
   }
 }
 
+/**
+ * A durable run was cancelled (`d.cancel(runId, reason)` from any process): the step in flight was
+ * interrupted (its signal aborted) and the run ended here, with `reason`.
+ *
+ * @example
+ * ```ts
+ * yield* d.join("order-42").pipe(Effect.catchTag("Cancelled", (e) => Effect.log(`cancelled: ${e.reason}`)))
+ * ```
+ */
+export class Cancelled extends Data.TaggedError("Cancelled")<{
+  readonly agent: string
+  readonly runId: string
+  readonly reason: string
+}> {
+  get [AgentErrorTypeId](): true {
+    return true
+  }
+  override get message(): string {
+    return `The run "${this.runId}" of agent "${this.agent}" was cancelled: ${this.reason}`
+  }
+}
+
 /** Any error a run can end with. */
 export type AgentError =
   | AgentConfigError
@@ -532,6 +554,7 @@ export type AgentError =
   | ResumeLedgerFailed
   | SessionStoreFailed
   | OutcomeUnknown
+  | Cancelled
 
 /**
  * True for the documented errors of this library, whatever their tag. Identity is a marker

@@ -109,6 +109,7 @@ export {
   McpError,
   NoSkillMatched,
   OutcomeUnknown,
+  Cancelled,
   OutputInvalid,
   RuntimeDefect,
   SkillFailed,

@@ -2,7 +2,8 @@
  * The calls a durable run waits for, readable from any process: when a run suspends for approval it
  * writes its snapshot here (once, as an activity), so `poll` can show the pending calls and `decide`
  * can check decisions against them (`DecisionsInvalid`) before it completes the run's durable
- * deferred. The run closes the wait when it took the decisions.
+ * deferred. The run closes the wait when it took the decisions. Cancellations of runs (`d.cancel`)
+ * are kept here too: a decision about the whole run, read by its steps from any process.
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -31,7 +32,7 @@ export interface ApprovalWait {
  * ```
  */
 export class ApprovalInboxFailed extends Data.TaggedError("ApprovalInboxFailed")<{
-  readonly operation: "open" | "close" | "read"
+  readonly operation: "open" | "close" | "read" | "cancel"
   readonly reason: string
   readonly cause?: unknown
 }> {
@@ -56,6 +57,10 @@ export class ApprovalInbox extends Context.Service<ApprovalInbox, {
   readonly close: (runId: string, wait: number) => Effect.Effect<void, ApprovalInboxFailed>
   /** The open wait of run `runId`, if it waits. */
   readonly current: (runId: string) => Effect.Effect<Option.Option<ApprovalWait>, ApprovalInboxFailed>
+  /** Records that run `runId` is cancelled, with `reason` (the first reason stays). */
+  readonly cancel: (runId: string, reason: string) => Effect.Effect<void, ApprovalInboxFailed>
+  /** Why run `runId` was cancelled, if it was. */
+  readonly cancelled: (runId: string) => Effect.Effect<Option.Option<string>, ApprovalInboxFailed>
 }>()("effect-agent-dsl/durable/ApprovalInbox") {
   /**
    * Waits in this process's memory: for tests and the in-memory engine.
@@ -67,6 +72,7 @@ export class ApprovalInbox extends Context.Service<ApprovalInbox, {
    */
   static readonly memory: Layer.Layer<ApprovalInbox> = Layer.sync(ApprovalInbox, () => {
     const waits = new Map<string, ApprovalWait & { open: boolean }>()
+    const cancellations = new Map<string, string>()
     const key = (runId: string, wait: number) => `${runId}\u0000${wait}`
     return ApprovalInbox.of({
       open: (wait) =>
@@ -85,7 +91,12 @@ export class ApprovalInbox extends Context.Service<ApprovalInbox, {
             if (open && wait.runId === runId && (latest === undefined || wait.wait > latest.wait)) latest = wait
           }
           return Option.fromNullishOr(latest)
-        })
+        }),
+      cancel: (runId, reason) =>
+        Effect.sync(() => {
+          if (!cancellations.has(runId)) cancellations.set(runId, reason)
+        }),
+      cancelled: (runId) => Effect.sync(() => Option.fromNullishOr(cancellations.get(runId)))
     })
   })
 }

@@ -2,11 +2,13 @@
  * A durable run's wait for decisions: the snapshot goes to the `ApprovalInbox` (once, as an
  * activity), then the run suspends on the wait's durable deferred (`decisions/<n>`), raced with a
  * durable clock at the run's `maxDuration` deadline (counted from its recorded start). `decide`
- * completes that deferred from any process.
+ * completes that deferred from any process; `cancel` completes it with no decisions, and the run,
+ * finding its cancellation, ends with `Cancelled`.
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Activity from "effect/workflow/Activity"
 import * as DurableClock from "effect/workflow/DurableClock"
@@ -17,6 +19,7 @@ import { type RunSnapshot, RunSnapshotSchema } from "../dsl/run-snapshot.ts"
 import type { Durability } from "../runtime/durability.ts"
 import { compile } from "../runtime/plan.ts"
 import { budgetExceeded } from "../runtime/run-context.ts"
+import { Cancelled } from "../errors.ts"
 import type { ApprovalInbox } from "./approval-inbox.ts"
 import { DecisionsSchema, resultAsJson } from "./schemas.ts"
 import { withStoreRetry } from "./store-retry.ts"
@@ -55,6 +58,14 @@ export const awaitDecisions = (
       name: `approval/${runId}/${wait.wait}/open`,
       execute: withStoreRetry(inbox.open({ runId, wait: wait.wait, executionId: wait.executionId, snapshot }))
     })
+    // A cancellation recorded before the wait opened (`cancel` then found no wait to wake) ends it here.
+    const cancelledYet = (when: string) =>
+      Activity.make({
+        name: `approval/${runId}/${wait.wait}/cancelled-${when}`,
+        success: Schema.NullOr(Schema.String),
+        execute: Effect.map(withStoreRetry(inbox.cancelled(runId)), Option.getOrNull)
+      }).pipe(Effect.flatMap((reason) => (reason === null ? Effect.void : Effect.fail(new Cancelled({ agent: definition.name, runId, reason })))))
+    yield* cancelledYet("before")
     const deferred = decisionsDeferred(wait.wait)
     const maxDuration = definition.budget.maxDuration
     let decided: Decisions | "expired"
@@ -82,5 +93,7 @@ export const awaitDecisions = (
       }
     }
     yield* Activity.make({ name: `approval/${runId}/${wait.wait}/close`, execute: withStoreRetry(inbox.close(runId, wait.wait)) })
+    // `cancel` wakes a waiting run with no decisions: it ends here.
+    yield* cancelledYet("after")
     return decided as Decisions
   })

@@ -106,6 +106,13 @@ export interface DurableAgent<T extends AgentShape> {
    * decisions do not fit; the first decisions recorded for a wait win.
    */
   decide(runId: string, decisions: Decisions): Effect.Effect<void, DecisionsInvalid, DurableClient>
+  /**
+   * Cancels run `runId` from any process: the cancellation is recorded (durably: it holds across a
+   * crash of this process or of the run's runner), the step in flight is interrupted within about half
+   * a second (its signal aborts), a wait for decisions ends, and the run ends with `Cancelled { reason }`.
+   * A run that already ended keeps its outcome; an id that never ran ends `Cancelled` if started later.
+   */
+  cancel(runId: string, reason?: string): Effect.Effect<void, never, DurableClient>
 }
 
 /**
@@ -141,8 +148,8 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
   const body = (payload: { readonly runId: string; readonly input: Schema.Json }, executionId: string) =>
     Effect.gen(function*() {
       const input = yield* decodeInput(payload.input).pipe(Effect.orDie)
-      const durability = yield* recordedSteps({ rootRunId: payload.runId, reconcile: options.reconcile, leaseMs })
       const inbox = yield* ApprovalInbox
+      const durability = yield* recordedSteps({ rootRunId: payload.runId, reconcile: options.reconcile, leaseMs, inbox, agent: definition.name })
       const step = (run: Effect.Effect<RunResult, AgentError, any>) =>
         withDefinitionServices(definition, run).pipe(Effect.provideService(Durability, durability))
       let result: RunResult = yield* step(runUntil(definition, input))
@@ -251,9 +258,22 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       yield* withStoreRetry(inbox.close(runId, open.value.wait))
     })
 
+  const cancel = (runId: string, reason = "cancelled"): Effect.Effect<void, never, DurableClient> =>
+    Effect.gen(function*() {
+      const inbox = yield* ApprovalInbox
+      yield* withStoreRetry(inbox.cancel(runId, String(reason)))
+      // A run waiting for decisions holds no step to interrupt: wake it (no decisions); it finds its cancellation.
+      const open = yield* withStoreRetry(inbox.current(runId))
+      if (Option.isNone(open)) return
+      const deferred = decisionsDeferred(open.value.wait)
+      const token = DurableDeferred.tokenFromExecutionId(deferred, { workflow, executionId: open.value.executionId })
+      yield* DurableDeferred.succeed(deferred, { token, value: {} })
+    })
+
   return {
     name,
     workflow,
+    cancel,
     layer,
     start,
     run: (input, runOptions) => Effect.flatMap(start(input, runOptions), result),

@@ -22,7 +22,8 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Activity from "effect/workflow/Activity"
-import { type AgentError, OutcomeUnknown, type SkillFailed, type ToolFailed } from "../errors.ts"
+import { type AgentError, Cancelled, OutcomeUnknown, type SkillFailed, type ToolFailed } from "../errors.ts"
+import type { ApprovalInbox } from "./approval-inbox.ts"
 import { Durability, type ModelStep, type ToolRunExtra, type ToolStep } from "../runtime/durability.ts"
 import type { ToolEffectClass } from "../dsl/tool.ts"
 import type { LlmResponse } from "../model/messages.ts"
@@ -52,9 +53,13 @@ export const recordedSteps = (options: {
   readonly reconcile: Reconcile | undefined
   /** How long a claim on a mutating call lives without a renewal (default 10 s). */
   readonly leaseMs?: number | undefined
+  /** Where cancellations are read (every step checks, and is interrupted by, a cancellation of the run). */
+  readonly inbox?: ApprovalInbox["Service"] | undefined
+  readonly agent?: string | undefined
 }): Effect.Effect<Durability, never, ToolIntents> =>
   Effect.gen(function*() {
     const leaseMs = options.leaseMs ?? defaultLeaseMs
+    const guard = cancellable(options.inbox, options.agent ?? "(agent)", options.rootRunId)
     const intents = yield* ToolIntents
     const seen = new Map<string, number>()
     /** `base`, or `base#n` for its n-th occurrence in this execution. */
@@ -81,7 +86,7 @@ export const recordedSteps = (options: {
           name: nameOf(`model/${step.runId}/${step.purpose}/${step.turn}`),
           success: LlmResponseSchema,
           error: ErrorSchema,
-          execute: call
+          execute: guard(call)
         })),
       tool: (step, run) => {
         const name = nameOf(`tool/${step.runId}/${step.turn}/${step.callId}`)
@@ -96,7 +101,7 @@ export const recordedSteps = (options: {
             Effect.map((outcome): ToolExecution => ({ outcome, charged: { tokens: scope.used("tokens"), toolCalls: scope.used("toolCalls") } }))
           )
         })
-        return record<ToolExecution, OutcomeUnknown>(Activity.make({ name, success: ToolExecutionSchema, error: ErrorSchema, execute })).pipe(
+        return record<ToolExecution, OutcomeUnknown>(Activity.make({ name, success: ToolExecutionSchema, error: ErrorSchema, execute: guard(execute) })).pipe(
           Effect.map(({ outcome, charged }): Exit.Exit<unknown, unknown> => {
             if (!live) {
               if (charged.tokens > 0) step.budgetScope.charge("tokens", charged.tokens)
@@ -107,13 +112,13 @@ export const recordedSteps = (options: {
         )
       },
       knowledge: (runId, source, load: Effect.Effect<string, ToolFailed>) =>
-        record<string, ToolFailed>(Activity.make({ name: nameOf(`knowledge/${runId}/${source}`), success: Schema.String, error: ErrorSchema, execute: load })),
+        record<string, ToolFailed>(Activity.make({ name: nameOf(`knowledge/${runId}/${source}`), success: Schema.String, error: ErrorSchema, execute: guard(load) })),
       skill: (runId, skill, run: Effect.Effect<unknown, SkillFailed>) =>
         record<unknown, SkillFailed>(Activity.make({
           name: nameOf(`skill/${runId}/${skill}`),
           success: Schema.Json,
           error: ErrorSchema,
-          execute: Effect.map(run, resultAsJson)
+          execute: guard(Effect.map(run, resultAsJson))
         })),
       toolSelection: <R>(runId: string, pick: Effect.Effect<ReadonlyArray<string>, never, R>) =>
         record<ReadonlyArray<string>, never>(Activity.make({
@@ -181,6 +186,23 @@ const executeTool = (
       if (Option.isNone(prior)) return yield* runOwned
     }
   })
+
+/** How often a step in flight looks for a cancellation of its run. */
+const cancelPollMs = 500
+
+/**
+ * `step`, unless run `runId` is cancelled: checked before it starts, and every half second while it
+ * runs; a cancellation interrupts it (its signal aborts; a mutating call is waited for, see
+ * `runMutating`) and the step fails with `Cancelled`, which the engine records as its result.
+ */
+export const cancellable = (inbox: ApprovalInbox["Service"] | undefined, agent: string, runId: string) =>
+<A, E>(step: Effect.Effect<A, E>): Effect.Effect<A, E | Cancelled> => {
+  if (inbox === undefined) return step
+  const check = Effect.flatMap(withStoreRetry(inbox.cancelled(runId)), (reason) =>
+    Option.isSome(reason) ? Effect.fail(new Cancelled({ agent, runId, reason: reason.value })) : Effect.void)
+  const watch = Effect.andThen(Effect.sleep(Duration.millis(cancelPollMs)), check).pipe(Effect.forever)
+  return Effect.andThen(check, Effect.raceFirst(step, watch as Effect.Effect<never, Cancelled>))
+}
 
 /** The keys of mutating calls running in this process (an interrupted one included, until it really stopped). */
 const inFlight = new Set<string>()

@@ -9,6 +9,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 import {
   AgentConfigError,
+  Cancelled,
   type AgentError,
   BudgetExceeded,
   DecisionsInvalid,
@@ -87,7 +88,8 @@ const errorClasses: Readonly<Record<string, new(fields: any) => AgentError>> = {
   SnapshotRejected,
   DecisionsInvalid,
   SessionStoreFailed,
-  OutcomeUnknown
+  OutcomeUnknown,
+  Cancelled
 }
 
 /** Fields that hold a cause (any value): recorded as Effect records defects (an Error as its name and message). */

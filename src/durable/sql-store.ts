@@ -21,6 +21,8 @@ export interface SqlStoreOptions {
   readonly intentsTable?: string
   /** Default `agent_approval_waits`. */
   readonly approvalsTable?: string
+  /** Default `agent_run_cancellations`. */
+  readonly cancellationsTable?: string
 }
 
 const tablePattern = /^[a-z_][a-z0-9_]{0,62}$/
@@ -154,7 +156,11 @@ export const approvalInboxSql = (options: SqlStoreOptions = {}): Layer.Layer<App
       try: () => checkTable(options.approvalsTable ?? "agent_approval_waits"),
       catch: (cause) => new ApprovalInboxFailed({ operation: "open", reason: reasonOf(cause), cause })
     })
-    const fail = (operation: "open" | "close" | "read") => (cause: unknown) => new ApprovalInboxFailed({ operation, reason: reasonOf(cause), cause })
+    const cancellations = yield* Effect.try({
+      try: () => checkTable(options.cancellationsTable ?? "agent_run_cancellations"),
+      catch: (cause) => new ApprovalInboxFailed({ operation: "open", reason: reasonOf(cause), cause })
+    })
+    const fail = (operation: ApprovalInboxFailed["operation"]) => (cause: unknown) => new ApprovalInboxFailed({ operation, reason: reasonOf(cause), cause })
     yield* migrate(sql, [
       sql`create table if not exists ${sql(table)} (
         run_id text not null,
@@ -164,6 +170,11 @@ export const approvalInboxSql = (options: SqlStoreOptions = {}): Layer.Layer<App
         open boolean not null default true,
         opened_at timestamptz not null default now(),
         primary key (run_id, wait)
+      )`,
+      sql`create table if not exists ${sql(cancellations)} (
+        run_id text primary key,
+        reason text not null,
+        cancelled_at timestamptz not null default now()
       )`
     ], fail("open"))
     type Row = { readonly run_id: string; readonly wait: number; readonly execution_id: string; readonly snapshot: unknown }
@@ -182,6 +193,16 @@ export const approvalInboxSql = (options: SqlStoreOptions = {}): Layer.Layer<App
               ? Option.none()
               : Option.some({ runId: row.run_id, wait: Number(row.wait), executionId: row.execution_id, snapshot: jsonOf(row.snapshot) })
           ),
+          Effect.mapError(fail("read"))
+        ),
+      cancel: (runId, reason) =>
+        sql`insert into ${sql(cancellations)} (run_id, reason) values (${runId}, ${reason}) on conflict (run_id) do nothing`.pipe(
+          Effect.asVoid,
+          Effect.mapError(fail("cancel"))
+        ),
+      cancelled: (runId) =>
+        sql<{ readonly reason: string }>`select reason from ${sql(cancellations)} where run_id = ${runId}`.pipe(
+          Effect.map(([row]) => Option.fromNullishOr(row?.reason)),
           Effect.mapError(fail("read"))
         )
     })

@@ -8,7 +8,8 @@
  * (see `checkpoint`); a restarted worker gets no `KILL_AT`.
  *
  * Modes (`MODE`): `run` (start or join `RUN_ID` and wait for its end), `serve` (a runner that only
- * serves), `start` (start `RUN_IDS` and wait for all), `decide` (approve what `RUN_ID` waits for), `result`.
+ * serves), `start` (start `RUN_IDS` and wait for all), `decide` (approve what `RUN_ID` waits for), `result`,
+ * `poll` and `cancel` (processes without the workflows: client-only with `CLIENT_ONLY=1`).
  * Each end is printed as one line `RESULT <json>` on stdout.
  */
 import { Cause, Context, Effect, Exit, Fiber, Layer, Option, Schedule, Schema } from "effect"
@@ -216,7 +217,7 @@ const engine = env.ENGINE === "postgres"
 
 const agents = Layer.mergeAll(shop.layer, bank.layer).pipe(Layer.provide(intentsWithCheckpoint))
 // `MODE=poll`: a process that only polls, without the workflows (as the README allows).
-const runtime: typeof engine = (env.ENGINE === "postgres" && env.RUNNER_PORT === undefined) || env.MODE === "poll" ? engine : agents.pipe(Layer.provideMerge(engine))
+const runtime: typeof engine = (env.ENGINE === "postgres" && env.RUNNER_PORT === undefined) || env.MODE === "poll" || env.MODE === "cancel" ? engine : agents.pipe(Layer.provideMerge(engine))
 
 const print = (value: unknown) => Effect.sync(() => process.stdout.write(`RESULT ${JSON.stringify(value)}\n`))
 const ended = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -248,6 +249,10 @@ const main = Effect.gen(function*() {
         yield* Effect.sleep("200 millis")
       }
       return yield* print({ polled: last })
+    }
+    case "cancel": {
+      yield* which.cancel(env.RUN_ID!, "cancelled by the test")
+      return yield* print({ cancelled: env.RUN_ID })
     }
     case "decide": {
       const waiting = yield* which.poll(env.RUN_ID!).pipe(Effect.orDie)
