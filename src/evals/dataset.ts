@@ -121,7 +121,6 @@ export const datasetFromJsonl = <I = unknown, E = unknown>(text: string, options
       }
       const line = decodeLine(json)
       if (line._tag === "Failure") return fail(line.failure.message)
-      if (!("input" in (json as object))) return fail("missing key \"input\"")
       const { input, expected, ...rest } = line.success
       const decodedInput = options.input === undefined ? { _tag: "Success" as const, success: input as I } : Schema.decodeUnknownResult(options.input)(input)
       if (decodedInput._tag === "Failure") return fail(`input: ${decodedInput.failure.message}`)
