@@ -108,7 +108,15 @@ export type LlmResponseInit =
     readonly usage?: Usage
   } & ResponseInfo)
 
-/** What the provider says about the answer itself: its id and the model that gave it. */
+/**
+ * What the provider says about the answer itself: its id and the model that gave it (reported on
+ * spans as `gen_ai.response.id` and `gen_ai.response.model`).
+ *
+ * @example
+ * ```ts
+ * const info: ResponseInfo = { responseId: "chatcmpl-B9MH", responseModel: "gpt-4o-mini-2024-07-18" }
+ * ```
+ */
 export type ResponseInfo = Pick<ResponseMeta, "responseId" | "responseModel">
 
 /** A JSON Schema object (draft 2020-12), as generated from an Effect Schema. */
