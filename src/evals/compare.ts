@@ -3,7 +3,7 @@
  * and a case that passed in the baseline but does not now, are regressions; the exit code is 1 when
  * there is one. Cases and scorers only in one report are listed, not counted as regressions.
  */
-import type { EvalReport } from "./report.ts"
+import { type EvalReport, ownValue } from "./report.ts"
 
 /** One regression or improvement. */
 export type Change =
@@ -35,7 +35,7 @@ export const compareReports = (baseline: EvalReport, current: EvalReport, option
   const regressions: Array<Change> = []
   const improvements: Array<Change> = []
   for (const [scorer, was] of Object.entries(baseline.summary.scorers)) {
-    const now = current.summary.scorers[scorer]
+    const now = ownValue(current.summary.scorers, scorer)
     if (now === undefined) continue
     const change: Change = { _tag: "Scorer", scorer, baseline: was.mean, current: now.mean }
     if (now.mean < was.mean - tolerance) regressions.push(change)

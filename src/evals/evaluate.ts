@@ -166,11 +166,13 @@ export function evaluate(
         spent.outputTokens += trace.usage.outputTokens
         const output = Exit.isSuccess(exit) ? exit.value : undefined
         const error = Exit.isSuccess(exit) ? undefined : messageOf(exit.cause)
-        const scores: Record<string, Score> = {}
+        const graded: Array<[string, Score]> = []
         for (const s of scorers) {
           const scored = yield* Effect.exit(s.score({ case: c, output, error, trace }))
-          scores[s.name] = Exit.isSuccess(scored) ? scored.value : { score: 0, pass: false, reason: messageOf(scored.cause) }
+          graded.push([s.name, Exit.isSuccess(scored) ? scored.value : { score: 0, pass: false, reason: messageOf(scored.cause) }])
         }
+        // fromEntries: a scorer named "__proto__" is an own key like any other.
+        const scores: Record<string, Score> = Object.fromEntries(graded)
         const result: CaseResult = {
           id: c.id,
           status: error !== undefined ? "errored" : Object.values(scores).every((s) => s.pass) ? "passed" : "failed",

@@ -3,7 +3,7 @@
  * calls, and `evalMatchers` adds `toMeetScores` (every listed scorer's mean at least its bar, and no
  * errored case) for `expect.extend`. Nothing here imports vitest: matchers are plain functions.
  */
-import type { EvalReport } from "./report.ts"
+import { type EvalReport, ownValue } from "./report.ts"
 
 /**
  * Each scorer's mean score over the cases that ran.
@@ -33,7 +33,10 @@ const toMeetScores = (received: unknown, bars: Readonly<Record<string, number>>,
   }
   const means = scoresOf(report)
   const short = Object.entries(bars).flatMap(([name, bar]) =>
-    means[name] === undefined ? [`${name}: no such scorer (have ${Object.keys(means).join(", ") || "none"})`] : means[name]! < bar ? [`${name}: mean ${means[name]!.toFixed(3)} < ${bar}`] : []
+    {
+      const mean = ownValue(means, name)
+      return mean === undefined ? [`${name}: no such scorer (have ${Object.keys(means).join(", ") || "none"})`] : mean < bar ? [`${name}: mean ${mean.toFixed(3)} < ${bar}`] : []
+    }
   )
   const errored = options.allowErrored === true ? [] : report.cases.filter((c) => c.status === "errored").map((c) => `case ${c.id} errored: ${c.error ?? ""}`)
   const problems = [...short, ...errored]

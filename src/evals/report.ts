@@ -70,18 +70,22 @@ export class ReportError extends Data.TaggedError("ReportError")<{ readonly reas
   }
 }
 
+/**
+ * Internal: `record[key]` when it is the record's own (a scorer named "constructor" or "__proto__" is
+ * a name like any other, never something inherited).
+ */
+export const ownValue = <A>(record: Readonly<Record<string, A>>, key: string): A | undefined =>
+  Object.prototype.hasOwnProperty.call(record, key) ? record[key] : undefined
+
 /** The summary of `cases` (means over the cases that ran). */
 export const summarize = (cases: ReadonlyArray<CaseResult>, durationMs: number): ReportSummary => {
   const ran = cases.filter((c) => c.status !== "skipped")
   const names = [...new Set(ran.flatMap((c) => Object.keys(c.scores)))].sort()
-  const scorers: Record<string, ScorerSummary> = {}
-  for (const name of names) {
-    const scores = ran.map((c) => c.scores[name] ?? { score: 0, pass: false })
-    scorers[name] = {
-      mean: scores.reduce((sum, s) => sum + s.score, 0) / Math.max(1, scores.length),
-      passRate: scores.filter((s) => s.pass).length / Math.max(1, scores.length)
-    }
-  }
+  const scorers: Record<string, ScorerSummary> = Object.fromEntries(names.map((name) => {
+    const scores = ran.map((c) => ownValue(c.scores, name) ?? { score: 0, pass: false })
+    const mean = scores.reduce((sum, s) => sum + (Number.isFinite(s.score) ? s.score : 0), 0) / Math.max(1, scores.length)
+    return [name, { mean, passRate: scores.filter((s) => s.pass).length / Math.max(1, scores.length) }]
+  }))
   const count = (status: CaseStatus) => cases.filter((c) => c.status === status).length
   return {
     cases: cases.length,
@@ -163,11 +167,14 @@ export const formatTable = (report: EvalReport): string => {
   const rows = report.cases.map((c) => [
     clip(c.id, 32),
     mark[c.status],
-    ...scorers.map((s) => (c.scores[s] === undefined ? "-" : `${c.scores[s]!.score.toFixed(2)}${c.scores[s]!.pass ? "" : "✗"}`)),
+    ...scorers.map((s) => {
+      const score = ownValue(c.scores, s)
+      return score === undefined ? "-" : `${Number(score.score).toFixed(2)}${score.pass ? "" : "✗"}`
+    }),
     String(Math.round(c.durationMs)),
     String(c.usage.inputTokens + c.usage.outputTokens)
   ])
-  const mean = ["mean", `${report.summary.passed}/${report.summary.cases}`, ...scorers.map((s) => report.summary.scorers[s]!.mean.toFixed(2)), String(Math.round(report.summary.durationMs)), String(report.summary.usage.inputTokens + report.summary.usage.outputTokens)]
+  const mean = ["mean", `${report.summary.passed}/${report.summary.cases}`, ...scorers.map((s) => Number(ownValue(report.summary.scorers, s)?.mean).toFixed(2)), String(Math.round(report.summary.durationMs)), String(report.summary.usage.inputTokens + report.summary.usage.outputTokens)]
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length), mean[i]!.length))
   const line = (cells: ReadonlyArray<string>) => cells.map((cell, i) => pad(cell, widths[i]!)).join("  ").trimEnd()
   const rule = widths.map((w) => "-".repeat(w)).join("  ")
@@ -175,7 +182,7 @@ export const formatTable = (report: EvalReport): string => {
     ...(c.error === undefined ? [] : [`  ${c.id}: ${clip(c.error, 200)}`]),
     ...Object.entries(c.scores).filter(([, s]) => !s.pass && s.reason !== undefined).map(([name, s]) => `  ${c.id} ${name}: ${clip(s.reason!, 200)}`)
   ])
-  const rates = scorers.map((s) => `${s} ${(report.summary.scorers[s]!.passRate * 100).toFixed(0)}%`).join(", ")
+  const rates = scorers.map((s) => `${s} ${(Number(ownValue(report.summary.scorers, s)?.passRate) * 100).toFixed(0)}%`).join(", ")
   return [
     `${report.name}: ${report.summary.passed} passed, ${report.summary.failed} failed, ${report.summary.errored} errored, ${report.summary.skipped} skipped`,
     line(header),
