@@ -54,7 +54,7 @@ export const jsonMode = (client: ModelClient, options: JsonModeOptions = {}): Mo
           const reply = yield* client.chat({ messages: [...messages], tools: [], ...(request.temperature === undefined ? {} : { temperature: request.temperature }) })
           if (reply._tag === "ToolCalls") return reply
           const parsed = parseReply(reply.content, request.tools, request.messages.length)
-          if (parsed._tag === "Response") return withUsage(parsed.response, reply.usage)
+          if (parsed._tag === "Response") return withReplyMeta(parsed.response, reply)
           if (attempt >= maxRepairs) {
             return yield* new ModelError({
               provider: "json-mode",
@@ -193,7 +193,13 @@ export const parseReply = (content: string, tools: ReadonlyArray<ToolDefinition>
   return { _tag: "Response", response: { _tag: "Text", content: typeof answer === "string" ? answer : JSON.stringify(answer) } }
 }
 
-const withUsage = (response: LlmResponse, usage: LlmResponse["usage"]): LlmResponse => usage === undefined ? response : { ...response, usage }
+/** The parsed response with what the wrapped model's reply said besides its content: usage, response id and model. */
+const withReplyMeta = (response: LlmResponse, reply: LlmResponse): LlmResponse => ({
+  ...response,
+  ...(reply.usage === undefined ? {} : { usage: reply.usage }),
+  ...(reply.responseId === undefined ? {} : { responseId: reply.responseId }),
+  ...(reply.responseModel === undefined ? {} : { responseModel: reply.responseModel })
+})
 
 const safeParse = (text: string): unknown => {
   try {

@@ -1,4 +1,4 @@
-import { Result, Schema } from "effect"
+import { Effect, Result, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { agent, compileJsonSchema, jsonMode, type ModelResponseEvent, text, tool } from "../../src/index.ts"
 import { composeEnvelope } from "../../src/providers/json-mode.ts"
@@ -44,6 +44,16 @@ describe("jsonMode: tool calling for models without native tools", () => {
     expect(inner.requests[0]!.messages.at(-1)!.content).toContain(`"_tool":{"const":"add"}`)
     expect(inner.requests[1]!.messages.some((m) => m.role === "user" && m.content.startsWith("Result of add"))).toBe(true)
     expect(responses[0]!.response).toMatchObject({ _tag: "ToolCalls", content: "add: 3 + 5 first" })
+  })
+
+  it("keeps the wrapped model's usage, response id and model on the parsed response", async () => {
+    const meta = { usage: { inputTokens: 9, outputTokens: 4 }, responseId: "chatcmpl-j1", responseModel: "llama3.2:3b" }
+    const inner = scriptedModel([{ ...reply({ calls: [{ _tool: "add", a: 1, b: 2 }] }), ...meta }, { ...reply({ output: "3" }), ...meta }])
+    const { add } = makeCalculatorTools()
+    const request = { messages: [{ role: "user" as const, content: "1+2?" }], tools: [add.definition] }
+    const calls = await Effect.runPromise(jsonMode(inner).chat(request))
+    expect(calls).toMatchObject({ _tag: "ToolCalls", ...meta })
+    expect(await Effect.runPromise(jsonMode(inner).chat(request))).toMatchObject({ _tag: "Text", content: "3", ...meta })
   })
 
   it("routes invalid arguments inside calls through the tool pipeline (the tool never runs on them)", async () => {
