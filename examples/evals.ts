@@ -77,7 +77,7 @@ const standInJudge = ModelClient.fromFunction(
 )
 const model = (cassette: string, standInModel: Client): Client => {
   const mode = process.env.RECORD
-  if (mode === "1") return recordCassette(fromEnv(), { cassette })
+  if (mode === "1") return recordCassette(fromEnv().client, { cassette })
   if (mode === "stand-in") return recordCassette(standInModel, { cassette })
   return replayCassette(cassette, { match: "ignore-volatile" })
 }
