@@ -135,6 +135,7 @@ export type {
   ModelRequest,
   ReasoningPart,
   ResponseFormat,
+  ResponseInfo,
   ToolCall,
   ToolCallInit,
   ToolChoice,
