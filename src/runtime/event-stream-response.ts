@@ -11,6 +11,9 @@
  *   `approvalId` is `<run id>:<decision key>`, see `approvalId`) before `finish`, so `useChat` shows
  *   the approval; a resumed run (no `RunStart`) continues the last assistant message, and a denied call
  *   gets `tool-output-denied`.
+ * - `"ag-ui"`: AG-UI 1.0 events (`RUN_STARTED` … `RUN_FINISHED`/`RUN_ERROR`), one `data:` frame each, as
+ *   `@ag-ui/client`'s `HttpAgent` reads them; the mapping is `toAgUiEvents` (src/protocols/ag-ui/wire),
+ *   its ids and client tools come from `agUi`.
  * Closing the response (the client went away) interrupts the run and its model request.
  */
 import * as Cause from "effect/Cause"
@@ -18,11 +21,14 @@ import type * as Stream from "effect/Stream"
 import { effectStream } from "../internal/lazy-effect.ts"
 import type { RunStreamEvent } from "../dsl/events.ts"
 import type { AgentError } from "../errors.ts"
+import { agUiFrames, type AgUiStreamOptions } from "../protocols/ag-ui/wire/to-ag-ui.ts"
 
 /** Options of {@link eventStreamResponse}. */
 export interface EventStreamOptions {
   /** The wire format. Default `"events"`. */
-  readonly format?: "events" | "ui-message-stream"
+  readonly format?: "events" | "ui-message-stream" | "ag-ui"
+  /** Format `"ag-ui"`: the thread and run ids the events carry, and the client's own tools. */
+  readonly agUi?: AgUiStreamOptions
   /**
    * Which run events to send (format `"events"`). Default: all but `ModelCall`, whose request holds the
    * system prompt and the whole transcript.
@@ -61,11 +67,17 @@ const errorText = (cause: Cause.Cause<AgentError>): { readonly _tag: string; rea
  * export const POST = async (req: Request) => eventStreamResponse(calculator.runStream(await req.text()))
  * // useChat on the client
  * eventStreamResponse(calculator.runStream(question), { format: "ui-message-stream" })
+ * // AG-UI front ends (CopilotKit, @ag-ui/client)
+ * eventStreamResponse(calculator.runStream(question), { format: "ag-ui", agUi: { threadId } })
  * ```
  */
 export const eventStreamResponse = (events: Stream.Stream<RunStreamEvent, AgentError>, options: EventStreamOptions = {}): Response => {
   const ui = options.format === "ui-message-stream"
-  const frames = ui ? uiMessageFrames(events) : eventFrames(events, options.include ?? defaultInclude)
+  const frames = ui
+    ? uiMessageFrames(events)
+    : options.format === "ag-ui"
+    ? agUiFrames(events, options.agUi)
+    : eventFrames(events, options.include ?? defaultInclude)
   const body = effectStream().toReadableStream(frames.pipe(effectStream().encodeText))
   return new Response(body, {
     headers: {

@@ -1,7 +1,7 @@
 /**
  * The layers of `src/` and a checker for its import graph. Imports go one way, down the ranks:
  *
- *   internal → model → errors → dsl → runtime | providers | trace | node | compose | mcp → testing | durable | web | evals → agent.ts, index.ts, cli
+ *   internal → model → errors → dsl → protocol wire mappings → runtime | providers | trace | node | compose | mcp → testing | durable | web | evals | protocols → agent.ts, index.ts, cli
  *
  * A file may import its own layer and any lower one; the siblings at rank 4 may not import each
  * other (providers never see the loop, the loop never sees a provider, tracing is a listener), and
@@ -26,6 +26,8 @@ export const layers: ReadonlyArray<Layer> = [
   { name: "model", rank: 1, matches: folder("model") },
   { name: "errors", rank: 2, matches: (f) => f === "errors.ts" },
   { name: "dsl", rank: 3, matches: folder("dsl") },
+  // Pure mappings of run events to a protocol's wire events (AG-UI), which `eventStreamResponse` serves.
+  { name: "protocol-wire", rank: 3.5, matches: (f) => /^protocols\/[^/]+\/wire\//.test(f) },
   { name: "runtime", rank: 4, matches: folder("runtime") },
   { name: "providers", rank: 4, matches: folder("providers"), mayNotImport: ["dsl"] },
   { name: "trace", rank: 4, matches: folder("trace") },
@@ -37,6 +39,7 @@ export const layers: ReadonlyArray<Layer> = [
   { name: "durable", rank: 5, matches: folder("durable") },
   { name: "web", rank: 5, matches: folder("web") },
   { name: "evals", rank: 5, matches: folder("evals") },
+  { name: "protocols", rank: 5, matches: folder("protocols") },
   { name: "entry", rank: 6, matches: (f) => f === "index.ts" || f === "agent.ts" || f.startsWith("cli/") }
 ]
 

@@ -1,0 +1,66 @@
+/**
+ * The AG-UI 1.0 events this package emits, as plain types (the wire shapes `@ag-ui/core` validates;
+ * no import of it, so a server needs no AG-UI package at run time). Only the events a run maps to are
+ * listed; the test suite checks each against `@ag-ui/core`'s own schemas and types.
+ */
+
+/** An interrupt: what a suspended run needs answered before it goes on (a tool call's approval). */
+export interface AgUiInterrupt {
+  /** Answered by a resume entry with this `interruptId`: `<run id>:<decision key>`. */
+  readonly id: string
+  readonly reason: string
+  readonly message?: string
+  readonly toolCallId?: string
+  /** The JSON Schema of the answer expected in the resume entry's `payload`. */
+  readonly responseSchema?: Record<string, unknown>
+  readonly metadata?: Record<string, unknown>
+}
+
+/** How a run that did not fail finished. */
+export type AgUiRunOutcome =
+  | { readonly type: "success"; readonly pendingToolCallIds?: ReadonlyArray<string> }
+  | { readonly type: "interrupt"; readonly interrupts: ReadonlyArray<AgUiInterrupt> }
+  | { readonly type: "cancelled" }
+
+/** A message as AG-UI carries it in `MESSAGES_SNAPSHOT` and `RunAgentInput.messages` (the roles a run produces). */
+export type AgUiMessage =
+  | { readonly id: string; readonly role: "user"; readonly content: string }
+  | {
+    readonly id: string
+    readonly role: "assistant"
+    readonly content?: string
+    readonly toolCalls?: ReadonlyArray<{ readonly id: string; readonly type: "function"; readonly function: { readonly name: string; readonly arguments: string } }>
+  }
+  | { readonly id: string; readonly role: "tool"; readonly toolCallId: string; readonly content: string }
+
+/**
+ * One AG-UI event of a run, discriminated by `type`.
+ *
+ * @example
+ * ```ts
+ * const start: AgUiEvent = { type: "RUN_STARTED", threadId: "t1", runId: "r1" }
+ * ```
+ */
+export type AgUiEvent =
+  | { readonly type: "RUN_STARTED"; readonly threadId: string; readonly runId: string }
+  | { readonly type: "RUN_FINISHED"; readonly threadId: string; readonly runId: string; readonly result?: unknown; readonly outcome: AgUiRunOutcome }
+  | { readonly type: "RUN_ERROR"; readonly message: string; readonly code?: string }
+  | { readonly type: "STEP_STARTED"; readonly stepName: string }
+  | { readonly type: "STEP_FINISHED"; readonly stepName: string }
+  | { readonly type: "TEXT_MESSAGE_START"; readonly messageId: string; readonly role: "assistant" }
+  | { readonly type: "TEXT_MESSAGE_CONTENT"; readonly messageId: string; readonly delta: string }
+  | { readonly type: "TEXT_MESSAGE_END"; readonly messageId: string }
+  | { readonly type: "REASONING_START"; readonly messageId: string }
+  | { readonly type: "REASONING_MESSAGE_START"; readonly messageId: string; readonly role: "reasoning" }
+  | { readonly type: "REASONING_MESSAGE_CONTENT"; readonly messageId: string; readonly delta: string }
+  | { readonly type: "REASONING_MESSAGE_END"; readonly messageId: string }
+  | { readonly type: "REASONING_END"; readonly messageId: string }
+  | { readonly type: "TOOL_CALL_START"; readonly toolCallId: string; readonly toolCallName: string; readonly parentMessageId?: string }
+  | { readonly type: "TOOL_CALL_ARGS"; readonly toolCallId: string; readonly delta: string }
+  | { readonly type: "TOOL_CALL_END"; readonly toolCallId: string }
+  | { readonly type: "TOOL_CALL_RESULT"; readonly messageId: string; readonly toolCallId: string; readonly content: string; readonly role: "tool" }
+  | { readonly type: "MESSAGES_SNAPSHOT"; readonly messages: ReadonlyArray<AgUiMessage> }
+  | { readonly type: "CUSTOM"; readonly name: string; readonly value: unknown }
+
+/** The `type` of an AG-UI event. */
+export type AgUiEventType = AgUiEvent["type"]

@@ -1,0 +1,343 @@
+/**
+ * A run's events as AG-UI 1.0 events: the one mapper `run event → AG-UI events`, a table with one
+ * entry per run event (STYLE: wire mappers are tables). The stream opens with `RUN_STARTED` and ends
+ * with exactly one of `RUN_FINISHED` (outcome `success`, `interrupt` or `cancelled`) or `RUN_ERROR`;
+ * nothing follows it. Each turn is a step (`STEP_STARTED`/`STEP_FINISHED`, named `turn <n>`, or
+ * `<agent> turn <n>` for a child run); text and reasoning stream as `TEXT_MESSAGE_*` and
+ * `REASONING_*` (one block open at a time, closed before a tool call starts); tool calls as
+ * `TOOL_CALL_START`/`ARGS`/`END` (the arguments whole when the model did not stream them) and their
+ * outcome as `TOOL_CALL_RESULT`. A run that suspends for approval finishes with an `interrupt` outcome
+ * naming each waiting call (interrupt id `<run id>:<decision key>`, answered by a resume entry); a
+ * run that stops on calls of the client's own tools finishes with `success` and `pendingToolCallIds`.
+ *
+ * Pure: it imports only the run's event types, so `eventStreamResponse` (runtime) serves it too.
+ */
+import * as Cause from "effect/Cause"
+import type * as Stream from "effect/Stream"
+import type { RunStreamEvent, WaitingCall } from "../../../dsl/events.ts"
+import type { AgentError } from "../../../errors.ts"
+import { effectStream } from "../../../internal/lazy-effect.ts"
+import type { AgUiEvent, AgUiInterrupt } from "./ag-ui-event.ts"
+
+/** Options of {@link toAgUiEvents}. */
+export interface AgUiStreamOptions {
+  /** The AG-UI thread. Default: the run's id. */
+  readonly threadId?: string
+  /** The AG-UI run id (the input's `runId`). Default: the run's id. */
+  readonly runId?: string
+  /**
+   * Names of the client's own tools (`RunAgentInput.tools`): a run waiting only on calls of these
+   * finishes with `success` and `pendingToolCallIds` (the client runs them), not with an interrupt,
+   * and their results (which the client sent) are not echoed back.
+   */
+  readonly clientTools?: ReadonlyArray<string>
+}
+
+/** The interrupt id of a waiting call: `<run id>:<decision key>` (the same form as the UI stream's `approvalId`). */
+export const interruptId = (runId: string, decisionKey: string): string => `${runId}:${decisionKey}`
+
+/** The JSON Schema of an answer to an approval interrupt (a resume entry's `payload`). */
+export const approvalAnswerSchema: Record<string, unknown> = {
+  type: "object",
+  properties: {
+    approved: { type: "boolean", description: "Run the call (true) or not (false)" },
+    reason: { type: "string", description: "Why it was refused" },
+    args: { type: "object", description: "Other arguments to run it with (approved only)" }
+  },
+  required: ["approved"]
+}
+
+/** JSON text of a value, as a tool result is sent to a model. */
+const contentOf = (value: unknown): string => {
+  if (typeof value === "string") return value
+  try {
+    return JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? v.toString() : v)) ?? "null"
+  } catch {
+    return String(value)
+  }
+}
+
+/** A JSON copy of a value (what crosses the wire), or undefined when it has none. */
+const jsonOf = (value: unknown): unknown => {
+  try {
+    const text = JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? v.toString() : v))
+    return text === undefined ? undefined : JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : typeof error === "string" ? error : contentOf(error))
+
+/** The mutable state of one stream's mapping. */
+interface Mapping {
+  readonly threadId: () => string
+  readonly runId: () => string
+  readonly clientTools: ReadonlySet<string>
+  /** A fresh id, unique in this stream. */
+  readonly id: (kind: string) => string
+  /** The open step of each run, by run id. */
+  readonly steps: Map<string, string>
+  /** The open text or reasoning block. */
+  block: { readonly kind: "text" | "reasoning"; readonly id: string } | undefined
+  /** The AG-UI ids of the calls started in the current turn of each run, by index. */
+  readonly started: Map<string, Map<number, string>>
+  /** Calls started and not ended. */
+  readonly open: Set<string>
+  /** AG-UI call ids by `<run id> <loop call id>`. */
+  readonly calls: Map<string, string>
+  /** Whether the current turn of each run streamed its text. */
+  readonly streamedText: Set<string>
+  /** The assistant message of the current turn of each run (the parent of its calls). */
+  readonly messages: Map<string, string>
+}
+
+const closeBlock = (m: Mapping): Array<AgUiEvent> => {
+  const block = m.block
+  m.block = undefined
+  if (block === undefined) return []
+  return block.kind === "text"
+    ? [{ type: "TEXT_MESSAGE_END", messageId: block.id }]
+    : [{ type: "REASONING_MESSAGE_END", messageId: block.id }, { type: "REASONING_END", messageId: block.id }]
+}
+
+const openBlock = (m: Mapping, kind: "text" | "reasoning", runId: string): Array<AgUiEvent> => {
+  if (m.block?.kind === kind) return []
+  const out = closeBlock(m)
+  const id = kind === "text" ? messageOf(m, runId) : m.id("reasoning")
+  m.block = { kind, id }
+  out.push(...(kind === "text"
+    ? [{ type: "TEXT_MESSAGE_START", messageId: id, role: "assistant" } as const]
+    : [{ type: "REASONING_START", messageId: id } as const, { type: "REASONING_MESSAGE_START", messageId: id, role: "reasoning" } as const]))
+  return out
+}
+
+/** The assistant message id of the run's current turn (its text and the parent of its calls). */
+const messageOf = (m: Mapping, runId: string): string => {
+  let id = m.messages.get(runId)
+  if (id === undefined) m.messages.set(runId, (id = m.id("message")))
+  return id
+}
+
+const callKey = (runId: string, callId: string) => `${runId} ${callId}`
+const callIdOf = (m: Mapping, runId: string, callId: string): string => m.calls.get(callKey(runId, callId)) ?? callId
+
+const startCall = (m: Mapping, runId: string, id: string, name: string): Array<AgUiEvent> => {
+  m.open.add(id)
+  return [...closeBlock(m), { type: "TOOL_CALL_START", toolCallId: id, toolCallName: name, parentMessageId: messageOf(m, runId) }]
+}
+
+const endCalls = (m: Mapping): Array<AgUiEvent> => {
+  const out: Array<AgUiEvent> = [...m.open].map((toolCallId) => ({ type: "TOOL_CALL_END", toolCallId }))
+  m.open.clear()
+  return out
+}
+
+const closeStep = (m: Mapping, runId: string): Array<AgUiEvent> => {
+  const step = m.steps.get(runId)
+  m.steps.delete(runId)
+  m.messages.delete(runId)
+  return step === undefined ? [] : [{ type: "STEP_FINISHED", stepName: step }]
+}
+
+const result = (m: Mapping, runId: string, callId: string, content: string): Array<AgUiEvent> => [
+  ...closeBlock(m),
+  { type: "TOOL_CALL_RESULT", messageId: m.id("result"), toolCallId: callIdOf(m, runId, callId), content, role: "tool" }
+]
+
+const interruptOf = (m: Mapping, runId: string, pending: WaitingCall): AgUiInterrupt => {
+  const own = pending.id.split("/").at(-1) ?? pending.id
+  const args = jsonOf(pending.args)
+  return {
+    id: interruptId(runId, pending.id),
+    reason: pending.reason === undefined ? "tool_approval" : "tool_suspended",
+    message: pending.reason ?? `Approve the call of "${pending.tool}"?`,
+    toolCallId: callIdOf(m, runId, own),
+    responseSchema: approvalAnswerSchema,
+    metadata: { tool: pending.tool, ...(args === undefined ? {} : { args }) }
+  }
+}
+
+type Entry<K extends RunStreamEvent["_tag"]> = (event: Extract<RunStreamEvent, { readonly _tag: K }>, m: Mapping) => Array<AgUiEvent>
+const none = (): Array<AgUiEvent> => []
+
+/** The mapper: what each run event becomes on the AG-UI wire. */
+const table: { readonly [K in RunStreamEvent["_tag"]]: Entry<K> } = {
+  RunStart: none,
+  SkillChosen: none,
+  ModelCall: none,
+  KnowledgeUsed: none,
+  ArgsRepaired: none,
+  BudgetThreshold: none,
+  BudgetExceeded: none,
+  HookFailed: none,
+  // The waiting calls are named by the interrupt outcome of RUN_FINISHED.
+  ApprovalRequested: none,
+  Turn: (event, m) => {
+    const out = [...closeBlock(m), ...endCalls(m), ...closeStep(m, event.runId)]
+    const stepName = event.parentRunId === undefined ? `turn ${event.turn}` : `${event.agent} turn ${event.turn}`
+    m.steps.set(event.runId, stepName)
+    m.started.set(event.runId, new Map())
+    m.streamedText.delete(event.runId)
+    out.push({ type: "STEP_STARTED", stepName })
+    return out
+  },
+  TextDelta: (event, m) => {
+    m.streamedText.add(event.runId)
+    return [...openBlock(m, "text", event.runId), { type: "TEXT_MESSAGE_CONTENT", messageId: m.block!.id, delta: event.delta }]
+  },
+  ReasoningDelta: (event, m) => [...openBlock(m, "reasoning", event.runId), { type: "REASONING_MESSAGE_CONTENT", messageId: m.block!.id, delta: event.delta }],
+  ToolCallStart: (event, m) => {
+    const id = event.toolCallId !== undefined && !m.open.has(event.toolCallId) ? event.toolCallId : m.id("call")
+    m.started.get(event.runId)?.set(event.index, id)
+    return startCall(m, event.runId, id, event.tool)
+  },
+  ToolCallDelta: (event, m) => {
+    const id = m.started.get(event.runId)?.get(event.index)
+    return id === undefined || !m.open.has(id) ? [] : [{ type: "TOOL_CALL_ARGS", toolCallId: id, delta: event.delta }]
+  },
+  ModelResponse: (event, m) => {
+    // A model-routed skill choice answers before any turn: not part of the conversation.
+    if (!m.steps.has(event.runId)) return []
+    const out: Array<AgUiEvent> = []
+    const response = event.response
+    const content = response._tag === "Text" ? response.content : response.content ?? ""
+    if (!m.streamedText.has(event.runId) && content !== "") {
+      out.push(...openBlock(m, "text", event.runId), { type: "TEXT_MESSAGE_CONTENT", messageId: m.block!.id, delta: content })
+    }
+    out.push(...closeBlock(m))
+    if (response._tag === "ToolCalls") {
+      const started = [...(m.started.get(event.runId) ?? new Map<number, string>()).entries()].sort(([a], [b]) => a - b).map(([, id]) => id)
+      response.calls.forEach((call, i) => {
+        let id = started[i]
+        if (id === undefined) {
+          id = m.calls.has(callKey(event.runId, call.id)) || m.open.has(call.id) || call.id === "" ? m.id("call") : call.id
+          out.push(...startCall(m, event.runId, id, call.name), { type: "TOOL_CALL_ARGS", toolCallId: id, delta: call.arguments })
+        }
+        m.calls.set(callKey(event.runId, call.id), id)
+      })
+    }
+    out.push(...endCalls(m))
+    return out
+  },
+  Retrying: (event) => [{
+    type: "CUSTOM",
+    name: "retrying",
+    value: jsonOf({ attempt: event.attempt, maxAttempts: event.maxAttempts, waitMs: event.waitMs, reason: event.reason, provider: event.provider, model: event.model })
+  }],
+  ToolUse: (event, m) => (m.clientTools.has(event.tool) ? [] : result(m, event.runId, event.toolCallId, contentOf(event.result))),
+  ToolError: (event, m) => result(m, event.runId, event.toolCallId, `Error: ${errorMessage(event.error)}`),
+  InvalidArgs: (event, m) => result(m, event.runId, event.toolCallId, `Invalid arguments: ${event.issues}`),
+  ToolHallucinated: (event, m) => result(m, event.runId, event.toolCallId, `The tool "${event.tool}" is not available`),
+  Handoff: (event, m) => result(m, event.runId, event.toolCallId, `Handed off to ${event.to}`),
+  ApprovalDecided: (event, m) =>
+    event.decision === "deny" ? result(m, event.runId, event.toolCallId, `Denied: ${event.reason ?? "denied by the user"}`) : [],
+  RunEnd: (event, m) => {
+    const out = [...closeBlock(m), ...endCalls(m), ...closeStep(m, event.runId)]
+    // A child run's end (an agent used as a tool, a handoff target) ends its steps, not the run.
+    if (event.parentRunId !== undefined) return out
+    for (const runId of [...m.steps.keys()]) out.push(...closeStep(m, runId))
+    const ids = { threadId: m.threadId(), runId: m.runId() }
+    const outcome = event.outcome
+    switch (outcome._tag) {
+      case "Success": {
+        const output = jsonOf(outcome.output)
+        out.push({ type: "RUN_FINISHED", ...ids, ...(output === undefined ? {} : { result: output }), outcome: { type: "success" } })
+        break
+      }
+      case "Failure":
+        out.push({ type: "RUN_ERROR", message: outcome.error.message, code: outcome.error._tag })
+        break
+      case "Interrupted":
+        out.push({ type: "RUN_FINISHED", ...ids, outcome: { type: "cancelled" } })
+        break
+      case "Suspended": {
+        const approvals = outcome.pending.filter((p) => !m.clientTools.has(p.tool) || p.id.includes("/"))
+        const client = outcome.pending.filter((p) => !approvals.includes(p))
+        out.push({
+          type: "RUN_FINISHED",
+          ...ids,
+          outcome: approvals.length === 0
+            ? { type: "success", pendingToolCallIds: client.map((p) => callIdOf(m, event.runId, p.id)) }
+            : { type: "interrupt", interrupts: approvals.map((p) => interruptOf(m, event.runId, p)) }
+        })
+        break
+      }
+    }
+    return out
+  }
+}
+
+const isTerminal = (event: AgUiEvent) => event.type === "RUN_FINISHED" || event.type === "RUN_ERROR"
+
+/**
+ * A run's events (`runStream`, `chatStream`, a resumed run) as AG-UI events: the plain stream, for a
+ * transport other than SSE (a WebSocket, a test). A failure without `RunEnd` ends as `RUN_ERROR`; an
+ * interruption ends the stream.
+ *
+ * @example
+ * ```ts
+ * const events = toAgUiEvents(assistant.runStream("What is 2 + 3?"), { threadId: "thread-1" })
+ * await Effect.runPromise(Stream.runForEach(events, (e) => Effect.sync(() => socket.send(JSON.stringify(e)))))
+ * ```
+ */
+export const toAgUiEvents = (events: Stream.Stream<RunStreamEvent, AgentError>, options: AgUiStreamOptions = {}): Stream.Stream<AgUiEvent, AgentError> =>
+  effectStream().suspend(() => {
+    let firstRunId: string | undefined
+    let count = 0
+    let started = false
+    let finished = false
+    const runId = () => options.runId ?? firstRunId ?? "run"
+    const m: Mapping = {
+      threadId: () => options.threadId ?? runId(),
+      runId,
+      clientTools: new Set(options.clientTools ?? []),
+      id: (kind) => `${runId()}-${kind}-${++count}`,
+      steps: new Map(),
+      block: undefined,
+      started: new Map(),
+      open: new Set(),
+      calls: new Map(),
+      streamedText: new Set(),
+      messages: new Map()
+    }
+    const opening = (): Array<AgUiEvent> => {
+      if (started) return []
+      started = true
+      return [{ type: "RUN_STARTED", threadId: m.threadId(), runId: runId() }]
+    }
+    const emit = (out: Array<AgUiEvent>): Array<AgUiEvent> => {
+      const end = out.findIndex(isTerminal)
+      if (end !== -1) finished = true
+      return end === -1 ? out : out.slice(0, end + 1)
+    }
+    const map = (event: RunStreamEvent): Array<AgUiEvent> => {
+      if (finished) return []
+      firstRunId ??= event.runId
+      const entry = table[event._tag] as Entry<RunStreamEvent["_tag"]>
+      return emit([...opening(), ...entry(event as never, m)])
+    }
+    const ending = (message: string, code: string): Array<AgUiEvent> => (finished ? [] : emit([...opening(), { type: "RUN_ERROR", message, code }]))
+    return events.pipe(
+      effectStream().flatMap((event) => effectStream().fromIterable(map(event))),
+      effectStream().catchCause((cause) => {
+        if (Cause.hasInterruptsOnly(cause)) return effectStream().failCause(cause)
+        const error = Cause.squash(cause)
+        const tag = (error as { readonly _tag?: unknown })?._tag
+        return effectStream().fromIterable(ending(errorMessage(error), typeof tag === "string" ? tag : "Unknown"))
+      }),
+      effectStream().concat(effectStream().suspend(() => effectStream().fromIterable(ending("The run's stream ended before the run did", "StreamEnded"))))
+    )
+  })
+
+/**
+ * The AG-UI events of a run as Server-Sent Events frames (`data: <JSON>\n\n`, what `@ag-ui/encoder`
+ * writes and `@ag-ui/client`'s `HttpAgent` reads).
+ *
+ * @example
+ * ```ts
+ * const frames = agUiFrames(assistant.runStream("hi"), { threadId: "t1" }) // Stream<string>
+ * ```
+ */
+export const agUiFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, options: AgUiStreamOptions = {}): Stream.Stream<string, AgentError> =>
+  toAgUiEvents(events, options).pipe(effectStream().map((event) => `data: ${JSON.stringify(event)}\n\n`))
