@@ -183,6 +183,12 @@ const Message = Schema.Struct({ role: Schema.Literals(["system", "user", "assist
 const Request = Schema.Struct({ messages: Schema.Array(Message), tools: Schema.Array(Schema.Struct({ name: Schema.String })) })
 const Shape = Schema.Struct({
   version: Schema.Literal(CASSETTE_VERSION),
+  metadata: Schema.optionalKey(Schema.Struct({
+    provider: Schema.optionalKey(Schema.String),
+    model: Schema.optionalKey(Schema.String),
+    temperature: Schema.optionalKey(Schema.Number),
+    maxTokens: Schema.optionalKey(Schema.Number)
+  })),
   interactions: Schema.Array(Schema.Struct({ call: Schema.Literals(["chat", "stream"]), request: Request, outcome: Outcome }))
 })
 const checkShape = Schema.decodeUnknownResult(Shape)

@@ -1,7 +1,8 @@
 /**
  * effect-agent-dsl/testing: deterministic model clients and a harness to run agents against scripts,
- * for tests of your own agents. Nothing here needs fast-check; the fast-check arbitraries of model
- * behaviour are on their own subpath, `effect-agent-dsl/testing/arbitraries`.
+ * for tests of your own agents, and cassettes to record a real provider's answers once and replay them
+ * in CI (`recordCassette`, `replayCassette`). Nothing here needs fast-check; the fast-check
+ * arbitraries of model behaviour are on their own subpath, `effect-agent-dsl/testing/arbitraries`.
  */
 export { recordingModel } from "./recording-model.ts"
 export type { RecordingModel } from "./recording-model.ts"

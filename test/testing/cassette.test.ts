@@ -238,6 +238,17 @@ describe("streamed answers", () => {
     expect(Exit.isSuccess(streamed) && streamed.value.filter((p) => p._tag === "TextDelta").map((p) => (p as { delta: string }).delta).join("")).toBe("hello")
   })
 
+  it("an interrupted call is not recorded (it has no answer to replay)", async () => {
+    const tape = memoryCassette()
+    const recorder = recordCassette(slow(), { cassette: tape })
+    const exit = await Effect.runPromiseExit(Stream.runCollect(recorder.stream!(request)).pipe(Effect.timeout("60 millis")))
+    expect(Exit.isFailure(exit)).toBe(true)
+    expect(tape.text).toBeUndefined()
+    const hanging: ModelClient = { chat: () => Effect.never }
+    await Effect.runPromiseExit(recordCassette(hanging, { cassette: tape }).chat(request).pipe(Effect.timeout("10 millis")))
+    expect(tape.text).toBeUndefined()
+  })
+
   it("a streaming agent run replays the same events", async () => {
     const tape = memoryCassette()
     const model = scriptedModel([toolCalls([{ id: "c1", name: "add", arguments: { a: 1, b: 2 } }]), text("3")], { chunk: 2 })
