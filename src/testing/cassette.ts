@@ -45,6 +45,8 @@ export interface RecordCassetteOptions {
 
 /** A client whose calls are being written to a cassette. */
 export interface CassetteRecorder extends ModelClient {
+  /** Always present: a client without `stream` is streamed through `ModelClient.streamOf` and recorded so. */
+  readonly stream: (request: ModelRequest) => Stream.Stream<ResponsePart, ModelError>
   /** The cassette as recorded so far. */
   readonly cassette: () => Cassette
 }
@@ -184,6 +186,8 @@ export interface ReplayCassetteOptions {
 
 /** A client answering from a cassette. */
 export interface CassetteReplayer extends ModelClient {
+  /** Always present, whatever the recorded calls were (see `replayCassette`). */
+  readonly stream: (request: ModelRequest) => Stream.Stream<ResponsePart, ModelError>
   /** Recorded interactions no request has used yet (assert it is empty to know the test used them all). */
   readonly unused: () => ReadonlyArray<Interaction>
   /** Requests that matched nothing, in order. */
