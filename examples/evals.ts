@@ -6,6 +6,7 @@
  *
  * Run: npm run example:eval
  *   UPDATE_BASELINE=1 npm run example:eval      keep this run's report as the baseline
+ *   EVAL_DIR=some/dir npm run example:eval      cassettes and baseline from another folder
  *   RECORD=1 AI_PROVIDER=openai AI_MODEL=gpt-4o-mini OPENAI_API_KEY=... npm run example:eval
  *                                               re-record both cassettes against a real model (keys
  *                                               are never written to them)
@@ -37,6 +38,9 @@ import {
 } from "effect-agent-dsl/evals"
 
 const here = (file: string) => fileURLToPath(new URL(`./evals/${file}`, import.meta.url))
+// Where the cassettes and the baseline are (the test of this example points it at altered copies).
+const dataDir = process.env.EVAL_DIR
+const data = (file: string) => (dataDir === undefined ? here(file) : join(dataDir, file))
 
 // 1. The agent under test, as in the application.
 const Operands = Schema.Struct({ a: Schema.Finite, b: Schema.Finite })
@@ -84,11 +88,11 @@ const model = (cassette: string, standInModel: Client): Client => {
 
 // 4. Evaluate, print, compare with the baseline.
 const program = Effect.gen(function*() {
-  const data = yield* datasetFromJsonl(cases, { name: "calculator", input: Schema.String, expected: Schema.String })
-  const judge = llmJudge({ model: model(here("judge.cassette.json"), standInJudge), rubric: "The answer is the correct number and nothing else." })
+  const dataset = yield* datasetFromJsonl(cases, { name: "calculator", input: Schema.String, expected: Schema.String })
+  const judge = llmJudge({ model: model(data("judge.cassette.json"), standInJudge), rubric: "The answer is the correct number and nothing else." })
   const report = yield* evaluate(
-    calculator.model(model(here("calculator.cassette.json"), standIn)),
-    data,
+    calculator.model(model(data("calculator.cassette.json"), standIn)),
+    dataset,
     [exactMatch(), toolTrajectory({ order: "exact" }), latency({ maxMs: 10_000 }), tokenCost({ maxTokens: 2_000 }), judge],
     { concurrency: 2, budget: { maxTokens: 50_000 }, onProgress: terminalProgress() }
   )
@@ -97,7 +101,7 @@ const program = Effect.gen(function*() {
   writeFileSync(reportFile, reportJson(report))
   console.log(`\nreport: ${reportFile}`)
 
-  const baselineFile = here("baseline.json")
+  const baselineFile = data("baseline.json")
   if (process.env.UPDATE_BASELINE === "1" || !existsSync(baselineFile)) {
     writeFileSync(baselineFile, reportJson(report))
     console.log(`baseline written: ${baselineFile}`)
