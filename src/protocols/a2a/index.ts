@@ -1,0 +1,17 @@
+/**
+ * `effect-agent-dsl/a2a`: agents over the Agent2Agent protocol (A2A 1.0, and 0.3 clients through the
+ * official SDK's compatibility layer). `serveA2a(agent)` serves an agent as an A2A agent;
+ * `a2aAgent(url)` makes a remote A2A agent a tool of ours. Needs the optional peer `@a2a-js/sdk`
+ * (and `express` for the server).
+ */
+export { agentCardOf } from "./agent-card.ts"
+export type { AgentCardOptions } from "./agent-card.ts"
+export { A2aError } from "./errors.ts"
+export type { A2aErrorKind } from "./errors.ts"
+export { decisionsFromParts, inputFromParts, outputParts, pendingParts } from "./parts.ts"
+export { jsonRpcPath, serveA2a } from "./serve.ts"
+export type { A2aServableAgent, A2aServer, ServeA2aOptions } from "./serve.ts"
+export { agentExecutor, outcomeOfExit } from "./task-executor.ts"
+export type { TaskExecutor, TaskExecutorOptions } from "./task-executor.ts"
+export { isSettledState, outcomeTaskState, remoteStateOf, taskStateOf } from "./task-state.ts"
+export type { RemoteState, RunOutcomeTag } from "./task-state.ts"

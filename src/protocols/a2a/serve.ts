@@ -1,0 +1,138 @@
+/**
+ * An agent served as an A2A agent on a loopback (or any) HTTP address, with the official SDK's
+ * request handler and Express handlers: the Agent Card at `/.well-known/agent-card.json`, JSON-RPC at
+ * `/a2a/jsonrpc` speaking A2A 1.0 (`SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`)
+ * and, through the SDK's compatibility layer, v0.3 (`message/send`, `message/stream`, `tasks/get`,
+ * `tasks/cancel`). A `bearer` check guards the JSON-RPC endpoint (the card stays public and declares
+ * the scheme): a request without an accepted `Authorization: Bearer <token>` gets HTTP 401.
+ */
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import type { AgentCard, SendMessageRequest } from "@a2a-js/sdk"
+import { RequestMalformedError } from "@a2a-js/sdk/errors"
+import { DefaultRequestHandler, InMemoryTaskStore, type ServerCallContext } from "@a2a-js/sdk/server"
+import { agentCardHandler, jsonRpcHandler, UserBuilder } from "@a2a-js/sdk/server/express"
+import express from "express"
+import { type AgentDefinition, AgentDefinitionKey, definitionOf } from "../../dsl/agent-definition.ts"
+import { AgentConfigError } from "../../errors.ts"
+import { agentCardOf, type AgentCardOptions } from "./agent-card.ts"
+import { agentExecutor, type TaskExecutor, type TaskExecutorOptions } from "./task-executor.ts"
+
+/** An agent that can be served: anything built by `agent(...)` with a model. */
+export interface A2aServableAgent {
+  readonly name: string
+  readonly [AgentDefinitionKey]: AgentDefinition
+}
+
+/** Options of {@link serveA2a}. */
+export interface ServeA2aOptions extends Omit<AgentCardOptions, "url" | "bearer">, TaskExecutorOptions {
+  /** Default "127.0.0.1". */
+  readonly host?: string
+  /** Default 0: any free port (read it from `url`). */
+  readonly port?: number
+  /**
+   * Accepts or refuses a bearer token (the card then declares the `bearer` scheme). Without it the
+   * endpoint is open: bind it to loopback, or put your own authentication in front.
+   */
+  readonly bearer?: (token: string) => boolean | Promise<boolean>
+}
+
+/** A running A2A server. */
+export interface A2aServer {
+  /** The base URL (`http://127.0.0.1:<port>`): clients read the card from it. */
+  readonly url: string
+  /** The JSON-RPC endpoint. */
+  readonly endpoint: string
+  readonly card: AgentCard
+  /** Runs in flight. */
+  readonly running: () => number
+  /** Stops accepting requests and closes open connections (streams in flight end; their runs are interrupted). */
+  readonly close: () => Promise<void>
+}
+
+/**
+ * The SDK's request handler, refusing a message whose parts or decisions do not fit before it
+ * starts a task: the client gets the invalid-params error (-32602) instead of a failed task.
+ */
+class CheckingRequestHandler extends DefaultRequestHandler {
+  readonly #executor: TaskExecutor
+  constructor(card: AgentCard, store: InMemoryTaskStore, executor: TaskExecutor) {
+    super(card, store, executor)
+    this.#executor = executor
+  }
+  async #check(params: SendMessageRequest): Promise<void> {
+    if (params.message === undefined) return
+    const reason = await this.#executor.check(params.message)
+    if (reason !== undefined) throw new RequestMalformedError(reason)
+  }
+  override async sendMessage(params: SendMessageRequest, context: ServerCallContext) {
+    await this.#check(params)
+    return super.sendMessage(params, context)
+  }
+  override async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext) {
+    await this.#check(params)
+    yield* super.sendMessageStream(params, context)
+  }
+}
+
+/** Path of the JSON-RPC endpoint under the base URL. */
+export const jsonRpcPath = "/a2a/jsonrpc"
+
+/**
+ * Serves `agent` over A2A until `close()`.
+ *
+ * @example
+ * ```ts
+ * const server = await serveA2a(helper, { port: 4100, bearer: (token) => token === process.env.A2A_TOKEN })
+ * console.log(`card at ${server.url}/.well-known/agent-card.json`)
+ * ```
+ */
+export const serveA2a = async (agent: A2aServableAgent, options: ServeA2aOptions = {}): Promise<A2aServer> => {
+  if (typeof agent !== "object" || agent === null || !(AgentDefinitionKey in agent)) {
+    throw new AgentConfigError({ subject: "serveA2a", reason: "it serves an agent built with agent(...)" })
+  }
+  const definition = definitionOf(agent)
+  const server: Server = createServer()
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve())
+  })
+  const address = server.address() as AddressInfo
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address
+  const url = `http://${host}:${address.port}`
+  const card = agentCardOf(definition, {
+    url: `${url}${jsonRpcPath}`,
+    ...(options.description === undefined ? {} : { description: options.description }),
+    ...(options.version === undefined ? {} : { version: options.version }),
+    ...(options.provider === undefined ? {} : { provider: options.provider }),
+    bearer: options.bearer !== undefined
+  })
+  const executor = agentExecutor(definition, options)
+  const handler = new CheckingRequestHandler(card, new InMemoryTaskStore(), executor)
+  const app = express()
+  app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler, legacyCompat: { enabled: true } }))
+  const check = options.bearer
+  if (check !== undefined) {
+    app.use(jsonRpcPath, (req, res, next) => {
+      const header = req.headers.authorization
+      const token = typeof header === "string" && /^bearer /i.test(header) ? header.slice(7).trim() : undefined
+      Promise.resolve(token === undefined ? false : check(token)).then(
+        (ok) => (ok === true ? next() : void res.status(401).set("WWW-Authenticate", "Bearer").json({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "unauthorized: a bearer token is required" } })),
+        (error) => next(error)
+      )
+    })
+  }
+  app.use(jsonRpcPath, jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }))
+  server.on("request", app)
+  return {
+    url,
+    endpoint: `${url}${jsonRpcPath}`,
+    card,
+    running: executor.running,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
+  }
+}

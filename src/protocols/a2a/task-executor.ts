@@ -1,0 +1,204 @@
+/**
+ * An agent as an A2A `AgentExecutor`: each A2A task is one run of the agent. A task's `contextId` is a
+ * session (src/runtime/session.ts), so the messages of earlier tasks in the same context are the
+ * run's history. As the run goes, its tool calls are reported as `working` status updates; its end
+ * is published through the one table `taskStateOf` (completed with an `output` artifact, failed with
+ * the error's message, canceled, or input-required with the calls that wait for approval). The next
+ * message on an input-required task carries the decisions and resumes the run (once: the session
+ * takes its waiting run). `CancelTask` interrupts the run, its model request and its tools.
+ *
+ * Malformed parts and decisions are refused before anything runs, with the protocol's invalid-params
+ * error (-32602).
+ */
+import { type Message, Role, type Task, TaskState } from "@a2a-js/sdk"
+import { RequestMalformedError, UnsupportedOperationError } from "@a2a-js/sdk/errors"
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from "@a2a-js/sdk/server"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
+import type { AgentDefinition } from "../../dsl/agent-definition.ts"
+import { withDefinitionServices } from "../../dsl/definition-services.ts"
+import type { RunEndEvent, RunStreamEvent } from "../../dsl/events.ts"
+import type { AgentError } from "../../errors.ts"
+import { runOutcome } from "../../runtime/run-agent.ts"
+import { makeSession, type SessionCore, type SessionOptions } from "../../runtime/session.ts"
+import { decisionsFromParts, inputFromParts, outputParts, pendingParts, textPart } from "./parts.ts"
+import { taskStateOf } from "./task-state.ts"
+
+/** One context: its session, and where the events of the run in flight go. */
+interface ContextEntry {
+  readonly session: SessionCore
+  sink: ((event: RunStreamEvent) => void) | undefined
+}
+
+/** An `AgentExecutor` that can also check a message before the SDK's handler starts a task for it. */
+export interface TaskExecutor extends AgentExecutor {
+  /** Why `message` would be refused (malformed parts, or decisions that do not fit the waiting calls), or `undefined`. */
+  readonly check: (message: Message) => Promise<string | undefined>
+  /** Runs in flight. */
+  readonly running: () => number
+}
+
+/** How tasks become runs. */
+export interface TaskExecutorOptions {
+  /** Where each context's session keeps its messages (default: in memory, one store per context). */
+  readonly sessions?: (contextId: string) => SessionOptions
+}
+
+const now = () => new Date().toISOString()
+
+const agentMessage = (taskId: string, contextId: string, parts: Message["parts"]): Message => ({
+  messageId: crypto.randomUUID(),
+  contextId,
+  taskId,
+  role: Role.ROLE_AGENT,
+  parts: [...parts],
+  metadata: undefined,
+  extensions: [],
+  referenceTaskIds: []
+})
+
+/** A run's end, with `Suspended` told apart from a completed value (`Completed | Suspended` results). */
+export const outcomeOfExit = (agent: string, exit: Exit.Exit<unknown, AgentError>): RunEndEvent["outcome"] => {
+  const outcome = runOutcome(agent, exit)
+  if (outcome._tag !== "Success") return outcome
+  const value = outcome.output as { readonly _tag?: unknown; readonly output?: unknown; readonly pending?: any; readonly snapshot?: any } | null
+  if (value !== null && typeof value === "object" && value._tag === "Suspended") return { _tag: "Suspended", pending: value.pending, snapshot: value.snapshot }
+  if (value !== null && typeof value === "object" && value._tag === "Completed") return { _tag: "Success", output: value.output }
+  return outcome
+}
+
+/**
+ * The executor of `definition` (with its model or `.provide(...)` layers, as `run` would use them).
+ *
+ * @example
+ * ```ts
+ * const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), agentExecutor(definitionOf(helper)))
+ * ```
+ */
+export const agentExecutor = (definition: AgentDefinition, options: TaskExecutorOptions = {}): TaskExecutor => {
+  const contexts = new Map<string, ContextEntry>()
+  const running = new Map<string, AbortController>()
+  const taskContexts = new Map<string, string>()
+  // Tasks whose run waits for decisions in their context's session.
+  const waitingTasks = new Set<string>()
+  const contextOf = (contextId: string): ContextEntry => {
+    const found = contexts.get(contextId)
+    if (found !== undefined) return found
+    // The listener reads the entry's sink: a session runs one send at a time, so it is that run's.
+    const entry: ContextEntry = { session: undefined as unknown as SessionCore, sink: undefined }
+    const observed: AgentDefinition = Object.freeze({
+      ...definition,
+      listeners: [...definition.listeners, { event: "*" as const, listener: (event: RunStreamEvent) => void entry.sink?.(event) }]
+    })
+    ;(entry as { session: SessionCore }).session = makeSession(observed, contextId, options.sessions?.(contextId) ?? {})
+    contexts.set(contextId, entry)
+    return entry
+  }
+  const run = <A>(effect: Effect.Effect<A, AgentError, any>, signal?: AbortSignal) =>
+    Effect.runPromiseExit(withDefinitionServices(definition, effect) as Effect.Effect<A, AgentError>, signal === undefined ? undefined : { signal })
+
+  const execute = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
+    const { taskId, contextId } = context
+    const message = context.userMessage
+    const entry = contextOf(contextId)
+    taskContexts.set(taskId, contextId)
+    const state = context.task?.status?.state
+    let start: () => Effect.Effect<unknown, AgentError, any>
+    if (context.task !== undefined && state === TaskState.TASK_STATE_INPUT_REQUIRED) {
+      waitingTasks.delete(taskId)
+      const waiting = await run(entry.session.waiting())
+      const pending = Exit.isSuccess(waiting) ? waiting.value?.pending : undefined
+      if (pending === undefined) throw new RequestMalformedError(`no run of task ${taskId} waits for decisions`)
+      const decisions = decisionsFromParts(message.parts, pending)
+      if (Result.isFailure(decisions)) throw new RequestMalformedError(decisions.failure)
+      start = () => entry.session.resume(decisions.success)
+    } else if (context.task !== undefined) {
+      throw new UnsupportedOperationError(`task ${taskId} is running; wait for it to end or cancel it`)
+    } else {
+      const input = inputFromParts(message.parts, definition.input)
+      if (Result.isFailure(input)) throw new RequestMalformedError(input.failure)
+      start = () => entry.session.send(input.success)
+    }
+    const status = (state: TaskState, parts?: Message["parts"], metadata?: Record<string, unknown>) =>
+      bus.publish(AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: { state, message: parts === undefined ? undefined : agentMessage(taskId, contextId, parts), timestamp: now() },
+        metadata
+      }))
+    if (context.task === undefined) {
+      const task: Task = { id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() }, artifacts: [], history: [message], metadata: undefined }
+      bus.publish(AgentEvent.task(task))
+    }
+    status(TaskState.TASK_STATE_WORKING)
+    let end: RunEndEvent | undefined
+    entry.sink = (event) => {
+      if (event._tag === "RunEnd") end = event
+      else if (event._tag === "ToolUse") status(TaskState.TASK_STATE_WORKING, [textPart(`used ${event.tool}`)], { event: "ToolUse", tool: event.tool })
+      else if (event._tag === "ToolError") status(TaskState.TASK_STATE_WORKING, [textPart(`${event.tool} failed`)], { event: "ToolError", tool: event.tool })
+      else if (event._tag === "Handoff") status(TaskState.TASK_STATE_WORKING, [textPart("handed off")], { event: "Handoff" })
+    }
+    const controller = new AbortController()
+    running.set(taskId, controller)
+    let exit: Exit.Exit<unknown, AgentError>
+    try {
+      exit = await run(start(), controller.signal)
+    } finally {
+      running.delete(taskId)
+      entry.sink = undefined
+    }
+    const outcome = outcomeOfExit(definition.name, exit)
+    const usage = end === undefined ? undefined : { turns: end.turns, toolCalls: end.toolCalls, durationMs: end.durationMs }
+    const final = taskStateOf(outcome)
+    switch (outcome._tag) {
+      case "Success":
+        bus.publish(AgentEvent.artifactUpdate({
+          taskId,
+          contextId,
+          artifact: { artifactId: `${taskId}-output`, name: "output", description: "", parts: [...outputParts(outcome.output)], metadata: undefined, extensions: [] },
+          append: false,
+          lastChunk: true,
+          metadata: undefined
+        }))
+        status(final, undefined, usage)
+        break
+      case "Failure":
+        status(final, [textPart(outcome.error.message)], { ...usage, error: outcome.error._tag })
+        break
+      case "Interrupted":
+        status(final, [textPart("the run was canceled")], usage)
+        break
+      case "Suspended":
+        waitingTasks.add(taskId)
+        status(final, [...pendingParts(outcome.pending)], usage)
+        break
+    }
+    bus.finished()
+  }
+
+  const cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
+    const controller = running.get(taskId)
+    // A run in flight ends as canceled through `execute`; a task without one is canceled here.
+    if (controller !== undefined) return controller.abort()
+    bus.publish(AgentEvent.statusUpdate({ taskId, contextId: taskContexts.get(taskId) ?? "", status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: now() }, metadata: undefined }))
+    bus.finished()
+  }
+
+  const check = async (message: Message): Promise<string | undefined> => {
+    if (message.taskId === "" || message.taskId === undefined) {
+      const input = inputFromParts(message.parts, definition.input)
+      return Result.isFailure(input) ? input.failure : undefined
+    }
+    const contextId = taskContexts.get(message.taskId)
+    // A task this executor does not know, or one that does not wait: the SDK's handler answers it.
+    if (contextId === undefined || !waitingTasks.has(message.taskId)) return undefined
+    const waiting = await run(contextOf(contextId).session.waiting())
+    const pending = Exit.isSuccess(waiting) ? waiting.value?.pending : undefined
+    if (pending === undefined) return undefined
+    const decisions = decisionsFromParts(message.parts, pending)
+    return Result.isFailure(decisions) ? decisions.failure : undefined
+  }
+
+  return { execute, cancelTask, check, running: () => running.size }
+}
