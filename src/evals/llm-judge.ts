@@ -41,7 +41,14 @@ export interface LlmJudgeOptions<V> {
   readonly name?: string
 }
 
-/** The request a judge receives for one case (exported for tests and for recording judges). */
+/**
+ * The request a judge receives for one case (exported for tests and for recording judges).
+ *
+ * @example
+ * ```ts
+ * judgeRequest("Names the capital.", jsonSchema, { input: "Capital of France?", expected: "Paris", output: "Paris", error: undefined })
+ * ```
+ */
 export const judgeRequest = (rubric: string, jsonSchema: unknown, subject: { input: unknown; expected: unknown; output: unknown; error: string | undefined }): ModelRequest => ({
   messages: [
     {

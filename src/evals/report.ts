@@ -9,7 +9,14 @@ import { canonicalJson } from "../internal/canonical-json.ts"
 import type { Usage } from "../model/messages.ts"
 import type { Score, TracedToolCall } from "./scorer.ts"
 
-/** The report format this library writes and reads. */
+/**
+ * The report format this library writes and reads.
+ *
+ * @example
+ * ```ts
+ * parseReport(text).version === REPORT_VERSION
+ * ```
+ */
 export const REPORT_VERSION = 1
 
 /** How a case ended: every scorer passed, one did not, the run failed, or the budget left it out. */
@@ -73,11 +80,23 @@ export class ReportError extends Data.TaggedError("ReportError")<{ readonly reas
 /**
  * Internal: `record[key]` when it is the record's own (a scorer named "constructor" or "__proto__" is
  * a name like any other, never something inherited).
+ *
+ * @example
+ * ```ts
+ * ownValue({}, "constructor") // undefined
+ * ```
  */
 export const ownValue = <A>(record: Readonly<Record<string, A>>, key: string): A | undefined =>
   Object.prototype.hasOwnProperty.call(record, key) ? record[key] : undefined
 
-/** The summary of `cases` (means over the cases that ran). */
+/**
+ * The summary of `cases` (means over the cases that ran; skipped cases are counted, not scored).
+ *
+ * @example
+ * ```ts
+ * summarize(report.cases, report.summary.durationMs).scorers.exact?.mean
+ * ```
+ */
 export const summarize = (cases: ReadonlyArray<CaseResult>, durationMs: number): ReportSummary => {
   const ran = cases.filter((c) => c.status !== "skipped")
   const names = [...new Set(ran.flatMap((c) => Object.keys(c.scores)))].sort()

@@ -69,7 +69,15 @@ export type ScoreInit = number | boolean | Score
 
 const clamp = (n: number) => (Number.isFinite(n) ? Math.min(1, Math.max(0, n)) : 0)
 
-/** A `ScoreInit` as a `Score`: numbers are clamped to [0, 1] (NaN is 0) and pass at `threshold`. */
+/**
+ * A `ScoreInit` as a `Score`: numbers are clamped to [0, 1] (NaN is 0) and pass at `threshold`.
+ *
+ * @example
+ * ```ts
+ * toScore(0.8, 0.75) // { score: 0.8, pass: true }
+ * toScore(false)     // { score: 0, pass: false }
+ * ```
+ */
 export const toScore = (init: ScoreInit, threshold = 1): Score => {
   if (typeof init === "boolean") return { score: init ? 1 : 0, pass: init }
   if (typeof init === "number") return { score: clamp(init), pass: clamp(init) >= threshold }

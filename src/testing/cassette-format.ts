@@ -13,7 +13,14 @@ import type { ModelMetadata } from "../model/model-client.ts"
 import type { ResponsePart } from "../model/response-part.ts"
 import { lazyPackage } from "../internal/lazy-package.ts"
 
-/** The cassette format this library writes and reads. */
+/**
+ * The cassette format this library writes and reads.
+ *
+ * @example
+ * ```ts
+ * JSON.parse(readFileSync("test/cassettes/calculator.json", "utf8")).version === CASSETTE_VERSION
+ * ```
+ */
 export const CASSETTE_VERSION = 1
 
 /** A `ModelError` as stored: its fields without `cause`. */
@@ -119,7 +126,14 @@ export const memoryCassette = (initial?: string): CassetteStore & { readonly tex
 const fs = lazyPackage<typeof import("node:fs")>("node:fs")
 const path = lazyPackage<typeof import("node:path")>("node:path")
 
-/** The store behind a source: a file path becomes a file store (its folder created on write). */
+/**
+ * Internal: the store behind a source: a file path becomes a file store (its folder created on write).
+ *
+ * @example
+ * ```ts
+ * storeOf("test/cassettes/a.json").read() // the file's text, or undefined when there is none
+ * ```
+ */
 export const storeOf = (source: CassetteSource): CassetteStore =>
   typeof source !== "string"
     ? source
@@ -132,7 +146,14 @@ export const storeOf = (source: CassetteSource): CassetteStore =>
       }
     }
 
-/** Sorts object keys recursively and drops undefined values, so equal values print equally. */
+/**
+ * Internal: sorts object keys recursively and drops undefined values, so equal values print equally.
+ *
+ * @example
+ * ```ts
+ * JSON.stringify(canonical({ b: 1, a: undefined, c: { z: 1, y: 2 } })) // '{"b":1,"c":{"y":2,"z":1}}'
+ * ```
+ */
 export const canonical = (value: unknown): unknown => {
   if (Array.isArray(value)) return value.map((v) => (v === undefined ? null : canonical(v)))
   if (value !== null && typeof value === "object") {

@@ -62,7 +62,14 @@ const withoutVolatile = (request: ModelRequest): ModelRequest => {
   return { ...rest, messages }
 }
 
-/** What a rule compares: canonical JSON text of the normalised request. */
+/**
+ * Internal: what a rule compares, the canonical JSON text of the normalised request.
+ *
+ * @example
+ * ```ts
+ * matchKey("ignore-volatile", recorded) === matchKey("ignore-volatile", live) // they match
+ * ```
+ */
 export const matchKey = (rule: MatchRule, request: ModelRequest): string => {
   const normalized = typeof rule === "function"
     ? rule(request)
