@@ -31,13 +31,13 @@ export interface ChatHandlerOptions extends FromUIMessagesOptions, ChatStreamOpt
 
 const defaultMaxBodyBytes = 4 * 1024 * 1024
 
-const errorResponse = (status: number, error: { readonly _tag: string; readonly message: string }): Response =>
+export const errorResponse = (status: number, error: { readonly _tag: string; readonly message: string }): Response =>
   new Response(JSON.stringify({ error: { _tag: error._tag, message: error.message } }), {
     status,
     headers: { "content-type": "application/json; charset=utf-8" }
   })
 
-class BodyTooLarge {
+export class BodyTooLarge {
   readonly _tag = "BodyTooLarge"
   constructor(readonly limit: number) {}
   get message(): string {
@@ -46,7 +46,7 @@ class BodyTooLarge {
 }
 
 /** The body as text, refusing it as soon as it passes `limit` bytes (a declared length is checked first). */
-const readText = async (request: Request, limit: number): Promise<string> => {
+export const readText = async (request: Request, limit: number): Promise<string> => {
   const declared = Number(request.headers.get("content-length") ?? Number.NaN)
   if (declared > limit) throw new BodyTooLarge(limit)
   if (request.body === null) return ""

@@ -1,7 +1,7 @@
 /**
  * The layers of `src/` and a checker for its import graph. Imports go one way, down the ranks:
  *
- *   internal → model → errors → dsl → protocol wire mappings → runtime | providers | trace | node | compose | mcp → testing | durable | web | evals | protocols → agent.ts, index.ts, cli
+ *   internal → model → errors → dsl → protocol wire mappings → runtime | providers | trace | node | compose | mcp → testing | durable | web | evals → protocols → agent.ts, index.ts, cli
  *
  * A file may import its own layer and any lower one; the siblings at rank 4 may not import each
  * other (providers never see the loop, the loop never sees a provider, tracing is a listener), and
@@ -39,7 +39,8 @@ export const layers: ReadonlyArray<Layer> = [
   { name: "durable", rank: 5, matches: folder("durable") },
   { name: "web", rank: 5, matches: folder("web") },
   { name: "evals", rank: 5, matches: folder("evals") },
-  { name: "protocols", rank: 5, matches: folder("protocols") },
+  // Above web: the AG-UI handler reads bodies and streams runs with web's chat machinery.
+  { name: "protocols", rank: 5.5, matches: folder("protocols") },
   { name: "entry", rank: 6, matches: (f) => f === "index.ts" || f === "agent.ts" || f.startsWith("cli/") }
 ]
 

@@ -1,0 +1,165 @@
+/**
+ * An AG-UI endpoint as one Web-standard function, `(request: Request) => Promise<Response>`, for
+ * `@ag-ui/client`'s `HttpAgent`, CopilotKit and any AG-UI front end: it reads a `RunAgentInput` (with a
+ * size limit), runs the agent on the latest user message after the conversation, with the client's
+ * tools added, and streams AG-UI events. A body that is not a `RunAgentInput` answers 400 (413 over
+ * `maxBodyBytes`, 405 for another method) with `{ error: { _tag, message } }`, before anything runs.
+ *
+ * A run that stops (on a call of a client tool, or on a call waiting for approval) is handed to
+ * `onSuspended` to keep, by thread; the stream finishes with `pendingToolCallIds` (client tools) or an
+ * `interrupt` outcome (approvals). The client's next input (the client tools' results as tool
+ * messages, the interrupts' answers as `resume` entries) continues it: `loadSuspended` gives it back,
+ * every waiting call must be answered, and the run resumes with those decisions (the approval
+ * machinery of `chatHandler`, so the same guarantees hold: a call runs only after an approval for that
+ * call, a denied call never runs).
+ */
+import type { AgentBuilder, AgentShape } from "../../dsl/agent.ts"
+import { Decision, type Decisions } from "../../dsl/decision.ts"
+import { eventStreamResponse } from "../../runtime/event-stream-response.ts"
+import type { ResumeLedgerStore } from "../../runtime/resume-ledger.ts"
+import { BodyTooLarge, errorResponse, readText } from "../../web/chat-handler.ts"
+import { chatResumeStream, chatStream, type ChatStreamOptions, type ChatSuspension } from "../../web/chat-stream.ts"
+import { provideStreamingModules } from "../../web/edge-modules.ts"
+import { AgUiInputInvalid, agUiInvalid } from "./errors.ts"
+import { clientTools } from "./client-tools.ts"
+import { type AgUiRunInput, fromRunAgentInput, type RunAgentInputLimits } from "./run-agent-input.ts"
+import { interruptId } from "./wire/to-ag-ui.ts"
+
+/** Options of {@link agUiHandler}. */
+export interface AgUiHandlerOptions extends RunAgentInputLimits {
+  /**
+   * Called when a run stops on client tool calls or approvals, with its snapshot and the input it ran
+   * for: keep it (by `input.threadId`) for `loadSuspended`. Awaited before the stream finishes.
+   */
+  readonly onSuspended?: (suspension: ChatSuspension, input: AgUiRunInput) => unknown
+  /**
+   * The stopped run an input continues (the one `onSuspended` kept for `input.threadId`), or undefined
+   * when none waits (answered 409). Without it, an input whose last message is not the user's is refused.
+   */
+  readonly loadSuspended?: (input: AgUiRunInput) => ChatSuspension | undefined | Promise<ChatSuspension | undefined>
+  /** A resume ledger: a kept suspension is then resumed once (`SnapshotAlreadyResumed` after). */
+  readonly resumeLedger?: ResumeLedgerStore
+  /** The largest body read, in bytes; a larger one answers 413. Default 4 MiB. */
+  readonly maxBodyBytes?: number
+  /** Extra headers on the streamed response. */
+  readonly headers?: Record<string, string>
+}
+
+const defaultMaxBodyBytes = 4 * 1024 * 1024
+
+/** One decision from an interrupt's answer: `true`/`false`, or `{ approved, reason?, args? }`. */
+const decisionOf = (entry: AgUiRunInput["resume"][number]): Decision => {
+  if (entry.status === "cancelled") return Decision.deny("cancelled by the user")
+  const payload = entry.payload
+  if (payload === true) return Decision.approve
+  if (payload === false) return Decision.deny("denied by the user")
+  if (typeof payload === "object" && payload !== null && typeof (payload as { approved?: unknown }).approved === "boolean") {
+    const { approved, reason, args } = payload as { readonly approved: boolean; readonly reason?: unknown; readonly args?: unknown }
+    if (!approved) return Decision.deny(typeof reason === "string" && reason !== "" ? reason : "denied by the user")
+    return args === undefined ? Decision.approve : Decision.edit(args)
+  }
+  throw agUiInvalid(`the answer to interrupt "${entry.interruptId}" is not { approved: boolean, reason?, args? } (nor true or false)`)
+}
+
+/**
+ * The decisions an input gives a stopped run: an approval for each client tool call whose result it
+ * carries, and the answer of each interrupt (`resume` entries by interrupt id). Every waiting call must
+ * be answered, and nothing else; otherwise `AgUiInputInvalid`.
+ *
+ * @example
+ * ```ts
+ * const decisions = resumeDecisions(fromRunAgentInput(body), await store.get(threadId))
+ * ```
+ */
+export const resumeDecisions = (input: AgUiRunInput, suspension: ChatSuspension): Decisions => {
+  const runId = (suspension.snapshot as { readonly state?: { readonly runId?: unknown } } | null)?.state?.runId
+  if (typeof runId !== "string") throw agUiInvalid("the stored suspension has no snapshot with a run id")
+  const client = new Set(input.clientTools.map((t) => t.name))
+  const entries = new Map<string, AgUiRunInput["resume"][number]>()
+  for (const entry of input.resume) {
+    if (entries.has(entry.interruptId)) throw agUiInvalid(`the interrupt "${entry.interruptId}" is answered twice`)
+    entries.set(entry.interruptId, entry)
+  }
+  const decisions: Record<string, Decision> = {}
+  const missing: Array<string> = []
+  for (const pending of suspension.pending) {
+    if (client.has(pending.tool) && !pending.id.includes("/")) {
+      if (input.toolResults.has(pending.id)) decisions[pending.id] = Decision.approve
+      else missing.push(`the result of the client tool call "${pending.id}" (${pending.tool})`)
+      continue
+    }
+    const id = interruptId(runId, pending.id)
+    const entry = entries.get(id)
+    entries.delete(id)
+    if (entry === undefined) missing.push(`an answer to interrupt "${id}" (${pending.tool})`)
+    else decisions[pending.id] = decisionOf(entry)
+  }
+  if (entries.size > 0) throw agUiInvalid(`the interrupts ${[...entries.keys()].map((k) => `"${k}"`).join(", ")} are not ones the waiting run "${runId}" asked about`)
+  if (missing.length > 0) throw agUiInvalid(`the waiting run needs ${missing.join(", ")}`)
+  return decisions
+}
+
+/**
+ * The `POST` handler of an AG-UI endpoint for `builder` (an agent whose input is the user's text, and
+ * without declared skills when clients offer tools: the implicit skill allows every tool).
+ *
+ * @example
+ * ```ts
+ * import { agUiHandler } from "effect-agent-dsl/ag-ui"
+ * const waiting = new Map<string, ChatSuspension>()
+ * const handle = agUiHandler(assistant, {
+ *   onSuspended: (s, input) => void waiting.set(input.threadId, s),
+ *   loadSuspended: (input) => waiting.get(input.threadId)
+ * })
+ * export async function POST(req: Request) { return handle(req) }
+ * ```
+ */
+export const agUiHandler = <T extends AgentShape & { readonly input: string; readonly requirements: never }>(
+  builder: AgentBuilder<T>,
+  options: AgUiHandlerOptions = {}
+): ((request: Request) => Promise<Response>) => {
+  provideStreamingModules()
+  const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes
+  return async (request) => {
+    if (request.method !== "POST") return errorResponse(405, { _tag: "MethodNotAllowed", message: "An AG-UI endpoint takes POST" })
+    let body: unknown
+    try {
+      body = JSON.parse(await readText(request, maxBodyBytes))
+    } catch (error) {
+      if (error instanceof BodyTooLarge) return errorResponse(413, error)
+      return errorResponse(400, agUiInvalid(`the body is not JSON: ${error instanceof Error ? error.message : String(error)}`))
+    }
+    try {
+      const run = fromRunAgentInput(body, options)
+      const tools = clientTools(run.clientTools, run.toolResults)
+      let agent: AgentBuilder<T> = builder
+      if (run.clientTools.length > 0) {
+        try {
+          agent = (builder as unknown as { tools: (t: unknown) => AgentBuilder<T> }).tools(tools)
+        } catch (error) {
+          throw agUiInvalid(`the client's tools cannot be added: ${error instanceof Error ? error.message : String(error)}`)
+        }
+      }
+      const streamOptions: ChatStreamOptions = {
+        ...(options.onSuspended === undefined ? {} : { onSuspended: (s: ChatSuspension) => options.onSuspended!(s, run) }),
+        ...(options.resumeLedger === undefined ? {} : { resumeLedger: options.resumeLedger })
+      }
+      const respond = (events: ReturnType<typeof chatStream>) =>
+        eventStreamResponse(events, {
+          format: "ag-ui",
+          agUi: { threadId: run.threadId, runId: run.runId, clientTools: run.clientTools.map((t) => t.name) },
+          ...(options.headers === undefined ? {} : { headers: options.headers })
+        })
+      if (run.input !== undefined) return respond(chatStream(agent, run.transcript, run.input as T["input"], streamOptions))
+      if (options.loadSuspended === undefined) {
+        throw agUiInvalid("the last message is not the user's: tool results and interrupt answers continue a stopped run (give agUiHandler loadSuspended), not a new run")
+      }
+      const suspension = await options.loadSuspended(run)
+      if (suspension === undefined) return errorResponse(409, { _tag: "NoRunWaiting", message: `No run of thread "${run.threadId}" waits (it was continued already, or never stopped)` })
+      return respond(chatResumeStream(agent, suspension.snapshot, resumeDecisions(run, suspension), streamOptions))
+    } catch (error) {
+      if (error instanceof AgUiInputInvalid) return errorResponse(400, error)
+      throw error
+    }
+  }
+}
