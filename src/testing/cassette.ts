@@ -180,7 +180,11 @@ export interface ReplayCassetteOptions {
    * added to the cassette (a missing cassette file is then started). Without it, such a request fails.
    */
   readonly recordMissing?: ModelClient
-  /** With `recordMissing`: strings never to write (see `RecordCassetteOptions.secrets`). */
+  /**
+   * The strings redacted when recording (see `RecordCassetteOptions.secrets`): a live request is
+   * redacted the same way before it is matched, so a prompt holding a token-shaped string still
+   * matches its recording; with `recordMissing`, never written either.
+   */
   readonly secrets?: ReadonlyArray<string>
 }
 
@@ -232,6 +236,7 @@ export const replayCassette = (cassette: CassetteSource | Cassette, options: Rep
   const keys: Array<string | undefined> = []
   const keyOf = (i: number) => (keys[i] ??= matchKey(rule, interactions[i]!.request))
   const mismatches: Array<CassetteMismatch> = []
+  const redact = redactor(options.secrets ?? [])
   let calls = 0
 
   const wait = (ms: number): Effect.Effect<void> => {
@@ -241,8 +246,10 @@ export const replayCassette = (cassette: CassetteSource | Cassette, options: Rep
   }
 
   /** The index of the interaction answering `request`, or the mismatch. */
-  const find = (request: ModelRequest): Result.Result<number, CassetteMismatch> => {
+  const find = (live: ModelRequest): Result.Result<number, CassetteMismatch> => {
     calls += 1
+    // Recorded requests were redacted: compare like with like.
+    const request = redact(live)
     const key = matchKey(rule, request)
     for (let i = 0; i < interactions.length; i++) {
       if (!used[i] && keyOf(i) === key) {
@@ -260,7 +267,6 @@ export const replayCassette = (cassette: CassetteSource | Cassette, options: Rep
   const recorder = options.recordMissing === undefined
     ? undefined
     : (() => {
-      const redact = redactor(options.secrets ?? [])
       return recorderOf(options.recordMissing, (interaction) => {
         interactions.push(redact(interaction))
         used.push(true)
