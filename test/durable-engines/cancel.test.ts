@@ -14,7 +14,9 @@ import { countsSql, executionCounts, queryEmbedded, queryPostgres, runWorker, st
 const dataDir = mkdtempSync(join(tmpdir(), "durable-cancel-"))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
-describe("cancel, embedded engine", () => {
+const long = process.env.DURABLE_LONG === "1"
+
+describe.skipIf(!long)("cancel, embedded engine (test:durable)", () => {
   it("cancelled while its worker was down (killed inside a tool): the restarted worker ends the run with Cancelled", async () => {
     const base = { ENGINE: "embedded", DATA_DIR: dataDir }
     const killed = await runWorker({ ...base, RUN_ID: "c-1", KILL_AT: "in-tool-reserve" })

@@ -1,8 +1,8 @@
 /**
  * Time figures of the engines, measured on real processes: a worker's engine ready on an existing
  * store; a graceful stop (SIGTERM) with a run in flight, and the run finished by the next start; on
- * PostgreSQL, the time from a runner's SIGKILL to its run going on on the other runner. `npm test`
- * checks generous bounds once; `npm run test:durable` repeats and prints the figures the README gives.
+ * PostgreSQL, the time from a runner's SIGKILL to its run going on on the other runner. Measurements,
+ * so only in `npm run test:durable`, which prints the figures the README gives (generous bounds checked).
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -18,7 +18,7 @@ const report = (what: string, values: ReadonlyArray<number>) => {
   if (long) console.log(`${what}: ${values.join(", ")} ms (median ${[...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]})`)
 }
 
-describe("embedded engine: ready, graceful stop", () => {
+describe.skipIf(!long)("embedded engine: ready, graceful stop (test:durable)", () => {
   it("on an existing store the engine is ready in about a second; SIGTERM with a run in flight stops in about a second; the next start finishes the run", async () => {
     const base = { ENGINE: "embedded", DATA_DIR: dataDir }
     const warm = await runWorker({ ...base, RUN_ID: "warm" })

@@ -29,6 +29,9 @@ const slowTools = Number(env.SLOW_TOOLS_MS ?? 0)
  * `PAY_GATE=1` waits until the test writes a row into `gates`, then pays.
  */
 const slowPay = Number(env.SLOW_PAY_MS ?? 0)
+/** A sleep after a tool's effect (payment, reservation) and before it returns: kills land there too. */
+const slowAfter = Number(env.SLOW_AFTER_MS ?? 0)
+const afterEffect = Effect.suspend(() => (slowAfter > 0 ? Effect.sleep(slowAfter) : Effect.void))
 const payGate = env.PAY_GATE === "1"
 
 /** The engine's services, for code that runs as a plain Promise (set once the engine is up). */
@@ -99,6 +102,7 @@ const reserve = tool("reserve", {
       yield* record("reserve", order, toolCallId, idempotencyKey)
       // The service the tool calls deduplicates on the key, as an idempotent API does.
       yield* sql`insert into reservations (idem_key, item) values (${idempotencyKey ?? "none"}, ${item}) on conflict (idem_key) do nothing`.pipe(Effect.orDie)
+      yield* afterEffect
       checkpoint("in-tool-reserve")
       checkpoint("after-tool-reserve", true)
       return `reserved ${item}`
@@ -128,6 +132,7 @@ const pay = tool("pay", {
       : Effect.gen(function*() {
         yield* record("pay", order, toolCallId, undefined)
         const receipt = yield* payNow(order, amount, toolCallId)
+        yield* afterEffect
         checkpoint("in-tool-pay")
         return receipt
       })
