@@ -139,12 +139,22 @@ export const storeOf = (source: CassetteSource): CassetteStore =>
     ? source
     : {
       name: source,
-      read: () => (fs().existsSync(source) ? fs().readFileSync(source, "utf8") : undefined),
-      write: (text) => {
-        fs().mkdirSync(path().dirname(source), { recursive: true })
-        fs().writeFileSync(source, text)
-      }
+      read: () => io(source, "read", () => (fs().existsSync(source) ? fs().readFileSync(source, "utf8") : undefined)),
+      write: (text) =>
+        io(source, "write", () => {
+          fs().mkdirSync(path().dirname(source), { recursive: true })
+          fs().writeFileSync(source, text)
+        })
     }
+
+/** A file operation whose failure (a folder in the way, no permission) is a `CassetteError`. */
+const io = <A>(source: string, what: string, operation: () => A): A => {
+  try {
+    return operation()
+  } catch (error) {
+    throw new CassetteError({ source, reason: `cannot ${what} it (${error instanceof Error ? error.message : String(error)})` })
+  }
+}
 
 /**
  * Internal: sorts object keys recursively and drops undefined values, so equal values print equally.

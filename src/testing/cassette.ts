@@ -139,6 +139,8 @@ const recorderOf = (client: ModelClient, save: (interaction: Interaction) => voi
  * Wraps `client` (any provider) so that every call is written to `cassette`, which is started afresh
  * and rewritten (stable JSON) after each call. Keys and headers are never written: only the request
  * the client received and its answer are, errors without their `cause`, secrets redacted.
+ * A cassette that cannot be written (a folder in the way, no permission) stops the call with a
+ * defect carrying a `CassetteError`: a recording is never lost silently.
  *
  * @example
  * ```ts

@@ -2,7 +2,7 @@
  * Cassettes: record a client's calls to stable, versioned JSON and replay them with no client; a
  * request that no longer matches fails with what changed; streamed parts keep their timing.
  */
-import { Effect, Exit, Schema, Stream } from "effect"
+import { Cause, Effect, Exit, Schema, Stream } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -139,6 +139,17 @@ describe("recordCassette / replayCassette", () => {
       expect((error as CassetteError).message).toContain(reason)
     }
     expect(() => replayCassette(join(tmpdir(), "no-such-cassette-here.json"))).toThrow(/no such cassette/)
+    // A folder where the file should be: reading and writing fail with CassetteError too.
+    const folder = mkdtempSync(join(tmpdir(), "cassette-dir-"))
+    expect(() => replayCassette(folder)).toThrow(CassetteError)
+    expect(() => replayCassette(folder)).toThrow(/cannot read it/)
+  })
+
+  it("a cassette that cannot be written stops the call with a defect carrying CassetteError (never a silent loss)", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "cassette-dir-"))
+    const exit = await Effect.runPromiseExit(recordCassette(scriptedModel(text("hi")), { cassette: folder }).chat({ messages: [{ role: "user", content: "hi" }], tools: [] }))
+    expect(Exit.isFailure(exit) && Cause.hasDies(exit.cause)).toBe(true)
+    expect(Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined).toBeInstanceOf(CassetteError)
     expect(parseCassette('{"version":1,"interactions":[]}', "x")).toEqual({ version: 1, interactions: [] })
   })
 
