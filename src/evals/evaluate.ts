@@ -19,7 +19,11 @@ import { type CaseResult, type EvalReport, REPORT_VERSION, summarize } from "./r
 import type { RunTrace, Score, Scorer, TracedToolCall } from "./scorer.ts"
 import { costOf, type Pricing } from "./scorers.ts"
 
-/** Limits over the whole evaluation: cases past a limit are `skipped` (the report says why). */
+/**
+ * Limits over the whole evaluation: cases past a limit are `skipped` (the report says why). Limits
+ * are checked as each case starts, so with `concurrency` N the cases already running (at most N - 1)
+ * may finish past a token or dollar limit.
+ */
 export interface EvalBudget {
   /** Run at most this many cases (the first ones). */
   readonly maxCases?: number
