@@ -6,6 +6,8 @@
  */
 export { agentCardOf } from "./agent-card.ts"
 export type { AgentCardOptions } from "./agent-card.ts"
+export { a2aAgent, a2aTool } from "./client.ts"
+export type { A2aAgentOptions, A2aUpdate } from "./client.ts"
 export { A2aError } from "./errors.ts"
 export type { A2aErrorKind } from "./errors.ts"
 export { decisionsFromParts, inputFromParts, outputParts, pendingParts } from "./parts.ts"

@@ -133,8 +133,13 @@ export const agentExecutor = (definition: AgentDefinition, options: TaskExecutor
     }
     status(TaskState.TASK_STATE_WORKING)
     let end: RunEndEvent | undefined
+    const tokens = { inputTokens: 0, outputTokens: 0 }
     entry.sink = (event) => {
       if (event._tag === "RunEnd") end = event
+      else if (event._tag === "ModelResponse") {
+        tokens.inputTokens += event.response.usage?.inputTokens ?? 0
+        tokens.outputTokens += event.response.usage?.outputTokens ?? 0
+      }
       else if (event._tag === "ToolUse") status(TaskState.TASK_STATE_WORKING, [textPart(`used ${event.tool}`)], { event: "ToolUse", tool: event.tool })
       else if (event._tag === "ToolError") status(TaskState.TASK_STATE_WORKING, [textPart(`${event.tool} failed`)], { event: "ToolError", tool: event.tool })
       else if (event._tag === "Handoff") status(TaskState.TASK_STATE_WORKING, [textPart("handed off")], { event: "Handoff" })
@@ -149,7 +154,8 @@ export const agentExecutor = (definition: AgentDefinition, options: TaskExecutor
       entry.sink = undefined
     }
     const outcome = outcomeOfExit(definition.name, exit)
-    const usage = end === undefined ? undefined : { turns: end.turns, toolCalls: end.toolCalls, durationMs: end.durationMs }
+    // What the run used, for clients that charge it to their own budgets (`a2aAgent` does).
+    const usage = { usage: tokens, ...(end === undefined ? {} : { turns: end.turns, toolCalls: end.toolCalls, durationMs: end.durationMs }) }
     const final = taskStateOf(outcome)
     switch (outcome._tag) {
       case "Success":

@@ -1,0 +1,186 @@
+/**
+ * Our client (`a2aAgent`) against servers we did not write: the official SDK's own request handler
+ * with scripted executors (text, data parts with Schemas, failure, input-required, a hang, a
+ * non-streaming agent), a server that drops its stream, a missing card; and against our own server
+ * (usage charged to the calling run's budget, approvals across the border).
+ */
+import { TaskState } from "@a2a-js/sdk"
+import { Effect, Exit, Fiber, Schema } from "effect"
+import { afterEach, describe, expect, it } from "vitest"
+import { agent, tool } from "../../../src/index.ts"
+import { executeTool } from "../../../src/dsl/tool.ts"
+import { A2aError, a2aAgent, serveA2a, type A2aUpdate } from "../../../src/protocols/a2a/index.ts"
+import { scriptedModel } from "../../../src/testing/index.ts"
+import { droppingServer, sdkServer } from "./sdk-server.ts"
+
+const closers: Array<() => Promise<void>> = []
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((close) => close()))
+})
+const track = <T extends { readonly close: () => Promise<void> }>(server: T): T => (closers.push(server.close), server)
+
+const inputText = (context: { readonly userMessage: { readonly parts: ReadonlyArray<{ readonly content?: { $case: string; value: unknown } | undefined }> } }) =>
+  context.userMessage.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("")
+const failureOf = async (effect: Effect.Effect<unknown, unknown>) => {
+  const exit = await Effect.runPromiseExit(effect)
+  if (Exit.isSuccess(exit)) throw new Error(`expected a failure, got ${JSON.stringify(exit.value)}`)
+  const error = exit.cause.reasons.find((r) => r._tag === "Fail") as { readonly error: unknown } | undefined
+  return error?.error
+}
+
+describe("a2aAgent against the SDK's own request handler", () => {
+  it("reads the card, streams the task, and answers the text; updates reach onUpdate", async () => {
+    const server = track(await sdkServer({
+      execute: async (context, out) => {
+        out.status(TaskState.TASK_STATE_WORKING, "thinking")
+        out.artifact([{ content: { $case: "text", value: `remote says: ${inputText(context)}` }, metadata: undefined, filename: "", mediaType: "text/plain" }])
+        out.status(TaskState.TASK_STATE_COMPLETED)
+        out.finished()
+      }
+    }))
+    const updates: Array<A2aUpdate> = []
+    const remote = await a2aAgent(server.url, { name: "remote", onUpdate: (u) => updates.push(u) })
+    expect(remote.name).toBe("remote")
+    expect(remote.definition.description).toBe("A scripted agent on the SDK's own handler")
+    expect(await Effect.runPromise(executeTool(remote, { input: "hi" }, "c1"))).toBe("remote says: hi")
+    expect(updates.map((u) => u._tag)).toEqual(["Status", "Artifact", "Status"])
+    expect(updates[0]).toMatchObject({ _tag: "Status", text: "thinking" })
+  })
+
+  it("is a tool of our agent: the model calls it and sees its answer", async () => {
+    const server = track(await sdkServer({
+      execute: async (context, out) => {
+        out.artifact([{ content: { $case: "text", value: inputText(context).toUpperCase() }, metadata: undefined, filename: "", mediaType: "text/plain" }])
+        out.status(TaskState.TASK_STATE_COMPLETED)
+        out.finished()
+      }
+    }))
+    const shout = await a2aAgent(server.url, { name: "shout" })
+    const model = scriptedModel([{ _tag: "ToolCalls", calls: [{ id: "1", name: "shout", arguments: { input: "quiet" } }] }, (req) => ({ _tag: "Text", content: String(req.messages.at(-1)?.content) })])
+    const answer = await agent("lead").model(model).tools({ shout }).run("shout it")
+    expect(answer).toContain("QUIET")
+  })
+
+  it("sends data parts with an args Schema and decodes the answer with an output Schema", async () => {
+    const server = track(await sdkServer({
+      execute: async (context, out) => {
+        const data = context.userMessage.parts[0]?.content
+        const { a, b } = (data?.$case === "data" ? data.value : {}) as { a: number; b: number }
+        out.artifact([{ content: { $case: "data", value: { sum: a + b } }, metadata: undefined, filename: "", mediaType: "application/json" }])
+        out.status(TaskState.TASK_STATE_COMPLETED)
+        out.finished()
+      }
+    }))
+    const add = await a2aAgent(server.url, { name: "add", args: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }), output: Schema.Struct({ sum: Schema.Finite }) })
+    expect(add.definition.parameters).toMatchObject({ properties: { a: { type: "number" }, b: { type: "number" } } })
+    expect(await Effect.runPromise(executeTool(add, { a: 2, b: 3 }, "c1"))).toEqual({ sum: 5 })
+    const wrong = await a2aAgent(server.url, { name: "add", args: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }), output: Schema.Struct({ total: Schema.Finite }) })
+    expect(await failureOf(executeTool(wrong, { a: 2, b: 3 }, "c1"))).toMatchObject({ _tag: "A2aError", kind: "invalid-output" })
+  })
+
+  it("a failed, rejected or input-required task is a typed A2aError", async () => {
+    for (const [state, kind] of [[TaskState.TASK_STATE_FAILED, "task-failed"], [TaskState.TASK_STATE_REJECTED, "task-rejected"], [TaskState.TASK_STATE_INPUT_REQUIRED, "input-required"]] as const) {
+      const server = track(await sdkServer({
+        execute: async (_context, out) => {
+          out.status(state, "no can do")
+          out.finished()
+        }
+      }))
+      const remote = await a2aAgent(server.url, { name: "remote" })
+      const error = await failureOf(executeTool(remote, { input: "x" }, "c1"))
+      expect(error).toBeInstanceOf(A2aError)
+      expect(error).toMatchObject({ kind, reason: "no can do" })
+    }
+  })
+
+  it("a server that hangs: the call times out, fails with kind timeout, and the remote task is canceled", async () => {
+    const server = track(await sdkServer({ execute: (_context, out) => (out.status(TaskState.TASK_STATE_WORKING, "forever"), new Promise<void>(() => {})) }))
+    const remote = await a2aAgent(server.url, { name: "remote", timeoutMs: 300 })
+    const started = Date.now()
+    const error = await failureOf(executeTool(remote, { input: "x" }, "c1"))
+    expect(error).toMatchObject({ _tag: "A2aError", kind: "timeout" })
+    expect(Date.now() - started).toBeLessThan(3_000)
+    expect(server.cancels.length).toBe(1)
+  })
+
+  it("interrupting our run aborts the request and cancels the remote task", async () => {
+    const server = track(await sdkServer({ execute: (_context, out) => (out.status(TaskState.TASK_STATE_WORKING), new Promise<void>(() => {})) }))
+    const remote = await a2aAgent(server.url, { name: "remote" })
+    const model = scriptedModel([{ _tag: "ToolCalls", calls: [{ id: "1", name: "remote", arguments: { input: "x" } }] }, { _tag: "Text", content: "never" }])
+    const fiber = Effect.runFork(agent("lead").model(model).tools({ remote }).runEffect("go"))
+    while (server.cancels.length === 0 && model.requests.length === 0) await new Promise((r) => setTimeout(r, 5))
+    await new Promise((r) => setTimeout(r, 100))
+    await Effect.runPromise(Fiber.interrupt(fiber))
+    expect(server.cancels.length).toBe(1)
+  })
+
+  it("the run's wall-time budget ends the remote call and cancels the task", async () => {
+    const server = track(await sdkServer({ execute: (_context, out) => (out.status(TaskState.TASK_STATE_WORKING), new Promise<void>(() => {})) }))
+    const remote = await a2aAgent(server.url, { name: "remote" })
+    const model = scriptedModel([{ _tag: "ToolCalls", calls: [{ id: "1", name: "remote", arguments: { input: "x" } }] }, { _tag: "Text", content: "never" }])
+    await expect(agent("lead").model(model).budget({ maxDuration: "300 millis" }).tools({ remote }).run("go")).rejects.toMatchObject({ _tag: "BudgetExceeded" })
+    expect(server.cancels.length).toBe(1)
+  })
+
+  it("a non-streaming agent is sent a blocking request and polled until its task settles", async () => {
+    const server = track(await sdkServer({
+      execute: async (context, out) => {
+        out.status(TaskState.TASK_STATE_WORKING)
+        await new Promise((r) => setTimeout(r, 50))
+        out.artifact([{ content: { $case: "text", value: `slowly: ${inputText(context)}` }, metadata: undefined, filename: "", mediaType: "text/plain" }])
+        out.status(TaskState.TASK_STATE_COMPLETED)
+        out.finished()
+      }
+    }, { streaming: false }))
+    const remote = await a2aAgent(server.url, { name: "remote", pollMs: 20 })
+    expect(await Effect.runPromise(executeTool(remote, { input: "x" }, "c1"))).toBe("slowly: x")
+  })
+
+  it("a stream dropped before a final state is a transport error, never a hang", async () => {
+    const server = track(await droppingServer())
+    const remote = await a2aAgent(server.url, { name: "remote", timeoutMs: 5_000 })
+    const error = await failureOf(executeTool(remote, { input: "x" }, "c1"))
+    expect(error).toMatchObject({ _tag: "A2aError", kind: "transport" })
+  })
+
+  it("a URL without a card is an A2aError of kind card", async () => {
+    const server = track(await droppingServer())
+    await expect(a2aAgent(server.url, { cardPath: "/missing.json" })).rejects.toMatchObject({ _tag: "A2aError", kind: "card" })
+    await expect(a2aAgent("http://127.0.0.1:9/")).rejects.toMatchObject({ _tag: "A2aError", kind: "card" })
+    const started = Date.now()
+    await expect(a2aAgent(server.url, { cardPath: "/hang", cardTimeoutMs: 200 })).rejects.toMatchObject({ _tag: "A2aError", kind: "card" })
+    expect(Date.now() - started).toBeLessThan(2_000)
+  })
+})
+
+describe("a2aAgent against our own server", () => {
+  it("the usage the remote reports is charged to the calling run's token budget", async () => {
+    const remoteAgent = agent("helper").model(scriptedModel({ _tag: "Text", content: "42", usage: { inputTokens: 400, outputTokens: 200 } }))
+    const server = track(await serveA2a(remoteAgent))
+    const helper = await a2aAgent(server.url, { name: "helper" })
+    expect(await Effect.runPromise(executeTool(helper, { input: "x" }, "c1"))).toBe("42")
+    const model = scriptedModel([
+      { _tag: "ToolCalls", calls: [{ id: "1", name: "helper", arguments: { input: "x" } }], usage: { inputTokens: 10, outputTokens: 10 } },
+      { _tag: "Text", content: "done", usage: { inputTokens: 10, outputTokens: 10 } }
+    ])
+    await expect(agent("lead").model(model).budget({ maxTokens: 500 }).tools({ helper }).run("go")).rejects.toMatchObject({ _tag: "BudgetExceeded" })
+    const roomy = scriptedModel([
+      { _tag: "ToolCalls", calls: [{ id: "1", name: "helper", arguments: { input: "x" } }], usage: { inputTokens: 10, outputTokens: 10 } },
+      { _tag: "Text", content: "done", usage: { inputTokens: 10, outputTokens: 10 } }
+    ])
+    expect(await agent("lead").model(roomy).budget({ maxTokens: 5_000 }).tools({ helper }).run("go")).toBe("done")
+  })
+
+  it("a remote approval is input-required: the call fails typed, and the remote tool never ran", async () => {
+    let runs = 0
+    const pay = tool("pay", { args: Schema.Struct({}), needsApproval: true, run: () => (runs += 1, "paid") })
+    const bank = agent("bank").model(scriptedModel({ _tag: "ToolCalls", calls: [{ id: "p1", name: "pay", arguments: {} }] })).tools({ pay })
+    const server = track(await serveA2a(bank))
+    const remote = await a2aAgent(server.url)
+    expect(remote.name).toBe("bank")
+    const error = await failureOf(executeTool(remote, { input: "pay" }, "c1"))
+    expect(error).toMatchObject({ _tag: "A2aError", kind: "input-required" })
+    expect((error as A2aError).reason).toContain("pay (p1)")
+    expect(runs).toBe(0)
+  })
+})
