@@ -84,6 +84,8 @@ interface Mapping {
   readonly started: Map<string, Map<number, string>>
   /** Calls started and not ended. */
   readonly open: Set<string>
+  /** Every call id this stream started (a model may reuse an id in a later turn: AG-UI ids stay unique). */
+  readonly usedCalls: Set<string>
   /** AG-UI call ids by `<run id> <loop call id>`. */
   readonly calls: Map<string, string>
   /** Whether the current turn of each run streamed its text. */
@@ -122,8 +124,13 @@ const messageOf = (m: Mapping, runId: string): string => {
 const callKey = (runId: string, callId: string) => `${runId} ${callId}`
 const callIdOf = (m: Mapping, runId: string, callId: string): string => m.calls.get(callKey(runId, callId)) ?? callId
 
+/** The model's id for a call when this stream has not used it yet, else a fresh one. */
+const freshCallId = (m: Mapping, candidate: string | undefined): string =>
+  candidate !== undefined && candidate !== "" && !m.usedCalls.has(candidate) ? candidate : m.id("call")
+
 const startCall = (m: Mapping, runId: string, id: string, name: string): Array<AgUiEvent> => {
   m.open.add(id)
+  m.usedCalls.add(id)
   return [...closeBlock(m), { type: "TOOL_CALL_START", toolCallId: id, toolCallName: name, parentMessageId: messageOf(m, runId) }]
 }
 
@@ -188,7 +195,7 @@ const table: { readonly [K in RunStreamEvent["_tag"]]: Entry<K> } = {
   },
   ReasoningDelta: (event, m) => [...openBlock(m, "reasoning", event.runId), { type: "REASONING_MESSAGE_CONTENT", messageId: m.block!.id, delta: event.delta }],
   ToolCallStart: (event, m) => {
-    const id = event.toolCallId !== undefined && !m.open.has(event.toolCallId) ? event.toolCallId : m.id("call")
+    const id = freshCallId(m, event.toolCallId)
     m.started.get(event.runId)?.set(event.index, id)
     return startCall(m, event.runId, id, event.tool)
   },
@@ -211,7 +218,7 @@ const table: { readonly [K in RunStreamEvent["_tag"]]: Entry<K> } = {
       response.calls.forEach((call, i) => {
         let id = started[i]
         if (id === undefined) {
-          id = m.calls.has(callKey(event.runId, call.id)) || m.open.has(call.id) || call.id === "" ? m.id("call") : call.id
+          id = freshCallId(m, call.id)
           out.push(...startCall(m, event.runId, id, call.name), { type: "TOOL_CALL_ARGS", toolCallId: id, delta: call.arguments })
         }
         m.calls.set(callKey(event.runId, call.id), id)
@@ -297,6 +304,7 @@ export const toAgUiEvents = (events: Stream.Stream<RunStreamEvent, AgentError>, 
       block: undefined,
       started: new Map(),
       open: new Set(),
+      usedCalls: new Set(),
       calls: new Map(),
       streamedText: new Set(),
       messages: new Map()
@@ -317,7 +325,9 @@ export const toAgUiEvents = (events: Stream.Stream<RunStreamEvent, AgentError>, 
       const entry = table[event._tag] as Entry<RunStreamEvent["_tag"]>
       return emit([...opening(), ...entry(event as never, m)])
     }
-    const ending = (message: string, code: string): Array<AgUiEvent> => (finished ? [] : emit([...opening(), { type: "RUN_ERROR", message, code }]))
+    /** A run that ends without its `RunEnd`: what is open is closed, then `RUN_ERROR`. */
+    const ending = (message: string, code: string): Array<AgUiEvent> =>
+      finished ? [] : emit([...opening(), ...closeBlock(m), ...endCalls(m), ...[...m.steps.keys()].flatMap((id) => closeStep(m, id)), { type: "RUN_ERROR", message, code }])
     return events.pipe(
       effectStream().flatMap((event) => effectStream().fromIterable(map(event))),
       effectStream().catchCause((cause) => {

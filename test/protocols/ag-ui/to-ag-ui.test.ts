@@ -1,0 +1,116 @@
+/**
+ * The mapper `run event → AG-UI events` on chosen runs: reasoning and text blocks, a model that does not
+ * stream (whole text and arguments), an agent used as a tool (its turns are steps of their own), a
+ * failure, the SSE frames `eventStreamResponse(…, { format: "ag-ui" })` sends, and each event checked
+ * against `@ag-ui/core`'s schema.
+ */
+import { EventSchemas } from "@ag-ui/core/schemas"
+import type { Event as CoreEvent } from "@ag-ui/core"
+import { Effect, Schema, Stream } from "effect"
+import { describe, expect, expectTypeOf, it } from "vitest"
+import { agent, ModelError, type RunStreamEvent, text, tool, toolCalls } from "effect-agent-dsl"
+import { type AgUiEvent, eventStreamResponse, toAgUiEvents } from "effect-agent-dsl/ag-ui"
+import { scriptedModel, streamed } from "effect-agent-dsl/testing"
+import { wellFormedProblems } from "./well-formed.ts"
+
+const collect = async (events: Stream.Stream<RunStreamEvent, any>, threadId = "thread") => {
+  const out = [...await Effect.runPromise(Stream.runCollect(toAgUiEvents(events, { threadId, runId: "agui-run" })))]
+  for (const event of out) expect(EventSchemas.safeParse(event).success, JSON.stringify(event)).toBe(true)
+  expect(wellFormedProblems(out as never)).toEqual([])
+  return out
+}
+
+const add = tool("add", { description: "Add", args: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }), run: ({ a, b }) => a + b })
+
+describe("toAgUiEvents", () => {
+  it("streams reasoning, then text, each in its own block, and finishes with the output", async () => {
+    const model = scriptedModel([streamed({ _tag: "Text", content: "It is 4.", reasoning: [{ _tag: "Thinking", text: "2 and 2" }] } as unknown as Parameters<typeof streamed>[0], 2)])
+    const out = await collect(agent("a").model(model).runStream("2 + 2?"))
+    expect(out.map((e) => e.type)).toEqual([
+      "RUN_STARTED",
+      "STEP_STARTED",
+      "REASONING_START",
+      "REASONING_MESSAGE_START",
+      "REASONING_MESSAGE_CONTENT",
+      "REASONING_MESSAGE_CONTENT",
+      "REASONING_MESSAGE_CONTENT",
+      "REASONING_MESSAGE_CONTENT",
+      "REASONING_MESSAGE_END",
+      "REASONING_END",
+      "TEXT_MESSAGE_START",
+      "TEXT_MESSAGE_CONTENT",
+      "TEXT_MESSAGE_CONTENT",
+      "TEXT_MESSAGE_CONTENT",
+      "TEXT_MESSAGE_CONTENT",
+      "TEXT_MESSAGE_END",
+      "STEP_FINISHED",
+      "RUN_FINISHED"
+    ])
+    expect(out[0]).toEqual({ type: "RUN_STARTED", threadId: "thread", runId: "agui-run" })
+    expect(out.flatMap((e) => (e.type === "REASONING_MESSAGE_CONTENT" ? [e.delta] : [])).join("")).toBe("2 and 2")
+    expect(out.at(-1)).toEqual({ type: "RUN_FINISHED", threadId: "thread", runId: "agui-run", result: "It is 4.", outcome: { type: "success" } })
+  })
+
+  it("sends a non-streamed answer whole: its text, then each call's start, arguments and end, and their results", async () => {
+    const events: Array<RunStreamEvent> = []
+    await agent("a").model(scriptedModel([toolCalls([{ id: "c1", name: "add", arguments: { a: 1, b: 2 } }], "Adding."), text("3")])).tools({ add })
+      .onEvent((e) => void events.push(e))
+      .run("1 + 2?")
+    const out = await collect(Stream.fromIterable(events))
+    const types = out.map((e) => e.type)
+    expect(types.slice(0, 9)).toEqual(["RUN_STARTED", "STEP_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT"])
+    const start = out.find((e) => e.type === "TEXT_MESSAGE_START") as Extract<AgUiEvent, { type: "TEXT_MESSAGE_START" }>
+    expect(out.find((e) => e.type === "TOOL_CALL_START")).toEqual({ type: "TOOL_CALL_START", toolCallId: "c1", toolCallName: "add", parentMessageId: start.messageId })
+    expect(out.find((e) => e.type === "TOOL_CALL_ARGS")).toMatchObject({ delta: "{\"a\":1,\"b\":2}" })
+    expect(out.find((e) => e.type === "TOOL_CALL_RESULT")).toMatchObject({ toolCallId: "c1", content: "3", role: "tool" })
+    expect(out.filter((e) => e.type === "STEP_STARTED").map((e) => (e as { stepName: string }).stepName)).toEqual(["turn 1", "turn 2"])
+  })
+
+  it("gives a child run (an agent under a composite, a handoff target) steps of its own, and ends only with the parent", async () => {
+    const events: Array<RunStreamEvent> = []
+    await agent("boss").model(scriptedModel([toolCalls([{ id: "h1", name: "add", arguments: { a: 1, b: 1 } }]), text("done")])).tools({ add })
+      .onEvent((e) => void events.push(e))
+      .run("go")
+    // A child's events, as a composite's StreamSink interleaves them, inside the parent's first turn.
+    const scope = { agent: "helper", runId: "child-1", parentRunId: events[0]!.runId, skill: "helper" }
+    const child: Array<RunStreamEvent> = [
+      { _tag: "Turn", ...scope, turn: 1 },
+      { _tag: "TextDelta", ...scope, turn: 1, delta: "helping" },
+      { _tag: "ModelResponse", ...scope, turn: 1, response: { _tag: "Text", content: "helping" }, durationMs: 1 },
+      { _tag: "RunEnd", agent: "helper", runId: "child-1", parentRunId: events[0]!.runId, outcome: { _tag: "Success", output: "helping" }, turns: 1, toolCalls: 0, durationMs: 1 }
+    ]
+    const at = events.findIndex((e) => e._tag === "ToolUse")
+    const out = await collect(Stream.fromIterable([...events.slice(0, at), ...child, ...events.slice(at)]))
+    const steps = out.flatMap((e) => (e.type === "STEP_STARTED" || e.type === "STEP_FINISHED" ? [`${e.type === "STEP_STARTED" ? "+" : "-"}${e.stepName}`] : []))
+    expect(steps).toEqual(["+turn 1", "+helper turn 1", "-helper turn 1", "-turn 1", "+turn 2", "-turn 2"])
+    expect(out.filter((e) => e.type === "RUN_FINISHED")).toHaveLength(1)
+    expect(out.at(-1)).toMatchObject({ type: "RUN_FINISHED", result: "done" })
+  })
+
+  it("ends a failed run with RUN_ERROR carrying the error's tag, and nothing after it", async () => {
+    const failing = scriptedModel([new ModelError({ provider: "scripted", reason: "boom", status: 400 })])
+    const out = await collect(agent("a").model(failing).runStream("x"))
+    expect(out.at(-1)).toMatchObject({ type: "RUN_ERROR", code: "ModelError" })
+    expect(out.filter((e) => e.type === "RUN_ERROR" || e.type === "RUN_FINISHED")).toHaveLength(1)
+  })
+
+  it("declares events the protocol's own types accept", () => {
+    expectTypeOf<Extract<AgUiEvent, { type: "TOOL_CALL_START" }>>().toMatchTypeOf<Omit<Extract<CoreEvent, { type: "TOOL_CALL_START" }>, "type"> & { type: "TOOL_CALL_START" }>()
+    expectTypeOf<Extract<AgUiEvent, { type: "TEXT_MESSAGE_CONTENT" }>>().toMatchTypeOf<Omit<Extract<CoreEvent, { type: "TEXT_MESSAGE_CONTENT" }>, "type">>()
+    expectTypeOf<Extract<AgUiEvent, { type: "RUN_STARTED" }>>().toMatchTypeOf<Omit<Extract<CoreEvent, { type: "RUN_STARTED" }>, "type">>()
+  })
+})
+
+describe("eventStreamResponse with format \"ag-ui\"", () => {
+  it("answers Server-Sent Events, one data frame per AG-UI event", async () => {
+    const response = eventStreamResponse(agent("a").model(scriptedModel([text("hi")], { chunk: 1 })).runStream("x"), { format: "ag-ui", agUi: { threadId: "t9" } })
+    expect(response.headers.get("content-type")).toBe("text/event-stream; charset=utf-8")
+    const body = await response.text()
+    const frames = body.split("\n\n").filter((f) => f !== "")
+    expect(frames.every((f) => f.startsWith("data: "))).toBe(true)
+    const events = frames.map((f) => JSON.parse(f.slice(6)) as AgUiEvent)
+    expect(events[0]).toMatchObject({ type: "RUN_STARTED", threadId: "t9" })
+    expect(events.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => (e as { delta: string }).delta).join("")).toBe("hi")
+    expect(events.at(-1)).toMatchObject({ type: "RUN_FINISHED", threadId: "t9", result: "hi" })
+  })
+})
