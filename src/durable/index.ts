@@ -13,6 +13,6 @@ export { type Intent, type IntentState, ToolIntents, ToolIntentsFailed } from ".
 export { ApprovalInbox, ApprovalInboxFailed, type ApprovalWait } from "./approval-inbox.ts"
 export { approvalInboxSql, durableStoreSql, type SqlStoreOptions, toolIntentsSql } from "./sql-store.ts"
 export { AgentErrorSchema, DecisionsSchema, LlmResponseSchema, ModelErrorSchema, type ToolOutcome, ToolOutcomeSchema } from "./schemas.ts"
-export { OutcomeUnknown } from "../errors.ts"
+export { Cancelled, OutcomeUnknown } from "../errors.ts"
 export type { ToolEffectClass } from "../dsl/tool.ts"
 export { EngineUnavailable } from "./engines/engine-unavailable.ts"
