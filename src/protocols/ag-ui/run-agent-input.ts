@@ -127,13 +127,17 @@ const transcriptOf = (messages: ReadonlyArray<DecodedMessage>): Array<LlmMessage
         break
       }
       case "assistant": {
-        const calls: Array<ToolCall> = (message.toolCalls ?? []).filter((c) => results.has(c.id) && !answered.has(c.id))
-          .map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }))
+        // A call id answers once, in the first message that makes it: repeats are left out.
+        const calls: Array<ToolCall> = []
+        for (const c of message.toolCalls ?? []) {
+          if (!results.has(c.id) || answered.has(c.id)) continue
+          answered.add(c.id)
+          calls.push({ id: c.id, name: c.function.name, arguments: c.function.arguments })
+        }
         const content = message.content ?? ""
         if (content === "" && calls.length === 0) break
         out.push(calls.length === 0 ? { role: "assistant", content } : { role: "assistant", content, toolCalls: calls })
         for (const call of calls) {
-          answered.add(call.id)
           out.push({ role: "tool", toolCallId: call.id, name: call.name, content: results.get(call.id)! })
         }
         break

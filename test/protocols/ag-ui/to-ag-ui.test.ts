@@ -9,7 +9,7 @@ import type { Event as CoreEvent } from "@ag-ui/core"
 import { Effect, Schema, Stream } from "effect"
 import { describe, expect, expectTypeOf, it } from "vitest"
 import { agent, ModelError, type RunStreamEvent, text, tool, toolCalls } from "effect-agent-dsl"
-import { type AgUiEvent, eventStreamResponse, toAgUiEvents } from "effect-agent-dsl/ag-ui"
+import { type AgUiEvent, eventStreamResponse, toAgUiEvents, toAgUiMessages } from "effect-agent-dsl/ag-ui"
 import { scriptedModel, streamed } from "effect-agent-dsl/testing"
 import { wellFormedProblems } from "./well-formed.ts"
 
@@ -92,6 +92,28 @@ describe("toAgUiEvents", () => {
     const out = await collect(agent("a").model(failing).runStream("x"))
     expect(out.at(-1)).toMatchObject({ type: "RUN_ERROR", code: "ModelError" })
     expect(out.filter((e) => e.type === "RUN_ERROR" || e.type === "RUN_FINISHED")).toHaveLength(1)
+  })
+
+  it("sends the conversation the server holds as MESSAGES_SNAPSHOT right after RUN_STARTED, each message valid for the protocol", async () => {
+    const messagesSnapshot = toAgUiMessages([
+      { role: "system", content: "secret prompt" },
+      { role: "user", content: "1 + 2?" },
+      { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "add", arguments: "{\"a\":1,\"b\":2}" }] },
+      { role: "tool", toolCallId: "c1", name: "add", content: "3" },
+      { role: "assistant", content: "3" }
+    ], "t1")
+    const out = [...await Effect.runPromise(Stream.runCollect(toAgUiEvents(agent("a").model(scriptedModel([text("ok")])).runStream("x"), { threadId: "t1", messagesSnapshot })))]
+    expect(out.slice(0, 2).map((e) => e.type)).toEqual(["RUN_STARTED", "MESSAGES_SNAPSHOT"])
+    expect(EventSchemas.safeParse(out[1]).success).toBe(true)
+    expect(out[1]).toEqual({
+      type: "MESSAGES_SNAPSHOT",
+      messages: [
+        { id: "t1-1", role: "user", content: "1 + 2?" },
+        { id: "t1-2", role: "assistant", toolCalls: [{ id: "c1", type: "function", function: { name: "add", arguments: "{\"a\":1,\"b\":2}" } }] },
+        { id: "t1-3", role: "tool", toolCallId: "c1", content: "3" },
+        { id: "t1-4", role: "assistant", content: "3" }
+      ]
+    })
   })
 
   it("declares events the protocol's own types accept", () => {

@@ -17,7 +17,8 @@ import type * as Stream from "effect/Stream"
 import type { RunStreamEvent, WaitingCall } from "../../../dsl/events.ts"
 import type { AgentError } from "../../../errors.ts"
 import { effectStream } from "../../../internal/lazy-effect.ts"
-import type { AgUiEvent, AgUiInterrupt } from "./ag-ui-event.ts"
+import type { LlmMessage } from "../../../model/messages.ts"
+import type { AgUiEvent, AgUiInterrupt, AgUiMessage } from "./ag-ui-event.ts"
 
 /** Options of {@link toAgUiEvents}. */
 export interface AgUiStreamOptions {
@@ -31,6 +32,12 @@ export interface AgUiStreamOptions {
    * and their results (which the client sent) are not echoed back.
    */
   readonly clientTools?: ReadonlyArray<string>
+  /**
+   * The conversation as the server holds it (a session's transcript, `toAgUiMessages`), sent as
+   * `MESSAGES_SNAPSHOT` right after `RUN_STARTED`: a consumer replaces its messages by these (ids
+   * matching its own keep their place). Leave it out when the client sent the conversation itself.
+   */
+  readonly messagesSnapshot?: ReadonlyArray<AgUiMessage>
 }
 
 /** The interrupt id of a waiting call: `<run id>:<decision key>` (the same form as the UI stream's `approvalId`). */
@@ -275,6 +282,42 @@ const table: { readonly [K in RunStreamEvent["_tag"]]: Entry<K> } = {
   }
 }
 
+/**
+ * A transcript the server holds (a session's, a snapshot's) as AG-UI messages, for `messagesSnapshot`:
+ * system messages are left out (the prompt is the server's); ids are `<prefix>-<index>`, stable for
+ * the same transcript.
+ *
+ * @example
+ * ```ts
+ * toAgUiEvents(events, { threadId, messagesSnapshot: toAgUiMessages(await sessions.load(threadId), threadId) })
+ * ```
+ */
+export const toAgUiMessages = (transcript: ReadonlyArray<LlmMessage>, prefix = "message"): Array<AgUiMessage> =>
+  transcript.flatMap((message, index): Array<AgUiMessage> => {
+    const id = `${prefix}-${index}`
+    switch (message.role) {
+      case "system":
+        return []
+      case "user":
+        return [{ id, role: "user", content: message.content }]
+      case "assistant":
+        return [{
+          id,
+          role: "assistant",
+          ...(message.content === "" ? {} : { content: message.content }),
+          ...(message.toolCalls === undefined || message.toolCalls.length === 0 ? {} : {
+            toolCalls: message.toolCalls.map((call) => ({
+              id: call.id,
+              type: "function" as const,
+              function: { name: call.name, arguments: typeof call.arguments === "string" ? call.arguments : contentOf(call.arguments) }
+            }))
+          })
+        }]
+      case "tool":
+        return [{ id, role: "tool", toolCallId: message.toolCallId, content: message.content }]
+    }
+  })
+
 const isTerminal = (event: AgUiEvent) => event.type === "RUN_FINISHED" || event.type === "RUN_ERROR"
 
 /**
@@ -312,7 +355,8 @@ export const toAgUiEvents = (events: Stream.Stream<RunStreamEvent, AgentError>, 
     const opening = (): Array<AgUiEvent> => {
       if (started) return []
       started = true
-      return [{ type: "RUN_STARTED", threadId: m.threadId(), runId: runId() }]
+      const snapshot = options.messagesSnapshot
+      return [{ type: "RUN_STARTED", threadId: m.threadId(), runId: runId() }, ...(snapshot === undefined ? [] : [{ type: "MESSAGES_SNAPSHOT" as const, messages: snapshot }])]
     }
     const emit = (out: Array<AgUiEvent>): Array<AgUiEvent> => {
       const end = out.findIndex(isTerminal)
