@@ -1,0 +1,82 @@
+/**
+ * Two agents talking A2A on loopback:
+ *   npm run example:a2a
+ * A "bank" agent is served as an A2A agent (Agent Card at /.well-known/agent-card.json, JSON-RPC on
+ * A2A 1.0 and 0.3, a bearer token required). Its `transfer` tool needs approval, so a task that pays
+ * someone stops in `input-required`; the next message on the same task ("approve") resumes it. Then a
+ * "concierge" agent of ours uses a read-only remote agent as a tool through `a2aAgent(url)`.
+ * Without AI_PROVIDER the models are scripted (no network, no key); with it, the provider from the environment.
+ */
+import { ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
+import { Role, TaskState } from "@a2a-js/sdk"
+import { Schema } from "effect"
+import { agent, fromEnv, type ModelClient, text, tool, toolCalls } from "effect-agent-dsl"
+import { a2aAgent, serveA2a } from "effect-agent-dsl/a2a"
+import { scriptedModel } from "effect-agent-dsl/testing"
+
+const token = "example-token"
+const live = process.env.AI_PROVIDER !== undefined
+const model = (scripted: () => ModelClient): ModelClient => (live ? fromEnv().client : scripted())
+
+const transfer = tool("transfer", {
+  description: "Send money to someone",
+  args: Schema.Struct({ to: Schema.String, amount: Schema.Finite }),
+  needsApproval: true,
+  run: ({ to, amount }) => `sent ${amount} to ${to}`
+})
+const bank = agent("bank")
+  .prompt("You move money with the transfer tool.")
+  .model(model(() =>
+    scriptedModel((request) =>
+      request.messages.at(-1)?.role === "tool"
+        ? text(`Done: ${request.messages.at(-1)?.content}.`)
+        : toolCalls([{ id: "t1", name: "transfer", arguments: { to: "bob", amount: 20 } }])
+    )
+  ))
+  .tools({ transfer })
+
+const rates = agent("rates")
+  .prompt("You answer questions about exchange rates.")
+  .model(model(() => scriptedModel(() => text("1 EUR = 1.08 USD"))))
+
+const bankServer = await serveA2a(bank, { bearer: (given) => given === token })
+const ratesServer = await serveA2a(rates)
+console.log(`bank card:  ${bankServer.url}/.well-known/agent-card.json`)
+console.log(`rates card: ${ratesServer.url}/.well-known/agent-card.json`)
+
+// 1. The official A2A client pays bob: input-required, then approved on the same task.
+const authorised: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), authorization: `Bearer ${token}` } })
+const client = await new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl: authorised })] }).createFromUrl(bankServer.url)
+const say = (words: string, ids: { taskId?: string; contextId?: string } = {}) => ({
+  tenant: "",
+  message: {
+    messageId: crypto.randomUUID(), contextId: ids.contextId ?? "", taskId: ids.taskId ?? "", role: Role.ROLE_USER,
+    parts: [{ content: { $case: "text" as const, value: words }, metadata: undefined, filename: "", mediaType: "text/plain" }],
+    metadata: undefined, extensions: [], referenceTaskIds: []
+  },
+  configuration: undefined,
+  metadata: undefined
+})
+const asked = await client.sendMessage(say("pay bob 20"))
+if (!("id" in asked)) throw new Error("expected a task")
+console.log(`task ${asked.id}: ${TaskState[asked.status!.state]}`)
+const approved = await client.sendMessage(say("approve", { taskId: asked.id, contextId: asked.contextId }))
+if (!("id" in approved)) throw new Error("expected a task")
+const output = approved.artifacts.flatMap((a) => a.parts).map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("")
+console.log(`task ${approved.id}: ${TaskState[approved.status!.state]} — ${output}`)
+
+// 2. A remote A2A agent as a tool of ours.
+const fx = await a2aAgent(ratesServer.url, { name: "rates", timeoutMs: 30_000 })
+const concierge = agent("concierge")
+  .prompt("Answer travel questions; ask the rates agent about money.")
+  .model(model(() =>
+    scriptedModel((request) =>
+      request.messages.at(-1)?.role === "tool"
+        ? text(`The rates agent says: ${request.messages.at(-1)?.content}`)
+        : toolCalls([{ id: "r1", name: "rates", arguments: { input: "EUR to USD?" } }])
+    )
+  ))
+  .tools({ rates: fx })
+console.log(await concierge.run("How many dollars for 100 euros?"))
+
+await Promise.all([bankServer.close(), ratesServer.close()])
