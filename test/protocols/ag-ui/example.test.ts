@@ -1,0 +1,21 @@
+/**
+ * examples/ag-ui-server.ts as the README shows it: its endpoint on loopback, driven by its own demo
+ * (`@ag-ui/client`'s HttpAgent): a server tool, an interrupt approved by a resume entry, and a client
+ * tool whose result continues the run.
+ */
+import { expect, it } from "vitest"
+import { demo, startAgUiServer } from "../../../examples/ag-ui-server.ts"
+
+it("serves the README's AG-UI example: text and a tool, an approval interrupt and its resume, a client tool", async () => {
+  const server = await startAgUiServer({ port: 0 })
+  const lines: Array<string> = []
+  try {
+    await demo(server.url, (line) => void lines.push(line))
+  } finally {
+    await server.close()
+  }
+  const answers = lines.filter((l) => l.includes("answer:"))
+  expect(answers).toEqual(['  answer: "Done: sunny, 21°C in Paris."', '  answer: "Done: sent 500 to bob."', '  answer: "Done: cerulean."'])
+  expect(lines.some((l) => l.startsWith("  interrupt: Approve the call of \"transfer\"?"))).toBe(true)
+  expect(lines.some((l) => l.startsWith("  client tool: pick_color"))).toBe(true)
+})
