@@ -64,7 +64,11 @@ export const inputFromParts = (parts: unknown, input: Schema.Top | undefined): R
   if (Result.isFailure(read)) return Result.fail(read.failure)
   const items = read.success
   if (input === undefined) {
-    return Result.succeed(items.map((p) => (p.kind === "text" ? p.text : JSON.stringify(p.data))).join("\n"))
+    try {
+      return Result.succeed(items.map((p) => (p.kind === "text" ? p.text : JSON.stringify(p.data) ?? "")).join("\n"))
+    } catch (error) {
+      return Result.fail(`a data part is not JSON: ${String(error)}`)
+    }
   }
   const data = items.filter((p) => p.kind === "data")
   let candidate: unknown
