@@ -61,6 +61,10 @@ export class ApprovalInbox extends Context.Service<ApprovalInbox, {
   readonly cancel: (runId: string, reason: string) => Effect.Effect<void, ApprovalInboxFailed>
   /** Why run `runId` was cancelled, if it was. */
   readonly cancelled: (runId: string) => Effect.Effect<Option.Option<string>, ApprovalInboxFailed>
+  /** Records that run `runId` of `workflow` was started (again: kept once). */
+  readonly register: (workflow: string, runId: string) => Effect.Effect<void, ApprovalInboxFailed>
+  /** The runs of `workflow` started so far, oldest first (at most `limit`). */
+  readonly runs: (workflow: string, limit: number) => Effect.Effect<ReadonlyArray<string>, ApprovalInboxFailed>
 }>()("effect-agent-dsl/durable/ApprovalInbox") {
   /**
    * Waits in this process's memory: for tests and the in-memory engine.
@@ -73,6 +77,7 @@ export class ApprovalInbox extends Context.Service<ApprovalInbox, {
   static readonly memory: Layer.Layer<ApprovalInbox> = Layer.sync(ApprovalInbox, () => {
     const waits = new Map<string, ApprovalWait & { open: boolean }>()
     const cancellations = new Map<string, string>()
+    const started = new Map<string, ReadonlyArray<string>>()
     const key = (runId: string, wait: number) => `${runId}\u0000${wait}`
     return ApprovalInbox.of({
       open: (wait) =>
@@ -96,7 +101,13 @@ export class ApprovalInbox extends Context.Service<ApprovalInbox, {
         Effect.sync(() => {
           if (!cancellations.has(runId)) cancellations.set(runId, reason)
         }),
-      cancelled: (runId) => Effect.sync(() => Option.fromNullishOr(cancellations.get(runId)))
+      cancelled: (runId) => Effect.sync(() => Option.fromNullishOr(cancellations.get(runId))),
+      register: (workflow, runId) =>
+        Effect.sync(() => {
+          const list = started.get(workflow) ?? []
+          if (!list.includes(runId)) started.set(workflow, [...list, runId])
+        }),
+      runs: (workflow, limit) => Effect.sync(() => (started.get(workflow) ?? []).slice(0, Math.max(0, limit)))
     })
   })
 }

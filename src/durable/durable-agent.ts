@@ -15,6 +15,7 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as Activity from "effect/workflow/Activity"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import * as Workflow from "effect/workflow/Workflow"
 import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
@@ -68,6 +69,19 @@ export interface AwaitingDecisions<TTools extends Record<string, any> = Record<s
   readonly pending: ReadonlyArray<PendingApproval<TTools>>
 }
 
+/** Where a durable run is: running (or not picked up yet), waiting for decisions, or ended. */
+export type DurableRunStatus = "running" | "waiting" | "completed" | "failed" | "cancelled"
+
+/** One run of `list`: its status, the calls it waits for (`waiting`), the error it ended with (`failed`, `cancelled`). */
+export interface DurableRunInfo<TTools extends Record<string, any> = Record<string, any>> {
+  readonly runId: string
+  readonly status: DurableRunStatus
+  readonly pending?: ReadonlyArray<PendingApproval<TTools>>
+  readonly error?: AgentError
+}
+
+const statuses: ReadonlyArray<DurableRunStatus> = ["running", "waiting", "completed", "failed", "cancelled"]
+
 /** What a durable run has come to: its output, or a wait for decisions. */
 export type DurableRunResult<T extends AgentShape> = Completed<T["output"]> | AwaitingDecisions<T["tools"]>
 
@@ -113,6 +127,15 @@ export interface DurableAgent<T extends AgentShape> {
    * A run that already ended keeps its outcome; an id that never ran ends `Cancelled` if started later.
    */
   cancel(runId: string, reason?: string): Effect.Effect<void, never, DurableClient>
+  /**
+   * The runs of this agent started so far (oldest first, at most `limit`, default 1000), with their
+   * status; `status` keeps only those. A waiting run lists the calls it waits for. Options that are
+   * not a status or a positive integer limit fail with `InputInvalid`.
+   */
+  list(options?: {
+    readonly status?: DurableRunStatus | ReadonlyArray<DurableRunStatus>
+    readonly limit?: number
+  }): Effect.Effect<ReadonlyArray<DurableRunInfo<T["tools"]>>, InputInvalid, DurableClient>
 }
 
 /**
@@ -149,6 +172,7 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
     Effect.gen(function*() {
       const input = yield* decodeInput(payload.input).pipe(Effect.orDie)
       const inbox = yield* ApprovalInbox
+      yield* Activity.make({ name: `register/${payload.runId}`, execute: withStoreRetry(inbox.register(name, payload.runId)) })
       const durability = yield* recordedSteps({ rootRunId: payload.runId, reconcile: options.reconcile, leaseMs, inbox, agent: definition.name })
       const step = (run: Effect.Effect<RunResult, AgentError, any>) =>
         withDefinitionServices(definition, run).pipe(Effect.provideService(Durability, durability))
@@ -170,6 +194,9 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       const encoded = yield* encodeInput(input).pipe(
         Effect.mapError((error) => new InputInvalid({ agent: definition.name, issues: error.message }))
       )
+      // Listed by `list` (where the process has the stores; the runner registers it again when it runs).
+      const inbox = yield* Effect.serviceOption(ApprovalInbox)
+      if (Option.isSome(inbox)) yield* withStoreRetry(inbox.value.register(name, runId))
       yield* workflow.execute({ runId, input: encoded as Schema.Json }, { discard: true })
       return runId
     })
@@ -270,10 +297,41 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       yield* DurableDeferred.succeed(deferred, { token, value: {} })
     })
 
+  const info = (runId: string): Effect.Effect<DurableRunInfo<T["tools"]>, never, DurableClient> =>
+    Effect.gen(function*() {
+      const end = yield* ended(runId)
+      if (Option.isSome(end)) {
+        const exit = end.value
+        if (Exit.isSuccess(exit)) return { runId, status: "completed" as const }
+        const error = Option.getOrUndefined(Exit.findErrorOption(exit))
+        return error === undefined
+          ? { runId, status: "failed" as const }
+          : { runId, status: error._tag === "Cancelled" ? "cancelled" as const : "failed" as const, error }
+      }
+      const waits = yield* waiting(runId)
+      return Option.isSome(waits) ? { runId, status: "waiting" as const, pending: waits.value.pending } : { runId, status: "running" as const }
+    })
+
+  const list: DurableAgent<T>["list"] = (listOptions = {}) =>
+    Effect.gen(function*() {
+      const invalid = (issues: string) => new InputInvalid({ agent: definition.name, issues })
+      const wanted = listOptions.status === undefined ? statuses : typeof listOptions.status === "string" ? [listOptions.status] : listOptions.status
+      if (!Array.isArray(wanted) || wanted.some((w) => !statuses.includes(w))) {
+        return yield* invalid(`list: status must be one of ${statuses.join(", ")}`)
+      }
+      const limit = listOptions.limit ?? 1000
+      if (!Number.isInteger(limit) || limit <= 0) return yield* invalid("list: limit must be a positive integer")
+      const inbox = yield* ApprovalInbox
+      const ids = yield* withStoreRetry(inbox.runs(name, limit))
+      const infos = yield* Effect.forEach(ids, info, { concurrency: 8 })
+      return infos.filter((i) => wanted.includes(i.status))
+    })
+
   return {
     name,
     workflow,
     cancel,
+    list,
     layer,
     start,
     run: (input, runOptions) => Effect.flatMap(start(input, runOptions), result),

@@ -6,7 +6,7 @@
  */
 export { durable } from "./durable-agent.ts"
 export { memoryEngine } from "./memory-engine.ts"
-export type { AwaitingDecisions, DurableAgent, DurableClient, DurableOptions, DurableRunResult } from "./durable-agent.ts"
+export type { AwaitingDecisions, DurableAgent, DurableClient, DurableOptions, DurableRunInfo, DurableRunResult, DurableRunStatus } from "./durable-agent.ts"
 export { Reconciled } from "./reconcile.ts"
 export type { Reconcile } from "./reconcile.ts"
 export { type Intent, type IntentState, ToolIntents, ToolIntentsFailed } from "./tool-intents.ts"

@@ -23,6 +23,8 @@ export interface SqlStoreOptions {
   readonly approvalsTable?: string
   /** Default `agent_run_cancellations`. */
   readonly cancellationsTable?: string
+  /** Default `agent_runs`. */
+  readonly runsTable?: string
 }
 
 const tablePattern = /^[a-z_][a-z0-9_]{0,62}$/
@@ -160,6 +162,10 @@ export const approvalInboxSql = (options: SqlStoreOptions = {}): Layer.Layer<App
       try: () => checkTable(options.cancellationsTable ?? "agent_run_cancellations"),
       catch: (cause) => new ApprovalInboxFailed({ operation: "open", reason: reasonOf(cause), cause })
     })
+    const runsTable = yield* Effect.try({
+      try: () => checkTable(options.runsTable ?? "agent_runs"),
+      catch: (cause) => new ApprovalInboxFailed({ operation: "open", reason: reasonOf(cause), cause })
+    })
     const fail = (operation: ApprovalInboxFailed["operation"]) => (cause: unknown) => new ApprovalInboxFailed({ operation, reason: reasonOf(cause), cause })
     yield* migrate(sql, [
       sql`create table if not exists ${sql(table)} (
@@ -175,6 +181,13 @@ export const approvalInboxSql = (options: SqlStoreOptions = {}): Layer.Layer<App
         run_id text primary key,
         reason text not null,
         cancelled_at timestamptz not null default now()
+      )`,
+      sql`create table if not exists ${sql(runsTable)} (
+        workflow text not null,
+        run_id text not null,
+        seq bigserial,
+        started_at timestamptz not null default now(),
+        primary key (workflow, run_id)
       )`
     ], fail("open"))
     type Row = { readonly run_id: string; readonly wait: number; readonly execution_id: string; readonly snapshot: unknown }
@@ -203,6 +216,16 @@ export const approvalInboxSql = (options: SqlStoreOptions = {}): Layer.Layer<App
       cancelled: (runId) =>
         sql<{ readonly reason: string }>`select reason from ${sql(cancellations)} where run_id = ${runId}`.pipe(
           Effect.map(([row]) => Option.fromNullishOr(row?.reason)),
+          Effect.mapError(fail("read"))
+        ),
+      register: (workflow, runId) =>
+        sql`insert into ${sql(runsTable)} (workflow, run_id) values (${workflow}, ${runId}) on conflict (workflow, run_id) do nothing`.pipe(
+          Effect.asVoid,
+          Effect.mapError(fail("open"))
+        ),
+      runs: (workflow, limit) =>
+        sql<{ readonly run_id: string }>`select run_id from ${sql(runsTable)} where workflow = ${workflow} order by seq limit ${Math.max(0, Math.floor(limit))}`.pipe(
+          Effect.map((rows) => rows.map((r) => r.run_id)),
           Effect.mapError(fail("read"))
         )
     })

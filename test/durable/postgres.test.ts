@@ -108,6 +108,26 @@ describe("durable runs on SQL (PostgreSQL, or PGlite where there is none)", () =
     }
   }, 60_000)
 
+  it("ApprovalInbox runs and cancellations (SQL and memory): registered once, oldest first, per workflow, limited; the first reason stays", async () => {
+    for (const store of [durableStoreSql().pipe(Layer.provide(sql())), ApprovalInbox.memory]) {
+      const out = await Effect.runPromise(Effect.gen(function*() {
+        const inbox = yield* ApprovalInbox
+        const w = `wf-${Math.random()}`
+        for (const id of ["a", "b", "a", "c"]) yield* inbox.register(w, id)
+        yield* inbox.register(`${w}-other`, "z")
+        yield* inbox.cancel(`${w}/a`, "first")
+        yield* inbox.cancel(`${w}/a`, "second")
+        return {
+          all: yield* inbox.runs(w, 10),
+          two: yield* inbox.runs(w, 2),
+          reason: yield* inbox.cancelled(`${w}/a`),
+          none: yield* inbox.cancelled(`${w}/b`)
+        }
+      }).pipe(Effect.provide(store as Layer.Layer<ApprovalInbox>)))
+      expect(out).toEqual({ all: ["a", "b", "c"], two: ["a", "b"], reason: Option.some("first"), none: Option.none() })
+    }
+  }, 60_000)
+
   it("a store that cannot migrate fails with the database's own message (not \"Query failed\")", async () => {
     const failure = await Effect.runPromise(Effect.gen(function*() {
       const client = yield* SqlClient.SqlClient
