@@ -21,6 +21,9 @@ export interface AgentCardOptions {
   readonly bearer?: boolean
 }
 
+/** What the card is made from: an agent's definition, or the name of a runnable (no Schemas, no skills). */
+export type CardSource = Pick<AgentDefinition, "name" | "prompt" | "input" | "output" | "skills" | "tools">
+
 const modesOf = (schema: unknown): Array<string> => (schema === undefined ? ["text/plain"] : ["application/json", "text/plain"])
 
 /**
@@ -31,7 +34,7 @@ const modesOf = (schema: unknown): Array<string> => (schema === undefined ? ["te
  * const card = agentCardOf(definitionOf(helper), { url: "http://127.0.0.1:4100/a2a/jsonrpc" })
  * ```
  */
-export const agentCardOf = (definition: AgentDefinition, options: AgentCardOptions): AgentCard => {
+export const agentCardOf = (definition: CardSource, options: AgentCardOptions): AgentCard => {
   const inputModes = modesOf(definition.input)
   const outputModes = definition.output === undefined ? ["text/plain"] : ["application/json"]
   const skills: Array<AgentSkill> = definition.skills.length === 0

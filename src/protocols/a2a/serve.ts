@@ -1,5 +1,5 @@
 /**
- * An agent served as an A2A agent on a loopback (or any) HTTP address, with the official SDK's
+ * An agent (or any runnable: a composite) served as an A2A agent on a loopback (or any) HTTP address, with the official SDK's
  * request handler and Express handlers: the Agent Card at `/.well-known/agent-card.json`, JSON-RPC at
  * `/a2a/jsonrpc` speaking A2A 1.0 (`SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`)
  * and, through the SDK's compatibility layer, v0.3 (`message/send`, `message/stream`, `tasks/get`,
@@ -15,14 +15,18 @@ import { agentCardHandler, jsonRpcHandler, UserBuilder } from "@a2a-js/sdk/serve
 import express from "express"
 import { type AgentDefinition, AgentDefinitionKey, definitionOf } from "../../dsl/agent-definition.ts"
 import { AgentConfigError } from "../../errors.ts"
-import { agentCardOf, type AgentCardOptions } from "./agent-card.ts"
-import { agentExecutor, type TaskExecutor, type TaskExecutorOptions } from "./task-executor.ts"
+import { type AnyRunnable, isRunnable } from "../../compose/runnable.ts"
+import { agentCardOf, type AgentCardOptions, type CardSource } from "./agent-card.ts"
+import { agentExecutor, runnableDriver, type TaskExecutor, taskExecutor, type TaskExecutorOptions } from "./task-executor.ts"
 
 /** An agent that can be served: anything built by `agent(...)` with a model. */
 export interface A2aServableAgent {
   readonly name: string
   readonly [AgentDefinitionKey]: AgentDefinition
 }
+
+/** What `serveA2a` serves: an agent, or any runnable (a composite such as `pipeline(...)`). */
+export type A2aServable = A2aServableAgent | AnyRunnable
 
 /** Options of {@link serveA2a}. */
 export interface ServeA2aOptions extends Omit<AgentCardOptions, "url" | "bearer">, TaskExecutorOptions {
@@ -87,11 +91,14 @@ export const jsonRpcPath = "/a2a/jsonrpc"
  * console.log(`card at ${server.url}/.well-known/agent-card.json`)
  * ```
  */
-export const serveA2a = async (agent: A2aServableAgent, options: ServeA2aOptions = {}): Promise<A2aServer> => {
-  if (typeof agent !== "object" || agent === null || !(AgentDefinitionKey in agent)) {
-    throw new AgentConfigError({ subject: "serveA2a", reason: "it serves an agent built with agent(...)" })
+export const serveA2a = async (agent: A2aServable, options: ServeA2aOptions = {}): Promise<A2aServer> => {
+  const isAgent = typeof agent === "object" && agent !== null && AgentDefinitionKey in agent
+  if (!isAgent && !isRunnable(agent)) {
+    throw new AgentConfigError({ subject: "serveA2a", reason: "it serves an agent built with agent(...) or a runnable such as a composite" })
   }
-  const definition = definitionOf(agent)
+  const definition: CardSource = isAgent
+    ? definitionOf(agent as A2aServableAgent)
+    : { name: agent.name, prompt: undefined, input: undefined, output: undefined, skills: [], tools: [] }
   const server: Server = createServer()
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject)
@@ -107,7 +114,7 @@ export const serveA2a = async (agent: A2aServableAgent, options: ServeA2aOptions
     ...(options.provider === undefined ? {} : { provider: options.provider }),
     bearer: options.bearer !== undefined
   })
-  const executor = agentExecutor(definition, options)
+  const executor = isAgent ? agentExecutor(definitionOf(agent as A2aServableAgent), options) : taskExecutor(runnableDriver(agent as AnyRunnable))
   const handler = new CheckingRequestHandler(card, new InMemoryTaskStore(), executor)
   const app = express()
   app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler, legacyCompat: { enabled: true } }))

@@ -16,20 +16,107 @@ import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestCon
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Result from "effect/Result"
+import type * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
+import type { AnyRunnable } from "../../compose/runnable.ts"
+import type { Decisions } from "../../dsl/decision.ts"
+import { StreamSink } from "../../dsl/lineage.ts"
 import type { AgentDefinition } from "../../dsl/agent-definition.ts"
 import { withDefinitionServices } from "../../dsl/definition-services.ts"
-import type { RunEndEvent, RunStreamEvent } from "../../dsl/events.ts"
-import type { AgentError } from "../../errors.ts"
+import type { RunEndEvent, RunStreamEvent, WaitingCall } from "../../dsl/events.ts"
+import { AgentConfigError, type AgentError } from "../../errors.ts"
 import { runOutcome } from "../../runtime/run-agent.ts"
 import { makeSession, type SessionCore, type SessionOptions } from "../../runtime/session.ts"
 import { decisionsFromParts, inputFromParts, outputParts, pendingParts, textPart } from "./parts.ts"
 import { taskStateOf } from "./task-state.ts"
 
-/** One context: its session, and where the events of the run in flight go. */
+/** One context: its session, where the events of the run in flight go, and the lock that makes it one run at a time. */
 interface ContextEntry {
   readonly session: SessionCore
+  readonly lock: Semaphore.Semaphore
   sink: ((event: RunStreamEvent) => void) | undefined
 }
+
+/** Where a run's events go while it runs. */
+export type EventSink = (event: RunStreamEvent) => void
+
+/**
+ * What the executor runs: an agent over sessions (`agentDriver`), or any runnable such as a
+ * composite (`runnableDriver`). Effects are complete: services provided, nothing required.
+ */
+export interface TaskDriver {
+  readonly name: string
+  /** The input Schema message parts are decoded with (text when undefined). */
+  readonly input: Schema.Top | undefined
+  /** A fresh run in `contextId` on `input`. */
+  readonly send: (contextId: string, input: unknown, sink: EventSink) => Effect.Effect<unknown, AgentError>
+  /** The calls a run of `contextId` waits on, if one does. */
+  readonly waiting: (contextId: string) => Effect.Effect<ReadonlyArray<WaitingCall> | undefined, AgentError>
+  /** Resumes the waiting run of `contextId` with `decisions`. */
+  readonly resume: (contextId: string, decisions: Decisions, sink: EventSink) => Effect.Effect<unknown, AgentError>
+}
+
+/**
+ * An agent as a task driver: each context is a session of the agent (its history, its waiting run).
+ *
+ * @example
+ * ```ts
+ * const executor = taskExecutor(agentDriver(definitionOf(helper)))
+ * ```
+ */
+export const agentDriver = (definition: AgentDefinition, options: TaskExecutorOptions = {}): TaskDriver => {
+  const contexts = new Map<string, ContextEntry>()
+  const contextOf = (contextId: string): ContextEntry => {
+    const found = contexts.get(contextId)
+    if (found !== undefined) return found
+    // The listener reads the entry's sink; the entry's lock makes the run in flight the only one.
+    const entry: ContextEntry = { session: undefined as unknown as SessionCore, lock: Semaphore.makeUnsafe(1), sink: undefined }
+    const observed: AgentDefinition = Object.freeze({
+      ...definition,
+      listeners: [...definition.listeners, { event: "*" as const, listener: (event: RunStreamEvent) => void entry.sink?.(event) }]
+    })
+    ;(entry as { session: SessionCore }).session = makeSession(observed, contextId, options.sessions?.(contextId) ?? {})
+    contexts.set(contextId, entry)
+    return entry
+  }
+  const observe = (contextId: string, sink: EventSink, run: (session: SessionCore) => Effect.Effect<unknown, AgentError, any>) => {
+    const entry = contextOf(contextId)
+    const observed = Effect.suspend(() => {
+      entry.sink = sink
+      return run(entry.session)
+    }).pipe(Effect.ensuring(Effect.sync(() => void (entry.sink = undefined))))
+    return entry.lock.withPermit(withDefinitionServices(definition, observed) as Effect.Effect<unknown, AgentError>)
+  }
+  return {
+    name: definition.name,
+    input: definition.input,
+    send: (contextId, input, sink) => observe(contextId, sink, (session) => session.send(input)),
+    waiting: (contextId) =>
+      Effect.map(contextOf(contextId).session.waiting(), (run) => run?.pending),
+    resume: (contextId, decisions, sink) => observe(contextId, sink, (session) => session.resume(decisions))
+  }
+}
+
+/**
+ * Any runnable (a composite, or a function step) as a task driver: each task runs it once on the
+ * message's input (text, or JSON decoded when the text parses). The events of the agent runs under it
+ * (`StreamSink`) report its progress and usage. Contexts carry no history and nothing waits.
+ *
+ * @example
+ * ```ts
+ * const executor = taskExecutor(runnableDriver(pipeline("research", searcher, writer)))
+ * ```
+ */
+export const runnableDriver = (runnable: AnyRunnable): TaskDriver => ({
+  name: runnable.name,
+  input: undefined,
+  send: (_contextId, input, sink) =>
+    Effect.suspend(() => runnable.runEffect(input) as Effect.Effect<unknown, AgentError>).pipe(
+      Effect.provideService(StreamSink, (event: RunStreamEvent) => Effect.sync(() => sink(event)))
+    ),
+  waiting: () => Effect.succeed(undefined),
+  resume: () => Effect.fail(new AgentConfigError({ subject: `runnable "${runnable.name}"`, reason: "it never waits for decisions" }))
+})
 
 /** An `AgentExecutor` that can also check a message before the SDK's handler starts a task for it. */
 export interface TaskExecutor extends AgentExecutor {
@@ -76,49 +163,45 @@ export const outcomeOfExit = (agent: string, exit: Exit.Exit<unknown, AgentError
  * const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), agentExecutor(definitionOf(helper)))
  * ```
  */
-export const agentExecutor = (definition: AgentDefinition, options: TaskExecutorOptions = {}): TaskExecutor => {
-  const contexts = new Map<string, ContextEntry>()
+export const agentExecutor = (definition: AgentDefinition, options: TaskExecutorOptions = {}): TaskExecutor =>
+  taskExecutor(agentDriver(definition, options))
+
+/**
+ * The executor over any task driver (see {@link agentDriver}, {@link runnableDriver}).
+ *
+ * @example
+ * ```ts
+ * const executor = taskExecutor(runnableDriver(pipeline("research", searcher, writer)))
+ * ```
+ */
+export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
   const running = new Map<string, AbortController>()
   const taskContexts = new Map<string, string>()
   // Tasks whose run waits for decisions in their context's session.
   const waitingTasks = new Set<string>()
-  const contextOf = (contextId: string): ContextEntry => {
-    const found = contexts.get(contextId)
-    if (found !== undefined) return found
-    // The listener reads the entry's sink: a session runs one send at a time, so it is that run's.
-    const entry: ContextEntry = { session: undefined as unknown as SessionCore, sink: undefined }
-    const observed: AgentDefinition = Object.freeze({
-      ...definition,
-      listeners: [...definition.listeners, { event: "*" as const, listener: (event: RunStreamEvent) => void entry.sink?.(event) }]
-    })
-    ;(entry as { session: SessionCore }).session = makeSession(observed, contextId, options.sessions?.(contextId) ?? {})
-    contexts.set(contextId, entry)
-    return entry
-  }
-  const run = <A>(effect: Effect.Effect<A, AgentError, any>, signal?: AbortSignal) =>
-    Effect.runPromiseExit(withDefinitionServices(definition, effect) as Effect.Effect<A, AgentError>, signal === undefined ? undefined : { signal })
+  const run = <A>(effect: Effect.Effect<A, AgentError>, signal?: AbortSignal) =>
+    Effect.runPromiseExit(effect, signal === undefined ? undefined : { signal })
 
   const execute = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const { taskId, contextId } = context
     const message = context.userMessage
-    const entry = contextOf(contextId)
     taskContexts.set(taskId, contextId)
     const state = context.task?.status?.state
-    let start: () => Effect.Effect<unknown, AgentError, any>
+    let start: (sink: EventSink) => Effect.Effect<unknown, AgentError>
     if (context.task !== undefined && state === TaskState.TASK_STATE_INPUT_REQUIRED) {
       waitingTasks.delete(taskId)
-      const waiting = await run(entry.session.waiting())
-      const pending = Exit.isSuccess(waiting) ? waiting.value?.pending : undefined
+      const waiting = await run(driver.waiting(contextId))
+      const pending = Exit.isSuccess(waiting) ? waiting.value : undefined
       if (pending === undefined) throw new RequestMalformedError(`no run of task ${taskId} waits for decisions`)
       const decisions = decisionsFromParts(message.parts, pending)
       if (Result.isFailure(decisions)) throw new RequestMalformedError(decisions.failure)
-      start = () => entry.session.resume(decisions.success)
+      start = (sink) => driver.resume(contextId, decisions.success, sink)
     } else if (context.task !== undefined) {
       throw new UnsupportedOperationError(`task ${taskId} is running; wait for it to end or cancel it`)
     } else {
-      const input = inputFromParts(message.parts, definition.input)
+      const input = inputFromParts(message.parts, driver.input)
       if (Result.isFailure(input)) throw new RequestMalformedError(input.failure)
-      start = () => entry.session.send(input.success)
+      start = (sink) => driver.send(contextId, input.success, sink)
     }
     const status = (state: TaskState, parts?: Message["parts"], metadata?: Record<string, unknown>) =>
       bus.publish(AgentEvent.statusUpdate({
@@ -134,7 +217,7 @@ export const agentExecutor = (definition: AgentDefinition, options: TaskExecutor
     status(TaskState.TASK_STATE_WORKING)
     let end: RunEndEvent | undefined
     const tokens = { inputTokens: 0, outputTokens: 0 }
-    entry.sink = (event) => {
+    const sink: EventSink = (event) => {
       if (event._tag === "RunEnd") end = event
       else if (event._tag === "ModelResponse") {
         tokens.inputTokens += event.response.usage?.inputTokens ?? 0
@@ -148,12 +231,11 @@ export const agentExecutor = (definition: AgentDefinition, options: TaskExecutor
     running.set(taskId, controller)
     let exit: Exit.Exit<unknown, AgentError>
     try {
-      exit = await run(start(), controller.signal)
+      exit = await run(start(sink), controller.signal)
     } finally {
       running.delete(taskId)
-      entry.sink = undefined
     }
-    const outcome = outcomeOfExit(definition.name, exit)
+    const outcome = outcomeOfExit(driver.name, exit)
     // What the run used, for clients that charge it to their own budgets (`a2aAgent` does).
     const usage = { usage: tokens, ...(end === undefined ? {} : { turns: end.turns, toolCalls: end.toolCalls, durationMs: end.durationMs }) }
     const final = taskStateOf(outcome)
@@ -193,14 +275,14 @@ export const agentExecutor = (definition: AgentDefinition, options: TaskExecutor
 
   const check = async (message: Message): Promise<string | undefined> => {
     if (message.taskId === "" || message.taskId === undefined) {
-      const input = inputFromParts(message.parts, definition.input)
+      const input = inputFromParts(message.parts, driver.input)
       return Result.isFailure(input) ? input.failure : undefined
     }
     const contextId = taskContexts.get(message.taskId)
     // A task this executor does not know, or one that does not wait: the SDK's handler answers it.
     if (contextId === undefined || !waitingTasks.has(message.taskId)) return undefined
-    const waiting = await run(contextOf(contextId).session.waiting())
-    const pending = Exit.isSuccess(waiting) ? waiting.value?.pending : undefined
+    const waiting = await run(driver.waiting(contextId))
+    const pending = Exit.isSuccess(waiting) ? waiting.value : undefined
     if (pending === undefined) return undefined
     const decisions = decisionsFromParts(message.parts, pending)
     return Result.isFailure(decisions) ? decisions.failure : undefined
