@@ -20,7 +20,10 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AgentConfigError } from "../../errors.ts"
 import { CurrentBudgetScope } from "../../dsl/lineage.ts"
+import { agentFactory } from "../../dsl/agent.ts"
+import { skill } from "../../dsl/skill.ts"
 import { type Tool, tool } from "../../dsl/tool.ts"
+import { resumeAgent, runAgent, streamAgent } from "../../runtime/run-agent.ts"
 import type { ArgsSchema } from "../../dsl/tool-parameters.ts"
 import { describeCause } from "../../internal/describe-cause.ts"
 import { A2aError } from "./errors.ts"
@@ -99,6 +102,12 @@ export const a2aAgent = async <const Name extends string = string, S extends Arg
   url: string,
   options: A2aAgentOptions<Name, S, O> = {}
 ): Promise<Tool<Name, ArgsOf<S>, OutputOf<O>>> => {
+  const { client, card } = await connect(url, options)
+  return a2aTool(client, card, options)
+}
+
+/** Reads the card at `url` and makes an SDK client for it (JSON-RPC or REST, 1.0 or 0.3). */
+const connect = async (url: string, options: A2aAgentOptions<string, any, any>): Promise<{ readonly client: Client; readonly card: AgentCard }> => {
   const headers = options.headers ?? {}
   const fetchImpl: typeof fetch = (input, init) =>
     fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } })
@@ -119,7 +128,7 @@ export const a2aAgent = async <const Name extends string = string, S extends Arg
   } catch (cause) {
     throw new A2aError({ agent: card.name || url, kind: "card", reason: describeCause(cause), cause })
   }
-  return a2aTool(client, card, options)
+  return { client, card }
 }
 
 /**
@@ -135,6 +144,18 @@ export const a2aTool = <const Name extends string = string, S extends ArgsSchema
   card: AgentCard,
   options: A2aAgentOptions<Name, S, O> = {}
 ): Tool<Name, ArgsOf<S>, OutputOf<O>> => {
+  const call = remoteCaller(client, card, options)
+  const name = (options.name ?? toolNameOf(card.name || "a2a agent")) as Name
+  return tool(name, {
+    description: options.description ?? (card.description || `The remote A2A agent "${card.name}"`),
+    args: (options.args ?? DefaultArgs) as ArgsSchema,
+    untrustedOutput: true,
+    run: (args: unknown) => call(args)
+  }) as unknown as Tool<Name, ArgsOf<S>, OutputOf<O>>
+}
+
+/** One call of the remote agent as an Effect: a task run to its settled state, its answer or an `A2aError`. */
+const remoteCaller = (client: Client, card: AgentCard, options: A2aAgentOptions<string, any, any>): (args: unknown) => Effect.Effect<unknown, A2aError> => {
   const agentName = card.name || "a2a agent"
   const timeoutMs = options.timeoutMs ?? 120_000
   if (!(timeoutMs > 0)) throw new AgentConfigError({ subject: `a2aAgent("${agentName}")`, reason: "timeoutMs must be a positive number of milliseconds" })
@@ -268,12 +289,35 @@ export const a2aTool = <const Name extends string = string, S extends ArgsSchema
       yield* charge(task)
       return yield* settle(task)
     })
-
-  const name = (options.name ?? toolNameOf(agentName)) as Name
-  return tool(name, {
-    description: options.description ?? (card.description || `The remote A2A agent "${agentName}"`),
-    args: (options.args ?? DefaultArgs) as ArgsSchema,
-    untrustedOutput: true,
-    run: (args: unknown) => call(args)
-  }) as unknown as Tool<Name, ArgsOf<S>, OutputOf<O>>
+  return call
 }
+
+/**
+ * A remote A2A agent as an agent of ours (one deterministic skill that sends the run's input to it):
+ * a handoff target (`skill(...).handoffs(remote)`), a member of a composite (`pipeline(...)`), or
+ * `.asTool(...)`. Text in, text out: the remote gets the run's input, not the conversation so far;
+ * its answer is the run's output; its failures end the run with `SkillFailed`
+ * whose `cause` is the `A2aError`.
+ *
+ * @example
+ * ```ts
+ * const billing = await a2aRemoteAgent("http://127.0.0.1:4300", { name: "billing" })
+ * const triage = agent("triage").model(m).skills(() => [skill("route", "Route").handoffs(billing)])
+ * ```
+ */
+export const a2aRemoteAgent = async <const Name extends string = string>(
+  url: string,
+  options: Omit<A2aAgentOptions<Name, undefined, undefined>, "args" | "output"> = {}
+) => {
+  const { client, card } = await connect(url, options)
+  const call = remoteCaller(client, card, options)
+  const name = (options.name ?? toolNameOf(card.name || "a2a agent")) as Name
+  return remoteAgentFactory(name)
+    .prompt(options.description ?? (card.description || `The remote A2A agent "${card.name}"`))
+    .skills(() => [
+      skill(name, options.description ?? card.description).implementedBy((input: string) => call({ input: typeof input === "string" ? input : JSON.stringify(input) }) as Effect.Effect<string, A2aError>)
+    ])
+}
+
+/** `agent(...)` as the package entry makes it (that entry sits above this layer). */
+const remoteAgentFactory = agentFactory(runAgent, streamAgent, resumeAgent)

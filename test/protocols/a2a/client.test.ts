@@ -7,9 +7,10 @@
 import { TaskState } from "@a2a-js/sdk"
 import { Effect, Exit, Fiber, Schema } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { agent, tool } from "../../../src/index.ts"
+import { agent, skill, tool } from "../../../src/index.ts"
+import { pipeline } from "../../../src/compose/index.ts"
 import { executeTool } from "../../../src/dsl/tool.ts"
-import { A2aError, a2aAgent, serveA2a, type A2aUpdate } from "../../../src/protocols/a2a/index.ts"
+import { A2aError, a2aAgent, a2aRemoteAgent, serveA2a, type A2aUpdate } from "../../../src/protocols/a2a/index.ts"
 import { scriptedModel } from "../../../src/testing/index.ts"
 import { droppingServer, sdkServer } from "./sdk-server.ts"
 
@@ -182,5 +183,41 @@ describe("a2aAgent against our own server", () => {
     expect(error).toMatchObject({ _tag: "A2aError", kind: "input-required" })
     expect((error as A2aError).reason).toContain("pay (p1)")
     expect(runs).toBe(0)
+  })
+})
+
+describe("a2aRemoteAgent: a remote agent as an agent of ours", () => {
+  it("is a handoff target: the model hands off and the remote's answer is the run's output", async () => {
+    const server = track(await sdkServer({
+      execute: async (context, out) => {
+        out.artifact([{ content: { $case: "text", value: `billing handled: ${inputText(context)}` }, metadata: undefined, filename: "", mediaType: "text/plain" }])
+        out.status(TaskState.TASK_STATE_COMPLETED)
+        out.finished()
+      }
+    }))
+    const billing = await a2aRemoteAgent(server.url, { name: "billing" })
+    const model = scriptedModel([{ _tag: "ToolCalls", calls: [{ id: "h1", name: "handoff_to_billing", arguments: {} }] }])
+    const triage = agent("triage").model(model).skills(() => [skill("route", "Route requests").handoffs(billing)])
+    expect(await triage.run("refund my order")).toBe("billing handled: refund my order")
+    expect(model.requests[0]?.tools.map((t) => t.name)).toContain("handoff_to_billing")
+  })
+
+  it("is a composite member, and its failure ends the run with SkillFailed caused by the A2aError", async () => {
+    const server = track(await sdkServer({
+      execute: async (context, out) => {
+        if (inputText(context).includes("fail")) out.status(TaskState.TASK_STATE_FAILED, "remote broke")
+        else {
+          out.artifact([{ content: { $case: "text", value: `[${inputText(context)}]` }, metadata: undefined, filename: "", mediaType: "text/plain" }])
+          out.status(TaskState.TASK_STATE_COMPLETED)
+        }
+        out.finished()
+      }
+    }))
+    const bracket = await a2aRemoteAgent(server.url, { name: "bracket" })
+    const upper = agent("upper").model(scriptedModel((req) => ({ _tag: "Text", content: String(req.messages.at(-1)?.content).toUpperCase() })))
+    expect(await pipeline("both", upper, bracket).run("hi")).toBe("[HI]")
+    const error = await bracket.run("please fail").then(() => undefined, (e: unknown) => e)
+    expect(error).toMatchObject({ _tag: "SkillFailed" })
+    expect((error as { cause: unknown }).cause).toMatchObject({ _tag: "A2aError", kind: "task-failed", reason: "remote broke" })
   })
 })
