@@ -43,6 +43,11 @@ export interface AgUiHandlerOptions extends RunAgentInputLimits {
   readonly maxBodyBytes?: number
   /** Extra headers on the streamed response. */
   readonly headers?: Record<string, string>
+  /**
+   * The agent's input for a new run: by default the latest user message's text. Use it to give the
+   * model the input's `context` or `state` (they never reach it otherwise).
+   */
+  readonly input?: (input: AgUiRunInput & { readonly input: string }) => string
 }
 
 const defaultMaxBodyBytes = 4 * 1024 * 1024
@@ -150,7 +155,10 @@ export const agUiHandler = <T extends AgentShape & { readonly input: string; rea
           agUi: { threadId: run.threadId, runId: run.runId, clientTools: run.clientTools.map((t) => t.name) },
           ...(options.headers === undefined ? {} : { headers: options.headers })
         })
-      if (run.input !== undefined) return respond(chatStream(agent, run.transcript, run.input as T["input"], streamOptions))
+      if (run.input !== undefined) {
+        const text = options.input === undefined ? run.input : options.input(run as AgUiRunInput & { readonly input: string })
+        return respond(chatStream(agent, run.transcript, text as T["input"], streamOptions))
+      }
       if (options.loadSuspended === undefined) {
         throw agUiInvalid("the last message is not the user's: tool results and interrupt answers continue a stopped run (give agUiHandler loadSuspended), not a new run")
       }

@@ -2,11 +2,15 @@
  * `agUiHandler` on a real loopback server, driven by the protocol's own client: `@ag-ui/client`'s
  * `HttpAgent` posts its `RunAgentInput`, parses the SSE stream, verifies the event sequence with its
  * own verifier (a malformed stream rejects `runAgent`) and builds its messages from the events. Every
- * event it receives is also checked against `@ag-ui/core`'s schemas.
+ * event it receives is also checked against `@ag-ui/core`'s schemas. A client that aborts its run
+ * interrupts the server's run (the tool in flight stops, no further model call).
  */
 import { type BaseEvent, HttpAgent, type Message } from "@ag-ui/client"
 import { EventSchemas } from "@ag-ui/core/schemas"
+import { Effect, Schema } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
+import { agent, text, tool, toolCalls } from "effect-agent-dsl"
+import { scriptedModel } from "effect-agent-dsl/testing"
 import { agUiHandler, makeAgents, serve, threadStore } from "./fixture.ts"
 
 let close: (() => Promise<void>) | undefined
@@ -128,6 +132,37 @@ describe("agUiHandler with @ag-ui/client's HttpAgent over loopback", () => {
     expect(second.types).not.toContain("TOOL_CALL_RESULT")
     expect(requests.at(-1)!.messages.at(-1)).toMatchObject({ role: "tool", name: "pick_color", content: "cerulean" })
     expect(client.messages.filter((m) => m.role === "tool")).toHaveLength(1)
+  })
+
+  it("gives the model the input's context when the handler's input option says so", async () => {
+    const { adder, requests } = makeAgents()
+    const handler = agUiHandler(adder, { input: ({ input, context }) => [...context.map((c) => `${c.description}: ${c.value}`), input].join("\n") })
+    const client = new HttpAgent({ url: await start(handler), threadId: "t-ctx", initialMessages: [user("u1", "What is 2 + 3?")] })
+    await run(client, { context: [{ description: "locale", value: "fr-FR" }] })
+    expect(requests[0]!.messages.at(-1)).toEqual({ role: "user", content: "locale: fr-FR\nWhat is 2 + 3?" })
+  })
+
+  it("a client that goes away interrupts the run: the tool in flight stops and nothing after it runs", async () => {
+    const seen: Array<string> = []
+    const slow = tool("slow", {
+      description: "Takes long",
+      args: Schema.Struct({}),
+      run: () =>
+        Effect.sleep("5 seconds").pipe(
+          Effect.andThen(Effect.sync(() => void seen.push("slow finished"))),
+          Effect.onInterrupt(() => Effect.sync(() => void seen.push("slow interrupted")))
+        )
+    })
+    const model = scriptedModel([toolCalls([{ id: "s1", name: "slow", arguments: {} }]), text("never")])
+    const sleeper = agent("sleeper").model(model).tools({ slow }).onRunEnd((e) => void seen.push(`end ${e.outcome._tag}`))
+    const client = new HttpAgent({ url: await start(agUiHandler(sleeper)), threadId: "t-gone", initialMessages: [user("u1", "go")] })
+    const running = client.runAgent({}, { onEvent: ({ event }) => void (event.type === "TOOL_CALL_END" && setTimeout(() => client.abortRun(), 50)) }).catch(() => undefined)
+    await running
+    const deadline = Date.now() + 3_000
+    while (!seen.includes("slow interrupted") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    expect(seen).toContain("slow interrupted")
+    expect(seen).not.toContain("slow finished")
+    expect(model.requests).toHaveLength(1)
   })
 
   it("refuses what is not a RunAgentInput, a client system message and a GET, before anything runs", async () => {
