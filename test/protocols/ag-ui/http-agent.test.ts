@@ -88,6 +88,26 @@ describe("agUiHandler with @ag-ui/client's HttpAgent over loopback", () => {
     expect(client.messages.find((m) => m.role === "tool")).toMatchObject({ toolCallId: interrupt.toolCallId, content: "sent 40 to bob" })
   })
 
+  it("carries a child agent's approval (an agent used as a tool) as an interrupt of the run, resumed once", async () => {
+    const { banker, transfers } = makeAgents()
+    const boss = agent("boss").model(scriptedModel((r) => (r.messages.at(-1)?.role === "user" ? toolCalls([{ id: "b1", name: "bank", arguments: { input: "Pay Bob 40" } }]) : text("all done"))))
+      .tools({ bank: banker.asTool({ name: "bank", description: "The bank" }) })
+    const store = threadStore()
+    const client = new HttpAgent({ url: await start(agUiHandler(boss, store)), threadId: "t-child", initialMessages: [user("u1", "Pay Bob")] })
+    const first = await run(client)
+    expect(first.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "interrupt", interrupts: [{ metadata: { tool: "transfer" } }] } })
+    const interrupt = client.pendingInterrupts[0]!
+    expect(interrupt.id).toMatch(/:b1\/pay-/)
+    expect(transfers).toEqual([])
+    const second = await run(client, { resume: [{ interruptId: interrupt.id, status: "resolved", payload: true }] })
+    expect(second.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" }, result: "all done" })
+    expect(transfers).toEqual([{ to: "bob", amount: 40 }])
+    // The same answer again: nothing waits any more.
+    const again = await fetch(client.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ threadId: "t-child", runId: "r-again", messages: client.messages, tools: [], context: [], resume: [{ interruptId: interrupt.id, status: "resolved", payload: true }] }) })
+    expect(again.status).toBe(409)
+    expect(transfers).toHaveLength(1)
+  })
+
   it("a denied interrupt never runs its call; an answer to an interrupt nobody asked about is refused with 400", async () => {
     const { banker, transfers } = makeAgents()
     const store = threadStore()
