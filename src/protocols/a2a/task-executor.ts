@@ -262,6 +262,8 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
         status(final, [...pendingParts(outcome.pending)], usage)
         break
     }
+    // Only a waiting task needs its context later (to check and resume its decisions).
+    if (outcome._tag !== "Suspended") taskContexts.delete(taskId)
     bus.finished()
   }
 
@@ -269,7 +271,10 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
     const controller = running.get(taskId)
     // A run in flight ends as canceled through `execute`; a task without one is canceled here.
     if (controller !== undefined) return controller.abort()
-    bus.publish(AgentEvent.statusUpdate({ taskId, contextId: taskContexts.get(taskId) ?? "", status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: now() }, metadata: undefined }))
+    waitingTasks.delete(taskId)
+    const contextId = taskContexts.get(taskId) ?? ""
+    taskContexts.delete(taskId)
+    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: now() }, metadata: undefined }))
     bus.finished()
   }
 

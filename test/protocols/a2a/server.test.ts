@@ -146,6 +146,17 @@ describe("the SDK's client against our server", () => {
     expect(transferRuns).toBe(before)
   })
 
+  it("CancelTask on an input-required task ends it canceled; its approval can no longer be given", async () => {
+    const client = await sdkClient(bankServer.url)
+    const before = transferRuns
+    const task = asTask(await client.sendMessage(request(userMessage([text("pay bob 10")]))))
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
+    const canceled = await client.cancelTask({ tenant: "", id: task.id, metadata: undefined })
+    expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED)
+    await expect(client.sendMessage(request(userMessage([text("approve")], { taskId: task.id, contextId: task.contextId })))).rejects.toThrow()
+    expect(transferRuns).toBe(before)
+  })
+
   it("CancelTask interrupts the run and its tool; the task ends canceled", async () => {
     const client = await sdkClient(sleepyServer.url)
     const before = slowInterrupted
