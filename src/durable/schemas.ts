@@ -51,7 +51,9 @@ const ReasoningPartSchema = Schema.Union([
 const meta = {
   usage: Schema.optionalKey(UsageSchema),
   finishReason: Schema.optionalKey(Schema.Literals(["stop", "tool-calls", "length", "content-filter", "refusal", "other"])),
-  reasoning: Schema.optionalKey(Schema.Array(ReasoningPartSchema))
+  reasoning: Schema.optionalKey(Schema.Array(ReasoningPartSchema)),
+  responseId: Schema.optionalKey(Schema.String),
+  responseModel: Schema.optionalKey(Schema.String)
 }
 
 /**
