@@ -14,6 +14,6 @@ export { decisionsFromParts, inputFromParts, outputParts, pendingParts } from ".
 export { jsonRpcPath, serveA2a } from "./serve.ts"
 export type { A2aServable, A2aServableAgent, A2aServer, ServeA2aOptions } from "./serve.ts"
 export { agentDriver, agentExecutor, outcomeOfExit, runnableDriver, taskExecutor } from "./task-executor.ts"
-export type { EventSink, TaskDriver, TaskExecutor, TaskExecutorOptions } from "./task-executor.ts"
+export type { EventSink, TaskDriver, TaskExecutor, TaskExecutorOptions, WaitingInContext } from "./task-executor.ts"
 export { isSettledState, outcomeTaskState, remoteStateOf, taskStateOf } from "./task-state.ts"
 export type { RemoteState, RunOutcomeTag } from "./task-state.ts"

@@ -24,7 +24,7 @@ import { StreamSink } from "../../dsl/lineage.ts"
 import type { AgentDefinition } from "../../dsl/agent-definition.ts"
 import { withDefinitionServices } from "../../dsl/definition-services.ts"
 import type { RunEndEvent, RunStreamEvent, WaitingCall } from "../../dsl/events.ts"
-import { AgentConfigError, type AgentError } from "../../errors.ts"
+import { AgentConfigError, type AgentError, DecisionsInvalid } from "../../errors.ts"
 import { runOutcome } from "../../runtime/run-agent.ts"
 import { makeSession, type SessionCore, type SessionOptions } from "../../runtime/session.ts"
 import { decisionsFromParts, inputFromParts, outputParts, pendingParts, textPart } from "./parts.ts"
@@ -35,6 +35,12 @@ interface ContextEntry {
   readonly session: SessionCore
   readonly lock: Semaphore.Semaphore
   sink: ((event: RunStreamEvent) => void) | undefined
+}
+
+/** The run of a context that waits for decisions: its id (a task binds to it) and its waiting calls. */
+export interface WaitingInContext {
+  readonly runId: string
+  readonly pending: ReadonlyArray<WaitingCall>
 }
 
 /** Where a run's events go while it runs. */
@@ -51,9 +57,12 @@ export interface TaskDriver {
   /** A fresh run in `contextId` on `input`. */
   readonly send: (contextId: string, input: unknown, sink: EventSink) => Effect.Effect<unknown, AgentError>
   /** The calls a run of `contextId` waits on, if one does. */
-  readonly waiting: (contextId: string) => Effect.Effect<ReadonlyArray<WaitingCall> | undefined, AgentError>
-  /** Resumes the waiting run of `contextId` with `decisions`. */
-  readonly resume: (contextId: string, decisions: Decisions, sink: EventSink) => Effect.Effect<unknown, AgentError>
+  readonly waiting: (contextId: string) => Effect.Effect<WaitingInContext | undefined, AgentError>
+  /**
+   * Resumes the waiting run of `contextId` with `decisions`, only when it is still run `runId`
+   * (`DecisionsInvalid` otherwise: the decisions were given for another run's calls).
+   */
+  readonly resume: (contextId: string, runId: string, decisions: Decisions, sink: EventSink) => Effect.Effect<unknown, AgentError>
 }
 
 /**
@@ -92,8 +101,14 @@ export const agentDriver = (definition: AgentDefinition, options: TaskExecutorOp
     input: definition.input,
     send: (contextId, input, sink) => observe(contextId, sink, (session) => session.send(input)),
     waiting: (contextId) =>
-      Effect.map(contextOf(contextId).session.waiting(), (run) => run?.pending),
-    resume: (contextId, decisions, sink) => observe(contextId, sink, (session) => session.resume(decisions))
+      Effect.map(contextOf(contextId).session.waiting(), (run) => (run === undefined ? undefined : { runId: run.runId, pending: run.pending })),
+    resume: (contextId, runId, decisions, sink) =>
+      observe(contextId, sink, (session) =>
+        // Checked under the context's lock: no other task of the context can make another run wait in between.
+        Effect.flatMap(session.waiting(), (run) =>
+          run?.runId === runId
+            ? session.resume(decisions)
+            : Effect.fail(new DecisionsInvalid({ agent: definition.name, toolCallId: "*", reason: `run ${runId} no longer waits: a later task of its context is waiting` }))))
   }
 }
 
@@ -178,7 +193,14 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
   const running = new Map<string, AbortController>()
   const taskContexts = new Map<string, string>()
   // Tasks whose run waits for decisions in their context's session.
-  const waitingTasks = new Set<string>()
+  const waitingTasks = new Map<string, string>()
+  /** The calls task `taskId` waits on: only while its own run is the one its context keeps waiting. */
+  const pendingOf = async (taskId: string, contextId: string): Promise<ReadonlyArray<WaitingCall> | undefined> => {
+    const runId = waitingTasks.get(taskId)
+    if (runId === undefined) return undefined
+    const waiting = await run(driver.waiting(contextId))
+    return Exit.isSuccess(waiting) && waiting.value?.runId === runId ? waiting.value.pending : undefined
+  }
   const run = <A>(effect: Effect.Effect<A, AgentError>, signal?: AbortSignal) =>
     Effect.runPromiseExit(effect, signal === undefined ? undefined : { signal })
 
@@ -189,13 +211,13 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
     const state = context.task?.status?.state
     let start: (sink: EventSink) => Effect.Effect<unknown, AgentError>
     if (context.task !== undefined && state === TaskState.TASK_STATE_INPUT_REQUIRED) {
-      waitingTasks.delete(taskId)
-      const waiting = await run(driver.waiting(contextId))
-      const pending = Exit.isSuccess(waiting) ? waiting.value : undefined
-      if (pending === undefined) throw new RequestMalformedError(`no run of task ${taskId} waits for decisions`)
+      const runId = waitingTasks.get(taskId)
+      const pending = await pendingOf(taskId, contextId)
+      if (runId === undefined || pending === undefined) throw new RequestMalformedError(`the run of task ${taskId} no longer waits for decisions`)
       const decisions = decisionsFromParts(message.parts, pending)
       if (Result.isFailure(decisions)) throw new RequestMalformedError(decisions.failure)
-      start = (sink) => driver.resume(contextId, decisions.success, sink)
+      waitingTasks.delete(taskId)
+      start = (sink) => driver.resume(contextId, runId, decisions.success, sink)
     } else if (context.task !== undefined) {
       throw new UnsupportedOperationError(`task ${taskId} is running; wait for it to end or cancel it`)
     } else {
@@ -258,7 +280,7 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
         status(final, [textPart("the run was canceled")], usage)
         break
       case "Suspended":
-        waitingTasks.add(taskId)
+        waitingTasks.set(taskId, outcome.snapshot.state.runId)
         status(final, [...pendingParts(outcome.pending)], usage)
         break
     }
@@ -286,9 +308,8 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
     const contextId = taskContexts.get(message.taskId)
     // A task this executor does not know, or one that does not wait: the SDK's handler answers it.
     if (contextId === undefined || !waitingTasks.has(message.taskId)) return undefined
-    const waiting = await run(driver.waiting(contextId))
-    const pending = Exit.isSuccess(waiting) ? waiting.value : undefined
-    if (pending === undefined) return undefined
+    const pending = await pendingOf(message.taskId, contextId)
+    if (pending === undefined) return `the run of task ${message.taskId} no longer waits for decisions: a later task of its context is waiting`
     const decisions = decisionsFromParts(message.parts, pending)
     return Result.isFailure(decisions) ? decisions.failure : undefined
   }

@@ -146,6 +146,21 @@ describe("the SDK's client against our server", () => {
     expect(transferRuns).toBe(before)
   })
 
+  it("an approval binds to its own task's run: once a later task of the context waits, the earlier one is refused", async () => {
+    const client = await sdkClient(bankServer.url)
+    const before = transferRuns
+    const contextId = crypto.randomUUID()
+    const first = asTask(await client.sendMessage(request(userMessage([text("pay bob 10")], { contextId }))))
+    const second = asTask(await client.sendMessage(request(userMessage([text("pay bob 10 again")], { contextId }))))
+    expect([first.status?.state, second.status?.state]).toEqual([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_INPUT_REQUIRED])
+    // "approve" on the first task must not approve the second task's calls.
+    await expect(client.sendMessage(request(userMessage([text("approve")], { taskId: first.id, contextId })))).rejects.toMatchObject({ name: "RequestMalformedError" })
+    expect(transferRuns).toBe(before)
+    const done = asTask(await client.sendMessage(request(userMessage([text("approve")], { taskId: second.id, contextId }))))
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    expect(transferRuns).toBe(before + 1)
+  })
+
   it("CancelTask on an input-required task ends it canceled; its approval can no longer be given", async () => {
     const client = await sdkClient(bankServer.url)
     const before = transferRuns
