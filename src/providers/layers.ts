@@ -124,6 +124,33 @@ const layerFromConfig = <S extends Record<string, Config.Config<unknown>>>(
     }).pipe(Effect.mapError((error) => asConfigError(provider, error)))
   )
 
+/** The settings both OpenAI layers read (Chat Completions and Responses), with their defaults. */
+const openAiSettings = (config: OpenAiSettingsConfig) => ({
+  model: config.model ?? defaults().model,
+  temperature: config.temperature ?? defaults().temperature,
+  apiKey: config.apiKey ?? optional(effectConfig().Redacted("OPENAI_API_KEY")),
+  baseURL: config.baseURL ?? optional(effectConfig().NonEmptyString("OPENAI_BASE_URL"))
+})
+
+type Setting<A> = A | Redacted.Redacted<A> | Option.Option<A | Redacted.Redacted<A>>
+
+/** Key, base URL and temperature from those settings: a key is required unless a base URL is set. */
+const openAiConnection = (
+  subject: string,
+  s: {
+    readonly apiKey: Setting<string>
+    readonly baseURL: Setting<string>
+    readonly temperature: Setting<number>
+  }
+): { readonly apiKey: string; readonly baseURL?: string; readonly temperature?: number } => {
+  const apiKey = plain(s.apiKey)
+  const baseURL = plain(s.baseURL)
+  if (apiKey === undefined && baseURL === undefined) {
+    throw new AgentConfigError({ subject, reason: "an API key (OPENAI_API_KEY) is required unless a base URL (OPENAI_BASE_URL) is set" })
+  }
+  return { ...present({ temperature: plain(s.temperature), baseURL }), apiKey: apiKey ?? "unused" }
+}
+
 /**
  * `openai(model, options)` as a Layer providing the `ModelClientService`.
  *
@@ -149,19 +176,7 @@ export const openaiLayerConfig = (
   config: OpenAiSettingsConfig = {},
   options: Omit<OpenAiOptions, "apiKey" | "baseURL" | "temperature"> = {}
 ): Layer.Layer<ModelClientService, AgentConfigError> =>
-  layerFromConfig("openai", {
-    model: config.model ?? defaults().model,
-    temperature: config.temperature ?? defaults().temperature,
-    apiKey: config.apiKey ?? optional(effectConfig().Redacted("OPENAI_API_KEY")),
-    baseURL: config.baseURL ?? optional(effectConfig().NonEmptyString("OPENAI_BASE_URL"))
-  }, (s) => {
-    const apiKey = plain(s.apiKey)
-    const baseURL = plain(s.baseURL)
-    if (apiKey === undefined && baseURL === undefined) {
-      throw new AgentConfigError({ subject: "openai layer", reason: "an API key (OPENAI_API_KEY) is required unless a base URL (OPENAI_BASE_URL) is set" })
-    }
-    return openai(s.model, { ...options, ...present({ temperature: plain(s.temperature), baseURL }), apiKey: apiKey ?? "unused" })
-  })
+  layerFromConfig("openai", openAiSettings(config), (s) => openai(s.model, { ...options, ...openAiConnection("openai layer", s) }))
 
 /**
  * `openaiResponses(model, options)` (the Responses API) as a Layer providing the `ModelClientService`.
@@ -186,19 +201,7 @@ export const openaiResponsesLayerConfig = (
   config: OpenAiSettingsConfig = {},
   options: Omit<OpenAiResponsesOptions, "apiKey" | "baseURL" | "temperature"> = {}
 ): Layer.Layer<ModelClientService, AgentConfigError> =>
-  layerFromConfig("openai", {
-    model: config.model ?? defaults().model,
-    temperature: config.temperature ?? defaults().temperature,
-    apiKey: config.apiKey ?? optional(effectConfig().Redacted("OPENAI_API_KEY")),
-    baseURL: config.baseURL ?? optional(effectConfig().NonEmptyString("OPENAI_BASE_URL"))
-  }, (s) => {
-    const apiKey = plain(s.apiKey)
-    const baseURL = plain(s.baseURL)
-    if (apiKey === undefined && baseURL === undefined) {
-      throw new AgentConfigError({ subject: "openai responses layer", reason: "an API key (OPENAI_API_KEY) is required unless a base URL (OPENAI_BASE_URL) is set" })
-    }
-    return openaiResponses(s.model, { ...options, ...present({ temperature: plain(s.temperature), baseURL }), apiKey: apiKey ?? "unused" })
-  })
+  layerFromConfig("openai", openAiSettings(config), (s) => openaiResponses(s.model, { ...options, ...openAiConnection("openai responses layer", s) }))
 
 /**
  * `ollama(model, options)` as a Layer providing the `ModelClientService`.
