@@ -35,6 +35,11 @@ export interface ServeA2aOptions extends Omit<AgentCardOptions, "url" | "bearer"
   /** Default 0: any free port (read it from `url`). */
   readonly port?: number
   /**
+   * The base URL clients reach the server at, for the card (default: the bound address). Set it when
+   * the server is behind a proxy or bound to all interfaces (`host: "0.0.0.0"`).
+   */
+  readonly publicUrl?: string
+  /**
    * Accepts or refuses a bearer token (the card then declares the `bearer` scheme). Without it the
    * endpoint is open: bind it to loopback, or put your own authentication in front.
    */
@@ -43,7 +48,7 @@ export interface ServeA2aOptions extends Omit<AgentCardOptions, "url" | "bearer"
 
 /** A running A2A server. */
 export interface A2aServer {
-  /** The base URL (`http://127.0.0.1:<port>`): clients read the card from it. */
+  /** The base URL (`http://127.0.0.1:<port>`, or `publicUrl`): clients read the card from it. */
   readonly url: string
   /** The JSON-RPC endpoint. */
   readonly endpoint: string
@@ -106,7 +111,7 @@ export const serveA2a = async (agent: A2aServable, options: ServeA2aOptions = {}
   })
   const address = server.address() as AddressInfo
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address
-  const url = `http://${host}:${address.port}`
+  const url = (options.publicUrl ?? `http://${host}:${address.port}`).replace(/\/+$/, "")
   const card = agentCardOf(definition, {
     url: `${url}${jsonRpcPath}`,
     ...(options.description === undefined ? {} : { description: options.description }),

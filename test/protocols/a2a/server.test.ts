@@ -7,7 +7,7 @@
 import { TaskState } from "@a2a-js/sdk"
 import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { agent, tool } from "../../../src/index.ts"
+import { agent, skill, tool } from "../../../src/index.ts"
 import { serveA2a, type A2aServer } from "../../../src/protocols/a2a/index.ts"
 import { scriptedModel } from "../../../src/testing/index.ts"
 import { asTask, outputText, request, sdkClient, sleep, text, userMessage } from "./helpers.ts"
@@ -249,5 +249,41 @@ describe("a v0.3 client through the compatibility layer", () => {
   it("a malformed part is the invalid-params error -32602", async () => {
     const refused = await rpc(echoServer, "message/send", { message: { kind: "message", messageId: crypto.randomUUID(), role: "user", parts: [{ kind: "file", file: { uri: "http://127.0.0.1/a.png" } }] } })
     expect(refused.error.code).toBe(-32602)
+  })
+})
+
+describe("typed agents over A2A", () => {
+  const Sum = Schema.Struct({ a: Schema.Finite, b: Schema.Finite })
+  const Total = Schema.Struct({ total: Schema.Finite })
+  const adder = agent("adder", { input: Sum, output: Total }).skills(() => [skill("add", "Adds two numbers").implementedBy(({ a, b }: { a: number; b: number }) => ({ total: a + b }))])
+  let server: A2aServer
+  beforeAll(async () => {
+    server = await serveA2a(adder, { publicUrl: "http://agents.example.test/adder/" })
+  })
+  afterAll(() => server?.close())
+
+  it("decodes a data part with the input Schema and answers a data part; the card has its skill, JSON modes and the public URL", async () => {
+    expect(server.card.skills.map((s) => s.id)).toEqual(["add"])
+    expect(server.card.defaultInputModes).toContain("application/json")
+    expect(server.card.defaultOutputModes).toEqual(["application/json"])
+    expect(server.card.supportedInterfaces[0]?.url).toBe("http://agents.example.test/adder/a2a/jsonrpc")
+    expect(server.url).toBe("http://agents.example.test/adder")
+  })
+
+  it("over the SDK client: data in, data out; input the Schema refuses is invalid params", async () => {
+    const direct = await serveA2a(adder)
+    try {
+      const client = await sdkClient(direct.url)
+      const data = (value: unknown) => ({ content: { $case: "data" as const, value }, metadata: undefined, filename: "", mediaType: "application/json" })
+      const task = asTask(await client.sendMessage(request(userMessage([data({ a: 2, b: 3 })]))))
+      expect(task.artifacts[0]?.parts[0]?.content).toEqual({ $case: "data", value: { total: 5 } })
+      const fromText = asTask(await client.sendMessage(request(userMessage([text('{"a":1,"b":1}')]))))
+      expect(fromText.artifacts[0]?.parts[0]?.content).toEqual({ $case: "data", value: { total: 2 } })
+      await expect(client.sendMessage(request(userMessage([data({ a: "two", b: 3 })])))).rejects.toMatchObject({ name: "RequestMalformedError" })
+      await expect(client.sendMessage(request(userMessage([data({ a: 1, b: 2, c: 3 })])))).rejects.toMatchObject({ name: "RequestMalformedError" })
+      await expect(client.sendMessage(request(userMessage([text("two and three")])))).rejects.toMatchObject({ name: "RequestMalformedError" })
+    } finally {
+      await direct.close()
+    }
   })
 })
