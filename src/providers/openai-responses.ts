@@ -10,10 +10,8 @@
  * item itself (`openai-responses:` + JSON), so it is sent back as it came.
  */
 import * as Effect from "effect/Effect"
-import type OpenAI from "openai"
-import { AgentConfigError, ModelError } from "../errors.ts"
+import { ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
-import { lazyPackage } from "../internal/lazy-package.ts"
 import { effectStream as stream } from "../internal/lazy-effect.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice, Usage } from "../model/messages.ts"
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
@@ -21,7 +19,7 @@ import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 import { assembleResponse } from "./assemble-response.ts"
 import { checkReply } from "./check-reply.ts"
 import { normaliseCalls } from "./normalise-calls.ts"
-import { toModelError } from "./openai.ts"
+import { openAiSdkClient, toModelError } from "./openai.ts"
 import { resilientCall } from "./resilience.ts"
 import { type ChunkDecoder, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
 
@@ -64,7 +62,6 @@ export interface OpenAiResponsesOptions extends StreamingOptions {
 }
 
 const provider = "openai"
-const sdk = lazyPackage<typeof import("openai")>("openai")
 
 /**
  * A `ModelClient` for OpenAI's Responses API.
@@ -77,19 +74,7 @@ const sdk = lazyPackage<typeof import("openai")>("openai")
  * ```
  */
 export const openaiResponses = (model: string, options: OpenAiResponsesOptions = {}): ModelClient => {
-  let client: OpenAI
-  try {
-    client = new (sdk().default)({
-      ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
-      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
-      ...(options.organization === undefined ? {} : { organization: options.organization }),
-      ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
-      maxRetries: 0,
-      timeout: 24 * 60 * 60 * 1000
-    })
-  } catch (error) {
-    throw new AgentConfigError({ subject: `openai responses model "${model}"`, reason: describeCause(error) })
-  }
+  const client = openAiSdkClient(`openai responses model "${model}"`, options)
   const create = client.responses.create.bind(client.responses) as (body: unknown, options: { signal: AbortSignal }) => Promise<unknown>
   return {
     metadata: metadataOf(provider, model, options.temperature, options.maxTokens),

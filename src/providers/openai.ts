@@ -85,19 +85,7 @@ const provider = "openai"
 const sdk = lazyPackage<typeof import("openai")>("openai")
 
 export const openai = (model: string, options: OpenAiOptions = {}): ModelClient => {
-  let client: OpenAI
-  try {
-    client = new (sdk().default)({
-      ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
-      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
-      ...(options.organization === undefined ? {} : { organization: options.organization }),
-      ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
-      maxRetries: 0,
-      timeout: 24 * 60 * 60 * 1000
-    })
-  } catch (error) {
-    throw new AgentConfigError({ subject: `openai model "${model}"`, reason: describeCause(error) })
-  }
+  const client = openAiSdkClient(`openai model "${model}"`, options)
   return {
     metadata: metadataOf(provider, model, options.temperature, options.maxTokens),
     chat: (request) =>
@@ -391,6 +379,33 @@ const toUsage = (usage: ChatCompletion["usage"] | null | undefined): Usage | und
     outputTokens: usage.completion_tokens ?? 0,
     ...(typeof cached === "number" ? { cachedInputTokens: cached } : {}),
     ...(typeof reasoning === "number" ? { reasoningTokens: reasoning } : {})
+  }
+}
+
+/**
+ * Internal: the SDK's client for `openai` and `openaiResponses`, with the SDK's own retries and
+ * timeout off (Effect's apply); a refused option or a missing SDK is an `AgentConfigError` about `subject`.
+ *
+ * @example
+ * ```ts
+ * const client = openAiSdkClient(`openai model "gpt-4o-mini"`, { apiKey })
+ * ```
+ */
+export const openAiSdkClient = (
+  subject: string,
+  options: { readonly apiKey?: string; readonly baseURL?: string; readonly organization?: string; readonly headers?: Record<string, string> }
+): OpenAI => {
+  try {
+    return new (sdk().default)({
+      ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+      ...(options.organization === undefined ? {} : { organization: options.organization }),
+      ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
+      maxRetries: 0,
+      timeout: 24 * 60 * 60 * 1000
+    })
+  } catch (error) {
+    throw new AgentConfigError({ subject, reason: describeCause(error) })
   }
 }
 
