@@ -14,7 +14,7 @@
 import type { AgentError, BudgetReason } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"
-import type { ModelErrorKind } from "../model/model-error.ts"
+import type { RetryNotice } from "../model/model-retry.ts"
 import type { ArgsCorrection } from "./repair-arguments.ts"
 import type { RunSnapshot } from "./run-snapshot.ts"
 import type { Recovery } from "./recovery.ts"
@@ -69,18 +69,8 @@ export interface ModelResponseEvent extends TurnScoped {
  * the retrying providers (openai, ollama, anthropic, AI SDK models), and by any client that calls
  * `announceRetry`.
  */
-export interface RetryingEvent extends TurnScoped {
+export interface RetryingEvent extends TurnScoped, RetryNotice {
   readonly _tag: "Retrying"
-  /** The attempt about to be made: 2 for the first retry. */
-  readonly attempt: number
-  readonly maxAttempts: number
-  readonly waitMs: number
-  /** Why the previous attempt failed (the `ModelError`'s reason). */
-  readonly reason: string
-  readonly status?: number | undefined
-  readonly kind?: ModelErrorKind | undefined
-  readonly provider: string
-  readonly model?: string | undefined
 }
 /** A tool ran successfully; `args` are the decoded arguments. Narrow on `tool` to type `args`/`result`. */
 export type ToolUseEvent<TTools extends Record<string, AnyTool> = Record<string, AnyTool>> = {

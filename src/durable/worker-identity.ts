@@ -8,6 +8,7 @@
 import { randomUUID } from "node:crypto"
 import { readlinkSync } from "node:fs"
 import { hostname } from "node:os"
+import { isProcessAlive } from "../internal/process-alive.ts"
 
 const pidNamespace = (): string => {
   try {
@@ -23,14 +24,6 @@ const namespace = pidNamespace()
 /** This process's owner id. */
 export const workerId: string = `${host}|${namespace}|${process.pid}|${randomUUID()}`
 
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
 
 /**
  * What this process knows of `owner`: `self` (this process), `dead` (a process of this host that is
@@ -44,5 +37,5 @@ export const ownerState = (owner: string | undefined): "self" | "dead" | "unknow
   if (ownerHost !== host || ownerNamespace !== namespace || namespace === "" || !Number.isInteger(pid) || pid <= 0) return "unknown"
   // The same pid with another random part is an earlier process of that pid: this one replaced it.
   if (pid === process.pid) return "dead"
-  return isAlive(pid) ? "unknown" : "dead"
+  return isProcessAlive(pid) ? "unknown" : "dead"
 }

@@ -9,15 +9,8 @@ import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { EngineUnavailable } from "./engine-unavailable.ts"
+import { isProcessAlive } from "../../internal/process-alive.ts"
 
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
 
 const tryLock = (file: string): number | undefined => {
   try {
@@ -40,7 +33,7 @@ export const dataDirLock = (dataDir: string): Layer.Layer<never, EngineUnavailab
         for (let attempt = 0; attempt < 2; attempt++) {
           const owner = tryLock(file)
           if (owner === undefined) return file
-          if (owner !== process.pid && owner > 0 && isAlive(owner)) {
+          if (owner !== process.pid && owner > 0 && isProcessAlive(owner)) {
             throw new EngineUnavailable({ engine: "embedded", reason: `${dataDir} is in use by process ${owner} (one process per data directory)` })
           }
           rmSync(file, { force: true }) // stale: its process is gone
