@@ -7,7 +7,7 @@
  */
 import * as Data from "effect/Data"
 import * as Schema from "effect/Schema"
-import type { ModelErrorKind } from "../model/model-error.ts"
+import type { ModelError } from "../model/model-error.ts"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"
 import type { ModelMetadata } from "../model/model-client.ts"
 import type { ResponsePart } from "../model/response-part.ts"
@@ -24,15 +24,7 @@ import { lazyPackage } from "../internal/lazy-package.ts"
 export const CASSETTE_VERSION = 1
 
 /** A `ModelError` as stored: its fields without `cause`. */
-export interface RecordedModelError {
-  readonly provider: string
-  readonly reason: string
-  readonly status?: number
-  readonly retryable?: boolean
-  readonly kind?: ModelErrorKind
-  readonly partial?: string
-  readonly retryAfterMs?: number
-}
+export type RecordedModelError = Omit<ConstructorParameters<typeof ModelError>[0], "cause">
 
 /** One streamed part and when it arrived, in milliseconds after the request started. */
 export interface TimedPart {
