@@ -74,21 +74,28 @@ describe("investigate_schema", () => {
   })
 
   it.each([
-    ["an update", "DROP ALL"],
-    ["an insert", "INSERT DATA { GRAPH <urn:graph:schema> { <urn:a> <urn:b> <urn:c> } }"],
-    ["LOAD", "LOAD <http://127.0.0.1:1/evil.ttl>"],
-    ["SERVICE", "SELECT * WHERE { SERVICE <http://127.0.0.1:1/sparql> { ?s ?p ?o } }"],
-    ["nested SERVICE", "SELECT * WHERE { { ?s ?p ?o } UNION { OPTIONAL { SERVICE SILENT <http://127.0.0.1:1/> { ?s ?p ?o } } } }"],
-    ["CONSTRUCT", "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"],
-    ["ASK", "ASK { ?s ?p ?o }"],
-    ["FROM", "SELECT * FROM <urn:graph:data> WHERE { ?s ?p ?o }"],
-    ["garbage", "SELECT * WHERE { ?s"],
-    ["two statements", "SELECT * WHERE { ?s ?p ?o } ; DROP ALL"]
-  ])("refuses %s", (_, query) => {
+    ["an update", "DROP ALL", /got an update/],
+    ["an insert", "INSERT DATA { GRAPH <urn:graph:schema> { <urn:a> <urn:b> <urn:c> } }", /got an update/],
+    ["LOAD", "LOAD <http://127.0.0.1:1/evil.ttl>", /got an update/],
+    ["SERVICE", "SELECT * WHERE { SERVICE <http://127.0.0.1:1/sparql> { ?s ?p ?o } }", /SERVICE is not allowed/],
+    ["nested SERVICE", "SELECT * WHERE { { ?s ?p ?o } UNION { OPTIONAL { SERVICE SILENT <http://127.0.0.1:1/> { ?s ?p ?o } } } }", /SERVICE is not allowed/],
+    ["CONSTRUCT", "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", /only SELECT queries are allowed, got CONSTRUCT/],
+    ["ASK", "ASK { ?s ?p ?o }", /only SELECT queries are allowed, got ASK/],
+    ["FROM", "SELECT * FROM <urn:graph:data> WHERE { ?s ?p ?o }", /FROM is not allowed/],
+    ["garbage", "SELECT * WHERE { ?s", /not a SPARQL query/],
+    ["two statements", "SELECT * WHERE { ?s ?p ?o } ; DROP ALL", /not a SPARQL query/]
+  ])("refuses %s", (_, query, reason) => {
     const before = store.size
     const r = investigateSchema(store, query)
-    expect(r.ok).toBe(false)
+    expect(r.ok ? "answered" : r.refused).toMatch(reason)
     expect(store.size).toBe(before)
+  })
+
+  it("a huge LIMIT of the model's own is capped before the query runs (a cartesian product answers at once)", () => {
+    const started = Date.now()
+    const r = investigateSchema(store, "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i } LIMIT 100000000")
+    expect(r.ok && r.rows.length).toBe(MAX_SCHEMA_ROWS)
+    expect(Date.now() - started).toBeLessThan(5_000)
   })
 
   it("caps a huge result at 50 rows and says it was truncated", () => {
