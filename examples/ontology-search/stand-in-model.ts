@@ -19,8 +19,17 @@ const table: ReadonlyArray<readonly [RegExp, string, string]> = [
   [/\bcut[- ]?in\b/i, "scenarioType", "cut in"],
   [/\blidar\b/i, "sensorType", "LiDAR"],
   [/\bopen ?drive\b/i, "format", "opendrive"],
-  [/\bcc[- ]?by\b/i, "license", "CC-BY-4.0"]
+  [/\bcc[- ]?by\b/i, "license", "CC-BY-4.0"],
+  [/\bgermnay\b/i, "country", "Germnay"],
+  [/\bcalifornia?\b|\bcaliforna\b/i, "region", "Californa"],
+  [/\bcamera\b/i, "sensorType", "camera"],
+  [/\bradar\b/i, "sensorType", "radar"],
+  [/\bsnow(y)?\b/i, "weather", "snow"],
+  [/\bovertaking\b/i, "scenarioType", "overtaking"]
 ]
+
+// What the stand-in knows it cannot map: reported as gaps, as a model reading the shapes would.
+const unknown: ReadonlyArray<RegExp> = [/\b(thermal)\b/i, /\b(hail)\b/i, /\b(Spain)\b/, /\b(cyclist)\b/i, /\b(MIT)\b/]
 
 const domainsOf = (q: string) => [
   ...(/\bmaps?\b/i.test(q) ? ["hdmap"] : []),
@@ -46,6 +55,10 @@ export const standInModel = (): ModelClient =>
     if (lanes !== null) ranges.laneCount = { min: Number(lanes[1]) }
     const longer = /longer than (\d+) ?s/i.exec(question)
     if (longer !== null) ranges.duration = { min: Number(longer[1]) }
+    const gaps = unknown.flatMap((pattern) => { const m = pattern.exec(question); return m === null ? [] : [{ term: m[1]!, reason: "no property or value of the shapes" }] })
+    const references = /with their scenario/i.test(question) ? { domain: "scenario" }
+      : /referencing scenarios and maps/i.test(question) ? [{ domain: "scenario" }, { domain: "hdmap" }]
+      : undefined
     const interpretation = `${domainsOf(question).join(", ") || "any asset"} with ${JSON.stringify(filters)}`
-    return toolCalls([{ name: SUBMIT_SLOTS, arguments: { slots: { domains: domainsOf(question), filters, ranges }, interpretation, gaps: [] } }])
+    return toolCalls([{ name: SUBMIT_SLOTS, arguments: { slots: { domains: domainsOf(question), filters, ranges, ...(references === undefined ? {} : { references }) }, interpretation, gaps } }])
   }, { provider: "stand-in", model: "keywords" })
