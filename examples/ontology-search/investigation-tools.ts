@@ -3,17 +3,20 @@
  * domains, a domain's properties, a property's allowed values, the cross-domain references, and a
  * SPARQL SELECT of the model's own on the shapes. `investigate_schema` parses the query with a real
  * SPARQL parser (sparqljs) and refuses anything but a SELECT without SERVICE or FROM; it runs with the
- * schema graph as its whole dataset (the data graph is invisible) and returns at most 50 rows.
+ * schema graph as its whole dataset (the data graph is invisible), in a worker thread with a time limit
+ * (schema-worker.ts), and returns at most 50 rows.
  */
 import { Schema } from "effect"
 import { tool } from "effect-agent-dsl"
 import type { Store } from "oxigraph"
 import sparqljs from "sparqljs"
-import { SCHEMA_GRAPH } from "./store.ts"
+import { runInSchemaWorker } from "./schema-worker.ts"
 import type { Vocabulary } from "./vocabulary.ts"
 
 /** The row cap of `investigate_schema`. */
 export const MAX_SCHEMA_ROWS = 50
+/** The time limit of one `investigate_schema` query. */
+export const SCHEMA_QUERY_TIMEOUT_MS = 2_000
 
 /** What `investigate_schema` answers: rows (at most 50, `truncated` when more matched), or why it refused. */
 export type SchemaQueryResult =
@@ -34,12 +37,12 @@ const hasService = (node: unknown): boolean =>
  *
  * @example
  * ```ts
- * investigateSchema(store, "PREFIX sh: <http://www.w3.org/ns/shacl#> SELECT ?s WHERE { ?s a sh:NodeShape }")
+ * await investigateSchema("PREFIX sh: <http://www.w3.org/ns/shacl#> SELECT ?s WHERE { ?s a sh:NodeShape }")
  * // { ok: true, rows: [{ s: "https://example.org/shapes#ScenarioShape" }, ...], truncated: false }
- * investigateSchema(store, "DROP ALL") // { ok: false, refused: "only SELECT queries are allowed, got an update" }
+ * await investigateSchema("DROP ALL") // { ok: false, refused: "only SELECT queries are allowed, got an update" }
  * ```
  */
-export const investigateSchema = (store: Store, query: string): SchemaQueryResult => {
+export const investigateSchema = async (query: string, options: { readonly timeoutMs?: number } = {}): Promise<SchemaQueryResult> => {
   let parsed: sparqljs.SparqlQuery
   try {
     parsed = new sparqljs.Parser().parse(query)
@@ -52,14 +55,12 @@ export const investigateSchema = (store: Store, query: string): SchemaQueryResul
   if (parsed.from !== undefined && (parsed.from.default.length > 0 || parsed.from.named.length > 0)) return refuse("FROM is not allowed: the schema graph is the dataset")
   // One row more than the cap tells whether it was truncated, without ever materialising a huge result.
   parsed.limit = Math.min(parsed.limit ?? MAX_SCHEMA_ROWS + 1, MAX_SCHEMA_ROWS + 1)
-  const text = new sparqljs.Generator().stringify(parsed)
-  try {
-    const result = store.query(text, { default_graph: SCHEMA_GRAPH, named_graphs: [SCHEMA_GRAPH] }) as Array<Map<string, { value: string }>>
-    const rows = result.slice(0, MAX_SCHEMA_ROWS).map((b) => Object.fromEntries([...b].map(([k, v]) => [k, v.value])))
-    return { ok: true, rows, truncated: result.length > MAX_SCHEMA_ROWS }
-  } catch (error) {
-    return refuse(`query failed: ${error instanceof Error ? error.message : String(error)}`)
-  }
+  const answer = await runInSchemaWorker(new sparqljs.Generator().stringify(parsed), {
+    maxRows: MAX_SCHEMA_ROWS + 1,
+    timeoutMs: options.timeoutMs ?? SCHEMA_QUERY_TIMEOUT_MS
+  })
+  if ("error" in answer) return refuse(`query failed: ${answer.error}`)
+  return { ok: true, rows: answer.rows.slice(0, MAX_SCHEMA_ROWS), truncated: answer.rows.length > MAX_SCHEMA_ROWS }
 }
 
 /**
@@ -71,7 +72,7 @@ export const investigateSchema = (store: Store, query: string): SchemaQueryResul
  * agent("search").tools(tools)
  * ```
  */
-export const investigationTools = (store: Store, vocabulary: Vocabulary) => {
+export const investigationTools = (_store: Store, vocabulary: Vocabulary) => {
   const Domain = Schema.Struct({ domain: Schema.String.annotate({ description: "A domain label from discover_domains" }) })
   return {
     discover_domains: tool("discover_domains", {
@@ -106,7 +107,7 @@ export const investigationTools = (store: Store, vocabulary: Vocabulary) => {
       description: `Run a SPARQL SELECT on the SHACL schema graph (read-only; at most ${MAX_SCHEMA_ROWS} rows)`,
       args: Schema.Struct({ query: Schema.String }),
       effect: "readOnly",
-      run: ({ query }) => investigateSchema(store, query)
+      run: ({ query }) => investigateSchema(query)
     })
   }
 }

@@ -68,8 +68,8 @@ describe("forced submit_slots", () => {
 })
 
 describe("investigate_schema", () => {
-  it("answers a SELECT on the schema graph", () => {
-    const r = investigateSchema(store, "PREFIX sh: <http://www.w3.org/ns/shacl#> SELECT ?c WHERE { ?s sh:targetClass ?c }")
+  it("answers a SELECT on the schema graph", async () => {
+    const r = await investigateSchema("PREFIX sh: <http://www.w3.org/ns/shacl#> SELECT ?c WHERE { ?s sh:targetClass ?c }")
     expect(r.ok && r.rows.length).toBe(3)
   })
 
@@ -84,28 +84,37 @@ describe("investigate_schema", () => {
     ["FROM", "SELECT * FROM <urn:graph:data> WHERE { ?s ?p ?o }", /FROM is not allowed/],
     ["garbage", "SELECT * WHERE { ?s", /not a SPARQL query/],
     ["two statements", "SELECT * WHERE { ?s ?p ?o } ; DROP ALL", /not a SPARQL query/]
-  ])("refuses %s", (_, query, reason) => {
+  ])("refuses %s", async (_, query, reason) => {
     const before = store.size
-    const r = investigateSchema(store, query)
+    const r = await investigateSchema(query)
     expect(r.ok ? "answered" : r.refused).toMatch(reason)
     expect(store.size).toBe(before)
   })
 
-  it("a huge LIMIT of the model's own is capped before the query runs (a cartesian product answers at once)", () => {
+  it("a huge LIMIT of the model's own is capped before the query runs (a cartesian product answers at once)", async () => {
     const started = Date.now()
-    const r = investigateSchema(store, "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i } LIMIT 100000000")
+    const r = await investigateSchema("SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i } LIMIT 100000000")
     expect(r.ok && r.rows.length).toBe(MAX_SCHEMA_ROWS)
     expect(Date.now() - started).toBeLessThan(5_000)
   })
 
-  it("caps a huge result at 50 rows and says it was truncated", () => {
-    const r = investigateSchema(store, "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }")
+  it("caps a huge result at 50 rows and says it was truncated", async () => {
+    const r = await investigateSchema("SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }")
     expect(r).toMatchObject({ ok: true, truncated: true })
     expect(r.ok && r.rows.length).toBe(MAX_SCHEMA_ROWS)
   })
 
-  it("never sees the data graph", () => {
-    const r = investigateSchema(store, "SELECT ?a WHERE { { ?a a <https://example.org/assets#HdMap> } UNION { GRAPH ?g { ?a a <https://example.org/assets#HdMap> } } }")
+  it("a query whose evaluation is itself huge is stopped at its time limit; the next query still runs", async () => {
+    const started = Date.now()
+    const slow = await investigateSchema("SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i } ORDER BY ?a ?d ?g ?c ?f ?i", { timeoutMs: 300 })
+    expect(slow).toEqual({ ok: false, refused: "query failed: timed out after 300 ms" })
+    expect(Date.now() - started).toBeLessThan(3_000)
+    const next = await investigateSchema("PREFIX sh: <http://www.w3.org/ns/shacl#> SELECT ?c WHERE { ?s sh:targetClass ?c }")
+    expect(next.ok && next.rows.length).toBe(3)
+  })
+
+  it("never sees the data graph", async () => {
+    const r = await investigateSchema("SELECT ?a WHERE { { ?a a <https://example.org/assets#HdMap> } UNION { GRAPH ?g { ?a a <https://example.org/assets#HdMap> } } }")
     expect(r).toEqual({ ok: true, rows: [], truncated: false })
   })
 })
