@@ -174,3 +174,26 @@ describe("settings from the environment", () => {
     expect(() => settingsFromEnv({ AI_PROVIDER: "anthropic", AI_MODEL: "m", ANTHROPIC_API_KEY: "k", LLM_THINKING_BUDGET: "10" })).toThrow(/LLM_THINKING_BUDGET/)
   })
 })
+
+describe("malformed submissions", () => {
+  const valid = { slots: { domains: ["hdmap"], filters: { country: "de" }, ranges: {} }, interpretation: "maps in Germany", gaps: [] }
+
+  it("a submission that does not decode is reported back, and the corrected one is used", async () => {
+    const answers = [
+      toolCalls([{ name: SUBMIT_SLOTS, arguments: { slots: { domains: "hdmap", filters: [], ranges: { laneCount: { min: "many" } } }, interpretation: 3 } }]),
+      toolCalls([{ name: SUBMIT_SLOTS, arguments: valid }])
+    ]
+    const client = recordingModel(ModelClient.fromFunction(() => answers.shift()!))
+    const result = await search(catalogue, client, "maps in Germany")
+    expect(client.requests).toHaveLength(2)
+    const feedback = client.requests[1]!.messages.at(-1)!
+    expect(feedback.role === "tool" && feedback.name).toBe(SUBMIT_SLOTS)
+    expect(result.slots.filters).toEqual({ country: ["DE"] })
+  })
+
+  it("a model that never submits valid slots ends in OutputInvalid within LLM_MAX_AGENT_STEPS", async () => {
+    const client = recordingModel(ModelClient.fromFunction(() => toolCalls([{ name: SUBMIT_SLOTS, arguments: "{not json" }])))
+    await expect(search(catalogue, client, "maps", { maxSteps: 3 })).rejects.toMatchObject({ _tag: "OutputInvalid" })
+    expect(client.requests).toHaveLength(3)
+  })
+})
