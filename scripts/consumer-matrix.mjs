@@ -13,7 +13,7 @@
  * and run under each Node of the install's row: `test/package/fixture/src/main.ts` (core, testing,
  * durable) and `test/package/matrix/every-entry.mjs` (every entry point: providers against loopback
  * servers, durable engines including PGlite files and PostgreSQL when DATABASE_URL is set, MCP, session
- * store, arbitraries).
+ * store, the web and AG-UI handlers, A2A both ways, evaluations, arbitraries).
  *
  * Node versions come from the npm registry (the `node` package, cached under
  * node_modules/.cache/consumer-nodes). Prints a line per step and ends with "N passed, N failed".
@@ -106,7 +106,8 @@ const npmCli = () => join(resolve(run("npm", ["root", "-g"]).trim()), "npm/bin/n
 const expected = {
   main: { viaPromise: "3", viaEffect: "hi", failed: "ToolNotAllowed", viaDurable: "3" },
   everyEntry: {
-    openai: "3", anthropic: "4", ollama: "5", durableMemory: "3", durableEmbedded: "3", mcp: "42", arbitraries: 3,
+    openai: "3", anthropic: "4", ollama: "5", gemini: "7", durableMemory: "3", durableEmbedded: "3", mcp: "42", arbitraries: 3,
+    web: "ok", agUi: "ok", a2a: "1 EUR = 1.08 USD", evals: 1,
     ...(process.env.DATABASE_URL ? { durablePostgres: "3", sessionPostgres: 1 } : {})
   }
 }
@@ -158,7 +159,7 @@ try {
       installed = true
     })
     if (!installed) continue
-    const versions = Object.fromEntries(["effect", "@effect/platform-node-shared", "openai", "@anthropic-ai/sdk", "typescript", "@ai-sdk/provider"].map((p) => {
+    const versions = Object.fromEntries(["effect", "@effect/platform-node-shared", "openai", "@anthropic-ai/sdk", "@google/genai", "@electric-sql/pglite", "typescript", "@ai-sdk/provider"].map((p) => {
       try {
         return [p, JSON.parse(readFileSync(join(consumer, "node_modules", p, "package.json"), "utf8")).version]
       } catch {

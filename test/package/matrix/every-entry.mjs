@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Layer, Schema } from "effect"
-import { agent, anthropic, fromAiSdk, ollama, openai, skill, tool } from "effect-agent-dsl"
+import { agent, anthropic, fromAiSdk, gemini, ollama, openai, skill, text, tool, toolCalls } from "effect-agent-dsl"
 import { scriptedModel } from "effect-agent-dsl/testing"
 import { arbModelScript } from "effect-agent-dsl/testing/arbitraries"
 import { durable, memoryEngine } from "effect-agent-dsl/durable"
@@ -15,6 +15,10 @@ import { embeddedEngine } from "effect-agent-dsl/durable/embedded"
 import { postgresRunner } from "effect-agent-dsl/durable/postgres"
 import { postgresSessionStore } from "effect-agent-dsl/postgres"
 import { connectMcp, mcpServer, mcpHttp, serveHttp } from "effect-agent-dsl/mcp"
+import { chatHandler } from "effect-agent-dsl/web"
+import { agUiHandler } from "effect-agent-dsl/ag-ui"
+import { a2aAgent, serveA2a } from "effect-agent-dsl/a2a"
+import { dataset, evaluate, exactMatch } from "effect-agent-dsl/evals"
 import fc from "fast-check"
 
 const results = {}
@@ -69,6 +73,12 @@ const loopback = async (bodies) => {
   results.ollama = await calculator(ollama("qwen2.5:7b", { host: s.url })).run("3 + 2?")
   s.close()
 }
+{
+  const answer = (parts) => ({ candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }], usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 1, totalTokenCount: 2 } })
+  const s = await loopback([answer([{ functionCall: { name: "add", args: { a: 5, b: 2 } } }]), answer([{ text: "7" }])])
+  results.gemini = await calculator(gemini("gemini-2.5-flash", { apiKey: "k", baseURL: s.url })).run("5 + 2?")
+  s.close()
+}
 // The AI SDK provider the consumer installed (LanguageModelV2, V3 or V4, whichever its version speaks).
 {
   const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible")
@@ -119,6 +129,47 @@ results.mcp = await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
   const answer = yield* Effect.promise(() => connection.callTool("add", { a: 20, b: 22 }))
   return answer.content.map((part) => part.text).join("")
 })))
+
+// Web and AG-UI handlers: Request in, streamed Response out (Web-standard, as a route handler sees them).
+const scriptedCalculator = () => calculator(scriptedModel([toolCalls([{ id: "c1", name: "add", arguments: { a: 2, b: 3 } }]), text("5")]))
+{
+  const response = await chatHandler(scriptedCalculator())(new Request("http://localhost/api/chat", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "2 + 3?" }] }] })
+  }))
+  const body = await response.text()
+  results.web = response.status === 200 && body.includes('"text-delta"') && body.includes('"5"') ? "ok" : `${response.status} ${body.slice(0, 300)}`
+}
+{
+  const response = await agUiHandler(scriptedCalculator())(new Request("http://localhost/ag-ui", {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ threadId: "t1", runId: "r1", messages: [{ id: "u1", role: "user", content: "2 + 3?" }], tools: [], context: [], state: {}, forwardedProps: {} })
+  }))
+  const body = await response.text()
+  results.agUi = response.status === 200 && body.includes("RUN_FINISHED") && body.includes("TOOL_CALL_RESULT") ? "ok" : `${response.status} ${body.slice(0, 300)}`
+}
+// A2A both ways on the consumer's @a2a-js/sdk: our client calls our server.
+{
+  const server = await serveA2a(agent("rates").model(scriptedModel(() => text("1 EUR = 1.08 USD"))))
+  const rates = await a2aAgent(server.url, { name: "rates", timeoutMs: 30_000 })
+  // The remote answer comes back inside our untrusted-output envelope: only its text is compared.
+  const answer = await agent("concierge")
+    .model(scriptedModel((request) => request.messages.at(-1)?.role === "tool"
+      ? text(String(request.messages.at(-1)?.content))
+      : toolCalls([{ id: "r1", name: "rates", arguments: { input: "EUR to USD?" } }])))
+    .tools({ rates })
+    .run("rate?")
+  results.a2a = answer.includes("1 EUR = 1.08 USD") ? "1 EUR = 1.08 USD" : answer
+  await server.close()
+}
+// Evaluations.
+results.evals = await Effect.runPromise(Effect.gen(function* () {
+  const cases = yield* dataset("matrix", [{ id: "one", input: "2 + 3?", expected: "5" }])
+  const report = yield* evaluate(scriptedCalculator(), cases, [exactMatch()])
+  return report.summary.passed
+}))
 
 // fast-check arbitraries with the consumer's fast-check.
 results.arbitraries = fc.sample(arbModelScript([add]), 3).length
