@@ -69,6 +69,7 @@ export type {
 } from "./dsl/recovery.ts"
 export { isSkill, skill } from "./dsl/skill.ts"
 export type { AnySkill, Skill, SkillContext, SkillImplementation, SkillPredicate, SkillRequirements } from "./dsl/skill.ts"
+export type { ToolByName, ToolChoicePolicy, ToolChoiceSetting } from "./dsl/tool-choice.ts"
 export type { AnyToolHandle, ToolHandle, ToolHandles } from "./dsl/tool-handle.ts"
 export { isTool, tool, unsafeNoSchema } from "./dsl/tool.ts"
 export { toolLayer } from "./dsl/tool-implementation.ts"
@@ -199,7 +200,7 @@ export { keywordScorer, pickTools } from "./dsl/pick-tools.ts"
 export type { PickedTool, PickToolsOptions, ToolScore, ToolScorer } from "./dsl/pick-tools.ts"
 export { closestLiteral } from "./dsl/repair-arguments.ts"
 export type { ArgsCorrection, RepairOptions } from "./dsl/repair-arguments.ts"
-export { outputStrategy } from "./runtime/output-contract.ts"
+export { outputStrategy, outputToolName } from "./runtime/output-contract.ts"
 export type { OutputStrategy } from "./runtime/output-contract.ts"
 export {
   branch,

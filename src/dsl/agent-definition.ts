@@ -18,6 +18,7 @@ import { type AnySkill, isSkill, type SkillImplementation, type SkillPredicate }
 import { isToolHandle } from "./tool-handle.ts"
 import { memoryTools } from "./memory.ts"
 import { type AnyTool, isTool, toolNamePattern } from "./tool.ts"
+import { resolveToolChoice, type ResolvedToolChoicePolicy } from "./tool-choice.ts"
 
 /** A skill as the runtime sees it: its allowlisted tools resolved to the registered tools. */
 export interface SkillDefinition {
@@ -34,13 +35,31 @@ export interface SkillDefinition {
   readonly handoffs: ReadonlyArray<AgentDefinition>
   /** This skill's own memory tools (`skill.memory(...)`); when empty the agent's apply. */
   readonly memory: ReadonlyArray<AnyTool>
+  /** The skill's tool-choice policy (`skill.toolChoice(...)`); undefined: the runtime's default. */
+  readonly toolChoice?: ResolvedToolChoicePolicy | undefined
 }
 
 /** The tool through which a model hands the conversation to agent `name`. */
 export const handoffToolName = (name: string): string => `handoff_to_${name.replace(/[^A-Za-z0-9_-]/g, "_")}`.slice(0, 64)
 
-/** The name of the tool through which a model submits a typed final answer. */
+/** The name of the tool through which a model submits a typed final answer, unless the Schema names another. */
 export const submitToolName = "submit"
+
+/** The Schema annotation that renames the typed-answer tool (set by `outputToolName`). */
+export const outputToolNameKey = "effect-agent-dsl/outputToolName"
+
+/**
+ * The name of the typed-answer tool for an output Schema: the one `outputToolName` gave it, else `submit`.
+ *
+ * @example
+ * ```ts
+ * submitToolNameOf(Schema.Struct({ n: Schema.Finite })) // "submit"
+ * ```
+ */
+export const submitToolNameOf = (schema: Schema.Top | undefined): string => {
+  const value = (schema?.ast as { annotations?: Record<string, unknown> } | undefined)?.annotations?.[outputToolNameKey]
+  return typeof value === "string" ? value : submitToolName
+}
 
 /** Everything the runtime needs to run an agent. Build one with `agent(...)`. */
 export interface AgentDefinition {
@@ -80,6 +99,8 @@ export interface AgentDefinition {
   readonly budgetPolicy?: BudgetLimitPolicy | undefined
   /** When set, snapshots are signed with it (HMAC) and only snapshots it signed are resumed. */
   readonly snapshotSecret?: string | undefined
+  /** The tool-choice policy of the implicit skill of an agent without skills (`.toolChoice(...)`). */
+  readonly toolChoice?: ResolvedToolChoicePolicy | undefined
 }
 
 /**
@@ -104,8 +125,8 @@ export const registerTools = (definition: AgentDefinition, tools: Record<string,
     if (candidate.name !== key) {
       throw configError(definition.name, `the tool "${candidate.name}" is registered under the key "${key}"; use its name as the key`)
     }
-    if (candidate.name === submitToolName && definition.output !== undefined) {
-      throw configError(definition.name, `"${submitToolName}" is the tool through which the model submits the typed answer`)
+    if (definition.output !== undefined && candidate.name === submitToolNameOf(definition.output)) {
+      throw configError(definition.name, `"${candidate.name}" is the tool through which the model submits the typed answer`)
     }
     if (isReservedName(candidate.name)) {
       throw configError(definition.name, `"${candidate.name}" is a reserved name (memory_* belongs to .memory(); escalate and throwException are built in)`)
@@ -126,6 +147,9 @@ export const registerTools = (definition: AgentDefinition, tools: Record<string,
  */
 export const resolveSkills = (definition: AgentDefinition, skills: ReadonlyArray<unknown>): ReadonlyArray<SkillDefinition> => {
   const resolved = [...definition.skills]
+  if (definition.toolChoice !== undefined && skills.length > 0) {
+    throw configError(definition.name, "the agent's .toolChoice(...) is for an agent without skills: give each skill its own skill(...).toolChoice(...)")
+  }
   for (const candidate of skills) {
     if (!isSkill(candidate)) throw configError(definition.name, "`.skills(...)` must return skills built with skill(...)")
     if (resolved.some((s) => s.name === candidate.name)) {
@@ -167,12 +191,13 @@ const resolveSkill = (definition: AgentDefinition, candidate: AnySkill): SkillDe
     if (!tools.includes(registered)) tools.push(registered)
   }
   const output = candidate.outputSchema ?? definition.output
+  const submitName = submitToolNameOf(output)
   const names = new Set(tools.map((t) => t.name))
   for (const source of candidate.knowledgeSources) {
     if (candidate.implementation !== undefined) throw fail("knowledge needs an agentic skill (with tools), not an implementation")
     if (!toolNamePattern.test(source.name)) throw fail(`knowledge "${source.name}": a name must be 1-64 letters, digits, '_' or '-'`)
     if (typeof source.load !== "function") throw fail(`knowledge "${source.name}": the loader must be a function`)
-    if (names.has(source.name) || isReservedName(source.name) || (output !== undefined && source.name === submitToolName)) {
+    if (names.has(source.name) || isReservedName(source.name) || (output !== undefined && source.name === submitName)) {
       throw fail(`knowledge "${source.name}" has the name of another tool of the skill, or a reserved one`)
     }
     names.add(source.name)
@@ -190,8 +215,16 @@ const resolveSkill = (definition: AgentDefinition, candidate: AnySkill): SkillDe
     names.add(toolName)
     handoffs.push(targetDefinition)
   }
-  if (candidate.outputSchema !== undefined && names.has(submitToolName)) {
-    throw fail(`"${submitToolName}" is the tool through which the model submits the typed answer`)
+  if (output !== undefined && names.has(submitName)) {
+    throw fail(`"${submitName}" is the tool through which the model submits the typed answer`)
+  }
+  const toolChoice = candidate.toolChoicePolicy === undefined ? undefined : resolveToolChoice(
+    `skill "${candidate.name}" of agent "${definition.name}"`,
+    candidate.toolChoicePolicy,
+    { allowed: tools.map((t) => t.name), typed: output !== undefined, registry: definition.registry }
+  )
+  if (toolChoice !== undefined && candidate.implementation !== undefined) {
+    throw fail("a deterministic skill (.implementedBy) never calls a model: it cannot have a .toolChoice(...)")
   }
   return Object.freeze({
     name: candidate.name,
@@ -202,7 +235,8 @@ const resolveSkill = (definition: AgentDefinition, candidate: AnySkill): SkillDe
     knowledge: Object.freeze([...candidate.knowledgeSources]),
     output: candidate.outputSchema,
     handoffs: Object.freeze(handoffs),
-    memory: candidate.memoryStore === undefined ? [] : memoryTools(candidate.memoryStore)
+    memory: candidate.memoryStore === undefined ? [] : memoryTools(candidate.memoryStore),
+    toolChoice
   })
 }
 

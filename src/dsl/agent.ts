@@ -16,7 +16,8 @@ import type { AgentError } from "../errors.ts"
 import type { MaybeEffect, RequirementsOf } from "../internal/from-maybe-effect.ts"
 import { type AgentDefinition, AgentDefinitionKey, registerTools, resolveSkills } from "./agent-definition.ts"
 import { agentAsTool, type AsToolArgs, type AsToolOptions } from "./agent-as-tool.ts"
-import { builtinTools, type BuiltinTools } from "./builtin-tools.ts"
+import { builtinTools, type BuiltinTools, isBuiltinToolName } from "./builtin-tools.ts"
+import { resolveToolChoice, type ToolByName, type ToolChoicePolicy } from "./tool-choice.ts"
 import type { ErrorPolicy, RecoveryHandlers } from "./recovery.ts"
 import { type BudgetOptions, defaultBudget, mergeBudget } from "./budget.ts"
 import {
@@ -241,6 +242,12 @@ export interface AgentBuilder<T extends AgentShape> {
    * `ToolNotAllowed`) or `"feedback"` (the model is told which tools it may use, and the loop goes on).
    */
   disallowedToolPolicy(policy: "fail" | "feedback"): AgentBuilder<T>
+  /**
+   * The tool-choice policy of an agent without skills (with skills, each skill sets its own):
+   * `"auto"`, `"required"`, `"none"`, `"output"` (the typed-answer tool), `{ tool: name }` of a
+   * registered tool, or `{ lastTurn, otherTurns }` to force a choice only on the last turn `maxTurns` allows.
+   */
+  toolChoice(policy: ToolChoicePolicy<ToolByName<ToolNames<NoInfer<T["tools"]>>>>): AgentBuilder<T>
   /** When the model called a tool outside the allowlist or an unknown tool, under either policy. */
   onToolHallucinated<$Out>(listener: Hook<ToolHallucinatedEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /**
@@ -505,6 +512,13 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
     onError: (listener: (error: AgentError) => MaybeEffect<unknown>) => {
       checkFunction(subject, ".onError(...)", listener, listenerAdvice["onError"]?.(listener))
       return on("RunEnd")((event: RunEndEvent) => (event.outcome._tag === "Failure" ? listener(event.outcome.error) : undefined))
+    },
+    toolChoice: (policy: unknown) => {
+      if (definition.skills.length > 0) {
+        throw new AgentConfigError({ subject, reason: ".toolChoice(...) is for an agent without skills: give each skill its own skill(...).toolChoice(...)" })
+      }
+      const allowed = definition.tools.filter((t) => !isBuiltinToolName(t.name)).map((t) => t.name)
+      return next({ toolChoice: resolveToolChoice(subject, policy, { allowed, typed: definition.output !== undefined, byName: true }) })
     },
     disallowedToolPolicy: (disallowedToolPolicy: "fail" | "feedback") => {
       checkOneOf(subject, ".disallowedToolPolicy(...)", disallowedToolPolicy, ["fail", "feedback"])

@@ -10,6 +10,7 @@ import type { AgentTypeError } from "./agent-type-error.ts"
 import type { AnyToolHandle, HandleAgent, ToolHandle } from "./tool-handle.ts"
 import { inMemoryStore, type MemoryStore } from "./memory.ts"
 import type { Tool } from "./tool.ts"
+import type { ToolChoicePolicy } from "./tool-choice.ts"
 import type { ModelClientService } from "../model/model-client.ts"
 
 /**
@@ -63,6 +64,8 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
   readonly chatOnly: boolean
   /** This skill's own memory (`.memory(store)`), instead of the agent's. */
   readonly memoryStore: MemoryStore<any> | undefined
+  /** The tool-choice policy given with `.toolChoice(...)`, checked when the agent is built. */
+  readonly toolChoicePolicy: ToolChoicePolicy<AnyToolHandle> | undefined
   /**
    * Phantom: the agent whose handles this skill uses. Named so that a skill built from another agent's
    * handles reads "Types of property '\"~uses handles of agent\"' are incompatible".
@@ -131,6 +134,13 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
    * by default). It replaces the agent's `.memory(...)` for this skill.
    */
   memory<$R = never>(store?: MemoryStore<$R>): Skill<TAgent, TInput, TOutput, TKind, R | NoInfer<$R>>
+  /**
+   * What the model is told about calling tools on each turn: `"auto"`, `"required"`, `"none"`,
+   * `"output"` (the typed-answer tool), one of this skill's tool handles, or `{ lastTurn, otherTurns }`
+   * to force a choice only on the last turn `maxTurns` allows. A handle outside the skill's tools is
+   * refused when the agent is built (another agent's handle does not compile).
+   */
+  toolChoice(policy: ToolChoicePolicy<[TAgent] extends [never] ? never : ToolHandle<NoInfer<TAgent>, any>>): Skill<TAgent, TInput, TOutput, TKind, R>
 }
 
 /** The agent of the first handle in `H` (`never` for `any`, already reported where it came from). */
@@ -188,7 +198,8 @@ export const skill = (name: string, description = ""): Skill<never, any, any, "a
     outputSchema: undefined,
     handoffTargets: [],
     chatOnly: false,
-    memoryStore: undefined
+    memoryStore: undefined,
+    toolChoicePolicy: undefined
   })
 
 interface SkillState {
@@ -202,6 +213,7 @@ interface SkillState {
   readonly handoffTargets: ReadonlyArray<HandoffTarget>
   readonly chatOnly: boolean
   readonly memoryStore: MemoryStore<any> | undefined
+  readonly toolChoicePolicy: ToolChoicePolicy<AnyToolHandle> | undefined
 }
 
 const makeSkill = (state: SkillState): Skill<any, any, any, any, any> =>
@@ -219,6 +231,7 @@ const makeSkill = (state: SkillState): Skill<any, any, any, any, any> =>
     output: (outputSchema: Schema.Codec<any, any, never, never>) => makeSkill({ ...state, outputSchema }),
     chat: () => makeSkill({ ...state, chatOnly: true }) as Skill<any, any, any, "agentic", any>,
     memory: (store: MemoryStore<any> = inMemoryStore()) => makeSkill({ ...state, memoryStore: store }),
+    toolChoice: (toolChoicePolicy: ToolChoicePolicy<AnyToolHandle>) => makeSkill({ ...state, toolChoicePolicy }),
     handoffs: (...targets: ReadonlyArray<HandoffTarget>) =>
       makeSkill({ ...state, handoffTargets: [...state.handoffTargets, ...targets] }) as Skill<any, any, any, "agentic", any>
   })

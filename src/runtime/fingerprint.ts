@@ -1,12 +1,12 @@
 /**
  * The fingerprint of an agent definition: a hash of what a run's state depends on (the agent's name,
  * its tools' names and parameter JSON Schemas, its skills with their tool lists, knowledge and output
- * Schemas, its budget). A snapshot stores it; continuing a run with a definition whose fingerprint
+ * Schemas, tool-choice policies and typed-answer tool names, its budget). A snapshot stores it; continuing a run with a definition whose fingerprint
  * differs fails with `DefinitionChanged` instead of running a transcript against the wrong tools.
  * Prompts, hooks and recovery handlers are left out: changing them between two steps is allowed.
  */
 import * as Schema from "effect/Schema"
-import type { AgentDefinition, SkillDefinition } from "../dsl/agent-definition.ts"
+import { type AgentDefinition, type SkillDefinition, submitToolName, submitToolNameOf } from "../dsl/agent-definition.ts"
 
 const jsonSchemaOf = (schema: Schema.Top | undefined): unknown => {
   if (schema === undefined) return null
@@ -33,7 +33,10 @@ export const fingerprintSource = (definition: AgentDefinition, skills: ReadonlyA
       knowledge: s.knowledge.map((k) => k.name),
       ...(s.handoffs.length === 0 ? {} : { handoffs: s.handoffs.map((h) => h.name) }),
       deterministic: s.implementation !== undefined,
-      output: jsonSchemaOf(s.output)
+      output: jsonSchemaOf(s.output),
+      // Only when set, so fingerprints from before tool-choice policies and renamed answer tools stay as they were.
+      ...(s.toolChoice === undefined ? {} : { toolChoice: s.toolChoice }),
+      ...(submitToolNameOf(s.output ?? definition.output) === submitToolName ? {} : { submitTool: submitToolNameOf(s.output ?? definition.output) })
     })),
     output: jsonSchemaOf(definition.output),
     input: jsonSchemaOf(definition.input),

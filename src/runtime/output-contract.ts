@@ -10,7 +10,9 @@
  */
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import { submitToolName } from "../dsl/agent-definition.ts"
+import { isReservedName, outputToolNameKey, submitToolNameOf } from "../dsl/agent-definition.ts"
+import { toolNamePattern } from "../dsl/tool.ts"
+import { AgentConfigError } from "../errors.ts"
 import { parseLenientJson } from "../internal/lenient-json.ts"
 import type { JsonSchemaObject, ResponseFormat, ToolDefinition } from "../model/messages.ts"
 
@@ -32,6 +34,27 @@ const strategyKey = "effect-agent-dsl/outputStrategy"
  */
 export const outputStrategy = <S extends OutputSchema>(schema: S, strategy: OutputStrategy): S =>
   schema.annotate({ [strategyKey]: strategy } as Parameters<S["annotate"]>[0]) as S
+
+/**
+ * The same output Schema, with the typed-answer tool named `name` instead of `submit` (the model sees
+ * `name`; forcing `"output"` forces it). The name follows the tool-name rules and may not be a reserved
+ * one; a tool of the agent or skill with the same name is refused when the agent is built.
+ *
+ * @example
+ * ```ts
+ * const Slots = outputToolName(Schema.Struct({ kind: Schema.String }), "submit_slots")
+ * agent("search", { output: Slots }).model(openai("gpt-4o-mini"))
+ * ```
+ */
+export const outputToolName = <S extends OutputSchema>(schema: S, name: string): S => {
+  if (typeof name !== "string" || !toolNamePattern.test(name) || isReservedName(name)) {
+    throw new AgentConfigError({
+      subject: "outputToolName(schema, name)",
+      reason: `${JSON.stringify(name)} is not a usable tool name: 1-64 letters, digits, '_' or '-', not memory_* nor a built-in tool`
+    })
+  }
+  return schema.annotate({ [outputToolNameKey]: name } as Parameters<S["annotate"]>[0]) as S
+}
 
 const strategyOf = (schema: OutputSchema): OutputStrategy => {
   const value = (schema.ast as { annotations?: Record<string, unknown> }).annotations?.[strategyKey]
@@ -120,7 +143,7 @@ const makeContract = (schema: OutputSchema, strategy: "tool" | "native"): Output
   const submitTool: ToolDefinition | undefined = strategy === "tool" && isObject
     ? Object.freeze({
       type: "function",
-      name: submitToolName,
+      name: submitToolNameOf(schema),
       description: "Submit the final answer. Call it once, when you have the answer.",
       parameters: jsonSchema
     })

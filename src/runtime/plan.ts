@@ -87,7 +87,8 @@ const compileUncached = (definition: AgentDefinition): AgentPlan => {
       knowledge: [],
       memory: [],
       output: undefined,
-      handoffs: []
+      handoffs: [],
+      toolChoice: definition.toolChoice
     }]
     : definition.skills
   const skills = skillDefinitions.map((skill) => compileSkill(definition, skill))
@@ -118,7 +119,9 @@ const compileSkill = (definition: AgentDefinition, skill: SkillDefinition): Skil
   const offerable = [...skill.tools, ...memory, ...knowledgeTools, ...handoffs.map((h) => h.tool)]
   const outputSchema = skill.output ?? definition.output
   const output = outputSchema === undefined ? undefined : outputContract(outputSchema, { hasTools: offerable.length > 0 })
-  const submit = output === undefined ? undefined : submitTerminal(output)
+  const generic = output === undefined ? undefined : submitTerminal(output)
+  // The typed-answer tool keeps the name its Schema gave it (`outputToolName`).
+  const submit = generic === undefined || output?.submitTool === undefined ? generic : { ...generic, name: output.submitTool.name }
   const terminals = new Map<string, Terminal>()
   for (const t of skill.tools) {
     const builtin = builtinTerminals.get(t.name)

@@ -255,8 +255,18 @@ export class RunContext {
     return (this.#requestTools = Object.freeze(tools))
   }
 
-  /** `submit` forced when it is the only tool, a tool required when typed, else free. */
+  /**
+   * The skill's policy for this turn (`lastTurn` on the last turn the budget allows, else `otherTurns`);
+   * without one: `submit` forced when it is the only tool, a tool required when typed, else free.
+   * `"output"` without a `submit` tool (the native strategy) asks for no tool: the answer is the text.
+   */
   get toolChoice(): ModelRequest["toolChoice"] {
+    const policy = this.skill.definition.toolChoice
+    const setting = policy === undefined ? undefined
+      : policy.lastTurn !== undefined && this.turn >= this.ledger.limit("turns") ? policy.lastTurn
+      : policy.otherTurns
+    if (setting === "output") return this.skill.submit === undefined ? "none" : { tool: this.skill.submit.name }
+    if (setting !== undefined) return setting
     if (this.skill.submit !== undefined) return this.#offered.length === 0 ? { tool: this.skill.submit.name } : "required"
     return this.#offered.length === 0 ? undefined : "auto"
   }
