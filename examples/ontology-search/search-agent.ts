@@ -1,12 +1,12 @@
 /**
  * The ontology slot-filling search agent (seed 000): the system prompt is generated at startup from
- * the raw SHACL Turtle; the model fills `submit_slots` (forced) with the five investigation tools
- * wired in; then the corrections run, the slots compile to SPARQL, and the data graph answers.
+ * the raw SHACL Turtle; the model fills `submit_slots` (the typed answer, renamed with `outputToolName`
+ * and forced with `.toolChoice`) with the five investigation tools wired in; then the corrections run, the slots compile to SPARQL, and the data graph answers.
  */
-import { agent, fromEnv, type ModelClient } from "effect-agent-dsl"
+import { agent, fromEnv, type ModelClient, outputToolName } from "effect-agent-dsl"
 import { compileQuery, type Hit, runQuery } from "./compile.ts"
 import { type CorrectedSlots, correctSlots } from "./corrections.ts"
-import { forceSubmitSlots, type ForcePolicy, SUBMIT_SLOTS } from "./forced-choice.ts"
+import { type ForcePolicy, SUBMIT_SLOTS, submitSlotsChoice } from "./forced-choice.ts"
 import { investigationTools } from "./investigation-tools.ts"
 import { Submission } from "./slots.ts"
 import { type Catalogue, shapesTurtle } from "./store.ts"
@@ -72,11 +72,12 @@ export const settingsFromEnv = (env: Record<string, string | undefined> = proces
  */
 export const searchAgent = (catalogue: Catalogue, options: { readonly client: ModelClient; readonly maxSteps?: number; readonly force?: ForcePolicy }) => {
   const maxSteps = options.maxSteps ?? 3
-  return agent("ontology-search", { output: Submission })
+  return agent("ontology-search", { output: outputToolName(Submission, SUBMIT_SLOTS) })
     .prompt(systemPrompt(shapesTurtle))
-    .model(forceSubmitSlots(options.client, { maxSteps, ...(options.force === undefined ? {} : { policy: options.force }) }))
+    .model(options.client)
     .budget({ maxTurns: maxSteps })
     .tools(investigationTools(catalogue.store, catalogue.vocabulary))
+    .toolChoice(submitSlotsChoice(options.force))
 }
 
 /** What a search answers: the corrected slots (interpretation, corrections, gaps, confidence), the query and the hits. */

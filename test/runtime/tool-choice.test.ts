@@ -88,6 +88,7 @@ describe("outputToolName(schema, name)", () => {
     expect(await a.run("x")).toEqual({ n: 3 })
     expect(model.requests[0]!.tools.map((t) => t.name)).toEqual(["add", "submit_slots"])
     expect(model.requests[0]!.toolChoice).toEqual({ tool: "submit_slots" })
+    expect(model.requests[0]!.messages[0]!.content).toContain('call the tool "submit_slots"')
   })
 
   it("refuses names outside the tool-name rules, reserved names, and collisions", () => {
