@@ -205,6 +205,7 @@ export type { OutputStrategy } from "./runtime/output-contract.ts"
 export {
   branch,
   BranchNotRouted,
+  CompositeSnapshotSchema,
   forum,
   isRunnable,
   loop,
@@ -221,6 +222,8 @@ export type {
   Composite,
   CompositeEnd,
   CompositeBudget,
+  CompositeSnapshot,
+  CompositeSuspended,
   CompositeKind,
   CompositeStart,
   CompositeStreamEvent,

@@ -14,7 +14,21 @@ import type * as Queue from "effect/Queue"
 import type * as Stream from "effect/Stream"
 import { identity } from "effect/Function"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
-import { AgentConfigError, BudgetExceeded } from "../errors.ts"
+import { AgentConfigError, BudgetExceeded, type DefinitionChanged, SnapshotInvalid, type SnapshotRejected } from "../errors.ts"
+import type { Decisions } from "../dsl/decision.ts"
+import type { Completed } from "../dsl/run-outcome.ts"
+import {
+  checkCompositeSnapshot,
+  type CompositeSnapshot,
+  type CompositeSuspended,
+  CompositeSuspension,
+  fingerprintOf,
+  memberMayNeedApproval,
+  memberSecret,
+  memberShape,
+  signCompositeSnapshot,
+  type SuspensionInfo
+} from "./composite-snapshot.ts"
 import { catchUnlessInterrupted, fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
 import { noStackTrace } from "../internal/span-options.ts"
 import { BudgetScope, CurrentBudgetScope, ParentRun, StreamSink } from "../dsl/lineage.ts"
@@ -49,8 +63,20 @@ export interface CompositeEnd {
   readonly durationMs: number
 }
 
-/** What `.andThen(next)` accepts: a runnable whose input type is exactly `Out`. */
-export type NextStage<Out, Next> = Same<Out, InputOf<Next>> extends true ? Next
+/** The shape of a run that waits for decisions (an agent's `Suspended` or a composite's). */
+type Suspension = { readonly _tag: "Suspended"; readonly pending: ReadonlyArray<unknown>; readonly snapshot: unknown }
+
+/** True when a run's result `O` may be `Suspended` (a member with a tool that may need approval). */
+export type MaySuspend<O> = [Extract<O, Suspension>] extends [never] ? false : true
+
+/** The value a result carries on to the next member: `X` of `Completed<X> | Suspended`, else the result itself. */
+export type ValueOf<O> = MaySuspend<O> extends true ? (O extends Completed<infer X> ? X : never) : O
+
+/** A composite's result: `Completed<V> | CompositeSuspended` when one of its members' results `All` may suspend, else `V`. */
+export type Outcome<All, V> = MaySuspend<All> extends true ? Completed<V> | CompositeSuspended : V
+
+/** What `.andThen(next)` accepts: a runnable whose input type is exactly `Out` (the completed value, when `Out` may suspend). */
+export type NextStage<Out, Next> = Same<ValueOf<Out>, InputOf<Next>> extends true ? Next
   : AgentTypeError<"the next stage's input type must equal this stage's output type: give it an input Schema of that type, agent(name, { input })">
 
 /**
@@ -87,7 +113,27 @@ export interface Composite<In, Out, E, R> extends Runnable<In, Out, E, R> {
    */
   andThen<const Next extends AnyRunnable>(
     next: NextStage<Out, Next>
-  ): Composite<In, OutputOf<Next>, E | ErrorOf<Next>, R | RequirementsOf<Next>>
+  ): Composite<In, Outcome<Out | OutputOf<Next>, ValueOf<OutputOf<Next>>>, E | ErrorOf<Next>, R | RequirementsOf<Next>>
+  /**
+   * Continues a run that suspended (a pipeline whose stage waits for a human decision) from its
+   * snapshot (the snapshot, its parsed JSON or its JSON text), in this process or another: the
+   * snapshot is checked (signature when the composite signs, name, kind, fingerprint), then the
+   * member that waited resumes with `decisions` (checked against its own snapshot before anything
+   * runs), then the rest of the composite runs. With a `ResumeLedger`, a second resume of one
+   * snapshot fails with `SnapshotAlreadyResumed` before anything runs.
+   *
+   * @example
+   * ```ts
+   * const first = await flow.run("pay bob 500")
+   * if (first._tag === "Suspended") await Effect.runPromise(flow.resume(JSON.stringify(first.snapshot), { k1: Decision.approve }))
+   * ```
+   */
+  resume(snapshot: unknown, decisions: Decisions): Effect.Effect<Out, E | SnapshotInvalid | SnapshotRejected | DefinitionChanged, R>
+  /**
+   * Signs the snapshots this composite takes (HMAC-SHA256 with `secret`) and resumes only snapshots
+   * signed so. Without it, a composite signs with the secret of its first member that signs.
+   */
+  signSnapshots(secret: string): Composite<In, Out, E, R>
   /**
    * Bounds the whole tree, every run under it included (agents called as tools too): past
    * `maxDuration` milliseconds every child still running is interrupted and the run fails with
@@ -118,11 +164,28 @@ export interface CompositeBudget {
   readonly maxToolCalls?: number
 }
 
+/** How an operator's body suspends and completes (given to it by the composite it runs in). */
+export interface Settle {
+  /** True when some member may suspend: results are then `Completed | Suspended`. */
+  readonly mayNeedApproval: boolean
+  /** The composite's result for a member's `Suspended` at `stage`. */
+  readonly suspend: (stage: number, member: { readonly pending: ReadonlyArray<unknown>; readonly snapshot: unknown }) => CompositeSuspended
+  /** The composite's result for its final value. */
+  readonly complete: (value: unknown) => unknown
+}
+
+/** An operator's body: runs from an input; continues from a snapshot when the operator can suspend. */
+export interface CompositeBody {
+  readonly run: (input: unknown, settle: Settle) => Effect.Effect<unknown, unknown, unknown>
+  readonly resume?: (snapshot: CompositeSnapshot, decisions: Decisions, settle: Settle) => Effect.Effect<unknown, unknown, unknown>
+}
+
 interface CompositeDef {
   readonly name: string
   readonly kind: CompositeKind
   readonly children: ReadonlyArray<AnyRunnable>
-  readonly body: (input: unknown) => Effect.Effect<unknown, unknown, unknown>
+  readonly body: CompositeBody
+  readonly secret: string | undefined
   readonly maxDuration: number
   readonly maxTokens: number
   readonly maxToolCalls: number
@@ -143,8 +206,8 @@ export const makeComposite = (
   name: string,
   kind: CompositeKind,
   children: ReadonlyArray<AnyRunnable>,
-  body: (input: unknown) => Effect.Effect<unknown, unknown, unknown>
-): AnyComposite => build({ name, kind, children, body, maxDuration: Infinity, maxTokens: Infinity, maxToolCalls: Infinity, onStart: [], onEnd: [] })
+  body: ((input: unknown) => Effect.Effect<unknown, unknown, unknown>) | CompositeBody
+): AnyComposite => build({ name, kind, children, body: typeof body === "function" ? { run: (input) => body(input) } : body, secret: undefined, maxDuration: Infinity, maxTokens: Infinity, maxToolCalls: Infinity, onStart: [], onEnd: [] })
 
 /** Runs the composite's hooks, then hands the event to a streaming composite around it, if any. */
 const notify = <Ev extends CompositeStart | CompositeEnd>(listeners: ReadonlyArray<(event: Ev) => MaybeEffect<unknown>>, event: Ev) =>
@@ -157,7 +220,33 @@ const notify = <Ev extends CompositeStart | CompositeEnd>(listeners: ReadonlyArr
 
 const build = (def: CompositeDef): AnyComposite => {
   const next = (patch: Partial<CompositeDef>) => build(Object.freeze({ ...def, ...patch }))
-  const runEffect = (input: unknown) =>
+  const shape = { kind: def.kind, name: def.name, members: def.children.map(memberShape) }
+  const resumeBody = def.body.resume
+  const mayNeedApproval = resumeBody !== undefined && def.children.some(memberMayNeedApproval)
+  const secret = def.secret ?? def.children.map(memberSecret).find((s) => s !== undefined)
+  let fingerprint: string | undefined
+  const fingerprintNow = () => (fingerprint ??= fingerprintOf(shape))
+  const settle: Settle = {
+    mayNeedApproval,
+    suspend: (stage, member) =>
+      ({ _tag: "Suspended", pending: member.pending as CompositeSuspended["pending"], snapshot: signCompositeSnapshot({
+        version: 1,
+        composite: def.name,
+        kind: def.kind,
+        fingerprint: fingerprintNow(),
+        state: { stage, member: member.snapshot as CompositeSnapshot["state"]["member"] }
+      }, secret) }),
+    complete: (value) => (mayNeedApproval ? { _tag: "Completed", output: value } : value)
+  }
+  const runEffect = (input: unknown) => execute(input, def.body.run(input, settle))
+  const resume = (snapshot: unknown, decisions: Decisions) =>
+    resumeBody === undefined
+      ? Effect.fail(new AgentConfigError({ subject: `${def.kind} "${def.name}"`, reason: `a ${def.kind} does not suspend yet: it has nothing to resume` }))
+      : Effect.flatMap(
+        checkCompositeSnapshot({ name: def.name, kind: def.kind, fingerprint: fingerprintNow(), secret }, snapshot),
+        (checked) => execute(checked, resumeBody(checked, decisions, settle))
+      )
+  const execute = (input: unknown, run: Effect.Effect<unknown, unknown, unknown>) =>
     Effect.gen(function*() {
       const started = yield* Clock.currentTimeMillis
       const runId = yield* newRunId(started)
@@ -169,7 +258,7 @@ const build = (def: CompositeDef): AnyComposite => {
       const budgetScope = bounds
         ? new BudgetScope(def.name, { tokens: def.maxTokens, toolCalls: def.maxToolCalls }, yield* CurrentBudgetScope)
         : undefined
-      const body = def.body(input).pipe(
+      const body = run.pipe(
         Effect.provideService(ParentRun, runId),
         budgetScope === undefined ? identity : Effect.provideService(CurrentBudgetScope, budgetScope)
       )
@@ -194,12 +283,21 @@ const build = (def: CompositeDef): AnyComposite => {
       ))
     }).pipe(Effect.withSpan("agent.compose", { attributes: { "agent.name": def.name, "agent.compose": def.kind } }, noStackTrace))
 
+  const info: SuspensionInfo = { mayNeedApproval, secret, shape }
   const composite: AnyComposite = Object.freeze({
+    [CompositeSuspension]: info,
     _tag: "Composite" as const,
     name: def.name,
     kind: def.kind,
     children: def.children,
     runEffect,
+    resume,
+    signSnapshots: (key: string) => {
+      if (typeof key !== "string" || key.length < 16) {
+        throw new AgentConfigError({ subject: `${def.kind} "${def.name}"`, reason: "a snapshot secret must be a string of at least 16 characters" })
+      }
+      return next({ secret: key })
+    },
     run: ((input: unknown) => Effect.runPromise(runEffect(input) as Effect.Effect<unknown, unknown>)) as any,
     runStream: (input: unknown) =>
       stream().callback<CompositeStreamEvent, unknown, unknown>((queue) =>
@@ -235,10 +333,44 @@ const checkBudget = (def: CompositeDef, limits: CompositeBudget): Partial<Compos
   return patch
 }
 
-/** The stages run one after the other, each output the next input. Shared by `pipeline` and `.andThen`. */
+/**
+ * The stages run one after the other, each output the next input. Shared by `pipeline` and `.andThen`.
+ * A stage that may suspend passes on its `Completed` output; its `Suspended` suspends the pipeline
+ * there, and the pipeline's resume continues that stage, then the stages after it.
+ */
 export const pipelineOf = (name: string, stages: ReadonlyArray<AnyRunnable>): AnyComposite =>
-  makeComposite(name, "pipeline", stages, (input) =>
-    stages.reduce<Effect.Effect<unknown, unknown, unknown>>(
-      (previous, stage) => Effect.flatMap(previous, (value) => stage.runEffect(value)),
-      Effect.succeed(input)
-    ))
+  makeComposite(name, "pipeline", stages, {
+    run: (input, settle) => stages.length === 0 ? Effect.succeed(settle.complete(input)) : continueFrom(stages, settle, 0, stages[0]!.runEffect(input)),
+    resume: (snapshot, decisions, settle) => {
+      const index = snapshot.state.stage
+      const stage = stages[index]
+      if (stage === undefined || !memberMayNeedApproval(stage) || typeof (stage as { resume?: unknown }).resume !== "function") {
+        return Effect.fail(new SnapshotInvalid({ issues: `stage ${index} of pipeline "${name}" cannot have suspended` }))
+      }
+      return continueFrom(stages, settle, index, (stage as unknown as Resumable).resume(snapshot.state.member, decisions))
+    }
+  })
+
+interface Resumable {
+  resume(snapshot: unknown, decisions: Decisions): Effect.Effect<unknown, unknown, unknown>
+}
+
+/** True for a member's `Suspended` result. */
+const isSuspension = (u: unknown): u is { readonly pending: ReadonlyArray<unknown>; readonly snapshot: unknown } =>
+  typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "Suspended" && "snapshot" in u &&
+  Array.isArray((u as { pending?: unknown }).pending)
+
+/** Runs the stages from `start`, whose run is `first`, to the end, or to the first one that suspends. */
+const continueFrom = (stages: ReadonlyArray<AnyRunnable>, settle: Settle, start: number, first: Effect.Effect<unknown, unknown, unknown>) =>
+  Effect.gen(function*() {
+    let result = yield* first
+    for (let i = start;; i++) {
+      if (memberMayNeedApproval(stages[i]!)) {
+        if (isSuspension(result)) return settle.suspend(i, result)
+        result = (result as Completed<unknown>).output
+      }
+      const following = stages[i + 1]
+      if (following === undefined) return settle.complete(result)
+      result = yield* following.runEffect(result)
+    }
+  })

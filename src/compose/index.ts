@@ -4,6 +4,8 @@
  */
 export { branch } from "./branch.ts"
 export type { BranchCases } from "./branch.ts"
+export { CompositeSnapshotSchema } from "./composite-snapshot.ts"
+export type { CompositeSnapshot, CompositeSuspended } from "./composite-snapshot.ts"
 export type { AnyComposite, Composite, CompositeBudget, CompositeEnd, CompositeKind, CompositeStart, CompositeStreamEvent } from "./composite.ts"
 export { BranchNotRouted, LoopLimitExceeded, StepFailed } from "./errors.ts"
 export type { CompositionError } from "./errors.ts"
