@@ -67,14 +67,14 @@ export const resolveToolChoice = (
   const fail = (reason: string) => new AgentConfigError({ subject, reason: `.toolChoice(...): ${reason}` })
   const one = (setting: unknown): ResolvedToolChoice => {
     if (typeof setting === "string") {
-      if (!keywords.includes(setting)) throw fail(`"${setting}" is not a choice: use "auto", "required", "none", "output" or a tool handle of the skill`)
+      if (!keywords.includes(setting)) throw fail(`${JSON.stringify(setting)} is not a choice: use "auto", "required", "none", "output" or a tool handle of the skill`)
       if (setting === "output" && !context.typed) throw fail(`"output" forces the typed answer, but this skill has no output Schema`)
       return setting as ResolvedToolChoice
     }
     if (context.byName === true && typeof setting === "object" && setting !== null && "tool" in setting && !isToolHandle(setting)) {
       const name = (setting as { readonly tool: unknown }).tool
       if (typeof name !== "string" || Object.keys(setting).length !== 1 || !context.allowed.includes(name)) {
-        throw fail(`{ tool: ${JSON.stringify(name)} } does not name a registered tool (register it with .tools(...) first)`)
+        throw fail(`${typeof name === "string" ? `{ tool: ${JSON.stringify(name)} }` : "{ tool } with a name that is not a string"} does not name a registered tool (register it with .tools(...) first)`)
       }
       return Object.freeze({ tool: name })
     }

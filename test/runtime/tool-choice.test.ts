@@ -1,11 +1,12 @@
 import { Effect, Schema, Stream } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { agent, AgentConfigError, outputToolName, skill, text, toolCalls } from "../../src/index.ts"
+import { agent, AgentConfigError, DefinitionChanged, outputToolName, resume, runUntil, skill, text, toolCalls } from "../../src/index.ts"
+import { arbHostileValueKind, hostileValue } from "../../src/testing/hostile.ts"
 import { definitionOf } from "../../src/dsl/agent-definition.ts"
 import { compile } from "../../src/runtime/plan.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
-import { makeCalculatorTools } from "../fixtures.ts"
+import { failureOf, makeCalculatorTools, runExit } from "../fixtures.ts"
 
 const call = (name: string, args: unknown, id = `call_${name}`) => ({ id, name, arguments: args })
 const Answer = Schema.Struct({ n: Schema.Finite })
@@ -145,6 +146,54 @@ describe("the plan fingerprint", () => {
     expect(fp(typed("auto"))).not.toBe(fp(typed("output")))
     expect(fp(typed(undefined, outputToolName(Answer, "submit_slots")))).not.toBe(plain)
     expect(fp(agent("calc").tools({ add }).toolChoice("required"))).not.toBe(fp(agent("calc").tools({ add })))
+  })
+})
+
+describe("durable runs", () => {
+  it("a snapshot resumes under the same policy (the forced choice still sent) and not under another", async () => {
+    const { add } = makeCalculatorTools()
+    const build = (model: ReturnType<typeof scriptedModel>, choice: "output" | "auto") =>
+      agent("calc", { output: Answer }).model(model).budget({ maxTurns: 4 }).tools({ add })
+        .skills(({ add }) => [skill("s").tools(add).toolChoice({ lastTurn: "output", otherTurns: choice })])
+    const script = () => scriptedModel([toolCalls([call("add", { a: 1, b: 2 })]), toolCalls([call("submit", { n: 3 })])])
+    const first = script()
+    const suspended = await Effect.runPromise(runUntil(build(first, "auto"), "x", { suspendAfter: 1 }) as Effect.Effect<any, any>)
+    expect(suspended._tag).toBe("Suspended")
+    const changed = failureOf(await runExit(resume(build(script(), "output"), suspended.snapshot) as Effect.Effect<any, any>))
+    expect(changed).toBeInstanceOf(DefinitionChanged)
+    const second = scriptedModel([toolCalls([call("submit", { n: 3 })])])
+    const rest = await Effect.runPromise(resume(build(second, "auto"), suspended.snapshot) as Effect.Effect<any, any>)
+    expect(rest).toEqual({ _tag: "Done", output: { n: 3 } })
+    expect([...first.requests, ...second.requests].map((r) => r.toolChoice)).toEqual(["auto", "auto"])
+  })
+})
+
+describe("property: any value handed to .toolChoice(...) is accepted or refused with AgentConfigError", () => {
+  it("never crashes on hostile or arbitrary policies", () => {
+    const { add } = makeCalculatorTools()
+    const arbPolicy = fc.oneof(
+      fc.anything({ withBigInt: true, withMap: true, withSet: true, withNullPrototype: true }),
+      arbHostileValueKind.map(hostileValue),
+      fc.record({ lastTurn: fc.anything(), otherTurns: fc.anything() }, { requiredKeys: [] }),
+      fc.record({ tool: fc.oneof(fc.string(), fc.anything({ withBigInt: true }), arbHostileValueKind.map(hostileValue)) }),
+      fc.constantFrom("auto", "required", "none", "output", "AUTO", "submit", "")
+    )
+    fc.assert(
+      fc.property(arbPolicy, fc.boolean(), (policy, typed) => {
+        const base = typed ? agent("calc", { output: Answer }).tools({ add }) : agent("calc").tools({ add })
+        for (const build of [
+          () => base.skills(({ add }) => [skill("s").tools(add).toolChoice(policy as never)]),
+          () => base.toolChoice(policy as never)
+        ]) {
+          try {
+            build()
+          } catch (error) {
+            expect(error).toBeInstanceOf(AgentConfigError)
+          }
+        }
+      }),
+      { numRuns: 300 }
+    )
   })
 })
 
