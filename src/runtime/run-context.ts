@@ -258,7 +258,8 @@ export class RunContext {
   /**
    * The skill's policy for this turn (`lastTurn` on the last turn the budget allows, else `otherTurns`);
    * without one: `submit` forced when it is the only tool, a tool required when typed, else free.
-   * `"output"` without a `submit` tool (the native strategy) asks for no tool: the answer is the text.
+   * `"output"` without a `submit` tool (the native strategy) asks for no tool: the answer is the text;
+   * a forced tool that tool pre-selection did not offer becomes `"required"`.
    */
   get toolChoice(): ModelRequest["toolChoice"] {
     const policy = this.skill.definition.toolChoice
@@ -266,6 +267,8 @@ export class RunContext {
       : policy.lastTurn !== undefined && this.turn >= this.ledger.limit("turns") ? policy.lastTurn
       : policy.otherTurns
     if (setting === "output") return this.skill.submit === undefined ? "none" : { tool: this.skill.submit.name }
+    // A forced tool that pre-selection (`pickTools`) left out cannot be named to the provider: ask for some tool.
+    if (typeof setting === "object" && !this.#offered.some((t) => t.name === setting.tool)) return "required"
     if (setting !== undefined) return setting
     if (this.skill.submit !== undefined) return this.#offered.length === 0 ? { tool: this.skill.submit.name } : "required"
     return this.#offered.length === 0 ? undefined : "auto"

@@ -58,6 +58,16 @@ describe("skill(...).toolChoice(...)", () => {
     expect(model.requests.map((r) => r.toolChoice)).toEqual(["required", { tool: "submit" }])
   })
 
+  it("a forced tool that pickTools did not offer becomes \"required\" (a provider refuses a choice naming no offered tool)", async () => {
+    const { add, multiply } = makeCalculatorTools()
+    const model = scriptedModel([text("done")])
+    const a = agent("calc").model(model).tools({ add, multiply }).pickTools({ maxCandidates: 1, scorer: (_, t) => (t.name === "multiply" ? 1 : 0) })
+      .skills(({ add, multiply }) => [skill("s").tools(add, multiply).toolChoice(add)])
+    await a.run("x")
+    expect(model.requests[0]!.tools.map((t) => t.name)).toEqual(["multiply"])
+    expect(model.requests[0]!.toolChoice).toBe("required")
+  })
+
   it("the streaming path sends the same choice", async () => {
     const { add } = makeCalculatorTools()
     const model = scriptedModel([toolCalls([call("submit", { n: 3 })])])
