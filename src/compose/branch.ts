@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
 import { AgentConfigError } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
-import { checkName, type Composite, makeComposite } from "./composite.ts"
+import { checkName, type Composite, makeComposite, memberAt, type Outcome, type Settle, settleMember, type ValueOf } from "./composite.ts"
 import { BranchNotRouted, type StepFailed } from "./errors.ts"
 import { functionStep, type StepValue } from "./function-step.ts"
 import { checkMembers } from "./placement.ts"
@@ -31,14 +31,17 @@ export type CheckCases<U extends Tagged, C> = {
 }
 
 type CaseOutput<X> = X extends AnyRunnable ? OutputOf<X> : X extends (...args: any) => infer R ? StepValue<R> : never
+type CaseValue<X> = X extends AnyRunnable ? ValueOf<OutputOf<X>> : X extends (...args: any) => infer R ? StepValue<R> : never
 type CaseError<X> = X extends AnyRunnable ? ErrorOf<X> : StepFailed
 type CaseRequirements<X> = X extends AnyRunnable ? RequirementsOf<X> : never
 
-/** The source must output a union tagged by `_tag`. */
-export type TaggedSource<S> = OutputOf<S> extends Tagged ? S : AgentTypeError<"branch routes on `_tag`: the source must output a discriminated union (Schema.TaggedStruct / Schema.Union)">
+/** The source must output a union tagged by `_tag` (its completed output, for a source that may suspend). */
+export type TaggedSource<S> = ValueOf<OutputOf<S>> extends Tagged ? S : AgentTypeError<"branch routes on `_tag`: the source must output a discriminated union (Schema.TaggedStruct / Schema.Union)">
 
 /**
- * Routes the source's output by its `_tag`.
+ * Routes the source's output by its `_tag`. When the source or a case may wait for a human decision,
+ * the result is `Completed<Out> | CompositeSuspended`: the branch suspends where that member did, and
+ * its `resume(snapshot, decisions)` continues that member (then routes, after the source).
  *
  * @example
  * ```ts
@@ -48,13 +51,13 @@ export type TaggedSource<S> = OutputOf<S> extends Tagged ? S : AgentTypeError<"b
  * })
  * ```
  */
-export const branch = <const S extends AnyRunnable, const C extends BranchCases<OutputOf<S> & Tagged>>(
+export const branch = <const S extends AnyRunnable, const C extends BranchCases<ValueOf<OutputOf<S>> & Tagged>>(
   name: string,
   source: TaggedSource<S>,
-  cases: C & CheckCases<OutputOf<S> & Tagged, C>
+  cases: C & CheckCases<ValueOf<OutputOf<S>> & Tagged, C>
 ): Composite<
   InputOf<S>,
-  CaseOutput<C[keyof C]>,
+  Outcome<OutputOf<S> | CaseOutput<C[keyof C]>, CaseValue<C[keyof C]>>,
   ErrorOf<S> | CaseError<C[keyof C]> | BranchNotRouted,
   RequirementsOf<S> | CaseRequirements<C[keyof C]>
 > => {
@@ -69,15 +72,31 @@ export const branch = <const S extends AnyRunnable, const C extends BranchCases<
     }
   }
   const agents = [...table.values()].filter(isRunnable)
-  return makeComposite(name, "branch", [from!, ...agents], (input) =>
+  const members = [from!, ...agents]
+  /** Finishes the run of the case at `stage` (index in `members`) from its result. */
+  const finishCase = (settle: Settle, stage: number, result: unknown) => {
+    const settled = settleMember(settle, stage, members[stage]!, result)
+    return "suspended" in settled ? settled.suspended : settle.complete(settled.value)
+  }
+  /** Routes the source's result (unless it suspended). */
+  const route = (settle: Settle, result: unknown) =>
     Effect.gen(function*() {
-      const value = yield* from!.runEffect(input)
+      const settled = settleMember(settle, 0, from!, result)
+      if ("suspended" in settled) return settled.suspended
+      const value = settled.value
       const tag = typeof value === "object" && value !== null && "_tag" in value ? String(value._tag) : undefined
       const handler = tag === undefined ? undefined : table.get(tag)
       if (handler === undefined) {
         return yield* new BranchNotRouted({ branch: name, tag: tag ?? `(no _tag in ${typeof value})`, cases: [...table.keys()] })
       }
-      if (isRunnable(handler)) return yield* handler.runEffect(value)
-      return yield* functionStep(name, `case ${tag}`, (signal) => (handler as (v: unknown, s: AbortSignal) => MaybeEffect<unknown>)(value, signal))
-    })) as any
+      if (isRunnable(handler)) return finishCase(settle, members.indexOf(handler, 1), yield* handler.runEffect(value))
+      return settle.complete(yield* functionStep(name, `case ${tag}`, (signal) => (handler as (v: unknown, s: AbortSignal) => MaybeEffect<unknown>)(value, signal)))
+    })
+  return makeComposite(name, "branch", members, {
+    run: (input, settle) => Effect.flatMap(from!.runEffect(input), (result) => route(settle, result)),
+    resume: (snapshot, decisions, settle) =>
+      Effect.flatMap(memberAt(name, members, snapshot), (member) =>
+        Effect.flatMap(member.resume(snapshot.state.member, decisions), (result) =>
+          snapshot.state.stage === 0 ? route(settle, result) : Effect.succeed(finishCase(settle, snapshot.state.stage, result))))
+  }) as any
 }

@@ -33,7 +33,9 @@ export const CompositeSnapshotSchema = Schema.Struct({
     /** The index of the member that suspended (a pipeline's stage). */
     stage: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
     /** The member's own snapshot (a run snapshot, or a nested composite's snapshot). */
-    member: Schema.Json
+    member: Schema.Json,
+    /** A loop's outputs of the iterations before the one that suspended. */
+    iterations: Schema.optionalKey(Schema.Array(Schema.Json))
   }),
   /** HMAC of the rest, when the composite signs. */
   signature: Schema.optionalKey(Schema.String)

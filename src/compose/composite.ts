@@ -169,7 +169,11 @@ export interface Settle {
   /** True when some member may suspend: results are then `Completed | Suspended`. */
   readonly mayNeedApproval: boolean
   /** The composite's result for a member's `Suspended` at `stage`. */
-  readonly suspend: (stage: number, member: { readonly pending: ReadonlyArray<unknown>; readonly snapshot: unknown }) => CompositeSuspended
+  readonly suspend: (
+    stage: number,
+    member: { readonly pending: ReadonlyArray<unknown>; readonly snapshot: unknown },
+    extra?: Omit<CompositeSnapshot["state"], "stage" | "member">
+  ) => CompositeSuspended
   /** The composite's result for its final value. */
   readonly complete: (value: unknown) => unknown
 }
@@ -228,13 +232,13 @@ const build = (def: CompositeDef): AnyComposite => {
   const fingerprintNow = () => (fingerprint ??= fingerprintOf(shape))
   const settle: Settle = {
     mayNeedApproval,
-    suspend: (stage, member) =>
+    suspend: (stage, member, extra) =>
       ({ _tag: "Suspended", pending: member.pending as CompositeSuspended["pending"], snapshot: signCompositeSnapshot({
         version: 1,
         composite: def.name,
         kind: def.kind,
         fingerprint: fingerprintNow(),
-        state: { stage, member: member.snapshot as CompositeSnapshot["state"]["member"] }
+        state: { ...extra, stage, member: member.snapshot as CompositeSnapshot["state"]["member"] }
       }, secret) }),
     complete: (value) => (mayNeedApproval ? { _tag: "Completed", output: value } : value)
   }
@@ -341,18 +345,38 @@ const checkBudget = (def: CompositeDef, limits: CompositeBudget): Partial<Compos
 export const pipelineOf = (name: string, stages: ReadonlyArray<AnyRunnable>): AnyComposite =>
   makeComposite(name, "pipeline", stages, {
     run: (input, settle) => stages.length === 0 ? Effect.succeed(settle.complete(input)) : continueFrom(stages, settle, 0, stages[0]!.runEffect(input)),
-    resume: (snapshot, decisions, settle) => {
-      const index = snapshot.state.stage
-      const stage = stages[index]
-      if (stage === undefined || !memberMayNeedApproval(stage) || typeof (stage as { resume?: unknown }).resume !== "function") {
-        return Effect.fail(new SnapshotInvalid({ issues: `stage ${index} of pipeline "${name}" cannot have suspended` }))
-      }
-      return continueFrom(stages, settle, index, (stage as unknown as Resumable).resume(snapshot.state.member, decisions))
-    }
+    resume: (snapshot, decisions, settle) =>
+      Effect.flatMap(memberAt(name, stages, snapshot), (stage) => continueFrom(stages, settle, snapshot.state.stage, stage.resume(snapshot.state.member, decisions)))
   })
 
-interface Resumable {
+/** A member that can continue from its snapshot (an agent or a composite). */
+export interface Resumable extends AnyRunnable {
   resume(snapshot: unknown, decisions: Decisions): Effect.Effect<unknown, unknown, unknown>
+}
+
+/** The member a snapshot says suspended, when it is one that can; else `SnapshotInvalid`. */
+export const memberAt = (composite: string, members: ReadonlyArray<AnyRunnable>, snapshot: CompositeSnapshot): Effect.Effect<Resumable, SnapshotInvalid> => {
+  const index = snapshot.state.stage
+  const member = members[index]
+  return member === undefined || !memberMayNeedApproval(member) || typeof (member as { resume?: unknown }).resume !== "function"
+    ? Effect.fail(new SnapshotInvalid({ issues: `member ${index} of ${snapshot.kind} "${composite}" cannot have suspended` }))
+    : Effect.succeed(member as Resumable)
+}
+
+/**
+ * A member's result seen by its composite: `{ value }` to go on with (a `Completed` unwrapped, when the
+ * member may suspend), or `{ suspended }`, the composite's own suspension at `stage`.
+ */
+export const settleMember = (
+  settle: Settle,
+  stage: number,
+  member: AnyRunnable,
+  result: unknown,
+  extra?: Omit<CompositeSnapshot["state"], "stage" | "member">
+): { readonly value: unknown } | { readonly suspended: CompositeSuspended } => {
+  if (!memberMayNeedApproval(member)) return { value: result }
+  if (isSuspension(result)) return { suspended: settle.suspend(stage, result, extra) }
+  return { value: (result as Completed<unknown>).output }
 }
 
 /** True for a member's `Suspended` result. */
@@ -365,10 +389,9 @@ const continueFrom = (stages: ReadonlyArray<AnyRunnable>, settle: Settle, start:
   Effect.gen(function*() {
     let result = yield* first
     for (let i = start;; i++) {
-      if (memberMayNeedApproval(stages[i]!)) {
-        if (isSuspension(result)) return settle.suspend(i, result)
-        result = (result as Completed<unknown>).output
-      }
+      const settled = settleMember(settle, i, stages[i]!, result)
+      if ("suspended" in settled) return settled.suspended
+      result = settled.value
       const following = stages[i + 1]
       if (following === undefined) return settle.complete(result)
       result = yield* following.runEffect(result)
