@@ -4,10 +4,11 @@
  * fails with `LoopLimitExceeded`, which carries every output so far.
  */
 import * as Effect from "effect/Effect"
+import type * as Schema from "effect/Schema"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
-import { AgentConfigError } from "../errors.ts"
+import { AgentConfigError, SnapshotInvalid } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
-import { checkName, type Composite, makeComposite } from "./composite.ts"
+import { checkName, type Composite, makeComposite, memberAt, type Outcome, type Settle, settleMember, type ValueOf } from "./composite.ts"
 import { LoopLimitExceeded, type StepFailed } from "./errors.ts"
 import { functionStep } from "./function-step.ts"
 import { checkCount, checkMembers } from "./placement.ts"
@@ -21,12 +22,15 @@ export interface LoopOptions<T> {
   readonly maxIterations: number
 }
 
-/** The body must output what it takes. */
-export type LoopBody<B> = Same<InputOf<B>, OutputOf<B>> extends true ? B
+/** The body must output what it takes (its completed output, for a body that may suspend). */
+export type LoopBody<B> = Same<InputOf<B>, ValueOf<OutputOf<B>>> extends true ? B
   : AgentTypeError<"a loop's body must output the same type it takes, so its output can be its next input">
 
 /**
- * Runs `body` repeatedly on its own output.
+ * Runs `body` repeatedly on its own output. When the body may wait for a human decision, the result
+ * is `Completed<Out> | CompositeSuspended`: an iteration that suspends suspends the loop (its snapshot
+ * holds the outputs of the iterations before it), and `resume(snapshot, decisions)` continues that
+ * iteration, then the loop.
  *
  * @example
  * ```ts
@@ -36,23 +40,37 @@ export type LoopBody<B> = Same<InputOf<B>, OutputOf<B>> extends true ? B
 export const loop = <const B extends AnyRunnable>(
   name: string,
   body: LoopBody<B>,
-  options: LoopOptions<OutputOf<B>>
-): Composite<InputOf<B>, OutputOf<B>, ErrorOf<B> | LoopLimitExceeded | StepFailed, RequirementsOf<B>> => {
+  options: LoopOptions<ValueOf<OutputOf<B>>>
+): Composite<InputOf<B>, Outcome<OutputOf<B>, ValueOf<OutputOf<B>>>, ErrorOf<B> | LoopLimitExceeded | StepFailed, RequirementsOf<B>> => {
   checkName("loop", name)
   const subject = `loop "${name}"`
   const [member] = checkMembers(subject, [body], "body")
   const maxIterations = checkCount(subject, "maxIterations", options?.maxIterations)
   if (typeof options.until !== "function") throw new AgentConfigError({ subject, reason: "`until` must be a function" })
-  return makeComposite(name, "loop", [member!], (input) =>
+  /** Goes on from the body's result `first`, after the outputs `iterations` of the iterations before it. */
+  const iterate = (settle: Settle, iterations: Array<unknown>, first: unknown) =>
     Effect.gen(function*() {
-      const iterations: Array<unknown> = []
-      let value = input
-      while (iterations.length < maxIterations) {
-        value = yield* member!.runEffect(value)
+      let result = first
+      for (;;) {
+        const settled = settleMember(settle, 0, member!, result, { iterations: [...iterations] as ReadonlyArray<Schema.Json> })
+        if ("suspended" in settled) return settled.suspended
+        const value = settled.value
         iterations.push(value)
-        const done = yield* functionStep(name, `until (iteration ${iterations.length})`, () => options.until(value as OutputOf<B>, iterations.length))
-        if (done === true) return value
+        const done = yield* functionStep(name, `until (iteration ${iterations.length})`, () => options.until(value as never, iterations.length))
+        if (done === true) return settle.complete(value)
+        if (iterations.length >= maxIterations) return yield* new LoopLimitExceeded({ loop: name, maxIterations, iterations })
+        result = yield* member!.runEffect(value)
       }
-      return yield* new LoopLimitExceeded({ loop: name, maxIterations, iterations })
-    })) as any
+    })
+  return makeComposite(name, "loop", [member!], {
+    run: (input, settle) => Effect.flatMap(member!.runEffect(input), (result) => iterate(settle, [], result)),
+    resume: (snapshot, decisions, settle) => {
+      const before = snapshot.state.iterations ?? []
+      if (before.length >= maxIterations) {
+        return Effect.fail(new SnapshotInvalid({ issues: `loop "${name}" cannot have suspended after ${before.length} iteration(s) of at most ${maxIterations}` }))
+      }
+      return Effect.flatMap(memberAt(name, [member!], snapshot), (body) =>
+        Effect.flatMap(body.resume(snapshot.state.member, decisions), (result) => iterate(settle, [...before], result)))
+    }
+  }) as any
 }
