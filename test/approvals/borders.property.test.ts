@@ -2,7 +2,8 @@
  * The approval law across borders (issue 29): arbitrary scripts for a caller, a child agent it uses as
  * a tool and a handoff target; arbitrary decisions; repeated suspensions; every snapshot serialised,
  * parsed and its keys reordered (signed or not) before a freshly built agent resumes it; some
- * snapshots resumed a second time with a resume ledger. Laws: a gated call runs only after an approve
+ * snapshots resumed a second time with a resume ledger; some runs inside a pipeline (the caller a stage
+ * that suspends the pipeline, a later stage after it). Laws: a gated call runs only after an approve
  * (or edit) of that exact call, at most once per decision; a denied call never runs; every call of
  * every assistant message a model saw has exactly one result; a second resume is refused and runs nothing.
  */
@@ -16,6 +17,7 @@ import {
   inMemoryResumeLedger,
   type LlmResponseInit,
   type ModelClient,
+  pipeline,
   ResumeLedger,
   skill,
   text,
@@ -109,7 +111,7 @@ const eachCallAnsweredOnce = (model: ReturnType<typeof scriptedModel>) => {
 }
 
 /** What the runs went through, so the laws are not vacuous (checked after the property). */
-const seen = { suspensions: 0, childSuspensions: 0, grandchildSuspensions: 0, handoffSuspensions: 0, refusedSecondResumes: 0, gatedRuns: 0 }
+const seen = { pipelineSuspensions: 0, suspensions: 0, childSuspensions: 0, grandchildSuspensions: 0, handoffSuspensions: 0, refusedSecondResumes: 0, gatedRuns: 0 }
 
 describe("approvals across borders", () => {
   afterAll(() => {
@@ -119,6 +121,7 @@ describe("approvals across borders", () => {
     expect(seen.handoffSuspensions).toBeGreaterThan(0)
     expect(seen.refusedSecondResumes).toBeGreaterThan(0)
     expect(seen.gatedRuns).toBeGreaterThan(0)
+    expect(seen.pipelineSuspensions).toBeGreaterThan(0)
   })
 
   test.prop(
@@ -129,17 +132,20 @@ describe("approvals across borders", () => {
       fc.array(arbTurn(["d_free", "d_guarded"]), { minLength: 0, maxLength: 4 }),
       fc.infiniteStream(arbDecision),
       fc.boolean(),
-      fc.infiniteStream(fc.boolean())
+      fc.infiniteStream(fc.boolean()),
+      fc.boolean()
     ],
     { numRuns }
-  )("a gated call runs only once per approval of that exact call; a denied one never; every call gets one result; a second resume runs nothing", async (front, child, grandchild, desk, decisionStream, sign, againStream) => {
+  )("a gated call runs only once per approval of that exact call; a denied one never; every call gets one result; a second resume runs nothing", async (front, child, grandchild, desk, decisionStream, sign, againStream, staged) => {
     const models = { front: scriptedModel(front), child: scriptedModel(child), grandchild: scriptedModel(grandchild), desk: scriptedModel(desk) }
     const executed: Array<Execution> = []
     const authorised = new Map<string, number>()
     const decisions = decisionStream[Symbol.iterator]()
     const again = againStream[Symbol.iterator]()
     const ledger = inMemoryResumeLedger()
-    const fresh = () => build(models, executed, sign)
+    const after = agent("after").model(scriptedModel(() => text("after")))
+    type Resumable = { resume(s: unknown, d: Record<string, DecisionT>): Effect.Effect<any, any>; runEffect(input: string): Effect.Effect<any, any> }
+    const fresh = (): Resumable => (staged ? pipeline("flow", build(models, executed, sign), after) : build(models, executed, sign)) as unknown as Resumable
     const resume = (stored: unknown, chosen: Record<string, DecisionT>) =>
       Effect.runPromise(Effect.exit(fresh().resume(stored, chosen).pipe(Effect.provideService(ResumeLedger, ledger)) as Effect.Effect<any, any>))
     let exit: Exit.Exit<any, any> = await Effect.runPromise(Effect.exit(fresh().runEffect("go") as Effect.Effect<any, any>))
@@ -147,10 +153,12 @@ describe("approvals across borders", () => {
     while (Exit.isSuccess(exit) && exit.value._tag === "Suspended" && rounds++ < 20) {
       const suspended = exit.value as { pending: ReadonlyArray<{ id: string; tool: string; args: unknown }>; snapshot: unknown }
       const stored = reorderKeys(JSON.parse(JSON.stringify(suspended.snapshot)))
+      const runSnapshot = staged ? stored.state.member : stored
+      if (staged) seen.pipelineSuspensions++
       seen.suspensions++
       if (suspended.pending.some((p) => p.id.includes("/"))) seen.childSuspensions++
       if (suspended.pending.some((p) => p.id.split("/").length > 2)) seen.grandchildSuspensions++
-      if (stored.state.handoff !== undefined) seen.handoffSuspensions++
+      if (runSnapshot.state.handoff !== undefined) seen.handoffSuspensions++
       const chosen: Record<string, DecisionT> = {}
       for (const pending of suspended.pending) chosen[pending.id] = decisions.next().value as DecisionT
       const before = executed.length
