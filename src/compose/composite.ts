@@ -182,6 +182,8 @@ export interface Settle {
 export interface CompositeBody {
   readonly run: (input: unknown, settle: Settle) => Effect.Effect<unknown, unknown, unknown>
   readonly resume?: (snapshot: CompositeSnapshot, decisions: Decisions, settle: Settle) => Effect.Effect<unknown, unknown, unknown>
+  /** The members whose suspension it carries (default: all its children). */
+  readonly carries?: ReadonlyArray<AnyRunnable>
 }
 
 interface CompositeDef {
@@ -226,7 +228,7 @@ const build = (def: CompositeDef): AnyComposite => {
   const next = (patch: Partial<CompositeDef>) => build(Object.freeze({ ...def, ...patch }))
   const shape = { kind: def.kind, name: def.name, members: def.children.map(memberShape) }
   const resumeBody = def.body.resume
-  const mayNeedApproval = resumeBody !== undefined && def.children.some(memberMayNeedApproval)
+  const mayNeedApproval = resumeBody !== undefined && (def.body.carries ?? def.children).some(memberMayNeedApproval)
   const secret = def.secret ?? def.children.map(memberSecret).find((s) => s !== undefined)
   let fingerprint: string | undefined
   const fingerprintNow = () => (fingerprint ??= fingerprintOf(shape))

@@ -7,9 +7,9 @@
 import * as Effect from "effect/Effect"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
 import { AgentDefinitionKey, definitionOf } from "../dsl/agent.ts"
-import { AgentConfigError } from "../errors.ts"
+import { AgentConfigError, SnapshotInvalid } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
-import { checkName, type Composite, makeComposite } from "./composite.ts"
+import { checkName, type Composite, makeComposite, memberAt, type Outcome, type Settle, settleMember, type ValueOf } from "./composite.ts"
 import { type StepFailed } from "./errors.ts"
 import { functionStep, type StepValue } from "./function-step.ts"
 import { checkCount, checkMembers } from "./placement.ts"
@@ -38,7 +38,10 @@ export type CaptainOutput<C> = C extends AnyRunnable ? OutputOf<C> : C extends (
 
 /**
  * Participants answer concurrently (at most `concurrency` at once; the first failure interrupts the
- * others), then the captain decides.
+ * others), then the captain decides. A captain agent that may wait for a human decision makes the
+ * result `Completed<Out> | CompositeSuspended`: the forum suspends with it, and `resume(snapshot,
+ * decisions)` continues the captain (the participants' answers are in its snapshot). Participants'
+ * suspensions are not carried yet: their `Completed | Suspended` reaches the captain as an answer.
  *
  * @example
  * ```ts
@@ -56,7 +59,7 @@ export const forum = <
   options: { readonly concurrency?: number } = {}
 ): Composite<
   InputOf<Ps[0]>,
-  CaptainOutput<C>,
+  Outcome<CaptainOutput<C>, ValueOf<CaptainOutput<C>>>,
   ErrorOf<Ps[number]> | (C extends AnyRunnable ? ErrorOf<C> : StepFailed),
   RequirementsOf<Ps[number]> | (C extends AnyRunnable ? RequirementsOf<C> : never)
 > => {
@@ -72,16 +75,29 @@ export const forum = <
     throw new AgentConfigError({ subject, reason: "the captain must be an agent, a composite or a function" })
   }
   const children = isRunnable(decide) ? [...members, decide] : members
-  return makeComposite(name, "forum", children, (input) =>
-    Effect.gen(function*() {
-      const outputs = yield* Effect.all(members.map((m) => m.runEffect(input)), { concurrency })
-      const brief = { input, answers: outputs.map((answer, i) => ({ participant: members[i]!.name, answer })) }
-      if (typeof decide === "function") {
-        return yield* functionStep(name, "captain", (signal) => (decide as (b: unknown, s: AbortSignal) => MaybeEffect<unknown>)(brief, signal))
-      }
-      const takesText = captainTakesText(decide as AnyRunnable)
-      return yield* (decide as AnyRunnable).runEffect(takesText ? renderBrief(brief) : brief)
-    })) as any
+  const captainIndex = members.length
+  const decided = (settle: Settle, result: unknown) => {
+    const settled = settleMember(settle, captainIndex, decide as AnyRunnable, result)
+    return "suspended" in settled ? settled.suspended : settle.complete(settled.value)
+  }
+  return makeComposite(name, "forum", children, {
+    carries: isRunnable(decide) ? [decide] : [],
+    run: (input, settle) =>
+      Effect.gen(function*() {
+        const outputs = yield* Effect.all(members.map((m) => m.runEffect(input)), { concurrency })
+        const brief = { input, answers: outputs.map((answer, i) => ({ participant: members[i]!.name, answer })) }
+        if (typeof decide === "function") {
+          return settle.complete(yield* functionStep(name, "captain", (signal) => (decide as (b: unknown, s: AbortSignal) => MaybeEffect<unknown>)(brief, signal)))
+        }
+        const takesText = captainTakesText(decide as AnyRunnable)
+        return decided(settle, yield* (decide as AnyRunnable).runEffect(takesText ? renderBrief(brief) : brief))
+      }),
+    resume: (snapshot, decisions, settle) =>
+      snapshot.state.stage !== captainIndex || !isRunnable(decide)
+        ? Effect.fail(new SnapshotInvalid({ issues: `only the captain of forum "${name}" can have suspended` }))
+        : Effect.flatMap(memberAt(name, children, snapshot), (captain) =>
+          Effect.map(captain.resume(snapshot.state.member, decisions), (result) => decided(settle, result)))
+  }) as any
 }
 
 /** Agents without an input Schema take text; composites and typed agents take the brief itself. */
