@@ -4,7 +4,7 @@
  * confidence, the SPARQL and the hits. Text is inserted with textContent only.
  */
 export const searchPage = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Ontology search</title>
+<html lang="en"><head><meta charset="utf-8"><title>Ontology search</title><link rel="icon" href="data:,">
 <style>body{font:15px system-ui;margin:2rem auto;max-width:60rem}input{width:70%;font-size:1rem}
 pre{background:#f4f4f4;padding:.5rem;overflow:auto}li.gap{color:#a40}li.fix{color:#05a}.muted{color:#777}</style></head>
 <body><h1>Ontology search</h1>
