@@ -11,6 +11,7 @@ import { type AgentDefinition, AgentDefinitionKey, mayNeedApproval } from "../ds
 import type { PendingApproval } from "../dsl/run-outcome.ts"
 import { DefinitionChanged, SnapshotInvalid, SnapshotRejected } from "../errors.ts"
 import { canonicalJson } from "../internal/canonical-json.ts"
+import { checkSignature, signText } from "../internal/hmac-signature.ts"
 import { lazyPackage } from "../internal/lazy-package.ts"
 import type { AnyRunnable } from "./runnable.ts"
 
@@ -95,19 +96,14 @@ export const memberShape = (member: AnyRunnable): unknown => infoOf(member)?.sha
 /** The fingerprint of a shape: sha256 of its canonical JSON, 16 hex digits. */
 export const fingerprintOf = (shape: unknown): string => crypto().createHash("sha256").update(canonicalJson(shape)).digest("hex").slice(0, 16)
 
-const keyId = (secret: string): string => crypto().createHmac("sha256", secret).update("effect-agent-dsl/snapshot-key-id").digest("hex").slice(0, 16)
-
 const unsigned = (snapshot: CompositeSnapshot): CompositeSnapshot => {
   const { signature: _, ...rest } = snapshot
   return rest
 }
 
-const mac = (secret: string, snapshot: CompositeSnapshot): string =>
-  crypto().createHmac("sha256", secret).update(canonicalJson(unsigned(snapshot))).digest("hex")
-
 /** The snapshot signed with `secret` (`v2.<key id>.<hmac>`), or as is without one. */
 export const signCompositeSnapshot = (snapshot: CompositeSnapshot, secret: string | undefined): CompositeSnapshot =>
-  secret === undefined ? snapshot : { ...unsigned(snapshot), signature: `v2.${keyId(secret)}.${mac(secret, snapshot)}` }
+  secret === undefined ? snapshot : { ...unsigned(snapshot), signature: signText(secret, canonicalJson(unsigned(snapshot))) }
 
 const decode = Schema.decodeUnknownEffect(CompositeSnapshotSchema)
 
@@ -131,16 +127,9 @@ export const checkCompositeSnapshot = (
     const snapshot = yield* decode(parsed, { errors: "all", onExcessProperty: "error" }).pipe(
       Effect.mapError((error) => new SnapshotInvalid({ issues: error.message }))
     )
-    const reject = (reason: SnapshotRejected["reason"]) => Effect.fail(new SnapshotRejected({ agent: expected.name, reason }))
     if (expected.secret !== undefined) {
-      const signature = snapshot.signature
-      if (signature === undefined) return yield* reject("unsigned")
-      const [version, id, digest] = signature.split(".")
-      if (version !== "v2" || id === undefined || digest === undefined) return yield* reject("tampered")
-      if (id !== keyId(expected.secret)) return yield* reject("foreign")
-      const found = Buffer.from(digest, "hex")
-      const wanted = Buffer.from(mac(expected.secret, snapshot), "hex")
-      if (found.length !== wanted.length || !crypto().timingSafeEqual(found, wanted)) return yield* reject("tampered")
+      const check = checkSignature(snapshot.signature, expected.secret, ["v2"], () => canonicalJson(unsigned(snapshot)))
+      if (check !== "valid") return yield* new SnapshotRejected({ agent: expected.name, reason: check })
     }
     const refuse = (found: string, reason: string) =>
       Effect.fail(new DefinitionChanged({ agent: expected.name, expected: expected.fingerprint, found, reason }))

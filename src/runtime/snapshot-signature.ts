@@ -8,30 +8,22 @@
  * key order, before canonicalisation) are still verified as they were made.
  */
 import * as Effect from "effect/Effect"
-import { lazyPackage } from "../internal/lazy-package.ts"
 import * as Schema from "effect/Schema"
 import { encodeSnapshot, type RunSnapshot, RunSnapshotSchema } from "../dsl/run-snapshot.ts"
 import { canonicalJson } from "../internal/canonical-json.ts"
+import { checkSignature, signText } from "../internal/hmac-signature.ts"
 import { SnapshotRejected } from "../errors.ts"
-
-// node:crypto loads when a snapshot is first signed or verified, not with the package (cold start, #20).
-const crypto = lazyPackage<typeof import("node:crypto")>("node:crypto")
 
 const unsigned = (snapshot: RunSnapshot): RunSnapshot => {
   const { signature: _, ...rest } = snapshot
   return rest
 }
 
-const keyId = (secret: string): string => crypto().createHmac("sha256", secret).update("effect-agent-dsl/snapshot-key-id").digest("hex").slice(0, 16)
-
 const encodeValue = Schema.encodeSync(RunSnapshotSchema)
 
 /** The text a signature covers: `v2` the RFC 8785 form of the JSON encoding, `v1` the Schema-ordered JSON. */
-const signed = (version: "v1" | "v2", snapshot: RunSnapshot): string =>
+const signed = (version: string, snapshot: RunSnapshot): string =>
   version === "v1" ? encodeSnapshot(unsigned(snapshot)) : canonicalJson(encodeValue(unsigned(snapshot)))
-
-const mac = (secret: string, snapshot: RunSnapshot, version: "v1" | "v2" = "v2"): string =>
-  crypto().createHmac("sha256", secret).update(signed(version, snapshot)).digest("hex")
 
 /**
  * The snapshot with its signature: `v2.<key id>.<hmac>`, over the snapshot's RFC 8785 canonical JSON.
@@ -43,23 +35,11 @@ const mac = (secret: string, snapshot: RunSnapshot, version: "v1" | "v2" = "v2")
  */
 export const signSnapshot = (snapshot: RunSnapshot, secret: string): RunSnapshot => ({
   ...unsigned(snapshot),
-  signature: `v2.${keyId(secret)}.${mac(secret, snapshot)}`
+  signature: signText(secret, signed("v2", snapshot))
 })
 
 /** The snapshot when its signature is this secret's and matches its content; else `SnapshotRejected`. */
 export const verifySnapshot = (snapshot: RunSnapshot, secret: string): Effect.Effect<RunSnapshot, SnapshotRejected> => {
-  const reject = (reason: SnapshotRejected["reason"]) => Effect.fail(new SnapshotRejected({ agent: snapshot.agent, reason }))
-  const signature = snapshot.signature
-  if (signature === undefined) return reject("unsigned")
-  const [version, id, digest] = signature.split(".")
-  if ((version !== "v1" && version !== "v2") || id === undefined || digest === undefined) return reject("tampered")
-  if (id !== keyId(secret)) return reject("foreign")
-  let expected: Buffer
-  try {
-    expected = Buffer.from(mac(secret, snapshot, version), "hex")
-  } catch {
-    return reject("tampered")
-  }
-  const found = Buffer.from(digest, "hex")
-  return found.length === expected.length && crypto().timingSafeEqual(found, expected) ? Effect.succeed(snapshot) : reject("tampered")
+  const check = checkSignature(snapshot.signature, secret, ["v1", "v2"], (version) => signed(version, snapshot))
+  return check === "valid" ? Effect.succeed(snapshot) : Effect.fail(new SnapshotRejected({ agent: snapshot.agent, reason: check }))
 }
