@@ -37,7 +37,7 @@ export const errorResponse = (status: number, error: { readonly _tag: string; re
     headers: { "content-type": "application/json; charset=utf-8" }
   })
 
-export class BodyTooLarge {
+class BodyTooLarge {
   readonly _tag = "BodyTooLarge"
   constructor(readonly limit: number) {}
   get message(): string {
@@ -45,8 +45,27 @@ export class BodyTooLarge {
   }
 }
 
+/**
+ * The JSON body of a POST, or the Response that refuses the request: 405 for another method, 413 past
+ * `limit` bytes, 400 (`invalid`'s error) for a body that is not JSON. Shared by the chat and AG-UI handlers.
+ */
+export const readJsonBody = async (
+  request: Request,
+  limit: number,
+  endpoint: string,
+  invalid: (issues: string) => { readonly _tag: string; readonly message: string }
+): Promise<{ readonly body: unknown } | { readonly refused: Response }> => {
+  if (request.method !== "POST") return { refused: errorResponse(405, { _tag: "MethodNotAllowed", message: `${endpoint} takes POST` }) }
+  try {
+    return { body: JSON.parse(await readText(request, limit)) }
+  } catch (error) {
+    if (error instanceof BodyTooLarge) return { refused: errorResponse(413, error) }
+    return { refused: errorResponse(400, invalid(`the body is not JSON: ${error instanceof Error ? error.message : String(error)}`)) }
+  }
+}
+
 /** The body as text, refusing it as soon as it passes `limit` bytes (a declared length is checked first). */
-export const readText = async (request: Request, limit: number): Promise<string> => {
+const readText = async (request: Request, limit: number): Promise<string> => {
   const declared = Number(request.headers.get("content-length") ?? Number.NaN)
   if (declared > limit) throw new BodyTooLarge(limit)
   if (request.body === null) return ""
@@ -92,15 +111,9 @@ export const chatHandler = <T extends AgentShape & { readonly input: string; rea
   provideStreamingModules()
   const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes
   return async (request) => {
-    if (request.method !== "POST") return errorResponse(405, { _tag: "MethodNotAllowed", message: "A chat endpoint takes POST" })
-    let body: unknown
-    try {
-      const text = await readText(request, maxBodyBytes)
-      body = JSON.parse(text)
-    } catch (error) {
-      if (error instanceof BodyTooLarge) return errorResponse(413, error)
-      return errorResponse(400, new UIMessagesInvalid({ issues: `the body is not JSON: ${error instanceof Error ? error.message : String(error)}` }))
-    }
+    const read = await readJsonBody(request, maxBodyBytes, "A chat endpoint", (issues) => new UIMessagesInvalid({ issues }))
+    if ("refused" in read) return read.refused
+    const body = read.body
     let chat
     try {
       chat = fromUIMessages(body, options)

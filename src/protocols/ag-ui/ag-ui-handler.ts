@@ -17,7 +17,7 @@ import type { AgentBuilder, AgentShape } from "../../dsl/agent.ts"
 import { Decision, type Decisions } from "../../dsl/decision.ts"
 import { eventStreamResponse } from "../../runtime/event-stream-response.ts"
 import type { ResumeLedgerStore } from "../../runtime/resume-ledger.ts"
-import { BodyTooLarge, errorResponse, readText } from "../../web/chat-handler.ts"
+import { errorResponse, readJsonBody } from "../../web/chat-handler.ts"
 import { chatResumeStream, chatStream, type ChatStreamOptions, type ChatSuspension } from "../../web/chat-stream.ts"
 import { provideStreamingModules } from "../../web/edge-modules.ts"
 import { AgUiInputInvalid, agUiInvalid } from "./errors.ts"
@@ -126,14 +126,9 @@ export const agUiHandler = <T extends AgentShape & { readonly input: string; rea
   provideStreamingModules()
   const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes
   return async (request) => {
-    if (request.method !== "POST") return errorResponse(405, { _tag: "MethodNotAllowed", message: "An AG-UI endpoint takes POST" })
-    let body: unknown
-    try {
-      body = JSON.parse(await readText(request, maxBodyBytes))
-    } catch (error) {
-      if (error instanceof BodyTooLarge) return errorResponse(413, error)
-      return errorResponse(400, agUiInvalid(`the body is not JSON: ${error instanceof Error ? error.message : String(error)}`))
-    }
+    const read = await readJsonBody(request, maxBodyBytes, "An AG-UI endpoint", agUiInvalid)
+    if ("refused" in read) return read.refused
+    const body = read.body
     try {
       const run = fromRunAgentInput(body, options)
       const tools = clientTools(run.clientTools, run.toolResults)
