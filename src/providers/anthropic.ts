@@ -51,6 +51,9 @@ export interface AnthropicOptions extends StreamingOptions {
 
 const provider = "anthropic"
 
+/** The SDK, loaded when the first `anthropic(...)` client is built. */
+const sdk = lazyPackage<typeof import("@anthropic-ai/sdk")>("@anthropic-ai/sdk")
+
 /**
  * A `ModelClient` for Anthropic's Messages API.
  *
@@ -61,9 +64,6 @@ const provider = "anthropic"
  * agent("calc").model(model)
  * ```
  */
-/** The SDK, loaded when the first `anthropic(...)` client is built. */
-const sdk = lazyPackage<typeof import("@anthropic-ai/sdk")>("@anthropic-ai/sdk")
-
 export const anthropic = (model: string, options: AnthropicOptions = {}): ModelClient => {
   let client: Anthropic
   try {

@@ -46,6 +46,9 @@ export interface OllamaOptions extends StreamingOptions {
 
 const provider = "ollama"
 
+/** The SDK, loaded when the first `ollama(...)` client makes a call. */
+const sdk = lazyPackage<typeof import("ollama")>("ollama")
+
 /**
  * A `ModelClient` for a local or remote Ollama server.
  *
@@ -55,9 +58,6 @@ const provider = "ollama"
  * agent("calc").model(model)
  * ```
  */
-/** The SDK, loaded when the first `ollama(...)` client makes a call. */
-const sdk = lazyPackage<typeof import("ollama")>("ollama")
-
 export const ollama = (model: string, options: OllamaOptions = {}): ModelClient => {
   const host = ollamaHost(options)
   let Client: typeof Ollama

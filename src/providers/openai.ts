@@ -71,6 +71,9 @@ export interface OpenAiOptions extends StreamingOptions {
 
 const provider = "openai"
 
+/** The SDK, loaded when the first `openai(...)` client is built. */
+const sdk = lazyPackage<typeof import("openai")>("openai")
+
 /**
  * A `ModelClient` for OpenAI Chat Completions.
  *
@@ -81,9 +84,6 @@ const provider = "openai"
  * agent("calc").model(model)
  * ```
  */
-/** The SDK, loaded when the first `openai(...)` client is built. */
-const sdk = lazyPackage<typeof import("openai")>("openai")
-
 export const openai = (model: string, options: OpenAiOptions = {}): ModelClient => {
   const client = openAiSdkClient(`openai model "${model}"`, options)
   return {
