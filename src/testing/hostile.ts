@@ -14,6 +14,14 @@ import type { ModelClient } from "../model/model-client.ts"
 
 /** The kinds of values JSON cannot hold or that throw when read. */
 export const hostileValueKinds = ["bigint", "cyclic", "cyclic-null-prototype", "deep", "throwing-getter", "throwing-toJSON"] as const
+/**
+ * One of {@link hostileValueKinds}: a value JSON cannot hold or that throws when read.
+ *
+ * @example
+ * ```ts
+ * const kind: HostileValueKind = "cyclic"
+ * ```
+ */
 export type HostileValueKind = (typeof hostileValueKinds)[number]
 
 /**
