@@ -8,6 +8,8 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type AgentDefinition, AgentDefinitionKey, mayNeedApproval } from "../dsl/agent-definition.ts"
+import type { Decisions } from "../dsl/decision.ts"
+import { resumeCheckOf } from "../dsl/resume-check.ts"
 import type { PendingApproval } from "../dsl/run-outcome.ts"
 import { DefinitionChanged, SnapshotInvalid, SnapshotRejected } from "../errors.ts"
 import { canonicalJson } from "../internal/canonical-json.ts"
@@ -16,6 +18,8 @@ import { lazyPackage } from "../internal/lazy-package.ts"
 import type { AnyRunnable } from "./runnable.ts"
 
 const crypto = lazyPackage<typeof import("node:crypto")>("node:crypto")
+
+const Stage = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /**
  * The Schema of a composite snapshot (version 1).
@@ -31,12 +35,18 @@ export const CompositeSnapshotSchema = Schema.Struct({
   kind: Schema.Literals(["pipeline", "parallel", "forum", "loop", "branch"]),
   fingerprint: Schema.String,
   state: Schema.Struct({
-    /** The index of the member that suspended (a pipeline's stage). */
-    stage: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+    /** The index of the member that suspended (a pipeline's stage; the first one, when several wait at once). */
+    stage: Stage,
     /** The member's own snapshot (a run snapshot, or a nested composite's snapshot). */
     member: Schema.Json,
     /** A loop's outputs of the iterations before the one that suspended. */
-    iterations: Schema.optionalKey(Schema.Array(Schema.Json))
+    iterations: Schema.optionalKey(Schema.Array(Schema.Json)),
+    /** Members run at once (a parallel's, a forum's participants): the others that wait, each with its snapshot. */
+    waiting: Schema.optionalKey(Schema.Array(Schema.Struct({ stage: Stage, member: Schema.Json }))),
+    /** Members run at once: the outputs of those that completed (as JSON), not run again at resume. */
+    outputs: Schema.optionalKey(Schema.Array(Schema.Struct({ stage: Stage, output: Schema.Json }))),
+    /** A parallel with `onFailure: "collect"`: the errors of those that failed (as JSON: `_tag`, `message`, fields). */
+    failures: Schema.optionalKey(Schema.Array(Schema.Struct({ stage: Stage, error: Schema.Json })))
   }),
   /** HMAC of the rest, when the composite signs. */
   signature: Schema.optionalKey(Schema.String)
@@ -70,6 +80,8 @@ export interface SuspensionInfo {
   readonly mayNeedApproval: boolean
   readonly secret: string | undefined
   readonly shape: unknown
+  /** Validates a resume of this composite from `snapshot` with `decisions`, running nothing. */
+  readonly check: (snapshot: unknown, decisions: Decisions) => Effect.Effect<void, unknown>
 }
 
 const definitionOf = (member: AnyRunnable): AgentDefinition | undefined =>
@@ -84,6 +96,17 @@ export const memberMayNeedApproval = (member: AnyRunnable): boolean => {
   if (info !== undefined) return info.mayNeedApproval
   const definition = definitionOf(member)
   return definition !== undefined && typeof (member as { resume?: unknown }).resume === "function" && mayNeedApproval(definition)
+}
+
+/**
+ * Validates a resume of `member` from its own `snapshot` with `decisions`, running nothing: an agent's
+ * decisions bound to its exact pending calls (edits decoded by the tool's Schema), a composite's
+ * checked down to its waiting members. A member whose factory gives no check (a foreign runnable)
+ * checks its decisions when it resumes.
+ */
+export const checkMemberResume = (member: AnyRunnable, snapshot: unknown, decisions: Decisions): Effect.Effect<void, unknown> => {
+  const check = infoOf(member)?.check ?? resumeCheckOf(member)
+  return check === undefined ? Effect.void : check(snapshot, decisions)
 }
 
 /** The secret a member signs its snapshots with, if any. */

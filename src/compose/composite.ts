@@ -10,7 +10,6 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type * as Queue from "effect/Queue"
 import type * as Stream from "effect/Stream"
 import { identity } from "effect/Function"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
@@ -22,6 +21,7 @@ import {
   type CompositeSnapshot,
   type CompositeSuspended,
   CompositeSuspension,
+  checkMemberResume,
   fingerprintOf,
   memberMayNeedApproval,
   memberSecret,
@@ -34,7 +34,7 @@ import { noStackTrace } from "../internal/span-options.ts"
 import { BudgetScope, CurrentBudgetScope, ParentRun, StreamSink } from "../dsl/lineage.ts"
 import type { RunStreamEvent } from "../dsl/events.ts"
 import type { AnyRunnable, ErrorOf, InputOf, OutputOf, RequirementsOf, Runnable, Same } from "./runnable.ts"
-import { effectStream as stream, effectQueue } from "../internal/lazy-effect.ts"
+import { sinkStream } from "../dsl/sink-stream.ts"
 
 
 /** The operator a composite was built with. */
@@ -130,6 +130,17 @@ export interface Composite<In, Out, E, R> extends Runnable<In, Out, E, R> {
    */
   resume(snapshot: unknown, decisions: Decisions): Effect.Effect<Out, E | SnapshotInvalid | SnapshotRejected | DefinitionChanged, R>
   /**
+   * `resume` as a Stream of its events, as `runStream` is `runEffect`'s: the events of every run that
+   * continues under it, and last its own `CompositeEnd` (whose outcome carries the result, a
+   * `CompositeSuspended` again included); the stream fails with the resume's error.
+   *
+   * @example
+   * ```ts
+   * const events = flow.resumeStream(stored, { "0/k1": Decision.approve })
+   * ```
+   */
+  resumeStream(snapshot: unknown, decisions: Decisions): Stream.Stream<CompositeStreamEvent, E | SnapshotInvalid | SnapshotRejected | DefinitionChanged, R>
+  /**
    * Signs the snapshots this composite takes (HMAC-SHA256 with `secret`) and resumes only snapshots
    * signed so. Without it, a composite signs with the secret of its first member that signs.
    */
@@ -182,6 +193,13 @@ export interface Settle {
 export interface CompositeBody {
   readonly run: (input: unknown, settle: Settle) => Effect.Effect<unknown, unknown, unknown>
   readonly resume?: (snapshot: CompositeSnapshot, decisions: Decisions, settle: Settle) => Effect.Effect<unknown, unknown, unknown>
+  /**
+   * Validates a resume from `snapshot` (already checked as this composite's) with `decisions`, running
+   * nothing. Default: the member at `state.stage` checks its own snapshot with the decisions.
+   */
+  readonly check?: (snapshot: CompositeSnapshot, decisions: Decisions) => Effect.Effect<void, unknown>
+  /** What else the composite's fingerprint covers (a loop's cap and `until`), beside its kind, name and members. */
+  readonly shape?: unknown
   /** The members whose suspension it carries (default: all its children). */
   readonly carries?: ReadonlyArray<AnyRunnable>
 }
@@ -226,7 +244,7 @@ const notify = <Ev extends CompositeStart | CompositeEnd>(listeners: ReadonlyArr
 
 const build = (def: CompositeDef): AnyComposite => {
   const next = (patch: Partial<CompositeDef>) => build(Object.freeze({ ...def, ...patch }))
-  const shape = { kind: def.kind, name: def.name, members: def.children.map(memberShape) }
+  const shape = { kind: def.kind, name: def.name, members: def.children.map(memberShape), ...(def.body.shape === undefined ? {} : { options: def.body.shape }) }
   const resumeBody = def.body.resume
   const mayNeedApproval = resumeBody !== undefined && (def.body.carries ?? def.children).some(memberMayNeedApproval)
   const secret = def.secret ?? def.children.map(memberSecret).find((s) => s !== undefined)
@@ -245,6 +263,13 @@ const build = (def: CompositeDef): AnyComposite => {
     complete: (value) => (mayNeedApproval ? { _tag: "Completed", output: value } : value)
   }
   const runEffect = (input: unknown) => execute(input, def.body.run(input, settle))
+  const checkBody = def.body.check ??
+    ((snapshot: CompositeSnapshot, decisions: Decisions) =>
+      Effect.flatMap(memberAt(def.name, def.children, snapshot), (member) => checkMemberResume(member, snapshot.state.member, decisions)))
+  const check = (snapshot: unknown, decisions: Decisions): Effect.Effect<void, unknown> =>
+    resumeBody === undefined
+      ? Effect.fail(new AgentConfigError({ subject: `${def.kind} "${def.name}"`, reason: `a ${def.kind} does not suspend: it has nothing to resume` }))
+      : Effect.flatMap(checkCompositeSnapshot({ name: def.name, kind: def.kind, fingerprint: fingerprintNow(), secret }, snapshot), (checked) => checkBody(checked, decisions))
   const resume = (snapshot: unknown, decisions: Decisions) =>
     resumeBody === undefined
       ? Effect.fail(new AgentConfigError({ subject: `${def.kind} "${def.name}"`, reason: `a ${def.kind} does not suspend yet: it has nothing to resume` }))
@@ -289,7 +314,7 @@ const build = (def: CompositeDef): AnyComposite => {
       ))
     }).pipe(Effect.withSpan("agent.compose", { attributes: { "agent.name": def.name, "agent.compose": def.kind } }, noStackTrace))
 
-  const info: SuspensionInfo = { mayNeedApproval, secret, shape }
+  const info: SuspensionInfo = { mayNeedApproval, secret, shape, check }
   const composite: AnyComposite = Object.freeze({
     [CompositeSuspension]: info,
     _tag: "Composite" as const,
@@ -305,12 +330,8 @@ const build = (def: CompositeDef): AnyComposite => {
       return next({ secret: key })
     },
     run: ((input: unknown) => Effect.runPromise(runEffect(input) as Effect.Effect<unknown, unknown>)) as any,
-    runStream: (input: unknown) =>
-      stream().callback<CompositeStreamEvent, unknown, unknown>((queue) =>
-        runEffect(input).pipe(
-          Effect.provideService(StreamSink, (event: RunStreamEvent) => Effect.asVoid(effectQueue().offer(queue, event))),
-          Effect.andThen(effectQueue().end(queue))
-        ), { bufferSize: 256, strategy: "suspend" }),
+    runStream: (input: unknown) => sinkStream<CompositeStreamEvent, unknown, unknown>(runEffect(input)),
+    resumeStream: (snapshot: unknown, decisions: Decisions) => sinkStream<CompositeStreamEvent, unknown, unknown>(resume(snapshot, decisions)),
     andThen: ((nextStage: AnyRunnable) => pipelineOf(`${def.name} → ${nextStage.name}`, [composite, nextStage])) as AnyComposite["andThen"],
     budget: (limits: CompositeBudget) => next(checkBudget(def, limits)),
     onRunStart: (listener: (event: CompositeStart) => MaybeEffect<unknown>) => next({ onStart: [...def.onStart, listener] }),

@@ -34,6 +34,8 @@ import {
   listenerAdvice
 } from "./builder-validation.ts"
 import { isModelFree, layerFailed, modelInContext, noModel, withDefinitionServices } from "./definition-services.ts"
+import { type AgentResumeChecker, ResumeCheck } from "./resume-check.ts"
+import { sinkStream } from "./sink-stream.ts"
 import type {
   AgentEvent,
   ArgsRepairedEvent,
@@ -318,6 +320,18 @@ export interface AgentBuilder<T extends AgentShape> {
    */
   resume(snapshot: unknown, decisions: Decisions): RunEffect<T>
   /**
+   * `resume` as a Stream of its events, as `runStream` is `runEffect`'s: `ApprovalDecided`, the calls,
+   * the model's next answers with their deltas, and last `RunEnd` (whose outcome may be `Suspended`
+   * again, with its snapshot); it fails with the resume's `AgentError` (a refused decision included,
+   * before anything runs). Stopping the stream stops the run.
+   *
+   * @example
+   * ```ts
+   * const events = bank.resumeStream(stored, { k1: Decision.approve })
+   * ```
+   */
+  resumeStream(snapshot: unknown, decisions: Decisions): RunStream<T>
+  /**
    * Adds an interceptor for one tool: before each call of it runs, `interceptor` sees the decoded
    * arguments and answers `Intercept.proceed`, `.proceedWith(args)`, `.deny(reason)`,
    * `.substitute(result)` or (for tools that may need approval) `.suspend(reason)`. Several
@@ -395,6 +409,8 @@ export type AgentResumer = (
   decisions: Decisions
 ) => Effect.Effect<unknown, AgentError, ModelClientService>
 
+export type { AgentResumeChecker } from "./resume-check.ts"
+
 const noResumer: AgentResumer = (definition) =>
   Effect.fail(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "this agent factory was built without a resumer" }))
 
@@ -423,13 +439,18 @@ export interface AgentFactory {
  * const agent = agentFactory(runAgent)
  * ```
  */
-export const agentFactory = (runner: AgentRunner, streamer?: AgentStreamer, resumer: AgentResumer = noResumer): AgentFactory =>
+export const agentFactory = (
+  runner: AgentRunner,
+  streamer?: AgentStreamer,
+  resumer: AgentResumer = noResumer,
+  checker?: AgentResumeChecker
+): AgentFactory =>
   ((name: string, options: AgentOptions<any, any> = {}) => {
     if (typeof name !== "string" || name.trim() === "") {
       throw new AgentConfigError({ subject: "agent", reason: "an agent needs a non-empty name" })
     }
     checkOptions(`agent "${name}"`, "agent(name, options)", options, agentOptionKeys)
-    return makeBuilder({ runner, streamer, resumer }, Object.freeze({
+    return makeBuilder({ runner, streamer, resumer, checker }, Object.freeze({
     name,
     registry: Symbol(name),
     prompt: undefined,
@@ -454,10 +475,11 @@ interface Runners {
   readonly runner: AgentRunner
   readonly streamer: AgentStreamer | undefined
   readonly resumer: AgentResumer
+  readonly checker: AgentResumeChecker | undefined
 }
 
 const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilder<any> => {
-  const { runner, streamer, resumer } = runners
+  const { runner, streamer, resumer, checker } = runners
   const next = (patch: Partial<AgentDefinition>) => makeBuilder(runners, Object.freeze({ ...definition, ...patch }))
   const subject = `agent "${definition.name}"`
   const on = (event: AgentEvent["_tag"] | "*") => (listener: Listener<any>) => {
@@ -469,6 +491,7 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
   const withServices = (run: Effect.Effect<unknown, AgentError, any>) => withDefinitionServices(definition, run)
   const runEffect = (input: unknown): Effect.Effect<unknown, AgentError, any> => withServices(runner(definition, input))
   const resume = (snapshot: unknown, decisions: Decisions) => withServices(resumer(definition, snapshot, decisions))
+  const resumeStream = (snapshot: unknown, decisions: Decisions) => sinkStream<RunStreamEvent, AgentError, any>(resume(snapshot, decisions))
   const runStream = (input: unknown): Stream.Stream<RunStreamEvent, AgentError, any> => {
     if (streamer === undefined) {
       return stream().fail(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "this agent factory was made without a streaming runner" }))
@@ -482,6 +505,7 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
   return Object.freeze({
     name: definition.name,
     [AgentDefinitionKey]: definition,
+    [ResumeCheck]: checker === undefined ? undefined : (snapshot: unknown, decisions: Decisions) => checker(definition, snapshot, decisions),
     prompt: (prompt: string) => (checkString(subject, ".prompt(...)", prompt), next({ prompt })),
     model: (model: ModelClient) => (checkModel(subject, model), next({ model })),
     provide: (layer: Layer.Layer<any, any, any>) => {
@@ -566,6 +590,7 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
     runEffect: runEffect as any,
     runStream,
     resume: resume as any,
+    resumeStream,
     intercept: (tool: string, interceptor: Interceptor<AnyTool>) => {
       if (!definition.tools.some((t) => t.name === tool)) {
         throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `cannot intercept "${tool}": no tool of that name is registered` })

@@ -98,6 +98,23 @@ export const resumeAgent = (
   )
 
 /**
+ * Checks a resume of `definition` from `snapshot` with `decisions` and runs nothing: the snapshot
+ * decodes, its signature holds when the agent signs, it fits the definition, and every decision binds
+ * to its exact pending call (edits decoded by the tool's Schema), in suspended children and handoff
+ * targets too. What a composite resuming several members at once checks for each before any continues.
+ *
+ * @example
+ * ```ts
+ * yield* checkResumeAgent(definition, JSON.parse(text), { call_1: Decision.approve })
+ * ```
+ */
+export const checkResumeAgent = (definition: AgentDefinition, snapshot: unknown, decisions: Decisions): Effect.Effect<void, AgentError> =>
+  (typeof snapshot === "string" ? decodeSnapshot(snapshot) : decodeSnapshotValue(snapshot)).pipe(
+    Effect.flatMap((decoded) => checkDecisions(definition, decoded, decisions)),
+    Effect.asVoid
+  )
+
+/**
  * One run of a session: `history` (earlier messages, without a system prompt) between the system
  * prompt and the new input. Gives what the builder's `run` gives, and the messages this run added
  * (from the new user message on) when it completed, for the session store.
