@@ -45,6 +45,8 @@ export const CompositeSnapshotSchema = Schema.Struct({
     waiting: Schema.optionalKey(Schema.Array(Schema.Struct({ stage: Stage, member: Schema.Json }))),
     /** Members run at once: the outputs of those that completed (as JSON), not run again at resume. */
     outputs: Schema.optionalKey(Schema.Array(Schema.Struct({ stage: Stage, output: Schema.Json }))),
+    /** A forum's input (as JSON), for the captain's brief once its waiting participants continue. */
+    input: Schema.optionalKey(Schema.Json),
     /** A parallel with `onFailure: "collect"`: the errors of those that failed (as JSON: `_tag`, `message`, fields). */
     failures: Schema.optionalKey(Schema.Array(Schema.Struct({ stage: Stage, error: Schema.Json })))
   }),

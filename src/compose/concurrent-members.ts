@@ -23,6 +23,8 @@ import type { AnyRunnable } from "./runnable.ts"
 export interface ConcurrentOptions {
   readonly concurrency: number
   readonly collect: boolean
+  /** What else a suspension's snapshot keeps (a forum's input). */
+  readonly keep?: Pick<CompositeSnapshot["state"], "input">
 }
 
 /** One member's part, once it ran: a value, a failure (collected), or a suspension. */
@@ -47,7 +49,7 @@ export const runConcurrently = (
 ): Effect.Effect<Concurrent, unknown, unknown> =>
   Effect.map(
     Effect.all(members.map((member) => runSlot(member, member.runEffect(input), options.collect)), { concurrency: options.concurrency }),
-    (slots) => finish(composite, slots, options.collect, settle)
+    (slots) => finish(composite, slots, options, settle)
   )
 
 /**
@@ -74,7 +76,7 @@ export const resumeConcurrently = (
     plan.waiting.forEach((w, i) => {
       slots[w.stage] = resumed[i]!
     })
-    return finish(composite, slots, options.collect, settle)
+    return finish(composite, slots, options, settle)
   })
 
 /** Checks a resume of members run at once, running nothing: every waiting member checks its own decisions. */
@@ -101,7 +103,8 @@ const runSlot = (member: AnyRunnable, run: Effect.Effect<unknown, unknown, unkno
     : Effect.map(run, slot)
 }
 
-const finish = (composite: string, slots: ReadonlyArray<Slot>, collect: boolean, settle: Settle): Concurrent => {
+const finish = (composite: string, slots: ReadonlyArray<Slot>, options: ConcurrentOptions, settle: Settle): Concurrent => {
+  const collect = options.collect
   const waiting = slots.flatMap((slot, stage) => (slot._tag === "Waiting" ? [{ stage, slot }] : []))
   if (waiting.length === 0) {
     return {
@@ -118,7 +121,8 @@ const finish = (composite: string, slots: ReadonlyArray<Slot>, collect: boolean,
     suspended: settle.suspend(first!.stage, { pending, snapshot: first!.slot.snapshot }, {
       waiting: others.map(({ stage, slot }) => ({ stage, member: slot.snapshot as Schema.Json })),
       outputs,
-      ...(failures.length === 0 ? {} : { failures })
+      ...(failures.length === 0 ? {} : { failures }),
+      ...options.keep
     })
   }
 }
@@ -189,7 +193,7 @@ const isSuspension = (u: unknown): u is { readonly pending: ReadonlyArray<Pendin
   Array.isArray((u as { pending?: unknown }).pending)
 
 /** A completed member's output as the snapshot keeps it: JSON, so a resume here and one in another process see the same. */
-const asJson = (composite: string, value: unknown): Schema.Json => {
+export const asJson = (composite: string, value: unknown): Schema.Json => {
   try {
     const text = JSON.stringify(value)
     return text === undefined ? null : (JSON.parse(text) as Schema.Json)

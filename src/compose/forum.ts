@@ -9,7 +9,9 @@ import type { AgentTypeError } from "../dsl/agent-type-error.ts"
 import { AgentDefinitionKey, definitionOf } from "../dsl/agent.ts"
 import { AgentConfigError, SnapshotInvalid } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
+import { checkMemberResume } from "./composite-snapshot.ts"
 import { checkName, type Composite, makeComposite, memberAt, type Outcome, type Settle, settleMember, type ValueOf } from "./composite.ts"
+import { asJson, checkConcurrently, type Concurrent, isConcurrentSuspension, resumeConcurrently, runConcurrently } from "./concurrent-members.ts"
 import { type StepFailed } from "./errors.ts"
 import { functionStep, type StepValue } from "./function-step.ts"
 import { checkCount, checkMembers } from "./placement.ts"
@@ -38,10 +40,13 @@ export type CaptainOutput<C> = C extends AnyRunnable ? OutputOf<C> : C extends (
 
 /**
  * Participants answer concurrently (at most `concurrency` at once; the first failure interrupts the
- * others), then the captain decides. A captain agent that may wait for a human decision makes the
- * result `Completed<Out> | CompositeSuspended`: the forum suspends with it, and `resume(snapshot,
- * decisions)` continues the captain (the participants' answers are in its snapshot). Participants'
- * suspensions are not carried yet: their `Completed | Suspended` reaches the captain as an answer.
+ * others), then the captain decides. A participant or captain agent that may wait for a human decision
+ * makes the result `Completed<Out> | CompositeSuspended`. While participants wait, the forum suspends as
+ * a whole, as a parallel does (their calls named `<participant index>/<call id>`, the answers of the
+ * others in its snapshot); `resume(snapshot, decisions)` checks every participant's decisions before
+ * any continues, continues the waiting ones, then the captain decides without asking the others again.
+ * A captain that waits suspends the forum too; its resume continues the captain (the answers are in
+ * its snapshot). The captain sees each participant's completed answer, never a suspension.
  *
  * @example
  * ```ts
@@ -59,7 +64,7 @@ export const forum = <
   options: { readonly concurrency?: number } = {}
 ): Composite<
   InputOf<Ps[0]>,
-  Outcome<CaptainOutput<C>, ValueOf<CaptainOutput<C>>>,
+  Outcome<CaptainOutput<C> | OutputOf<Ps[number]>, ValueOf<CaptainOutput<C>>>,
   ErrorOf<Ps[number]> | (C extends AnyRunnable ? ErrorOf<C> : StepFailed),
   RequirementsOf<Ps[number]> | (C extends AnyRunnable ? RequirementsOf<C> : never)
 > => {
@@ -80,23 +85,39 @@ export const forum = <
     const settled = settleMember(settle, captainIndex, decide as AnyRunnable, result)
     return "suspended" in settled ? settled.suspended : settle.complete(settled.value)
   }
+  /** The input is kept in a participants' suspension: the captain's brief needs it once they continue. */
+  const at = (input: unknown) => ({ concurrency, collect: false, keep: { input: asJson(name, input) } })
+  /** The captain decides on the participants' answers, unless some participant waits. */
+  const answered = (input: unknown, settle: Settle, outcome: Concurrent) =>
+    Effect.gen(function*() {
+      if ("suspended" in outcome) return outcome.suspended
+      const brief = { input, answers: outcome.values.map((answer, i) => ({ participant: members[i]!.name, answer })) }
+      if (typeof decide === "function") {
+        return settle.complete(yield* functionStep(name, "captain", (signal) => (decide as (b: unknown, s: AbortSignal) => MaybeEffect<unknown>)(brief, signal)))
+      }
+      const takesText = captainTakesText(decide as AnyRunnable)
+      return decided(settle, yield* (decide as AnyRunnable).runEffect(takesText ? renderBrief(brief) : brief))
+    })
+  const captainOnly = (issues: string) => Effect.fail(new SnapshotInvalid({ issues }))
   return makeComposite(name, "forum", children, {
-    carries: isRunnable(decide) ? [decide] : [],
-    run: (input, settle) =>
-      Effect.gen(function*() {
-        const outputs = yield* Effect.all(members.map((m) => m.runEffect(input)), { concurrency })
-        const brief = { input, answers: outputs.map((answer, i) => ({ participant: members[i]!.name, answer })) }
-        if (typeof decide === "function") {
-          return settle.complete(yield* functionStep(name, "captain", (signal) => (decide as (b: unknown, s: AbortSignal) => MaybeEffect<unknown>)(brief, signal)))
-        }
-        const takesText = captainTakesText(decide as AnyRunnable)
-        return decided(settle, yield* (decide as AnyRunnable).runEffect(takesText ? renderBrief(brief) : brief))
-      }),
-    resume: (snapshot, decisions, settle) =>
-      snapshot.state.stage !== captainIndex || !isRunnable(decide)
-        ? Effect.fail(new SnapshotInvalid({ issues: `only the captain of forum "${name}" can have suspended` }))
+    run: (input, settle) => Effect.flatMap(runConcurrently(name, members, input, at(input), settle), (outcome) => answered(input, settle, outcome)),
+    resume: (snapshot, decisions, settle) => {
+      if (isConcurrentSuspension(snapshot)) {
+        const input = snapshot.state.input
+        if (input === undefined) return captainOnly(`a suspension of the participants of forum "${name}" keeps the forum's input`)
+        return Effect.flatMap(resumeConcurrently(name, members, snapshot, decisions, at(input), settle), (outcome) => answered(input, settle, outcome))
+      }
+      return snapshot.state.stage !== captainIndex || !isRunnable(decide)
+        ? captainOnly(`only a participant or the captain of forum "${name}" can have suspended`)
         : Effect.flatMap(memberAt(name, children, snapshot), (captain) =>
           Effect.map(captain.resume(snapshot.state.member, decisions), (result) => decided(settle, result)))
+    },
+    check: (snapshot, decisions) =>
+      isConcurrentSuspension(snapshot)
+        ? checkConcurrently(name, members, snapshot, decisions)
+        : snapshot.state.stage !== captainIndex || !isRunnable(decide)
+        ? captainOnly(`only a participant or the captain of forum "${name}" can have suspended`)
+        : Effect.flatMap(memberAt(name, children, snapshot), (captain) => checkMemberResume(captain, snapshot.state.member, decisions))
   }) as any
 }
 

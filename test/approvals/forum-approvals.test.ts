@@ -60,3 +60,67 @@ describe("a forum whose captain waits for approval", () => {
     expect(await plain.run("q")).toBe("x")
   })
 })
+
+/** Participants that wait for approval (a and b banks, c plain) and a judge that may too. `fresh`: models start after the tool calls. */
+const buildParticipants = (options: { readonly fresh?: boolean; readonly judgePays?: boolean } = {}) => {
+  const fresh = options.fresh === true
+  const pay = (to: string, amount: number, answer: string) =>
+    scriptedModel(fresh ? [text(answer)] : [toolCalls([{ id: "k1", name: "transfer", arguments: { to, amount } }]), text(answer)])
+  const a = makeBank(pay("bob", 500, "a paid"))
+  const b = makeBank(pay("eve", 700, "b paid"))
+  const answered: Array<string> = []
+  const c = agent("c").model(scriptedModel(() => text("c says pay"))).onRunEnd(() => void answered.push("c"))
+  const briefs: Array<string> = []
+  const judgeModel = scriptedModel((request) => {
+    const last = request.messages.at(-1)
+    if (last?.role === "user") briefs.push(last.content)
+    return options.judgePays === true && last?.role === "user" ? toolCalls([{ id: "j1", name: "transfer", arguments: { to: "zed", amount: 900 } }]) : text("verdict")
+  })
+  const judgeBank = makeBank(judgeModel)
+  const judge = agent("judge").model(judgeModel).tools({ transfer: judgeBank.tools.transfer })
+  return { a, b, answered, briefs, judgeBank, panel: forum("panel", [a.bank, b.bank, c], judge) }
+}
+
+describe("a forum whose participants wait for approval", () => {
+  it("suspends as a whole; resume checks every participant's decisions first, continues them, then the captain decides without asking the others again", async () => {
+    const made = buildParticipants()
+    const first = await made.panel.run("pay?")
+    if (first._tag !== "Suspended") throw new Error("expected a suspension")
+    expect(first.pending.map((p) => p.id)).toEqual(["0/k1", "1/k1"])
+    expect(first.snapshot).toMatchObject({ kind: "forum", state: { stage: 0, outputs: [{ stage: 2, output: "c says pay" }] } })
+    expect(made.briefs).toEqual([])
+    const refused = buildParticipants({ fresh: true })
+    const bad = await runExit(refused.panel.resume(first.snapshot, { "0/k1": Decision.approve, "1/k1": Decision.edit({ to: 3 }) }))
+    expect(failureOf(bad)).toMatchObject({ _tag: "DecisionsInvalid" })
+    expect([...refused.a.executed, ...refused.b.executed]).toEqual([])
+    expect(refused.briefs).toEqual([])
+    const again = buildParticipants({ fresh: true })
+    const stored = reorderKeys(JSON.parse(JSON.stringify(first.snapshot)))
+    expect(await Effect.runPromise(again.panel.resume(stored, { "0/k1": Decision.approve, "1/k1": Decision.deny("no") })))
+      .toEqual({ _tag: "Completed", output: "verdict" })
+    expect(again.a.executed).toEqual([{ tool: "transfer", args: { to: "bob", amount: 500 } }])
+    expect(again.b.executed).toEqual([])
+    expect(again.answered).toEqual([])
+    expect(again.briefs).toHaveLength(1)
+    expect(again.briefs[0]).toContain("a paid")
+    expect(again.briefs[0]).toContain("c says pay")
+  })
+
+  it("a captain that then waits suspends the forum again at the captain; a second resume with a ledger is refused", async () => {
+    const first = await buildParticipants({ judgePays: true }).panel.run("pay?")
+    if (first._tag !== "Suspended") throw new Error("expected a suspension")
+    const again = buildParticipants({ fresh: true, judgePays: true })
+    const ledger = inMemoryResumeLedger()
+    const second = await Effect.runPromise(again.panel.resume(first.snapshot, { "0/k1": Decision.approve, "1/k1": Decision.approve }).pipe(Effect.provideService(ResumeLedger, ledger)))
+    if (second._tag !== "Suspended") throw new Error("expected the captain to suspend")
+    expect(second.pending.map((p) => p.id)).toEqual(["j1"])
+    expect(second.snapshot.state.stage).toBe(3)
+    expect(failureOf(await runExit(again.panel.resume(first.snapshot, { "0/k1": Decision.approve, "1/k1": Decision.approve }).pipe(Effect.provideService(ResumeLedger, ledger)))))
+      .toMatchObject({ _tag: "SnapshotAlreadyResumed" })
+    expect(again.a.executed).toHaveLength(1)
+    expect(again.b.executed).toHaveLength(1)
+    expect(await Effect.runPromise(again.panel.resume(second.snapshot, { j1: Decision.deny("no") }))).toEqual({ _tag: "Completed", output: "verdict" })
+    expect(again.judgeBank.executed).toEqual([])
+    expectTypeOf<Awaited<ReturnType<typeof again.panel.run>>>().toEqualTypeOf<Completed<string> | CompositeSuspended>()
+  })
+})

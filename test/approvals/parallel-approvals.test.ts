@@ -21,16 +21,23 @@ import { reorderKeys } from "./reorder-keys.ts"
 const transfer = (to: string, amount: number) => toolCalls([{ id: "k1", name: "transfer", arguments: { to, amount } }])
 
 /** Two banks that ask to transfer (both call their call "k1"), and a reader that completes. `fresh`: models start after the tool call, as in another process. */
-const build = (options: { readonly fresh?: boolean; readonly sign?: string; readonly smallB?: boolean; readonly collect?: boolean } = {}) => {
+const members = (options: { readonly fresh?: boolean; readonly smallB?: boolean } = {}) => {
   const a = makeBank(scriptedModel(options.fresh === true ? [text("a paid")] : [transfer("bob", 500), text("a paid")]))
   const b = makeBank(scriptedModel(options.fresh === true ? [text("b paid")] : [transfer("eve", options.smallB === true ? 50 : 700), text("b paid")]))
   const read: Array<string> = []
   const reader = agent("reader").model(scriptedModel(() => text("read"))).onRunEnd(() => void read.push("reader"))
-  const base = options.collect === true
-    ? parallel("payments", [a.bank, b.bank, reader], { onFailure: "collect" })
-    : parallel("payments", [a.bank, b.bank, reader])
-  const flow = options.sign === undefined ? base : base.signSnapshots(options.sign)
-  return { a, b, read, flow }
+  return { a, b, read, reader }
+}
+
+const build = (options: { readonly fresh?: boolean; readonly sign?: string; readonly smallB?: boolean } = {}) => {
+  const made = members(options)
+  const base = parallel("payments", [made.a.bank, made.b.bank, made.reader])
+  return { ...made, flow: options.sign === undefined ? base : base.signSnapshots(options.sign) }
+}
+
+const buildCollecting = (options: { readonly fresh?: boolean } = {}) => {
+  const made = members(options)
+  return { ...made, flow: parallel("payments", [made.a.bank, made.b.bank, made.reader], { onFailure: "collect" }) }
 }
 
 const suspended = async (options: Parameters<typeof build>[0] = {}) => {
@@ -132,8 +139,9 @@ describe("a parallel whose members wait for approval", () => {
   })
 
   it("collect mode keeps each member's Result; nests in a pipeline; types the result", async () => {
-    const { first } = await suspended({ collect: true })
-    const again = build({ fresh: true, collect: true })
+    const first = await buildCollecting().flow.run("pay")
+    if (first._tag !== "Suspended") throw new Error("expected the parallel to suspend")
+    const again = buildCollecting({ fresh: true })
     const rest = await Effect.runPromise(again.flow.resume(first.snapshot, { "0/k1": Decision.approve, "1/k1": Decision.deny("no") }))
     if (rest._tag !== "Completed") throw new Error("expected completion")
     expect(rest.output.map((r) => Result.isSuccess(r) ? r.success : undefined)).toEqual(["a paid", "b paid", "read"])
