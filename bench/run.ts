@@ -1,6 +1,9 @@
 /**
- * `npm run bench` (builds first, then `node --expose-gc --import tsx bench/run.ts`): the fair bench of
+ * `npm run bench` (builds first, then `node --expose-gc --import tsx/esm bench/run.ts`): the fair bench of
  * issue #20. Our library is measured as the built package (`dist/`; `BENCH_OURS=src` for the sources).
+ * `tsx/esm` compiles the bench's own TypeScript and leaves `require` to Node: tsx's `require` hook would
+ * hand our lazily loaded `effect/Stream` a transpiled copy of Effect (2× our per-delta cost), which no
+ * user's plain `node` does.
  * Prints figures; asserts nothing about speed (it does check that every library ran every scenario).
  * Progress (a line as each section starts, with the time so far) goes to stderr, the figures to stdout.
  *

@@ -28,14 +28,52 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import type * as Queue from "effect/Queue"
 import type { AgentEvent, HookFailedEvent, Listener, RunStreamEvent } from "../dsl/events.ts"
 import { ParentRun } from "../dsl/lineage.ts"
 import { describeCause } from "../internal/describe-cause.ts"
+import { effectQueue } from "../internal/lazy-effect.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { AgentPlan } from "./plan.ts"
 
-/** Where a streaming run's events go (a queue behind `runStream`). */
-export type EventSink = (event: RunStreamEvent) => Effect.Effect<void>
+/**
+ * Where a streaming run's events go (a queue behind `runStream`). A sink may also offer an event at
+ * once (`offerNow`: true when it took it, false when it must wait for room), which is what its Effect
+ * does first: a streamed delta uses it and needs no Effect of its own while the consumer keeps up.
+ */
+export type EventSink = ((event: RunStreamEvent) => Effect.Effect<void>) & {
+  readonly offerNow?: ((event: RunStreamEvent) => boolean) | undefined
+}
+
+/**
+ * The sink of a stream's queue (`Stream.callback`): each event offered (waiting for room when the
+ * queue is full), and `offerNow` for a delta.
+ *
+ * @example
+ * ```ts
+ * Stream.callback((queue) => execute(definition, start, {}, queueSink(queue)))
+ * ```
+ */
+export const queueSink = (queue: Queue.Queue<RunStreamEvent, any>): EventSink => {
+  const queues = effectQueue()
+  return Object.assign((event: RunStreamEvent) => Effect.asVoid(queues.offer(queue, event)), {
+    offerNow: (event: RunStreamEvent) => queues.offerUnsafe(queue, event)
+  })
+}
+
+/**
+ * Sends `event` to `sink` now when it has room (nothing to run then), else the sink's Effect, which
+ * waits for room. Only for a caller that runs the answer at once (a streamed delta in `runForEach`).
+ *
+ * @example
+ * ```ts
+ * return offerNow(sink, { _tag: "TextDelta", delta: "Hi", agent, runId, skill, turn })
+ * ```
+ */
+export const offerNow = (sink: EventSink, event: RunStreamEvent): Effect.Effect<void> => {
+  const now = sink.offerNow
+  return now !== undefined && now(event) ? Effect.void : sink(event)
+}
 
 /**
  * Sends `event` to every listener of its tag, then to `sink`, stamped with the parent run's id when the

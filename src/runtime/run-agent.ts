@@ -30,7 +30,7 @@ import { describeCause } from "../internal/describe-cause.ts"
 import type { LlmMessage } from "../model/messages.ts"
 import { ModelClientService } from "../model/model-client.ts"
 import { chooseSkill } from "./choose-skill.ts"
-import { emit, emitEnd, type EventSink } from "./emit.ts"
+import { emit, emitEnd, type EventSink, queueSink } from "./emit.ts"
 import { type AgentPlan, compile, type SkillPlan } from "./plan.ts"
 import { systemPrompt } from "./prompt.ts"
 import { budgetExceeded, RunContext, type RunEnv } from "./run-context.ts"
@@ -73,7 +73,7 @@ export const runAgent = (definition: AgentDefinition, input: unknown): Effect.Ef
  */
 export const streamAgent = (definition: AgentDefinition, input: unknown): Stream.Stream<RunStreamEvent, AgentError, ModelClientService> =>
   effectStream().callback<RunStreamEvent, AgentError, ModelClientService>((queue: Queue.Queue<RunStreamEvent, AgentError | Cause.Done>) =>
-    execute(definition, { _tag: "Fresh", input }, {}, (event) => Effect.asVoid(effectQueue().offer(queue, event))).pipe(
+    execute(definition, { _tag: "Fresh", input }, {}, queueSink(queue)).pipe(
       Effect.andThen(effectQueue().end(queue))
     ), { bufferSize: 256, strategy: "suspend" })
 

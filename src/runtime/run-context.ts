@@ -15,7 +15,7 @@ import { BudgetExceeded } from "../errors.ts"
 import type { LlmMessage, ModelRequest, ToolCall, ToolDefinition } from "../model/messages.ts"
 import type { BudgetScope } from "../dsl/lineage.ts"
 import { BudgetLedger, emptyLedger, type LedgerState, type Overrun } from "./budget-ledger.ts"
-import { emit, emitInRun, emitWithin, type EventSink } from "./emit.ts"
+import { emit, emitInRun, emitWithin, type EventSink, offerNow } from "./emit.ts"
 import { BudgetPolicy } from "../dsl/budget-policy.ts"
 import { fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { BudgetReason } from "../errors.ts"
@@ -329,14 +329,34 @@ export class RunContext {
     return emitInRun(this.plan, stamp(this.plan, { runId: this.runId, skill: this.skill.name, turn: this.turn }, event), this.sink, this.env.parentRunId)
   }
 
-  /** Sends a delta of the current model answer to the sink (deltas reach no hooks). */
+  /**
+   * Sends a delta of the current model answer to the sink (deltas reach no hooks), offered at once
+   * when the sink has room: run the answer straight away (`onPart` in `runForEach` does).
+   */
   emitDelta(delta: DeltaEvent extends infer E ? E extends DeltaEvent ? Omit<E, "agent" | "runId" | "skill" | "turn"> : never : never): Effect.Effect<void> {
     const sink = this.sink
     if (sink === undefined) return Effect.void
     const parentRunId = this.env.parentRunId
     const stamps = { agent: this.plan.name, runId: this.runId, skill: this.skill.name, turn: this.turn }
-    // `Object.assign`, not a spread followed by properties (see `stamp`): once per streamed delta.
-    return sink(Object.assign({}, delta, parentRunId === undefined ? stamps : Object.assign(stamps, { parentRunId })) as DeltaEvent)
+    // `Object.assign`, not a spread followed by properties (see `stamp`).
+    return offerNow(sink, Object.assign({}, delta, parentRunId === undefined ? stamps : Object.assign(stamps, { parentRunId })) as DeltaEvent)
+  }
+
+  /**
+   * `emitDelta` for a text or reasoning delta, the one most streamed: the event is the only object
+   * made (its keys in `emitDelta`'s order: `_tag`, `delta`, the stamps), offered at once when the sink
+   * has room. Run the answer straight away.
+   */
+  emitTextDelta(_tag: "TextDelta" | "ReasoningDelta", delta: string): Effect.Effect<void> {
+    const sink = this.sink
+    if (sink === undefined) return Effect.void
+    const parentRunId = this.env.parentRunId
+    return offerNow(
+      sink,
+      parentRunId === undefined
+        ? { _tag, delta, agent: this.plan.name, runId: this.runId, skill: this.skill.name, turn: this.turn }
+        : { _tag, delta, agent: this.plan.name, runId: this.runId, skill: this.skill.name, turn: this.turn, parentRunId }
+    )
   }
 
   /** Ends the run on a budget: the `BudgetExceeded` event, then the error with the transcript so far. */

@@ -82,9 +82,9 @@ function* modelStep(ctx: RunContext): LoopSteps<Finished | undefined> {
 const onPart = (ctx: RunContext, part: ResponsePart): Effect.Effect<void, BudgetExceeded> => {
   switch (part._tag) {
     case "TextDelta":
-      return part.delta === "" ? Effect.void : ctx.emitDelta({ _tag: "TextDelta", delta: part.delta })
+      return part.delta === "" ? Effect.void : ctx.emitTextDelta("TextDelta", part.delta)
     case "ReasoningDelta":
-      return part.delta === "" ? Effect.void : ctx.emitDelta({ _tag: "ReasoningDelta", delta: part.delta })
+      return part.delta === "" ? Effect.void : ctx.emitTextDelta("ReasoningDelta", part.delta)
     case "ToolCallStart":
       return ctx.emitDelta({ _tag: "ToolCallStart", index: part.index, tool: part.name, toolCallId: part.id })
     case "ToolCallDelta":

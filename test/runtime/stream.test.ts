@@ -96,6 +96,26 @@ describe("agent.runStream", () => {
     expect(Exit.isFailure(exit) && Cause.squash(exit.cause)).toMatchObject({ _tag: "ToolNotAllowed" })
   })
 
+  it("a consumer slower than the model gets every delta in order past the stream's buffer, each a whole event", async () => {
+    // 600 deltas against a buffer of 256: the run waits for room (the offer that cannot be made at once).
+    const parts: Array<ResponsePart> = Array.from({ length: 600 }, (_, i) => ({ _tag: "TextDelta", delta: `d${i} ` }))
+    const client: ModelClient = { chat: () => Effect.die("not used"), stream: () => Stream.fromIterable([...parts, { _tag: "Finish", reason: "stop" }]) }
+    const writer = agent("writer").prompt("Write.").model(client)
+    const deltas: Array<RunStreamEvent> = []
+    let answer: unknown
+    await Effect.runPromise(writer.runStream("go").pipe(Stream.runForEach((event) => {
+      if (event._tag === "TextDelta") deltas.push(event)
+      if (event._tag === "RunEnd" && event.outcome._tag === "Success") answer = event.outcome.output
+      return deltas.length % 100 === 0 ? Effect.sleep(5) : Effect.void
+    })))
+    expect(deltas.map((e) => (e._tag === "TextDelta" ? e.delta : ""))).toEqual(parts.map((p) => (p._tag === "TextDelta" ? p.delta : "")))
+    expect(answer).toBe(parts.map((p) => (p._tag === "TextDelta" ? p.delta : "")).join(""))
+    const first = deltas[0]!
+    expect(Object.keys(first)).toEqual(["_tag", "delta", "agent", "runId", "skill", "turn"])
+    expect(first).toMatchObject({ _tag: "TextDelta", delta: "d0 ", agent: "writer", turn: 1 })
+    expect(new Set(deltas).size).toBe(600)
+  })
+
   it("works as an async iterable for Promise code", async () => {
     const { calculator } = calculatorWith(scriptedModel(script()))
     const tags: Array<string> = []
