@@ -30,7 +30,8 @@ export type LoopBody<B> = Same<InputOf<B>, ValueOf<OutputOf<B>>> extends true ? 
  * Runs `body` repeatedly on its own output. When the body may wait for a human decision, the result
  * is `Completed<Out> | CompositeSuspended`: an iteration that suspends suspends the loop (its snapshot
  * holds the outputs of the iterations before it), and `resume(snapshot, decisions)` continues that
- * iteration, then the loop.
+ * iteration, then the loop. The cap and `until` (its source text) are part of the loop's fingerprint: a
+ * loop changed since the snapshot refuses it with `DefinitionChanged`.
  *
  * @example
  * ```ts
@@ -63,6 +64,9 @@ export const loop = <const B extends AnyRunnable>(
       }
     })
   return makeComposite(name, "loop", [member!], {
+    // A snapshot is resumed only by a loop of the same cap and the same `until` (by its source text:
+    // two closures of one source over other captured values look the same).
+    shape: { maxIterations, until: String(options.until) },
     run: (input, settle) => Effect.flatMap(member!.runEffect(input), (result) => iterate(settle, [], result)),
     resume: (snapshot, decisions, settle) => {
       const before = snapshot.state.iterations ?? []

@@ -22,8 +22,8 @@ const build = (options: { readonly fresh?: boolean; readonly maxIterations?: num
   return { executed, seen, drafts }
 }
 
-const suspended = async () => {
-  const first = await build().drafts.run("start")
+const suspended = async (options: { readonly maxIterations?: number } = {}) => {
+  const first = await build(options).drafts.run("start")
   if (first._tag !== "Suspended") throw new Error("expected a suspension")
   return first
 }
@@ -51,11 +51,23 @@ describe("a loop whose body waits for approval", () => {
   })
 
   it("keeps its cap across a resume: LoopLimitExceeded carries the outputs from before the suspension", async () => {
-    const first = await suspended()
+    const first = await suspended({ maxIterations: 2 })
     const again = build({ fresh: true, maxIterations: 2 })
     expect(failureOf(await runExit(again.drafts.resume(first.snapshot, { k1: Decision.approve })))).toMatchObject({ _tag: "LoopLimitExceeded", iterations: ["a", "b"] })
-    const forged = { ...first.snapshot, state: { ...first.snapshot.state, iterations: ["a", "b", "x", "y", "z"] } }
+    const five = await suspended()
+    const forged = { ...five.snapshot, state: { ...five.snapshot.state, iterations: ["a", "b", "x", "y", "z"] } }
     expect(failureOf(await runExit(build({ fresh: true }).drafts.resume(forged, { k1: Decision.approve })))).toMatchObject({ _tag: "SnapshotInvalid" })
+  })
+
+  it("its cap and its `until` are part of its shape: a loop changed since the snapshot refuses it (DefinitionChanged), running nothing", async () => {
+    const first = await suspended()
+    const wider = build({ fresh: true, maxIterations: 6 })
+    expect(failureOf(await runExit(wider.drafts.resume(first.snapshot, { k1: Decision.approve })))).toMatchObject({ _tag: "DefinitionChanged" })
+    const { tools, executed } = makeBank(scriptedModel([]))
+    const body = agent("drafter").model(scriptedModel([text("b"), text("c")])).tools({ transfer: tools.transfer })
+    const otherUntil = loop("drafts", body, { until: (output) => output === "b", maxIterations: 5 })
+    expect(failureOf(await runExit(otherUntil.resume(first.snapshot, { k1: Decision.approve })))).toMatchObject({ _tag: "DefinitionChanged" })
+    expect([...wider.executed, ...executed]).toEqual([])
   })
 
   it("types: Completed | Suspended, and `until` sees the completed output", () => {
