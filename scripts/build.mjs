@@ -19,7 +19,7 @@
  *   node scripts/build.mjs --out-dir /tmp/x    # elsewhere (used by the package test)
  */
 import { execFileSync } from "node:child_process"
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -106,4 +106,13 @@ walk(outDir, (path) => {
 for (const file of bundled.outputFiles) {
   mkdirSync(dirname(file.path), { recursive: true })
   writeFileSync(file.path, file.contents)
+}
+
+// The studio's front end ships as files next to its server: src/studio/ui/public → dist/studio/ui/public
+// (the server looks for them relative to its own module, from src under tsx and from dist).
+const studioUi = join(root, "src/studio/ui/public")
+try {
+  cpSync(studioUi, join(outDir, "studio/ui/public"), { recursive: true })
+} catch (error) {
+  if (error.code !== "ENOENT") throw error
 }

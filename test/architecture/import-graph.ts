@@ -41,6 +41,8 @@ export const layers: ReadonlyArray<Layer> = [
   { name: "evals", rank: 5, matches: folder("evals") },
   // Above web: the AG-UI handler reads bodies and streams runs with web's chat machinery.
   { name: "protocols", rank: 5.5, matches: folder("protocols") },
+  // The studio watches every other room (runs, traces, durable runs, sessions); nothing imports it.
+  { name: "studio", rank: 5.8, matches: folder("studio") },
   { name: "entry", rank: 6, matches: (f) => f === "index.ts" || f === "agent.ts" || f.startsWith("cli/") }
 ]
 

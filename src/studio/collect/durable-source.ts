@@ -1,0 +1,170 @@
+/**
+ * Durable runs in the studio: the runs of the given durable agents (`d.list()`), polled from the
+ * engine's store (embedded or PostgreSQL, any process may run them), shown with their status, and the
+ * approval inbox: the calls a waiting run waits for, decided here with `d.decide` (the same checks,
+ * `DecisionsInvalid`, as anywhere else). A stop cancels the run (`d.cancel`).
+ */
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import type { DurableAgent, DurableClient, DurableRunInfo } from "../../durable/durable-agent.ts"
+import type { ApprovalItem, DecisionInput } from "../server/api.ts"
+import { DecisionRefused, toDecisions } from "../server/runner.ts"
+import { toEventJson } from "../store/event-json.ts"
+import type { RunStore } from "../store/run-store.ts"
+
+/** The durable agents to show, and the Layer that reaches their engine (what `start`/`decide` need). */
+export interface DurableSource {
+  readonly agents: ReadonlyArray<DurableAgent<any>>
+  /** Provides the engine and the approval inbox: `d.layer.pipe(Layer.provideMerge(embeddedEngine({ dataDir })))` or a client's. */
+  readonly layer: Layer.Layer<DurableClient, unknown>
+  /** How often to poll, in ms (default 2,000). */
+  readonly pollMs?: number
+  /** The tool argument JSON Schemas for edit forms, by tool name (optional). */
+  readonly toolSchemas?: Readonly<Record<string, unknown>>
+}
+
+interface Waiting {
+  readonly agent: DurableAgent<any>
+  readonly info: DurableRunInfo
+  readonly since: number
+}
+
+/**
+ * Polls durable agents into the store and decides their waits.
+ *
+ * @example
+ * ```ts
+ * const watcher = new DurableWatcher({ agents: [d], layer: runner }, store)
+ * watcher.start()
+ * ```
+ */
+export class DurableWatcher {
+  readonly #runtime: ManagedRuntime.ManagedRuntime<DurableClient, unknown>
+  readonly #known = new Map<string, string>()
+  readonly #waiting = new Map<string, Waiting>()
+  #timer: ReturnType<typeof setInterval> | undefined
+  #polling: Promise<void> | undefined
+
+  constructor(readonly source: DurableSource, readonly store: RunStore) {
+    this.#runtime = ManagedRuntime.make(source.layer)
+  }
+
+  /** Polls now and every `pollMs`. */
+  start(): void {
+    void this.poll()
+    this.#timer = setInterval(() => void this.poll(), this.source.pollMs ?? 2000)
+    this.#timer.unref()
+  }
+
+  stop(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer)
+    this.#timer = undefined
+  }
+
+  async dispose(): Promise<void> {
+    this.stop()
+    await this.#polling?.catch(() => {})
+    await this.#runtime.dispose()
+  }
+
+  /** Reads every agent's runs once; new and changed runs reach the store. */
+  poll(): Promise<void> {
+    this.#polling ??= this.#pollOnce().finally(() => {
+      this.#polling = undefined
+    })
+    return this.#polling
+  }
+
+  async #pollOnce(): Promise<void> {
+    for (const agent of this.source.agents) {
+      let runs: ReadonlyArray<DurableRunInfo>
+      try {
+        runs = await this.#runtime.runPromise(agent.list({ limit: 1000 }))
+      } catch (error) {
+        process.emitWarning(`effect-agent-studio: cannot list the durable runs of ${agent.name}: ${error instanceof Error ? error.message : String(error)}`)
+        continue
+      }
+      const name = agent.name.replace(/^agent\//, "")
+      for (const info of runs) {
+        const key = JSON.stringify([info.status, info.pending?.map((p) => p.id) ?? []])
+        if (this.#known.get(info.runId) === key) continue
+        this.#known.set(info.runId, key)
+        const now = Date.now()
+        if (info.status === "waiting") this.#waiting.set(info.runId, { agent, info, since: now })
+        else this.#waiting.delete(info.runId)
+        this.store.append("durable", now, toEventJson({
+          _tag: "DurableStatus",
+          runId: info.runId,
+          agent: name,
+          status: info.status,
+          ...(info.pending === undefined ? {} : { pending: info.pending }),
+          ...(info.error === undefined ? {} : { error: info.error })
+        }))
+      }
+    }
+  }
+
+  isWaiting(runId: string): boolean {
+    return this.#waiting.has(runId)
+  }
+
+  /** The durable approval inbox as the studio lists it. */
+  waiting(): ReadonlyArray<ApprovalItem> {
+    return [...this.#waiting.entries()].map(([runId, { agent, info, since }]) => ({
+      runId,
+      agent: agent.name.replace(/^agent\//, ""),
+      source: "durable",
+      since,
+      calls: (info.pending ?? []).map((p) => ({
+        callId: p.id,
+        tool: p.tool,
+        arguments: p.args,
+        reason: p.reason,
+        jsonSchema: this.source.toolSchemas?.[p.tool]
+      }))
+    }))
+  }
+
+  /** Decides a waiting durable run (`d.decide`); refused decisions reject with `DecisionRefused` (400). */
+  async decide(runId: string, inputs: ReadonlyArray<DecisionInput>, decidedBy: string): Promise<void> {
+    const waiting = this.#waiting.get(runId)
+    if (waiting === undefined) throw new DecisionRefused(404, "NotWaiting", `durable run ${runId} does not wait for a decision`)
+    const exit = await this.#runtime.runPromise(Effect.exit(waiting.agent.decide(runId, toDecisions(inputs))))
+    if (exit._tag === "Failure") {
+      const failure = exit.cause.reasons.find((r) => r._tag === "Fail")
+      const error = failure?._tag === "Fail" ? failure.error : undefined
+      throw new DecisionRefused(400, "DecisionsInvalid", error instanceof Error ? error.message : "the decisions were refused", toEventJson(error ?? {}))
+    }
+    this.#waiting.delete(runId)
+    const at = Date.now()
+    for (const d of inputs) {
+      this.store.append("durable", at, {
+        _tag: "StudioDecision",
+        runId,
+        agent: waiting.agent.name.replace(/^agent\//, ""),
+        record: {
+          callId: d.callId,
+          tool: waiting.info.pending?.find((p) => p.id === d.callId)?.tool,
+          decision: d.decision,
+          ...(d.reason === undefined ? {} : { reason: d.reason }),
+          ...(d.decision === "edit" ? { arguments: d.arguments } : {}),
+          decidedBy,
+          at
+        }
+      })
+    }
+    void this.poll()
+  }
+
+  /** Cancels a durable run of one of the agents; false when the run is unknown here. */
+  async cancel(runId: string): Promise<boolean> {
+    const summaryAgent = this.store.get(runId)?.source === "durable" ? this.store.get(runId) : undefined
+    if (summaryAgent === undefined) return false
+    const agent = this.source.agents.find((a) => a.name.replace(/^agent\//, "") === this.store.facts(summaryAgent).summary.agent)
+    if (agent === undefined) return false
+    await this.#runtime.runPromise(agent.cancel(runId, "stopped in the studio"))
+    void this.poll()
+    return true
+  }
+}

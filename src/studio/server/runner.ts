@@ -1,0 +1,189 @@
+/**
+ * Runs started from the studio: each is the agent's (or composite's) own `runEffect`, with the
+ * `StreamSink` that streaming runs use, so every event of the run tree (deltas, child runs, composite
+ * starts and ends) reaches the store as it happens. A run that suspends is held here with its snapshot
+ * until a decision resumes it (`decide`), under the same run id; `stop` interrupts a running one.
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import { Decision, type Decisions } from "../../dsl/decision.ts"
+import type { RunStreamEvent } from "../../dsl/events.ts"
+import { StreamSink } from "../../dsl/lineage.ts"
+import type { DecisionInput, DecisionRecord } from "./api.ts"
+import type { CatalogEntry } from "./catalog.ts"
+import { toEventJson } from "../store/event-json.ts"
+import type { RunStore } from "../store/run-store.ts"
+
+/** A run of the studio waiting for decisions. */
+export interface HeldSuspension {
+  readonly runId: string
+  readonly entry: CatalogEntry
+  readonly pending: ReadonlyArray<{ readonly id: string; readonly tool: string; readonly args: unknown; readonly reason?: string }>
+  readonly snapshot: unknown
+  readonly since: number
+}
+
+/** Why a decision was refused (an HTTP 400 or 404/409). */
+export class DecisionRefused extends Error {
+  constructor(readonly status: 400 | 404 | 409, readonly code: string, message: string, readonly details?: unknown) {
+    super(message)
+  }
+}
+
+/** The decisions of the API as the runtime's `Decisions`. */
+export const toDecisions = (inputs: ReadonlyArray<DecisionInput>): Decisions =>
+  Object.fromEntries(inputs.map((d) => [
+    d.callId,
+    d.decision === "deny" ? Decision.deny(d.reason ?? "denied in the studio") : d.decision === "edit" ? Decision.edit(d.arguments) : Decision.approve
+  ]))
+
+/**
+ * Starts, stops and resumes the studio's own runs.
+ *
+ * @example
+ * ```ts
+ * const runner = new StudioRunner(store)
+ * const runId = await runner.start(catalog.get("calculator")!, "2 + 2")
+ * ```
+ */
+export class StudioRunner {
+  readonly #fibers = new Map<string, Fiber.Fiber<unknown, unknown>>()
+  readonly #held = new Map<string, HeldSuspension>()
+
+  constructor(readonly store: RunStore, readonly now: () => number = Date.now) {}
+
+  /** The runs waiting for decisions, oldest first. */
+  suspensions(): ReadonlyArray<HeldSuspension> {
+    return [...this.#held.values()]
+  }
+
+  held(runId: string): HeldSuspension | undefined {
+    return this.#held.get(runId)
+  }
+
+  /** True when the run is one of the studio's, running now. */
+  isRunning(runId: string): boolean {
+    return this.#fibers.has(runId)
+  }
+
+  /** Starts a run of `entry` on `input`; resolves with its run id once its first event is out. */
+  start(entry: CatalogEntry, input: unknown): Promise<string> {
+    return this.#launch(entry, (runnable) => runnable.runEffect(input), undefined)
+  }
+
+  /**
+   * Resumes held run `runId` with `decisions`: resolves once the run took them (its first event after
+   * them), rejects with `DecisionRefused` when the runtime refused them (`DecisionsInvalid`: nothing ran,
+   * the run still waits).
+   */
+  async decide(runId: string, inputs: ReadonlyArray<DecisionInput>, decidedBy: string): Promise<void> {
+    const held = this.#held.get(runId)
+    if (held === undefined) throw new DecisionRefused(404, "NotWaiting", `run ${runId} does not wait for a decision in this studio`)
+    const resume = held.entry.runnable.resume
+    if (resume === undefined) throw new DecisionRefused(409, "NotResumable", `${held.entry.info.name} cannot be resumed`)
+    // Taken now, so two reviewers deciding at once cannot both resume it; given back if refused.
+    this.#held.delete(runId)
+    const at = this.now()
+    const records: ReadonlyArray<DecisionRecord> = inputs.map((d) => ({
+      callId: d.callId,
+      tool: held.pending.find((p) => p.id === d.callId)?.tool,
+      decision: d.decision,
+      ...(d.reason === undefined ? {} : { reason: d.reason }),
+      ...(d.decision === "edit" ? { arguments: d.arguments } : {}),
+      decidedBy,
+      at
+    }))
+    try {
+      await this.#launch(held.entry, (runnable) => resume.call(runnable, held.snapshot, toDecisions(inputs)), () => {
+        for (const record of records) this.store.append("studio", at, { _tag: "StudioDecision", runId, agent: held.entry.info.name, record })
+      }, runId)
+    } catch (error) {
+      this.#held.set(runId, held)
+      this.store.announce({ type: "approval", runId })
+      const tagged = error as { readonly _tag?: unknown; readonly message?: unknown }
+      if (tagged?._tag === "DecisionsInvalid" || tagged?._tag === "SnapshotInvalid" || tagged?._tag === "DefinitionChanged") {
+        throw new DecisionRefused(400, String(tagged._tag), String(tagged.message), toEventJson(error))
+      }
+      throw error
+    }
+  }
+
+  /** Stops run `runId`: interrupts it when running, forgets its wait when suspended. False when it is not the studio's. */
+  stop(runId: string): boolean {
+    const fiber = this.#fibers.get(runId)
+    if (fiber !== undefined) {
+      Effect.runFork(fiberInterrupt(fiber))
+      return true
+    }
+    const held = this.#held.get(runId)
+    if (held !== undefined) {
+      this.#held.delete(runId)
+      this.store.append("studio", this.now(), { _tag: "StudioStopped", runId, agent: held.entry.info.name, reason: "stopped in the studio while waiting for a decision" })
+      return true
+    }
+    return false
+  }
+
+  /** Interrupts every run (the studio closes). */
+  async close(): Promise<void> {
+    await Promise.all([...this.#fibers.values()].map((fiber) => Effect.runPromise(fiberInterrupt(fiber))))
+  }
+
+  #launch(
+    entry: CatalogEntry,
+    program: (runnable: CatalogEntry["runnable"]) => Effect.Effect<unknown, unknown, never>,
+    beforeFirst: (() => void) | undefined,
+    knownRunId?: string
+  ): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      let runId = knownRunId
+      let started = false
+      const onEvent = (event: RunStreamEvent) =>
+        Effect.sync(() => {
+          const json = toEventJson(event)
+          if (!started) {
+            started = true
+            beforeFirst?.()
+            runId ??= json.runId
+            if (runId !== undefined && fiber !== undefined) this.#fibers.set(runId, fiber)
+            resolve(runId ?? "")
+          }
+          this.store.append("studio", this.now(), json)
+        })
+      // The fiber may emit its first events synchronously, before `runFork` returns.
+      let fiber: Fiber.Fiber<unknown, unknown> | undefined
+      fiber = Effect.runFork(
+        program(entry.runnable).pipe(Effect.provideService(StreamSink, onEvent)) as Effect.Effect<unknown, unknown>
+      )
+      let ended = false
+      fiber.addObserver((exit) => {
+        ended = true
+        if (runId !== undefined) this.#fibers.delete(runId)
+        if (!started) {
+          reject(Exit.isFailure(exit) ? failureOf(exit.cause) : new Error("the run ended without an event"))
+          return
+        }
+        if (Exit.isSuccess(exit)) {
+          const value = exit.value as { readonly _tag?: unknown; readonly pending?: unknown; readonly snapshot?: unknown }
+          if (value?._tag === "Suspended" && runId !== undefined && Array.isArray(value.pending)) {
+            this.#held.set(runId, { runId, entry, pending: value.pending, snapshot: value.snapshot, since: this.now() })
+            this.store.announce({ type: "approval", runId })
+          }
+        }
+      })
+      if (runId !== undefined && !ended) this.#fibers.set(runId, fiber)
+    })
+  }
+}
+
+const fiberInterrupt = (fiber: Fiber.Fiber<unknown, unknown>) => Effect.asVoid(Fiber.interrupt(fiber))
+
+const failureOf = (cause: Cause.Cause<unknown>): unknown => {
+  for (const reason of cause.reasons) {
+    if (reason._tag === "Fail") return reason.error
+    if (reason._tag === "Die") return reason.defect
+  }
+  return new Error(Cause.pretty(cause))
+}

@@ -1,0 +1,273 @@
+/**
+ * The studio's bounded store of runs: events by run, newest runs kept, oldest evicted once there are
+ * more than `maxRuns` runs or their events take more than `maxBytes` (JSON size). Every change is
+ * appended to a JSON Lines file (when `file` is given) and the file is read back at start, so runs
+ * survive a restart; the file is rewritten without evicted runs when it grows past twice what is kept.
+ * Listeners hear each new event (the run's live stream) and each change of the lists.
+ */
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { dirname } from "node:path"
+import type { ListChange, RunSource, StoredEvent } from "../server/api.ts"
+import type { EventJson } from "./event-json.ts"
+import { type RunFacts, summarizeRun } from "./summarize.ts"
+
+/** Options of {@link RunStore}. */
+export interface RunStoreOptions {
+  /** The JSON Lines file runs persist to; none: memory only. */
+  readonly file?: string | undefined
+  /** Runs kept (default 1,000). */
+  readonly maxRuns?: number
+  /** JSON bytes of events kept, all runs together (default 64 MiB). */
+  readonly maxBytes?: number
+}
+
+/** One stored run. */
+export interface StoredRun {
+  readonly runId: string
+  readonly source: RunSource
+  readonly events: Array<StoredEvent>
+  bytes: number
+  facts: RunFacts | undefined
+}
+
+/** One line of the store's file. */
+type FileLine =
+  | { readonly run: string; readonly source: RunSource; readonly id: number; readonly at: number; readonly event: EventJson }
+  | { readonly drop: string }
+
+/** The default bounds. */
+export const defaultStoreLimits = { maxRuns: 1000, maxBytes: 64 * 1024 * 1024 } as const
+
+/**
+ * The store.
+ *
+ * @example
+ * ```ts
+ * const store = new RunStore({ file: ".effect-agent-studio/runs.jsonl" })
+ * store.append("studio", Date.now(), { _tag: "RunStart", runId: "run_1", agent: "calc", input: "2+2" })
+ * ```
+ */
+export class RunStore {
+  readonly maxRuns: number
+  readonly maxBytes: number
+  readonly #file: string | undefined
+  readonly #runs = new Map<string, StoredRun>()
+  readonly #children = new Map<string, Set<string>>()
+  readonly #eventListeners = new Map<string, Set<(event: StoredEvent) => void>>()
+  readonly #listListeners = new Set<(change: ListChange) => void>()
+  #bytes = 0
+  #fileBytes = 0
+  #pending: Array<string> = []
+  #flushTimer: ReturnType<typeof setTimeout> | undefined
+
+  constructor(options: RunStoreOptions = {}) {
+    this.maxRuns = positive(options.maxRuns, defaultStoreLimits.maxRuns, "maxRuns")
+    this.maxBytes = positive(options.maxBytes, defaultStoreLimits.maxBytes, "maxBytes")
+    this.#file = options.file
+    if (this.#file !== undefined) this.#load(this.#file)
+  }
+
+  /** Total JSON bytes of the events kept. */
+  get bytes(): number {
+    return this.#bytes
+  }
+
+  /** How many runs are kept. */
+  get size(): number {
+    return this.#runs.size
+  }
+
+  /** The run, if kept. */
+  get(runId: string): StoredRun | undefined {
+    return this.#runs.get(runId)
+  }
+
+  /** Every run kept, oldest first. */
+  runs(): ReadonlyArray<StoredRun> {
+    return [...this.#runs.values()]
+  }
+
+  /** The facts of a run, computed once per change. */
+  facts(run: StoredRun): RunFacts {
+    run.facts ??= summarizeRun(run.runId, run.source, run.events)
+    return run.facts
+  }
+
+  /** The ids of the runs whose parent is `runId`. */
+  children(runId: string): ReadonlyArray<string> {
+    return [...(this.#children.get(runId) ?? [])].filter((id) => this.#runs.has(id))
+  }
+
+  /** Adds one event to its run (created on its first event); events without a run id are ignored. */
+  append(source: RunSource, at: number, event: EventJson): StoredEvent | undefined {
+    const runId = event.runId
+    if (typeof runId !== "string" || runId === "") return undefined
+    const stored = this.#add(source, runId, at, event)
+    this.#write({ run: runId, source, id: stored.id, at, event })
+    this.#evict()
+    return stored
+  }
+
+  /** Replaces a run's events (a trace file imported again). */
+  replace(source: RunSource, runId: string, events: ReadonlyArray<{ readonly at: number; readonly event: EventJson }>): void {
+    this.drop(runId)
+    for (const { at, event } of events) this.append(source, at, { ...event, runId })
+  }
+
+  /** Forgets a run. */
+  drop(runId: string): void {
+    const run = this.#runs.get(runId)
+    if (run === undefined) return
+    this.#runs.delete(runId)
+    this.#bytes -= run.bytes
+    this.#write({ drop: runId })
+    this.#notify({ type: "run", runId })
+  }
+
+  /** Listens to the events of one run; returns the function that stops listening. */
+  onEvent(runId: string, listener: (event: StoredEvent) => void): () => void {
+    const set = this.#eventListeners.get(runId) ?? new Set()
+    set.add(listener)
+    this.#eventListeners.set(runId, set)
+    return () => {
+      set.delete(listener)
+      if (set.size === 0) this.#eventListeners.delete(runId)
+    }
+  }
+
+  /** Listens to list changes; returns the function that stops listening. */
+  onChange(listener: (change: ListChange) => void): () => void {
+    this.#listListeners.add(listener)
+    return () => void this.#listListeners.delete(listener)
+  }
+
+  /** Tells list listeners about a change the store did not make itself (an approval taken). */
+  announce(change: ListChange): void {
+    this.#notify(change)
+  }
+
+  /** Writes what is buffered to the file now. */
+  flush(): void {
+    if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer)
+    this.#flushTimer = undefined
+    if (this.#file === undefined || this.#pending.length === 0) return
+    const text = this.#pending.join("")
+    this.#pending = []
+    try {
+      mkdirSync(dirname(this.#file), { recursive: true })
+      appendFileSync(this.#file, text)
+      this.#fileBytes += Buffer.byteLength(text)
+    } catch (error) {
+      process.emitWarning(`effect-agent-studio: cannot write ${this.#file}: ${error instanceof Error ? error.message : String(error)}`)
+    }
+    if (this.#fileBytes > 2 * this.#bytes + 1024 * 1024) this.compact()
+  }
+
+  /** Rewrites the file with the runs kept only. */
+  compact(): void {
+    if (this.#file === undefined) return
+    const lines: Array<string> = []
+    for (const run of this.#runs.values()) {
+      for (const stored of run.events) lines.push(`${JSON.stringify({ run: run.runId, source: run.source, ...stored })}\n`)
+    }
+    const text = lines.join("")
+    mkdirSync(dirname(this.#file), { recursive: true })
+    const temporary = `${this.#file}.${process.pid}.tmp`
+    writeFileSync(temporary, text)
+    renameSync(temporary, this.#file)
+    this.#fileBytes = Buffer.byteLength(text)
+  }
+
+  #add(source: RunSource, runId: string, at: number, event: EventJson): StoredEvent {
+    let run = this.#runs.get(runId)
+    if (run === undefined) {
+      run = { runId, source, events: [], bytes: 0, facts: undefined }
+      this.#runs.set(runId, run)
+    }
+    const stored: StoredEvent = { id: (run.events[run.events.length - 1]?.id ?? 0) + 1, at, event }
+    const size = JSON.stringify(event).length + 40
+    run.events.push(stored)
+    run.bytes += size
+    run.facts = undefined
+    this.#bytes += size
+    const parent = event.parentRunId ?? event.parentRun
+    if (typeof parent === "string") {
+      const set = this.#children.get(parent) ?? new Set()
+      set.add(runId)
+      this.#children.set(parent, set)
+    }
+    for (const listener of this.#eventListeners.get(runId) ?? []) listener(stored)
+    // Deltas change no list; every other event may change a status, a count or the approvals.
+    if (!event._tag.endsWith("Delta") && event._tag !== "ToolCallStart") {
+      this.#notify({ type: event._tag === "ApprovalRequested" || event._tag === "StudioDecision" || isSuspension(event) ? "approval" : "run", runId })
+    }
+    return stored
+  }
+
+  #evict(): void {
+    while (this.#runs.size > this.maxRuns || (this.#bytes > this.maxBytes && this.#runs.size > 1)) {
+      const oldest = this.#runs.keys().next().value as string
+      this.drop(oldest)
+    }
+  }
+
+  #notify(change: ListChange): void {
+    for (const listener of this.#listListeners) listener(change)
+  }
+
+  #write(line: FileLine): void {
+    if (this.#file === undefined) return
+    this.#pending.push(`${JSON.stringify(line)}\n`)
+    if (this.#flushTimer === undefined) {
+      this.#flushTimer = setTimeout(() => this.flush(), 100)
+      this.#flushTimer.unref?.()
+    }
+  }
+
+  #load(file: string): void {
+    if (!existsSync(file)) return
+    let text: string
+    try {
+      text = readFileSync(file, "utf8")
+    } catch (error) {
+      process.emitWarning(`effect-agent-studio: cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`)
+      return
+    }
+    for (const raw of text.split("\n")) {
+      if (raw.trim() === "") continue
+      let line: FileLine
+      try {
+        line = JSON.parse(raw) as FileLine
+      } catch {
+        continue // a line cut by a crash mid-write
+      }
+      if ("drop" in line) {
+        const run = this.#runs.get(line.drop)
+        if (run !== undefined) {
+          this.#runs.delete(line.drop)
+          this.#bytes -= run.bytes
+        }
+      } else if (typeof line.run === "string" && typeof line.event?._tag === "string" && typeof line.at === "number") {
+        this.#add(line.source, line.run, line.at, line.event)
+      }
+    }
+    while (this.#runs.size > this.maxRuns || (this.#bytes > this.maxBytes && this.#runs.size > 1)) {
+      const oldest = this.#runs.keys().next().value as string
+      const run = this.#runs.get(oldest)!
+      this.#runs.delete(oldest)
+      this.#bytes -= run.bytes
+    }
+    this.compact()
+  }
+}
+
+const isSuspension = (event: EventJson): boolean => {
+  const outcome = event.outcome as { _tag?: unknown; output?: { _tag?: unknown } } | undefined
+  return outcome?._tag === "Suspended" || outcome?.output?._tag === "Suspended"
+}
+
+const positive = (value: number | undefined, fallback: number, name: string): number => {
+  if (value === undefined) return fallback
+  if (!(value > 0)) throw new RangeError(`RunStore: ${name} must be a positive number, got ${String(value)}`)
+  return value
+}
