@@ -14,6 +14,7 @@
  * call, a denied call never runs).
  */
 import type { AgentBuilder, AgentShape } from "../../dsl/agent.ts"
+import { AgentDefinitionKey, type AgentDefinition } from "../../dsl/agent-definition.ts"
 import { Decision, type Decisions } from "../../dsl/decision.ts"
 import { eventStreamResponse } from "../../runtime/event-stream-response.ts"
 import type { ResumeLedgerStore } from "../../runtime/resume-ledger.ts"
@@ -23,6 +24,7 @@ import { provideStreamingModules } from "../../web/edge-modules.ts"
 import { AgUiInputInvalid, agUiInvalid } from "./errors.ts"
 import { clientTools } from "./client-tools.ts"
 import { type AgUiRunInput, fromRunAgentInput, type RunAgentInputLimits } from "./run-agent-input.ts"
+import type { AgUiState, AgUiStateCell } from "./shared-state.ts"
 import { interruptId } from "./wire/to-ag-ui.ts"
 
 /** Options of {@link agUiHandler}. */
@@ -48,6 +50,25 @@ export interface AgUiHandlerOptions extends RunAgentInputLimits {
    * model the input's `context` or `state` (they never reach it otherwise).
    */
   readonly input?: (input: AgUiRunInput & { readonly input: string }) => string
+  /**
+   * The shared state (`agUiState(name, Schema)`): the input's `state` is decoded with its Schema (400
+   * when it does not decode), the run's tools read and change it (`state.get`, `state.update`), and
+   * the stream reports it (`STATE_SNAPSHOT` after `RUN_STARTED`, `STATE_DELTA` per change).
+   */
+  readonly state?: AgUiState<any, any>
+  /**
+   * Which declared skills are offered the client's tools (agents with skills; an agent without
+   * skills offers every tool). Default: every skill that calls tools (it has tools, knowledge or
+   * handoffs on its allowlist); never a deterministic skill (no model), nor a chat-only one. Return
+   * false for a skill that must not see the front end's tools.
+   */
+  readonly clientToolsFor?: (skill: string) => boolean
+  /**
+   * End each run with a `MESSAGES_SNAPSHOT` of the conversation (the input's messages as sent, then
+   * the run's), just before `RUN_FINISHED`, as AG-UI agents do so that a client's history is the
+   * server's. Default true.
+   */
+  readonly messagesSnapshot?: boolean
 }
 
 const defaultMaxBodyBytes = 4 * 1024 * 1024
@@ -104,9 +125,36 @@ export const resumeDecisions = (input: AgUiRunInput, suspension: ChatSuspension)
   return decisions
 }
 
+/** A skill that calls tools (a model skill with an allowlist), which the client's tools join by default. */
+const callsTools = (skill: AgentDefinition["skills"][number]) =>
+  skill.implementation === undefined && (skill.tools.length > 0 || skill.knowledge.length > 0 || skill.handoffs.length > 0)
+
 /**
- * The `POST` handler of an AG-UI endpoint for `builder` (an agent whose input is the user's text, and
- * without declared skills when clients offer tools: the implicit skill allows every tool).
+ * `builder` with the client's tools: registered (a clash with a server tool is refused) and, when it
+ * declares skills, put on the allowlist of each skill `offered` accepts (an agent without skills has
+ * one implicit skill that allows every tool).
+ */
+const withClientTools = <T extends AgentShape>(builder: AgentBuilder<T>, run: AgUiRunInput, offered: (skill: AgentDefinition["skills"][number]) => boolean): AgentBuilder<T> => {
+  if (run.clientTools.length === 0) return builder
+  const tools = clientTools(run.clientTools, run.toolResults)
+  let agent: AgentBuilder<T>
+  try {
+    agent = (builder as unknown as { tools: (t: unknown) => AgentBuilder<T> }).tools(tools)
+  } catch (error) {
+    throw agUiInvalid(`the client's tools cannot be added: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  const definition = (agent as unknown as { readonly [AgentDefinitionKey]: AgentDefinition })[AgentDefinitionKey]
+  if (definition.skills.length === 0) return agent
+  const added = Object.values(tools)
+  const skills = definition.skills.map((skill) => (offered(skill) ? Object.freeze({ ...skill, tools: [...skill.tools, ...added] }) : skill))
+  // The runners read the definition through this key only (chatStream, chatResumeStream).
+  return { [AgentDefinitionKey]: Object.freeze({ ...definition, skills }) } as unknown as AgentBuilder<T>
+}
+
+/**
+ * The `POST` handler of an AG-UI endpoint for `builder` (an agent whose input is the user's text).
+ * The client's tools join the agent's tools; on an agent with skills, they join the allowlist of
+ * every skill that calls tools (or those `clientToolsFor` accepts).
  *
  * @example
  * ```ts
@@ -131,23 +179,23 @@ export const agUiHandler = <T extends AgentShape & { readonly input: string; rea
     const body = read.body
     try {
       const run = fromRunAgentInput(body, options)
-      const tools = clientTools(run.clientTools, run.toolResults)
-      let agent: AgentBuilder<T> = builder
-      if (run.clientTools.length > 0) {
-        try {
-          agent = (builder as unknown as { tools: (t: unknown) => AgentBuilder<T> }).tools(tools)
-        } catch (error) {
-          throw agUiInvalid(`the client's tools cannot be added: ${error instanceof Error ? error.message : String(error)}`)
-        }
-      }
+      const offered = options.clientToolsFor
+      const agent = withClientTools(builder, run, (skill) => callsTools(skill) && (offered === undefined || offered(skill.name)))
+      const cell: AgUiStateCell<unknown> | undefined = options.state?.fromInput(run.state)
       const streamOptions: ChatStreamOptions = {
         ...(options.onSuspended === undefined ? {} : { onSuspended: (s: ChatSuspension) => options.onSuspended!(s, run) }),
         ...(options.resumeLedger === undefined ? {} : { resumeLedger: options.resumeLedger })
       }
       const respond = (events: ReturnType<typeof chatStream>) =>
-        eventStreamResponse(events, {
+        eventStreamResponse(cell === undefined ? events : cell.provideStream(events), {
           format: "ag-ui",
-          agUi: { threadId: run.threadId, runId: run.runId, clientTools: run.clientTools.map((t) => t.name) },
+          agUi: {
+            threadId: run.threadId,
+            runId: run.runId,
+            clientTools: run.clientTools.map((t) => t.name),
+            ...(options.messagesSnapshot === false ? {} : { conversation: run.messages }),
+            ...(cell === undefined ? {} : { state: cell })
+          },
           ...(options.headers === undefined ? {} : { headers: options.headers })
         })
       if (run.input !== undefined) {

@@ -20,6 +20,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { LlmMessage, ToolCall } from "../../model/messages.ts"
 import { agUiInvalid } from "./errors.ts"
+import type { AgUiInputMessage } from "./wire/ag-ui-event.ts"
 
 /** Bounds on a `RunAgentInput`; over any of them it is refused with `AgUiInputInvalid`. */
 export interface RunAgentInputLimits {
@@ -97,6 +98,8 @@ export interface AgUiRunInput {
   readonly toolResults: ReadonlyMap<string, string>
   readonly resume: ReadonlyArray<ResumeEntry>
   readonly clientTools: ReadonlyArray<ClientToolSpec>
+  /** The input's messages as the client sent them (validated), for the closing `MESSAGES_SNAPSHOT`. */
+  readonly messages: ReadonlyArray<AgUiInputMessage>
   readonly state?: unknown
   readonly context: ReadonlyArray<{ readonly description: string; readonly value: string }>
   readonly forwardedProps?: unknown
@@ -189,6 +192,7 @@ export const fromRunAgentInput = (body: unknown, limits: RunAgentInputLimits = {
     input: lastUser && last?.role === "user" ? textOf(last.content) : undefined,
     toolResults,
     resume: value.resume ?? [],
+    messages: (body as { readonly messages: ReadonlyArray<AgUiInputMessage> }).messages,
     clientTools: (value.tools ?? []).map((t) => ({
       name: t.name,
       ...(typeof t.description === "string" ? { description: t.description } : {}),

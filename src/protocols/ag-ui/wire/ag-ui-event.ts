@@ -33,6 +33,19 @@ export type AgUiMessage =
   }
   | { readonly id: string; readonly role: "tool"; readonly toolCallId: string; readonly content: string }
 
+/** A message as a client sent it in `RunAgentInput.messages` (any role; kept as sent in a `MESSAGES_SNAPSHOT`). */
+export interface AgUiInputMessage {
+  readonly id: string
+  readonly role: string
+  readonly [key: string]: unknown
+}
+
+/** One operation of an RFC 6902 JSON Patch, as `STATE_DELTA` carries them. */
+export type JsonPatchOperation =
+  | { readonly op: "add" | "replace" | "test"; readonly path: string; readonly value: unknown }
+  | { readonly op: "remove"; readonly path: string }
+  | { readonly op: "move" | "copy"; readonly path: string; readonly from: string }
+
 /**
  * One AG-UI event of a run, discriminated by `type`.
  *
@@ -59,7 +72,9 @@ export type AgUiEvent =
   | { readonly type: "TOOL_CALL_ARGS"; readonly toolCallId: string; readonly delta: string }
   | { readonly type: "TOOL_CALL_END"; readonly toolCallId: string }
   | { readonly type: "TOOL_CALL_RESULT"; readonly messageId: string; readonly toolCallId: string; readonly content: string; readonly role: "tool" }
-  | { readonly type: "MESSAGES_SNAPSHOT"; readonly messages: ReadonlyArray<AgUiMessage> }
+  | { readonly type: "MESSAGES_SNAPSHOT"; readonly messages: ReadonlyArray<AgUiMessage | AgUiInputMessage> }
+  | { readonly type: "STATE_SNAPSHOT"; readonly snapshot: unknown }
+  | { readonly type: "STATE_DELTA"; readonly delta: ReadonlyArray<JsonPatchOperation> }
   | { readonly type: "CUSTOM"; readonly name: string; readonly value: unknown }
 
 /** The `type` of an AG-UI event. */

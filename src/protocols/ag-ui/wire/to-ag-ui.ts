@@ -18,7 +18,37 @@ import type { RunStreamEvent, WaitingCall } from "../../../dsl/events.ts"
 import type { AgentError } from "../../../errors.ts"
 import { effectStream } from "../../../internal/lazy-effect.ts"
 import type { LlmMessage } from "../../../model/messages.ts"
-import type { AgUiEvent, AgUiInterrupt, AgUiMessage } from "./ag-ui-event.ts"
+import type { AgUiEvent, AgUiInputMessage, AgUiInterrupt, AgUiMessage, JsonPatchOperation } from "./ag-ui-event.ts"
+import { messagesFold } from "./messages-fold.ts"
+
+/**
+ * Where a stream reads a run's shared state (an `AgUiStateCell` from `agUiState`): the state the run
+ * started with, the state as JSON now (the same value while it is unchanged), the JSON Patch between
+ * two of them (undefined when only a snapshot can carry the change), and whether it changed where no
+ * run stream could take the change in order (then it is sent before the next event read).
+ */
+export interface AgUiStateSource {
+  readonly initialJson: unknown
+  readonly json: () => unknown
+  readonly diff: (from: unknown, to: unknown) => ReadonlyArray<JsonPatchOperation> | undefined
+  readonly takeUnsequenced: () => boolean
+}
+
+/**
+ * A change of shared state, sent through the run's `StreamSink` by the cell (so it takes its place
+ * among the run's events, where the change happened) and read only by `toAgUiEvents`.
+ */
+export interface AgUiStateChange {
+  readonly _tag: "AgUiStateChanged"
+  readonly source: AgUiStateSource
+  readonly json: unknown
+}
+
+/** The state change an event of the run's stream is, if it is one. */
+const stateChangeOf = (event: RunStreamEvent): AgUiStateChange | undefined => {
+  const candidate = event as unknown as { readonly _tag: string }
+  return candidate._tag === "AgUiStateChanged" ? (candidate as AgUiStateChange) : undefined
+}
 
 /** Options of {@link toAgUiEvents}. */
 export interface AgUiStreamOptions {
@@ -38,6 +68,18 @@ export interface AgUiStreamOptions {
    * matching its own keep their place). Leave it out when the client sent the conversation itself.
    */
   readonly messagesSnapshot?: ReadonlyArray<AgUiMessage>
+  /**
+   * The conversation before this run, as the client holds it (the input's messages, their ids kept).
+   * When given, the stream ends with a `MESSAGES_SNAPSHOT` of it followed by the messages this run
+   * produced (with the ids its events used) just before `RUN_FINISHED`, as AG-UI agents do at the
+   * end of a run: a client's history is then the server's, whatever it dropped or reordered.
+   */
+  readonly conversation?: ReadonlyArray<AgUiMessage | AgUiInputMessage>
+  /**
+   * The run's shared state (`agUiState(...).fromInput(input.state)`): sent as `STATE_SNAPSHOT` after
+   * `RUN_STARTED`, then each change as `STATE_DELTA` before the run's next event.
+   */
+  readonly state?: AgUiStateSource
 }
 
 /** The interrupt id of a waiting call: `<run id>:<decision key>` (the same form as the UI stream's `approvalId`). */
@@ -352,22 +394,50 @@ export const toAgUiEvents = (events: Stream.Stream<RunStreamEvent, AgentError>, 
       streamedText: new Set(),
       messages: new Map()
     }
+    const state = options.state
+    let sentState: unknown = undefined
+    const fold = options.conversation === undefined ? undefined : messagesFold(options.conversation)
     const opening = (): Array<AgUiEvent> => {
       if (started) return []
       started = true
       const snapshot = options.messagesSnapshot
-      return [{ type: "RUN_STARTED", threadId: m.threadId(), runId: runId() }, ...(snapshot === undefined ? [] : [{ type: "MESSAGES_SNAPSHOT" as const, messages: snapshot }])]
+      const out: Array<AgUiEvent> = [{ type: "RUN_STARTED", threadId: m.threadId(), runId: runId() }]
+      if (snapshot !== undefined) out.push({ type: "MESSAGES_SNAPSHOT", messages: snapshot })
+      if (state !== undefined) out.push({ type: "STATE_SNAPSHOT", snapshot: (sentState = state.initialJson) })
+      return out
+    }
+    /** The state's change since it was last sent: a delta, or a snapshot when a patch cannot carry it. */
+    const stateChange = (now: unknown): Array<AgUiEvent> => {
+      if (state === undefined || now === sentState) return []
+      const delta = state.diff(sentState, now)
+      sentState = now
+      if (delta === undefined) return [{ type: "STATE_SNAPSHOT", snapshot: now }]
+      return delta.length === 0 ? [] : [{ type: "STATE_DELTA", delta }]
     }
     const emit = (out: Array<AgUiEvent>): Array<AgUiEvent> => {
       const end = out.findIndex(isTerminal)
       if (end !== -1) finished = true
-      return end === -1 ? out : out.slice(0, end + 1)
+      const kept = end === -1 ? out : out.slice(0, end + 1)
+      if (fold === undefined) return kept
+      const sent: Array<AgUiEvent> = []
+      for (const event of kept) {
+        if (event.type === "RUN_FINISHED" && event.outcome.type !== "cancelled") sent.push({ type: "MESSAGES_SNAPSHOT", messages: fold.messages() })
+        fold.add(event)
+        sent.push(event)
+      }
+      return sent
     }
     const map = (event: RunStreamEvent): Array<AgUiEvent> => {
       if (finished) return []
+      const change = stateChangeOf(event)
+      if (change !== undefined) return change.source === state ? emit([...opening(), ...stateChange(change.json)]) : []
       firstRunId ??= event.runId
-      const entry = table[event._tag] as Entry<RunStreamEvent["_tag"]>
-      return emit([...opening(), ...entry(event as never, m)])
+      const entry = table[event._tag] as Entry<RunStreamEvent["_tag"]> | undefined
+      if (entry === undefined) return []
+      // A change made where no stream could sequence it (a tool under agent.runStream) is sent now;
+      // the top-level RunEnd always carries the last state.
+      const late = state !== undefined && (state.takeUnsequenced() || (event._tag === "RunEnd" && event.parentRunId === undefined)) ? stateChange(state.json()) : []
+      return emit([...opening(), ...late, ...entry(event as never, m)])
     }
     /** A run that ends without its `RunEnd`: what is open is closed, then `RUN_ERROR`. */
     const ending = (message: string, code: string): Array<AgUiEvent> =>
