@@ -27,7 +27,7 @@ import type { Steps } from "../internal/steps.ts"
 import { withTracing } from "../internal/tracing.ts"
 import type { ModelMetadata } from "../model/model-client.ts"
 import { CaptureMessageContent, inputContent, outputContent } from "./gen-ai-content.ts"
-import { recordModelCall } from "./gen-ai-metrics.ts"
+import { recordModelCall, recordModelCallUnsafe } from "./gen-ai-metrics.ts"
 import { chatResponseAttributes, chatSpan, errorTypeOf, withErrorType } from "./gen-ai-spans.ts"
 
 /** Wraps the call of a durable run (`Durability.model`, bound to the step). */
@@ -75,6 +75,14 @@ export interface CallEnv {
   readonly clock: Clock.Clock
   /** The fiber's `ModelClientService`, when provided (else it is asked for). */
   readonly client: ModelClient | undefined
+  /** The fiber's services (the metric registry and its attributes): the GenAI metrics are recorded in plain code then. */
+  readonly context?: Context.Context<never> | undefined
+  /**
+   * Whether a `Retrying` event can be heard (a hook, a stream, or a `ModelRetryListener` around the run
+   * that ours must shadow); when false, the call goes without a listener of its own (a provider's retry
+   * is still logged). Undefined counts as true.
+   */
+  readonly retryHeard?: boolean | undefined
 }
 
 /**
@@ -104,8 +112,9 @@ export function* callModelSteps<E>(
   const call: Effect.Effect<unknown, ModelError | E> = onPart === undefined
     ? chatSafely(client, request)
     : streamed(client, request, turn, onPart).pipe(Effect.catchDefect((defect) => Effect.fail(crashed("crashed", defect))))
-  // A retrying provider announces each wait (`announceRetry`); in a run, that is a `Retrying` event.
-  const raw = Effect.provideService(call, ModelRetryListener, (notice) => emit({ _tag: "Retrying", ...notice }))
+  // A retrying provider announces each wait (`announceRetry`); in a run, that is a `Retrying` event
+  // (when something can hear it: providing the listener costs a copy of the fiber's services per call).
+  const raw = env.retryHeard === false ? call : Effect.provideService(call, ModelRetryListener, (notice) => emit({ _tag: "Retrying", ...notice }))
   // A durable run records the checked answer (or its ModelError), and a replay reads it back.
   const checked = Effect.flatMap(raw, (raw) => checkedResponse(raw, turn))
   const answer = record === undefined ? checked : record(checked as Effect.Effect<LlmResponse, ModelError>)
@@ -115,7 +124,8 @@ export function* callModelSteps<E>(
     return errorType === undefined ? Effect.void : recordModelCall(client.metadata, clock.currentTimeMillisUnsafe() - started, undefined, errorType)
   })
   const durationMs = clock.currentTimeMillisUnsafe() - started
-  yield* recordModelCall(client.metadata, durationMs, response.usage, undefined)
+  if (env.context === undefined) yield* recordModelCall(client.metadata, durationMs, response.usage, undefined)
+  else recordModelCallUnsafe(client.metadata, durationMs, response.usage, undefined, env.context)
   if (traced) yield* Effect.annotateCurrentSpan(capture ? { ...chatResponseAttributes(response), ...outputContent(response) } : chatResponseAttributes(response))
   yield* emit({ _tag: "ModelResponse", response, durationMs })
   return response

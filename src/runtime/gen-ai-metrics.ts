@@ -11,6 +11,7 @@
  * takes an instrument's unit from an attribute named `unit`, so each series also carries `unit`
  * (`s`, `{token}`).
  */
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import type { Usage } from "../model/messages.ts"
@@ -72,7 +73,20 @@ const durationSeries = (attributes: Record<string, string>) =>
 const tokenSeries = (attributes: Record<string, string>) =>
   Metric.histogram("gen_ai.client.token.usage", { description: "Number of input and output tokens used", boundaries: tokenBoundaries, attributes: { ...attributes, unit: "{token}" } })
 
+/** The series of a client's metadata object, found without building its key again. */
+const seriesByMetadata = new WeakMap<ModelMetadata, Series>()
+let seriesWithoutMetadata: Series | undefined
+
 const seriesOf = (model: ModelMetadata | undefined): Series => {
+  if (model === undefined) return seriesWithoutMetadata ??= seriesByKey(undefined)
+  const cached = seriesByMetadata.get(model)
+  if (cached !== undefined) return cached
+  const series = seriesByKey(model)
+  seriesByMetadata.set(model, series)
+  return series
+}
+
+const seriesByKey = (model: ModelMetadata | undefined): Series => {
   const key = `${model?.provider ?? ""}\u0000${model?.model ?? ""}`
   const known = seriesByClient.get(key)
   if (known !== undefined) return known
@@ -117,14 +131,31 @@ export const recordModelCall = (
   errorType: string | undefined
 ): Effect.Effect<void> =>
   Effect.withFiber((fiber) => {
-    const series = seriesOf(model)
-    const context = fiber.context
-    const seconds = Math.max(0, durationMs) / 1000
-    if (errorType === undefined) series.duration.updateUnsafe(seconds, context)
-    else failedSeries(series, errorType).updateUnsafe(seconds, context)
-    if (usage !== undefined) {
-      series.input.updateUnsafe(usage.inputTokens, context)
-      series.output.updateUnsafe(usage.outputTokens, context)
-    }
+    recordModelCallUnsafe(model, durationMs, usage, errorType, fiber.context)
     return Effect.void
   })
+
+/**
+ * `recordModelCall` in plain code, into the registry of `context` (a run's services, read once per run).
+ *
+ * @example
+ * ```ts
+ * recordModelCallUnsafe(client.metadata, 1250, response.usage, undefined, fiber.context)
+ * ```
+ */
+export const recordModelCallUnsafe = (
+  model: ModelMetadata | undefined,
+  durationMs: number,
+  usage: Usage | undefined,
+  errorType: string | undefined,
+  context: Context.Context<never>
+): void => {
+  const series = seriesOf(model)
+  const seconds = Math.max(0, durationMs) / 1000
+  if (errorType === undefined) series.duration.updateUnsafe(seconds, context)
+  else failedSeries(series, errorType).updateUnsafe(seconds, context)
+  if (usage !== undefined) {
+    series.input.updateUnsafe(usage.inputTokens, context)
+    series.output.updateUnsafe(usage.outputTokens, context)
+  }
+}

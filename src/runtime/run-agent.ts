@@ -29,6 +29,7 @@ import { withTracing } from "../internal/tracing.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import type { LlmMessage } from "../model/messages.ts"
 import { ModelClientService } from "../model/model-client.ts"
+import { ModelRetryListener } from "../model/model-retry.ts"
 import { chooseSkill } from "./choose-skill.ts"
 import { emit, emitEnd, type EventSink, queueSink } from "./emit.ts"
 import { type AgentPlan, compile, type SkillPlan } from "./plan.ts"
@@ -241,7 +242,10 @@ const execute = (
       traced,
       clock: fiber.getRef(Clock.Clock),
       client: Context.getOrUndefined(fiber.context, ModelClientService),
-      parentRunId: fiber.getRef(ParentRun)
+      parentRunId: fiber.getRef(ParentRun),
+      context: fiber.context,
+      // Heard from outside: a listener around the run (a parent's) that the run's own must shadow.
+      retryHeard: fiber.getRef(ModelRetryListener) !== undefined
     }
     // The run's references, read from the fiber it starts on rather than asked for one by one.
     const run = executeTraced(definition, start, control, given ?? fiber.getRef(StreamSink), observe, env, {

@@ -170,9 +170,13 @@ export class RunContext {
     return this.env.traced
   }
 
-  /** What the run's model calls read from its fiber. */
+  #callEnv: CallEnv | undefined
+
+  /** What the run's model calls read from its fiber; a `Retrying` event is heard when a hook or a stream takes it. */
   get callEnv(): CallEnv {
-    return this.env
+    return this.#callEnv ??= this.env.retryHeard === false && (this.sink !== undefined || this.plan.listeners.has("Retrying"))
+      ? Object.assign({}, this.env, { retryHeard: true })
+      : this.env
   }
 
   /** The time on the run's Clock, in milliseconds. */
