@@ -103,7 +103,7 @@ export class StudioRunner {
       this.#held.set(runId, held)
       this.store.announce({ type: "approval", runId })
       const tagged = error as { readonly _tag?: unknown; readonly message?: unknown }
-      if (tagged?._tag === "DecisionsInvalid" || tagged?._tag === "SnapshotInvalid" || tagged?._tag === "DefinitionChanged") {
+      if (isRefusal(error)) {
         throw new DecisionRefused(400, String(tagged._tag), String(tagged.message), toEventJson(error))
       }
       throw error
@@ -140,29 +140,42 @@ export class StudioRunner {
     return new Promise<string>((resolve, reject) => {
       let runId = knownRunId
       let started = false
+      // A resume refused for its decisions still emits the failed `RunEnd` before it fails: the events
+      // are held until the run shows progress, and dropped if it was refused (it still waits).
+      let held: Array<{ readonly at: number; readonly json: ReturnType<typeof toEventJson> }> = []
+      const begin = () => {
+        started = true
+        beforeFirst?.()
+        runId ??= held[0]?.json.runId
+        if (runId !== undefined && fiber !== undefined && !ended) this.#fibers.set(runId, fiber)
+        for (const { at, json } of held) this.store.append("studio", at, json)
+        held = []
+        resolve(runId ?? "")
+      }
       const onEvent = (event: RunStreamEvent) =>
         Effect.sync(() => {
           const json = toEventJson(event)
-          if (!started) {
-            started = true
-            beforeFirst?.()
-            runId ??= json.runId
-            if (runId !== undefined && fiber !== undefined) this.#fibers.set(runId, fiber)
-            resolve(runId ?? "")
+          if (started) {
+            this.store.append("studio", this.now(), json)
+            return
           }
-          this.store.append("studio", this.now(), json)
+          held.push({ at: this.now(), json })
+          if (json._tag !== "RunEnd" || knownRunId === undefined) begin()
         })
       // The fiber may emit its first events synchronously, before `runFork` returns.
       let fiber: Fiber.Fiber<unknown, unknown> | undefined
+      let ended = false
       fiber = Effect.runFork(
         program(entry.runnable).pipe(Effect.provideService(StreamSink, onEvent)) as Effect.Effect<unknown, unknown>
       )
-      let ended = false
       fiber.addObserver((exit) => {
         ended = true
         if (runId !== undefined) this.#fibers.delete(runId)
+        if (!started && Exit.isSuccess(exit) && held.length > 0) begin()
         if (!started) {
-          reject(Exit.isFailure(exit) ? failureOf(exit.cause) : new Error("the run ended without an event"))
+          const error = Exit.isFailure(exit) ? failureOf(exit.cause) : new Error("the run ended without an event")
+          if (!isRefusal(error)) for (const { at, json } of held) this.store.append("studio", at, json)
+          reject(error)
           return
         }
         if (Exit.isSuccess(exit)) {
@@ -173,10 +186,14 @@ export class StudioRunner {
           }
         }
       })
-      if (runId !== undefined && !ended) this.#fibers.set(runId, fiber)
+      if (runId !== undefined && !ended && started) this.#fibers.set(runId, fiber)
     })
   }
 }
+
+/** Errors that mean a resume was refused before anything ran. */
+const refusals = new Set(["DecisionsInvalid", "SnapshotInvalid", "SnapshotRejected", "DefinitionChanged", "SnapshotAlreadyResumed"])
+const isRefusal = (error: unknown): boolean => refusals.has(String((error as { readonly _tag?: unknown })?._tag))
 
 const fiberInterrupt = (fiber: Fiber.Fiber<unknown, unknown>) => Effect.asVoid(Fiber.interrupt(fiber))
 

@@ -1,0 +1,109 @@
+import { afterEach, describe, expect, it } from "vitest"
+import { type Studio, startStudio } from "../../../src/studio/index.ts"
+import { call, eventually, testAgents } from "./support.ts"
+
+let studio: Studio | undefined
+afterEach(async () => {
+  await studio?.close()
+  studio = undefined
+})
+
+/** A teller run waiting for a decision on its transfer. */
+const suspendedTransfer = async (input = "pay bob 500") => {
+  const { agents, ran } = testAgents()
+  studio = await startStudio({ agents, port: 0 })
+  const s = studio
+  const runId: string = (await call(s, "POST", "/api/agents/teller/runs", { input })).body.runId
+  const item = await eventually(async () => (await call(s, "GET", "/api/approvals")).body.find((a: any) => a.runId === runId))
+  return { studio: s, runId, item, ran }
+}
+
+const summaryOf = async (studio: Studio, runId: string) => (await call(studio, "GET", `/api/runs/${runId}`)).body
+
+describe("approvals inbox", () => {
+  it("lists a suspended run's pending call with its arguments and the tool's JSON Schema", async () => {
+    const { studio, runId, item, ran } = await suspendedTransfer()
+    expect(item).toMatchObject({ runId, agent: "teller", source: "studio" })
+    expect(item.calls).toHaveLength(1)
+    expect(item.calls[0]).toMatchObject({ tool: "transfer", arguments: { to: "bob", amount: 500 }, jsonSchema: { type: "object", required: ["to", "amount"] } })
+    expect(typeof item.since).toBe("number")
+    expect((await summaryOf(studio, runId)).summary.status).toBe("suspended")
+    expect(ran).toEqual([])
+  })
+
+  it("approve: the run resumes under its id, the tool runs once, and the detail records who decided", async () => {
+    const { studio, runId, item, ran } = await suspendedTransfer()
+    const callId = item.calls[0].callId
+    const answer = await call(studio, "POST", `/api/approvals/${runId}`, { decisions: [{ callId, decision: "approve" }], decidedBy: "alice" })
+    expect(answer).toEqual({ status: 200, body: { runId } })
+    const detail = await eventually(async () => {
+      const d = await summaryOf(studio, runId)
+      return d.summary.status === "completed" ? d : undefined
+    })
+    expect(ran).toEqual([{ to: "bob", amount: 500 }])
+    expect(detail.decisions).toEqual([{ callId, tool: "transfer", decision: "approve", decidedBy: "alice", at: expect.any(Number) }])
+    expect(detail.events.map((e: any) => e.event._tag)).toEqual(expect.arrayContaining(["ApprovalRequested", "StudioDecision", "ApprovalDecided", "ToolUse"]))
+    expect((await call(studio, "GET", "/api/approvals")).body).toEqual([])
+    // Decided once: the same decision again finds nothing waiting.
+    expect((await call(studio, "POST", `/api/approvals/${runId}`, { decisions: [{ callId, decision: "approve" }] })).status).toBe(404)
+    expect(ran).toHaveLength(1)
+  })
+
+  it("deny with a reason: the tool never runs, the model is told, the run completes", async () => {
+    const { studio, runId, item, ran } = await suspendedTransfer()
+    const callId = item.calls[0].callId
+    expect((await call(studio, "POST", `/api/approvals/${runId}`, { decisions: [{ callId, decision: "deny", reason: "not today" }] })).status).toBe(200)
+    const detail = await eventually(async () => {
+      const d = await summaryOf(studio, runId)
+      return d.summary.status === "completed" ? d : undefined
+    })
+    expect(ran).toEqual([])
+    expect(detail.decisions[0]).toMatchObject({ decision: "deny", reason: "not today", decidedBy: "studio" })
+    expect(detail.output).toContain("not today")
+  })
+
+  it("edit with arguments the Schema refuses: 400 DecisionsInvalid, nothing ran, the run still waits; a valid edit then runs those arguments", async () => {
+    const { studio, runId, item, ran } = await suspendedTransfer()
+    const callId = item.calls[0].callId
+    const refused = await call(studio, "POST", `/api/approvals/${runId}`, { decisions: [{ callId, decision: "edit", arguments: { to: "bob", amount: "lots" } }] })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toBe("DecisionsInvalid")
+    expect(refused.body.message).toContain("amount")
+    expect(refused.body.details).toMatchObject({ _tag: "DecisionsInvalid", toolCallId: callId })
+    expect(ran).toEqual([])
+    expect((await call(studio, "GET", "/api/approvals")).body.map((a: any) => a.runId)).toEqual([runId])
+    expect((await summaryOf(studio, runId)).summary.status).toBe("suspended")
+
+    const edited = await call(studio, "POST", `/api/approvals/${runId}`, { decisions: [{ callId, decision: "edit", arguments: { to: "carol", amount: 50 } }], decidedBy: "bob" })
+    expect(edited.status).toBe(200)
+    const detail = await eventually(async () => {
+      const d = await summaryOf(studio, runId)
+      return d.summary.status === "completed" ? d : undefined
+    })
+    expect(ran).toEqual([{ to: "carol", amount: 50 }])
+    expect(detail.decisions).toEqual([expect.objectContaining({ decision: "edit", arguments: { to: "carol", amount: 50 }, decidedBy: "bob" })])
+  })
+
+  it("refuses malformed decision bodies and unknown call ids without resuming", async () => {
+    const { studio, runId, ran } = await suspendedTransfer()
+    for (const body of [{}, { decisions: [] }, { decisions: [{ callId: 1, decision: "approve" }] }, { decisions: [{ callId: "x", decision: "maybe" }] }, { decisions: [{ callId: "x", decision: "edit" }] }]) {
+      const answer = await call(studio, "POST", `/api/approvals/${runId}`, body)
+      expect(answer.status).toBe(400)
+      expect(answer.body.error).toBe("InvalidBody")
+    }
+    const unknown = await call(studio, "POST", `/api/approvals/${runId}`, { decisions: [{ callId: "no-such-call", decision: "approve" }] })
+    expect(unknown.status).toBe(400)
+    expect(unknown.body.error).toBe("DecisionsInvalid")
+    expect(ran).toEqual([])
+    expect((await call(studio, "POST", "/api/approvals/run_unknown", { decisions: [{ callId: "c", decision: "approve" }] })).status).toBe(404)
+  })
+
+  it("a stopped waiting run leaves the inbox as cancelled and cannot be approved", async () => {
+    const { studio, runId, item, ran } = await suspendedTransfer()
+    expect((await call(studio, "POST", `/api/runs/${runId}/stop`)).status).toBe(202)
+    expect((await summaryOf(studio, runId)).summary.status).toBe("cancelled")
+    expect((await call(studio, "GET", "/api/approvals")).body).toEqual([])
+    expect((await call(studio, "POST", `/api/approvals/${runId}`, { decisions: [{ callId: item.calls[0].callId, decision: "approve" }] })).status).toBe(404)
+    expect(ran).toEqual([])
+  })
+})
