@@ -7,6 +7,7 @@
  * does) and completes the deferred, from any process. `maxDuration` holds from the recorded start of
  * the run: a replay recomputes what is left, and a wait for decisions is raced with a durable clock.
  */
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -40,6 +41,12 @@ import { AgentErrorSchema, DecisionsSchema } from "./schemas.ts"
 import { withStoreRetry } from "./store-retry.ts"
 import type { ToolIntents } from "./tool-intents.ts"
 import { awaitDecisions, decisionsDeferred, plainDecisions } from "./approval-wait.ts"
+import { RunJournal } from "./run-journal.ts"
+import { journalSink } from "./journal-events.ts"
+import { followRun, type FollowOptions, type DurableEvent } from "./follow.ts"
+import type { RunJournalFailed } from "./run-journal.ts"
+import type * as Stream from "effect/Stream"
+import { StreamSink } from "../dsl/lineage.ts"
 
 /** Options of {@link durable}. */
 export interface DurableOptions {
@@ -98,9 +105,10 @@ export interface DurableAgent<T extends AgentShape> {
   readonly workflow: Workflow.Workflow<string, Schema.Struct<{ readonly runId: Schema.String; readonly input: Schema.Codec<Schema.Json> }>, Schema.Codec<any, any>, Schema.Codec<AgentError, any>>
   /**
    * Registers the workflow's handler with the engine: what every runner process provides. Requires
-   * the engine, the stores (`ToolIntents`, `ApprovalInbox`) and the services the agent requires.
+   * the engine, the stores (`ToolIntents`, `ApprovalInbox`, `RunJournal`) and the services the agent
+   * requires.
    */
-  readonly layer: Layer.Layer<never, never, WorkflowEngine | ToolIntents | ApprovalInbox | T["requirements"]>
+  readonly layer: Layer.Layer<never, never, WorkflowEngine | ToolIntents | ApprovalInbox | RunJournal | T["requirements"]>
   /**
    * Starts a run (a new run id unless `runId` is given) and answers its id at once. Starting an id
    * that exists already joins that run: it runs once.
@@ -132,6 +140,15 @@ export interface DurableAgent<T extends AgentShape> {
    * status; `status` keeps only those. A waiting run lists the calls it waits for. Options that are
    * not a status or a positive integer limit fail with `InputInvalid`.
    */
+  /**
+   * Follows run `runId`'s events from any process, live: each with its id in the run's journal (1, 2,
+   * … with no gap), from the first, or from the one after `after` (the last id a client saw: a
+   * re-attach after a disconnect, or after the run's runner crashed, sees every event once). The
+   * stream ends after the run's end (`RunEnd` with its output or error); it waits (polls) while the run
+   * runs or waits for decisions, and for a run not started yet. Events are those of the loop without
+   * deltas and `ModelCall` (see the README's "Following a durable run").
+   */
+  follow(runId: string, options?: FollowOptions): Stream.Stream<DurableEvent, RunJournalFailed, WorkflowEngine | RunJournal>
   list(options?: {
     readonly status?: DurableRunStatus | ReadonlyArray<DurableRunStatus>
     readonly limit?: number
@@ -174,16 +191,28 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       const inbox = yield* ApprovalInbox
       yield* Activity.make({ name: `register/${payload.runId}`, execute: withStoreRetry(inbox.register(name, payload.runId)) })
       const durability = yield* recordedSteps({ rootRunId: payload.runId, reconcile: options.reconcile, leaseMs, inbox, agent: definition.name })
+      // The run's events go to its journal (`follow`); a replay appends only those not there yet.
+      const journal = yield* RunJournal
+      const known = yield* withStoreRetry(journal.keys(payload.runId))
+      const events = journalSink(journal, payload.runId, known)
       const step = (run: Effect.Effect<RunResult, AgentError, any>) =>
-        withDefinitionServices(definition, run).pipe(Effect.provideService(Durability, durability))
-      let result: RunResult = yield* step(runUntil(definition, input))
-      let wait = 0
-      while (result._tag === "Suspended") {
-        wait += 1
-        const decisions = yield* awaitDecisions(definition, durability, inbox, { runId: payload.runId, executionId, wait, snapshot: result.snapshot })
-        result = yield* step(resumeRun(definition, result.snapshot, { decisions }))
-      }
-      return result.output
+        withDefinitionServices(definition, run).pipe(Effect.provideService(Durability, durability), Effect.provideService(StreamSink, events.sink))
+      const loop = Effect.gen(function*() {
+        let result: RunResult = yield* step(runUntil(definition, input))
+        let wait = 0
+        while (result._tag === "Suspended") {
+          wait += 1
+          const decisions = yield* awaitDecisions(definition, durability, inbox, { runId: payload.runId, executionId, wait, snapshot: result.snapshot })
+          result = yield* step(resumeRun(definition, result.snapshot, { decisions }))
+        }
+        return result.output
+      })
+      // An end outside the loop (cancelled or expired while waiting for decisions) is journalled too.
+      return yield* loop.pipe(Effect.tapCause((cause) =>
+        Cause.hasInterruptsOnly(cause) || events.ended()
+          ? Effect.void
+          : events.sink({ _tag: "RunEnd", agent: definition.name, runId: payload.runId, outcome: { _tag: "Failure", error: Cause.squash(cause) as AgentError }, turns: 0, toolCalls: 0, durationMs: 0 })
+      ))
     })
 
   const layer = workflow.toLayer(body as any) as unknown as DurableAgent<T>["layer"]
@@ -327,10 +356,14 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       return infos.filter((i) => wanted.includes(i.status))
     })
 
+  const follow: DurableAgent<T>["follow"] = (runId, followOptions = {}) =>
+    followRun(runId, followOptions, Effect.map(ended(runId), Option.isSome))
+
   return {
     name,
     workflow,
     cancel,
+    follow,
     list,
     layer,
     start,

@@ -35,6 +35,7 @@ import { type IntentState, type Lease, ToolIntents } from "./tool-intents.ts"
 import { ownerState, workerId } from "./worker-identity.ts"
 import { AwaitAbandoned } from "../internal/from-maybe-effect.ts"
 import { type Reconcile, reconcileUnknown } from "./reconcile.ts"
+import { InStep } from "./journal-events.ts"
 
 const encodeOutcome = Schema.encodeSync(Schema.toCodecJson(ToolOutcomeSchema))
 const decodeOutcome = Schema.decodeUnknownSync(Schema.toCodecJson(ToolOutcomeSchema))
@@ -59,7 +60,9 @@ export const recordedSteps = (options: {
 }): Effect.Effect<Durability, never, ToolIntents> =>
   Effect.gen(function*() {
     const leaseMs = options.leaseMs ?? defaultLeaseMs
-    const guard = cancellable(options.inbox, options.agent ?? "(agent)", options.rootRunId)
+    const cancelling = cancellable(options.inbox, options.agent ?? "(agent)", options.rootRunId)
+    // Inside a step's activity: what it emits (a retry, a child run's events) a replay does not emit again.
+    const guard = <A, E>(step: Effect.Effect<A, E>) => Effect.provideService(cancelling(step), InStep, true)
     const intents = yield* ToolIntents
     const seen = new Map<string, number>()
     /** `base`, or `base#n` for its n-th occurrence in this execution. */

@@ -14,6 +14,7 @@ import type * as Statement from "effect/sql/Statement"
 import { databaseMessage } from "./database-error.ts"
 import { ApprovalInbox, ApprovalInboxFailed, type ApprovalWait } from "./approval-inbox.ts"
 import { type Intent, type IntentState, ToolIntents, ToolIntentsFailed } from "./tool-intents.ts"
+import { RunJournal, RunJournalFailed } from "./run-journal.ts"
 
 /** Table names of the durable store. */
 export interface SqlStoreOptions {
@@ -25,6 +26,8 @@ export interface SqlStoreOptions {
   readonly cancellationsTable?: string
   /** Default `agent_runs`. */
   readonly runsTable?: string
+  /** Default `agent_run_events`: the runs' event journals (`RunJournal`). */
+  readonly eventsTable?: string
 }
 
 const tablePattern = /^[a-z_][a-z0-9_]{0,62}$/
@@ -232,8 +235,62 @@ export const approvalInboxSql = (options: SqlStoreOptions = {}): Layer.Layer<App
   }))
 
 /**
- * Both stores of durable runs on the `SqlClient` in context: what every runner, and every process
- * that polls or decides, provides beside its engine.
+ * `RunJournal` on the `SqlClient` in context: one row per event, `(run_id, id)` its key and
+ * `(run_id, key)` unique. An event's id is the run's last id plus one, given in the insert itself;
+ * two writers of one run racing for an id (a hand-over) make one fail on the primary key, and it
+ * tries again with the next id, so ids have no gaps and a reader never sees id n + 1 before id n.
+ *
+ * @example
+ * ```ts
+ * const layer = runJournalSql().pipe(Layer.provide(PgClient.layer({ url })))
+ * ```
+ */
+export const runJournalSql = (options: SqlStoreOptions = {}): Layer.Layer<RunJournal, RunJournalFailed, SqlClient.SqlClient> =>
+  Layer.effect(RunJournal)(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const table = yield* Effect.try({
+      try: () => checkTable(options.eventsTable ?? "agent_run_events"),
+      catch: (cause) => new RunJournalFailed({ operation: "open", reason: reasonOf(cause), cause })
+    })
+    const fail = (operation: RunJournalFailed["operation"]) => (cause: unknown) => new RunJournalFailed({ operation, reason: reasonOf(cause), cause })
+    yield* migrate(sql, [
+      sql`create table if not exists ${sql(table)} (
+        run_id text not null,
+        id bigint not null,
+        key text not null,
+        event jsonb not null,
+        at timestamptz not null default now(),
+        primary key (run_id, id),
+        unique (run_id, key)
+      )`
+    ], fail("open"))
+    return RunJournal.of({
+      append: (runId, key, event) =>
+        sql`insert into ${sql(table)} (run_id, id, key, event)
+          select ${runId}, coalesce(max(id), 0) + 1, ${key}, ${JSON.stringify(event)}::jsonb from ${sql(table)} where run_id = ${runId}
+          on conflict (run_id, key) do nothing`.pipe(
+          // Another writer took the id between our read and our insert: the next id.
+          Effect.retry({ times: 8 }),
+          Effect.asVoid,
+          Effect.mapError(fail("append"))
+        ),
+      read: (runId, after, limit) =>
+        sql<{ readonly id: number | string; readonly event: unknown }>`select id, event from ${sql(table)} where run_id = ${runId} and id > ${after} order by id limit ${Math.max(0, Math.floor(limit))}`.pipe(
+          Effect.map((rows) => rows.map((r) => ({ id: Number(r.id), event: jsonOf(r.event) }))),
+          Effect.mapError(fail("read"))
+        ),
+      keys: (runId) =>
+        sql<{ readonly key: string }>`select key from ${sql(table)} where run_id = ${runId}`.pipe(
+          Effect.map((rows) => new Set(rows.map((r) => r.key))),
+          Effect.mapError(fail("read"))
+        )
+    })
+  }))
+
+/**
+ * The stores of durable runs (`ToolIntents`, `ApprovalInbox`, `RunJournal`) on the `SqlClient` in
+ * context: what every runner, and every process that polls, decides or follows runs, provides beside
+ * its engine.
  *
  * @example
  * ```ts
@@ -242,5 +299,5 @@ export const approvalInboxSql = (options: SqlStoreOptions = {}): Layer.Layer<App
  */
 export const durableStoreSql = (
   options: SqlStoreOptions = {}
-): Layer.Layer<ToolIntents | ApprovalInbox, ToolIntentsFailed | ApprovalInboxFailed, SqlClient.SqlClient> =>
-  Layer.mergeAll(toolIntentsSql(options), approvalInboxSql(options))
+): Layer.Layer<ToolIntents | ApprovalInbox | RunJournal, ToolIntentsFailed | ApprovalInboxFailed | RunJournalFailed, SqlClient.SqlClient> =>
+  Layer.mergeAll(toolIntentsSql(options), approvalInboxSql(options), runJournalSql(options))

@@ -5,7 +5,7 @@
 import { Effect, Exit, Layer, Option, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { agent, Decision, DecisionsInvalid, text, tool, toolCalls } from "../../src/index.ts"
-import { ApprovalInbox, durable, memoryEngine, ToolIntents, ToolIntentsFailed } from "../../src/durable/index.ts"
+import { ApprovalInbox, durable, memoryEngine, RunJournal, ToolIntents, ToolIntentsFailed } from "../../src/durable/index.ts"
 import * as WorkflowEngines from "effect/workflow/WorkflowEngine"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { failureOf } from "../fixtures.ts"
@@ -213,7 +213,7 @@ describe("the stores failing", () => {
   }
 
   const on = (d: { readonly layer: Layer.Layer<never, never, any> }, failures: number) =>
-    d.layer.pipe(Layer.provideMerge(Layer.mergeAll(WorkflowEngines.layerMemory, flaky(failures), ApprovalInbox.memory)))
+    d.layer.pipe(Layer.provideMerge(Layer.mergeAll(WorkflowEngines.layerMemory, flaky(failures), ApprovalInbox.memory, RunJournal.memory)))
 
   it("a store operation that fails a few times is retried, and the run goes on", async () => {
     const { d, runs } = payOnce()

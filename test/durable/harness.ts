@@ -13,11 +13,11 @@ import * as RunnerStorage from "effect/cluster/RunnerStorage"
 import * as Sharding from "effect/cluster/Sharding"
 import * as ShardingConfig from "effect/cluster/ShardingConfig"
 import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
-import { ApprovalInbox, ToolIntents } from "../../src/durable/index.ts"
+import { ApprovalInbox, RunJournal, ToolIntents } from "../../src/durable/index.ts"
 
 /** The stores of durable runs, built once so that successive runners share them (as a database would). */
-export const sharedStores = (): Effect.Effect<Context.Context<ToolIntents | ApprovalInbox>> =>
-  Layer.build(Layer.mergeAll(ToolIntents.memory, ApprovalInbox.memory)).pipe(Effect.scoped)
+export const sharedStores = (): Effect.Effect<Context.Context<ToolIntents | ApprovalInbox | RunJournal>> =>
+  Layer.build(Layer.mergeAll(ToolIntents.memory, ApprovalInbox.memory, RunJournal.memory)).pipe(Effect.scoped)
 
 /** Storage that outlives runners: the message storage's memory driver. */
 export const sharedStorage = (): Effect.Effect<MessageStorage.MemoryDriver["Service"]> =>

@@ -8,7 +8,7 @@ import { Context, Effect, Fiber, Layer, Option, Schema } from "effect"
 import * as WorkflowEngines from "effect/workflow/WorkflowEngine"
 import { describe, expect, it } from "vitest"
 import { agent, AgentConfigError, text, tool, toolCalls } from "../../src/index.ts"
-import { ApprovalInbox, durable, Reconciled, ToolIntents } from "../../src/durable/index.ts"
+import { ApprovalInbox, durable, Reconciled, RunJournal, ToolIntents } from "../../src/durable/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 
 /** Another worker's id: another host, so only its lease says whether it still works. */
@@ -32,7 +32,7 @@ const key = (runId: string) => `tool/${runId}/1/c1`
 
 const withStores = <A, E>(program: (intents: ToolIntents["Service"], layer: Layer.Layer<any>) => Effect.Effect<A, E, any>): Promise<A> =>
   Effect.gen(function*() {
-    const stores = yield* Layer.build(Layer.mergeAll(ToolIntents.memory, ApprovalInbox.memory))
+    const stores = yield* Layer.build(Layer.mergeAll(ToolIntents.memory, ApprovalInbox.memory, RunJournal.memory))
     const layer = Layer.mergeAll(WorkflowEngines.layerMemory, Layer.succeedContext(stores))
     return yield* program(Context.get(stores, ToolIntents), layer)
   }).pipe(Effect.scoped, Effect.timeout("20 seconds"), (effect) => Effect.runPromise(effect as Effect.Effect<A, unknown>))

@@ -13,6 +13,7 @@ import * as SingleRunner from "effect/cluster/SingleRunner"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import type { ApprovalInbox } from "../approval-inbox.ts"
+import type { RunJournal } from "../run-journal.ts"
 import { durableStoreSql } from "../sql-store.ts"
 import type { ToolIntents } from "../tool-intents.ts"
 import { clusterCrypto } from "./cluster-crypto.ts"
@@ -55,7 +56,7 @@ export interface EmbeddedEngineOptions {
  */
 export const embeddedEngine = (
   options: EmbeddedEngineOptions
-): Layer.Layer<WorkflowEngine.WorkflowEngine | ToolIntents | ApprovalInbox | SqlClient.SqlClient, EngineUnavailable> =>
+): Layer.Layer<WorkflowEngine.WorkflowEngine | ToolIntents | ApprovalInbox | RunJournal | SqlClient.SqlClient, EngineUnavailable> =>
   orUnavailable("embedded", ClusterWorkflowEngine.layer.pipe(
     Layer.provideMerge(SingleRunner.layer({
       runnerStorage: "memory",

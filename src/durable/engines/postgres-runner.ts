@@ -25,6 +25,7 @@ import * as RpcSerialization from "effect/rpc/RpcSerialization"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import type { ApprovalInbox } from "../approval-inbox.ts"
+import type { RunJournal } from "../run-journal.ts"
 import { durableStoreSql } from "../sql-store.ts"
 import { installedVersion } from "../../internal/installed-version.ts"
 import { clusterCrypto } from "./cluster-crypto.ts"
@@ -105,7 +106,7 @@ export const clusterDefaults = {
  */
 export const postgresRunner = (
   options: PostgresRunnerOptions
-): Layer.Layer<WorkflowEngine.WorkflowEngine | ToolIntents | ApprovalInbox | SqlClient.SqlClient, EngineUnavailable> => {
+): Layer.Layer<WorkflowEngine.WorkflowEngine | ToolIntents | ApprovalInbox | RunJournal | SqlClient.SqlClient, EngineUnavailable> => {
   const clientOnly = options.clientOnly === true
   if (!clientOnly && options.runnerAddress === undefined) {
     const missing = new EngineUnavailable({ engine: "postgres", reason: "a runner needs a runnerAddress (or clientOnly: true)" })

@@ -1,0 +1,109 @@
+/**
+ * A durable run's events, into its journal (`RunJournal`) and back. The workflow body runs the loop
+ * with `journalSink` as its event sink:
+ * - an event the run's control flow emits (a turn, a model answer, a tool's result, an approval asked
+ *   for or decided, the run's end) is keyed by the run, its tag, its tool call (when it has one) and
+ *   how many such events came before it in this execution. A replay emits the same events with the
+ *   same keys, which the journal already holds: it appends none of them again.
+ * - an event that happens only while a step really runs (`InStep`: a retry's wait inside a model
+ *   call, a child run's events inside an agent-as-tool) or that a replay does not repeat reliably
+ *   (`HookFailed`) gets a key of its own: a step that really ran twice shows both runs.
+ * Left out: deltas (`TextDelta`, `ReasoningDelta`, `ToolCallStart`, `ToolCallDelta`: a replay has
+ * none; the text arrives whole in `ModelResponse`), `ModelCall` (the whole transcript at every turn)
+ * and a `RunEnd` of outcome `Interrupted` (a worker stopping is not the run's end: another replays it).
+ *
+ * Events are stored as JSON: errors as their tag, message and fields (a run's failure is rebuilt as
+ * its `AgentError` class), `cause` left out, bigints as strings.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type { RunStreamEvent } from "../dsl/events.ts"
+import type { AgentError } from "../errors.ts"
+import type { EventSink } from "../runtime/emit.ts"
+import type { RunJournal } from "./run-journal.ts"
+import { AgentErrorSchema } from "./schemas.ts"
+import { withStoreRetry } from "./store-retry.ts"
+
+/**
+ * Set while a step of a durable run really executes (inside its activity): events emitted then are
+ * not emitted again by a replay.
+ */
+export const InStep = Context.Reference<boolean>("effect-agent-dsl/durable/InStep", { defaultValue: () => false })
+
+const leftOut = new Set<string>(["TextDelta", "ReasoningDelta", "ToolCallStart", "ToolCallDelta", "ModelCall"])
+const notReplayed = new Set<string>(["Retrying", "HookFailed"])
+
+const encodeError = Schema.encodeSync(Schema.toCodecJson(AgentErrorSchema as unknown as Schema.Codec<AgentError, unknown>))
+const decodeError = Schema.decodeUnknownOption(Schema.toCodecJson(AgentErrorSchema as unknown as Schema.Codec<AgentError, unknown>))
+
+const replacer = (key: string, value: unknown): unknown => {
+  if (key === "cause") return undefined
+  if (value instanceof Error) return { ...value, _tag: (value as { _tag?: unknown })._tag ?? value.name, message: value.message }
+  if (typeof value === "bigint") return value.toString()
+  return value
+}
+
+/** `event` as the journal stores it. */
+export const encodeJournalEvent = (event: RunStreamEvent): Schema.Json => {
+  if (event._tag === "RunEnd" && event.outcome._tag === "Failure") {
+    let error: unknown
+    try {
+      error = encodeError(event.outcome.error)
+    } catch {
+      error = JSON.parse(JSON.stringify(event.outcome.error, replacer))
+    }
+    return JSON.parse(JSON.stringify({ ...event, outcome: { _tag: "Failure", error: { recorded: error } } }, replacer)) as Schema.Json
+  }
+  return JSON.parse(JSON.stringify(event, replacer)) as Schema.Json
+}
+
+/** An event read back from the journal (a run's failure as its `AgentError` class again). */
+export const decodeJournalEvent = (json: Schema.Json): RunStreamEvent => {
+  const event = json as unknown as RunStreamEvent
+  if (event._tag === "RunEnd" && event.outcome._tag === "Failure") {
+    const stored = (event.outcome.error as unknown as { readonly recorded?: unknown }).recorded
+    const decoded = decodeError(stored)
+    return { ...event, outcome: { _tag: "Failure", error: decoded._tag === "Some" ? decoded.value : (stored as AgentError) } }
+  }
+  return event
+}
+
+/** Whether `event` ends run `rootRunId` (its output, or the error it ended with): the last event a follower sees. */
+export const endsRun = (event: RunStreamEvent, rootRunId: string): boolean =>
+  event._tag === "RunEnd" && event.runId === rootRunId && (event.outcome._tag === "Success" || event.outcome._tag === "Failure")
+
+/** The journal sink of one execution of run `rootRunId`'s workflow, and whether the run's end went through it. */
+export interface JournalSink {
+  readonly sink: EventSink
+  readonly ended: () => boolean
+}
+
+/**
+ * The sink of one execution of the workflow of run `rootRunId`: events not in `known` (the journal's
+ * keys when the execution started) are appended.
+ */
+export const journalSink = (journal: RunJournal["Service"], rootRunId: string, known: ReadonlySet<string>): JournalSink => {
+  const seen = new Map<string, number>()
+  let ended = false
+  const sink: EventSink = (event) => {
+    if (leftOut.has(event._tag)) return Effect.void
+    if (event._tag === "RunEnd" && event.outcome._tag === "Interrupted") return Effect.void
+    return Effect.flatMap(InStep, (inStep) => {
+      let key: string
+      if (inStep || notReplayed.has(event._tag)) {
+        key = `live/${globalThis.crypto.randomUUID()}`
+      } else {
+        const callId = (event as { readonly toolCallId?: unknown }).toolCallId
+        const base = `${event.runId}/${event._tag}/${typeof callId === "string" ? callId : ""}`
+        const n = (seen.get(base) ?? 0) + 1
+        seen.set(base, n)
+        key = `${base}#${n}`
+      }
+      if (endsRun(event, rootRunId)) ended = true
+      if (known.has(key)) return Effect.void
+      return withStoreRetry(journal.append(rootRunId, key, encodeJournalEvent(event)))
+    })
+  }
+  return { sink, ended: () => ended }
+}
