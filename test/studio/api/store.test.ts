@@ -1,0 +1,125 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import fc from "fast-check"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { agent, jsonlTrace, text, tool, toolCalls } from "../../../src/index.ts"
+import { scriptedModel } from "../../../src/testing/index.ts"
+import { RunStore, type Studio, startStudio } from "../../../src/studio/index.ts"
+import { Schema } from "effect"
+import { call } from "./support.ts"
+
+const numRuns = Number(process.env.PROPERTY_RUNS ?? 100)
+let dir: string
+let studio: Studio | undefined
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "studio-store-"))
+})
+afterEach(async () => {
+  await studio?.close()
+  studio = undefined
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const runEvents = (runId: string, at: number, padding = "") => [
+  { _tag: "RunStart", runId, agent: "a", input: padding },
+  { _tag: "Turn", runId, agent: "a", skill: "a", turn: 1 },
+  { _tag: "RunEnd", runId, agent: "a", outcome: { _tag: "Success", output: "ok" }, turns: 1, toolCalls: 0, durationMs: 3 }
+].map((event, i) => ({ at: at + i, event }))
+
+describe("the studio's run store", () => {
+  it("survives a studio restart: runs come back from the file with their events and status", async () => {
+    const file = join(dir, "runs.jsonl")
+    studio = await startStudio({ port: 0, storeFile: file })
+    await call(studio, "POST", "/api/ingest", { events: runEvents("run_a", 1000) })
+    await studio.close()
+    studio = await startStudio({ port: 0, storeFile: file })
+    const runs = (await call(studio, "GET", "/api/runs")).body
+    expect(runs).toEqual([expect.objectContaining({ runId: "run_a", status: "completed", source: "ingest", startedAt: 1000, durationMs: 3 })])
+    expect((await call(studio, "GET", "/api/runs/run_a")).body.events).toHaveLength(3)
+  })
+
+  it("keeps at most maxRuns, evicting the oldest, and the file stays bounded across restarts", async () => {
+    const file = join(dir, "runs.jsonl")
+    const store = new RunStore({ file, maxRuns: 3 })
+    for (let i = 0; i < 50; i++) for (const { at, event } of runEvents(`run_${i}`, i * 10)) store.append("ingest", at, event)
+    store.flush()
+    expect(store.runs().map((r) => r.runId)).toEqual(["run_47", "run_48", "run_49"])
+    const reopened = new RunStore({ file, maxRuns: 3 })
+    expect(reopened.runs().map((r) => r.runId)).toEqual(["run_47", "run_48", "run_49"])
+    // Compacted at load: only the kept runs' lines remain.
+    expect(readFileSync(file, "utf8").trim().split("\n")).toHaveLength(9)
+  })
+
+  it("evicts by size: the events kept stay under maxBytes", () => {
+    const store = new RunStore({ maxBytes: 10_000 })
+    for (let i = 0; i < 40; i++) for (const { at, event } of runEvents(`run_${i}`, i, "x".repeat(1000))) store.append("ingest", at, event)
+    expect(store.bytes).toBeLessThanOrEqual(10_000)
+    expect(store.runs().at(-1)!.runId).toBe("run_39")
+    expect(store.size).toBeLessThan(40)
+  })
+
+  it("property: whatever the events, runs ≤ maxRuns, bytes ≤ maxBytes (beyond one run), and the newest run is kept", () => {
+    const arbEvent = fc.record({
+      run: fc.integer({ min: 0, max: 30 }),
+      tag: fc.constantFrom("RunStart", "Turn", "TextDelta", "RunEnd", "ToolUse", "__proto__", "constructor", ""),
+      payload: fc.oneof(fc.string({ maxLength: 400 }), fc.jsonValue({ maxDepth: 3 }), fc.constant("\u2028\u0000\ud800"))
+    })
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 200, max: 20_000 }), fc.array(arbEvent, { maxLength: 120 }), (maxRuns, maxBytes, events) => {
+        const store = new RunStore({ maxRuns, maxBytes })
+        let last: string | undefined
+        for (const [i, e] of events.entries()) {
+          const stored = store.append("ingest", i, { _tag: e.tag || "Turn", runId: `run_${e.run}`, agent: "a", payload: e.payload as never })
+          if (stored !== undefined) last = `run_${e.run}`
+          expect(store.size).toBeLessThanOrEqual(maxRuns)
+          if (store.size > 1) expect(store.bytes).toBeLessThanOrEqual(maxBytes)
+          expect(store.bytes).toBe(store.runs().reduce((n, r) => n + r.bytes, 0))
+        }
+        if (last !== undefined) expect(store.get(last)).toBeDefined()
+        for (const run of store.runs()) expect(store.facts(run).summary.runId).toBe(run.runId)
+      }),
+      { numRuns }
+    )
+  })
+
+  it("survives a torn last line (a crash mid-write)", () => {
+    const file = join(dir, "runs.jsonl")
+    const store = new RunStore({ file })
+    for (const { at, event } of runEvents("run_a", 1)) store.append("ingest", at, event)
+    store.flush()
+    writeFileSync(file, `${readFileSync(file, "utf8")}{"run":"run_b","sou`)
+    expect(new RunStore({ file }).runs().map((r) => r.runId)).toEqual(["run_a"])
+  })
+
+  it("refuses bounds that are not positive", () => {
+    expect(() => new RunStore({ maxRuns: 0 })).toThrow(/maxRuns/)
+    expect(() => new RunStore({ maxBytes: Number.NaN })).toThrow(/maxBytes/)
+  })
+})
+
+describe("JSON Lines traces", () => {
+  it("a trace written by jsonlTrace becomes a run with its turns, tools, tokens and outcome; importing again replaces it", async () => {
+    const trace = join(dir, "trace.jsonl")
+    const add = tool("add", { args: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }), run: ({ a, b }) => a + b })
+    await agent("calc")
+      .model(scriptedModel([
+        { ...toolCalls([{ name: "add", arguments: { a: 1, b: 2 } }]), usage: { inputTokens: 10, outputTokens: 2 } },
+        { ...text("3"), usage: { inputTokens: 12, outputTokens: 1 } }
+      ]))
+      .tools({ add })
+      .onEvent(jsonlTrace(trace))
+      .run("1 + 2")
+    writeFileSync(trace, `${readFileSync(trace, "utf8")}not json\n{"v":2}\n`, "utf8")
+    studio = await startStudio({ port: 0, traces: [trace] })
+    const [summary] = (await call(studio, "GET", "/api/runs")).body
+    expect(summary).toMatchObject({ agent: "calc", source: "trace", status: "completed", turns: 2, tokens: { input: 22, output: 3, total: 25 } })
+    const detail = (await call(studio, "GET", `/api/runs/${summary.runId}`)).body
+    expect(detail.requests.map((r: any) => [r.tools, r.messages, r.finishReason])).toEqual([[["add"], 2, "tool_calls"], [["add"], 4, "text"]])
+    expect(detail.events.find((e: any) => e.event._tag === "ToolUse").event).toMatchObject({ tool: "add", args: { a: 1, b: 2 }, result: 3 })
+    expect(detail.output).toBe("3")
+    const again = await call(studio, "POST", "/api/import", { jsonl: readFileSync(trace, "utf8") })
+    expect(again.body).toEqual({ runs: [summary.runId], skipped: 2 })
+    expect((await call(studio, "GET", `/api/runs/${summary.runId}`)).body.events).toHaveLength(detail.events.length)
+  })
+})
