@@ -13,6 +13,7 @@ export { type Intent, type IntentState, ToolIntents, ToolIntentsFailed } from ".
 export { ApprovalInbox, ApprovalInboxFailed, type ApprovalWait } from "./approval-inbox.ts"
 export { type JournalRecord, RunJournal, RunJournalFailed } from "./run-journal.ts"
 export type { DurableEvent, FollowOptions } from "./follow.ts"
+export { followResponse, type FollowResponseOptions } from "./follow-response.ts"
 export { approvalInboxSql, durableStoreSql, runJournalSql, type SqlStoreOptions, toolIntentsSql } from "./sql-store.ts"
 export { AgentErrorSchema, DecisionsSchema, LlmResponseSchema, ModelErrorSchema, type ToolOutcome, ToolOutcomeSchema } from "./schemas.ts"
 export { Cancelled, OutcomeUnknown } from "../errors.ts"

@@ -51,6 +51,17 @@ const replacer = (key: string, value: unknown): unknown => {
 const frame = (data: unknown, event?: string): string =>
   `${event === undefined ? "" : `event: ${event}\n`}data: ${JSON.stringify(data, replacer)}\n\n`
 
+/**
+ * One Server-Sent Events frame: `id:` when given (what a client sends back as `Last-Event-ID` when it
+ * reconnects), `event:` when given, and `data:` as JSON (errors as their tag, message and fields).
+ *
+ * @example
+ * ```ts
+ * sseFrame({ _tag: "Turn", turn: 1 }, "Turn", 7) // "id: 7\nevent: Turn\ndata: {…}\n\n"
+ * ```
+ */
+export const sseFrame = (data: unknown, event?: string, id?: string | number): string => `${id === undefined ? "" : `id: ${id}\n`}${frame(data, event)}`
+
 const errorText = (cause: Cause.Cause<AgentError>): { readonly _tag: string; readonly message: string } => {
   const error = Cause.squash(cause)
   return error instanceof Error

@@ -6,7 +6,7 @@
 import { Deferred, Effect, Exit, Fiber, Layer, Schema, Stream } from "effect"
 import { describe, expect, it } from "vitest"
 import { agent, Decision, text, tool, toolCalls } from "../../src/index.ts"
-import { durable, type DurableEvent, memoryEngine, Reconciled, RunJournal } from "../../src/durable/index.ts"
+import { durable, type DurableEvent, followResponse, memoryEngine, Reconciled, RunJournal } from "../../src/durable/index.ts"
 import { encodeJournalEvent } from "../../src/durable/journal-events.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { clusterEngine, sharedStorage, sharedStores, startRunner } from "./harness.ts"
@@ -141,5 +141,26 @@ describe("d.follow", () => {
   it("journals a failure as its AgentError and an error in a tool event as tag and message", () => {
     const json = encodeJournalEvent({ _tag: "ToolError", agent: "a", runId: "r", tool: "t", toolCallId: "c", args: {}, error: new Error("boom"), recovery: "Feedback", validated: true } as never)
     expect(json).toMatchObject({ error: { _tag: "Error", message: "boom" } })
+  })
+})
+
+describe("followResponse (SSE with Last-Event-ID)", () => {
+  const parse = (body: string) =>
+    body.split("\n\n").filter((f) => f.trim() !== "").map((f) => Object.fromEntries(f.split("\n").map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 2)])))
+
+  it("sends each event with its id; a reconnect with Last-Event-ID gets the rest; a bad id is a 400", async () => {
+    const { d } = shopper()
+    const { first, again, bad } = await Effect.gen(function*() {
+      yield* d.run("buy", { runId: "s1" })
+      const all = yield* followResponse(d, "s1")
+      const again = yield* followResponse(d, "s1", { request: new Request("http://x/", { headers: { "last-event-id": "7" } }) })
+      const bad = yield* followResponse(d, "s1", { lastEventId: "seven" })
+      return { first: yield* Effect.promise(() => all.text()), again: yield* Effect.promise(() => again.text()), bad }
+    }).pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(memoryEngine))), Effect.timeout("10 seconds"), Effect.runPromise)
+    const frames = parse(first)
+    expect(frames.map((f) => Number(f.id))).toEqual(frames.map((_, i) => i + 1))
+    expect(frames.at(-1)).toMatchObject({ event: "RunEnd" })
+    expect(parse(again)).toEqual(frames.slice(7))
+    expect(bad.status).toBe(400)
   })
 })
