@@ -2,8 +2,10 @@
  * The approval law across borders (issue 29): arbitrary scripts for a caller, a child agent it uses as
  * a tool and a handoff target; arbitrary decisions; repeated suspensions; every snapshot serialised,
  * parsed and its keys reordered (signed or not) before a freshly built agent resumes it; some
- * snapshots resumed a second time with a resume ledger; some runs inside a pipeline (the caller a stage
- * that suspends the pipeline, a later stage after it). Laws: a gated call runs only after an approve
+ * snapshots resumed a second time with a resume ledger; some runs inside a composite: a pipeline (the
+ * caller a stage that suspends the pipeline, a later stage after it), a parallel and a forum (the caller
+ * and a second agent with gated tools of its own as members or participants, both possibly waiting at
+ * once, a captain after them). Laws: a gated call runs only after an approve
  * (or edit) of that exact call, at most once per decision; a denied call never runs; every call of
  * every assistant message a model saw has exactly one result; a second resume is refused and runs nothing.
  */
@@ -16,7 +18,9 @@ import {
   type Decision as DecisionT,
   inMemoryResumeLedger,
   type LlmResponseInit,
+  forum,
   type ModelClient,
+  parallel,
   pipeline,
   ResumeLedger,
   skill,
@@ -29,7 +33,7 @@ import { scriptedModel } from "../../src/testing/index.ts"
 import { secret } from "./bank.ts"
 import { reorderKeys } from "./reorder-keys.ts"
 
-const numRuns = Number(process.env.PROPERTY_RUNS ?? 60)
+const numRuns = Number(process.env.PROPERTY_RUNS ?? 80)
 
 interface Execution {
   readonly id: string
@@ -92,7 +96,7 @@ const arbTurn = (names: ReadonlyArray<string>): fc.Arbitrary<LlmResponseInit> =>
 const arbDecision: fc.Arbitrary<DecisionT> = fc.oneof(
   { weight: 3, arbitrary: fc.constant(Decision.approve) },
   { weight: 2, arbitrary: fc.constant(Decision.deny("no")) },
-  { weight: 1, arbitrary: arbArgs.map((args) => Decision.edit(args)) }
+  { weight: 2, arbitrary: arbArgs.map((args) => Decision.edit(args)) }
 )
 
 const key = (tool: string, id: string, args: unknown) => `${tool}|${id}|${canonicalJson(args)}`
@@ -111,7 +115,7 @@ const eachCallAnsweredOnce = (model: ReturnType<typeof scriptedModel>) => {
 }
 
 /** What the runs went through, so the laws are not vacuous (checked after the property). */
-const seen = { pipelineSuspensions: 0, suspensions: 0, childSuspensions: 0, grandchildSuspensions: 0, handoffSuspensions: 0, refusedSecondResumes: 0, gatedRuns: 0 }
+const seen = { refusedWithBothWaiting: 0, parallelSuspensions: 0, forumSuspensions: 0, bothMembersWaiting: 0, pipelineSuspensions: 0, suspensions: 0, childSuspensions: 0, grandchildSuspensions: 0, handoffSuspensions: 0, refusedSecondResumes: 0, gatedRuns: 0 }
 
 describe("approvals across borders", () => {
   afterAll(() => {
@@ -122,6 +126,9 @@ describe("approvals across borders", () => {
     expect(seen.refusedSecondResumes).toBeGreaterThan(0)
     expect(seen.gatedRuns).toBeGreaterThan(0)
     expect(seen.pipelineSuspensions).toBeGreaterThan(0)
+    expect(seen.parallelSuspensions).toBeGreaterThan(0)
+    expect(seen.forumSuspensions).toBeGreaterThan(0)
+    expect(seen.bothMembersWaiting).toBeGreaterThan(0)
   })
 
   test.prop(
@@ -133,11 +140,16 @@ describe("approvals across borders", () => {
       fc.infiniteStream(arbDecision),
       fc.boolean(),
       fc.infiniteStream(fc.boolean()),
+      fc.constantFrom("alone", "pipeline", "parallel", "forum"),
+      // The second member mostly asks first, so both members often wait at once.
+      fc.tuple(fc.integer({ min: 20, max: 120 }), fc.array(arbTurn(["s_free", "s_guarded"]), { minLength: 0, maxLength: 3 }))
+        .map(([amount, rest]) => [toolCalls([{ id: "a", name: "s_guarded", arguments: { amount } }]), ...rest]),
       fc.boolean()
     ],
     { numRuns }
-  )("a gated call runs only once per approval of that exact call; a denied one never; every call gets one result; a second resume runs nothing", async (front, child, grandchild, desk, decisionStream, sign, againStream, staged) => {
+  )("a gated call runs only once per approval of that exact call; a denied one never; every call gets one result; a second resume runs nothing", async (front, child, grandchild, desk, decisionStream, sign, againStream, container, side, sideFirst) => {
     const models = { front: scriptedModel(front), child: scriptedModel(child), grandchild: scriptedModel(grandchild), desk: scriptedModel(desk) }
+    const sideModel = scriptedModel(side)
     const executed: Array<Execution> = []
     const authorised = new Map<string, number>()
     const decisions = decisionStream[Symbol.iterator]()
@@ -145,7 +157,27 @@ describe("approvals across borders", () => {
     const ledger = inMemoryResumeLedger()
     const after = agent("after").model(scriptedModel(() => text("after")))
     type Resumable = { resume(s: unknown, d: Record<string, DecisionT>): Effect.Effect<any, any>; runEffect(input: string): Effect.Effect<any, any> }
-    const fresh = (): Resumable => (staged ? pipeline("flow", build(models, executed, sign), after) : build(models, executed, sign)) as unknown as Resumable
+    /** A second member with gated tools of its own, for the parallel and the forum. */
+    const sideAgent = () => {
+      const run = (name: string) => (args: unknown, context: { readonly toolCallId: string }) => void executed.push({ id: context.toolCallId, tool: name, args })
+      const free = tool("s_free", { args: Amount, run: run("s_free") })
+      const guarded = tool("s_guarded", { args: Amount, needsApproval: ({ amount }) => amount > 50, run: run("s_guarded") })
+      const made = agent("side").model(sideModel).budget({ maxTurns: 4 }).disallowedToolPolicy("feedback").tools({ s_free: free, s_guarded: guarded })
+      return sign ? made.signSnapshots(secret) : made
+    }
+    const fresh = (): Resumable => {
+      const caller = build(models, executed, sign)
+      switch (container) {
+        case "alone":
+          return caller as unknown as Resumable
+        case "pipeline":
+          return pipeline("flow", caller, after) as unknown as Resumable
+        case "parallel":
+          return parallel("flow", (sideFirst ? [sideAgent(), caller] : [caller, sideAgent()]) as any) as unknown as Resumable
+        case "forum":
+          return forum("flow", (sideFirst ? [sideAgent(), caller] : [caller, sideAgent()]) as any, after as any) as unknown as Resumable
+      }
+    }
     const resume = (stored: unknown, chosen: Record<string, DecisionT>) =>
       Effect.runPromise(Effect.exit(fresh().resume(stored, chosen).pipe(Effect.provideService(ResumeLedger, ledger)) as Effect.Effect<any, any>))
     let exit: Exit.Exit<any, any> = await Effect.runPromise(Effect.exit(fresh().runEffect("go") as Effect.Effect<any, any>))
@@ -153,11 +185,21 @@ describe("approvals across borders", () => {
     while (Exit.isSuccess(exit) && exit.value._tag === "Suspended" && rounds++ < 20) {
       const suspended = exit.value as { pending: ReadonlyArray<{ id: string; tool: string; args: unknown }>; snapshot: unknown }
       const stored = reorderKeys(JSON.parse(JSON.stringify(suspended.snapshot)))
-      const runSnapshot = staged ? stored.state.member : stored
-      if (staged) seen.pipelineSuspensions++
+      // The caller's own snapshot, if it waits: the composite's member 0 (1 when the second member comes first).
+      const members: ReadonlyArray<{ stage: number; member: any }> = container === "alone"
+        ? [{ stage: 0, member: stored }]
+        : [{ stage: stored.state.stage, member: stored.state.member }, ...(stored.state.waiting ?? [])]
+      const callerAt = sideFirst && (container === "parallel" || container === "forum") ? 1 : 0
+      const runSnapshot = members.find((m) => m.stage === callerAt)?.member ?? { state: {} }
+      if (container === "pipeline") seen.pipelineSuspensions++
+      if (container === "parallel") seen.parallelSuspensions++
+      if (container === "forum") seen.forumSuspensions++
+      if (members.length > 1) seen.bothMembersWaiting++
       seen.suspensions++
-      if (suspended.pending.some((p) => p.id.includes("/"))) seen.childSuspensions++
-      if (suspended.pending.some((p) => p.id.split("/").length > 2)) seen.grandchildSuspensions++
+      // A parallel's or forum's calls are named <member index>/<call id>: the member's own ids after it.
+      const memberIds = suspended.pending.map((p) => (container === "parallel" || container === "forum" ? p.id.slice(p.id.indexOf("/") + 1) : p.id))
+      if (memberIds.some((id) => id.includes("/"))) seen.childSuspensions++
+      if (memberIds.some((id) => id.split("/").length > 2)) seen.grandchildSuspensions++
       if (runSnapshot.state.handoff !== undefined) seen.handoffSuspensions++
       const chosen: Record<string, DecisionT> = {}
       for (const pending of suspended.pending) chosen[pending.id] = decisions.next().value as DecisionT
@@ -166,6 +208,7 @@ describe("approvals across borders", () => {
       if (Exit.isFailure(exit) && exit.cause.reasons.some((r) => r._tag === "Fail" && (r.error as { _tag?: string })._tag === "DecisionsInvalid")) {
         // An invalid edit is refused before anything runs; the reviewer then approves everything.
         expect(executed.length).toBe(before)
+        if (members.length > 1) seen.refusedWithBothWaiting++
         for (const id of Object.keys(chosen)) chosen[id] = Decision.approve
         exit = await resume(stored, chosen)
       }
@@ -196,5 +239,6 @@ describe("approvals across borders", () => {
     eachCallAnsweredOnce(models.child)
     eachCallAnsweredOnce(models.grandchild)
     eachCallAnsweredOnce(models.desk)
+    eachCallAnsweredOnce(sideModel)
   }, 120_000)
 })
