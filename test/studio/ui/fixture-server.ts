@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net"
 import { extname, join, normalize, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import type { AgentInfo, PendingApproval, RunDetail, RunSummary, SessionDetail, StoredEvent } from "../../../src/studio/ui/api-types.ts"
+import type { AgentInfo, DecisionRecord, PendingApproval, RunDetail, RunSummary, SessionDetail, StoredEvent } from "../../../src/studio/ui/api-types.ts"
 
 export const publicDir = resolve(fileURLToPath(import.meta.url), "../../../../src/studio/ui/public")
 
@@ -84,7 +84,7 @@ interface Run {
   budgets: RunDetail["budgets"]
   requests: RunDetail["requests"]
   pending?: PendingApproval | undefined
-  decidedBy?: string | undefined
+  decisions: Array<DecisionRecord>
   listeners: Set<(event: StoredEvent | "end") => void>
   timers: Array<ReturnType<typeof setTimeout>>
 }
@@ -147,8 +147,6 @@ export interface FixtureServer {
   readonly close: () => Promise<void>
 }
 
-const isoAt = (start: number, offsetMs: number) => new Date(start + offsetMs).toISOString()
-
 /**
  * Starts the fixture server on 127.0.0.1 and a free port.
  *
@@ -169,7 +167,7 @@ export const startFixtureServer = async (options: FixtureOptions = {}): Promise<
   }
 
   const push = (run: Run, event: Record<string, unknown>) => {
-    const stored: StoredEvent = { id: String(run.events.length + 1), at: new Date().toISOString(), event: event as never }
+    const stored: StoredEvent = { id: run.events.length + 1, at: Date.now(), event: event as StoredEvent["event"] }
     run.events.push(stored)
     for (const listener of run.listeners) listener(stored)
     if (event._tag === "RunEnd") {
@@ -178,7 +176,7 @@ export const startFixtureServer = async (options: FixtureOptions = {}): Promise<
         ...run.summary,
         status: outcome === "Success" ? "completed" : outcome === "Suspended" ? "suspended" : outcome === "Interrupted" ? "cancelled" : "failed",
         endedAt: stored.at,
-        durationMs: Date.now() - new Date(run.summary.startedAt).getTime(),
+        durationMs: Date.now() - run.summary.startedAt,
         turns: Number(event.turns ?? run.summary.turns)
       }
       for (const listener of run.listeners) listener("end")
@@ -202,8 +200,9 @@ export const startFixtureServer = async (options: FixtureOptions = {}): Promise<
     counter += 1
     const runId = `run-${String(counter).padStart(4, "0")}-${Math.random().toString(36).slice(2, 8)}`
     const run: Run = {
-      summary: { runId, agent, status, source, startedAt: new Date().toISOString(), turns: 0, tokens: { input: 0, output: 0, total: 0 } },
+      summary: { runId, agent, status, source, startedAt: Date.now(), turns: 0, tokens: { input: 0, output: 0, total: 0 } },
       events: [],
+      decisions: [],
       children: [],
       budgets: { turns: { limit: 5, used: 0 } },
       requests: [],
@@ -248,18 +247,18 @@ export const startFixtureServer = async (options: FixtureOptions = {}): Promise<
       runId: run.summary.runId,
       agent: "calculator",
       source: "studio",
-      since: new Date().toISOString(),
-      calls: [{ callId: call.id, tool: "transfer", arguments: args, jsonSchema: transferSchema }]
+      since: Date.now(),
+      calls: [{ callId: call.id, tool: "transfer", arguments: args, reason: undefined, jsonSchema: transferSchema }]
     }
     announce("approval", run.summary.runId)
     return run.summary.runId
   }
 
   const addRun: FixtureServer["addRun"] = (summary, events, extra = {}) => {
-    const start = new Date(summary.startedAt).getTime()
     const run: Run = {
       summary,
-      events: events.map((event, index) => ({ id: String(index + 1), at: isoAt(start, index * 5), event: event as never })),
+      events: events.map((event, index) => ({ id: index + 1, at: summary.startedAt + index * 5, event: event as StoredEvent["event"] })),
+      decisions: [],
       children: extra.children ?? [],
       budgets: extra.budgets ?? {},
       requests: extra.requests ?? [],
@@ -282,7 +281,7 @@ export const startFixtureServer = async (options: FixtureOptions = {}): Promise<
     push(failed, { _tag: "ModelResponse", ...base, skill: "compute", turn: 1, durationMs: 200, response: { _tag: "ToolCalls", calls: [{ id: "c1", name: "divide", arguments: "{}" }] } })
     push(failed, { _tag: "ToolHallucinated", ...base, skill: "compute", turn: 1, tool: "divide", toolCallId: "c1", allowed: ["add"], policy: "fail", args: {} })
     push(failed, { _tag: "RunEnd", ...base, outcome: { _tag: "Failure", error: { _tag: "ToolNotAllowed", message: "Tool \"divide\" is not allowed in skill \"compute\" (allowed: add)" } }, turns: 1, toolCalls: 0, durationMs: 210 })
-    failed.summary = { ...failed.summary, error: { _tag: "ToolNotAllowed", message: "Tool \"divide\" is not allowed in skill \"compute\" (allowed: add)" } }
+    failed.summary = { ...failed.summary, error: "Tool \"divide\" is not allowed in skill \"compute\" (allowed: add)" }
   }
   const parent = newRun("research", "completed", "trace")
   const children = ["planner", "writer"].map((name) => {
@@ -299,9 +298,9 @@ export const startFixtureServer = async (options: FixtureOptions = {}): Promise<
   push(parent, { _tag: "RunStart", agent: "research", runId: parent.summary.runId, input: { topic: "tides", depth: 2 } })
   push(parent, { _tag: "RunEnd", agent: "research", runId: parent.summary.runId, outcome: { _tag: "Success", output: "writer done" }, turns: 2, toolCalls: 0, durationMs: 340 })
 
-  const sessions: Array<SessionDetail & { updatedAt: string }> = [
-    { id: "session-alice", updatedAt: new Date().toISOString(), messages: [{ role: "user", content: "Hi, what is 2 + 2?" }, { role: "assistant", content: "4." }] },
-    { id: "session-bob", updatedAt: new Date().toISOString(), messages: [{ role: "user", content: "Pay ACME 120 EUR" }], waiting: { calls: [{ id: "x", tool: "transfer" }] } }
+  const sessions: Array<SessionDetail & { updatedAt: number }> = [
+    { id: "session-alice", updatedAt: Date.now(), messages: [{ role: "user", content: "Hi, what is 2 + 2?" }, { role: "assistant", content: "4." }] },
+    { id: "session-bob", updatedAt: Date.now(), messages: [{ role: "user", content: "Pay ACME 120 EUR" }], waiting: { calls: [{ id: "x", tool: "transfer" }] } }
   ]
 
   const send = (response: ServerResponse, status: number, body: unknown) => {
@@ -323,13 +322,15 @@ export const startFixtureServer = async (options: FixtureOptions = {}): Promise<
     const pending = run.pending!
     run.pending = undefined
     run.summary = { ...run.summary, status: "running" }
-    run.decidedBy = body.decidedBy
     announce("approval", run.summary.runId)
     announce("run", run.summary.runId)
     const base = { agent: run.summary.agent, runId: run.summary.runId }
     const steps: Array<Record<string, unknown>> = [{ _tag: "RunStart", ...base, input: "resume" }]
     for (const decision of body.decisions ?? []) {
       const call = pending.calls.find((candidate) => candidate.callId === decision.callId)!
+      const record: DecisionRecord = { callId: call.callId, tool: call.tool, decision: decision.decision as DecisionRecord["decision"], ...(decision.reason === undefined ? {} : { reason: decision.reason }), ...(decision.arguments === undefined ? {} : { arguments: decision.arguments }), decidedBy: body.decidedBy ?? "studio", at: Date.now() }
+      run.decisions.push(record)
+      push(run, { _tag: "StudioDecision", ...base, record })
       const args = decision.decision === "edit" ? decision.arguments : call.arguments
       steps.push({ _tag: "ApprovalDecided", ...base, skill: "pay", turn: 1, toolCallId: call.callId, tool: call.tool, decision: decision.decision, ...(decision.decision === "deny" ? { reason: decision.reason } : { args }), decidedBy: body.decidedBy })
       if (decision.decision !== "deny") {
@@ -369,7 +370,7 @@ export const startFixtureServer = async (options: FixtureOptions = {}): Promise<
     const run = parts[0] === "runs" && parts[1] !== undefined ? runs.get(parts[1]) : undefined
     if (parts[0] === "runs" && run === undefined) return send(response, 404, { error: "no such run" })
     if (run !== undefined && parts.length === 2) {
-      const detail: RunDetail = { summary: run.summary, events: run.events, children: run.children, budgets: run.budgets, requests: run.requests }
+      const detail: RunDetail = { summary: run.summary, events: run.events, children: run.children, budgets: run.budgets, requests: run.requests, decisions: run.decisions }
       return send(response, 200, detail)
     }
     if (run !== undefined && parts[2] === "stop" && method === "POST") {
@@ -385,13 +386,13 @@ export const startFixtureServer = async (options: FixtureOptions = {}): Promise<
       const write = (stored: StoredEvent | "end") => {
         if (stored === "end") {
           run.listeners.delete(write)
-          response.end()
+          response.end("event: end\ndata: {}\n\n")
           return
         }
         response.write(`id: ${stored.id}\ndata: ${JSON.stringify(stored)}\n\n`)
       }
       for (const stored of run.events) if (Number(stored.id) > last) write(stored)
-      if (run.summary.status !== "running") return response.end()
+      if (run.summary.status !== "running") return response.end("event: end\ndata: {}\n\n")
       run.listeners.add(write)
       request.on("close", () => run.listeners.delete(write))
       return

@@ -86,8 +86,8 @@ const call = async (method, path, body) => {
   })
   const payload = await readBody(response)
   if (!response.ok) {
-    const record = typeof payload === "object" && payload !== null ? /** @type {{ error?: unknown, details?: unknown }} */ (payload) : {}
-    const message = typeof record.error === "string" ? record.error : typeof payload === "string" && payload !== "" ? payload : `HTTP ${response.status}`
+    const record = typeof payload === "object" && payload !== null ? /** @type {{ error?: unknown, message?: unknown, details?: unknown }} */ (payload) : {}
+    const message = typeof record.message === "string" ? record.message : typeof record.error === "string" ? record.error : typeof payload === "string" && payload !== "" ? payload : `HTTP ${response.status}`
     throw new ApiError(response.status, message, record.details)
   }
   return payload
@@ -146,7 +146,7 @@ export const readEventStream = async (body, onMessage, signal) => {
     buffer = lines.pop() ?? ""
     for (const line of lines) {
       if (line === "") {
-        if (data.length > 0) onMessage({ id, event, data: data.join("\n") })
+        if (data.length > 0 || event !== "message") onMessage({ id, event, data: data.join("\n") })
         data = []
         event = "message"
         continue

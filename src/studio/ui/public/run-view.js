@@ -36,6 +36,7 @@
  *   skill: string | undefined, skillHow: string | undefined, routing: TurnView | undefined,
  *   turns: TurnView[], ended: boolean, outcome: string | undefined, output: unknown, error: unknown,
  *   pending: ReadonlyArray<unknown>, budget: unknown[], hookFailures: unknown[], knowledge: unknown[],
+ *   decisions: unknown[], compositeKind: string | undefined,
  *   eventCount: number, startedAt: unknown, endedAt: unknown, durationMs: number | undefined
  * }} RunView
  */
@@ -58,6 +59,8 @@ export const emptyRunView = () => ({
   budget: [],
   hookFailures: [],
   knowledge: [],
+  decisions: [],
+  compositeKind: undefined,
   eventCount: 0,
   startedAt: undefined,
   endedAt: undefined,
@@ -122,6 +125,20 @@ const turnOf = (view, turn, skill, at) => {
 }
 
 /**
+ * The call with this id in any turn, if any.
+ * @param {RunView} view
+ * @param {string} id
+ * @returns {ToolCallView | undefined}
+ */
+const findCall = (view, id) => {
+  for (const candidate of [...view.turns, ...(view.routing === undefined ? [] : [view.routing])]) {
+    const found = candidate.calls.find((call) => call.id === id)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/**
  * The call with this id in any turn, or a new one in `turn`.
  * @param {RunView} view
  * @param {TurnView} turn
@@ -129,10 +146,8 @@ const turnOf = (view, turn, skill, at) => {
  * @param {string} tool
  */
 const callOf = (view, turn, id, tool) => {
-  for (const candidate of view.turns) {
-    const found = candidate.calls.find((call) => call.id === id)
-    if (found !== undefined) return found
-  }
+  const found = findCall(view, id)
+  if (found !== undefined) return found
   const created = newCall(tool, turn.turn, turn.calls.length, id)
   turn.calls.push(created)
   return created
@@ -159,7 +174,7 @@ export const applyEvent = (view, raw, at) => {
   view.agent ??= typeof event.agent === "string" ? event.agent : undefined
   const turnNumber = typeof event.turn === "number" ? event.turn : undefined
   const skill = typeof event.skill === "string" ? event.skill : undefined
-  const turn = () => turnOf(view, turnNumber ?? Math.max(1, view.turns.length), skill, at)
+  const turn = () => turnOf(view, turnNumber ?? view.turns.at(-1)?.turn ?? 1, skill, at)
   switch (event._tag) {
     case "RunStart":
       view.input = event.input
@@ -167,6 +182,17 @@ export const applyEvent = (view, raw, at) => {
       view.parentRunId = typeof event.parentRunId === "string" ? event.parentRunId : undefined
       // A resumed run starts again: it is live until its own RunEnd.
       view.ended = false
+      break
+    case "CompositeStart":
+      view.input = event.input
+      view.startedAt = at
+      view.agent ??= typeof event.name === "string" ? event.name : undefined
+      view.compositeKind = typeof event.kind === "string" ? event.kind : undefined
+      view.parentRunId = typeof event.parentRunId === "string" ? event.parentRunId : undefined
+      view.ended = false
+      break
+    case "StudioDecision":
+      view.decisions.push(event.record)
       break
     case "SkillChosen":
       view.skill = skill
@@ -193,7 +219,10 @@ export const applyEvent = (view, raw, at) => {
     case "ToolCallStart": {
       const current = turn()
       const index = typeof event.index === "number" ? event.index : current.calls.length
-      const call = newCall(String(event.tool), current.turn, index, typeof event.toolCallId === "string" ? event.toolCallId : undefined)
+      const id = typeof event.toolCallId === "string" ? event.toolCallId : undefined
+      // A call already known by its id (a replayed stream) is not started twice.
+      if (id !== undefined && findCall(view, id) !== undefined) break
+      const call = newCall(String(event.tool), current.turn, index, id)
       call.status = "streaming"
       current.calls.push(call)
       break
@@ -218,14 +247,14 @@ export const applyEvent = (view, raw, at) => {
         const modelCall = record(rawCall)
         const id = String(modelCall.id)
         const streamed = current.calls.find((candidate) => candidate.index === index && candidate.status === "streaming")
-        const call = streamed ?? current.calls.find((candidate) => candidate.id === id) ?? newCall(String(modelCall.name), current.turn, index, id)
+        const call = findCall(view, id) ?? streamed ?? newCall(String(modelCall.name), current.turn, index, id)
         call.id = id
         call.key = id
         call.tool = String(modelCall.name)
         call.index = index
         call.status = "requested"
         call.args = modelCall.arguments
-        if (!current.calls.includes(call)) current.calls.push(call)
+        if (!view.turns.some((candidate) => candidate.calls.includes(call)) && view.routing?.calls.includes(call) !== true) current.calls.push(call)
       })
       // Streamed calls the final answer does not contain were abandoned by the provider.
       current.calls = current.calls.filter((call) => call.status !== "streaming")
@@ -305,6 +334,7 @@ export const applyEvent = (view, raw, at) => {
     case "HookFailed":
       view.hookFailures.push({ ...event, at })
       break
+    case "CompositeEnd":
     case "RunEnd": {
       const outcome = record(event.outcome)
       view.outcome = typeof outcome._tag === "string" ? outcome._tag : undefined
@@ -314,6 +344,7 @@ export const applyEvent = (view, raw, at) => {
       if (outcome._tag === "Success") view.output = outcome.output
       if (outcome._tag === "Failure") view.error = outcome.error
       view.pending = outcome._tag === "Suspended" && Array.isArray(outcome.pending) ? outcome.pending : []
+      if (view.compositeKind === undefined && typeof event.turns !== "number") view.compositeKind = "composite"
       break
     }
     default:
@@ -323,10 +354,15 @@ export const applyEvent = (view, raw, at) => {
 }
 
 /**
- * Whether an event ends the stream of its run (its `RunEnd`, any outcome).
+ * Whether an event ends the stream of run `runId` (its own `RunEnd` or `CompositeEnd`, any outcome;
+ * a child's end inside a composite's stream does not).
  * @param {unknown} raw
+ * @param {string} runId
  */
-export const isRunEnd = (raw) => record(raw)._tag === "RunEnd"
+export const isRunEnd = (raw, runId) => {
+  const event = record(raw)
+  return (event._tag === "RunEnd" || event._tag === "CompositeEnd") && (event.runId === undefined || event.runId === runId)
+}
 
 /**
  * The token usage of a model answer, whatever the provider called the fields.

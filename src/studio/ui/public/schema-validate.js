@@ -41,7 +41,7 @@ const hasType = (expected, value) => {
  * @param {string} path
  * @param {string | number} key
  */
-const join = (path, key) => (path === "" ? String(key) : typeof key === "number" ? `${path}[${key}]` : `${path}.${key}`)
+const join = (path, key) => (typeof key === "number" ? `${path}[${key}]` : path === "" ? key : `${path}.${key}`)
 
 /** @param {unknown} value */
 const isSchema = (value) => typeof value === "object" && value !== null && !Array.isArray(value)

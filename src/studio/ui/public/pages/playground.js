@@ -22,6 +22,7 @@ import { toolCallView } from "./run-view-parts.js"
 const approvalText = (approval) => {
   if (approval === undefined || approval === null || approval === false || approval === "never") return "no approval"
   if (approval === true || approval === "always") return "always needs approval"
+  if (approval === "conditional") return "when its predicate says so"
   if (typeof approval === "string") return approval
   return JSON.stringify(approval)
 }
@@ -46,7 +47,7 @@ const agentDescription = (agent) => {
       h("section", { class: "card", "aria-labelledby": "budgets-title" }, h("h2", { id: "budgets-title" }, "Budgets"),
         agent.budgets === undefined || Object.keys(agent.budgets).length === 0
           ? h("p", { class: "muted" }, "Defaults (8 turns).")
-          : h("dl", { class: "facts" }, Object.entries(agent.budgets).map(([key, value]) => h("div", {}, h("dt", {}, key), h("dd", {}, typeof value === "object" ? JSON.stringify(value) : String(value))))))
+          : h("dl", { class: "facts" }, Object.entries(agent.budgets).map(([key, value]) => h("div", {}, h("dt", {}, key), h("dd", {}, value === null ? "unlimited" : typeof value === "object" ? JSON.stringify(value) : String(value))))))
     ),
     h("section", { class: "card", "aria-labelledby": "tools-title" }, h("h2", { id: "tools-title" }, `Tools (${agent.tools.length})`),
       agent.tools.length === 0
@@ -118,7 +119,7 @@ const liveRun = (runId, showError) => {
       view = applyEvent(view, typeof stored === "object" && stored !== null && "event" in stored ? stored.event : stored, stored.at)
       if (frame === 0) frame = requestAnimationFrame(render)
     },
-    final: (data) => isRunEnd(/** @type {{ event?: unknown }} */ (data)?.event ?? data)
+    final: (data) => isRunEnd(/** @type {{ event?: unknown }} */ (data)?.event ?? data, runId)
   })
   const element = h(
     "section",
@@ -142,7 +143,7 @@ export const playgroundPage = (container, params, context) => {
   /** @param {AgentInfo} agent */
   const showAgent = (agent) => {
     const schema = agent.inputJsonSchema
-    const textInput = schema === undefined || /** @type {{ type?: unknown }} */ (schema).type === "string" || Object.keys(schema).length === 0
+    const textInput = typeof schema !== "object" || schema === null || /** @type {{ type?: unknown }} */ (schema).type === "string" || Object.keys(schema).length === 0
     const text = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "run-input", rows: 4, placeholder: "Ask the agent something…" }))
     const form = textInput ? undefined : schemaForm(schema, undefined, { idPrefix: "input", onSubmit: () => void start() })
     const output = h("div", { class: "live-slot" })

@@ -83,12 +83,12 @@ export const runDetailPage = (container, params, context) => {
         "button",
         { type: "button", class: `event-row${index === selectedIndex ? " selected" : ""}`, "aria-pressed": index === selectedIndex ? "true" : "false", onclick: () => {
           selectedIndex = index
-          mount(selected, h("h4", {}, `#${stored.id} ${tag} · ${formatTime(/** @type {string} */ (stored.at))}`), jsonView(stored.event, { open: true }))
+          mount(selected, h("h4", {}, `#${stored.id} ${tag} · ${formatTime(stored.at)}`), jsonView(stored.event, { open: true }))
           rawList.refresh()
         } },
         h("span", { class: "mono muted" }, String(stored.id)),
         h("span", { class: "event-tag" }, tag),
-        h("span", { class: "muted" }, formatTime(/** @type {string} */ (stored.at)))
+        h("span", { class: "muted" }, formatTime(stored.at))
       )
     }
   })
@@ -120,11 +120,33 @@ export const runDetailPage = (container, params, context) => {
     if (summary !== undefined) mount(facts, summaryFacts({ ...summary, status: /** @type {any} */ (status) }))
     const parts = []
     if (view.skill !== undefined) parts.push(h("p", {}, "Skill ", h("strong", {}, view.skill), view.skillHow === undefined ? null : h("span", { class: "muted" }, ` (chosen: ${view.skillHow})`)))
+    if (view.compositeKind !== undefined) parts.push(h("p", {}, "Composite ", h("strong", {}, view.compositeKind)))
     if (view.input !== undefined) parts.push(h("div", { class: "io" }, h("h3", {}, "Input"), jsonView(view.input, { open: true })))
     if (view.outcome === "Success") parts.push(h("div", { class: "io" }, h("h3", {}, "Output"), typeof view.output === "string" ? h("div", { class: "answer-text output" }, view.output.length > 20_000 ? view.output.slice(0, 20_000) + "…" : view.output) : jsonView(view.output, { open: true })))
     if (view.outcome === "Failure") parts.push(h("div", { class: "error-box", role: "alert" }, h("strong", {}, "Failed: "), describeError(view.error), jsonView(view.error)))
     if (view.outcome === "Suspended") parts.push(h("div", { class: "notice" }, `Waiting for ${view.pending.length} decision${view.pending.length === 1 ? "" : "s"}. `, h("a", { href: "#/approvals" }, "Open the approvals inbox")))
     if (view.outcome === "Interrupted") parts.push(h("div", { class: "notice" }, "The run was stopped."))
+    const decisions = detail?.decisions ?? []
+    if (decisions.length > 0) {
+      parts.push(h(
+        "div",
+        { class: "io decisions" },
+        h("h3", {}, "Decisions"),
+        h("ul", {}, decisions.map((record) =>
+          h(
+            "li",
+            {},
+            h("strong", {}, record.decidedBy),
+            " ",
+            h("span", { class: `badge decision-${record.decision}` }, record.decision),
+            " ",
+            h("code", {}, record.tool ?? record.callId),
+            record.reason === undefined ? null : ` — ${record.reason}`,
+            h("span", { class: "muted" }, ` · ${formatTime(record.at)}`),
+            record.arguments === undefined ? null : jsonView(record.arguments, { label: "arguments decided" })
+          )))
+      ))
+    }
     if (view.budget.length > 0) parts.push(h("div", { class: "io" }, h("h3", {}, "Budget events"), jsonView(view.budget)))
     if (view.hookFailures.length > 0) parts.push(h("div", { class: "io" }, h("h3", {}, "Hook failures"), jsonView(view.hookFailures)))
     mount(outcome, ...parts)
@@ -210,7 +232,7 @@ export const runDetailPage = (container, params, context) => {
         take(stored)
         schedule()
       },
-      final: (data) => isRunEnd(/** @type {{ event?: unknown }} */ (data)?.event ?? data),
+      final: (data) => isRunEnd(/** @type {{ event?: unknown }} */ (data)?.event ?? data, runId),
       onState: (state) => {
         live.textContent = state === "open" ? "live" : state === "reconnecting" ? "reconnecting…" : ""
         if (state === "ended" && !disposed) void refreshDetail()

@@ -48,7 +48,7 @@ export const keptDetails = (openKeys, key, summary, body, options = {}) => {
 
 /**
  * Budget use against limits, one bar per dimension.
- * @param {{ [dimension: string]: { limit: number, used: number } }} budgets
+ * @param {{ readonly [dimension: string]: { readonly limit: number | null, readonly used: number } }} budgets
  */
 export const budgetBars = (budgets) => {
   const entries = Object.entries(budgets ?? {})
@@ -57,6 +57,9 @@ export const budgetBars = (budgets) => {
     "ul",
     { class: "budgets" },
     entries.map(([dimension, { limit, used }]) => {
+      if (limit === null) {
+        return h("li", { class: "budget" }, h("span", { class: "budget-name" }, dimension), h("span", { class: "muted small" }, "unlimited"), h("span", { class: "budget-numbers" }, formatCount(used)))
+      }
       const share = limit > 0 ? Math.min(1, used / limit) : 0
       const level = share >= 1 ? "over" : share >= 0.8 ? "high" : "ok"
       return h(
@@ -74,7 +77,7 @@ export const budgetBars = (budgets) => {
  * The model exchange of a turn: the server's record when it has one, else what the events carried.
  * @param {TurnView} turn
  * @param {ReadonlyArray<ModelExchange>} requests
- * @returns {{ system: string | undefined, tools: ReadonlyArray<string>, messages: ReadonlyArray<unknown>, response: unknown, latencyMs: number | undefined, usage: unknown, finishReason: string | undefined }}
+ * @returns {{ system: string | undefined, tools: ReadonlyArray<string>, messages: ReadonlyArray<unknown>, messageCount: number | undefined, response: unknown, latencyMs: number | undefined, usage: unknown, finishReason: string | undefined }}
  */
 export const exchangeOf = (turn, requests) => {
   const stored = requests.find((request) => request.turn === turn.turn)
@@ -85,7 +88,8 @@ export const exchangeOf = (turn, requests) => {
   return {
     system: stored?.system ?? (typeof systemMessage?.content === "string" ? systemMessage.content : undefined),
     tools: stored?.tools ?? (Array.isArray(request.tools) ? request.tools.map((tool) => String(tool?.name ?? tool?.function?.name ?? "?")) : []),
-    messages: stored?.messages ?? messages.filter((message) => message?.role !== "system"),
+    messages: typeof stored?.messages === "number" ? [] : stored?.messages ?? messages.filter((message) => message?.role !== "system"),
+    messageCount: typeof stored?.messages === "number" ? stored.messages : undefined,
     response: stored?.response ?? turn.response,
     latencyMs: stored?.latencyMs ?? turn.durationMs,
     usage: stored?.usage ?? turn.usage,
@@ -198,7 +202,7 @@ export const toolCallView = (call, openKeys) =>
           "div",
           { class: "decision" },
           h("h4", {}, "Decision"),
-          h("p", {}, h("strong", {}, call.decision.decision), call.decision.reason === undefined ? null : ` — ${call.decision.reason}`, ` · ${formatTime(/** @type {string} */ (call.decision.at))}`)
+          h("p", {}, h("strong", {}, call.decision.decision), call.decision.reason === undefined ? null : ` — ${call.decision.reason}`, ` · ${formatTime(/** @type {number} */ (call.decision.at))}`)
         ),
       call.status === "ok" ? [h("h4", {}, "Result"), jsonView(call.result, { open: false, parseStrings: true, label: `Result of ${call.tool}` })] : null,
       call.status === "error" ? [h("h4", {}, "Error"), h("p", { class: "error-text" }, describeError(call.error)), jsonView(call.error)] : null
@@ -265,8 +269,8 @@ export const turnView = (turn, requests, openKeys, live) => {
           exchange.system === undefined ? h("p", { class: "muted" }, "(none)") : h("pre", { class: "system-prompt" }, exchange.system),
           h("h4", {}, `Offered tools (${exchange.tools.length}) — the allowlist of this turn`),
           h("p", { class: "offered-tools" }, exchange.tools.length === 0 ? h("span", { class: "muted" }, "none") : exchange.tools.map((name) => h("code", { class: "chip" }, name))),
-          h("h4", {}, `Transcript (${exchange.messages.length} messages)`),
-          transcript(exchange.messages)
+          h("h4", {}, `Transcript (${exchange.messageCount ?? exchange.messages.length} messages)`),
+          exchange.messageCount === undefined ? transcript(exchange.messages) : h("p", { class: "muted" }, "Only the message count was recorded (a trace file).")
         ],
         { class: "sub" }
       ),
