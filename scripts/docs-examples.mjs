@@ -15,13 +15,13 @@
  * for set-up a reader does not need to see.
  */
 import { execFile } from "node:child_process"
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const docs = join(root, "docs")
-const work = join(root, "node_modules", ".cache", "docs-examples")
+const cache = join(root, "node_modules", ".cache")
 
 /**
  * Error codes a partial block may have: names it uses but the page defines elsewhere (2304, 2552, 2503,
@@ -30,7 +30,7 @@ const work = join(root, "node_modules", ".cache", "docs-examples")
  */
 const forgivenInPartial = new Set([2304, 2552, 2503, 18004, 7005, 7006, 7031, 7034, 18046])
 
-/** The markdown files whose code blocks are checked: the guides, the home page, README.md. */
+/** The markdown files whose code blocks are checked: the guides and the home page. */
 export const markdownFiles = () => {
   const walk = (dir) =>
     readdirSync(dir).flatMap((name) => {
@@ -40,7 +40,7 @@ export const markdownFiles = () => {
       if (statSync(path).isDirectory()) return walk(path)
       return name.endsWith(".md") ? [path] : []
     })
-  return [join(root, "README.md"), ...walk(docs)]
+  return [...walk(docs)]
 }
 
 /** The fenced code blocks of `markdown`: language, flags, code and the line (1-based) of its first code line. */
@@ -123,8 +123,17 @@ const importsFor = (code, modules) => {
 
 /** Compiles every checked block; resolves to the problems found (empty when all compile) and the count. */
 export const checkExamples = async ({ files = markdownFiles() } = {}) => {
-  rmSync(work, { recursive: true, force: true })
-  mkdirSync(work, { recursive: true })
+  mkdirSync(cache, { recursive: true })
+  // Inside the project, so the blocks resolve its node_modules and tsconfig paths; one folder per check.
+  const work = mkdtempSync(join(cache, "docs-examples-"))
+  try {
+    return await compileBlocks(files, work)
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
+}
+
+const compileBlocks = async (files, work) => {
   const modules = [
     ...entryPoints.map(([specifier, file]) => [specifier, exportedNames(file)]),
     ["effect", effectModules],

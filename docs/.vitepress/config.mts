@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { defineConfig, type DefaultTheme } from "vitepress"
-import { guides } from "./guides.mts"
+import { guides } from "./guides.mjs"
 import { hideCut } from "./hide-cut.mts"
 
 const apiSidebarFile = fileURLToPath(new URL("../api/typedoc-sidebar.json", import.meta.url))
@@ -27,6 +27,8 @@ export default defineConfig({
   lastUpdated: false,
   srcExclude: ["README.md"],
   head: [["link", { rel: "icon", href: "data:," }]],
+  // Quiet builds: the API reference makes large chunks by design.
+  vite: { logLevel: "warn", build: { chunkSizeWarningLimit: 4096 } },
   markdown: {
     config: (md) => hideCut(md)
   },

@@ -1,13 +1,9 @@
 /**
- * The guides, in the order people learn them. The sidebar, the example checker's page list and
- * llms.txt all read this one list.
+ * The guides, in the order people learn them. The sidebar and llms.txt (scripts/docs-llms.mjs) read
+ * this one list (plain JavaScript, so Node scripts import it without a TypeScript loader).
  */
-export interface GuideGroup {
-  readonly text: string
-  readonly items: ReadonlyArray<{ readonly text: string; readonly link: string }>
-}
-
-export const guides: ReadonlyArray<GuideGroup> = [
+/** @type {ReadonlyArray<{ readonly text: string; readonly items: ReadonlyArray<{ readonly text: string; readonly link: string }> }>} */
+export const guides = [
   {
     text: "Start",
     items: [
