@@ -5,10 +5,10 @@
  */
 import { fc, test } from "@fast-check/vitest"
 import { describe, expect, it } from "vitest"
-import { applyEvent, emptyRunView, isRunEnd, tokensOf } from "../../../src/studio/ui/public/run-view.js"
+import { applyEvent, emptyRunView, isRunEnd, type RunView, tokensOf } from "./browser-modules.ts"
 import { calculatorScript } from "./fixture-server.ts"
 
-const fold = (events: ReadonlyArray<unknown>) => events.reduce((view: ReturnType<typeof emptyRunView>, event, index) => applyEvent(view, event, index), emptyRunView())
+const fold = (events: ReadonlyArray<unknown>) => events.reduce((view: RunView, event, index) => applyEvent(view, event, index), emptyRunView())
 
 const tags = ["RunStart", "SkillChosen", "Turn", "ModelCall", "ModelResponse", "Retrying", "ToolUse", "ToolError", "InvalidArgs", "ToolHallucinated", "ArgsRepaired", "KnowledgeUsed", "Handoff", "ApprovalRequested", "ApprovalDecided", "BudgetThreshold", "BudgetExceeded", "RunEnd", "HookFailed", "TextDelta", "ReasoningDelta", "ToolCallStart", "ToolCallDelta", "CompositeStart", "CompositeEnd", "StudioDecision", "SomethingNew"]
 const anyValue = fc.anything({ maxDepth: 2 })

@@ -7,7 +7,7 @@
 import { fc, test } from "@fast-check/vitest"
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { validate } from "../../../src/studio/ui/public/schema-validate.js"
+import { validate } from "./browser-modules.ts"
 
 const Transfer = Schema.Struct({
   to: Schema.String.check(Schema.isMinLength(1)),
