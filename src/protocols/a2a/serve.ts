@@ -10,7 +10,7 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { AgentCard, SendMessageRequest } from "@a2a-js/sdk"
 import { RequestMalformedError } from "@a2a-js/sdk/errors"
-import { DefaultRequestHandler, InMemoryTaskStore, type ServerCallContext } from "@a2a-js/sdk/server"
+import { DefaultRequestHandler, InMemoryTaskStore, type ServerCallContext, type TaskStore } from "@a2a-js/sdk/server"
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from "@a2a-js/sdk/server/express"
 import express from "express"
 import { type AgentDefinition, AgentDefinitionKey, definitionOf } from "../../dsl/agent-definition.ts"
@@ -44,6 +44,12 @@ export interface ServeA2aOptions extends Omit<AgentCardOptions, "url" | "bearer"
    * endpoint is open: bind it to loopback, or put your own authentication in front.
    */
   readonly bearer?: (token: string) => boolean | Promise<boolean>
+  /**
+   * Where tasks are kept (default: in memory, forgotten when the server stops). `sqlTaskStore()` keeps
+   * them in PostgreSQL or PGlite; with sessions on SQL too (`sessions`), a task waiting for input is
+   * answered, and resumed, after a restart.
+   */
+  readonly taskStore?: TaskStore
 }
 
 /** A running A2A server. */
@@ -65,21 +71,25 @@ export interface A2aServer {
  */
 class CheckingRequestHandler extends DefaultRequestHandler {
   readonly #executor: TaskExecutor
-  constructor(card: AgentCard, store: InMemoryTaskStore, executor: TaskExecutor) {
+  readonly #store: TaskStore
+  constructor(card: AgentCard, store: TaskStore, executor: TaskExecutor) {
     super(card, store, executor)
     this.#executor = executor
+    this.#store = store
   }
-  async #check(params: SendMessageRequest): Promise<void> {
-    if (params.message === undefined) return
-    const reason = await this.#executor.check(params.message)
+  async #check(params: SendMessageRequest, context: ServerCallContext): Promise<void> {
+    const message = params.message
+    if (message === undefined) return
+    const task = message.taskId ? await this.#store.load(message.taskId, context) : undefined
+    const reason = await this.#executor.check(message, task)
     if (reason !== undefined) throw new RequestMalformedError(reason)
   }
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext) {
-    await this.#check(params)
+    await this.#check(params, context)
     return super.sendMessage(params, context)
   }
   override async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext) {
-    await this.#check(params)
+    await this.#check(params, context)
     yield* super.sendMessageStream(params, context)
   }
 }
@@ -120,7 +130,7 @@ export const serveA2a = async (agent: A2aServable, options: ServeA2aOptions = {}
     bearer: options.bearer !== undefined
   })
   const executor = isAgent ? agentExecutor(definitionOf(agent as A2aServableAgent), options) : taskExecutor(runnableDriver(agent as AnyRunnable))
-  const handler = new CheckingRequestHandler(card, new InMemoryTaskStore(), executor)
+  const handler = new CheckingRequestHandler(card, options.taskStore ?? new InMemoryTaskStore(), executor)
   const app = express()
   app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler, legacyCompat: { enabled: true } }))
   const check = options.bearer

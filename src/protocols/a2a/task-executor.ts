@@ -135,8 +135,12 @@ export const runnableDriver = (runnable: AnyRunnable): TaskDriver => ({
 
 /** An `AgentExecutor` that can also check a message before the SDK's handler starts a task for it. */
 export interface TaskExecutor extends AgentExecutor {
-  /** Why `message` would be refused (malformed parts, or decisions that do not fit the waiting calls), or `undefined`. */
-  readonly check: (message: Message) => Promise<string | undefined>
+  /**
+   * Why `message` would be refused (malformed parts, or decisions that do not fit the waiting calls),
+   * or `undefined`. `task` is the stored task it continues, when the store has it (after a restart the
+   * executor knows a waiting task only from there).
+   */
+  readonly check: (message: Message, task?: Task) => Promise<string | undefined>
   /** Runs in flight. */
   readonly running: () => number
 }
@@ -194,9 +198,19 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
   const taskContexts = new Map<string, string>()
   // Tasks whose run waits for decisions in their context's session.
   const waitingTasks = new Map<string, string>()
+  /**
+   * The run task `taskId` waits on: known here, or read from the stored task (its metadata names the
+   * run, `waitingRun`), so a server restarted on a persistent task store and sessions resumes it.
+   */
+  const waitingRunOf = (taskId: string, task: Task | undefined): string | undefined => {
+    const known = waitingTasks.get(taskId)
+    if (known !== undefined || task?.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) return known
+    const stored = (task.metadata as { readonly waitingRun?: unknown } | undefined)?.waitingRun
+    return typeof stored === "string" && stored !== "" ? stored : undefined
+  }
   /** The calls task `taskId` waits on: only while its own run is the one its context keeps waiting. */
-  const pendingOf = async (taskId: string, contextId: string): Promise<ReadonlyArray<WaitingCall> | undefined> => {
-    const runId = waitingTasks.get(taskId)
+  const pendingOf = async (taskId: string, contextId: string, task?: Task): Promise<ReadonlyArray<WaitingCall> | undefined> => {
+    const runId = waitingRunOf(taskId, task)
     if (runId === undefined) return undefined
     const waiting = await run(driver.waiting(contextId))
     return Exit.isSuccess(waiting) && waiting.value?.runId === runId ? waiting.value.pending : undefined
@@ -211,8 +225,8 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
     const state = context.task?.status?.state
     let start: (sink: EventSink) => Effect.Effect<unknown, AgentError>
     if (context.task !== undefined && state === TaskState.TASK_STATE_INPUT_REQUIRED) {
-      const runId = waitingTasks.get(taskId)
-      const pending = await pendingOf(taskId, contextId)
+      const runId = waitingRunOf(taskId, context.task)
+      const pending = await pendingOf(taskId, contextId, context.task)
       if (runId === undefined || pending === undefined) throw new RequestMalformedError(`the run of task ${taskId} no longer waits for decisions`)
       const decisions = decisionsFromParts(message.parts, pending)
       if (Result.isFailure(decisions)) throw new RequestMalformedError(decisions.failure)
@@ -281,7 +295,7 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
         break
       case "Suspended":
         waitingTasks.set(taskId, outcome.snapshot.state.runId)
-        status(final, [...pendingParts(outcome.pending)], usage)
+        status(final, [...pendingParts(outcome.pending)], { ...usage, waitingRun: outcome.snapshot.state.runId })
         break
     }
     // Only a waiting task needs its context later (to check and resume its decisions).
@@ -300,15 +314,15 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
     bus.finished()
   }
 
-  const check = async (message: Message): Promise<string | undefined> => {
+  const check = async (message: Message, task?: Task): Promise<string | undefined> => {
     if (message.taskId === "" || message.taskId === undefined) {
       const input = inputFromParts(message.parts, driver.input)
       return Result.isFailure(input) ? input.failure : undefined
     }
-    const contextId = taskContexts.get(message.taskId)
+    const contextId = taskContexts.get(message.taskId) ?? task?.contextId
     // A task this executor does not know, or one that does not wait: the SDK's handler answers it.
-    if (contextId === undefined || !waitingTasks.has(message.taskId)) return undefined
-    const pending = await pendingOf(message.taskId, contextId)
+    if (contextId === undefined || waitingRunOf(message.taskId, task) === undefined) return undefined
+    const pending = await pendingOf(message.taskId, contextId, task)
     if (pending === undefined) return `the run of task ${message.taskId} no longer waits for decisions: a later task of its context is waiting`
     const decisions = decisionsFromParts(message.parts, pending)
     return Result.isFailure(decisions) ? decisions.failure : undefined
