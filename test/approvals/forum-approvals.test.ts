@@ -123,4 +123,17 @@ describe("a forum whose participants wait for approval", () => {
     expect(again.judgeBank.executed).toEqual([])
     expectTypeOf<Awaited<ReturnType<typeof again.panel.run>>>().toEqualTypeOf<Completed<string> | CompositeSuspended>()
   })
+
+  it("types: a function captain's brief holds each participant's completed answer, and the forum may suspend", async () => {
+    const made = buildParticipants()
+    const c = agent("c2").model(scriptedModel(() => text("c")))
+    const panel = forum("typed", [made.a.bank, c], (brief) => {
+      expectTypeOf(brief.answers[0].answer).toEqualTypeOf<string>()
+      return brief.answers.map((a) => a.answer).join(" | ")
+    })
+    expectTypeOf<Awaited<ReturnType<typeof panel.run>>>().toEqualTypeOf<Completed<string> | CompositeSuspended>()
+    const first = await panel.run("pay?")
+    if (first._tag !== "Suspended") throw new Error("expected a suspension")
+    expect(await Effect.runPromise(panel.resume(first.snapshot, { "0/k1": Decision.approve }))).toEqual({ _tag: "Completed", output: "a paid | c" })
+  })
 })

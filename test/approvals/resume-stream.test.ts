@@ -1,7 +1,7 @@
 /** `resumeStream`: the streaming twin of `resume`, on agents and composites (issue 29). */
 import { Effect, Stream } from "effect"
-import { describe, expect, it } from "vitest"
-import { agent, Decision, eventStreamResponse, inMemoryResumeLedger, parallel, ResumeLedger, text, toolCalls } from "../../src/index.ts"
+import { describe, expect, expectTypeOf, it } from "vitest"
+import { type AgentError, agent, Decision, eventStreamResponse, inMemoryResumeLedger, parallel, ResumeLedger, type RunStreamEvent, text, toolCalls } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { failureOf, runExit } from "../fixtures.ts"
 import { makeBank } from "./bank.ts"
@@ -30,6 +30,7 @@ describe("agent.resumeStream", () => {
     expect(tags.filter((t) => t === "RunEnd")).toHaveLength(1)
     expect(events.at(-1)).toMatchObject({ _tag: "RunEnd", agent: "bank", outcome: { _tag: "Success", output: "paid" } })
     expect(executed).toEqual([{ tool: "transfer", args: { to: "bob", amount: 500 } }])
+    expectTypeOf(bank.resumeStream).returns.toEqualTypeOf<Stream.Stream<RunStreamEvent, AgentError, never>>()
   })
 
   it("a further suspension ends the stream with RunEnd carrying Suspended and a snapshot that resumes", async () => {
