@@ -35,7 +35,7 @@ export const markdownFiles = () => {
   const walk = (dir) =>
     readdirSync(dir).flatMap((name) => {
       const path = join(dir, name)
-      if (name === "api" && dir === docs) return []
+      if ((name === "api" || name === "public") && dir === docs) return []
       if (name.startsWith(".") || name === "node_modules") return []
       if (statSync(path).isDirectory()) return walk(path)
       return name.endsWith(".md") ? [path] : []

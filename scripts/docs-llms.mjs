@@ -1,7 +1,9 @@
 /**
- * Writes llms.txt and llms-full.txt (https://llmstxt.org) into the built site, from the same guide list
- * as the sidebar (docs/.vitepress/guides.mjs): llms.txt links every guide's Markdown (copied next to its
- * page as /guide/<name>.md) and the API reference's entry points; llms-full.txt is every guide in order.
+ * Writes llms.txt and llms-full.txt (https://llmstxt.org) into docs/public, which the VitePress build
+ * copies to the site's root, from the same guide list as the sidebar (docs/.vitepress/guides.mjs):
+ * llms.txt links every guide's Markdown (copied next to its page as /guide/<name>.md) and the API
+ * reference's entry points; llms-full.txt is every guide in order. Runs after TypeDoc (it reads the API
+ * sidebar) and before VitePress (so the pages may link to these files).
  * Set-up lines hidden on the pages (up to `// ---cut---`) are hidden here too.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
@@ -11,7 +13,7 @@ import { guides } from "../docs/.vitepress/guides.mjs"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const docs = join(root, "docs")
-const dist = join(docs, ".vitepress", "dist")
+const dist = join(docs, "public")
 
 /** A guide's Markdown as a reader sees it: hidden set-up lines removed. */
 const readable = (markdown) => markdown.replace(/^([ \t]*)(```|~~~)([^\n]*)\n[\s\S]*?^[ \t]*\/\/ ---cut---\n/gm, "$1$2$3\n")
