@@ -141,7 +141,7 @@ export interface FixtureServer {
   /** Adds a stored run (and announces it on /api/events). */
   readonly addRun: (summary: RunSummary, events: ReadonlyArray<Record<string, unknown>>, extra?: Partial<Pick<Run, "children" | "budgets" | "requests">>) => void
   /** Starts a scripted calculator run, as `POST /api/agents/calculator/runs` does. */
-  readonly startRun: (agentId: string, input: unknown) => string
+  readonly startRun: (agentId: string, input: unknown, stepMs?: number) => string
   /** Adds a run suspended on a `transfer` call waiting for approval. */
   readonly addSuspendedRun: (args?: unknown) => string
   readonly close: () => Promise<void>
@@ -213,7 +213,7 @@ export const startFixtureServer = async (options: FixtureOptions = {}): Promise<
     return run
   }
 
-  const startRun = (agentId: string, input: unknown): string => {
+  const startRun = (agentId: string, input: unknown, runStepMs = stepMs): string => {
     const run = newRun(agentId, "running")
     const script = calculatorScript(run.summary.runId, typeof input === "string" ? input : JSON.stringify(input))
     if (agentId !== "calculator") {
@@ -224,7 +224,7 @@ export const startFixtureServer = async (options: FixtureOptions = {}): Promise<
       run.timers.push(setTimeout(() => {
         if (run.summary.status !== "running") return
         push(run, event)
-      }, stepMs * (index + 1)))
+      }, runStepMs * (index + 1)))
     })
     return run.summary.runId
   }

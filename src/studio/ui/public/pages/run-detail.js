@@ -70,6 +70,14 @@ export const runDetailPage = (container, params, context) => {
   const turns = h("div", { class: "turns" })
   /** @type {Map<number, HTMLElement>} */
   const turnElements = new Map()
+  // Turns are built 50 at a time: a run of a thousand turns costs the first fifty until asked.
+  const turnPage = 50
+  let turnLimit = turnPage
+  const moreTurns = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "more-turns", onclick: () => {
+    turnLimit += turnPage
+    dirtyAll = true
+    schedule()
+  } }, ""))
   const selected = h("div", { class: "event-detail" })
   let selectedIndex = -1
   const rawList = virtualList({
@@ -162,12 +170,17 @@ export const runDetailPage = (container, params, context) => {
     mount(timeline, h("h2", { id: "timeline-title" }, "Timeline"), waterfall(view, requests))
     const all = [...(view.routing === undefined ? [] : [view.routing]), ...view.turns]
     const lastTurn = view.turns.at(-1)?.turn
-    for (const turn of all.slice(0, 1000)) {
+    const left = all.length - turnLimit
+    if (left > 0) {
+      moreTurns.textContent = `Show ${Math.min(turnPage, left)} more turns (${left.toLocaleString("en-US")} not shown)`
+      turns.append(moreTurns)
+    } else moreTurns.remove()
+    for (const turn of all.slice(0, turnLimit)) {
       if (!dirty.has(turn.turn) && turnElements.has(turn.turn)) continue
       const element = turnView(turn, requests, openKeys, !view.ended && turn.turn === lastTurn)
       const previous = turnElements.get(turn.turn)
       if (previous !== undefined) previous.replaceWith(element)
-      else turns.append(element)
+      else turns.insertBefore(element, moreTurns.isConnected ? moreTurns : null)
       turnElements.set(turn.turn, element)
     }
   }

@@ -97,6 +97,8 @@ export const exchangeOf = (turn, requests) => {
   }
 }
 
+const waterfallRows = 100
+
 /**
  * The waterfall: one bar per turn on the run's time axis (model latency), tool calls after it.
  * @param {RunView} view
@@ -122,7 +124,8 @@ export const waterfall = (view, requests) => {
   return h(
     "ol",
     { class: "waterfall", "aria-label": "Turns on the run's time axis" },
-    placed.slice(0, 500).map(({ turn, offset, model, tools }) => {
+    placed.length > waterfallRows ? h("li", { class: "muted small" }, `The first ${waterfallRows} of ${placed.length.toLocaleString("en-US")} turns; every turn is listed under Turns.`) : null,
+    placed.slice(0, waterfallRows).map(({ turn, offset, model, tools }) => {
       const exchange = exchangeOf(turn, requests)
       const tokens = tokensOf(exchange.usage)
       const left = (offset / total) * 100
