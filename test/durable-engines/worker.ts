@@ -9,14 +9,19 @@
  *
  * Modes (`MODE`): `run` (start or join `RUN_ID` and wait for its end), `serve` (a runner that only
  * serves), `start` (start `RUN_IDS` and wait for all), `decide` (approve what `RUN_ID` waits for), `result`,
- * `poll` and `cancel` (processes without the workflows: client-only with `CLIENT_ONLY=1`).
+ * `poll` and `cancel` (processes without the workflows: client-only with `CLIENT_ONLY=1`), `follow` (prints
+ * every event of `RUN_ID` after the id `AFTER` as `RESULT { id, tag, runId }`, then `RESULT { done }`).
+ * `FOLLOW_PORT` serves `GET /runs/<id>/events` (`followResponse`, SSE with `Last-Event-ID`) and keeps
+ * the worker up after its run.
  * Each end is printed as one line `RESULT <json>` on stdout.
  */
-import { Cause, Context, Effect, Exit, Fiber, Layer, Option, Schedule, Schema } from "effect"
+import { createServer } from "node:http"
+import { Cause, Context, Effect, Exit, Fiber, Layer, Option, Schedule, Schema, Stream } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { agent, Decision, text, tool, toolCalls } from "../../src/index.ts"
 import type { LlmMessage, ModelRequest } from "../../src/index.ts"
-import { durable, type Reconcile, Reconciled, ToolIntents } from "../../src/durable/index.ts"
+import { durable, followResponse, type Reconcile, Reconciled, ToolIntents } from "../../src/durable/index.ts"
+import { nodeHandler } from "../../src/node/node-handler.ts"
 import { embeddedEngine } from "../../src/durable/embedded.ts"
 import { postgresRunner } from "../../src/durable/postgres.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
@@ -222,7 +227,7 @@ const engine = env.ENGINE === "postgres"
 
 const agents = Layer.mergeAll(shop.layer, bank.layer).pipe(Layer.provide(intentsWithCheckpoint))
 // `MODE=poll`: a process that only polls, without the workflows (as the README allows).
-const runtime: typeof engine = (env.ENGINE === "postgres" && env.RUNNER_PORT === undefined) || env.MODE === "poll" || env.MODE === "cancel" ? engine : agents.pipe(Layer.provideMerge(engine))
+const runtime: typeof engine = (env.ENGINE === "postgres" && env.RUNNER_PORT === undefined) || env.MODE === "poll" || env.MODE === "cancel" || env.MODE === "follow" ? engine : agents.pipe(Layer.provideMerge(engine))
 
 const print = (value: unknown) => Effect.sync(() => process.stdout.write(`RESULT ${JSON.stringify(value)}\n`))
 const ended = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -232,9 +237,22 @@ const which = env.AGENT === "bank" ? bank : shop
 /** The input of run `runId`: the run id doubles as the order id, so rows can be told apart per run. */
 const input = (runId: string) => (env.AGENT === "bank" ? `send 500 to Bob for ${runId}` : `buy a lamp for ${runId}`)
 
+/** `FOLLOW_PORT`: the runs' events over SSE, from this process's engine. */
+const serveEvents = Effect.gen(function*() {
+  if (env.FOLLOW_PORT === undefined) return
+  const context = yield* Effect.context<Layer.Success<typeof engine>>()
+  const server = createServer(nodeHandler((request) => {
+    const runId = /^\/runs\/([^/]+)\/events$/.exec(new URL(request.url).pathname)?.[1]
+    if (runId === undefined) return new Response("not found", { status: 404 })
+    return Effect.runPromise(followResponse(which, decodeURIComponent(runId), { request, pollInterval: "50 millis" }).pipe(Effect.provide(context)))
+  }))
+  yield* Effect.callback<void>((resume) => void server.listen(Number(env.FOLLOW_PORT), "127.0.0.1", () => resume(Effect.void)))
+})
+
 const main = Effect.gen(function*() {
   yield* setup
   services = yield* Effect.context<SqlClient.SqlClient>()
+  yield* serveEvents
   yield* Effect.sync(() => process.stdout.write("READY\n"))
   switch (env.MODE) {
     case "serve":
@@ -254,6 +272,11 @@ const main = Effect.gen(function*() {
         yield* Effect.sleep("200 millis")
       }
       return yield* print({ polled: last })
+    }
+    case "follow": {
+      yield* Stream.runForEach(which.follow(env.RUN_ID!, { after: Number(env.AFTER ?? 0), pollInterval: "50 millis" }), (e) =>
+        print({ id: e.id, tag: e.event._tag, runId: e.event.runId }))
+      return yield* print({ done: true })
     }
     case "cancel": {
       yield* which.cancel(env.RUN_ID!, "cancelled by the test")
@@ -277,7 +300,7 @@ const main = Effect.gen(function*() {
     default: {
       yield* ended(which.run(input(env.RUN_ID!), { runId: env.RUN_ID! }))
       // A runner that got a wait for decisions stays up, as a deployed one does, until it is killed.
-      if (env.STAY === "1") yield* Effect.never
+      if (env.STAY === "1" || env.FOLLOW_PORT !== undefined) yield* Effect.never
     }
   }
 })
