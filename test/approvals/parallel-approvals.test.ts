@@ -138,6 +138,25 @@ describe("a parallel whose members wait for approval", () => {
     expect(b.executed).toEqual([{ tool: "transfer", args: { to: "eve", amount: 700 } }])
   })
 
+  it("nested parallels: a bad edit deep in the inner one refuses the whole resume before any tool runs; valid decisions reach every level", async () => {
+    const nested = (fresh: boolean) => {
+      const made = members({ fresh })
+      const c = makeBank(scriptedModel(fresh ? [text("c paid")] : [transfer("zed", 300), text("c paid")]))
+      return { made, c, flow: parallel("outer", [c.bank, parallel("inner", [made.a.bank, made.b.bank])]) }
+    }
+    const first = await nested(false).flow.run("pay")
+    if (first._tag !== "Suspended") throw new Error("expected a suspension")
+    expect(first.pending.map((p) => p.id)).toEqual(["0/k1", "1/0/k1", "1/1/k1"])
+    const refused = nested(true)
+    const bad = await runExit(refused.flow.resume(first.snapshot, { "0/k1": Decision.approve, "1/0/k1": Decision.approve, "1/1/k1": Decision.edit({ to: "eve" }) }))
+    expect(failureOf(bad)).toMatchObject({ _tag: "DecisionsInvalid" })
+    expect([...refused.made.a.executed, ...refused.made.b.executed, ...refused.c.executed]).toEqual([])
+    const again = nested(true)
+    expect(await Effect.runPromise(again.flow.resume(first.snapshot, { "0/k1": Decision.approve, "1/0/k1": Decision.approve, "1/1/k1": Decision.deny("no") })))
+      .toEqual({ _tag: "Completed", output: ["c paid", ["a paid", "b paid"]] })
+    expect([again.made.a.executed.length, again.made.b.executed.length, again.c.executed.length]).toEqual([1, 0, 1])
+  })
+
   it("collect mode keeps each member's Result; nests in a pipeline; types the result", async () => {
     const first = await buildCollecting().flow.run("pay")
     if (first._tag !== "Suspended") throw new Error("expected the parallel to suspend")
