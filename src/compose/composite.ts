@@ -115,12 +115,14 @@ export interface Composite<In, Out, E, R> extends Runnable<In, Out, E, R> {
     next: NextStage<Out, Next>
   ): Composite<In, Outcome<Out | OutputOf<Next>, ValueOf<OutputOf<Next>>>, E | ErrorOf<Next>, R | RequirementsOf<Next>>
   /**
-   * Continues a run that suspended (a pipeline whose stage waits for a human decision) from its
-   * snapshot (the snapshot, its parsed JSON or its JSON text), in this process or another: the
-   * snapshot is checked (signature when the composite signs, name, kind, fingerprint), then the
-   * member that waited resumes with `decisions` (checked against its own snapshot before anything
-   * runs), then the rest of the composite runs. With a `ResumeLedger`, a second resume of one
-   * snapshot fails with `SnapshotAlreadyResumed` before anything runs.
+   * Continues a run that suspended (a member waits for a human decision) from its snapshot (the
+   * snapshot, its parsed JSON or its JSON text), in this process or another: the snapshot is checked
+   * (signature when the composite signs, name, kind, fingerprint), then the member that waited resumes
+   * with `decisions` (checked against its own snapshot before anything runs), then the rest of the
+   * composite runs. When several members wait at once (a parallel, a forum's participants), their
+   * calls are named `<member index>/<call id>` and every member's decisions are checked before any
+   * member resumes. With a `ResumeLedger`, a second resume of one snapshot fails with
+   * `SnapshotAlreadyResumed` before anything runs.
    *
    * @example
    * ```ts
