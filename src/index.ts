@@ -3,6 +3,8 @@
  *
  * Describe agents with `agent(...)`, `tool(...)` and `skill(...)`; run them with `.run(...)` (Promise)
  * or `.runEffect(...)` (Effect) over any `ModelClient`.
+ *
+ * @module effect-agent-dsl
  */
 export { agent, resume, runUntil, session } from "./agent.ts"
 export type { Session } from "./agent.ts"

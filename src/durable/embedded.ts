@@ -8,6 +8,8 @@
  * import { durable } from "effect-agent-dsl/durable"
  * import { embeddedEngine } from "effect-agent-dsl/durable/embedded"
  * const runner = durable(myAgent).layer.pipe(Layer.provideMerge(embeddedEngine({ dataDir: "./runs" })))
+ *
+ * @module effect-agent-dsl/durable/embedded
  */
 export { embeddedEngine, type EmbeddedEngineOptions } from "./engines/embedded-engine.ts"
 export { pgliteClient, type PgliteClientOptions } from "./engines/pglite-client.ts"

@@ -3,6 +3,8 @@
  * is a Workflow keyed by its run id; every model call, tool execution, knowledge load and memory call
  * is an Activity; approvals are durable deferreds decided from any process; `maxDuration` is a
  * durable deadline. See the README's "Durable runs".
+ *
+ * @module effect-agent-dsl/durable
  */
 export { durable } from "./durable-agent.ts"
 export { memoryEngine } from "./memory-engine.ts"
@@ -14,6 +16,7 @@ export { ApprovalInbox, ApprovalInboxFailed, type ApprovalWait } from "./approva
 export { type JournalRecord, RunJournal, RunJournalFailed } from "./run-journal.ts"
 export type { DurableEvent, FollowOptions } from "./follow.ts"
 export { followResponse, type FollowResponseOptions } from "./follow-response.ts"
+export type { DurableJournal, JournalEntry, ToolClaim } from "./run-inspection.ts"
 export { approvalInboxSql, durableStoreSql, runJournalSql, type SqlStoreOptions, toolIntentsSql } from "./sql-store.ts"
 export { AgentErrorSchema, DecisionsSchema, LlmResponseSchema, ModelErrorSchema, type ToolOutcome, ToolOutcomeSchema } from "./schemas.ts"
 export { Cancelled, OutcomeUnknown } from "../errors.ts"

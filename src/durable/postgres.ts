@@ -7,6 +7,8 @@
  * import { durable } from "effect-agent-dsl/durable"
  * import { postgresRunner } from "effect-agent-dsl/durable/postgres"
  * const runner = durable(myAgent).layer.pipe(Layer.provideMerge(postgresRunner({ url, runnerAddress: { host: "10.0.0.5", port: 34431 } })))
+ *
+ * @module effect-agent-dsl/durable/postgres
  */
 export { postgresRunner, type PostgresRunnerOptions } from "./engines/postgres-runner.ts"
 export { EngineUnavailable } from "./engines/engine-unavailable.ts"

@@ -4,6 +4,8 @@
  * LLM-as-judge with a typed verdict), `evaluate` with concurrency and a budget, reports as a table and
  * as stable JSON, comparison with a baseline for CI, and matchers for vitest. No network of its own:
  * give it a scripted or replayed model (`effect-agent-dsl/testing`) and it runs in CI.
+ *
+ * @module effect-agent-dsl/evals
  */
 export { compareReports, exitCodeOf, formatComparison } from "./compare.ts"
 export type { Change, Comparison } from "./compare.ts"

@@ -2,6 +2,8 @@
  * effect-agent-dsl/mcp: Model Context Protocol on `@modelcontextprotocol/sdk` (an optional peer
  * dependency: install it to use this subpath). The client side turns a server's tools into tools of
  * an agent; the server side serves agents and tools to any MCP client.
+ *
+ * @module effect-agent-dsl/mcp
  */
 export { connectMcp } from "./connection.ts"
 export type { McpCallOptions, McpConnection, McpConnectOptions, McpToolInfo } from "./connection.ts"

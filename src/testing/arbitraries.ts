@@ -3,6 +3,8 @@
  * responses and whole scripts, for property tests of agents. Valid arguments are generated from each
  * tool's own Schema (Effect's `Arbitrary.schema`, seeded by fast-check) and encoded the way a model
  * sends them, so "valid" means exactly what the tool's decoder accepts.
+ *
+ * @module effect-agent-dsl/testing/arbitraries
  */
 import * as Arbitrary from "effect/Arbitrary"
 import * as Effect from "effect/Effect"

@@ -3,6 +3,8 @@
  * for tests of your own agents, and cassettes to record a real provider's answers once and replay them
  * in CI (`recordCassette`, `replayCassette`). Nothing here needs fast-check; the fast-check
  * arbitraries of model behaviour are on their own subpath, `effect-agent-dsl/testing/arbitraries`.
+ *
+ * @module effect-agent-dsl/testing
  */
 export { recordingModel } from "./recording-model.ts"
 export type { RecordingModel } from "./recording-model.ts"

@@ -3,6 +3,8 @@
  * Hono, Express through `nodeHandler`, edge functions). Nothing this entry imports loads a `node:`
  * module, and it hands the Effect modules a streaming run needs to their loaders up front, so a run
  * streams on runtimes without `require` (see the README, "Web frameworks").
+ *
+ * @module effect-agent-dsl/web
  */
 import { provideStreamingModules } from "./edge-modules.ts"
 

@@ -3,10 +3,14 @@
  * official SDK's compatibility layer). `serveA2a(agent)` serves an agent as an A2A agent;
  * `a2aAgent(url)` makes a remote A2A agent a tool of ours. Needs the optional peer `@a2a-js/sdk`
  * (and `express` for the server).
+ *
+ * @module effect-agent-dsl/a2a
  */
 export { agentCardOf } from "./agent-card.ts"
 export type { AgentCardOptions, CardSource } from "./agent-card.ts"
-export { a2aAgent, a2aRemoteAgent, a2aTool } from "./client.ts"
+export { a2aAgent, a2aTool } from "./client.ts"
+export { a2aRemoteAgent, replyToolName } from "./remote-agent.ts"
+export type { A2aRemoteAgentOptions } from "./remote-agent.ts"
 export type { A2aAgentOptions, A2aUpdate } from "./client.ts"
 export { A2aError } from "./errors.ts"
 export type { A2aErrorKind } from "./errors.ts"

@@ -6,6 +6,8 @@
  * entries (`resumeDecisions`), shared state typed by a Schema (`agUiState`: `STATE_SNAPSHOT` and
  * `STATE_DELTA` as tools change it), and all of it as one handler (`agUiHandler`). No AG-UI package is
  * needed at run time. See the README, "AG-UI".
+ *
+ * @module effect-agent-dsl/ag-ui
  */
 import { provideStreamingModules } from "../../web/edge-modules.ts"
 
