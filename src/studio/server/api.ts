@@ -122,7 +122,7 @@ export interface ModelRequestInfo {
   readonly response?: unknown
   readonly latencyMs?: number
   readonly usage?: unknown
-  /** `text`, `tool_calls`, or absent while in flight. */
+  /** The provider's `FinishReason` (`stop`, `tool-calls`, `length`, …; `stop`/`tool-calls` by the answer when it gave none), absent while in flight. */
   readonly finishReason?: string
 }
 

@@ -173,7 +173,7 @@ export const summarizeRun = (runId: string, source: RunSource, events: ReadonlyA
           response,
           latencyMs: typeof e.durationMs === "number" ? e.durationMs : at - (target.startedAt ?? at),
           ...(usage === undefined ? {} : { usage: e.response?.usage ?? e.usage }),
-          finishReason: e.response?.finishReason ?? (response._tag === "ToolCalls" ? "tool_calls" : "text")
+          finishReason: e.response?.finishReason ?? (response._tag === "ToolCalls" ? "tool-calls" : "stop")
         })
         open = undefined
         break

@@ -115,7 +115,7 @@ describe("JSON Lines traces", () => {
     const [summary] = (await call(studio, "GET", "/api/runs")).body
     expect(summary).toMatchObject({ agent: "calc", source: "trace", status: "completed", turns: 2, tokens: { input: 22, output: 3, total: 25 } })
     const detail = (await call(studio, "GET", `/api/runs/${summary.runId}`)).body
-    expect(detail.requests.map((r: any) => [r.tools, r.messages, r.finishReason])).toEqual([[["add"], 2, "tool_calls"], [["add"], 4, "text"]])
+    expect(detail.requests.map((r: any) => [r.tools, r.messages, r.finishReason])).toEqual([[["add"], 2, "tool-calls"], [["add"], 4, "stop"]])
     expect(detail.events.find((e: any) => e.event._tag === "ToolUse").event).toMatchObject({ tool: "add", args: { a: 1, b: 2 }, result: 3 })
     expect(detail.output).toBe("3")
     const again = await call(studio, "POST", "/api/import", { jsonl: readFileSync(trace, "utf8") })

@@ -52,7 +52,7 @@ describe("studio API over HTTP on 127.0.0.1", () => {
     const detail = await call(studio, "GET", `/api/runs/${runId}`)
     expect(detail.body.summary).toMatchObject({ runId, agent: "calculator", status: "completed", source: "studio", turns: 2, tokens: { input: 50, output: 12, total: 62 } })
     expect(detail.body.requests).toHaveLength(2)
-    expect(detail.body.requests[0]).toMatchObject({ turn: 1, tools: ["add"], finishReason: "tool_calls" })
+    expect(detail.body.requests[0]).toMatchObject({ turn: 1, tools: ["add"], finishReason: "tool-calls" })
     expect(detail.body.requests[0].system).toContain("You add.")
     expect(detail.body.requests[1].messages.map((m: any) => m.role)).toEqual(["user", "assistant", "tool"])
     expect(detail.body.budgets.maxTurns).toEqual({ limit: 5, used: 2 })
