@@ -24,10 +24,34 @@ import { ours } from "./ours-lib.ts"
 const { agent, Decision, ModelClient, tool, encodeSnapshot } = ours
 const Operands = Schema.Struct({ a: Schema.Finite, b: Schema.Finite })
 
-/** One approved run, and the size of the last snapshot it wrote. */
+/** A suspended run: its snapshot as a string, and what the resume must approve. */
+interface Suspension {
+  readonly text: string
+  readonly approve: ReadonlyArray<string>
+}
+
+/** One approved run (`suspend`, then `resume` of its snapshot), and the size of the last snapshot it wrote. */
 interface ApprovalRun {
   readonly runOnce: () => Promise<string>
   readonly snapshotBytes: () => number
+  /** Runs until the run stops before `multiply`; its state serialised. */
+  readonly suspend: () => Promise<Suspension>
+  /** Reads the snapshot back, approves, continues to the answer. */
+  readonly resume: (suspension: Suspension) => Promise<string>
+}
+
+const approvalRun = (suspend: () => Promise<Suspension>, resume: (suspension: Suspension) => Promise<string>): ApprovalRun => {
+  let bytes = 0
+  return {
+    snapshotBytes: () => bytes,
+    suspend,
+    resume,
+    runOnce: async () => {
+      const suspension = await suspend()
+      bytes = Buffer.byteLength(suspension.text)
+      return resume(suspension)
+    }
+  }
 }
 
 const oursTools = ({ counters }: Harness) => ({
@@ -48,61 +72,57 @@ const oursPlain = (harness: Harness) => {
 const oursApproval = (harness: Harness): ApprovalRun => {
   const { add, gatedMultiply } = oursTools(harness)
   const teller = oursAgent(harness).tools({ add, multiply: gatedMultiply })
-  let bytes = 0
-  return {
-    snapshotBytes: () => bytes,
-    runOnce: async () => {
+  return approvalRun(
+    async () => {
       const first = await teller.run(question)
       if (first._tag !== "Suspended") throw new Error("ours: the approval run must suspend")
-      const json = encodeSnapshot(first.snapshot)
-      bytes = Buffer.byteLength(json)
-      const decisions = Object.fromEntries(first.pending.map((p) => [p.id, Decision.approve]))
-      const rest = await Effect.runPromise(teller.resume(json, decisions))
+      return { text: encodeSnapshot(first.snapshot), approve: first.pending.map((p) => p.id) }
+    },
+    async ({ text, approve }) => {
+      const rest = await Effect.runPromise(teller.resume(text, Object.fromEntries(approve.map((id) => [id, Decision.approve]))))
       return rest._tag === "Completed" ? rest.output : rest._tag
     }
-  }
+  )
 }
 
 const agentsApproval = (harness: Harness): ApprovalRun => {
   const teller = calculatorAgent(calculator, harness, { approve: "multiply" })
-  let bytes = 0
-  return {
-    snapshotBytes: () => bytes,
-    runOnce: async () => {
+  return approvalRun(
+    async () => {
       const first = await run(teller, question, { maxTurns: maxTurns(calculator) })
       if (first.interruptions.length === 0) throw new Error("@openai/agents: the approval run must be interrupted")
-      const text = first.state.toString()
-      bytes = Buffer.byteLength(text)
+      return { text: first.state.toString(), approve: [] }
+    },
+    async ({ text }) => {
       const state = await RunState.fromString(teller, text)
       for (const interruption of state.getInterruptions()) state.approve(interruption)
       const rest = await run(teller, state, { maxTurns: maxTurns(calculator) })
       return String(rest.finalOutput)
     }
-  }
+  )
 }
 
 const aiApproval = (harness: Harness): ApprovalRun => {
   const tools = calculatorTools(calculator, harness.counters, { wrap: true, approve: "multiply" })
   const model = plainModel(calculator, harness)
   const stopWhen = stepCountIs(maxTurns(calculator))
-  let bytes = 0
-  return {
-    snapshotBytes: () => bytes,
-    runOnce: async () => {
+  return approvalRun(
+    async () => {
       const messages: Array<ModelMessage> = [{ role: "user", content: question }]
       const first = await generateText({ model, system: systemPrompt, messages, tools, stopWhen })
       messages.push(...first.response.messages)
       const requests = first.content.filter((part) => part.type === "tool-approval-request")
       if (requests.length === 0) throw new Error("ai: the approval run must return a tool-approval-request")
-      const text = JSON.stringify(messages)
-      bytes = Buffer.byteLength(text)
+      return { text: JSON.stringify(messages), approve: requests.map((r) => r.approvalId) }
+    },
+    async ({ text, approve }) => {
       const restored = JSON.parse(text) as Array<ModelMessage>
-      const approvals: Array<ToolApprovalResponse> = requests.map((r) => ({ type: "tool-approval-response", approvalId: r.approvalId, approved: true }))
+      const approvals: Array<ToolApprovalResponse> = approve.map((approvalId) => ({ type: "tool-approval-response", approvalId, approved: true }))
       restored.push({ role: "tool", content: approvals })
       const rest = await generateText({ model, system: systemPrompt, messages: restored, tools, stopWhen })
       return rest.text
     }
-  }
+  )
 }
 
 interface Library {
@@ -152,6 +172,49 @@ export const runApproval = async (options: { readonly rounds: number; readonly r
       "added µs (wall / CPU)": `${added(wall)} / ${added(cpu)}`,
       "÷ plain (wall / CPU)": `${ratio(wall)} / ${ratio(cpu)}`,
       "snapshot bytes": s.approval.snapshotBytes()
+    }
+  })
+}
+
+/**
+ * The resume path: a run continued from its snapshot (the string read back, the decision checked, the
+ * run continued: `multiply`, a model call, `add`, the answer; 2 model calls and 2 tool runs) against the
+ * same work in a fresh run (the calculator run without approval, minus its part up to the suspension:
+ * 2 model calls and `add`), in the same interleaved rounds. The snapshot is taken once, before timing,
+ * and every resume reads the same string.
+ */
+export const runResume = async (options: { readonly rounds: number; readonly roundMs: number }) => {
+  const subjects = await Promise.all(libraries.map(async (library) => {
+    const plainCounters = counters()
+    const suspendCounters = counters()
+    const resumeCounters = counters()
+    const plain = library.plain({ counters: plainCounters })
+    const suspending = library.approval({ counters: suspendCounters })
+    const resuming = library.approval({ counters: resumeCounters })
+    const suspension = await resuming.suspend()
+    const resumeBefore = { ...resumeCounters }
+    const answer = await resuming.resume(suspension)
+    const resumed = { modelCalls: resumeCounters.modelCalls - resumeBefore.modelCalls, toolRuns: resumeCounters.toolRuns - resumeBefore.toolRuns }
+    if (answer !== calculator.finalAnswer || resumed.modelCalls !== 2 || resumed.toolRuns !== 2) {
+      throw new Error(`${library.name}: a resume must answer 17 with 2 model calls and 2 tool runs; answered ${answer} with ${JSON.stringify(resumed)}`)
+    }
+    return { library, plain, suspend: () => suspending.suspend(), resume: () => resuming.resume(suspension), bytes: Buffer.byteLength(suspension.text) }
+  }))
+  const timed = await interleavedRounds(subjects.flatMap((s) => [s.plain, s.suspend, s.resume]), options)
+  return subjects.map((s, index) => {
+    const [plain, suspend, resume] = [timed[3 * index]!, timed[3 * index + 1]!, timed[3 * index + 2]!]
+    const same = (pick: (t: Timed) => number) => pick(plain) - pick(suspend)
+    const wall = (t: Timed) => t.wallUs.median
+    const cpu = (t: Timed) => t.cpuUs.median
+    return {
+      library: s.library.name,
+      "resume → 17, µs wall": show(resume.wallUs, 0),
+      "resume → 17, µs CPU": show(resume.cpuUs, 0),
+      "same work fresh (plain − to suspension), µs wall / CPU": `${Math.round(same(wall))} / ${Math.round(same(cpu))}`,
+      "resume ÷ same work fresh (wall / CPU)": `${(wall(resume) / same(wall)).toFixed(2)} / ${(cpu(resume) / same(cpu)).toFixed(2)}`,
+      "fresh plain run, µs wall / CPU": `${Math.round(wall(plain))} / ${Math.round(cpu(plain))}`,
+      "run to suspension, µs wall / CPU": `${Math.round(wall(suspend))} / ${Math.round(cpu(suspend))}`,
+      "snapshot bytes": s.bytes
     }
   })
 }

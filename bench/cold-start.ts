@@ -14,7 +14,8 @@ const scripts: ReadonlyArray<{ readonly name: string; readonly file: string; rea
   { name: 'ours (dist), program imports { Schema } from "effect"', file: "ours.mjs" },
   { name: 'ours (dist), program imports "effect/Schema"', file: "ours.mjs", args: ["direct"] },
   { name: "ai 6 (+ zod)", file: "ai.mjs" },
-  { name: "@openai/agents 0.14 (+ zod)", file: "agents.mjs" }
+  { name: "@openai/agents 0.14 (+ zod)", file: "agents.mjs" },
+  { name: "@mastra/core 1.71 (+ zod)", file: "mastra.mjs" }
 ]
 
 export const runColdStart = (options: { readonly runs: number }) => {

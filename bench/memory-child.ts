@@ -3,7 +3,7 @@
  * together; the mock model parks every run in its third model call (after two tool results) behind one
  * barrier. When all N are parked: `gc()` twice, heapUsed minus the baseline (taken the same way before the
  * runs started), ÷ N. Then the barrier opens and every run must finish correctly.
- * Usage: node --expose-gc --import tsx bench/memory-child.ts <library key> <runs>
+ * Usage: node --expose-gc --import tsx/esm bench/memory-child.ts <library key> <runs>
  * Prints one JSON line: { bytesPerRun, ok }.
  */
 import { calculator, checkRun } from "./calculator/script.ts"

@@ -16,7 +16,7 @@ export const liveMemory = (
   const samples = libraries.map(() => ({ kb: [] as Array<number>, ok: true }))
   for (let round = 0; round < options.rounds; round++) {
     libraries.forEach((library, index) => {
-      const out = execFileSync(process.execPath, ["--expose-gc", "--import", "tsx", child, library.key, String(options.runs)], {
+      const out = execFileSync(process.execPath, ["--expose-gc", "--import", "tsx/esm", child, library.key, String(Math.min(options.runs, library.memoryRuns ?? options.runs))], {
         encoding: "utf8",
         env: process.env
       })

@@ -7,13 +7,14 @@
  * Prints figures; asserts nothing about speed (it does check that every library ran every scenario).
  * Progress (a line as each section starts, with the time so far) goes to stderr, the figures to stdout.
  *
- * Sections (`BENCH_ONLY=calculator,memory,scaling,micro,streaming,approval,composition,cold,durable`):
+ * Sections (`BENCH_ONLY=calculator,memory,scaling,micro,streaming,approval,resume,composition,cold,durable`):
  *   calculator   wall and CPU time per run, ours ÷ floor     BENCH_ROUNDS (7), BENCH_ROUND_MS (500)
  *   memory       live KB per in-flight run, a process each   BENCH_MEMORY_RUNS (5000), BENCH_MEMORY_ROUNDS (3)
  *   scaling      per-turn cost at 1/8/32/128/200×10KB turns  BENCH_SCALING_ROUNDS (3), BENCH_SCALING_MS (300)
  *   micro        our hot spots
  *   streaming    first delta and per delta, every library    BENCH_STREAM_RUNS (200)
  *   approval     suspend + snapshot + resume vs a plain run, every library
+ *   resume       a run continued from its snapshot vs the same work in a fresh run, every library
  *   composition  per child run: agent as tool, pipeline stage, every library
  *   cold         import + one run in a fresh `node`          BENCH_COLD_RUNS (7)
  *   durable      bench/durable.ts (durable runs; PostgreSQL rows with DATABASE_URL)
@@ -31,7 +32,7 @@ const section = (name: string) => only === undefined || only.includes(name)
 
 // Progress goes to stderr, one line as each section starts, so the figures on stdout stay clean and a
 // run of several minutes is never silent.
-const sections = ["calculator", "memory", "scaling", "micro", "streaming", "approval", "composition", "cold", "durable"].filter(section)
+const sections = ["calculator", "memory", "scaling", "micro", "streaming", "approval", "resume", "composition", "cold", "durable"].filter(section)
 const benchStart = Date.now()
 let sectionsStarted = 0
 const elapsed = () => `${((Date.now() - benchStart) / 1000).toFixed(1)} s`
@@ -84,7 +85,7 @@ if (section("memory")) {
   progress("memory", `${runs} parked runs, one process per library and round (${libraries.length} libraries × ${rounds} rounds)`)
   const memory = liveMemory(libraries, { runs, rounds })
   console.log(`\nLive memory per in-flight run: ${runs} calculator runs parked in their third model call, gc() twice, heapUsed delta ÷ ${runs}; one process per library and round, ${rounds} rounds`)
-  console.table(memory.map((m, index) => ({ library: libraries[index]!.name, "KB/run (min–max)": show(m.kbPerRun, 2), "all ran": m.ok })))
+  console.table(memory.map((m, index) => ({ library: libraries[index]!.name, "KB/run (min–max)": show(m.kbPerRun, 2), runs: Math.min(runs, libraries[index]!.memoryRuns ?? runs), "all ran": m.ok })))
 }
 
 if (section("scaling")) {
@@ -132,6 +133,18 @@ if (section("approval")) {
       `beside each library's run without approval; median (min–max) of ${rounds} interleaved rounds of ${roundMs} ms`
   )
   console.table(await runApproval({ rounds, roundMs }))
+}
+
+if (section("resume")) {
+  collect()
+  const { runResume } = await import("./approval.ts")
+  const { rounds, roundMs } = overheadRounds()
+  progress("resume", `${rounds} rounds of ${roundMs} ms`)
+  console.log(
+    "\nResume path: a run continued from its snapshot string (read back, approve, continue to 17: 2 model calls, 2 tool runs) against the same work in a fresh run " +
+      `(the plain run minus the run to the suspension); median (min–max) of ${rounds} interleaved rounds of ${roundMs} ms`
+  )
+  console.table(await runResume({ rounds, roundMs }))
 }
 
 if (section("composition")) {

@@ -4,9 +4,12 @@
  * in-process mock stream (an async generator of `deltas` text pieces, each a microtask apart, usage
  * reported at the end), consumed the way an application would (for await over the events).
  * Every run is checked: one model call, every delta seen in order, the run's answer the whole text.
- * Figures are medians over `runs` runs, the libraries interleaved run by run, after a warm-up.
+ * Figures are medians over `runs` runs, the libraries interleaved run by run, after a warm-up; and the
+ * CPU time per delta (`cpuPerDelta`: runs of 200 deltas minus runs of one), which preemption on a loaded
+ * machine does not inflate. Mastra (`Agent.stream`) reads the same streaming AI SDK model as `streamText`.
  */
 import type { LanguageModelV3, LanguageModelV3StreamPart } from "@ai-sdk/provider"
+import { Agent as MastraAgent } from "@mastra/core/agent"
 import { Agent, type Model, type ModelResponse, run, type StreamEvent } from "@openai/agents"
 import { streamText } from "ai"
 import { Effect, Stream } from "effect"
@@ -91,30 +94,32 @@ const ours = (deltas: number): Subject => {
   }
 }
 
+/** A plain language-model object (not the recording `MockLanguageModelV3`) that streams `deltas` words. */
+const streamingModel = (deltas: number, counted: () => void): LanguageModelV3 => ({
+  specificationVersion: "v3",
+  provider: "bench",
+  modelId: "writer",
+  supportedUrls: {},
+  doGenerate: () => Promise.reject(new Error("streaming only")),
+  doStream: async () => {
+    counted()
+    const chunks: Array<LanguageModelV3StreamPart> = [{ type: "stream-start", warnings: [] }, { type: "text-start", id: "t" }]
+    const body = new ReadableStream<LanguageModelV3StreamPart>({
+      async start(controller) {
+        for (const chunk of chunks) controller.enqueue(chunk)
+        for await (const delta of words(deltas)) controller.enqueue({ type: "text-delta", id: "t", delta })
+        controller.enqueue({ type: "text-end", id: "t" })
+        controller.enqueue({ type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage })
+        controller.close()
+      }
+    })
+    return { stream: body }
+  }
+})
+
 const vercel = (deltas: number): Subject => {
   let calls = 0
-  // A plain language-model object (not the recording `MockLanguageModelV3`).
-  const model: LanguageModelV3 = {
-    specificationVersion: "v3",
-    provider: "bench",
-    modelId: "writer",
-    supportedUrls: {},
-    doGenerate: () => Promise.reject(new Error("streaming only")),
-    doStream: async () => {
-      calls++
-      const chunks: Array<LanguageModelV3StreamPart> = [{ type: "stream-start", warnings: [] }, { type: "text-start", id: "t" }]
-      const body = new ReadableStream<LanguageModelV3StreamPart>({
-        async start(controller) {
-          for (const chunk of chunks) controller.enqueue(chunk)
-          for await (const delta of words(deltas)) controller.enqueue({ type: "text-delta", id: "t", delta })
-          controller.enqueue({ type: "text-end", id: "t" })
-          controller.enqueue({ type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage })
-          controller.close()
-        }
-      })
-      return { stream: body }
-    }
-  }
+  const model = streamingModel(deltas, () => calls++)
   return {
     name: "ai (Vercel AI SDK) 6 streamText",
     modelCalls: () => calls,
@@ -122,6 +127,21 @@ const vercel = (deltas: number): Subject => {
       const result = streamText({ model, system: "Write.", prompt: "go" })
       for await (const part of result.fullStream) if (part.type === "text-delta") onDelta(part.text)
       return result.text
+    }
+  }
+}
+
+/** Mastra's `Agent.stream` over the same streaming AI SDK model; its `fullStream` chunks carry `payload.text`. */
+const mastra = (deltas: number): Subject => {
+  let calls = 0
+  const writer = new MastraAgent({ id: "writer", name: "writer", instructions: "Write.", model: streamingModel(deltas, () => calls++) })
+  return {
+    name: "@mastra/core 1.71 Agent.stream",
+    modelCalls: () => calls,
+    consume: async (onDelta) => {
+      const output = await writer.stream("go")
+      for await (const chunk of output.fullStream) if (chunk.type === "text-delta") onDelta(chunk.payload.text)
+      return await output.text
     }
   }
 }
@@ -171,11 +191,38 @@ const openAiAgents = (deltas: number): Subject => {
   }
 }
 
+const factories = [ours, vercel, openAiAgents, mastra]
+
+/** CPU µs of `runs` runs of `subject` (each checked like a timed run). */
+const cpuOf = async (subject: Subject, deltas: number, runs: number): Promise<number> => {
+  const before = process.cpuUsage()
+  for (let i = 0; i < runs; i++) await measure(subject, deltas)
+  const used = process.cpuUsage(before)
+  return used.user + used.system
+}
+
+/**
+ * CPU µs per delta, which a loaded machine's preemption does not inflate as it does wall time: the CPU
+ * time of runs streaming `deltas` deltas minus that of the same runs streaming one, ÷ (`deltas` − 1),
+ * per round of `runsPerRound` runs of each; the libraries interleaved, their order alternating.
+ */
+const cpuPerDelta = async (deltas: number, rounds: number, runsPerRound: number) => {
+  const subjects = factories.map((make) => ({ long: make(deltas), short: make(1), perDelta: [] as Array<number> }))
+  for (let round = 0; round < rounds + 1; round++) {
+    for (const s of round % 2 === 0 ? subjects : [...subjects].reverse()) {
+      const long = await cpuOf(s.long, deltas, runsPerRound)
+      const short = await cpuOf(s.short, 1, runsPerRound)
+      if (round > 0) s.perDelta.push((long - short) / runsPerRound / (deltas - 1))
+    }
+  }
+  return subjects.map((s) => summarize(s.perDelta))
+}
+
 /** Runs every library, interleaved run by run, and returns the medians. */
-export const runStreaming = async (options: { readonly runs?: number; readonly deltas?: number } = {}) => {
+export const runStreaming = async (options: { readonly runs?: number; readonly deltas?: number; readonly cpuRounds?: number } = {}) => {
   const runs = options.runs ?? 200
   const deltas = options.deltas ?? 200
-  const subjects = [ours(deltas), vercel(deltas), openAiAgents(deltas)].map((subject) => ({ subject, timings: [] as Array<Timing> }))
+  const subjects = factories.map((make) => make(deltas)).map((subject) => ({ subject, timings: [] as Array<Timing> }))
   for (let i = 0; i < runs + 20; i++) {
     // Alternate the order, as the timed rounds do, so that no library always runs after the same neighbour.
     for (const s of i % 2 === 0 ? subjects : [...subjects].reverse()) {
@@ -183,10 +230,12 @@ export const runStreaming = async (options: { readonly runs?: number; readonly d
       if (i >= 20) s.timings.push(timing)
     }
   }
-  return subjects.map((s) => ({
+  const cpu = await cpuPerDelta(deltas, options.cpuRounds ?? 7, Math.max(5, Math.round(runs / 10)))
+  return subjects.map((s, index) => ({
     library: s.subject.name,
     "first delta ms (min–max)": show(summarize(s.timings.map((t) => t.firstMs)), 3),
-    "per delta µs (min–max)": show(summarize(s.timings.map((t) => t.perDeltaUs)), 2),
+    "per delta µs wall (min–max)": show(summarize(s.timings.map((t) => t.perDeltaUs)), 2),
+    "per delta µs CPU (min–max)": show(cpu[index]!, 2),
     deltas
   }))
 }
