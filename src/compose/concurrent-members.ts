@@ -23,8 +23,8 @@ import type { AnyRunnable } from "./runnable.ts"
 export interface ConcurrentOptions {
   readonly concurrency: number
   readonly collect: boolean
-  /** What else a suspension's snapshot keeps (a forum's input). */
-  readonly keep?: Pick<CompositeSnapshot["state"], "input">
+  /** What else a suspension's snapshot keeps (a forum's input), made only when the members suspend. */
+  readonly keep?: () => Pick<CompositeSnapshot["state"], "input">
 }
 
 /** One member's part, once it ran: a value, a failure (collected), or a suspension. */
@@ -122,7 +122,7 @@ const finish = (composite: string, slots: ReadonlyArray<Slot>, options: Concurre
       waiting: others.map(({ stage, slot }) => ({ stage, member: slot.snapshot as Schema.Json })),
       outputs,
       ...(failures.length === 0 ? {} : { failures }),
-      ...options.keep
+      ...options.keep?.()
     })
   }
 }

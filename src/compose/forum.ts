@@ -86,7 +86,7 @@ export const forum = <
     return "suspended" in settled ? settled.suspended : settle.complete(settled.value)
   }
   /** The input is kept in a participants' suspension: the captain's brief needs it once they continue. */
-  const at = (input: unknown) => ({ concurrency, collect: false, keep: { input: asJson(name, input) } })
+  const at = (input: unknown) => ({ concurrency, collect: false, keep: () => ({ input: asJson(name, input) }) })
   /** The captain decides on the participants' answers, unless some participant waits. */
   const answered = (input: unknown, settle: Settle, outcome: Concurrent) =>
     Effect.gen(function*() {
