@@ -39,7 +39,9 @@ import { recordedSteps } from "./recorded-steps.ts"
 import { clearStrayReplies, isStrayDefect } from "./stray-defect.ts"
 import { AgentErrorSchema, DecisionsSchema } from "./schemas.ts"
 import { withStoreRetry } from "./store-retry.ts"
-import type { ToolIntents } from "./tool-intents.ts"
+import { ToolIntents } from "./tool-intents.ts"
+import { type DurableJournal, inspectRun } from "./run-inspection.ts"
+import type { ToolEffectClass } from "../dsl/tool.ts"
 import { awaitDecisions, decisionsDeferred, plainDecisions } from "./approval-wait.ts"
 import { RunJournal } from "./run-journal.ts"
 import { journalSink } from "./journal-events.ts"
@@ -149,6 +151,13 @@ export interface DurableAgent<T extends AgentShape> {
    * deltas and `ModelCall` (see the README's "Following a durable run").
    */
   follow(runId: string, options?: FollowOptions): Stream.Stream<DurableEvent, RunJournalFailed, WorkflowEngine | RunJournal>
+  /**
+   * Run `runId`'s journal as typed values, for operators and the studio: its recorded steps (model
+   * calls, tool calls with their effect class and outcome, a mutating call's claim with owner and
+   * lease, retries, approvals asked for and decided, waits, its end), every claim of the run (calls in
+   * flight too) and its cancellation. An unknown id has an empty journal.
+   */
+  journal(runId: string): Effect.Effect<DurableJournal, never, RunJournal | ToolIntents | ApprovalInbox>
   list(options?: {
     readonly status?: DurableRunStatus | ReadonlyArray<DurableRunStatus>
     readonly limit?: number
@@ -359,11 +368,20 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
   const follow: DurableAgent<T>["follow"] = (runId, followOptions = {}) =>
     followRun(runId, followOptions, Effect.map(ended(runId), Option.isSome))
 
+  const effects = new Map<string, ToolEffectClass>()
+  for (const skill of compile(definition).skills) for (const [toolName, t] of skill.tools) effects.set(toolName, t.effect)
+  const journalOf: DurableAgent<T>["journal"] = (runId) =>
+    Effect.gen(function*() {
+      const stores = { journal: yield* RunJournal, intents: yield* ToolIntents, inbox: yield* ApprovalInbox }
+      return yield* inspectRun(runId, (toolName) => effects.get(toolName), stores)
+    })
+
   return {
     name,
     workflow,
     cancel,
     follow,
+    journal: journalOf,
     list,
     layer,
     start,

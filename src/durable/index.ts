@@ -16,6 +16,7 @@ export { ApprovalInbox, ApprovalInboxFailed, type ApprovalWait } from "./approva
 export { type JournalRecord, RunJournal, RunJournalFailed } from "./run-journal.ts"
 export type { DurableEvent, FollowOptions } from "./follow.ts"
 export { followResponse, type FollowResponseOptions } from "./follow-response.ts"
+export type { DurableJournal, JournalEntry, ToolClaim } from "./run-inspection.ts"
 export { approvalInboxSql, durableStoreSql, runJournalSql, type SqlStoreOptions, toolIntentsSql } from "./sql-store.ts"
 export { AgentErrorSchema, DecisionsSchema, LlmResponseSchema, ModelErrorSchema, type ToolOutcome, ToolOutcomeSchema } from "./schemas.ts"
 export { Cancelled, OutcomeUnknown } from "../errors.ts"

@@ -142,6 +142,12 @@ export const toolIntentsSql = (options: SqlStoreOptions = {}): Layer.Layer<ToolI
           and (${ownerDead} or lease_until is null or lease_until <= now()) returning key`.pipe(
           Effect.map((rows) => rows.length > 0),
           Effect.mapError(fail("renew"))
+        ),
+      forRun: (runId) =>
+        sql<Row>`select key, run_id, tool, tool_call_id, outcome, finished, owner, (lease_until > now()) as lease_live from ${sql(table)}
+          where run_id = ${runId} or run_id like ${`${runId.replace(/[\\%_]/g, (c) => `\\${c}`)}~%`} order by claimed_at, key`.pipe(
+          Effect.map((rows) => rows.map((row) => ({ ...stateOf(row), key: row.key, runId: row.run_id, tool: row.tool, toolCallId: row.tool_call_id }) as IntentState & Intent)),
+          Effect.mapError(fail("read"))
         )
     })
   }))

@@ -92,6 +92,8 @@ export class ToolIntents extends Context.Service<ToolIntents, {
    * their lease has expired, or `ownerDead`. `true`: `lease.owner` holds it now (one taker wins).
    */
   readonly takeOver: (key: string, from: string | undefined, lease: Lease, ownerDead: boolean) => Effect.Effect<boolean, ToolIntentsFailed>
+  /** The claims of run `runId` (and of the runs it handed off to, `<runId>~n`), oldest first: what `d.journal` shows. */
+  readonly forRun: (runId: string) => Effect.Effect<ReadonlyArray<IntentState & Intent>, ToolIntentsFailed>
 }>()("effect-agent-dsl/durable/ToolIntents") {
   /**
    * Intents in this process's memory: for tests and the in-memory engine (a restarted process
@@ -149,7 +151,13 @@ export class ToolIntents extends Context.Service<ToolIntents, {
           found.owner = lease.owner
           found.leaseUntil = Date.now() + lease.ms
           return true
-        })
+        }),
+      forRun: (runId) =>
+        Effect.sync(() =>
+          [...intents.values()]
+            .filter((e) => e.runId === runId || e.runId.startsWith(`${runId}~`))
+            .map((e) => ({ ...stateOf(e), key: e.key, runId: e.runId, tool: e.tool, toolCallId: e.toolCallId }))
+        )
     })
   })
 }

@@ -114,7 +114,7 @@ describe.skipIf(!hasPostgres)("following a durable run, PostgreSQL, from a clien
       follower.kill()
       await follower.exit
       const first: Array<Seen> = follower.results.filter((r) => r.id !== undefined)
-      expect((await runner.exit).signal, runner.stderr).toBe("SIGKILL")
+      expect((await runner.exit).signal).toBe("SIGKILL")
       restarted = startWorker({ ...base, RUNNER_PORT: String(port++), RUN_ID: "pf-1" })
       const again = await runWorker({ ...base, MODE: "follow", RUN_ID: "pf-1", AFTER: String(first.at(-1)!.id) })
       expect(again.code, again.stderr).toBe(0)

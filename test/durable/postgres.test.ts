@@ -12,7 +12,7 @@ import * as SingleRunner from "effect/cluster/SingleRunner"
 import * as SqlClient from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { agent, Decision, text, tool, toolCalls } from "../../src/index.ts"
-import { ApprovalInbox, durable, durableStoreSql, ToolIntents, ToolIntentsFailed, toolIntentsSql } from "../../src/durable/index.ts"
+import { ApprovalInbox, durable, durableStoreSql, RunJournal, ToolIntents, ToolIntentsFailed, toolIntentsSql } from "../../src/durable/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { clusterCrypto } from "../../src/durable/engines/cluster-crypto.ts"
 import { startDatabase, type TestDatabase } from "../support/database.ts"
@@ -105,6 +105,41 @@ describe("durable runs on SQL (PostgreSQL, or PGlite where there is none)", () =
         expired: { _tag: "Claimed", owner: "S", leaseLive: false },
         afterFinish: { takeOver: false, renew: false }
       })
+    }
+  }, 60_000)
+
+  it("RunJournal (SQL and memory): ids 1, 2, … per run, a key appended again kept once, reads after an id; concurrent appends get distinct ids without a gap", async () => {
+    for (const store of [durableStoreSql().pipe(Layer.provide(sql())), RunJournal.memory]) {
+      const out = await Effect.runPromise(Effect.gen(function*() {
+        const journal = yield* RunJournal
+        const run = `run-${Math.random()}`
+        yield* journal.append(run, "a#1", { n: 1 })
+        yield* journal.append(run, "a#1", { n: 99 })
+        yield* journal.append(run, "b#1", { n: 2 })
+        yield* journal.append(`${run}-other`, "a#1", { n: 3 })
+        yield* Effect.forEach(Array.from({ length: 12 }, (_, i) => i), (i) => journal.append(run, `live/${i}`, { i }), { concurrency: "unbounded" })
+        return {
+          first: yield* journal.read(run, 0, 2),
+          after: (yield* journal.read(run, 2, 100)).map((r) => r.id),
+          keys: (yield* journal.keys(run)).size
+        }
+      }).pipe(Effect.provide(store as Layer.Layer<RunJournal>)))
+      expect(out).toEqual({ first: [{ id: 1, event: { n: 1 } }, { id: 2, event: { n: 2 } }], after: Array.from({ length: 12 }, (_, i) => i + 3), keys: 14 })
+    }
+  }, 60_000)
+
+  it("ToolIntents.forRun (SQL and memory): the run's claims and its handed-off runs', not another run's", async () => {
+    for (const store of [durableStoreSql().pipe(Layer.provide(sql())), ToolIntents.memory]) {
+      const out = await Effect.runPromise(Effect.gen(function*() {
+        const intents = yield* ToolIntents
+        const run = `r_${Math.random()}`
+        yield* intents.claim({ key: `${run}/1`, runId: run, tool: "pay", toolCallId: "c1" }, { owner: "A", ms: 60_000 })
+        yield* intents.claim({ key: `${run}/2`, runId: `${run}~2`, tool: "pay", toolCallId: "c2" }, { owner: "A", ms: 60_000 })
+        yield* intents.claim({ key: `${run}x/1`, runId: `${run}x`, tool: "pay", toolCallId: "c3" }, { owner: "A", ms: 60_000 })
+        yield* intents.finish(`${run}/1`, { _tag: "Succeeded", value: "paid" })
+        return (yield* intents.forRun(run)).map((c) => [c.toolCallId, c._tag])
+      }).pipe(Effect.provide(store as Layer.Layer<ToolIntents>)))
+      expect(out).toEqual([["c1", "Finished"], ["c2", "Claimed"]])
     }
   }, 60_000)
 
