@@ -63,6 +63,24 @@ export class StudioRunner {
     return this.#held.get(runId)
   }
 
+  /**
+   * Holds again the studio's runs that were waiting when it last stopped (their snapshots are in the
+   * store's events), for the entries of `catalog` with the same name; answers how many.
+   */
+  restore(catalog: ReadonlyMap<string, CatalogEntry>): number {
+    const byName = new Map([...catalog.values()].map((entry) => [entry.info.name, entry]))
+    let restored = 0
+    for (const run of this.store.runs()) {
+      if (run.source !== "studio" || this.#held.has(run.runId)) continue
+      const facts = this.store.facts(run)
+      const entry = byName.get(facts.summary.agent)
+      if (facts.summary.status !== "suspended" || facts.summary.parentRunId !== undefined || entry === undefined || facts.snapshot === undefined) continue
+      this.#held.set(run.runId, { runId: run.runId, entry, pending: facts.pending, snapshot: facts.snapshot, since: facts.waitingSince ?? facts.summary.startedAt })
+      restored += 1
+    }
+    return restored
+  }
+
   /** True when the run is one of the studio's, running now. */
   isRunning(runId: string): boolean {
     return this.#fibers.has(runId)

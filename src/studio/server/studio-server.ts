@@ -168,6 +168,8 @@ export const startStudio = async (options: StudioOptions = {}): Promise<Studio> 
   const catalog = catalogOf(options.agents ?? {})
   const byName = new Map([...catalog.values()].map((entry) => [entry.info.name, entry]))
   const runner = new StudioRunner(store)
+  // Runs that waited for a decision when the studio last stopped wait again (their snapshots persist).
+  runner.restore(catalog)
   const uiDirectory = findUiDirectory(options.uiDirectory)
   const durable = options.durable === undefined ? undefined : new DurableWatcher(options.durable, store)
   for (const file of options.traces ?? []) importTrace(store, file)

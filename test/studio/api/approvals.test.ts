@@ -107,3 +107,34 @@ describe("approvals inbox", () => {
     expect(ran).toEqual([])
   })
 })
+
+describe("approvals across a studio restart", () => {
+  it("a run waiting when the studio stopped waits again after it restarts, and can be approved", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs")
+    const { tmpdir } = await import("node:os")
+    const { join } = await import("node:path")
+    const dir = mkdtempSync(join(tmpdir(), "studio-restart-"))
+    try {
+      const storeFile = join(dir, "runs.jsonl")
+      const first = testAgents()
+      studio = await startStudio({ agents: first.agents, port: 0, storeFile })
+      const s1 = studio
+      const runId: string = (await call(s1, "POST", "/api/agents/teller/runs", { input: "pay dan 700" })).body.runId
+      await eventually(async () => (await call(s1, "GET", "/api/approvals")).body.length === 1 || undefined)
+      await studio.close()
+      const second = testAgents()
+      studio = await startStudio({ agents: second.agents, port: 0, storeFile })
+      const s2 = studio
+      const [item] = (await call(s2, "GET", "/api/approvals")).body
+      expect(item).toMatchObject({ runId, agent: "teller", source: "studio", calls: [{ tool: "transfer", arguments: { to: "dan", amount: 700 } }] })
+      expect((await call(s2, "POST", `/api/approvals/${runId}`, { decisions: [{ callId: item.calls[0].callId, decision: "approve" }] })).status).toBe(200)
+      await eventually(async () => (await summaryOf(s2, runId)).summary.status === "completed" || undefined)
+      expect(second.ran).toEqual([{ to: "dan", amount: 700 }])
+      expect(first.ran).toEqual([])
+    } finally {
+      await studio?.close()
+      studio = undefined
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
