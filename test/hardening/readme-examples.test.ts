@@ -4,15 +4,20 @@
  * `Schedule.x` named in the README and the model-error policy's doc comment exists in Effect 4; a
  * `.tools({ x })` shorthand uses a tool whose name is `x` (the README's own rule: keys are tool names).
  */
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { Effect, Schedule } from "effect"
 import { describe, expect, it } from "vitest"
 import { agent, ModelClient, ModelError, ModelErrorPolicy, text, withModelErrorPolicy } from "../../src/index.ts"
 
-const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8")
+// The documentation: the README's front page and the guides of the docs site (docs/guide).
+const guides = new URL("../../docs/guide/", import.meta.url)
+const readme = [
+  readFileSync(new URL("../../README.md", import.meta.url), "utf8"),
+  ...readdirSync(guides).filter((name) => name.endsWith(".md")).map((name) => readFileSync(new URL(name, guides), "utf8"))
+].join("\n")
 const policySource = readFileSync(new URL("../../src/model/model-error-policy.ts", import.meta.url), "utf8")
-/** The TypeScript code blocks of the README, joined. */
-const code = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!).join("\n")
+/** The TypeScript code blocks of the README and the guides (` ```ts ` and ` ```ts partial `), joined. */
+const code = [...readme.matchAll(/```ts[^\n]*\n([\s\S]*?)```/g)].map((m) => m[1]!).join("\n")
 
 describe("README examples against the API (item 15)", () => {
   it("openai(...) is called with the model name first, never an options object", () => {

@@ -149,11 +149,11 @@ describe("limits over HTTP", () => {
   })
 })
 
-describe("the README's recipes", () => {
-  it("are these files: every line of each recipe is in the README's Web frameworks section, in order", async () => {
+describe("the streaming guide's recipes", () => {
+  it("are these files: every line of each recipe is in the guide's Web frameworks section (docs/guide/streaming.md), in order", async () => {
     const { readFileSync } = await import("node:fs")
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8")
-    const section = readme.slice(readme.indexOf("## Web frameworks"), readme.indexOf("### `fromUIMessages`"))
+    const guide = readFileSync(new URL("../../docs/guide/streaming.md", import.meta.url), "utf8")
+    const section = guide.slice(guide.indexOf("## Web frameworks"), guide.indexOf("### `fromUIMessages`"))
     for (const recipe of ["next-route.ts", "hono-app.ts", "express-app.ts"]) {
       const lines = readFileSync(new URL(`./recipes/${recipe}`, import.meta.url), "utf8").split("\n")
         // The agent's module is the app's own (`@/lib/assistant`, `./assistant`); the file name is prose there.
