@@ -69,6 +69,15 @@ export interface DurableOptions {
    * gone): the time to pick up a call whose worker vanished on another host.
    */
   readonly lease?: Duration.Input
+  /**
+   * How long a worker replaying a run waits for a `mutating` call that another worker still runs
+   * (its lease renewed: a shard moved while the call ran, and the call ignores its signal), default
+   * 60 seconds. After that the call's outcome is unknown: the claim is fenced (taken from the old
+   * owner, whose renewals then fail), the `reconcile` handler is asked (its `runAgain` is refused: the
+   * old owner may still run the call), and without a handler the run ends with `OutcomeUnknown`. The
+   * call never runs a second time on its own.
+   */
+  readonly handOverWait?: Duration.Input
 }
 
 /** A durable run waiting for decisions on `pending` (give them with `decide`). */
@@ -179,7 +188,8 @@ export interface DurableAgent<T extends AgentShape> {
  */
 export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: DurableOptions = {}): DurableAgent<T> => {
   const definition = definitionOf(agent)
-  const leaseMs = options.lease === undefined ? undefined : leaseOf(definition.name, options.lease)
+  const leaseMs = options.lease === undefined ? undefined : leaseOf(definition.name, options.lease, "lease")
+  const handOverMs = options.handOverWait === undefined ? undefined : leaseOf(definition.name, options.handOverWait, "handOverWait")
   const name = options.name ?? `agent/${definition.name}`
   const inputCodec = Schema.toCodecJson((definition.input ?? Schema.Json) as Schema.Codec<unknown, unknown>)
   const encodeInput = Schema.encodeUnknownEffect(inputCodec)
@@ -199,7 +209,7 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       const input = yield* decodeInput(payload.input).pipe(Effect.orDie)
       const inbox = yield* ApprovalInbox
       yield* Activity.make({ name: `register/${payload.runId}`, execute: withStoreRetry(inbox.register(name, payload.runId)) })
-      const durability = yield* recordedSteps({ rootRunId: payload.runId, reconcile: options.reconcile, leaseMs, inbox, agent: definition.name })
+      const durability = yield* recordedSteps({ rootRunId: payload.runId, reconcile: options.reconcile, leaseMs, handOverMs, inbox, agent: definition.name })
       // The run's events go to its journal (`follow`); a replay appends only those not there yet.
       const journal = yield* RunJournal
       const known = yield* withStoreRetry(journal.keys(payload.runId))
@@ -395,9 +405,9 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
 
 const notYet = Symbol("notYet")
 
-/** The lease in milliseconds: a positive finite duration, else an `AgentConfigError`. */
-const leaseOf = (agent: string, lease: Duration.Input): number => {
-  const refuse = () => new AgentConfigError({ subject: `durable(${agent})`, reason: "`lease` must be a positive finite duration" })
+/** A duration option (`lease`, `handOverWait`) in milliseconds: a positive finite duration, else an `AgentConfigError`. */
+const leaseOf = (agent: string, lease: Duration.Input, option: string): number => {
+  const refuse = () => new AgentConfigError({ subject: `durable(${agent})`, reason: `\`${option}\` must be a positive finite duration` })
   const decoded = Duration.fromInput(lease)
   if (Option.isNone(decoded)) throw refuse()
   const ms = Duration.toMillis(decoded.value)

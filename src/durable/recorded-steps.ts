@@ -15,6 +15,7 @@
  * stopped (a tool that ignores its signal included), and what it ended with is still written.
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -43,6 +44,12 @@ const decodeOutcome = Schema.decodeUnknownSync(Schema.toCodecJson(ToolOutcomeSch
 /** How long a claim on a mutating call lives without a renewal, by default. */
 export const defaultLeaseMs = 10_000
 
+/**
+ * How long, by default, a replay waits for a mutating call that another worker (or an interrupted
+ * fiber of this one) still runs, its lease renewed: after that the call's outcome is unknown.
+ */
+export const defaultHandOverMs = 60_000
+
 const ErrorSchema = AgentErrorSchema as unknown as Schema.Codec<any, any>
 
 /**
@@ -54,12 +61,15 @@ export const recordedSteps = (options: {
   readonly reconcile: Reconcile | undefined
   /** How long a claim on a mutating call lives without a renewal (default 10 s). */
   readonly leaseMs?: number | undefined
+  /** How long a replay waits for a mutating call another worker still runs before its outcome is unknown (default 60 s). */
+  readonly handOverMs?: number | undefined
   /** Where cancellations are read (every step checks, and is interrupted by, a cancellation of the run). */
   readonly inbox?: ApprovalInbox["Service"] | undefined
   readonly agent?: string | undefined
 }): Effect.Effect<Durability, never, ToolIntents> =>
   Effect.gen(function*() {
     const leaseMs = options.leaseMs ?? defaultLeaseMs
+    const handOverMs = options.handOverMs ?? defaultHandOverMs
     const cancelling = cancellable(options.inbox, options.agent ?? "(agent)", options.rootRunId)
     // Inside a step's activity: what it emits (a retry, a child run's events) a replay does not emit again.
     const guard = <A, E>(step: Effect.Effect<A, E>) => Effect.provideService(cancelling(step), InStep, true)
@@ -100,7 +110,7 @@ export const recordedSteps = (options: {
         const execute = Effect.suspend(() => {
           live = true
           const scope = new BudgetScope(`${step.tool} (durable)`, { tokens: Infinity, toolCalls: Infinity }, step.budgetScope)
-          return executeTool(step, step.effect, name, (extra) => run({ ...extra, budgetScope: scope }), idempotencyKey, intents, options.reconcile, leaseMs).pipe(
+          return executeTool(step, step.effect, name, (extra) => run({ ...extra, budgetScope: scope }), idempotencyKey, intents, options.reconcile, leaseMs, handOverMs).pipe(
             Effect.map((outcome): ToolExecution => ({ outcome, charged: { tokens: scope.used("tokens"), toolCalls: scope.used("toolCalls") } }))
           )
         })
@@ -146,7 +156,8 @@ const executeTool = (
   idempotencyKey: string,
   intents: ToolIntents["Service"],
   reconcile: Reconcile | undefined,
-  leaseMs: number
+  leaseMs: number,
+  handOverMs: number
 ): Effect.Effect<ToolOutcome, AgentError> =>
   Effect.gen(function*() {
     const extra: ToolRunExtra = effect === "readOnly" ? {} : { idempotencyKey }
@@ -161,6 +172,7 @@ const executeTool = (
     let prior = yield* withStoreRetry(intents.claim({ key, runId: step.runId, tool: step.tool, toolCallId: step.callId }, lease))
     if (Option.isNone(prior)) return yield* runOwned
     let waited = 0
+    const waitingSince = yield* Clock.currentTimeMillis
     while (true) {
       const state: IntentState | undefined = Option.getOrUndefined(prior)
       // Written beside the claim: the tool ended (here or elsewhere) but the engine did not record it.
@@ -173,6 +185,12 @@ const executeTool = (
         if (!inFlightHere && (dead || !state.leaseLive)) {
           if (yield* withStoreRetry(intents.takeOver(key, state.owner, lease, dead))) {
             return yield* owned(settleUnknown(step, key, reconcile, intents, runMutating(key, lease, run(extra).pipe(Effect.provideService(Durability, undefined)), intents)))
+          }
+        } else if ((yield* Clock.currentTimeMillis) - waitingSince >= handOverMs) {
+          // The owner still works (or seems to) past the bound: fence its claim (its renewals fail from
+          // now on) and let the operator's path decide; never run the call a second time here.
+          if (yield* withStoreRetry(intents.takeOver(key, state.owner, lease, true))) {
+            return yield* owned(settleStillRunning(step, key, reconcile, intents, state.owner, handOverMs))
           }
         }
       }
@@ -287,4 +305,30 @@ const settleUnknown = (
       case "RunAgain":
         return yield* runAgain
     }
+  })
+
+/**
+ * A claim another worker still held, its lease renewed, when this replay stopped waiting (the durable
+ * agent's `handOverWait`): now fenced (held by this worker), its outcome unknown. The reconcile handler
+ * may say what happened (`Reconciled.result`); `runAgain` is refused, because the old owner may still
+ * run the call; without a handler the run ends with `OutcomeUnknown`.
+ */
+const settleStillRunning = (
+  step: ToolStep,
+  key: string,
+  reconcile: Reconcile | undefined,
+  intents: ToolIntents["Service"],
+  owner: string | undefined,
+  handOverMs: number
+): Effect.Effect<ToolOutcome, OutcomeUnknown> =>
+  Effect.gen(function*() {
+    const reason = `its worker ${owner ?? "(unnamed)"} was still running it after ${handOverMs} ms (the durable agent's handOverWait): it may have run, or may still complete`
+    const unknown = new OutcomeUnknown({ agent: step.agent, runId: step.runId, tool: step.tool, toolCallId: step.callId, args: resultAsJson(step.args), reason })
+    const settled = yield* reconcileUnknown(unknown, reconcile)
+    if (settled._tag === "RunAgain") {
+      return yield* new OutcomeUnknown({ ...unknown, reason: `${reason}; the reconcile handler answered runAgain, and runAgain is refused while that worker may still run the call` })
+    }
+    const recorded = encodeOutcome({ _tag: "Succeeded", value: resultAsJson(settled.value) })
+    yield* withStoreRetry(intents.finish(key, recorded as Schema.Json))
+    return decodeOutcome(recorded)
   })

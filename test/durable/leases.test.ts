@@ -110,3 +110,63 @@ describe("mutating calls: owners and leases", () => {
   })
 })
 
+
+describe("the hand-over wait for a mutating call in flight is bounded (handOverWait)", () => {
+  /** Another worker holds the claim and renews it for ever: its call hangs. */
+  const hung = (intents: ToolIntents["Service"], runId: string) =>
+    Effect.gen(function*() {
+      yield* intents.claim({ key: key(runId), runId, tool: "pay", toolCallId: "c1" }, { owner: other, ms: 300 })
+      return yield* Effect.forkDetach(Effect.forever(Effect.andThen(Effect.sleep("100 millis"), intents.renew(key(runId), { owner: other, ms: 300 }))))
+    })
+
+  it("after the bound, the call's outcome is unknown: OutcomeUnknown without a handler, the tool never runs here, and the claim is fenced (the old owner can no longer renew it)", async () => {
+    const pays: Array<string> = []
+    const d = durable(payAgent(pays), { handOverWait: "600 millis" })
+    const out = await withStores((intents, layer) =>
+      Effect.gen(function*() {
+        const renewing = yield* hung(intents, "h1")
+        const started = Date.now()
+        const exit = yield* Effect.exit(d.run("pay bob", { runId: "h1" }).pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(layer)))))
+        const tookMs = Date.now() - started
+        yield* Fiber.interrupt(renewing)
+        const renewByOld = yield* intents.renew(key("h1"), { owner: other, ms: 300 })
+        return { exit, tookMs, renewByOld }
+      })
+    )
+    expect(out.exit._tag).toBe("Failure")
+    expect(String(out.exit._tag === "Failure" ? out.exit.cause : "")).toMatch(/OutcomeUnknown[\s\S]*still running it after/)
+    expect(out.tookMs).toBeGreaterThanOrEqual(550)
+    expect(out.tookMs).toBeLessThan(5000)
+    expect(pays).toEqual([])
+    expect(out.renewByOld).toBe(false)
+  })
+
+  it("the reconcile handler decides after the bound; its runAgain is refused while the old owner may still run the call", async () => {
+    for (const answer of ["result", "runAgain"] as const) {
+      const pays: Array<string> = []
+      const seen: Array<string> = []
+      const reconcile = (u: { readonly reason: string }) =>
+        Effect.sync(() => (seen.push(u.reason), answer === "result" ? Reconciled.result("paid bob (found at the provider)") : Reconciled.runAgain))
+      const d = durable(payAgent(pays), { handOverWait: "400 millis", reconcile: reconcile as never })
+      const exit = await withStores((intents, layer) =>
+        Effect.gen(function*() {
+          const renewing = yield* hung(intents, `h-${answer}`)
+          const exit = yield* Effect.exit(d.run("pay bob", { runId: `h-${answer}` }).pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(layer)))))
+          yield* Fiber.interrupt(renewing)
+          return exit
+        })
+      )
+      expect(seen).toHaveLength(1)
+      expect(seen[0]).toMatch(/still running it after/)
+      expect(pays).toEqual([])
+      if (answer === "result") expect(exit).toMatchObject({ _tag: "Success", value: { _tag: "Completed", output: "done" } })
+      else expect(String(exit._tag === "Failure" ? exit.cause : "")).toMatch(/OutcomeUnknown[\s\S]*runAgain is refused/)
+    }
+  })
+
+  it("a handOverWait that is not a positive finite duration is refused when the durable agent is made", () => {
+    for (const handOverWait of [-1, 0, Number.NaN, "soon" as never, Infinity]) {
+      expect(() => durable(payAgent([]), { handOverWait })).toThrow(AgentConfigError)
+    }
+  })
+})
