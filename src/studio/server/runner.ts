@@ -170,9 +170,16 @@ export class StudioRunner {
         held = []
         resolve(runId ?? "")
       }
+      // A resumed composite starts a run of a new id: its events join the run that suspended.
+      let alias: string | undefined
       const onEvent = (event: RunStreamEvent) =>
         Effect.sync(() => {
-          const json = toEventJson(event)
+          let json = toEventJson(event)
+          if (knownRunId !== undefined) {
+            if (alias === undefined && json._tag === "CompositeStart" && json.parentRunId == null && json.runId !== knownRunId) alias = json.runId
+            if (alias !== undefined && json.runId === alias) json = { ...json, runId: knownRunId }
+            if (alias !== undefined && json.parentRunId === alias) json = { ...json, parentRunId: knownRunId }
+          }
           if (started) {
             this.store.append("studio", this.now(), json)
             return

@@ -93,7 +93,7 @@ export const summarizeRun = (runId: string, source: RunSource, events: ReadonlyA
   let turns = 0
   let toolCalls = 0
   let input: unknown
-  let output: unknown
+  let output: any
   let snapshot: unknown
   let pending: RunFacts["pending"] = []
   let waitingSince: number | undefined
@@ -120,7 +120,11 @@ export const summarizeRun = (runId: string, source: RunSource, events: ReadonlyA
         if (Array.isArray(fromEnd) && fromEnd.some((p: unknown) => typeof p === "object" && p !== null)) pending = fromEnd
         snapshot = outcome.snapshot ?? outcome.output?.snapshot ?? snapshot
       }
-      if (ended === "completed") output = e.outcome?.output ?? e.output
+      if (ended === "completed") {
+        output = e.outcome?.output ?? e.output
+        // A run that may suspend completes with `Completed { output }`.
+        if (output?._tag === "Completed" && "output" in output) output = output.output
+      }
       continue
     }
     if (status !== "running" && e._tag !== "StudioDecision") {

@@ -138,3 +138,26 @@ describe("approvals across a studio restart", () => {
     }
   })
 })
+
+describe("approvals of a composite", () => {
+  it("a pipeline whose stage waits is listed under the pipeline's run and resumes through it", async () => {
+    const { pipeline, agent, text } = await import("../../../src/index.ts")
+    const { scriptedModel } = await import("../../../src/testing/index.ts")
+    const { agents, ran } = testAgents()
+    const notify = agent("notify").model(scriptedModel((r) => text(`notified: ${String(r.messages.at(-1)?.content)}`)))
+    studio = await startStudio({ agents: { flow: pipeline("pay-flow", agents.teller, notify) }, port: 0 })
+    const s = studio
+    const runId: string = (await call(s, "POST", "/api/agents/flow/runs", { input: "pay eve 900" })).body.runId
+    const item = await eventually(async () => (await call(s, "GET", "/api/approvals")).body[0])
+    expect(item).toMatchObject({ runId, agent: "pay-flow", calls: [{ tool: "transfer", arguments: { to: "eve", amount: 900 } }] })
+    expect(item.calls[0].jsonSchema).toMatchObject({ type: "object" })
+    expect((await summaryOf(s, runId)).summary).toMatchObject({ status: "suspended", kind: "composite" })
+    expect((await call(s, "POST", `/api/approvals/${runId}`, { decisions: [{ callId: item.calls[0].callId, decision: "approve" }] })).status).toBe(200)
+    const detail = await eventually(async () => {
+      const d = await summaryOf(s, runId)
+      return d.summary.status === "completed" ? d : undefined
+    })
+    expect(ran).toEqual([{ to: "eve", amount: 900 }])
+    expect(detail.output).toContain("notified: Done: sent 900 to eve")
+  })
+})
