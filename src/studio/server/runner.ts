@@ -130,7 +130,15 @@ export class StudioRunner {
 
   /** Stops run `runId`: interrupts it when running, forgets its wait when suspended. False when it is not the studio's. */
   stop(runId: string): boolean {
-    const fiber = this.#fibers.get(runId)
+    // A child run (a composite's member, an agent called as a tool) stops with the run it belongs to.
+    let root: string | undefined = runId
+    const seen = new Set<string>()
+    while (root !== undefined && !this.#fibers.has(root) && !seen.has(root)) {
+      seen.add(root)
+      const run = this.store.get(root)
+      root = run === undefined ? undefined : this.store.facts(run).summary.parentRunId
+    }
+    const fiber = this.#fibers.get(root ?? runId)
     if (fiber !== undefined) {
       Effect.runFork(fiberInterrupt(fiber))
       return true

@@ -17,10 +17,17 @@ export const allowedHosts = (host: string, port: number): ReadonlySet<string> =>
   return new Set([...names].flatMap((name) => [`${name}:${port}`.toLowerCase(), ...(port === 80 ? [name.toLowerCase()] : [])]))
 }
 
-/** Why a request is refused, or undefined when its Host and Origin are the studio's. */
-export const refuseForeign = (request: IncomingMessage, hosts: ReadonlySet<string>): string | undefined => {
+/** True for `1.2.3.4:80` or `[::1]:80`: a DNS-rebinding page always comes under a domain name, never an IP literal. */
+const isIpLiteral = (host: string): boolean => /^(\d{1,3}\.){3}\d{1,3}(:\d+)?$/.test(host) || /^\[[0-9a-f:.]+\](:\d+)?$/.test(host)
+
+/**
+ * Why a request is refused, or undefined when its Host and Origin are the studio's. `anyIp`: the
+ * studio listens on every interface (`0.0.0.0`, `::`), so any IP-literal Host of the right port is its own.
+ */
+export const refuseForeign = (request: IncomingMessage, hosts: ReadonlySet<string>, anyIp = false): string | undefined => {
   const host = request.headers.host?.toLowerCase()
-  if (host === undefined || !hosts.has(host)) return `the Host header ${JSON.stringify(host ?? "")} is not this studio's address`
+  const own = (name: string) => hosts.has(name) || (anyIp && isIpLiteral(name) && [...hosts].some((h) => h.endsWith(name.slice(name.lastIndexOf(":")))))
+  if (host === undefined || !own(host)) return `the Host header ${JSON.stringify(host ?? "")} is not this studio's address`
   const origin = request.headers.origin
   if (origin !== undefined && origin !== "null") {
     let originHost: string
@@ -29,7 +36,7 @@ export const refuseForeign = (request: IncomingMessage, hosts: ReadonlySet<strin
     } catch {
       return `the Origin ${JSON.stringify(origin)} is not a URL`
     }
-    if (!hosts.has(originHost)) return `the Origin ${JSON.stringify(origin)} is not this studio`
+    if (!own(originHost)) return `the Origin ${JSON.stringify(origin)} is not this studio`
   } else if (origin === "null") {
     return "an opaque Origin (a sandboxed or file page) may not call the studio"
   }

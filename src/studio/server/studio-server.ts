@@ -385,7 +385,7 @@ export const startStudio = async (options: StudioOptions = {}): Promise<Studio> 
   }
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const foreign = refuseForeign(request, hosts)
+    const foreign = refuseForeign(request, hosts, host === "0.0.0.0" || host === "::")
     if (foreign !== undefined) return fail(response, 403, "Forbidden", foreign)
     const url = new URL(request.url ?? "/", "http://studio.invalid")
     if (url.pathname.startsWith("/api/") || url.pathname === "/api") {

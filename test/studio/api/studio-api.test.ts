@@ -107,6 +107,19 @@ describe("studio API over HTTP on 127.0.0.1", () => {
     expect((await call(studio, "POST", `/api/runs/${runId}/stop`)).status).toBe(409)
   })
 
+  it("stopping a composite's member stops the composite it belongs to", async () => {
+    const { agents } = testAgents()
+    const { pipeline } = await import("../../../src/index.ts")
+    studio = await startStudio({ agents: { slow: pipeline("slow-flow", agents.sleeper, agents.calculator) }, port: 0 })
+    const s = studio
+    const runId = (await call(s, "POST", "/api/agents/slow/runs", { input: "go" })).body.runId
+    const child = await eventually(async () => (await call(s, "GET", `/api/runs/${runId}`)).body.children[0])
+    await eventually(async () => (await call(s, "GET", `/api/runs/${child}`)).body.events.some((e: any) => e.event._tag === "ModelResponse") || undefined)
+    expect((await call(s, "POST", `/api/runs/${child}/stop`)).status).toBe(202)
+    await eventually(async () => (await call(s, "GET", `/api/runs/${runId}`)).body.summary.status === "cancelled" || undefined)
+    expect((await call(s, "GET", `/api/runs/${child}`)).body.summary.status).toBe("cancelled")
+  })
+
   it("pushes list changes over /api/events", async () => {
     const { studio } = await start()
     const listening = readSse(`${studio.origin}/api/events`, { authorization: `Bearer ${studio.token}` }, 1500)
@@ -156,6 +169,25 @@ describe("studio security", () => {
     expect(crossSite.status).toBe(403)
     expect((await call(studio, "GET", "/api/runs")).body).toEqual([])
     expect((await fetch(`${studio.origin}/api/agents`, { headers: { ...auth, origin: studio.origin } })).status).toBe(200)
+  })
+
+  it("listening on every interface, takes IP-literal Hosts of its port and still refuses domain names", async () => {
+    const { agents } = testAgents()
+    studio = await startStudio({ agents, port: 0, host: "0.0.0.0" })
+    const s = studio
+    const { request } = await import("node:http")
+    const rawStatus = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request({ host: "127.0.0.1", port: s.port, path: "/api/agents", headers: { host, authorization: `Bearer ${s.token}` } }, (res) => {
+          res.resume()
+          resolve(res.statusCode ?? 0)
+        })
+        req.on("error", reject)
+        req.end()
+      })
+    expect(await rawStatus(`192.168.1.20:${s.port}`)).toBe(200)
+    expect(await rawStatus(`evil.example:${s.port}`)).toBe(403)
+    expect(await rawStatus(`192.168.1.20:${s.port + 1}`)).toBe(403)
   })
 
   it("serves only the front end's own files", async () => {
