@@ -20,10 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AgentConfigError } from "../../errors.ts"
 import { CurrentBudgetScope } from "../../dsl/lineage.ts"
-import { agentFactory } from "../../dsl/agent.ts"
-import { skill } from "../../dsl/skill.ts"
 import { type Tool, tool } from "../../dsl/tool.ts"
-import { resumeAgent, runAgent, streamAgent } from "../../runtime/run-agent.ts"
 import type { ArgsSchema } from "../../dsl/tool-parameters.ts"
 import { describeCause } from "../../internal/describe-cause.ts"
 import { A2aError } from "./errors.ts"
@@ -65,9 +62,9 @@ type OutputOf<O> = O extends Schema.Top ? O["Type"] : string
 const DefaultArgs = Schema.Struct({ input: Schema.String.annotate({ description: "What to ask the remote agent" }) })
 
 /** The card's name as a tool name: letters, digits, `_` and `-`, at most 64 characters. */
-const toolNameOf = (name: string): string => (name.replace(/[^A-Za-z0-9_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 64) || "a2a_agent")
+export const toolNameOf = (name: string): string => (name.replace(/[^A-Za-z0-9_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 64) || "a2a_agent")
 
-const partsText = (parts: ReadonlyArray<Part> | undefined): string =>
+export const partsText = (parts: ReadonlyArray<Part> | undefined): string =>
   (parts ?? []).map((p) => (p.content?.$case === "text" ? p.content.value : p.content?.$case === "data" ? JSON.stringify(p.content.value) : "")).join("")
 
 /** A2A error names of the SDK, as protocol codes. */
@@ -82,7 +79,7 @@ const protocolCodes: Readonly<Record<string, number>> = {
 }
 
 /** A thrown value of the SDK or of fetch as an `A2aError`. */
-const toA2aError = (agent: string, taskId: string | undefined) => (cause: unknown): A2aError => {
+export const toA2aError = (agent: string, taskId: string | undefined) => (cause: unknown): A2aError => {
   if (cause instanceof A2aError) return cause
   const name = (cause as { readonly name?: unknown } | null)?.name
   const code = typeof name === "string" ? protocolCodes[name] : undefined
@@ -107,7 +104,7 @@ export const a2aAgent = async <const Name extends string = string, S extends Arg
 }
 
 /** Reads the card at `url` and makes an SDK client for it (JSON-RPC or REST, 1.0 or 0.3). */
-const connect = async (url: string, options: A2aAgentOptions<string, any, any>): Promise<{ readonly client: Client; readonly card: AgentCard }> => {
+export const connect = async (url: string, options: A2aAgentOptions<string, any, any>): Promise<{ readonly client: Client; readonly card: AgentCard }> => {
   const headers = options.headers ?? {}
   const fetchImpl: typeof fetch = (input, init) =>
     fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } })
@@ -154,6 +151,69 @@ export const a2aTool = <const Name extends string = string, S extends ArgsSchema
   }) as unknown as Tool<Name, ArgsOf<S>, OutputOf<O>>
 }
 
+/**
+ * Runs one task of the remote to a settled state (streamed when the card says so, else sent and
+ * polled); `taskId.current` is known as soon as the remote names it; `update` sees every update.
+ */
+export const runRemoteTask = async (
+  remote: { readonly client: Client; readonly agentName: string; readonly streaming: boolean; readonly pollMs: number; readonly update: (u: A2aUpdate) => void },
+  message: Message,
+  signal: AbortSignal,
+  taskId: { current: string | undefined }
+): Promise<Task> => {
+  const { client, agentName, streaming, pollMs, update } = remote
+  const request = { tenant: "", message, configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: false }, metadata: undefined }
+  if (streaming) {
+    let task: Task | undefined
+    for await (const event of client.sendMessageStream(request, { signal })) {
+      const payload = event.payload
+      if (payload === undefined) continue
+      if (payload.$case === "message") {
+        // A direct answer without a task: a completed exchange.
+        return { id: "", contextId: payload.value.contextId, status: { state: 3, message: payload.value, timestamp: undefined }, artifacts: [], history: [], metadata: undefined }
+      }
+      if (payload.$case === "task") {
+        task = { ...payload.value, artifacts: [...payload.value.artifacts] }
+        taskId.current = task.id
+      } else if (payload.$case === "statusUpdate") {
+        const value = payload.value
+        taskId.current = value.taskId
+        task = task ?? { id: value.taskId, contextId: value.contextId, status: undefined, artifacts: [], history: [], metadata: undefined }
+        task = { ...task, status: value.status, metadata: { ...task.metadata, ...value.metadata } }
+        update({ _tag: "Status", taskId: value.taskId, state: value.status?.state ?? 0, text: partsText(value.status?.message?.parts) })
+      } else if (payload.$case === "artifactUpdate") {
+        const value = payload.value
+        const artifact = value.artifact
+        if (artifact === undefined) continue
+        task = task ?? { id: value.taskId, contextId: value.contextId, status: undefined, artifacts: [], history: [], metadata: undefined }
+        const existing = task.artifacts.find((a) => a.artifactId === artifact.artifactId)
+        const artifacts = value.append && existing !== undefined
+          ? task.artifacts.map((a) => (a === existing ? { ...a, parts: [...a.parts, ...artifact.parts] } : a))
+          : [...task.artifacts.filter((a) => a.artifactId !== artifact.artifactId), artifact]
+        task = { ...task, artifacts }
+        update({ _tag: "Artifact", taskId: value.taskId, name: artifact.name, text: partsText(artifact.parts) })
+      }
+      if (task !== undefined && remoteStateOf(task.status?.state) !== "working") return task
+    }
+    throw new A2aError({ agent: agentName, kind: "transport", reason: "the stream ended before the task reached a final state", taskId: taskId.current })
+  }
+  const result = await client.sendMessage(request, { signal })
+  if ("messageId" in result) {
+    return { id: "", contextId: result.contextId, status: { state: 3, message: result, timestamp: undefined }, artifacts: [], history: [], metadata: undefined }
+  }
+  let task: Task = result
+  taskId.current = task.id
+  while (remoteStateOf(task.status?.state) === "working") {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(resolve, pollMs)
+      signal.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)), { once: true })
+    })
+    task = await client.getTask({ tenant: "", id: task.id }, { signal })
+    update({ _tag: "Status", taskId: task.id, state: task.status?.state ?? 0, text: partsText(task.status?.message?.parts) })
+  }
+  return task
+}
+
 /** One call of the remote agent as an Effect: a task run to its settled state, its answer or an `A2aError`. */
 const remoteCaller = (client: Client, card: AgentCard, options: A2aAgentOptions<string, any, any>): (args: unknown) => Effect.Effect<unknown, A2aError> => {
   const agentName = card.name || "a2a agent"
@@ -167,60 +227,6 @@ const remoteCaller = (client: Client, card: AgentCard, options: A2aAgentOptions<
     } catch {
       // An observer never changes the call.
     }
-  }
-
-  /** Runs one task to a settled state; `taskId.current` is known as soon as the remote names it. */
-  const runTask = async (message: Message, signal: AbortSignal, taskId: { current: string | undefined }): Promise<Task> => {
-    const request = { tenant: "", message, configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: false }, metadata: undefined }
-    if (streaming) {
-      let task: Task | undefined
-      for await (const event of client.sendMessageStream(request, { signal })) {
-        const payload = event.payload
-        if (payload === undefined) continue
-        if (payload.$case === "message") {
-          // A direct answer without a task: a completed exchange.
-          return { id: "", contextId: payload.value.contextId, status: { state: 3, message: payload.value, timestamp: undefined }, artifacts: [], history: [], metadata: undefined }
-        }
-        if (payload.$case === "task") {
-          task = { ...payload.value, artifacts: [...payload.value.artifacts] }
-          taskId.current = task.id
-        } else if (payload.$case === "statusUpdate") {
-          const value = payload.value
-          taskId.current = value.taskId
-          task = task ?? { id: value.taskId, contextId: value.contextId, status: undefined, artifacts: [], history: [], metadata: undefined }
-          task = { ...task, status: value.status, metadata: { ...task.metadata, ...value.metadata } }
-          update({ _tag: "Status", taskId: value.taskId, state: value.status?.state ?? 0, text: partsText(value.status?.message?.parts) })
-        } else if (payload.$case === "artifactUpdate") {
-          const value = payload.value
-          const artifact = value.artifact
-          if (artifact === undefined) continue
-          task = task ?? { id: value.taskId, contextId: value.contextId, status: undefined, artifacts: [], history: [], metadata: undefined }
-          const existing = task.artifacts.find((a) => a.artifactId === artifact.artifactId)
-          const artifacts = value.append && existing !== undefined
-            ? task.artifacts.map((a) => (a === existing ? { ...a, parts: [...a.parts, ...artifact.parts] } : a))
-            : [...task.artifacts.filter((a) => a.artifactId !== artifact.artifactId), artifact]
-          task = { ...task, artifacts }
-          update({ _tag: "Artifact", taskId: value.taskId, name: artifact.name, text: partsText(artifact.parts) })
-        }
-        if (task !== undefined && remoteStateOf(task.status?.state) !== "working") return task
-      }
-      throw new A2aError({ agent: agentName, kind: "transport", reason: "the stream ended before the task reached a final state", taskId: taskId.current })
-    }
-    const result = await client.sendMessage(request, { signal })
-    if ("messageId" in result) {
-      return { id: "", contextId: result.contextId, status: { state: 3, message: result, timestamp: undefined }, artifacts: [], history: [], metadata: undefined }
-    }
-    let task: Task = result
-    taskId.current = task.id
-    while (remoteStateOf(task.status?.state) === "working") {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(resolve, pollMs)
-        signal.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)), { once: true })
-      })
-      task = await client.getTask({ tenant: "", id: task.id }, { signal })
-      update({ _tag: "Status", taskId: task.id, state: task.status?.state ?? 0, text: partsText(task.status?.message?.parts) })
-    }
-    return task
   }
 
   /** The answer of a settled task, or the error its state means. */
@@ -279,7 +285,7 @@ const remoteCaller = (client: Client, card: AgentCard, options: A2aAgentOptions<
         if (taskId.current === undefined || taskId.current === "") return
         await client.cancelTask({ tenant: "", id: taskId.current, metadata: undefined }, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined)
       })
-      const task = yield* Effect.tryPromise({ try: (signal) => runTask(message, signal, taskId), catch: (cause) => toA2aError(agentName, taskId.current)(cause) }).pipe(
+      const task = yield* Effect.tryPromise({ try: (signal) => runRemoteTask({ client, agentName, streaming, pollMs, update }, message, signal, taskId), catch: (cause) => toA2aError(agentName, taskId.current)(cause) }).pipe(
         Effect.onInterrupt(() => cancelRemote),
         Effect.timeoutOrElse({
           duration: timeoutMs,
@@ -291,33 +297,3 @@ const remoteCaller = (client: Client, card: AgentCard, options: A2aAgentOptions<
     })
   return call
 }
-
-/**
- * A remote A2A agent as an agent of ours (one deterministic skill that sends the run's input to it):
- * a handoff target (`skill(...).handoffs(remote)`), a member of a composite (`pipeline(...)`), or
- * `.asTool(...)`. Text in, text out: the remote gets the run's input, not the conversation so far;
- * its answer is the run's output; its failures end the run with `SkillFailed`
- * whose `cause` is the `A2aError`.
- *
- * @example
- * ```ts
- * const billing = await a2aRemoteAgent("http://127.0.0.1:4300", { name: "billing" })
- * const triage = agent("triage").model(m).skills(() => [skill("route", "Route").handoffs(billing)])
- * ```
- */
-export const a2aRemoteAgent = async <const Name extends string = string>(
-  url: string,
-  options: Omit<A2aAgentOptions<Name, undefined, undefined>, "args" | "output"> = {}
-) => {
-  const { client, card } = await connect(url, options)
-  const call = remoteCaller(client, card, options)
-  const name = (options.name ?? toolNameOf(card.name || "a2a agent")) as Name
-  return remoteAgentFactory(name)
-    .prompt(options.description ?? (card.description || `The remote A2A agent "${card.name}"`))
-    .skills(() => [
-      skill(name, options.description ?? card.description).implementedBy((input: string) => call({ input: typeof input === "string" ? input : JSON.stringify(input) }) as Effect.Effect<string, A2aError>)
-    ])
-}
-
-/** `agent(...)` as the package entry makes it (that entry sits above this layer). */
-const remoteAgentFactory = agentFactory(runAgent, streamAgent, resumeAgent)

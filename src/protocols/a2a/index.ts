@@ -8,7 +8,9 @@
  */
 export { agentCardOf } from "./agent-card.ts"
 export type { AgentCardOptions, CardSource } from "./agent-card.ts"
-export { a2aAgent, a2aRemoteAgent, a2aTool } from "./client.ts"
+export { a2aAgent, a2aTool } from "./client.ts"
+export { a2aRemoteAgent, replyToolName } from "./remote-agent.ts"
+export type { A2aRemoteAgentOptions } from "./remote-agent.ts"
 export type { A2aAgentOptions, A2aUpdate } from "./client.ts"
 export { A2aError } from "./errors.ts"
 export type { A2aErrorKind } from "./errors.ts"
