@@ -22,6 +22,19 @@ export interface CatalogEntry {
   readonly runnable: Runnable
   /** Every tool of the entry's tree, by name (for approval forms). */
   readonly tools: ReadonlyMap<string, AnyTool>
+  /** The input as the run takes it, from its JSON form (the input Schema's JSON codec); issues when it does not decode. */
+  readonly decodeInput: (json: unknown) => { readonly value: unknown } | { readonly issues: string }
+}
+
+const decoderOf = (schema: Schema.Top | undefined): CatalogEntry["decodeInput"] => {
+  if (schema === undefined) return (json) => ({ value: json })
+  const decode = Schema.decodeUnknownExit(Schema.toCodecJson(schema as Schema.Codec<unknown, unknown>))
+  return (json) => {
+    const exit = decode(json, { errors: "all" })
+    if (exit._tag === "Success") return { value: exit.value }
+    const failure = exit.cause.reasons.find((r) => r._tag === "Fail")
+    return { issues: failure?._tag === "Fail" ? String((failure.error as { message?: unknown }).message) : "the input does not decode" }
+  }
 }
 
 /** True for an agent builder (`agent(...)`). */
@@ -97,7 +110,8 @@ const agentEntry = (id: string, builder: Runnable & { readonly [AgentDefinitionK
       inputJsonSchema: jsonSchemaOf(definition.input)
     },
     runnable: builder,
-    tools: new Map(tools.map((t) => [t.name, t]))
+    tools: new Map(tools.map((t) => [t.name, t])),
+    decodeInput: decoderOf(definition.input)
   }
 }
 
@@ -129,7 +143,8 @@ const compositeEntry = (id: string, composite: AnyComposite): CatalogEntry => {
       members: composite.children.map((c) => c.name)
     },
     runnable: composite as Runnable,
-    tools
+    tools,
+    decodeInput: decoderOf(isAgentBuilder(first) ? first[AgentDefinitionKey].input : undefined)
   }
 }
 

@@ -228,8 +228,10 @@ export const startStudio = async (options: StudioOptions = {}): Promise<Studio> 
       if (entry === undefined) return fail(response, 404, "NotFound", `no agent or composite is exported as "${route[1]}"`)
       const body = await readJson(request, maxBodyBytes) as { readonly input?: unknown }
       if (typeof body !== "object" || body === null || !("input" in body)) return fail(response, 400, "InvalidBody", "expected { input }")
+      const decoded = entry.decodeInput(body.input)
+      if ("issues" in decoded) return fail(response, 400, "InputInvalid", `the input does not match the input Schema of ${entry.info.name}`, decoded.issues)
       try {
-        const runId = await runner.start(entry, body.input)
+        const runId = await runner.start(entry, decoded.value)
         return json(response, 201, { runId })
       } catch (error) {
         const tagged = error as { readonly _tag?: unknown; readonly message?: unknown }

@@ -80,6 +80,29 @@ describe("studio API over HTTP on 127.0.0.1", () => {
     expect((await call(studio, "POST", "/api/agents/calculator/runs", "{not json")).status).toBe(400)
   })
 
+  it("decodes a typed input from its JSON form with the agent's input Schema, and refuses one that does not decode", async () => {
+    const { agent, text } = await import("../../../src/index.ts")
+    const { scriptedModel } = await import("../../../src/testing/index.ts")
+    const { Schema } = await import("effect")
+    const planner = agent("planner", { input: Schema.Struct({ city: Schema.String, when: Schema.Date }) })
+      .model(scriptedModel((r) => text(String(r.messages.at(-1)?.content))))
+    studio = await startStudio({ agents: { planner }, port: 0 })
+    const s = studio
+    const [info] = (await call(s, "GET", "/api/agents")).body
+    expect(info.inputJsonSchema).toMatchObject({ type: "object", required: ["city", "when"] })
+    const runId = (await call(s, "POST", "/api/agents/planner/runs", { input: { city: "Oslo", when: "2026-01-02T00:00:00.000Z" } })).body.runId
+    const detail = await eventually(async () => {
+      const d = (await call(s, "GET", `/api/runs/${runId}`)).body
+      return d.summary.status === "completed" ? d : undefined
+    })
+    expect(JSON.parse(detail.output)).toEqual({ city: "Oslo", when: "2026-01-02T00:00:00.000Z" })
+    const refused = await call(s, "POST", "/api/agents/planner/runs", { input: { city: 3, when: "never" } })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toBe("InputInvalid")
+    expect(String(refused.body.details)).toContain("city")
+    expect((await call(s, "GET", "/api/runs")).body).toHaveLength(1)
+  })
+
   it("runs a composite: its own run and its members' runs as children", async () => {
     const { studio } = await start()
     const runId = (await call(studio, "POST", "/api/agents/research/runs", { input: "effect" })).body.runId
