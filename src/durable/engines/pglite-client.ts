@@ -11,8 +11,18 @@
  *   else's open transaction.
  * - `PGlite.close()` called while a query is still running spins forever in WASM (the event loop is
  *   blocked, no timeout can fire). Closing first waits for the running statements to finish.
+ *
+ * And two for speed (a durable step is a handful of statements, so each statement's fixed cost counts):
+ * - One call into PGlite per statement: `PGlite.query` makes six (parse, describe the statement, bind,
+ *   describe the portal, execute, sync, each awaited, under two mutexes); here parse, bind, describe,
+ *   execute and sync go in one protocol message (`execProtocol`). The parameter types PostgreSQL
+ *   infers for a statement text are asked once and kept (a bounded cache), so parameters are
+ *   serialised exactly as `PGlite.query` does, by type.
+ * - `relaxedDurability`: with files on Node, PGlite writes through to them at every statement and its
+ *   "sync to the file system" is a no-op; the option only stops awaiting that no-op. What a commit has
+ *   written is in the operating system's files when the statement returns, as before.
  */
-import type { PGlite as PGliteInstance } from "@electric-sql/pglite"
+import type { messages as Messages, PGlite as PGliteInstance, Results } from "@electric-sql/pglite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
@@ -66,9 +76,105 @@ const compiler = Statement.makeCompiler({
   onCustom: () => ["", []]
 })
 
+type PgliteModule = typeof import("@electric-sql/pglite")
+
+/** How many statement texts keep their parameter types (texts with literals that change each time, as Effect Cluster's storage polls, come and go). */
+const parameterTypesKept = 512
+
+const concat = (parts: ReadonlyArray<Uint8Array>): Uint8Array => {
+  let length = 0
+  for (const part of parts) length += part.length
+  const out = new Uint8Array(length)
+  let offset = 0
+  for (const part of parts) {
+    out.set(part, offset)
+    offset += part.length
+  }
+  return out
+}
+
+/**
+ * The rows of one statement's replies, as `PGlite.query` returns them. Written here because PGlite's
+ * `parseResults` copies its whole table of type parsers (a few hundred entries) for every result: a
+ * twentieth of a durable step's CPU time.
+ */
+const rowsOf = (
+  messages: ReadonlyArray<Messages.BackendMessage>,
+  rowMode: "object" | "array",
+  parse: (value: string | null, type: number) => unknown
+): Results<unknown> => {
+  let fields: Array<{ name: string; dataTypeID: number }> = []
+  const rows: Array<unknown> = []
+  let affectedRows = 0
+  for (const message of messages) {
+    if (message.name === "rowDescription") {
+      fields = (message as Messages.RowDescriptionMessage).fields.map((field) => ({ name: field.name, dataTypeID: field.dataTypeID }))
+    } else if (message.name === "dataRow") {
+      const values = (message as Messages.DataRowMessage).fields
+      if (rowMode === "array") {
+        rows.push(values.map((value, i) => parse(value, fields[i]!.dataTypeID)))
+      } else {
+        const row: Record<string, unknown> = {}
+        for (let i = 0; i < values.length; i++) row[fields[i]!.name] = parse(values[i]!, fields[i]!.dataTypeID)
+        rows.push(row)
+      }
+    } else if (message.name === "commandComplete") {
+      const [verb, second, third] = (message as Messages.CommandCompleteMessage).text.split(" ")
+      affectedRows = verb === "INSERT" ? Number(third) : verb === "UPDATE" || verb === "DELETE" || verb === "COPY" || verb === "MERGE" ? Number(second) : 0
+      break
+    }
+  }
+  return { rows, fields, affectedRows }
+}
+
+/**
+ * Statements on `pglite` in one protocol round trip each: the parameter types of a text are described
+ * once (then kept, least recently used dropped first), and parse + bind + describe + execute + sync
+ * are sent together. Same results, errors and serialisation as `PGlite.query`.
+ */
+const preparedStatements = (pglite: PGliteInstance, module: PgliteModule) => {
+  const { serialize } = module.protocol
+  const { parseDescribeStatementResults } = module.parse
+  const { parseType } = module.types
+  const parameterTypes = new Map<string, ReadonlyArray<number>>()
+  const describe = async (sql: string): Promise<ReadonlyArray<number>> => {
+    const known = parameterTypes.get(sql)
+    if (known !== undefined) {
+      parameterTypes.delete(sql)
+      parameterTypes.set(sql, known)
+      return known
+    }
+    const described = await pglite.execProtocol(
+      concat([serialize.parse({ text: sql }), serialize.describe({ type: "S" }), serialize.sync()]),
+      { syncToFs: false }
+    )
+    const types = parseDescribeStatementResults(described.messages)
+    if (parameterTypes.size >= parameterTypesKept) parameterTypes.delete(parameterTypes.keys().next().value!)
+    parameterTypes.set(sql, types)
+    return types
+  }
+  return async <T>(sql: string, params: ReadonlyArray<unknown>, rowMode: "object" | "array"): Promise<Results<T>> => {
+    const types = params.length === 0 ? [] : await describe(sql)
+    const values = params.map((param, i) => {
+      if (param === null || param === undefined) return null
+      const serializer = pglite.serializers[types[i] ?? 0]
+      return serializer !== undefined ? serializer(param) : String(param)
+    })
+    const result = await pglite.execProtocol(concat([
+      serialize.parse({ text: sql }),
+      serialize.bind({ values }),
+      serialize.describe({ type: "P" }),
+      serialize.execute({}),
+      serialize.sync()
+    ]))
+    return rowsOf(result.messages, rowMode, (value, type) => parseType(value, type, pglite.parsers)) as Results<T>
+  }
+}
+
 /** The statements running on `pglite`, so closing can wait for them. */
-const tracked = (pglite: PGliteInstance) => {
+const tracked = (pglite: PGliteInstance, module: PgliteModule) => {
   const running = new Set<Promise<unknown>>()
+  const query = preparedStatements(pglite, module)
   const run = <A>(operation: string, f: () => Promise<A>): Effect.Effect<A, SqlError> =>
     Effect.tryPromise({
       try: () => {
@@ -84,28 +190,19 @@ const tracked = (pglite: PGliteInstance) => {
     const deadline = Date.now() + timeoutMs
     while (running.size > 0 && Date.now() < deadline) await Promise.race([...running, new Promise((r) => setTimeout(r, 10))]).catch(() => {})
   }
+  const rows = (operation: string, sql: string, params: ReadonlyArray<unknown>, transformRows: ((rows: ReadonlyArray<any>) => ReadonlyArray<any>) | undefined) =>
+    run(operation, () => query<object>(sql, params, "object")).pipe(
+      Effect.map((r) => (transformRows ? transformRows(r.rows) : r.rows))
+    )
+  const values = (operation: string, sql: string, params: ReadonlyArray<unknown>) =>
+    run(operation, () => query<Array<unknown>>(sql, params, "array")).pipe(Effect.map((r) => r.rows))
   const connection: Connection = {
-    execute: (sql, params, transformRows) =>
-      run("execute", () => pglite.query<object>(sql, params as Array<unknown>)).pipe(
-        Effect.map((r) => (transformRows ? transformRows(r.rows) : r.rows))
-      ),
-    executeRaw: (sql, params) => run("executeRaw", () => pglite.query(sql, params as Array<unknown>)),
-    executeUnprepared: (sql, params, transformRows) =>
-      run("executeUnprepared", () => pglite.query<object>(sql, params as Array<unknown>)).pipe(
-        Effect.map((r) => (transformRows ? transformRows(r.rows) : r.rows))
-      ),
-    executeValues: (sql, params) =>
-      run("executeValues", () => pglite.query<Array<unknown>>(sql, params as Array<unknown>, { rowMode: "array" })).pipe(Effect.map((r) => r.rows)),
-    executeValuesUnprepared: (sql, params) =>
-      run("executeValuesUnprepared", () => pglite.query<Array<unknown>>(sql, params as Array<unknown>, { rowMode: "array" })).pipe(
-        Effect.map((r) => r.rows)
-      ),
-    executeStream: (sql, params, transformRows) =>
-      Stream.fromArrayEffect(
-        run("executeStream", () => pglite.query<object>(sql, params as Array<unknown>)).pipe(
-          Effect.map((r) => (transformRows ? transformRows(r.rows) : r.rows))
-        )
-      )
+    execute: (sql, params, transformRows) => rows("execute", sql, params, transformRows),
+    executeRaw: (sql, params) => run("executeRaw", () => query(sql, params, "object")),
+    executeUnprepared: (sql, params, transformRows) => rows("executeUnprepared", sql, params, transformRows),
+    executeValues: (sql, params) => values("executeValues", sql, params),
+    executeValuesUnprepared: (sql, params) => values("executeValuesUnprepared", sql, params),
+    executeStream: (sql, params, transformRows) => Stream.fromArrayEffect(rows("executeStream", sql, params, transformRows))
   }
   return { connection, drain }
 }
@@ -124,13 +221,14 @@ const tracked = (pglite: PGliteInstance) => {
 export const pgliteClient = (options: PgliteClientOptions): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   Layer.effect(SqlClient.SqlClient)(
     Effect.gen(function*() {
-      const { PGlite } = yield* Effect.promise(() => import("@electric-sql/pglite"))
+      const module = yield* Effect.promise(() => import("@electric-sql/pglite"))
       const { connection } = yield* Effect.acquireRelease(
         Effect.tryPromise({
           try: async () => {
-            const pglite = new PGlite(options.dataDir)
+            // Only for files on Node (see the header): in a browser's IndexedDB the sync is real.
+            const pglite = new module.PGlite(options.dataDir, { relaxedDurability: !options.dataDir.includes("://") })
             await pglite.waitReady
-            return { pglite, ...tracked(pglite) }
+            return { pglite, ...tracked(pglite, module) }
           },
           catch: (cause) => new SqlError({ reason: classify(cause, "connect") })
         }),
