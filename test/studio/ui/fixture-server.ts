@@ -404,6 +404,9 @@ export const startFixtureServer = async (options: FixtureOptions = {}): Promise<
       const body = (await readJson(request)) as Parameters<typeof resume>[1]
       decisions.push({ runId: parts[1], body })
       for (const decision of body.decisions ?? []) {
+        if (decision.decision === "edit" && (decision.arguments as { to?: unknown })?.to === "blocked") {
+          return send(response, 400, { error: "DecisionsInvalid", message: "the edited arguments were refused", details: [{ callId: decision.callId, issues: "to: this account is blocked" }] })
+        }
         if (decision.decision === "edit") {
           const args = decision.arguments as { amount?: unknown }
           if (typeof args?.amount !== "number" || args.amount <= 0) return send(response, 400, { error: "arguments do not match the tool's schema", details: [{ path: ["amount"], message: "Expected a positive number" }] })

@@ -41,6 +41,30 @@ const addToLog = (record) => {
 }
 
 /**
+ * The readable lines of a refusal's details (`message`, `reason`, `issues` strings, however nested).
+ * @param {unknown} details
+ * @returns {string[]}
+ */
+export const refusalLines = (details) => {
+  /** @type {string[]} */
+  const lines = []
+  /**
+   * @param {unknown} value
+   * @param {number} depth
+   */
+  const visit = (value, depth) => {
+    if (depth > 4 || lines.length >= 10 || typeof value !== "object" || value === null) return
+    for (const [key, item] of Object.entries(value)) {
+      if (typeof item === "string" && ["message", "reason", "issues", "error"].includes(key) && !lines.includes(item)) lines.push(item)
+      else visit(item, depth + 1)
+    }
+  }
+  if (typeof details === "string") return [details]
+  visit(details, 0)
+  return lines
+}
+
+/**
  * The decision controls of one call; `read()` gives its decision or why it cannot be sent yet.
  * @param {PendingApproval} approval
  * @param {PendingCall} call
@@ -134,7 +158,15 @@ const approvalCard = (approval, decidedBy, done) => {
     } catch (error) {
       send.disabled = false
       const details = /** @type {{ details?: unknown }} */ (error).details
-      mount(status, h("div", { class: "error-box" }, h("strong", {}, "Refused by the server: "), error instanceof Error ? error.message : String(error), details === undefined ? null : jsonView(details, { open: true })))
+      const lines = refusalLines(details)
+      mount(status, h(
+        "div",
+        { class: "error-box", role: "alert" },
+        h("strong", {}, "Refused by the server: "),
+        error instanceof Error ? error.message : String(error),
+        lines.length === 0 ? null : h("ul", {}, lines.map((line) => h("li", {}, line))),
+        details === undefined ? null : jsonView(details, { label: "details of the refusal" })
+      ))
     }
   }
   send.addEventListener("click", () => void submit())
