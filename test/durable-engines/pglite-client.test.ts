@@ -20,11 +20,11 @@ import { pgliteClient } from "../../src/durable/engines/pglite-client.ts"
 const dir = mkdtempSync(join(tmpdir(), "pglite-client-"))
 let reference: PGlite
 let runtime: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>
-const withSql = <A, E>(f: (sql: SqlClient.SqlClient["Service"]) => Effect.Effect<A, E>) =>
+const withSql = <A, E>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
   Effect.gen(function*() {
     return yield* f(yield* SqlClient.SqlClient)
   })
-const run = <A>(f: (sql: SqlClient.SqlClient["Service"]) => Effect.Effect<A, unknown>) => runtime.runPromise(withSql(f))
+const run = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) => runtime.runPromise(withSql(f))
 
 beforeAll(async () => {
   reference = new PGlite("memory://")
