@@ -262,7 +262,7 @@ describeBrowser("studio front end on the real server", (browser) => {
     })
     await page.waitForTimeout(100)
     const rowsInView = await page.locator(".event-row").count()
-    await shot(page, "huge-run")
+    await page.screenshot({ path: join(screenshots, "huge-run.png") })
     console.info(`studio UI, 5,000 events + 5 MB result: shown in ${loadMs} ms, ${elements} elements, longest task ${Math.round(longest)} ms, tool call with the 5 MB result opened in ${expandMs} ms, ${rowsInView} event rows in the DOM`)
     expect(elements).toBeLessThan(4_000)
     expect(rowsInView).toBeLessThan(80)

@@ -78,7 +78,7 @@ export const runDetailPage = (container, params, context) => {
     dirtyAll = true
     schedule()
   } }, ""))
-  const selected = h("div", { class: "event-detail" })
+  const selected = h("div", { class: "event-detail" }, h("p", { class: "muted" }, "Choose an event to see it as JSON."))
   let selectedIndex = -1
   const rawList = virtualList({
     rowHeight: 28,

@@ -272,7 +272,7 @@ export const turnView = (turn, requests, openKeys, live) => {
           exchange.system === undefined ? h("p", { class: "muted" }, "(none)") : h("pre", { class: "system-prompt" }, exchange.system),
           h("h4", {}, `Offered tools (${exchange.tools.length}) — the allowlist of this turn`),
           h("p", { class: "offered-tools" }, exchange.tools.length === 0 ? h("span", { class: "muted" }, "none") : exchange.tools.map((name) => h("code", { class: "chip" }, name))),
-          h("h4", {}, `Transcript (${exchange.messageCount ?? exchange.messages.length} messages)`),
+          h("h4", {}, `Transcript (${exchange.messageCount ?? exchange.messages.length} message${(exchange.messageCount ?? exchange.messages.length) === 1 ? "" : "s"})`),
           exchange.messageCount === undefined ? transcript(exchange.messages) : h("p", { class: "muted" }, "Only the message count was recorded (a trace file).")
         ],
         { class: "sub" }
