@@ -19,6 +19,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -168,7 +169,7 @@ const executeTool = (
     }
     const lease: Lease = { owner: workerId, ms: leaseMs }
     const owned = <A, E>(body: Effect.Effect<A, E>) => holdingLease(key, lease, intents, body)
-    const runOwned = owned(runMutating(key, lease, run(extra).pipe(Effect.provideService(Durability, undefined)), intents))
+    const runOwned = runMutating(key, lease, run(extra).pipe(Effect.provideService(Durability, undefined)), intents, handOverMs)
     let prior = yield* withStoreRetry(intents.claim({ key, runId: step.runId, tool: step.tool, toolCallId: step.callId }, lease))
     if (Option.isNone(prior)) return yield* runOwned
     let waited = 0
@@ -184,7 +185,7 @@ const executeTool = (
         // Never while the owner still works: a live lease, or the call still running in this process.
         if (!inFlightHere && (dead || !state.leaseLive)) {
           if (yield* withStoreRetry(intents.takeOver(key, state.owner, lease, dead))) {
-            return yield* owned(settleUnknown(step, key, reconcile, intents, runMutating(key, lease, run(extra).pipe(Effect.provideService(Durability, undefined)), intents)))
+            return yield* owned(settleUnknown(step, key, reconcile, intents, runMutating(key, lease, run(extra).pipe(Effect.provideService(Durability, undefined)), intents, handOverMs)))
           }
         } else if ((yield* Clock.currentTimeMillis) - waitingSince >= handOverMs) {
           // The owner still works (or seems to) past the bound: fence its claim (its renewals fail from
@@ -243,17 +244,21 @@ const holdingLease = <A, E>(key: string, lease: Lease, intents: ToolIntents["Ser
   }))
 
 /**
- * Runs a claimed mutating call. Its outcome is written beside the claim. Interrupted (its run moved
- * to another worker, or it is cancelled), the call's signal aborts and its end is waited for: when it
- * still ended with a value or an error, that is written too (the worker now running the run reads it
- * instead of reconciling); when it stopped without one, the lease is released, so reconciliation can
- * start at once.
+ * Runs a claimed mutating call, its lease renewed while it runs. Its outcome is written beside the
+ * claim. Interrupted (its run moved to another worker, or it is cancelled), the call's signal aborts
+ * and its end is waited for, at most `handOverMs`: when it still ended with a value or an error, that
+ * is written too (the worker now running the run reads it instead of reconciling); when it stopped
+ * without one, the lease is released, so reconciliation can start at once. A call still running after
+ * `handOverMs` (it ignores its signal and hangs) no longer holds the step (so the run's shard can move):
+ * it goes on in this process with its lease renewed, and writes its outcome when it ends; the worker
+ * replaying the run waits for that at most its own `handOverWait`, then fences the claim.
  */
 const runMutating = (
   key: string,
   lease: Lease,
   run: Effect.Effect<Exit.Exit<unknown, unknown>>,
-  intents: ToolIntents["Service"]
+  intents: ToolIntents["Service"],
+  handOverMs: number
 ): Effect.Effect<ToolOutcome> =>
   Effect.suspend(() => {
     inFlight.add(key)
@@ -268,14 +273,23 @@ const runMutating = (
       const recorded = encodeOutcome(outcome)
       return Effect.as(withStoreRetry(intents.finish(key, recorded as Schema.Json)), decodeOutcome(recorded))
     }
-    return run.pipe(
+    const call = holdingLease(key, lease, intents, run.pipe(
       Effect.provideService(AwaitAbandoned, awaiting),
       Effect.flatMap((exit) => (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? Effect.interrupt : finish(outcomeOf(exit)))),
       Effect.onInterrupt(() =>
         abandoned === undefined ? withStoreRetry(intents.release(key, lease.owner)) : Effect.asVoid(finish(abandoned))
-      ),
-      Effect.ensuring(Effect.sync(() => inFlight.delete(key)))
-    )
+      )
+    )).pipe(Effect.ensuring(Effect.sync(() => inFlight.delete(key))))
+    // The call in a fiber of its own, so that an interruption waits for it at most `handOverMs`.
+    return Effect.flatMap(Effect.forkDetach(call), (fiber) =>
+      Fiber.join(fiber).pipe(
+        Effect.onInterrupt(() =>
+          Effect.andThen(
+            Effect.forkDetach(Fiber.interrupt(fiber)),
+            Effect.raceFirst(Effect.asVoid(Fiber.await(fiber)), Effect.sleep(Duration.millis(handOverMs)))
+          )
+        )
+      ))
   })
 
 /** A claim whose outcome is unknown, now held by this worker: the reconcile handler says what happened. */

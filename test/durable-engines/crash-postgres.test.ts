@@ -119,6 +119,50 @@ describe.skipIf(!hasPostgres)("postgres runners", () => {
     }
   }, 180_000)
 
+  it("a runner joins while another is inside a mutating call that hangs: after handOverWait the moved runs end OutcomeUnknown, never paid twice", async () => {
+    // As above, but the gate stays shut until well past A's handOverWait (3 s): A stops waiting for B's
+    // calls, fences their claims, asks reconcile (no payment yet: runAgain, refused) and ends those runs
+    // with OutcomeUnknown. Then the gate opens: B's calls pay, once each. (Unbounded, A waited for ever.)
+    const slow = { PAY_GATE: "1", TERMINATION_MS: "1000", HANDOVER_WAIT_MS: "3000" }
+    const ports = [port++, port++]
+    const b = startWorker({ ...base(), ...slow, RUNNER_PORT: String(ports[0]), MODE: "serve" })
+    let a: ReturnType<typeof startWorker> | undefined
+    try {
+      await b.ready
+      await new Promise((r) => setTimeout(r, 3000))
+      const ids = Array.from({ length: 6 }, (_, i) => `hang-${i}`)
+      const client = startWorker({ ...base(), MODE: "start", RUN_IDS: ids.join(",") })
+      const paying = () => queryPostgres(pg.url, `select 1 from executions where tool = 'pay' and order_id like 'hang-%'`).length
+      await until(() => paying() === ids.length, 60_000, "every run inside pay on B")
+      a = startWorker({ ...base(), ...slow, RUNNER_PORT: String(ports[1]), MODE: "serve" })
+      await a.ready
+      // The runs that moved to A end without the gate opening.
+      const unknownNow = () => queryPostgres(pg.url, `select 1 from agent_run_events where run_id like 'hang-%' and event->'outcome'->'error'->'recorded'->>'_tag' = 'OutcomeUnknown'`).length
+      try {
+        await until(() => unknownNow() > 0, 40_000, "a moved run to end OutcomeUnknown while its call still hangs on B")
+      } catch (e) {
+        console.log(JSON.stringify(queryPostgres(pg.url, `select run_id, max(id) as n, array_agg(event->>'_tag' order by id) as tags from agent_run_events where run_id like 'hang-%' group by run_id`)))
+        console.log(JSON.stringify(queryPostgres(pg.url, `select key, owner, lease_until > now() as live, finished from agent_tool_intents where run_id like 'hang-%'`)))
+        console.log("A", a.stderr?.slice?.(0, 2000), "B", b.child.pid, a.child.pid)
+        throw e
+      }
+      execPostgres(pg.url, `insert into gates values ('pay')`)
+      const ended = await client.exit
+      expect(ended.code, ended.stderr).toBe(0)
+      const unknown = ended.results.filter((r) => r.error === "OutcomeUnknown")
+      expect(unknown.length).toBeGreaterThan(0)
+      for (const r of unknown) expect(r.detail.reason).toMatch(/handOverWait[\s\S]*runAgain is refused/)
+      for (const r of ended.results.filter((r) => r.error === undefined)) expect(r.ok._tag).toBe("Completed")
+      for (const id of ids) {
+        expect(queryPostgres(pg.url, `select 1 from executions where tool = 'pay' and order_id = '${id}'`).length, `pay calls of ${id}`).toBe(1)
+        await until(() => queryPostgres(pg.url, `select 1 from payments where order_id = '${id}'`).length === 1, 30_000, `the one payment of ${id}`)
+      }
+    } finally {
+      b.kill()
+      a?.kill()
+    }
+  }, 180_000)
+
   it.skipIf(!long)("keeps an approval waiting across a runner restart, decided from a client process", async () => {
     const first = startWorker({ ...base(), RUNNER_PORT: String(port++), AGENT: "bank", RUN_ID: "pg-approve", STAY: "1" })
     await until(() => first.results.length > 0, 60_000, "the run to wait for a decision")

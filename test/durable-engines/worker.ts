@@ -182,7 +182,10 @@ const banker = agent("banker").model(bankModel).tools({ transfer }).budget(
 )
 
 // The handler runs inside the call's activity, in the run's context, which has the engine's SqlClient.
-const shop = durable(shopper, { reconcile: reconcile as unknown as Reconcile })
+const shop = durable(shopper, {
+  reconcile: reconcile as unknown as Reconcile,
+  ...(env.HANDOVER_WAIT_MS === undefined ? {} : { handOverWait: Number(env.HANDOVER_WAIT_MS) })
+})
 const bank = durable(banker)
 
 /** ToolIntents with a kill point right after a mutating call's outcome is written beside its claim. */

@@ -164,6 +164,30 @@ describe("the hand-over wait for a mutating call in flight is bounded (handOverW
     }
   })
 
+  it("on the old owner: an interrupted call that hangs past handOverWait no longer holds the step; it goes on with its lease renewed and writes its outcome when it ends", async () => {
+    const pays: Array<string> = []
+    const d = durable(payAgent(pays, { slowMs: 1500 }), { handOverWait: "300 millis", lease: "300 millis" })
+    const out = await withStores((intents, layer) =>
+      Effect.gen(function*() {
+        const run = yield* Effect.forkChild(d.run("pay bob", { runId: "h-old" }).pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(layer)))))
+        yield* Effect.sleep("200 millis")
+        const started = Date.now()
+        yield* Fiber.interrupt(run)
+        const releasedMs = Date.now() - started
+        yield* Effect.sleep("600 millis") // past two leases: still renewed by the call going on
+        const meanwhile = Option.getOrThrow(yield* intents.read(key("h-old")))
+        yield* Effect.sleep("1200 millis")
+        const after = Option.getOrThrow(yield* intents.read(key("h-old")))
+        return { releasedMs, meanwhile, after }
+      })
+    )
+    expect(out.releasedMs).toBeGreaterThanOrEqual(250)
+    expect(out.releasedMs).toBeLessThan(1000)
+    expect(out.meanwhile).toMatchObject({ _tag: "Claimed", leaseLive: true })
+    expect(pays).toEqual(["bob"])
+    expect(out.after).toMatchObject({ _tag: "Finished", outcome: { _tag: "Succeeded", value: "paid bob" } })
+  })
+
   it("a handOverWait that is not a positive finite duration is refused when the durable agent is made", () => {
     for (const handOverWait of [-1, 0, Number.NaN, "soon" as never, Infinity]) {
       expect(() => durable(payAgent([]), { handOverWait })).toThrow(AgentConfigError)
