@@ -122,6 +122,10 @@ export const waterfall = (view, requests) => {
   const total = Math.max(1, view.durationMs ?? 0, cursor)
   if (placed.length === 0) return h("p", { class: "muted" }, "No model call yet.")
   return h(
+    "div",
+    {},
+    h("p", { class: "legend muted small" }, h("span", { class: "swatch model" }), " model call ", h("span", { class: "swatch tools" }), " tool calls"),
+    h(
     "ol",
     { class: "waterfall", "aria-label": "Turns on the run's time axis" },
     placed.length > waterfallRows ? h("li", { class: "muted small" }, `The first ${waterfallRows} of ${placed.length.toLocaleString("en-US")} turns; every turn is listed under Turns.`) : null,
@@ -157,6 +161,7 @@ export const waterfall = (view, requests) => {
         )
       )
     })
+    )
   )
 }
 
