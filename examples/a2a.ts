@@ -4,14 +4,16 @@
  * A "bank" agent is served as an A2A agent (Agent Card at /.well-known/agent-card.json, JSON-RPC on
  * A2A 1.0 and 0.3, a bearer token required). Its `transfer` tool needs approval, so a task that pays
  * someone stops in `input-required`; the next message on the same task ("approve") resumes it. Then a
- * "concierge" agent of ours uses a read-only remote agent as a tool through `a2aAgent(url)`.
+ * "concierge" agent of ours uses a read-only remote agent as a tool through `a2aAgent(url)`. Last, a
+ * "treasurer" of ours uses the bank through `a2aRemoteAgent(url).asTool(...)`: the bank's approval
+ * question suspends the treasurer's run, and its resume answers the same remote task.
  * Without AI_PROVIDER the models are scripted (no network, no key); with it, the provider from the environment.
  */
 import { ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
 import { Role, TaskState } from "@a2a-js/sdk"
-import { Schema } from "effect"
-import { agent, fromEnv, type ModelClient, text, tool, toolCalls } from "effect-agent-dsl"
-import { a2aAgent, serveA2a } from "effect-agent-dsl/a2a"
+import { Effect, Schema } from "effect"
+import { agent, Decision, fromEnv, type ModelClient, text, tool, toolCalls } from "effect-agent-dsl"
+import { a2aAgent, a2aRemoteAgent, serveA2a } from "effect-agent-dsl/a2a"
 import { scriptedModel } from "effect-agent-dsl/testing"
 
 const token = "example-token"
@@ -78,5 +80,26 @@ const concierge = agent("concierge")
   ))
   .tools({ rates: fx })
 console.log(await concierge.run("How many dollars for 100 euros?"))
+
+// 3. The remote bank as an agent of ours: its approval question suspends OUR run; our resume answers
+//    the same remote task.
+const remoteBank = await a2aRemoteAgent(bankServer.url, { name: "bank", headers: { authorization: `Bearer ${token}` } })
+const treasurer = agent("treasurer")
+  .prompt("Pay people through the bank agent.")
+  .model(model(() =>
+    scriptedModel((request) =>
+      request.messages.at(-1)?.role === "tool"
+        ? text(`The bank says: ${request.messages.at(-1)?.content}`)
+        : toolCalls([{ id: "b1", name: "bank", arguments: { input: "pay carol 5" } }])
+    )
+  ))
+  .tools({ bank: remoteBank.asTool({ name: "bank", description: "The bank agent, over A2A" }) })
+const first = await treasurer.run("Pay carol 5")
+if (first._tag === "Suspended") {
+  const call = first.pending[0]!
+  console.log(`our run waits on ${call.tool}: ${(call.args as unknown as { question: string }).question.split("\n")[0]}`)
+  const done = await Effect.runPromise(treasurer.resume(first.snapshot, { [call.id]: Decision.approve }))
+  console.log(done._tag === "Completed" ? done.output : done._tag)
+}
 
 await Promise.all([bankServer.close(), ratesServer.close()])

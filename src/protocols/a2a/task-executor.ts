@@ -249,6 +249,9 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
     if (context.task === undefined) {
       const task: Task = { id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() }, artifacts: [], history: [message], metadata: undefined }
       bus.publish(AgentEvent.task(task))
+    } else {
+      // A streamed reply to a waiting task opens with the task, as the SDK's handler requires of a stream.
+      bus.publish(AgentEvent.task({ ...context.task, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now() } }))
     }
     status(TaskState.TASK_STATE_WORKING)
     let end: RunEndEvent | undefined
