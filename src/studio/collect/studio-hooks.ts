@@ -33,7 +33,7 @@ export interface StudioHooksOptions {
 export interface StudioHooks extends Listener<AgentEvent> {
   /** Sends what is queued now; resolves when the studio answered (or the POST failed). */
   flush(): Promise<void>
-  /** Events dropped so far (queue full, or the studio unreachable). */
+  /** Events dropped so far (queue full, the studio unreachable, or no studio URL given). */
   readonly dropped: number
 }
 
@@ -95,7 +95,11 @@ export const studioHooks = (options: StudioHooksOptions = {}): StudioHooks => {
 
   const listener = ((event: AgentEvent) =>
     Effect.map(Clock.currentTimeMillis, (at) => {
-      if (endpoint === undefined) return
+      // No studio configured: nothing is sent, and `dropped` says so.
+      if (endpoint === undefined) {
+        dropped += 1
+        return
+      }
       queue.push({ at, event: toEventJson(event) })
       if (queue.length > maxQueue) {
         dropped += queue.length - maxQueue

@@ -51,6 +51,16 @@ describe("runs of another process, sent with studioHooks", () => {
     expect(result.ranMs).toBeLessThan(5000)
   }, 90_000)
 
+  it("without a studio URL, send nothing and count every event as dropped", async () => {
+    const { agent, text } = await import("../../../src/index.ts")
+    const { scriptedModel } = await import("../../../src/testing/index.ts")
+    const { studioHooks } = await import("../../../src/studio/index.ts")
+    const hooks = studioHooks({ url: "" })
+    expect(await agent("quiet").model(scriptedModel(text("hi"))).onEvent(hooks).run("x")).toBe("hi")
+    await hooks.flush()
+    expect(hooks.dropped).toBeGreaterThan(0)
+  })
+
   it("refuses an ingest without the token, and skips items that are not events", async () => {
     studio = await startStudio({ port: 0 })
     const refused = await fetch(`${studio.origin}/api/ingest`, { method: "POST", body: JSON.stringify({ events: [] }) })
