@@ -2,7 +2,7 @@
  * A CPU profile of one library's calculator loop in steady state: warm up, then profile (through
  * `node:inspector`, so start-up and module loading stay out of it) for PROFILE_MS (4000) ms, and write
  * bench/profiles/<library>.cpuprofile. Then `tsx bench/profile-summary.ts bench/profiles/<library>.cpuprofile`.
- * Usage: node --import tsx bench/profile.ts [ours | floor | ai-zodSchema | agents]   (`npm run bench:profile`)
+ * Usage: node --import tsx/esm bench/profile.ts [ours | floor | ai-zodSchema | agents]   (`npm run bench:profile`)
  */
 import { mkdirSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
