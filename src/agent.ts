@@ -13,7 +13,7 @@ import { makeSession, type SessionOptions } from "./runtime/session.ts"
 import type { AgentDefinition } from "./dsl/agent-definition.ts"
 import type { AgentError } from "./errors.ts"
 import { ModelClientService } from "./model/model-client.ts"
-import { checkResumeAgent, resumeAgent, resumeRun, runAgent, type RunResult, runUntil as runUntilStep, streamAgent } from "./runtime/run-agent.ts"
+import { checkResumeAgent, resumeAgent, resumeRun, runAgent, type RunResult, runUntil as runUntilStep, streamAgent, streamResumeAgent } from "./runtime/run-agent.ts"
 import type { RunSnapshot } from "./runtime/snapshot.ts"
 import type { Decisions } from "./dsl/decision.ts"
 import type { WaitingRun } from "./dsl/session-store.ts"
@@ -32,7 +32,7 @@ import type { WaitingRun } from "./dsl/session-store.ts"
  * await calculator.run("What is (3 + 5) * 2?")
  * ```
  */
-export const agent: AgentFactory = agentFactory(runAgent, streamAgent, resumeAgent, checkResumeAgent)
+export const agent: AgentFactory = agentFactory(runAgent, streamAgent, resumeAgent, { checkResume: checkResumeAgent, resumeStream: streamResumeAgent })
 
 /** Anything built with `agent(...)`. */
 type AnyBuilder = { readonly [AgentDefinitionKey]: AgentDefinition }

@@ -35,7 +35,6 @@ import {
 } from "./builder-validation.ts"
 import { isModelFree, layerFailed, modelInContext, noModel, withDefinitionServices } from "./definition-services.ts"
 import { type AgentResumeChecker, ResumeCheck } from "./resume-check.ts"
-import { sinkStream } from "./sink-stream.ts"
 import type {
   AgentEvent,
   ArgsRepairedEvent,
@@ -411,6 +410,19 @@ export type AgentResumer = (
 
 export type { AgentResumeChecker } from "./resume-check.ts"
 
+/** Continues a run of a definition from a snapshot as a stream of its events (`streamResumeAgent`), injected by the package entry. */
+export type AgentResumeStreamer = (
+  definition: AgentDefinition,
+  snapshot: unknown,
+  decisions: Decisions
+) => Stream.Stream<RunStreamEvent, AgentError, ModelClientService>
+
+/** The other views of the loop a factory may be given: checking a resume, and streaming one. */
+export interface AgentFactoryExtras {
+  readonly checkResume?: AgentResumeChecker
+  readonly resumeStream?: AgentResumeStreamer
+}
+
 const noResumer: AgentResumer = (definition) =>
   Effect.fail(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "this agent factory was built without a resumer" }))
 
@@ -443,14 +455,14 @@ export const agentFactory = (
   runner: AgentRunner,
   streamer?: AgentStreamer,
   resumer: AgentResumer = noResumer,
-  checker?: AgentResumeChecker
+  extras: AgentFactoryExtras = {}
 ): AgentFactory =>
   ((name: string, options: AgentOptions<any, any> = {}) => {
     if (typeof name !== "string" || name.trim() === "") {
       throw new AgentConfigError({ subject: "agent", reason: "an agent needs a non-empty name" })
     }
     checkOptions(`agent "${name}"`, "agent(name, options)", options, agentOptionKeys)
-    return makeBuilder({ runner, streamer, resumer, checker }, Object.freeze({
+    return makeBuilder({ runner, streamer, resumer, checker: extras.checkResume, resumeStreamer: extras.resumeStream }, Object.freeze({
     name,
     registry: Symbol(name),
     prompt: undefined,
@@ -476,10 +488,11 @@ interface Runners {
   readonly streamer: AgentStreamer | undefined
   readonly resumer: AgentResumer
   readonly checker: AgentResumeChecker | undefined
+  readonly resumeStreamer: AgentResumeStreamer | undefined
 }
 
 const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilder<any> => {
-  const { runner, streamer, resumer, checker } = runners
+  const { runner, streamer, resumer, checker, resumeStreamer } = runners
   const next = (patch: Partial<AgentDefinition>) => makeBuilder(runners, Object.freeze({ ...definition, ...patch }))
   const subject = `agent "${definition.name}"`
   const on = (event: AgentEvent["_tag"] | "*") => (listener: Listener<any>) => {
@@ -491,12 +504,15 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
   const withServices = (run: Effect.Effect<unknown, AgentError, any>) => withDefinitionServices(definition, run)
   const runEffect = (input: unknown): Effect.Effect<unknown, AgentError, any> => withServices(runner(definition, input))
   const resume = (snapshot: unknown, decisions: Decisions) => withServices(resumer(definition, snapshot, decisions))
-  const resumeStream = (snapshot: unknown, decisions: Decisions) => sinkStream<RunStreamEvent, AgentError, any>(resume(snapshot, decisions))
-  const runStream = (input: unknown): Stream.Stream<RunStreamEvent, AgentError, any> => {
-    if (streamer === undefined) {
+  const runStream = (input: unknown) => streamOf(streamer === undefined ? undefined : () => streamer(definition, input))
+  const resumeStream = (snapshot: unknown, decisions: Decisions) =>
+    streamOf(resumeStreamer === undefined ? undefined : () => resumeStreamer(definition, snapshot, decisions))
+  /** A run's events with the definition's services (its model, else the context's; its Layers). */
+  const streamOf = (make: (() => Stream.Stream<RunStreamEvent, AgentError, ModelClientService>) | undefined): Stream.Stream<RunStreamEvent, AgentError, any> => {
+    if (make === undefined) {
       return stream().fail(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "this agent factory was made without a streaming runner" }))
     }
-    let events: Stream.Stream<RunStreamEvent, AgentError, any> = streamer(definition, input)
+    let events: Stream.Stream<RunStreamEvent, AgentError, any> = make()
     if (model !== undefined) events = stream().provideService(events, ModelClientService, model)
     else events = stream().unwrap(Effect.map(modelInContext(definition.name), () => events))
     for (const layer of definition.layers) events = stream().provide(events, layer)

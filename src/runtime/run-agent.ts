@@ -93,10 +93,35 @@ export const resumeAgent = (
   snapshot: unknown,
   decisions: Decisions
 ): Effect.Effect<unknown, AgentError, ModelClientService> =>
-  (typeof snapshot === "string" ? decodeSnapshot(snapshot) : decodeSnapshotValue(snapshot)).pipe(
+  decodeAnySnapshot(snapshot).pipe(
     Effect.flatMap((decoded) => execute(definition, { _tag: "Resume", snapshot: decoded, decisions }, {}, undefined)),
     Effect.flatMap((result) => builderResult(definition, result))
   )
+
+/** A snapshot given as a `RunSnapshot`, its parsed JSON or its JSON text, decoded. */
+const decodeAnySnapshot = (snapshot: unknown) => (typeof snapshot === "string" ? decodeSnapshot(snapshot) : decodeSnapshotValue(snapshot))
+
+/**
+ * `resumeAgent` as a stream of its events, as `streamAgent` is `runAgent`'s (the runs of agents called
+ * as tools are not part of it; a handoff target's are): `ApprovalDecided`, the calls, the deltas, and
+ * `RunEnd` last, whose outcome may be `Suspended` again; a refused decision fails the stream before
+ * anything runs. What the builder's `resumeStream` returns.
+ *
+ * @example
+ * ```ts
+ * yield* streamResumeAgent(definition, JSON.parse(text), { call_1: Decision.approve }).pipe(Stream.runForEach((e) => Effect.log(e._tag)))
+ * ```
+ */
+export const streamResumeAgent = (
+  definition: AgentDefinition,
+  snapshot: unknown,
+  decisions: Decisions
+): Stream.Stream<RunStreamEvent, AgentError, ModelClientService> =>
+  effectStream().callback<RunStreamEvent, AgentError, ModelClientService>((queue: Queue.Queue<RunStreamEvent, AgentError | Cause.Done>) =>
+    decodeAnySnapshot(snapshot).pipe(
+      Effect.flatMap((decoded) => execute(definition, { _tag: "Resume", snapshot: decoded, decisions }, {}, queueSink(queue))),
+      Effect.andThen(effectQueue().end(queue))
+    ), { bufferSize: 256, strategy: "suspend" })
 
 /**
  * Checks a resume of `definition` from `snapshot` with `decisions` and runs nothing: the snapshot
@@ -110,7 +135,7 @@ export const resumeAgent = (
  * ```
  */
 export const checkResumeAgent = (definition: AgentDefinition, snapshot: unknown, decisions: Decisions): Effect.Effect<void, AgentError> =>
-  (typeof snapshot === "string" ? decodeSnapshot(snapshot) : decodeSnapshotValue(snapshot)).pipe(
+  decodeAnySnapshot(snapshot).pipe(
     Effect.flatMap((decoded) => checkDecisions(definition, decoded, decisions)),
     Effect.asVoid
   )

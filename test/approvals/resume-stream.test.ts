@@ -60,6 +60,25 @@ describe("agent.resumeStream", () => {
     expect(served).toContain("event: ApprovalDecided\n")
     expect(served).toContain("event: RunEnd\n")
   })
+
+  it("streams what runStream would: the runs of agents called as tools are not part of it (one RunEnd, the run's own)", async () => {
+    const helper = agent("helper").model(scriptedModel(() => text("helped")))
+    const make = (script: ReturnType<typeof scriptedModel>) => {
+      const { tools, executed } = makeBank(scriptedModel([]))
+      return { executed, bank: agent("bank").model(script).tools({ transfer: tools.transfer, helper: helper.asTool({ name: "helper" }) }) }
+    }
+    const first = await make(scriptedModel([pay("k1", 500), text("paid")])).bank.run("pay bob")
+    if (first._tag !== "Suspended") throw new Error("expected a suspension")
+    const helped = toolCalls([{ id: "h1", name: "helper", arguments: { input: "check" } }])
+    const { bank, executed } = make(scriptedModel([helped, text("paid")]))
+    const events = await collect(bank.resumeStream(first.snapshot, { k1: Decision.approve }))
+    const streamed = await collect(make(scriptedModel([helped, text("paid")])).bank.runStream("go"))
+    expect(streamed.filter((e) => e._tag === "RunEnd")).toHaveLength(1)
+    expect(events.filter((e) => e._tag === "RunEnd")).toHaveLength(1)
+    expect(new Set(events.map((e) => e.runId))).toEqual(new Set([first.snapshot.state.runId]))
+    expect(events.filter((e) => e._tag === "ToolUse").map((e) => e._tag === "ToolUse" && e.tool)).toEqual(["transfer", "helper"])
+    expect(executed).toHaveLength(1)
+  })
 })
 
 describe("composite.resumeStream", () => {
