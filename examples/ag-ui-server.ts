@@ -8,16 +8,19 @@
  * - "pay bob 500": the run ends with an interrupt; the front end answers it with a resume entry
  *   (`{ approved: true }`) and the run goes on, the transfer running once;
  * - "paint the sky": the model calls the client's `pick_color`; the run finishes with it pending, the
- *   front end runs it and sends the result as a tool message, and the run goes on.
+ *   front end runs it and sends the result as a tool message, and the run goes on;
+ * - "add milk to the cart": the shared state (`agUiState`, a cart typed by a Schema) comes from the
+ *   front end, the `add_to_cart` tool changes it, and the front end's state follows (STATE_SNAPSHOT,
+ *   then STATE_DELTA).
  * Stopped runs are kept in memory by thread id (keep them in a database to resume in another process).
  * Without AI_PROVIDER the model is scripted (no network, no key); with it, the provider from the environment.
  */
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { HttpAgent } from "@ag-ui/client"
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { agent, fromEnv, type ModelClient, text, tool, toolCalls } from "effect-agent-dsl"
-import { agUiHandler, type ChatSuspension, nodeHandler } from "effect-agent-dsl/ag-ui"
+import { agUiHandler, agUiState, type ChatSuspension, nodeHandler } from "effect-agent-dsl/ag-ui"
 import { scriptedModel } from "effect-agent-dsl/testing"
 
 const weather = tool("weather", {
@@ -32,6 +35,14 @@ const transfer = tool("transfer", {
   run: ({ to, amount }) => `sent ${amount} to ${to}`
 })
 
+/** The state the front end shares with the agent: a cart. */
+const cart = agUiState("cart", Schema.Struct({ items: Schema.Array(Schema.String) }), { initial: { items: [] } })
+const addToCart = tool("add_to_cart", {
+  description: "Put an item in the user's cart",
+  args: Schema.Struct({ item: Schema.String }),
+  run: ({ item }) => cart.update((c) => ({ items: [...c.items, item] })).pipe(Effect.map((c) => `${c.items.length} items in the cart`))
+})
+
 /** Scripted answers: a tool call for the latest request, then a sentence about its result. */
 const scripted = (): ModelClient =>
   scriptedModel((request) => {
@@ -40,6 +51,8 @@ const scripted = (): ModelClient =>
     const said = last?.role === "user" ? last.content : ""
     const pay = /pay (\w+) (\d+)/.exec(said)
     if (pay !== null) return toolCalls([{ id: "pay-1", name: "transfer", arguments: { to: pay[1], amount: Number(pay[2]) } }])
+    const item = /add (\w+) to the cart/.exec(said)
+    if (item !== null) return toolCalls([{ id: "cart-1", name: "add_to_cart", arguments: { item: item[1] } }])
     const city = /weather in (\w+)/.exec(said)
     if (city !== null) return toolCalls([{ id: "weather-1", name: "weather", arguments: { city: city[1] } }], "Let me look.")
     if (/paint/.test(said) && request.tools.some((t) => t.name === "pick_color")) {
@@ -51,9 +64,10 @@ const scripted = (): ModelClient =>
 /** Starts the AG-UI endpoint; `port` 0 picks a free one. */
 export const startAgUiServer = async (options: { readonly port?: number; readonly model?: ModelClient } = {}) => {
   const model = options.model ?? (process.env.AI_PROVIDER === undefined ? scripted() : fromEnv().client)
-  const assistant = agent("assistant").prompt("You help with the weather, payments and painting.").model(model).tools({ weather, transfer })
+  const assistant = agent("assistant").prompt("You help with the weather, payments and painting.").model(model).tools({ weather, transfer, add_to_cart: addToCart })
   const waiting = new Map<string, ChatSuspension>()
   const handle = agUiHandler(assistant, {
+    state: cart,
     onSuspended: (suspension, input) => void waiting.set(input.threadId, suspension),
     // Taken once: a second answer to the same interrupt finds nothing waiting (409).
     loadSuspended: (input) => {
@@ -83,8 +97,8 @@ export const demo = async (url: string, log: (line: string) => void = console.lo
     log(`  events: ${types.join(" ")}`)
     return result
   }
-  for (const [thread, question] of [["t-weather", "weather in Paris"], ["t-pay", "pay bob 500"], ["t-paint", "paint the sky"]] as const) {
-    const client = new HttpAgent({ url, threadId: thread, initialMessages: [{ id: `${thread}-u1`, role: "user", content: question }] })
+  for (const [thread, question] of [["t-weather", "weather in Paris"], ["t-pay", "pay bob 500"], ["t-paint", "paint the sky"], ["t-cart", "add milk to the cart"]] as const) {
+    const client = new HttpAgent({ url, threadId: thread, initialMessages: [{ id: `${thread}-u1`, role: "user", content: question }], initialState: { items: ["bread"] } })
     log(`> ${question}`)
     let result = await say(client)
     for (const interrupt of client.pendingInterrupts) {
@@ -98,6 +112,7 @@ export const demo = async (url: string, log: (line: string) => void = console.lo
       result = await say(client)
     }
     log(`  answer: ${JSON.stringify(result)}`)
+    log(`  state: ${JSON.stringify(client.state)}`)
   }
 }
 

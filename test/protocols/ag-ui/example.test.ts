@@ -6,7 +6,7 @@
 import { expect, it } from "vitest"
 import { demo, startAgUiServer } from "../../../examples/ag-ui-server.ts"
 
-it("serves the README's AG-UI example: text and a tool, an approval interrupt and its resume, a client tool", async () => {
+it("serves the README's AG-UI example: text and a tool, an approval interrupt and its resume, a client tool, shared state", async () => {
   const server = await startAgUiServer({ port: 0 })
   const lines: Array<string> = []
   try {
@@ -15,7 +15,10 @@ it("serves the README's AG-UI example: text and a tool, an approval interrupt an
     await server.close()
   }
   const answers = lines.filter((l) => l.includes("answer:"))
-  expect(answers).toEqual(['  answer: "Done: sunny, 21°C in Paris."', '  answer: "Done: sent 500 to bob."', '  answer: "Done: cerulean."'])
+  expect(answers).toEqual(['  answer: "Done: sunny, 21°C in Paris."', '  answer: "Done: sent 500 to bob."', '  answer: "Done: cerulean."', '  answer: "Done: 2 items in the cart."'])
+  // The shared cart: the front end's state followed the tool's change (STATE_SNAPSHOT, then STATE_DELTA).
+  expect(lines.at(-1)).toBe('  state: {"items":["bread","milk"]}')
+  expect(lines.some((l) => l.startsWith("  events: RUN_STARTED STATE_SNAPSHOT") && l.includes("STATE_DELTA TOOL_CALL_RESULT"))).toBe(true)
   expect(lines.some((l) => l.startsWith("  interrupt: Approve the call of \"transfer\"?"))).toBe(true)
   expect(lines.some((l) => l.startsWith("  client tool: pick_color"))).toBe(true)
 })
