@@ -69,7 +69,7 @@ export const resumeConcurrently = (
     const plan = yield* resumePlan(composite, members, snapshot, decisions)
     yield* Effect.forEach(plan.waiting, (w) => checkMemberResume(w.member, w.snapshot, w.decisions), { discard: true })
     const resumed = yield* Effect.all(
-      plan.waiting.map((w) => runSlot(w.member, w.member.resume(w.snapshot, w.decisions), options.collect)),
+      plan.waiting.map((w) => runSlot(w.member, w.member.resume(w.snapshot, w.decisions), options.collect, refusedBeforeRunning)),
       { concurrency: options.concurrency }
     )
     const slots: Array<Slot> = [...plan.slots]
@@ -93,13 +93,27 @@ export const checkConcurrently = (
 export const isConcurrentSuspension = (snapshot: CompositeSnapshot): boolean =>
   snapshot.state.outputs !== undefined || snapshot.state.waiting !== undefined || snapshot.state.failures !== undefined
 
-const runSlot = (member: AnyRunnable, run: Effect.Effect<unknown, unknown, unknown>, collect: boolean): Effect.Effect<Slot, unknown, unknown> => {
+/**
+ * Refusals of a member's resume (nothing of it ran): the composite's resume fails with them, even when
+ * collecting, so a second resume of a consumed snapshot is refused rather than collected as a failure.
+ */
+const refusedBeforeRunning = (error: unknown): boolean =>
+  typeof error === "object" && error !== null &&
+  ["SnapshotAlreadyResumed", "DecisionsInvalid", "SnapshotRejected", "SnapshotInvalid", "DefinitionChanged"].includes(String((error as { _tag?: unknown })._tag))
+
+const runSlot = (
+  member: AnyRunnable,
+  run: Effect.Effect<unknown, unknown, unknown>,
+  collect: boolean,
+  propagate: (error: unknown) => boolean = () => false
+): Effect.Effect<Slot, unknown, unknown> => {
   const slot = (result: unknown): Slot => {
     if (memberMayNeedApproval(member) && isSuspension(result)) return { _tag: "Waiting", pending: result.pending, snapshot: result.snapshot }
     return { _tag: "Value", value: memberMayNeedApproval(member) ? (result as { readonly output: unknown }).output : result }
   }
   return collect
-    ? Effect.map(Effect.result(run), (r): Slot => (Result.isSuccess(r) ? slot(r.success) : { _tag: "Failure", error: r.failure }))
+    ? Effect.flatMap(Effect.result(run), (r): Effect.Effect<Slot, unknown> =>
+      Result.isSuccess(r) ? Effect.succeed(slot(r.success)) : propagate(r.failure) ? Effect.fail(r.failure) : Effect.succeed({ _tag: "Failure", error: r.failure }))
     : Effect.map(run, slot)
 }
 
