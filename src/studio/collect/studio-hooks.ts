@@ -55,6 +55,7 @@ export const studioHooks = (options: StudioHooksOptions = {}): StudioHooks => {
   const maxQueue = options.maxQueue ?? 10_000
   const timeoutMs = options.timeoutMs ?? 2000
   const processName = options.process ?? `pid ${globalThis.process?.pid ?? "?"}`
+  const perPost = 500
   let queue: Array<{ at: number; event: EventJson }> = []
   let dropped = 0
   let timer: ReturnType<typeof setTimeout> | undefined
@@ -81,8 +82,12 @@ export const studioHooks = (options: StudioHooksOptions = {}): StudioHooks => {
     timer = undefined
     const batch = queue
     queue = []
-    // Batches go one after the other, so the studio receives a run's events in order.
-    inFlight = inFlight.then(() => send(batch))
+    // Batches go one after the other, so the studio receives a run's events in order; at most
+    // `perPost` events each, so a backlog never makes a body the studio refuses as too large.
+    for (let at = 0; at < batch.length; at += perPost) {
+      const part = batch.slice(at, at + perPost)
+      inFlight = inFlight.then(() => send(part))
+    }
     return inFlight
   }
 

@@ -1,0 +1,71 @@
+/**
+ * Hostile requests: whatever JSON (or not-JSON) a client posts to any endpoint, and whatever it puts in
+ * the query and the path, the studio answers a documented 2xx/4xx with a JSON body, never a 500, and
+ * keeps working.
+ */
+import fc from "fast-check"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Studio, startStudio } from "../../../src/studio/index.ts"
+import { call, testAgents } from "./support.ts"
+
+const numRuns = Number(process.env.PROPERTY_RUNS ?? 60)
+let studio: Studio
+beforeAll(async () => {
+  studio = await startStudio({ agents: testAgents().agents, port: 0, maxBodyBytes: 64 * 1024 })
+})
+afterAll(() => studio.close())
+
+const arbBody = fc.oneof(
+  fc.jsonValue({ maxDepth: 4 }),
+  fc.record({ input: fc.jsonValue({ maxDepth: 2 }) }),
+  fc.record({ decisions: fc.array(fc.record({ callId: fc.oneof(fc.string(), fc.integer()), decision: fc.constantFrom("approve", "deny", "edit", "maybe", ""), reason: fc.oneof(fc.string(), fc.integer()), arguments: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: [] }), { maxLength: 3 }), decidedBy: fc.oneof(fc.string(), fc.integer()) }, { requiredKeys: [] }),
+  fc.record({ events: fc.array(fc.record({ at: fc.oneof(fc.double(), fc.integer(), fc.string()), event: fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.record({ _tag: fc.string(), runId: fc.oneof(fc.string(), fc.integer()) })) }, { requiredKeys: [] }), { maxLength: 5 }) }, { requiredKeys: [] }),
+  fc.record({ jsonl: fc.string() })
+)
+
+const arbSegment = fc.oneof(fc.constantFrom("run_x", "calculator", "..", "%2e%2e", "__proto__", "constructor"), fc.string({ maxLength: 12 }).map(encodeURIComponent))
+
+describe("the studio API under hostile requests", () => {
+  it("property: any body to any POST endpoint gets a JSON 2xx/4xx answer, never a 500", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom("/api/agents/calculator/runs", "/api/agents/{x}/runs", "/api/approvals/{x}", "/api/runs/{x}/stop", "/api/ingest", "/api/import"),
+        arbSegment,
+        fc.oneof(arbBody.map((b) => JSON.stringify(b)), fc.string({ maxLength: 200 })),
+        async (route, segment, body) => {
+          const { status, body: answer } = await call(studio, "POST", route.replace("{x}", segment), body, { "content-type": "application/json" })
+          expect(status).toBeGreaterThanOrEqual(200)
+          expect(status).toBeLessThan(500)
+          expect(typeof answer).toBe("object")
+          if (status >= 400) expect(typeof answer.error).toBe("string")
+        }
+      ),
+      { numRuns }
+    )
+  })
+
+  it("property: any query and path under GET answer JSON, never a 500", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom("/api/runs", "/api/runs/{x}", "/api/sessions/{x}", "/api/approvals", "/api/agents", "/api/{x}"),
+        arbSegment,
+        fc.dictionary(fc.constantFrom("status", "agent", "limit", "source", "parent", "token2"), fc.string({ maxLength: 10 })),
+        async (route, segment, query) => {
+          const search = new URLSearchParams(query).toString()
+          const path = `${route.replace("{x}", segment)}${search === "" ? "" : `?${search}`}`
+          const { status, body } = await call(studio, "GET", path)
+          expect(status).toBeLessThan(500)
+          // A dot segment leaves /api/ in the client already (the page is served there).
+          if (new URL(path, studio.origin).pathname.startsWith("/api/")) expect(typeof body).toBe("object")
+        }
+      ),
+      { numRuns }
+    )
+  })
+
+  it("a body over the limit is refused with 413, and the studio still answers", async () => {
+    const big = JSON.stringify({ events: [{ at: 1, event: { _tag: "RunStart", runId: "run_big", agent: "a", input: "x".repeat(100 * 1024) } }] })
+    expect((await call(studio, "POST", "/api/ingest", big)).status).toBe(413)
+    expect((await call(studio, "GET", "/api/agents")).status).toBe(200)
+  })
+})
