@@ -23,9 +23,11 @@ export async function resolve(specifier, context, next) {
 }`
 register(`data:text/javascript,${encodeURIComponent(hook)}`, import.meta.url)
 
-const { Application, LogLevel } = await import("typedoc")
+const { Application, ArgumentsReader, LogLevel, ReflectionKind, PackageJsonReader, TSConfigReader, TypeDocReader } = await import("typedoc")
 
-const app = await Application.bootstrapWithPlugins({ options: "typedoc.json" })
+// The readers TypeDoc's own CLI uses, so command-line options (`--entryPoints`, `--out`) override typedoc.json.
+const readers = [new ArgumentsReader(0), new TypeDocReader(), new PackageJsonReader(), new TSConfigReader(), new ArgumentsReader(300).ignoreErrors()]
+const app = await Application.bootstrapWithPlugins({ options: "typedoc.json" }, readers)
 if (app.options.getValue("logLevel") === LogLevel.Info) app.options.setValue("logLevel", LogLevel.Warn)
 const project = await app.convert()
 if (project === undefined) {
@@ -50,7 +52,10 @@ const documented = (reflection) => {
   return signatures.some((signature) => signature.hasComment())
 }
 const undocumented = []
-for (const entry of project.children ?? []) {
+// Several entry points make one module each; a single one puts its exports on the project itself.
+const modules = project.children ?? []
+const entries = modules.length > 0 && modules.every((child) => child.kindOf(ReflectionKind.Module)) ? modules : [project]
+for (const entry of entries) {
   for (const exported of entry.children ?? []) {
     if (!documented(exported)) undocumented.push(`${entry.name}: ${exported.name}`)
   }

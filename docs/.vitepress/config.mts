@@ -25,7 +25,7 @@ export default defineConfig({
   lang: "en-US",
   cleanUrls: false,
   lastUpdated: false,
-  srcExclude: ["README.md"],
+  srcExclude: ["README.md", "public/**"],
   head: [["link", { rel: "icon", href: "data:," }]],
   // Quiet builds: the API reference makes large chunks by design.
   vite: { logLevel: "warn", build: { chunkSizeWarningLimit: 4096 } },
