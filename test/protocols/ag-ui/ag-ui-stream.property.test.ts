@@ -50,9 +50,31 @@ const runEvents = async (script: ReadonlyArray<ScriptStep>, chunk: number) => {
   return { events, failure: Exit.isFailure(exit) ? exit.cause : undefined }
 }
 
+const before = [{ id: "u0", role: "user", content: "earlier" }, { id: "a0", role: "assistant", content: "noted" }, { id: "u1", role: "user", content: "go" }]
 const toAgUi = (events: ReadonlyArray<RunStreamEvent>, tail: Stream.Stream<never, any> = Stream.empty) =>
-  Effect.runPromise(Stream.runCollect(toAgUiEvents(Stream.concat(Stream.fromIterable(events), tail), { threadId: "thread", clientTools: ["pick_color"] })))
+  Effect.runPromise(Stream.runCollect(toAgUiEvents(Stream.concat(Stream.fromIterable(events), tail), { threadId: "thread", clientTools: ["pick_color"], conversation: before })))
     .then((chunk) => [...chunk] as Array<AgUiEvent>)
+
+/**
+ * The closing MESSAGES_SNAPSHOT (when the run did not fail): right before RUN_FINISHED, it keeps the
+ * input's messages first, ids unique, every tool message answers a call an assistant message of the
+ * snapshot made, and the calls and texts are the ones the stream carried.
+ */
+const checkSnapshot = (out: ReadonlyArray<AgUiEvent>) => {
+  const last = out.at(-1)!
+  const snapshots = out.filter((e) => e.type === "MESSAGES_SNAPSHOT")
+  if (last.type !== "RUN_FINISHED" || (last.outcome as { type: string }).type === "cancelled") return expect(snapshots).toEqual([])
+  expect(snapshots).toHaveLength(1)
+  expect(out.at(-2)).toBe(snapshots[0])
+  const messages = (snapshots[0] as { messages: ReadonlyArray<{ id: string; role: string; toolCallId?: string; toolCalls?: ReadonlyArray<{ id: string }>; content?: string }> }).messages
+  expect(messages.slice(0, 3)).toEqual(before)
+  expect(new Set(messages.map((m) => m.id)).size).toBe(messages.length)
+  const calls = new Set(messages.flatMap((m) => (m.toolCalls ?? []).map((c) => c.id)))
+  for (const m of messages) if (m.role === "tool") expect(calls.has(m.toolCallId!)).toBe(true)
+  expect([...calls].sort()).toEqual(out.flatMap((e) => (e.type === "TOOL_CALL_START" ? [e.toolCallId] : [])).sort())
+  const texts = messages.slice(3).flatMap((m) => (m.role === "assistant" && m.content !== undefined ? [m.content] : [])).join("")
+  expect(texts).toBe(out.flatMap((e) => (e.type === "TEXT_MESSAGE_CONTENT" ? [e.delta] : [])).join(""))
+}
 
 const checkProtocol = async (out: ReadonlyArray<AgUiEvent>) => {
   expect(wellFormedProblems(out as never)).toEqual([])
@@ -69,6 +91,7 @@ describe("the AG-UI stream of any scripted run", () => {
     const { events, failure } = await runEvents(script, chunk)
     const out = await toAgUi(events, failure === undefined ? Stream.empty : Stream.failCause(failure))
     await checkProtocol(out)
+    checkSnapshot(out)
     const end = [...events].reverse().find((e): e is RunEndEvent => e._tag === "RunEnd" && e.parentRunId === undefined)
     const last = out.at(-1)!
     switch (end?.outcome._tag) {
@@ -99,6 +122,7 @@ describe("the AG-UI stream of any scripted run", () => {
     const tail = fails ? Stream.fail(new ModelError({ provider: "scripted", reason: "connection reset" })) : Stream.empty
     const out = await toAgUi(cut, tail)
     await checkProtocol(out)
+    checkSnapshot(out)
     expect(out.at(-1)).toMatchObject({ type: "RUN_ERROR", code: fails ? "ModelError" : "StreamEnded" })
   })
 })
