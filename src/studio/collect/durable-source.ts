@@ -13,7 +13,14 @@ import { DecisionRefused, toDecisions } from "../server/runner.ts"
 import { toEventJson } from "../store/event-json.ts"
 import type { RunStore } from "../store/run-store.ts"
 
-/** The durable agents to show, and the Layer that reaches their engine (what `start`/`decide` need). */
+/**
+ * The durable agents to show, and the Layer that reaches their engine (what `start`/`decide` need).
+ *
+ * @example
+ * ```ts
+ * export const durable: DurableSource = { agents: [d], layer: d.layer.pipe(Layer.provideMerge(embeddedEngine({ dataDir: "./runs" }))) }
+ * ```
+ */
 export interface DurableSource {
   readonly agents: ReadonlyArray<DurableAgent<any>>
   /** Provides the engine and the approval inbox: `d.layer.pipe(Layer.provideMerge(embeddedEngine({ dataDir })))` or a client's. */

@@ -6,14 +6,28 @@
 import * as Effect from "effect/Effect"
 import type { SessionStore } from "../../dsl/session-store.ts"
 
-/** What the studio needs to browse sessions. */
+/**
+ * What the studio needs to browse sessions.
+ *
+ * @example
+ * ```ts
+ * export const sessions: StudioSessions = { store: pgStore, list: () => ["user-42", "user-43"] }
+ * ```
+ */
 export interface StudioSessions {
   readonly store: SessionStore
   /** The ids of the sessions to show (any order); `updatedAt` in epoch ms when known. */
   readonly list: () => ReadonlyArray<string | { readonly id: string; readonly updatedAt?: number }> | Promise<ReadonlyArray<string | { readonly id: string; readonly updatedAt?: number }>>
 }
 
-/** A session store that remembers the ids it was used with, and when: give it to the app and the studio. */
+/**
+ * A session store that remembers the ids it was used with, and when: give it to the app and the studio.
+ *
+ * @example
+ * ```ts
+ * const store: TrackedSessionStore = trackedSessionStore(inMemorySessionStore())
+ * ```
+ */
 export interface TrackedSessionStore extends SessionStore, StudioSessions {}
 
 /**

@@ -11,7 +11,14 @@ import type { AgentEvent, Listener } from "../../dsl/events.ts"
 import type { IngestBatch } from "../server/api.ts"
 import { type EventJson, toEventJson } from "../store/event-json.ts"
 
-/** Options of {@link studioHooks}. */
+/**
+ * Options of {@link studioHooks}.
+ *
+ * @example
+ * ```ts
+ * const options: StudioHooksOptions = { url: "http://127.0.0.1:4111/?token=…", flushMs: 500 }
+ * ```
+ */
 export interface StudioHooksOptions {
   /**
    * The studio's URL as it printed it (`http://127.0.0.1:4111/?token=…`); the token may be given in
@@ -29,7 +36,15 @@ export interface StudioHooksOptions {
   readonly process?: string
 }
 
-/** The listener, with ways to wait for delivery and to read what was lost. */
+/**
+ * The listener, with ways to wait for delivery and to read what was lost.
+ *
+ * @example
+ * ```ts
+ * const hooks: StudioHooks = studioHooks()
+ * await hooks.flush(); console.log(hooks.dropped)
+ * ```
+ */
 export interface StudioHooks extends Listener<AgentEvent> {
   /** Sends what is queued now; resolves when the studio answered (or the POST failed). */
   flush(): Promise<void>

@@ -67,7 +67,14 @@ export const eventOfTraceLine = (line: TraceLine): EventJson => {
   return base as EventJson
 }
 
-/** What an import did: the runs it stored and the lines it skipped. */
+/**
+ * What an import did: the runs it stored and the lines it skipped.
+ *
+ * @example
+ * ```ts
+ * const { runs, skipped }: TraceImport = importTrace(store, "trace.jsonl")
+ * ```
+ */
 export interface TraceImport {
   readonly runs: ReadonlyArray<string>
   readonly skipped: number

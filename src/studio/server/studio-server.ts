@@ -32,7 +32,14 @@ import type { StudioSessions } from "../collect/sessions.ts"
 import { importTrace } from "../collect/trace-file.ts"
 import { type DurableSource, DurableWatcher } from "../collect/durable-source.ts"
 
-/** Options of {@link startStudio}. */
+/**
+ * Options of {@link startStudio}.
+ *
+ * @example
+ * ```ts
+ * const options: StudioOptions = { agents: { calculator }, port: 0, storeFile: ".effect-agent-studio/runs.jsonl" }
+ * ```
+ */
 export interface StudioOptions {
   /** The module's exports (or any record): its agents and composites are what the studio can run. */
   readonly agents?: Readonly<Record<string, unknown>>
@@ -60,7 +67,15 @@ export interface StudioOptions {
   readonly maxBodyBytes?: number
 }
 
-/** A running studio. */
+/**
+ * A running studio.
+ *
+ * @example
+ * ```ts
+ * const studio: Studio = await startStudio({ agents: { calculator } })
+ * console.log(studio.url) // http://127.0.0.1:4111/?token=…
+ * ```
+ */
 export interface Studio {
   /** The address to open, with the token: `http://127.0.0.1:4111/?token=…`. */
   readonly url: string

@@ -11,7 +11,14 @@ import type { ListChange, RunSource, StoredEvent } from "../server/api.ts"
 import type { EventJson } from "./event-json.ts"
 import { type RunFacts, summarizeRun } from "./summarize.ts"
 
-/** Options of {@link RunStore}. */
+/**
+ * Options of {@link RunStore}.
+ *
+ * @example
+ * ```ts
+ * const options: RunStoreOptions = { file: "runs.jsonl", maxRuns: 500, maxBytes: 32 * 1024 * 1024 }
+ * ```
+ */
 export interface RunStoreOptions {
   /** The JSON Lines file runs persist to; none: memory only. */
   readonly file?: string | undefined
@@ -35,7 +42,14 @@ type FileLine =
   | { readonly run: string; readonly source: RunSource; readonly id: number; readonly at: number; readonly event: EventJson }
   | { readonly drop: string }
 
-/** The default bounds. */
+/**
+ * The default bounds: 1,000 runs, 64 MiB of event JSON.
+ *
+ * @example
+ * ```ts
+ * defaultStoreLimits.maxRuns // 1000
+ * ```
+ */
 export const defaultStoreLimits = { maxRuns: 1000, maxBytes: 64 * 1024 * 1024 } as const
 
 /**
