@@ -8,7 +8,8 @@
  * artifact update as it arrives), else sends a blocking request and polls `GetTask` until the task
  * settles. Failures are `A2aError`s with a `kind` (the run's recovery handlers see them as the tool's
  * failure): a failed, rejected or canceled task, a transport or protocol error, a stream that ends
- * before a final state, a task waiting for input or authentication, or no answer within `timeoutMs`.
+ * before a final state, a task waiting for input or authentication, or no answer within `timeoutMs`
+ * (for a remote that asks questions, `a2aRemoteAgent(url).asTool(...)` suspends the calling run instead).
  * When our call is interrupted (the run is interrupted, its wall-time budget ends, `timeoutMs`
  * passes) the request is aborted and the remote task is sent `CancelTask`. Token usage the remote
  * reports in its final status (`metadata.usage: { inputTokens, outputTokens }`, as `serveA2a` does)
