@@ -85,9 +85,10 @@ export interface AgUiStateCell<S> extends AgUiStateSource {
   readonly provide: <A, Err, R>(effect: Effect.Effect<A, Err, R>) => Effect.Effect<A, Err, R>
   /**
    * Runs `stream` (a streamed run) with this cell as its state. A change takes its place among the
-   * run's events when the run streams through a sink its tools see (`chatStream`, `agUiHandler`, a
-   * composite's `runStream`, `resumeStream`); under `agent.runStream` it is sent before the next
-   * event read, and the last state always before `RUN_FINISHED`.
+   * run's events when the run streams through a sink its tools see (`chatStream`,
+   * `chatResumeStream`, `agUiHandler`, a composite's `runStream`); under `agent.runStream` or
+   * `agent.resumeStream` it is sent before the next event read, and the last state always before
+   * `RUN_FINISHED`.
    */
   readonly provideStream: <A, Err, R>(stream: Stream.Stream<A, Err, R>) => Stream.Stream<A, Err, R>
 }
@@ -160,8 +161,8 @@ export const agUiState = <S, E>(name: string, schema: Schema.Codec<S, E, never, 
       },
       provide: (effect) => Effect.provideService(effect, CurrentAgUiState, cell),
       provideStream: (stream) => effectStream().provideService(stream, CurrentAgUiState, cell),
-      // The change goes through the run's stream (chatStream, agUiHandler, a streamed composite or
-      // resume), so it takes its place among the run's events; without one it is sent late.
+      // The change goes through the run's stream (chatStream, chatResumeStream, agUiHandler, a
+      // streamed composite), so it takes its place among the run's events; without one it is sent late.
       assign: (next) =>
         Effect.flatMap(StreamSink, (sink) => {
           const out = encoded(next)
