@@ -8,7 +8,8 @@
  * tool result (sent through `/api/ingest`) does not freeze the page.
  * Screenshots go to $STUDIO_SCREENSHOTS (default: <tmp>/studio-ui-screenshots).
  */
-import { mkdirSync } from "node:fs"
+import { mkdirSync, readFileSync } from "node:fs"
+import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Page } from "playwright-core"
@@ -19,7 +20,17 @@ import { collectPageErrors, describeBrowser } from "../../support/browser.ts"
 
 // Code passed to page.evaluate runs in the browser; the repository's tsc has no DOM library, so the
 // few browser globals it uses are declared here, for this file only.
-declare const window: any, document: any, location: any, MutationObserver: any, PerformanceObserver: any, getComputedStyle: any
+declare const window: any, document: any, location: any, MutationObserver: any, PerformanceObserver: any, getComputedStyle: any, axe: any
+
+// Evaluated through the DevTools protocol: the studio's Content-Security-Policy refuses injected <script> tags.
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
+/** The WCAG 2 A/AA violations axe-core finds in the page as it is (contrast included), one line each. */
+const accessibilityViolations = async (page: Page): Promise<Array<string>> => {
+  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.evaluate(`${axeSource};undefined`)
+  const violations: Array<{ id: string; impact: string; nodes: Array<{ target: Array<string> }> }> = await page.evaluate(async () =>
+    (await axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa"] } })).violations)
+  return violations.map((violation) => `${violation.impact} ${violation.id}: ${violation.nodes.slice(0, 3).map((node) => node.target.join(" ")).join(", ")}`)
+}
 
 const screenshots = process.env.STUDIO_SCREENSHOTS ?? join(tmpdir(), "studio-ui-screenshots")
 mkdirSync(screenshots, { recursive: true })
@@ -114,13 +125,20 @@ describeBrowser("studio front end on the real server", (browser) => {
     await page.close()
   })
 
-  it("renders runs, approvals, sessions and a composite run without console errors, in light and dark", async () => {
+  it("renders every page without console errors or WCAG A/AA violations (axe-core), in light and dark", async () => {
     const { body } = await api("POST", "/api/agents/research/runs", { input: "tides" })
     await expect.poll(async () => (await detailOf(body.runId)).summary.status, { timeout: 15_000 }).toBe("completed")
+    await suspendedTransfer("pay dave 300")
     const { page, errors } = await open("#/runs")
     await page.locator("a.run-row").first().waitFor()
     await shot(page, "runs")
+    const violations: Array<string> = []
+    const check = async (name: string) => {
+      for (const line of await accessibilityViolations(page)) violations.push(`${name}: ${line}`)
+    }
+    await check("runs")
     for (const [hash, ready, name] of [
+      ["#/playground/teller", "table.tools-table", "playground"],
       ["#/approvals", "h1:text('Approvals')", "approvals"],
       ["#/sessions/demo-user", ".transcript", "sessions"],
       [`#/runs/${body.runId}`, ".answer-text.output", "composite-run"],
@@ -128,16 +146,26 @@ describeBrowser("studio front end on the real server", (browser) => {
     ] as const) {
       await go(page, hash)
       await page.locator(ready).first().waitFor()
+      if (await page.locator("details > summary").count() > 0) await page.locator("details > summary").first().click()
       await shot(page, name)
+      await check(name)
     }
     await page.emulateMedia({ colorScheme: "dark" })
-    await go(page, "#/runs")
-    await page.locator("a.run-row").first().waitFor()
-    await shot(page, "runs-dark")
+    for (const [hash, ready, name] of [
+      ["#/runs", "a.run-row", "runs-dark"],
+      ["#/approvals", "article.approval", "approvals-dark"],
+      [`#/runs/${body.runId}`, ".answer-text.output", "composite-run-dark"]
+    ] as const) {
+      await go(page, hash)
+      await page.locator(ready).first().waitFor()
+      await shot(page, name)
+      await check(name)
+    }
     expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe("rgb(21, 23, 26)")
+    expect(violations).toEqual([])
     expect(errors).toEqual([])
     await page.close()
-  })
+  }, 120_000)
 
   it("asks for the token when the page has none; the server refuses calls without it", async () => {
     const page = await browser().newPage()

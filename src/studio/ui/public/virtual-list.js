@@ -33,12 +33,10 @@ export const virtualList = (options) => {
     last = end
     const fragment = document.createDocumentFragment()
     for (let index = start; index < end; index++) {
-      const row = options.renderRow(index)
-      row.setAttribute("role", "listitem")
-      row.setAttribute("aria-setsize", String(count))
-      row.setAttribute("aria-posinset", String(index + 1))
-      row.style.height = `${options.rowHeight}px`
-      fragment.append(row)
+      // The row (a link or a button) keeps its own role inside a list item that carries its position.
+      const item = h("div", { class: "vlist-item", role: "listitem", "aria-setsize": String(count), "aria-posinset": String(index + 1) }, options.renderRow(index))
+      item.style.height = `${options.rowHeight}px`
+      fragment.append(item)
     }
     rows.style.transform = `translateY(${start * options.rowHeight}px)`
     rows.replaceChildren(fragment)

@@ -101,7 +101,7 @@ export const runsPage = (container, _params, context) => {
     h(
       "div",
       { class: "run-row run-head", "aria-hidden": "true" },
-      ["Status", "Agent", "Run", "Source", "Started", "Duration", "Turns", "Tokens", "Error"].map((title) => h("span", {}, title))
+      ["Status", "Agent", "Run", "Source", "Started", "Duration", "Turns", "Tokens", "Error"].map((title) => h("span", { class: ["Duration", "Turns", "Tokens"].includes(title) ? "col-num" : "" }, title))
     ),
     list.element,
     empty
