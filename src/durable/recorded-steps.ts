@@ -38,6 +38,7 @@ import { ownerState, workerId } from "./worker-identity.ts"
 import { AwaitAbandoned } from "../internal/from-maybe-effect.ts"
 import { type Reconcile, reconcileUnknown } from "./reconcile.ts"
 import { InStep } from "./journal-events.ts"
+import { toolResultAsJson, toolResultFromJson } from "./child-suspension-json.ts"
 
 const encodeOutcome = Schema.encodeSync(Schema.toCodecJson(ToolOutcomeSchema))
 const decodeOutcome = Schema.decodeUnknownSync(Schema.toCodecJson(ToolOutcomeSchema))
@@ -121,7 +122,8 @@ export const recordedSteps = (options: {
               if (charged.tokens > 0) step.budgetScope.charge("tokens", charged.tokens)
               if (charged.toolCalls > 0) step.budgetScope.charge("toolCalls", charged.toolCalls)
             }
-            return outcome._tag === "Succeeded" ? Exit.succeed(outcome.value) : Exit.fail(outcome.error)
+            // A child's suspension (an agent called as a tool waits for a decision) is read back as one.
+            return outcome._tag === "Succeeded" ? Exit.succeed(toolResultFromJson(outcome.value)) : Exit.fail(outcome.error)
           })
         )
       },
@@ -230,7 +232,7 @@ export const cancellable = (inbox: ApprovalInbox["Service"] | undefined, agent: 
 const inFlight = new Set<string>()
 
 const outcomeOf = (exit: Exit.Exit<unknown, unknown>): ToolOutcome =>
-  Exit.isSuccess(exit) ? { _tag: "Succeeded", value: resultAsJson(exit.value) } : { _tag: "Failed", error: Cause.squash(exit.cause) }
+  Exit.isSuccess(exit) ? { _tag: "Succeeded", value: toolResultAsJson(exit.value) } : { _tag: "Failed", error: Cause.squash(exit.cause) }
 
 /**
  * `body` with the lease on `key` renewed every third of its length until `body` ended, an interrupted

@@ -123,16 +123,7 @@ export function* runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall
         let args: unknown = next.args
         // The call of an agent-as-tool whose child suspended: the child resumes with its decisions
         // (it was intercepted and cleared before it first ran).
-        // A durable run records each tool's outcome: a child's suspension is not one it can carry yet.
-        if (ctx.durability !== undefined && childAgentOf(tool) !== undefined) {
-          return yield* new ToolFailed({
-            agent: ctx.agent,
-            skill: ctx.skill.name,
-            tool: tool.name,
-            args,
-            cause: `"${tool.name}" runs an agent whose tools may need approval: a durable run cannot carry that child's suspension yet (give the approval to the durable agent's own tools, or run the caller as a plain run)`
-          })
-        }
+        // A durable run records a child's suspension as the call's outcome and reads it back as one.
         const child = takeChildResume(ctx, call.id)
         if (child !== undefined) {
           const resumed = yield* execute(ctx, tool, call, args, child)

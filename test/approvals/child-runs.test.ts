@@ -94,12 +94,16 @@ describe("a handoff target that suspends", () => {
 })
 
 describe("inside a durable run", () => {
-  it("an agent-as-tool whose child may suspend is refused with ToolFailed before the child runs (a durable run cannot carry it yet)", async () => {
+  it("an agent-as-tool whose child suspends suspends the durable run; decided through the inbox, the child resumes once (test/durable/child-approval.test.ts has more)", async () => {
     const { child, front } = caller()
     const d = durable(front)
-    const exit = await Effect.runPromise(Effect.exit(d.run("go", { runId: "r-child" }).pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(memoryEngine)))) as Effect.Effect<unknown, unknown>))
-    expect(Exit.isFailure(exit)).toBe(true)
-    expect(failureOf(exit as Exit.Exit<unknown, { _tag: string; message: string }>)).toMatchObject({ _tag: "ToolFailed", tool: "pay" })
-    expect(child.executed).toEqual([])
+    const out = await Effect.gen(function*() {
+      const first = yield* d.run("go", { runId: "r-child" })
+      yield* d.decide("r-child", { "p1/k1": Decision.approve })
+      return { first, output: yield* d.join("r-child") }
+    }).pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(memoryEngine))), Effect.runPromise)
+    expect(out.first).toMatchObject({ _tag: "Suspended", pending: [{ id: "p1/k1", tool: "transfer" }] })
+    expect(out.output).toBe("caller done")
+    expect(child.executed).toEqual([{ tool: "transfer", args: { to: "bob", amount: 500 } }])
   })
 })
