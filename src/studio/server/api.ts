@@ -121,6 +121,8 @@ export interface ModelRequestInfo {
   /** The raw answer (`LlmResponse`), absent while the call is in flight. */
   readonly response?: unknown
   readonly latencyMs?: number
+  /** When the call was made (epoch ms): with `latencyMs`, the bar of a waterfall. */
+  readonly startedAt?: number
   readonly usage?: unknown
   /** The provider's `FinishReason` (`stop`, `tool-calls`, `length`, …; `stop`/`tool-calls` by the answer when it gave none), absent while in flight. */
   readonly finishReason?: string

@@ -196,7 +196,6 @@ export const summarizeRun = (runId: string, source: RunSource, events: ReadonlyA
         break
     }
   }
-  for (const request of requests) delete (request as Fields).startedAt
   const startedAt = events[0]?.at ?? 0
   const total: TokenUsage = { input: tokens.input, output: tokens.output, total: tokens.input + tokens.output }
   const summary: RunSummary = {
