@@ -13,7 +13,7 @@
  * | POST | /api/agents/:id/runs `{ input }` | `{ runId }` (201) |
  * | GET | /api/runs?status=&agent=&source=&limit= | `RunSummary[]`, newest first |
  * | GET | /api/runs/:id | `RunDetail` |
- * | GET | /api/runs/:id/stream | SSE of `StoredEvent` (`id:` lines; `Last-Event-ID` resumes), then `event: end` |
+ * | GET | /api/runs/:id/stream | SSE of the run's own `StoredEvent`s (`id:` lines; `Last-Event-ID` or `?lastEventId=` resumes), then `event: end` `{ runId, status }` when it ends or suspends (reconnect after a decision); a composite's members stream under their own run ids (`children`) |
  * | POST | /api/runs/:id/stop | 202 `{ runId }` |
  * | GET | /api/approvals | `ApprovalItem[]` |
  * | POST | /api/approvals/:runId `ApprovalRequest` | 200 `{ runId }`, 400 `ApiError` (details: DecisionsInvalid) |
