@@ -130,9 +130,10 @@ const rowsOf = (
 /**
  * Statements on `pglite` in one protocol round trip each: the parameter types of a text are described
  * once (then kept, least recently used dropped first), and parse + bind + describe + execute + sync
- * are sent together. Same results, errors and serialisation as `PGlite.query`.
+ * are sent together. Same results, errors and serialisation as `PGlite.query`. Internal (exported for
+ * its test; `effect-agent-dsl/durable/embedded` exports `pgliteClient` only).
  */
-const preparedStatements = (pglite: PGliteInstance, module: PgliteModule) => {
+export const preparedStatements = (pglite: PGliteInstance, module: PgliteModule) => {
   const { serialize } = module.protocol
   const { parseDescribeStatementResults } = module.parse
   const { parseType } = module.types
