@@ -360,9 +360,10 @@ export const startFixtureServer = async (options: FixtureOptions = {}): Promise<
     if (parts[0] === "runs" && parts.length === 1) {
       const status = url.searchParams.get("status")
       const agent = url.searchParams.get("agent")
+      const source = url.searchParams.get("source")
       const limit = Number(url.searchParams.get("limit") ?? "100")
       const list = [...runs.values()].map((run) => run.summary)
-        .filter((summary) => (status === null || status === "" || summary.status === status) && (agent === null || agent === "" || summary.agent.includes(agent)))
+        .filter((summary) => (status === null || status === "" || summary.status === status) && (agent === null || agent === "" || summary.agent.includes(agent)) && (source === null || source === "" || summary.source === source))
         .reverse()
         .slice(0, limit)
       return send(response, 200, list)

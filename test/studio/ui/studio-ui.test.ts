@@ -195,6 +195,23 @@ describeBrowser("studio front end on the real server", (browser) => {
     await page.close()
   })
 
+  it("decides with the keyboard alone: a radio chosen with Space, the send button reached with Tab and pressed with Enter", async () => {
+    const runId = await suspendedTransfer("pay erin 400")
+    const { page, errors } = await open("#/approvals")
+    const card = page.locator(`article[data-run-id="${runId}"]`)
+    await card.getByLabel("Approve", { exact: true }).focus()
+    await page.keyboard.press("Space")
+    expect(await card.getByLabel("Approve", { exact: true }).isChecked()).toBe(true)
+    await page.keyboard.press("Tab")
+    await page.keyboard.press("Tab")
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Send decisions")
+    await page.keyboard.press("Enter")
+    await card.waitFor({ state: "detached" })
+    await expect.poll(async () => (await detailOf(runId)).summary.status, { timeout: 15_000 }).toBe("completed")
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
   it("denies a call with a reason: the run ends and the tool never runs", async () => {
     const runId = await suspendedTransfer("pay mallory 900")
     const { page, errors } = await open("#/approvals")

@@ -39,6 +39,8 @@ export const runsPage = (container, _params, context) => {
   const params = new URLSearchParams(sessionStorage.getItem("studio-runs-filter") ?? "")
   const status = /** @type {HTMLSelectElement} */ (h("select", { id: "filter-status" }, h("option", { value: "" }, "any"), statuses.map((value) => h("option", { value }, value))))
   status.value = params.get("status") ?? ""
+  const source = /** @type {HTMLSelectElement} */ (h("select", { id: "filter-source" }, h("option", { value: "" }, "any"), ["studio", "ingest", "trace", "durable"].map((value) => h("option", { value }, value))))
+  source.value = params.get("source") ?? ""
   const agent = /** @type {HTMLInputElement} */ (h("input", { id: "filter-agent", type: "search", placeholder: "agent name", value: params.get("agent") ?? "" }))
   const count = h("span", { class: "muted", "aria-live": "polite" })
   const problem = h("div")
@@ -58,6 +60,7 @@ export const runsPage = (container, _params, context) => {
     const query = new URLSearchParams()
     if (status.value !== "") query.set("status", status.value)
     if (agent.value.trim() !== "") query.set("agent", agent.value.trim())
+    if (source.value !== "") query.set("source", source.value)
     query.set("limit", "1000")
     sessionStorage.setItem("studio-runs-filter", query.toString())
     try {
@@ -84,6 +87,7 @@ export const runsPage = (container, _params, context) => {
     timer = setTimeout(() => void load(), 250)
   }
   status.addEventListener("change", () => void load())
+  source.addEventListener("change", () => void load())
   agent.addEventListener("input", later)
 
   mount(
@@ -95,7 +99,9 @@ export const runsPage = (container, _params, context) => {
       h("label", { for: "filter-status" }, "Status"),
       status,
       h("label", { for: "filter-agent" }, "Agent"),
-      agent
+      agent,
+      h("label", { for: "filter-source" }, "Source"),
+      source
     ),
     problem,
     h(
