@@ -174,6 +174,8 @@ describeBrowser("studio front end on the real server", (browser) => {
     await page.getByLabel("Token").fill(studio.token)
     await page.getByRole("button", { name: "Connect" }).click()
     await page.locator("h1", { hasText: "Runs" }).waitFor()
+    // The live feed, refused before the token, follows the lists again.
+    await page.locator("#live-state", { hasText: "live" }).waitFor()
     await page.close()
   })
 

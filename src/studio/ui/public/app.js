@@ -69,7 +69,13 @@ const tokenPrompt = (retry) => {
 
 /** @param {unknown} error */
 const showError = (error) => {
-  if (error instanceof ApiError && (error.status === 401 || error.status === 403)) return tokenPrompt(() => route())
+  if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+    return tokenPrompt(() => {
+      startFeed()
+      refreshApprovalCount()
+      route()
+    })
+  }
   const message = error instanceof Error ? error.message : String(error)
   const details = error instanceof ApiError && error.details !== undefined ? h("pre", { class: "mono" }, JSON.stringify(error.details, null, 2).slice(0, 4000)) : null
   return h("div", { class: "error-box", role: "alert" }, h("strong", {}, "Error: "), message, details)
@@ -131,14 +137,21 @@ window.addEventListener("hashchange", route)
 route()
 refreshApprovalCount()
 
-follow("/api/events", {
-  onData: (data) => {
-    const change = /** @type {ListChange} */ (data)
-    if (change.type === "approval") refreshApprovalCount()
-    for (const listener of listeners) listener(change)
-  },
-  onState: (state) => {
-    liveState.textContent = state === "open" ? "live" : state === "reconnecting" ? "reconnecting…" : "offline"
-    liveState.className = `live-state live-${state}`
-  }
-})
+/** @type {{ close: () => void } | undefined} */
+let feed
+/** Follows the list changes (again, after a token was given: the first attempt was refused). */
+const startFeed = () => {
+  feed?.close()
+  feed = follow("/api/events", {
+    onData: (data) => {
+      const change = /** @type {ListChange} */ (data)
+      if (change.type === "approval") refreshApprovalCount()
+      for (const listener of listeners) listener(change)
+    },
+    onState: (state) => {
+      liveState.textContent = state === "open" ? "live" : state === "reconnecting" ? "reconnecting…" : "offline"
+      liveState.className = `live-state live-${state}`
+    }
+  })
+}
+startFeed()

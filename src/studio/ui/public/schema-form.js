@@ -138,7 +138,8 @@ export const schemaForm = (jsonSchema, initial, options) => {
   /** @param {Issue[]} issues */
   const show = (issues) => {
     for (const item of fields) {
-      const mine = issues.filter((issue) => issue.path === item.path || issue.path.startsWith(`${item.path}.`) || issue.path.startsWith(`${item.path}[`) || (!objectForm && true))
+      // A scalar form has one field: every issue is its own.
+      const mine = issues.filter((issue) => !objectForm || issue.path === item.path || issue.path.startsWith(`${item.path}.`) || issue.path.startsWith(`${item.path}[`))
       item.error.textContent = mine.map((issue) => issue.message).join("; ")
       if (mine.length > 0) item.control.setAttribute("aria-invalid", "true")
       else item.control.removeAttribute("aria-invalid")
