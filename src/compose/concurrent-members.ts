@@ -47,9 +47,9 @@ export const runConcurrently = (
   options: ConcurrentOptions,
   settle: Settle
 ): Effect.Effect<Concurrent, unknown, unknown> =>
-  Effect.map(
+  Effect.flatMap(
     Effect.all(members.map((member) => runSlot(member, member.runEffect(input), options.collect)), { concurrency: options.concurrency }),
-    (slots) => finish(composite, slots, options, settle)
+    (slots) => settleSlots(composite, slots, options, settle)
   )
 
 /**
@@ -76,7 +76,7 @@ export const resumeConcurrently = (
     plan.waiting.forEach((w, i) => {
       slots[w.stage] = resumed[i]!
     })
-    return finish(composite, slots, options, settle)
+    return yield* settleSlots(composite, slots, options, settle)
   })
 
 /** Checks a resume of members run at once, running nothing: every waiting member checks its own decisions. */
@@ -116,6 +116,16 @@ const runSlot = (
       Result.isSuccess(r) ? Effect.succeed(slot(r.success)) : propagate(r.failure) ? Effect.fail(r.failure) : Effect.succeed({ _tag: "Failure", error: r.failure }))
     : Effect.map(run, slot)
 }
+
+/** The members' parts settled; what a suspension keeps that is not JSON fails it with `SnapshotInvalid`. */
+const settleSlots = (composite: string, slots: ReadonlyArray<Slot>, options: ConcurrentOptions, settle: Settle): Effect.Effect<Concurrent, SnapshotInvalid> =>
+  Effect.suspend(() => {
+    try {
+      return Effect.succeed(finish(composite, slots, options, settle))
+    } catch (error) {
+      return error instanceof NotJson ? Effect.fail(new SnapshotInvalid({ issues: error.message })) : Effect.die(error)
+    }
+  })
 
 const finish = (composite: string, slots: ReadonlyArray<Slot>, options: ConcurrentOptions, settle: Settle): Concurrent => {
   const collect = options.collect
@@ -206,13 +216,19 @@ const isSuspension = (u: unknown): u is { readonly pending: ReadonlyArray<Pendin
   typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "Suspended" && "snapshot" in u &&
   Array.isArray((u as { pending?: unknown }).pending)
 
-/** A completed member's output as the snapshot keeps it: JSON, so a resume here and one in another process see the same. */
+/** A value a suspension must keep that is not JSON. */
+class NotJson extends Error {}
+
+/**
+ * A value the snapshot keeps (a completed member's output, a forum's input) as JSON, so a resume here
+ * and one in another process see the same; a value that is not JSON (a BigInt, a cycle) cannot be kept.
+ */
 export const asJson = (composite: string, value: unknown): Schema.Json => {
   try {
     const text = JSON.stringify(value)
     return text === undefined ? null : (JSON.parse(text) as Schema.Json)
-  } catch {
-    throw new Error(`internal: an output of a member of "${composite}" does not round-trip through JSON`)
+  } catch (error) {
+    throw new NotJson(`the snapshot of "${composite}" cannot be taken: what it must keep of a member that completed (or its input) is not JSON (${String(error)})`)
   }
 }
 

@@ -157,6 +157,14 @@ describe("a parallel whose members wait for approval", () => {
     expect([again.made.a.executed.length, again.made.b.executed.length, again.c.executed.length]).toEqual([1, 0, 1])
   })
 
+  it("a completed member's output that is not JSON cannot be kept: the suspension fails with SnapshotInvalid, never a defect", async () => {
+    const a = makeBank(scriptedModel([transfer("bob", 500), text("a paid")]))
+    const counter = { name: "counter", runEffect: (_: string) => Effect.succeed(10n) }
+    const exit = await runExit(parallel("odd", [a.bank, counter]).runEffect("pay"))
+    expect(failureOf(exit)).toMatchObject({ _tag: "SnapshotInvalid" })
+    expect(a.executed).toEqual([])
+  })
+
   it("collect mode keeps each member's Result; nests in a pipeline; types the result", async () => {
     const first = await buildCollecting().flow.run("pay")
     if (first._tag !== "Suspended") throw new Error("expected the parallel to suspend")
