@@ -10,7 +10,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import type { DurableAgent, DurableClient, DurableRunInfo } from "../../durable/durable-agent.ts"
 import type { ApprovalItem, DecisionInput } from "../server/api.ts"
 import { DecisionRefused, toDecisions } from "../server/runner.ts"
-import { toEventJson } from "../store/event-json.ts"
+import { type EventJson, toEventJson } from "../store/event-json.ts"
 import type { RunStore } from "../store/run-store.ts"
 
 /**
@@ -50,6 +50,7 @@ export class DurableWatcher {
   readonly #runtime: ManagedRuntime.ManagedRuntime<DurableClient, unknown>
   readonly #known = new Map<string, string>()
   readonly #waiting = new Map<string, Waiting>()
+  readonly #journalSizes = new Map<string, number>()
   #timer: ReturnType<typeof setInterval> | undefined
   #polling: Promise<void> | undefined
 
@@ -95,11 +96,15 @@ export class DurableWatcher {
       const name = agent.name.replace(/^agent\//, "")
       for (const info of runs) {
         const key = JSON.stringify([info.status, info.pending?.map((p) => p.id) ?? []])
-        if (this.#known.get(info.runId) === key) continue
+        if (this.#known.get(info.runId) === key && info.status !== "running") continue
+        const changed = this.#known.get(info.runId) !== key
         this.#known.set(info.runId, key)
         const now = Date.now()
-        if (info.status === "waiting") this.#waiting.set(info.runId, { agent, info, since: now })
+        if (info.status === "waiting") this.#waiting.set(info.runId, { agent, info, since: this.#waiting.get(info.runId)?.since ?? now })
         else this.#waiting.delete(info.runId)
+        const steps = await this.#journal(agent, name, info.runId)
+        if (steps === undefined && !changed) continue
+        if (steps !== undefined) this.#replaceSteps(info.runId, steps, now)
         this.store.append("durable", now, toEventJson({
           _tag: "DurableStatus",
           runId: info.runId,
@@ -109,6 +114,41 @@ export class DurableWatcher {
           ...(info.error === undefined ? {} : { error: info.error })
         }))
       }
+    }
+  }
+
+  /**
+   * The run's recorded steps as run events (`d.journal`, when the Layer provides the engine's journal),
+   * by run id (a child's steps under its own); undefined when there is no journal or it did not change.
+   */
+  async #journal(agent: DurableAgent<any>, name: string, runId: string): Promise<Map<string, Array<EventJson>> | undefined> {
+    const journal = (agent as { journal?: (runId: string) => Effect.Effect<{ readonly entries: ReadonlyArray<Record<string, any>> }, never, any> }).journal
+    if (journal === undefined) return undefined
+    const exit = await this.#runtime.runPromise(Effect.exit(journal.call(agent, runId) as Effect.Effect<{ readonly entries: ReadonlyArray<Record<string, any>> }, never, DurableClient>)).catch(() => undefined)
+    if (exit === undefined || exit._tag === "Failure") return undefined
+    const entries = exit.value.entries
+    if (this.#journalSizes.get(runId) === entries.length) return undefined
+    this.#journalSizes.set(runId, entries.length)
+    const byRun = new Map<string, Array<EventJson>>()
+    for (const entry of entries) {
+      const event = toEventJson(eventOfJournalEntry(entry, name))
+      const id = typeof event.runId === "string" ? event.runId : runId
+      const list = byRun.get(id) ?? []
+      list.push(event)
+      byRun.set(id, list)
+    }
+    return byRun
+  }
+
+  /** Replaces the stored steps of each run, keeping their times and the decisions the studio recorded. */
+  #replaceSteps(root: string, steps: Map<string, Array<EventJson>>, now: number): void {
+    for (const [runId, events] of steps) {
+      const before = this.store.get(runId)?.events ?? []
+      const kept = before.filter((e) => e.event._tag !== "StudioDecision" && e.event._tag !== "DurableStatus")
+      const decisions = before.filter((e) => e.event._tag === "StudioDecision")
+      const timed = events.map((event, i) => ({ at: kept[i]?.at ?? now, event }))
+      const status = runId === root ? before.filter((e) => e.event._tag === "DurableStatus").slice(-1) : []
+      this.store.replace("durable", runId, [...timed, ...decisions, ...status].sort((a, b) => a.at - b.at))
     }
   }
 
@@ -173,5 +213,32 @@ export class DurableWatcher {
     await this.#runtime.runPromise(agent.cancel(runId, "stopped in the studio"))
     void this.poll()
     return true
+  }
+}
+
+/** The run event a journal entry of `d.journal` records (its `Event` entries are events already). */
+const eventOfJournalEntry = (entry: Record<string, any>, agent: string): Record<string, unknown> => {
+  const base = { runId: entry.runId, agent }
+  switch (entry._tag) {
+    case "Started":
+      return { _tag: "RunStart", ...base, input: entry.input }
+    case "ModelCalled":
+      return { _tag: "ModelResponse", ...base, turn: entry.turn, response: entry.response, durationMs: entry.durationMs }
+    case "ModelRetried":
+      return { _tag: "Retrying", ...base, turn: entry.turn, attempt: entry.attempt, waitMs: entry.waitMs, reason: entry.reason }
+    case "ToolCalled":
+      return entry.outcome?._tag === "Succeeded"
+        ? { _tag: "ToolUse", ...base, turn: entry.turn, tool: entry.tool, toolCallId: entry.toolCallId, args: entry.args, result: entry.outcome.value, effect: entry.effect, ...(entry.claim === undefined ? {} : { claim: entry.claim }) }
+        : { _tag: "ToolError", ...base, turn: entry.turn, tool: entry.tool, toolCallId: entry.toolCallId, args: entry.args, error: entry.outcome?.error, effect: entry.effect, ...(entry.claim === undefined ? {} : { claim: entry.claim }) }
+    case "ApprovalRequested":
+      return { _tag: "ApprovalRequested", ...base, turn: entry.turn, calls: entry.calls }
+    case "ApprovalDecided":
+      return { _tag: "ApprovalDecided", ...base, turn: entry.turn, toolCallId: entry.toolCallId, tool: entry.tool, decision: entry.decision, ...(entry.reason === undefined ? {} : { reason: entry.reason }) }
+    case "Suspended":
+      return { _tag: "RunEnd", ...base, outcome: { _tag: "Suspended", pending: entry.pending } }
+    case "Ended":
+      return { _tag: "RunEnd", ...base, outcome: entry.outcome }
+    default:
+      return entry.event ?? { _tag: String(entry._tag), ...base }
   }
 }

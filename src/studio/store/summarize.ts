@@ -23,7 +23,7 @@ const terminalStatus = (event: Fields): RunStatus | undefined => {
     case "StudioStopped":
       return "cancelled"
     case "DurableStatus":
-      return event.status === "waiting" ? "suspended" : event.status
+      return event.status === "waiting" ? "suspended" : event.status === "running" ? undefined : event.status
     default:
       return undefined
   }
@@ -121,7 +121,7 @@ export const summarizeRun = (runId: string, source: RunSource, events: ReadonlyA
         snapshot = outcome.snapshot ?? outcome.output?.snapshot ?? snapshot
       }
       if (ended === "completed") {
-        output = e.outcome?.output ?? e.output
+        output = e.outcome?.output ?? e.output ?? output
         // A run that may suspend completes with `Completed { output }`.
         if (output?._tag === "Completed" && "output" in output) output = output.output
       }

@@ -72,7 +72,15 @@ describe("durable runs", () => {
     expect(await runtime.runPromise(d.join("d-wait"))).toBe("ok")
     expect(ran).toEqual(["bob"])
     await eventually(async () => (await call(s, "GET", "/api/runs/d-wait")).body.summary.status === "completed" || undefined)
-    expect((await call(s, "GET", "/api/runs/d-wait")).body.decisions).toEqual([expect.objectContaining({ callId: "t1", decision: "approve", decidedBy: "carol" })])
+    const detail = (await call(s, "GET", "/api/runs/d-wait")).body
+    expect(detail.decisions).toEqual([expect.objectContaining({ callId: "t1", decision: "approve", decidedBy: "carol" })])
+    // The engine's journal gives the run's steps: its model calls, the approval, the tool call.
+    await eventually(async () => (await call(s, "GET", "/api/runs/d-wait")).body.events.some((e: any) => e.event._tag === "ToolUse") || undefined)
+    const steps = (await call(s, "GET", "/api/runs/d-wait")).body
+    expect(steps.events.map((e: any) => e.event._tag)).toEqual(expect.arrayContaining(["RunStart", "ModelResponse", "ApprovalRequested", "ApprovalDecided", "ToolUse", "RunEnd", "StudioDecision"]))
+    expect(steps.events.find((e: any) => e.event._tag === "ToolUse").event).toMatchObject({ tool: "transfer", args: { to: "bob" }, result: "sent to bob" })
+    expect(steps.summary).toMatchObject({ status: "completed", turns: 2 })
+    expect(steps.output).toBe("ok")
     expect((await call(s, "GET", "/api/approvals")).body).toEqual([])
   })
 })
