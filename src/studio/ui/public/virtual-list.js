@@ -58,6 +58,8 @@ export const virtualList = (options) => {
       const atBottom = element.scrollTop + element.clientHeight >= element.scrollHeight - options.rowHeight * 2
       count = next
       spacer.style.height = `${count * options.rowHeight}px`
+      // A short list takes only the room it needs.
+      element.style.height = `min(${options.height ?? "60vh"}, ${Math.max(count, 3) * options.rowHeight + 2}px)`
       if (how.follow === true && atBottom) element.scrollTop = element.scrollHeight
       render(true)
     },

@@ -13,7 +13,7 @@ import { describeError, formatTime, h, mount, statusBadge } from "../dom.js"
 import { jsonView } from "../json-view.js"
 import { applyEvent, emptyRunView, isRunEnd } from "../run-view.js"
 import { virtualList } from "../virtual-list.js"
-import { budgetBars, summaryFacts, turnView, waterfall } from "./run-view-parts.js"
+import { budgetBars, budgetLine, summaryFacts, turnView, waterfall } from "./run-view-parts.js"
 
 /** @typedef {import("../../api-types.ts").RunDetail} RunDetail */
 /** @typedef {import("../../api-types.ts").StoredEvent} StoredEvent */
@@ -36,7 +36,7 @@ const childTree = async (children, depth, allowance) => {
         "li",
         { class: "child" },
         h("a", { href: `#/runs/${encodeURIComponent(childId)}` }, statusBadge(child.summary.status), " ", h("strong", {}, child.summary.agent), " ", h("span", { class: "mono muted" }, childId.slice(0, 12))),
-        Object.keys(child.budgets ?? {}).length === 0 ? null : budgetBars(child.budgets),
+        Object.keys(child.budgets ?? {}).length === 0 ? null : budgetLine(child.budgets),
         child.children.length === 0 ? null : await childTree(child.children, depth + 1, allowance)
       )
     } catch {
@@ -68,6 +68,7 @@ export const runDetailPage = (container, params, context) => {
   const children = h("section", { class: "card", "aria-labelledby": "children-title", hidden: true })
   const timeline = h("section", { class: "card", "aria-labelledby": "timeline-title" })
   const turns = h("div", { class: "turns" })
+  const turnsSection = h("section", { class: "card", "aria-labelledby": "turns-title" }, h("h2", { id: "turns-title" }, "Turns"), turns)
   /** @type {Map<number, HTMLElement>} */
   const turnElements = new Map()
   // Turns are built 50 at a time: a run of a thousand turns costs the first fifty until asked.
@@ -198,6 +199,7 @@ export const runDetailPage = (container, params, context) => {
     renderTurns(dirtyAll ? new Set([0, ...view.turns.map((turn) => turn.turn)]) : dirtyTurns)
     dirtyTurns = new Set()
     dirtyAll = false
+    turnsSection.hidden = view.turns.length === 0 && view.routing === undefined
     rawCount.textContent = `${events.length.toLocaleString("en-US")} events`
     rawList.setCount(events.length, { follow: !view.ended })
   }
@@ -260,7 +262,7 @@ export const runDetailPage = (container, params, context) => {
     outcome,
     h("div", { class: "columns" }, budgets, children),
     timeline,
-    h("section", { class: "card", "aria-labelledby": "turns-title" }, h("h2", { id: "turns-title" }, "Turns"), turns),
+    turnsSection,
     h(
       "section",
       { class: "card", "aria-labelledby": "raw-title" },

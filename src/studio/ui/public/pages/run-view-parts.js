@@ -74,6 +74,13 @@ export const budgetBars = (budgets) => {
 }
 
 /**
+ * Budget use on one line (`maxTurns 1/4 · maxTokens 120`), for the child-run tree.
+ * @param {{ readonly [dimension: string]: { readonly limit: number | null, readonly used: number } }} budgets
+ */
+export const budgetLine = (budgets) =>
+  h("div", { class: "muted small" }, Object.entries(budgets ?? {}).map(([dimension, { limit, used }]) => `${dimension} ${formatCount(used)}${limit === null ? "" : ` / ${formatCount(limit)}`}`).join(" · "))
+
+/**
  * The model exchange of a turn: the server's record when it has one, else what the events carried.
  * @param {TurnView} turn
  * @param {ReadonlyArray<ModelExchange>} requests
@@ -120,7 +127,7 @@ export const waterfall = (view, requests) => {
     return { ...entry, offset }
   })
   const total = Math.max(1, view.durationMs ?? 0, cursor)
-  if (placed.length === 0) return h("p", { class: "muted" }, "No model call yet.")
+  if (placed.length === 0) return h("p", { class: "muted" }, view.ended ? "No model call in this run (a composite's model calls are in its child runs)." : "No model call yet.")
   return h(
     "div",
     {},
