@@ -4,7 +4,7 @@
  * run, two of them mutating with their intents claimed, each tool writing a row) on one PostgreSQL
  * (DATABASE_URL, else a throwaway cluster from the server binaries), and a client process that starts
  * `BENCH_THROUGHPUT_RUNS` runs at once and waits for all of them. Per round: the runs divided by the
- * time from the client's start to its exit (the client's own process start included), and how the
+ * time from the client being ready (its engine up; it starts the runs at once) to its exit, and how the
  * runs spread over the runners. `throughputFigures()` returns them; alone: `tsx bench/durable-throughput.ts`.
  */
 import { postgresAvailable, startPostgres } from "../test/support/postgres.ts"
@@ -36,8 +36,10 @@ export const throughputFigures = async (progress: (line: string) => void = () =>
     const perRunner: Array<readonly [number, number]> = []
     for (let round = 0; round < rounds; round++) {
       const ids = Array.from({ length: runsPerRound }, (_, i) => `tp-${round}-${i}`)
-      const t0 = performance.now()
       const client = startWorker({ ...base, MODE: "start", RUN_IDS: ids.join(",") })
+      // from the client's engine ready (it starts the runs right after) to its exit
+      await client.ready
+      const t0 = performance.now()
       const ended = await client.exit
       const seconds = (performance.now() - t0) / 1000
       const completed = ended.results.filter((r) => r.ok?._tag === "Completed").length
