@@ -242,7 +242,13 @@ export const transcript = (messages) =>
         { class: `message role-${role}` },
         h("span", { class: "message-role" }, role, typeof message.name === "string" ? ` · ${message.name}` : ""),
         content.length > 4000 ? jsonView(content) : h("div", { class: "message-content" }, content),
-        Array.isArray(message.toolCalls) && message.toolCalls.length > 0 ? jsonView(message.toolCalls, { label: "tool calls" }) : null
+        Array.isArray(message.toolCalls) && message.toolCalls.length > 0
+          ? h("div", { class: "message-calls" }, message.toolCalls.map((raw) => {
+            const call = /** @type {{ name?: unknown, arguments?: unknown }} */ (raw ?? {})
+            const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments) ?? ""
+            return h("code", { class: "chip", title: args.slice(0, 2000) }, `${String(call.name ?? "?")}(${args.length > 120 ? `${args.slice(0, 120)}…` : args})`)
+          }))
+          : null
       )
     }),
     messages.length > 200 ? h("li", { class: "muted" }, `… ${messages.length - 200} earlier messages not shown (see raw events)`) : null
