@@ -133,6 +133,7 @@ export class RunStore {
     const run = this.#runs.get(runId)
     if (run === undefined) return
     this.#runs.delete(runId)
+    this.#children.delete(runId)
     this.#bytes -= run.bytes
     this.#write({ drop: runId })
     this.#notify({ type: "run", runId })
