@@ -124,16 +124,21 @@ export class RunStore {
 
   /** Replaces a run's events (a trace file imported again). */
   replace(source: RunSource, runId: string, events: ReadonlyArray<{ readonly at: number; readonly event: EventJson }>): void {
-    this.drop(runId)
+    // Its children stay linked: they may have been stored before it.
+    this.#drop(runId, false)
     for (const { at, event } of events) this.append(source, at, { ...event, runId })
   }
 
   /** Forgets a run. */
   drop(runId: string): void {
+    this.#drop(runId, true)
+  }
+
+  #drop(runId: string, forgetChildren: boolean): void {
     const run = this.#runs.get(runId)
     if (run === undefined) return
     this.#runs.delete(runId)
-    this.#children.delete(runId)
+    if (forgetChildren) this.#children.delete(runId)
     this.#bytes -= run.bytes
     this.#write({ drop: runId })
     this.#notify({ type: "run", runId })
