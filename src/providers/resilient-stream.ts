@@ -83,7 +83,9 @@ export const resilientStream = <C>(
           }),
           stream().mapEffect(decoder.chunk),
           stream().concat(stream().fromEffect(Effect.suspend(decoder.end))),
-          stream().flatMap((parts) => stream().fromIterable(parts)),
+          // Each chunk's parts as one chunk of the stream (not a stream per chunk: `flatMap` + `fromIterable`).
+          stream().filter(isNonEmpty),
+          stream().flattenArray,
           stream().ensuring(Effect.sync(() => controller.abort()))
         )
       })
@@ -96,14 +98,16 @@ export const resilientStream = <C>(
           return stream().unwrap(Effect.flatMap(wait, (waitMs) => waitBeforeRetry(target, policy, n, error, waitMs, Effect.succeed(attempts(n + 1)))))
         })
       )
+    // Plain code per part (no Effect per part): remembers whether the caller has seen content.
     return attempts(0).pipe(
-      stream().tap((part) =>
-        Effect.sync(() => {
-          if (isContent(part)) delivered = true
-        })
-      )
+      stream().map((part) => {
+        if (isContent(part)) delivered = true
+        return part
+      })
     )
   })
+
+const isNonEmpty = (parts: ReadonlyArray<ResponsePart>): parts is readonly [ResponsePart, ...Array<ResponsePart>] => parts.length > 0
 
 /**
  * Whether a part shows the caller some of the answer. Usage, finish and response-info parts do not: a
