@@ -43,6 +43,8 @@ export interface SuspendedFigures {
   readonly reopenMs: number
   /** `decide` → completed `result`, ms: min, median, p99, max over `sample` runs spread over the store. */
   readonly resumeMs: readonly [number, number, number, number]
+  /** The process's CPU time over the same spans (what the resume costs, apart from waiting for a core and the polling of `result`). */
+  readonly resumeCpuMs: readonly [number, number, number, number]
   readonly sample: number
 }
 
@@ -119,27 +121,33 @@ export const suspendedFigures = async (progress: (line: string) => void = () => 
     const opened = performance.now()
     const resumed = await quiet(Effect.gen(function*() {
       const times: Array<number> = []
+      const cpu: Array<number> = []
       let reopenMs = 0
       for (const i of picks) {
         const runId = `run-${i}`
         const waiting = yield* d.result(runId)
         if (waiting._tag !== "Suspended") return yield* Effect.die(new Error(`${runId} is not waiting`))
         const t0 = performance.now()
+        const c0 = process.cpuUsage()
         yield* d.decide(runId, { [waiting.pending[0]!.id]: Decision.approve })
         const result = yield* d.result(runId)
         if (result._tag !== "Completed" || result.output !== "done") return yield* Effect.die(new Error(`${runId} did not complete`))
         const took = performance.now() - t0
+        const c = process.cpuUsage(c0)
         if (times.length === 0) reopenMs = performance.now() - opened
         times.push(took)
+        cpu.push((c.user + c.system) / 1000)
       }
-      return { times: times.sort((a, b) => a - b), reopenMs }
+      return { times: times.sort((a, b) => a - b), cpu: cpu.sort((a, b) => a - b), reopenMs }
     }).pipe(Effect.provide(runner())))
     const t = resumed.times
+    const c = resumed.cpu
     return {
       runs,
       ...first,
       reopenMs: resumed.reopenMs,
       resumeMs: [t[0]!, quantile(t, 0.5), quantile(t, 0.99), t.at(-1)!],
+      resumeCpuMs: [c[0]!, quantile(c, 0.5), quantile(c, 0.99), c.at(-1)!],
       sample
     }
   } finally {
@@ -158,7 +166,7 @@ export const suspendedMarkdown = (f: SuspendedFigures): string => [
   ...f.tables.map((t) => `| \`${t.table}\` (with indexes, TOAST) | ${Math.round(t.bytesPerRun).toLocaleString("en")} | ${t.rowsPerRun.toFixed(2)} |`),
   "",
   `Reopening the store (all runs waiting) to the first resumed run's completion: ${f.reopenMs.toFixed(0)} ms.`,
-  `Resume (\`decide\` → completed result), ${f.sample} runs spread over the store: min ${f.resumeMs[0].toFixed(1)}, median ${f.resumeMs[1].toFixed(1)}, p99 ${f.resumeMs[2].toFixed(1)}, max ${f.resumeMs[3].toFixed(1)} ms.`
+  `Resume (\`decide\` → completed result), ${f.sample} runs spread over the store: min ${f.resumeMs[0].toFixed(1)}, median ${f.resumeMs[1].toFixed(1)}, p99 ${f.resumeMs[2].toFixed(1)}, max ${f.resumeMs[3].toFixed(1)} ms wall; CPU min ${f.resumeCpuMs[0].toFixed(1)}, median ${f.resumeCpuMs[1].toFixed(1)}, p99 ${f.resumeCpuMs[2].toFixed(1)}, max ${f.resumeCpuMs[3].toFixed(1)} ms.`
 ].join("\n")
 
 const isMain = process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].split("/").at(-1)!)
