@@ -10,7 +10,7 @@
  * | method | path | answer |
  * |---|---|---|
  * | GET | /api/agents | `AgentInfo[]` |
- * | POST | /api/agents/:id/runs `{ input }` | `{ runId }` (201) |
+ * | POST | /api/agents/:id/runs `{ input }` | 200 `{ runId }` once the run emitted its first event; 400 `InputInvalid` |
  * | GET | /api/runs?status=&agent=&source=&limit= | `RunSummary[]`, newest first |
  * | GET | /api/runs/:id | `RunDetail` |
  * | GET | /api/runs/:id/stream | SSE of the run's own `StoredEvent`s (`id:` lines; `Last-Event-ID` or `?lastEventId=` resumes), then `event: end` `{ runId, status }` when it ends or suspends (reconnect after a decision); a composite's members stream under their own run ids (`children`) |

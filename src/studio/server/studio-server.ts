@@ -247,7 +247,7 @@ export const startStudio = async (options: StudioOptions = {}): Promise<Studio> 
       if ("issues" in decoded) return fail(response, 400, "InputInvalid", `the input does not match the input Schema of ${entry.info.name}`, decoded.issues)
       try {
         const runId = await runner.start(entry, decoded.value)
-        return json(response, 201, { runId })
+        return json(response, 200, { runId })
       } catch (error) {
         const tagged = error as { readonly _tag?: unknown; readonly message?: unknown }
         return fail(response, 400, typeof tagged?._tag === "string" ? tagged._tag : "RunFailed", String(tagged?.message ?? error))

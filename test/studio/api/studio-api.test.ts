@@ -35,7 +35,7 @@ describe("studio API over HTTP on 127.0.0.1", () => {
   it("starts a run, streams its events live over SSE until it ends, and summarises it", async () => {
     const { studio } = await start()
     const started = await call(studio, "POST", "/api/agents/calculator/runs", { input: "2 + 3?" })
-    expect(started.status).toBe(201)
+    expect(started.status).toBe(200)
     const runId: string = started.body.runId
     expect(runId).toMatch(/^run_/)
     const stream = await readSse(`${studio.origin}/api/runs/${runId}/stream`, { authorization: `Bearer ${studio.token}` })
