@@ -141,8 +141,8 @@ if (section("resume")) {
   const { rounds, roundMs } = overheadRounds()
   progress("resume", `${rounds} rounds of ${roundMs} ms`)
   console.log(
-    "\nResume path: a run continued from its snapshot string (read back, approve, continue to 17: 2 model calls, 2 tool runs) against the same work in a fresh run " +
-      `(the plain run minus the run to the suspension); median (min–max) of ${rounds} interleaved rounds of ${roundMs} ms`
+    "\nResume path: a run continued from its snapshot string (read back, approve, continue to 17: 2 model calls, 2 tool runs) against a fresh whole run " +
+      `(4 model calls, 3 tool runs) and the run to the suspension; median (min–max) of ${rounds} interleaved rounds of ${roundMs} ms`
   )
   console.table(await runResume({ rounds, roundMs }))
 }
