@@ -126,6 +126,7 @@ process.stdout.write([
   `  ${names.length === 0 ? "no agents exported" : `agents: ${names.join(", ")}`}`,
   `  runs kept: ${studio!.store.maxRuns} runs / ${Math.round(studio!.store.maxBytes / 1024 / 1024)} MiB${options.storeFile === undefined ? " (memory only)" : ` in ${options.storeFile}`}`,
   `  connect an app: EFFECT_AGENT_STUDIO_URL='${studio!.url}' and .onEvent(studioHooks())`,
+  ...(["127.0.0.1", "localhost", "::1", undefined].includes(options.host) ? [] : [`  warning: listening on ${options.host}, not loopback: anyone who can reach it and has the token can run the agents`]),
   ""
 ].join("\n"))
 
