@@ -6,6 +6,8 @@
 // @ts-ignore JavaScript module without a declaration file (checked by tsc -p src/studio/ui)
 import * as runViewModule from "../../../src/studio/ui/public/run-view.js"
 // @ts-ignore JavaScript module without a declaration file (checked by tsc -p src/studio/ui)
+import * as sseModule from "../../../src/studio/ui/public/sse.js"
+// @ts-ignore JavaScript module without a declaration file (checked by tsc -p src/studio/ui)
 import * as schemaValidateModule from "../../../src/studio/ui/public/schema-validate.js"
 
 export interface ToolCallView {
@@ -43,4 +45,13 @@ export const { applyEvent, emptyRunView, isRunEnd, tokensOf } = runViewModule as
 }
 export const { validate } = schemaValidateModule as {
   readonly validate: (schema: unknown, value: unknown) => Array<{ path: string; message: string }>
+}
+
+export interface SseMessage {
+  readonly id: string | undefined
+  readonly event: string
+  readonly data: string
+}
+export const { readEventStream } = sseModule as {
+  readonly readEventStream: (body: ReadableStream<Uint8Array>, onMessage: (message: SseMessage) => void, signal: AbortSignal) => Promise<void>
 }

@@ -10,6 +10,8 @@
  * const agents = await api.get("/api/agents")
  */
 
+import { readEventStream } from "./sse.js"
+
 /** @typedef {import("../api-types.ts").StoredEvent} StoredEvent */
 
 const tokenKey = "effect-agent-studio-token"
@@ -116,49 +118,6 @@ export const api = {
       sessionStorage.setItem(tokenKey, value)
     } catch {
       // memory only
-    }
-  }
-}
-
-/**
- * Splits a Server-Sent Events byte stream into messages (`id`, `event`, `data`), per the HTML spec's
- * parsing rules that matter here: `\n`, `\r\n` or `\r` line ends, `data` lines joined by `\n`,
- * comments (`:`) ignored, a message dispatched on an empty line.
- * @param {ReadableStream<Uint8Array>} body
- * @param {(message: { id: string | undefined, event: string, data: string }) => void} onMessage
- * @param {AbortSignal} signal
- */
-export const readEventStream = async (body, onMessage, signal) => {
-  const reader = body.getReader()
-  const decoder = new TextDecoder()
-  signal.addEventListener("abort", () => void reader.cancel().catch(() => undefined), { once: true })
-  let buffer = ""
-  /** @type {string[]} */
-  let data = []
-  /** @type {string | undefined} */
-  let id
-  let event = "message"
-  for (;;) {
-    const { value, done } = await reader.read()
-    if (done) return
-    buffer += decoder.decode(value, { stream: true })
-    const lines = buffer.split(/\r\n|\r|\n/)
-    buffer = lines.pop() ?? ""
-    for (const line of lines) {
-      if (line === "") {
-        if (data.length > 0 || event !== "message") onMessage({ id, event, data: data.join("\n") })
-        data = []
-        event = "message"
-        continue
-      }
-      if (line.startsWith(":")) continue
-      const colon = line.indexOf(":")
-      const field = colon === -1 ? line : line.slice(0, colon)
-      const raw = colon === -1 ? "" : line.slice(colon + 1)
-      const fieldValue = raw.startsWith(" ") ? raw.slice(1) : raw
-      if (field === "data") data.push(fieldValue)
-      else if (field === "id") id = fieldValue
-      else if (field === "event") event = fieldValue
     }
   }
 }
