@@ -2,11 +2,11 @@
  * Writes llms.txt and llms-full.txt (https://llmstxt.org) into docs/public, which the VitePress build
  * copies to the site's root, from the same guide list as the sidebar (docs/.vitepress/guides.mjs):
  * llms.txt links every guide's Markdown (copied next to its page as /guide/<name>.md) and the API
- * reference's entry points; llms-full.txt is every guide in order. Runs after TypeDoc (it reads the API
+ * reference's entry points (its Markdown copied as /api/**.md); llms-full.txt is every guide in order. Runs after TypeDoc (it reads the API
  * sidebar) and before VitePress (so the pages may link to these files).
  * Set-up lines hidden on the pages (up to `// ---cut---`) are hidden here too.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { guides } from "../docs/.vitepress/guides.mjs"
@@ -42,9 +42,13 @@ for (const group of guides) {
   }
   lines.push("")
 }
-const api = JSON.parse(readFileSync(join(docs, "api", "typedoc-sidebar.json"), "utf8"))
+// The API reference's Markdown (TypeDoc's output) is published beside its pages too, and llms.txt
+// links each entry point's index, as listed by the reference's own index page.
+cpSync(join(docs, "api"), join(dist, "api"), { recursive: true, filter: (path) => !path.endsWith(".json") })
 lines.push("## API reference", "")
-for (const entry of api) lines.push(`- [${entry.text}](${entry.link}): the reference of this entry point's exports`)
+for (const [, name, path] of readFileSync(join(docs, "api", "index.md"), "utf8").matchAll(/^- \[([^\]]+)\]\(([^)]+)\)$/gm)) {
+  lines.push(`- [${name}](/api/${path}): the exports of \`${name}\`, from their doc comments`)
+}
 writeFileSync(join(dist, "llms.txt"), `${lines.join("\n").trim()}\n`)
 writeFileSync(join(dist, "llms-full.txt"), `${full.join("\n").trim()}\n`)
 if (pages.length === 0) throw new Error("docs-llms: no guides")
