@@ -31,7 +31,7 @@ import type { LlmMessage, LlmResponse, ModelRequest, ToolCall } from "../../mode
 import type { ModelClient } from "../../model/model-client.ts"
 import { ModelError } from "../../model/model-error.ts"
 import type { ResponsePart } from "../../model/response-part.ts"
-import { resumeAgent, runAgent, streamAgent } from "../../runtime/run-agent.ts"
+import { checkResumeAgent, resumeAgent, runAgent, streamAgent, streamResumeAgent } from "../../runtime/run-agent.ts"
 import { type A2aAgentOptions, type A2aUpdate, connect, partsText, runRemoteTask, toA2aError, toolNameOf } from "./client.ts"
 import { A2aError } from "./errors.ts"
 import { textPart } from "./parts.ts"
@@ -235,4 +235,4 @@ export const a2aRemoteAgent = async <const Name extends string = string>(url: st
 }
 
 /** `agent(...)` as the package entry makes it (that entry sits above this layer). */
-const remoteAgentFactory = agentFactory(runAgent, streamAgent, resumeAgent)
+const remoteAgentFactory = agentFactory(runAgent, streamAgent, resumeAgent, { checkResume: checkResumeAgent, resumeStream: streamResumeAgent })

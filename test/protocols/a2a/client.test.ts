@@ -9,7 +9,7 @@ import { AgentEvent } from "@a2a-js/sdk/server"
 import { Effect, Exit, Fiber, Schema, Stream } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { agent, Decision, type RunStreamEvent, session, skill, tool } from "../../../src/index.ts"
-import { pipeline } from "../../../src/compose/index.ts"
+import { parallel, pipeline } from "../../../src/compose/index.ts"
 import { executeTool } from "../../../src/dsl/tool.ts"
 import { A2aError, a2aAgent, a2aRemoteAgent, serveA2a, type A2aUpdate } from "../../../src/protocols/a2a/index.ts"
 import { scriptedModel } from "../../../src/testing/index.ts"
@@ -300,5 +300,47 @@ describe("a2aRemoteAgent: a remote agent as an agent of ours", () => {
     expect(denied._tag).toBe("Completed")
     expect(String(denied.output)).toContain("asked for input and got none")
     expect(server.cancels).toContain(wait2.args.taskId)
+  })
+  it("a remote asking for input inside a parallel: every decision is checked before any member continues; the answer reaches the asking task only", async () => {
+    const asked: Array<{ readonly taskId: string; readonly text: string }> = []
+    const server = track(await sdkServer({
+      execute: async (context, out) => {
+        asked.push({ taskId: context.taskId, text: inputText(context) })
+        if (context.task === undefined) out.status(TaskState.TASK_STATE_INPUT_REQUIRED, "Which account?")
+        else {
+          out.bus.publish(AgentEvent.task({ ...context.task, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined } }))
+          out.artifact([{ content: { $case: "text", value: `paid from ${inputText(context)}` }, metadata: undefined, filename: "", mediaType: "text/plain" }])
+          out.status(TaskState.TASK_STATE_COMPLETED)
+        }
+        out.finished()
+      }
+    }))
+    const payer = await a2aRemoteAgent(server.url, { name: "payer" })
+    const ran: Array<string> = []
+    const gated = tool("transfer", { description: "Moves money", args: Schema.Struct({ amount: Schema.Number }), needsApproval: true, run: ({ amount }) => (ran.push(`transfer ${amount}`), "moved") })
+    const banker = agent("banker")
+      .model(scriptedModel((req) => req.messages.at(-1)?.role === "user" ? { _tag: "ToolCalls", calls: [{ id: "t1", name: "transfer", arguments: { amount: 5 } }] } : { _tag: "Text", content: "banked" }))
+      .tools({ transfer: gated })
+    const flow = parallel("both", [banker, payer] as any) as any
+    const first = await flow.run("pay 10")
+    expect(first._tag).toBe("Suspended")
+    const reply = first.pending.find((p: any) => p.tool === "reply_to_payer")
+    const transfer = first.pending.find((p: any) => p.tool === "transfer")
+    expect(reply.id.startsWith("1/")).toBe(true)
+    expect(transfer.id).toBe("0/t1")
+    const stored = JSON.stringify(first.snapshot)
+    // An answer its Schema refuses is refused before the banker's approved transfer runs, and nothing reaches the remote.
+    const refused = await failureOf(flow.resume(JSON.parse(stored), { [reply.id]: Decision.edit({ ...reply.args, answer: 42 }), [transfer.id]: Decision.approve }))
+    expect(refused).toMatchObject({ _tag: "DecisionsInvalid" })
+    expect(ran).toEqual([])
+    expect(asked).toHaveLength(1)
+    // An edit naming another task still answers the task that asked (the ids come from the remote's own question).
+    const done = await Effect.runPromise(flow.resume(JSON.parse(stored), {
+      [reply.id]: Decision.edit({ ...reply.args, taskId: "someone-elses-task", answer: "savings" }),
+      [transfer.id]: Decision.approve
+    }))
+    expect(done._tag).toBe("Completed")
+    expect(ran).toEqual(["transfer 5"])
+    expect(asked[1]).toEqual({ taskId: asked[0]!.taskId, text: "savings" })
   })
 })
