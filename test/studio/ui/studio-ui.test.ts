@@ -94,6 +94,22 @@ describeBrowser("studio front end on the real server", (browser) => {
     await page.close()
   })
 
+  it("follows a playground run through its suspension: once approved elsewhere, it streams on to its end", async () => {
+    const { page, errors } = await open("#/playground/teller")
+    await page.getByLabel("Input text").fill("pay zoe 500")
+    await page.getByRole("button", { name: "Run", exact: true }).click()
+    const live = page.locator("section.live-run")
+    await live.locator(".badge", { hasText: "suspended" }).waitFor({ timeout: 15_000 })
+    await live.locator(".tool-call .badge", { hasText: "waiting for approval" }).waitFor()
+    const runId = (await live.getAttribute("data-run-id"))!
+    const item = (await api("GET", "/api/approvals")).body.find((candidate: { runId: string }) => candidate.runId === runId)
+    expect((await api("POST", `/api/approvals/${runId}`, { decisions: [{ callId: item.calls[0].callId, decision: "approve" }], decidedBy: "bob" })).status).toBe(200)
+    await live.locator(".badge", { hasText: "completed" }).waitFor({ timeout: 15_000 })
+    await live.locator(".answer-text.output", { hasText: "sent 500 to zoe" }).waitFor()
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
   it("streams a run live into its detail view: the events grow while it runs, then it completes", async () => {
     const { page, errors } = await open("#/runs")
     await page.locator("h1", { hasText: "Runs" }).waitFor()

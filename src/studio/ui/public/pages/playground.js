@@ -65,10 +65,12 @@ const agentDescription = (agent) => {
 
 /**
  * The live view of a playground run: text and reasoning as they stream, tool calls as they happen.
+ * A run that suspends is followed again when a decision resumes it (under the same id).
  * @param {string} runId
- * @param {(error: unknown) => HTMLElement} showError
+ * @param {import("../app.js").PageContext} context
  */
-const liveRun = (runId, showError) => {
+const liveRun = (runId, context) => {
+  const showError = context.showError
   let view = emptyRunView()
   /** @type {Set<string>} */
   const openKeys = new Set()
@@ -106,20 +108,32 @@ const liveRun = (runId, showError) => {
       view.outcome === "Suspended" ? h("div", { class: "notice" }, "Waiting for a decision: ", h("a", { href: "#/approvals" }, "open the approvals inbox")) : null,
       view.outcome === "Interrupted" ? h("div", { class: "notice" }, "Stopped.") : null
     )
-    if (view.ended) {
+    if (!view.ended) {
+      mount(status, statusBadge("running"))
+      body.setAttribute("aria-busy", "true")
+    } else {
       const text = view.outcome === "Success" ? "completed" : view.outcome === "Suspended" ? "suspended" : view.outcome === "Interrupted" ? "cancelled" : "failed"
       mount(status, statusBadge(text))
-      stop.remove()
+      if (view.outcome !== "Suspended") stop.remove()
       body.setAttribute("aria-busy", "false")
     }
   }
-  const stream = follow(`/api/runs/${encodeURIComponent(runId)}/stream`, {
-    onData: (data) => {
+  let lastId = /** @type {string | undefined} */ (undefined)
+  const open = () => follow(`/api/runs/${encodeURIComponent(runId)}/stream`, {
+    lastEventId: lastId,
+    onData: (data, id) => {
+      if (id !== undefined) lastId = id
       const stored = /** @type {StoredEvent} */ (data)
       view = applyEvent(view, typeof stored === "object" && stored !== null && "event" in stored ? stored.event : stored, stored.at)
       if (frame === 0) frame = requestAnimationFrame(render)
     },
     final: (data) => isRunEnd(/** @type {{ event?: unknown }} */ (data)?.event ?? data, runId)
+  })
+  let stream = open()
+  const unsubscribe = context.onChange((change) => {
+    if (change.runId !== runId || !view.ended || view.outcome !== "Suspended") return
+    stream.close()
+    stream = open()
   })
   const element = h(
     "section",
@@ -128,7 +142,13 @@ const liveRun = (runId, showError) => {
     problem,
     body
   )
-  return { element, close: () => stream.close() }
+  return {
+    element,
+    close: () => {
+      stream.close()
+      unsubscribe()
+    }
+  }
 }
 
 /** @type {import("../app.js").Page} */
@@ -162,7 +182,7 @@ export const playgroundPage = (container, params, context) => {
       try {
         const { runId } = /** @type {{ runId: string }} */ (await api.post(`/api/agents/${encodeURIComponent(agent.id)}/runs`, { input }))
         current?.close()
-        const live = liveRun(runId, context.showError)
+        const live = liveRun(runId, context)
         current = live
         mount(output, live.element)
       } catch (error) {
