@@ -124,7 +124,8 @@ export const runDetailPage = (container, params, context) => {
       h("span", { class: "mono muted" }, runId),
       view.parentRunId ?? summary?.parentRunId ? h("a", { href: `#/runs/${encodeURIComponent(String(view.parentRunId ?? summary?.parentRunId))}` }, "↑ parent run") : null,
       live,
-      !view.ended && summary?.status !== "suspended" && summary?.status !== "completed" && summary?.status !== "failed" && summary?.status !== "cancelled" ? stopButton : null
+      // Only the studio's own runs can be stopped from here; an application's runs run in its process.
+      !view.ended && summary?.status === "running" && summary.source === "studio" ? stopButton : null
     )
     if (summary !== undefined) mount(facts, summaryFacts({ ...summary, status: /** @type {any} */ (status) }))
     const parts = []
