@@ -3,7 +3,9 @@
  * README.md as a consumer's module: imports use the package name (`effect-agent-dsl`, `effect-agent-dsl/testing`,
  * ...), which tsconfig.json `paths` resolves to src/. All blocks go into one tsc program (TypeScript 7's
  * `tsc`), so the whole check takes seconds. Run by test/docs/examples.test.ts inside `npm test`;
- * `node scripts/docs-examples.mjs` prints the same report.
+ * `node scripts/docs-examples.mjs` prints the same report. The compiler options are the project's
+ * (strict, NodeNext, noUncheckedIndexedAccess) less three that a consumer's project need not have
+ * (the install guide says so): exactOptionalPropertyTypes, verbatimModuleSyntax, isolatedModules.
  *
  * Block kinds, by the fence's info string:
  * - ` ```ts ` (or `typescript`): a complete module. It compiles as written: imports included, nothing assumed.
@@ -150,7 +152,7 @@ const compileBlocks = async (files, work) => {
       const prelude = partial ? importsFor(block.code, modules) : []
       // A block written as the body of an `Effect.gen` (a `yield*` at the top level) is compiled inside
       // one; its imports and `declare`s move above the generator, blank lines keeping the line numbers.
-      const body = /^(?!\/\/)\S.*\byield\*/m.test(block.code) && !/function\*/.test(block.code)
+      const body = /^(?!\/\/)(?=\S).*\byield\*/m.test(block.code) && !/function\*/.test(block.code)
       const path = join(work, `${name.replace(/[^\w]+/g, "_")}_${index}.ts`)
       let code = block.code
       if (body) {
@@ -164,7 +166,7 @@ const compileBlocks = async (files, work) => {
   }
   writeFileSync(
     join(work, "tsconfig.json"),
-    JSON.stringify({ extends: relative(work, join(root, "tsconfig.json")), compilerOptions: { noUnusedLocals: false, verbatimModuleSyntax: false, isolatedModules: false }, include: ["*.ts"] })
+    JSON.stringify({ extends: relative(work, join(root, "tsconfig.json")), compilerOptions: { noUnusedLocals: false, verbatimModuleSyntax: false, isolatedModules: false, exactOptionalPropertyTypes: false }, include: ["*.ts"] })
   )
   const tsc = join(root, "node_modules", "typescript", "bin", "tsc")
   const output = await new Promise((resolve) =>
