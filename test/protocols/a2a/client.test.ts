@@ -335,7 +335,7 @@ describe("a2aRemoteAgent: a remote agent as an agent of ours", () => {
     expect(ran).toEqual([])
     expect(asked).toHaveLength(1)
     // An edit naming another task still answers the task that asked (the ids come from the remote's own question).
-    const done = await Effect.runPromise(flow.resume(JSON.parse(stored), {
+    const done: any = await Effect.runPromise(flow.resume(JSON.parse(stored), {
       [reply.id]: Decision.edit({ ...reply.args, taskId: "someone-elses-task", answer: "savings" }),
       [transfer.id]: Decision.approve
     }))
