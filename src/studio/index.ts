@@ -1,7 +1,10 @@
 /**
  * `effect-agent-dsl/studio`: a local web UI to watch, debug and steer runs. `npx effect-agent-studio
  * agents.ts` serves it; `startStudio(...)` does the same from code; `studioHooks(...)` connects an
- * application's runs to a running studio. See the README's "Studio".
+ * application's runs to a running studio. See the Studio section of the observability guide
+ * (docs/guide/observability.md).
+ *
+ * @module effect-agent-dsl/studio
  */
 export { startStudio, type Studio, type StudioOptions } from "./server/studio-server.ts"
 export { studioHooks, type StudioHooks, type StudioHooksOptions } from "./collect/studio-hooks.ts"
