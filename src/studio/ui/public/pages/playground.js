@@ -108,13 +108,13 @@ const liveRun = (runId, context) => {
       view.outcome === "Suspended" ? h("div", { class: "notice" }, "Waiting for a decision: ", h("a", { href: "#/approvals" }, "open the approvals inbox")) : null,
       view.outcome === "Interrupted" ? h("div", { class: "notice" }, "Stopped.") : null
     )
+    stop.hidden = view.ended
     if (!view.ended) {
       mount(status, statusBadge("running"))
       body.setAttribute("aria-busy", "true")
     } else {
       const text = view.outcome === "Success" ? "completed" : view.outcome === "Suspended" ? "suspended" : view.outcome === "Interrupted" ? "cancelled" : "failed"
       mount(status, statusBadge(text))
-      if (view.outcome !== "Suspended") stop.remove()
       body.setAttribute("aria-busy", "false")
     }
   }
