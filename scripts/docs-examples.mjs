@@ -93,7 +93,8 @@ const entryPoints = [
   ["effect-agent-dsl/testing/arbitraries", "src/testing/arbitraries.ts"],
   ["effect-agent-dsl/ag-ui", "src/protocols/ag-ui/index.ts"],
   ["effect-agent-dsl/a2a", "src/protocols/a2a/index.ts"],
-  ["effect-agent-dsl/postgres", "src/postgres/index.ts"]
+  ["effect-agent-dsl/postgres", "src/postgres/index.ts"],
+  ["effect-agent-dsl/studio", "src/studio/index.ts"]
 ]
 
 /** Other names a partial block may use without importing them. */

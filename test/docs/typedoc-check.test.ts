@@ -5,12 +5,21 @@
  * `npm run docs:build`; this fixture's TypeDoc run takes seconds.)
  */
 import { execFile } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 
 const root = join(import.meta.dirname, "..", "..")
 describe("docs build: every export documented", () => {
+  it("the API reference covers every entry point of package.json exports (typedoc.json entryPoints)", () => {
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { exports: Record<string, string | { types?: string }> }
+    const fromExports = Object.values(pkg.exports)
+      .flatMap((target) => (typeof target === "object" && target.types !== undefined ? [target.types] : []))
+      .map((types) => types.replace(/^\.\/dist\//, "src/").replace(/\.d\.ts$/, ".ts"))
+    const typedoc = JSON.parse(readFileSync(join(root, "typedoc.json"), "utf8")) as { entryPoints: ReadonlyArray<string> }
+    expect([...typedoc.entryPoints].sort()).toEqual(fromExports.sort())
+  })
+
   // Inside the project (TypeDoc treats files under node_modules as external and leaves them out).
   const scratch = mkdtempSync(join(root, "test", "docs", ".typedoc-fixture-"))
   afterAll(() => rmSync(scratch, { recursive: true, force: true }))
