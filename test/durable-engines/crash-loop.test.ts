@@ -41,13 +41,15 @@ interface Report {
   duplicatedMutating: number
   duplicatedIdempotent: number
   bypassedApprovals: number
+  /** Runs whose event journal (what `d.follow` gives) is not the uncrashed run's events once each, ids 1..n. */
+  brokenJournals: number
   recoveryMs: Array<number>
 }
 
 const print = (r: Report) =>
   console.log(
     `crash loop ${r.engine} (seed ${r.seed}): ${r.kills} kills, ${r.lostRuns} lost runs, ${r.wrongOutputs} wrong outputs, ` +
-      `${r.duplicatedMutating} duplicated mutating calls, ${r.duplicatedIdempotent} duplicated idempotent effects, ${r.bypassedApprovals} bypassed approvals; ` +
+      `${r.duplicatedMutating} duplicated mutating calls, ${r.duplicatedIdempotent} duplicated idempotent effects, ${r.bypassedApprovals} bypassed approvals, ${r.brokenJournals} broken event journals; ` +
       `recovery ${r.recoveryMs.length > 0 ? `${Math.min(...r.recoveryMs)}-${Math.max(...r.recoveryMs)} ms (median ${median(r.recoveryMs)})` : "n/a"}`
   )
 
@@ -78,12 +80,21 @@ const judge = async (
     if (payments === 0 && finished !== undefined) report.wrongOutputs++
     const reservations = (await query<{ n: number }>(`select count(*)::int as n from reservations where idem_key like '${id}/%'`))[0]!.n
     if (reservations > 1) report.duplicatedIdempotent += reservations - 1
+    const journal = await query<{ id: number | string; tag: string }>(`select id, event->>'_tag' as tag from agent_run_events where run_id = '${id}' order by id`)
+    const once = journal.every((e, i) => Number(e.id) === i + 1) && journal.map((e) => e.tag).join() === shopperEvents.join()
+    if (finished !== undefined && !once) {
+      report.brokenJournals++
+      console.log(`crash loop ${report.engine}: the journal of ${id} is ${JSON.stringify(journal)}`)
+    }
   }
   for (const id of banks) {
     const transfers = (await query<{ n: number }>(`select count(*)::int as n from executions where tool = 'transfer' and order_id = '${id}'`))[0]!.n
     report.bypassedApprovals += transfers
   }
 }
+
+/** The shopper's journalled events, uncrashed. */
+const shopperEvents = ["RunStart", "SkillChosen", "Turn", "ModelResponse", "ToolUse", "ToolUse", "Turn", "ModelResponse", "ToolUse", "Turn", "ModelResponse", "RunEnd"]
 
 const embeddedDir = mkdtempSync(join(tmpdir(), "durable-crash-loop-"))
 afterAll(() => rmSync(embeddedDir, { recursive: true, force: true }))
@@ -92,7 +103,7 @@ describe.skipIf(!enabled)("crash loop", () => {
   it("embedded engine: one worker at a time, killed at random and restarted", async () => {
     const random = seeded(seed)
     const base = { ENGINE: "embedded", DATA_DIR: embeddedDir, SLOW_TOOLS_MS: "150", SLOW_AFTER_MS: "300" }
-    const report: Report = { engine: "embedded", seed, kills: 0, lostRuns: 0, wrongOutputs: 0, duplicatedMutating: 0, duplicatedIdempotent: 0, bypassedApprovals: 0, recoveryMs: [] }
+    const report: Report = { engine: "embedded", seed, kills: 0, lostRuns: 0, wrongOutputs: 0, duplicatedMutating: 0, duplicatedIdempotent: 0, bypassedApprovals: 0, brokenJournals: 0, recoveryMs: [] }
     const ref = await runWorker({ ENGINE: "embedded", DATA_DIR: embeddedDir, RUN_ID: "ref" })
     const reference = ref.results[0].ok.output as string
     // Runs waiting for an approval nobody gives: their transfer must never run, whatever is killed.
@@ -116,7 +127,7 @@ describe.skipIf(!enabled)("crash loop", () => {
     expect(last.code, last.stderr).toBe(0)
     await judge(report, (sql) => queryEmbedded(embeddedDir, sql), ids, banks, last.results, reference)
     print(report)
-    expect(report).toMatchObject({ lostRuns: 0, wrongOutputs: 0, duplicatedMutating: 0, duplicatedIdempotent: 0, bypassedApprovals: 0 })
+    expect(report).toMatchObject({ lostRuns: 0, wrongOutputs: 0, duplicatedMutating: 0, duplicatedIdempotent: 0, bypassedApprovals: 0, brokenJournals: 0 })
   }, 1_800_000)
 
   it.skipIf(!postgresAvailable())("postgres: two runners, a random one killed and restarted, a client waiting for every run", async () => {
@@ -124,7 +135,7 @@ describe.skipIf(!enabled)("crash loop", () => {
     const pg: TestPostgres = await startPostgres()
     let port = 45000 + Math.floor(random() * 2000)
     const base = { ENGINE: "postgres", DATABASE_URL: pg.url, SLOW_TOOLS_MS: "700", SLOW_AFTER_MS: "300" }
-    const report: Report = { engine: "postgres", seed, kills: 0, lostRuns: 0, wrongOutputs: 0, duplicatedMutating: 0, duplicatedIdempotent: 0, bypassedApprovals: 0, recoveryMs: [] }
+    const report: Report = { engine: "postgres", seed, kills: 0, lostRuns: 0, wrongOutputs: 0, duplicatedMutating: 0, duplicatedIdempotent: 0, bypassedApprovals: 0, brokenJournals: 0, recoveryMs: [] }
     const runner = () => startWorker({ ...base, RUNNER_PORT: String(port++), MODE: "serve" })
     const runners: Array<Worker> = [runner(), runner()]
     try {
@@ -166,7 +177,7 @@ describe.skipIf(!enabled)("crash loop", () => {
       const ended = await Promise.all(clients.map((c) => c.exit))
       await judge(report, async (sql) => queryPostgres(pg.url, sql), ids, banks, ended.flatMap((e) => e.results), reference)
       print(report)
-      expect(report).toMatchObject({ lostRuns: 0, wrongOutputs: 0, duplicatedMutating: 0, duplicatedIdempotent: 0, bypassedApprovals: 0 })
+      expect(report).toMatchObject({ lostRuns: 0, wrongOutputs: 0, duplicatedMutating: 0, duplicatedIdempotent: 0, bypassedApprovals: 0, brokenJournals: 0 })
     } finally {
       for (const r of runners) r.kill()
       pg.stop()
