@@ -55,6 +55,36 @@ describeBrowser("studio front end on the fixture server", (browser) => {
     await page.close()
   })
 
+  it("shows markup in a run's data as text, never as elements", async () => {
+    const payload = "<img src=x onerror=\"window.injected=1\"><script>window.injected=2</script>"
+    const runId = "run-with-markup"
+    const base = { agent: payload, runId, skill: payload }
+    server.addRun({ runId, agent: payload, status: "failed", source: "ingest", startedAt: Date.now(), turns: 1, tokens: { input: 0, output: 0, total: 0 }, error: payload }, [
+      { _tag: "RunStart", ...base, input: payload },
+      { _tag: "Turn", ...base, turn: 1 },
+      { _tag: "ModelCall", ...base, turn: 1, request: { messages: [{ role: "system", content: payload }, { role: "user", content: payload }], tools: [{ name: payload }] } },
+      { _tag: "TextDelta", ...base, turn: 1, delta: payload },
+      { _tag: "ModelResponse", ...base, turn: 1, durationMs: 1, response: { _tag: "ToolCalls", calls: [{ id: "c1", name: payload, arguments: payload }] } },
+      { _tag: "ToolError", ...base, turn: 1, tool: payload, toolCallId: "c1", args: { [payload]: payload }, error: { _tag: payload, message: payload }, recovery: "report" },
+      { _tag: "RunEnd", ...base, outcome: { _tag: "Failure", error: { _tag: payload, message: payload } }, turns: 1, toolCalls: 1, durationMs: 1 }
+    ])
+    const { page, errors } = await open(`#/runs/${runId}`)
+    await page.locator(".error-box").first().waitFor()
+    for (const summary of await page.locator("details > summary").all()) await summary.click()
+    for (const summary of await page.locator("details:not([open]) > summary").all()) await summary.click()
+    await page.locator(".answer-text", { hasText: payload }).first().waitFor()
+    expect(await page.locator("main img, main script").count()).toBe(0)
+    await page.evaluate(() => {
+      location.hash = "#/runs"
+    })
+    await page.locator(`a[data-run-id="${runId}"]`).waitFor()
+    expect(await page.locator("main img, main script").count()).toBe(0)
+    expect(await page.evaluate(() => (window as { injected?: number }).injected)).toBeUndefined()
+    expect(await page.locator(`a[data-run-id="${runId}"] .col-error`).textContent()).toBe(payload)
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
   it("stops a running run", async () => {
     const runId = server.startRun("calculator", "slow", 400)
     const { page, errors } = await open(`#/runs/${runId}`)
