@@ -98,6 +98,15 @@ export interface RunEnv extends CallEnv {
   readonly parentRunId: string | undefined
 }
 
+const noDecisions: ReadonlyMap<string, ResolvedDecision> = new Map()
+
+/** A Map of `record`'s entries, or undefined when it has none (made on first use instead). */
+const mapOf = <V>(record: Readonly<Record<string, V>> | undefined): Map<string, V> | undefined => {
+  if (record === undefined) return undefined
+  const entries = Object.entries(record)
+  return entries.length === 0 ? undefined : new Map(entries)
+}
+
 const liveEnv: RunEnv = { traced: true, clock: Context.get(Context.empty(), Clock.Clock), client: undefined, parentRunId: undefined }
 
 export class RunContext {
@@ -108,10 +117,12 @@ export class RunContext {
   #settled = 0
   #offered: ReadonlyArray<AnyTool>
   #requestTools: ReadonlyArray<ToolDefinition> | undefined = undefined
-  readonly #invalidArgsRetries: Map<string, number>
-  readonly #knowledge: Map<string, string>
+  // The three maps below are made on first use: most runs never need them, and a run in flight holds
+  // whatever it made (an empty Map costs ~100 bytes; issue #37's memory per in-flight run).
+  #invalidArgsRetries: Map<string, number> | undefined
+  #knowledge: Map<string, string> | undefined
   /** Decisions given at resume, by call id; each is taken once. */
-  readonly #decisions = new Map<string, ResolvedDecision>()
+  #decisions: Map<string, ResolvedDecision> | undefined
   #awaiting: ReadonlyArray<AwaitingCall> = []
   #landing: Overrun | undefined = undefined
   /** The durable run's seam (`durability.ts`), read once per run; undefined in a plain run. */
@@ -134,8 +145,8 @@ export class RunContext {
     this.#transcript = [...(state?.transcript ?? [])]
     this.#pending = state?.pending ?? []
     this.#offered = state === undefined ? skill.offerable : skill.offerable.filter((t) => state.offered.includes(t.name))
-    this.#invalidArgsRetries = new Map(Object.entries(state?.invalidArgsRetries ?? {}))
-    this.#knowledge = new Map(Object.entries(state?.knowledge ?? {}))
+    this.#invalidArgsRetries = mapOf(state?.invalidArgsRetries)
+    this.#knowledge = mapOf(state?.knowledge)
   }
 
   /**
@@ -280,8 +291,9 @@ export class RunContext {
 
   /** Grants one more "ask the model again" for `tool`'s invalid arguments, if fewer than `times` were granted. */
   takeInvalidArgsRetry(tool: string, times: number): boolean {
-    const used = this.#invalidArgsRetries.get(tool) ?? 0
+    const used = this.#invalidArgsRetries?.get(tool) ?? 0
     if (used >= times) return false
+    this.#invalidArgsRetries ??= new Map()
     this.#invalidArgsRetries.set(tool, used + 1)
     return true
   }
@@ -293,19 +305,20 @@ export class RunContext {
 
   /** Records the decisions given at resume. */
   decide(decisions: ReadonlyMap<string, ResolvedDecision>): void {
-    for (const [id, decision] of decisions) this.#decisions.set(id, decision)
+    const taken = (this.#decisions ??= new Map())
+    for (const [id, decision] of decisions) taken.set(id, decision)
   }
 
   /** The decision about call `id`, taken (a decision applies once). */
   takeDecision(id: string): ResolvedDecision | undefined {
-    const decision = this.#decisions.get(id)
-    this.#decisions.delete(id)
+    const decision = this.#decisions?.get(id)
+    this.#decisions?.delete(id)
     return decision
   }
 
   /** The decisions given and not taken yet, by call id (a snapshot carries them). */
   get decisions(): ReadonlyMap<string, ResolvedDecision> {
-    return this.#decisions
+    return this.#decisions ?? noDecisions
   }
 
   /** Marks the run as waiting for decisions on `calls`. */
@@ -320,10 +333,11 @@ export class RunContext {
 
   /** Knowledge loaded earlier in this run. */
   cachedKnowledge(name: string): string | undefined {
-    return this.#knowledge.get(name)
+    return this.#knowledge?.get(name)
   }
 
   rememberKnowledge(name: string, text: string): void {
+    this.#knowledge ??= new Map()
     this.#knowledge.set(name, text)
   }
 
@@ -429,8 +443,8 @@ export class RunContext {
       pending: this.#pending.slice(this.#settled),
       offered: this.#offered.map((t) => t.name),
       ledger: this.ledger.state(),
-      invalidArgsRetries: Object.fromEntries(this.#invalidArgsRetries),
-      knowledge: Object.fromEntries(this.#knowledge),
+      invalidArgsRetries: Object.fromEntries(this.#invalidArgsRetries ?? []),
+      knowledge: Object.fromEntries(this.#knowledge ?? []),
       ...(this.#awaiting.length === 0 ? {} : { awaiting: this.#awaiting.map(({ args: _, json, ...call }) => ({ ...call, args: json })) })
     }
   }
