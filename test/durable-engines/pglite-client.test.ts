@@ -56,6 +56,11 @@ describe("pgliteClient's statements: one round trip each, the answers of PGlite.
     expect(at.getTime()).toBe(0)
   })
 
+  it("runs statements one at a time even when callers do not wait (a caller interrupted mid-statement)", async () => {
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, k) => ours(`select $1::int as v, ${k} as k`, [k], "object")))
+    expect(answers.map((a) => a.rows)).toEqual(Array.from({ length: 20 }, (_, k) => [{ v: k, k }]))
+  })
+
   it("fails as PGlite.query fails (code, message), and the session goes on", async () => {
     await pglite.query("create table u (k text primary key)")
     await ours("insert into u values ($1)", ["a"], "object")

@@ -154,7 +154,17 @@ export const preparedStatements = (pglite: PGliteInstance, module: PgliteModule)
     parameterTypes.set(sql, types)
     return types
   }
-  return async <T>(sql: string, params: ReadonlyArray<unknown>, rowMode: "object" | "array"): Promise<Results<T>> => {
+  // One statement at a time on the instance, whatever happens to its caller: `execProtocol` keeps the
+  // replies in the instance until its promise settles, so a statement whose fiber was interrupted (its
+  // session permit released) must still finish before the next one starts (PGlite.query's mutexes did this).
+  let previous: Promise<unknown> = Promise.resolve()
+  return <T>(sql: string, params: ReadonlyArray<unknown>, rowMode: "object" | "array"): Promise<Results<T>> => {
+    const next = previous.then(() => statement<T>(sql, params, rowMode))
+    previous = next.catch(() => {})
+    return next
+  }
+
+  async function statement<T>(sql: string, params: ReadonlyArray<unknown>, rowMode: "object" | "array"): Promise<Results<T>> {
     const types = params.length === 0 ? [] : await describe(sql)
     const values = params.map((param, i) => {
       if (param === null || param === undefined) return null
