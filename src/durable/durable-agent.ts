@@ -157,9 +157,10 @@ export interface DurableAgent<T extends AgentShape> {
    * re-attach after a disconnect, or after the run's runner crashed, sees every event once). The
    * stream ends after the run's end (`RunEnd` with its output or error); it waits (polls) while the run
    * runs or waits for decisions, and for a run not started yet. Events are those of the loop without
-   * deltas and `ModelCall` (see the README's "Following a durable run").
+   * deltas and `ModelCall` (see the README's "Following a durable run"). An `after` that is not a
+   * non-negative integer fails with `InputInvalid`.
    */
-  follow(runId: string, options?: FollowOptions): Stream.Stream<DurableEvent, RunJournalFailed, WorkflowEngine | RunJournal>
+  follow(runId: string, options?: FollowOptions): Stream.Stream<DurableEvent, RunJournalFailed | InputInvalid, WorkflowEngine | RunJournal>
   /**
    * Run `runId`'s journal as typed values, for operators and the studio: its recorded steps (model
    * calls, tool calls with their effect class and outcome, a mutating call's claim with owner and
@@ -376,7 +377,7 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
     })
 
   const follow: DurableAgent<T>["follow"] = (runId, followOptions = {}) =>
-    followRun(runId, followOptions, Effect.map(ended(runId), Option.isSome))
+    followRun(definition.name, runId, followOptions, Effect.map(ended(runId), Option.isSome))
 
   const effects = new Map<string, ToolEffectClass>()
   for (const skill of compile(definition).skills) for (const [toolName, t] of skill.tools) effects.set(toolName, t.effect)

@@ -13,6 +13,7 @@ import { sseFrame } from "../runtime/event-stream-response.ts"
 import type { RunStreamEvent } from "../dsl/events.ts"
 import type { DurableEvent, FollowOptions } from "./follow.ts"
 import type { RunJournalFailed } from "./run-journal.ts"
+import type { InputInvalid } from "../errors.ts"
 
 /** Options of {@link followResponse}. */
 export interface FollowResponseOptions {
@@ -39,7 +40,7 @@ export interface FollowResponseOptions {
  * ```
  */
 export const followResponse = <R>(
-  d: { readonly follow: (runId: string, options?: FollowOptions) => Stream.Stream<DurableEvent, RunJournalFailed, R> },
+  d: { readonly follow: (runId: string, options?: FollowOptions) => Stream.Stream<DurableEvent, RunJournalFailed | InputInvalid, R> },
   runId: string,
   options: FollowResponseOptions = {}
 ): Effect.Effect<Response, never, R> =>
@@ -58,7 +59,7 @@ export const followResponse = <R>(
       effectStream().filter((e) => include(e.event)),
       effectStream().map((e) => sseFrame(e.event, e.event._tag, e.id)),
       effectStream().catchCause((cause) =>
-        Cause.hasInterruptsOnly(cause) ? effectStream().failCause(cause) : effectStream().make(sseFrame({ _tag: "RunJournalFailed", message: String(Cause.squash(cause)) }, "error"))
+        Cause.hasInterruptsOnly(cause) ? effectStream().failCause(cause) : effectStream().make(sseFrame({ _tag: (Cause.squash(cause) as { _tag?: string })._tag ?? "RunJournalFailed", message: String(Cause.squash(cause)) }, "error"))
       )
     )
     const context = yield* Effect.context<R>()

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import type { RunStreamEvent } from "../dsl/events.ts"
+import { InputInvalid } from "../errors.ts"
 import { effectStream } from "../internal/lazy-effect.ts"
 import { decodeJournalEvent, endsRun } from "./journal-events.ts"
 import { RunJournal, type RunJournalFailed } from "./run-journal.ts"
@@ -38,12 +39,15 @@ const endCheckEvery = 10
  * engine has the run's result (a run that ended without a journalled end, a defect, ends the stream too).
  */
 export const followRun = <R>(
+  agent: string,
   runId: string,
   options: FollowOptions,
   hasEnded: Effect.Effect<boolean, never, R>
-): Stream.Stream<DurableEvent, RunJournalFailed, RunJournal | R> => {
+): Stream.Stream<DurableEvent, RunJournalFailed | InputInvalid, RunJournal | R> => {
   const after = options.after ?? 0
-  if (!Number.isInteger(after) || after < 0) return effectStream().die(new RangeError(`follow: after must be a non-negative integer event id (got ${String(after)})`))
+  if (!Number.isInteger(after) || after < 0) {
+    return effectStream().fail(new InputInvalid({ agent, issues: `follow: after must be a non-negative integer event id (got ${String(after)})` }))
+  }
   const interval = Duration.fromInput(options.pollInterval ?? Duration.millis(100))
   const wait = Option.isSome(interval) ? interval.value : Duration.millis(100)
   type State = { readonly after: number; readonly idle: number }

@@ -132,10 +132,12 @@ describe("d.follow", () => {
     expect(out).toEqual([{ id: 1, event: { n: 1 } }, { id: 2, event: { n: 3 } }])
   })
 
-  it("refuses a negative or fractional `after` as a defect naming it", async () => {
+  it("refuses a negative or fractional `after` with InputInvalid naming it", async () => {
     const { d } = shopper()
-    const exit = await Effect.runPromiseExit(collect(d.follow("r", { after: -1 })).pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(memoryEngine)))))
-    expect(Exit.isFailure(exit) && String(exit.cause)).toMatch(/after must be a non-negative integer/)
+    for (const after of [-1, 1.5, Number.NaN]) {
+      const error = await Effect.runPromise(Effect.flip(collect(d.follow("r", { after }))).pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(memoryEngine)))))
+      expect(error).toMatchObject({ _tag: "InputInvalid", issues: expect.stringMatching(/after must be a non-negative integer/) })
+    }
   })
 
   it("journals a failure as its AgentError and an error in a tool event as tag and message", () => {

@@ -2,7 +2,7 @@
 import type { Effect, Stream } from "effect"
 import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import { describe, expectTypeOf, it } from "vitest"
-import { agent, type RunStreamEvent, type ToolEffectClass } from "../../src/index.ts"
+import { agent, type InputInvalid, type RunStreamEvent, type ToolEffectClass } from "../../src/index.ts"
 import { type ApprovalInbox, durable, type DurableEvent, type DurableJournal, type JournalEntry, type RunJournal, type RunJournalFailed, type ToolIntents } from "../../src/durable/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 
@@ -10,7 +10,7 @@ const d = durable(agent("a").model(scriptedModel([])), { handOverWait: "30 secon
 
 describe("durable streaming and journal types", () => {
   it("follow is a Stream of { id, event } needing the engine and the journal", () => {
-    expectTypeOf(d.follow("r")).toEqualTypeOf<Stream.Stream<DurableEvent, RunJournalFailed, WorkflowEngine | RunJournal>>()
+    expectTypeOf(d.follow("r")).toEqualTypeOf<Stream.Stream<DurableEvent, RunJournalFailed | InputInvalid, WorkflowEngine | RunJournal>>()
     expectTypeOf<DurableEvent["id"]>().toEqualTypeOf<number>()
     expectTypeOf<DurableEvent["event"]>().toEqualTypeOf<RunStreamEvent>()
     // @ts-expect-error `after` is an event id (a number), not a string
