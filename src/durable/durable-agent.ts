@@ -6,6 +6,8 @@
  * on a durable deferred per wait; `decide` checks the decisions against that snapshot (as `resume`
  * does) and completes the deferred, from any process. `maxDuration` holds from the recorded start of
  * the run: a replay recomputes what is left, and a wait for decisions is raced with a durable clock.
+ * Every event of the run goes to its journal (`RunJournal`, `journal-events.ts`), which `follow` reads
+ * from any process and `journal` reads as typed steps (`run-inspection.ts`).
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"

@@ -2,7 +2,8 @@
  * `effect-agent-dsl/durable`: durable runs of agents on Effect Workflow (and Effect Cluster). A run
  * is a Workflow keyed by its run id; every model call, tool execution, knowledge load and memory call
  * is an Activity; approvals are durable deferreds decided from any process; `maxDuration` is a
- * durable deadline. See the README's "Durable runs".
+ * durable deadline; every event is journalled, so a run can be followed (`d.follow`, `followResponse`)
+ * and inspected (`d.journal`) from any process. See the README's "Durable runs".
  *
  * @module effect-agent-dsl/durable
  */
