@@ -143,7 +143,6 @@ describe.skipIf(!hasPostgres)("postgres runners", () => {
       } catch (e) {
         console.log(JSON.stringify(queryPostgres(pg.url, `select run_id, max(id) as n, array_agg(event->>'_tag' order by id) as tags from agent_run_events where run_id like 'hang-%' group by run_id`)))
         console.log(JSON.stringify(queryPostgres(pg.url, `select key, owner, lease_until > now() as live, finished from agent_tool_intents where run_id like 'hang-%'`)))
-        console.log("A", a.stderr?.slice?.(0, 2000), "B", b.child.pid, a.child.pid)
         throw e
       }
       execPostgres(pg.url, `insert into gates values ('pay')`)

@@ -3,7 +3,7 @@ import { Effect, Schema } from "effect"
 import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import { describe, expect, expectTypeOf, it } from "vitest"
 import { agent, type AgentError, type DecisionsInvalid, type ModelClientService, tool, type ToolImplementation, toolLayer } from "../../src/index.ts"
-import { type ApprovalInbox, durable, type ToolIntents } from "../../src/durable/index.ts"
+import { type ApprovalInbox, durable, type RunJournal, type ToolIntents } from "../../src/durable/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 
 const model = scriptedModel([])
@@ -25,10 +25,10 @@ describe("durable(agent) types", () => {
     const needy = agent("needy").tools({ lookup })
     const d = durable(needy)
     type Requirements = typeof d.layer extends import("effect").Layer.Layer<never, never, infer R> ? R : never
-    expectTypeOf<WorkflowEngine | ToolIntents | ApprovalInbox | ModelClientService | ToolImplementation<"lookup">>().toEqualTypeOf<Requirements>()
+    expectTypeOf<WorkflowEngine | ToolIntents | ApprovalInbox | RunJournal | ModelClientService | ToolImplementation<"lookup">>().toEqualTypeOf<Requirements>()
     const served = durable(needy.model(model).provide(toolLayer(lookup, ({ id }) => id)))
     type Served = typeof served.layer extends import("effect").Layer.Layer<never, never, infer R> ? R : never
-    expectTypeOf<Served>().toEqualTypeOf<WorkflowEngine | ToolIntents | ApprovalInbox>()
+    expectTypeOf<Served>().toEqualTypeOf<WorkflowEngine | ToolIntents | ApprovalInbox | RunJournal>()
   })
 
   it("the input is the agent's", () => {
