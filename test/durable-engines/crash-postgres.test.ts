@@ -88,6 +88,7 @@ describe.skipIf(!hasPostgres)("postgres runners", () => {
     let a: ReturnType<typeof startWorker> | undefined
     try {
       await b.ready
+      execPostgres(pg.url, `delete from gates`)
       await new Promise((r) => setTimeout(r, 3000)) // B registered and holding every shard
       const ids = Array.from({ length: 8 }, (_, i) => `join-${i}`)
       const client = startWorker({ ...base(), MODE: "start", RUN_IDS: ids.join(",") })
@@ -129,6 +130,8 @@ describe.skipIf(!hasPostgres)("postgres runners", () => {
     let a: ReturnType<typeof startWorker> | undefined
     try {
       await b.ready
+      // The test above opened the gate in this file's database: shut it again, or nothing hangs.
+      execPostgres(pg.url, `delete from gates`)
       await new Promise((r) => setTimeout(r, 3000))
       const ids = Array.from({ length: 6 }, (_, i) => `hang-${i}`)
       const client = startWorker({ ...base(), MODE: "start", RUN_IDS: ids.join(",") })
