@@ -32,7 +32,7 @@ const cache = join(root, "node_modules", ".cache")
  */
 const forgivenInPartial = new Set([2304, 2552, 2503, 18004, 7005, 7006, 7031, 7034, 18046])
 
-/** The markdown files whose code blocks are checked: the guides and the home page. */
+/** The markdown files whose code blocks are checked: README.md (the front page), the guides and the home page. */
 export const markdownFiles = () => {
   const walk = (dir) =>
     readdirSync(dir).flatMap((name) => {
@@ -42,7 +42,7 @@ export const markdownFiles = () => {
       if (statSync(path).isDirectory()) return walk(path)
       return name.endsWith(".md") ? [path] : []
     })
-  return [...walk(docs)]
+  return [join(root, "README.md"), ...walk(docs)]
 }
 
 /** The fenced code blocks of `markdown`: language, flags, code and the line (1-based) of its first code line. */

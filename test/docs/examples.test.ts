@@ -69,7 +69,7 @@ describe("docs code blocks", () => {
     expect(problems.some((p) => p.includes("client"))).toBe(false)
   })
 
-  it("every block of the guides compiles", async () => {
+  it("every block of the guides and README.md compiles", async () => {
     const { count, problems } = await checkExamples({ files: markdownFiles() })
     expect(problems).toEqual([])
     expect(count).toBeGreaterThanOrEqual(50)
