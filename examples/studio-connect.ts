@@ -1,5 +1,5 @@
 /**
- * An application that reports its runs to a running studio: the two lines of the README's "Studio".
+ * An application that reports its runs to a running studio: the two lines of "Studio" in docs/guide/observability.md.
  *   npm run studio                                               # in one terminal; it prints its URL
  *   EFFECT_AGENT_STUDIO_URL='<that URL>' npx tsx examples/studio-connect.ts   # in another
  * The runs appear in the studio's Runs page with source "ingest". With the studio down, the app runs

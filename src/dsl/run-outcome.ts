@@ -31,7 +31,7 @@ export type PendingApproval<TTools extends Record<string, AnyTool> = Record<stri
  * store it anywhere); `agent.resume(snapshot, decisions)` continues the run, in this process or another.
  * Decisions are keyed by the pending `id`: a call of a child agent used as a tool is listed as
  * `<caller's call id>/<child's call id>` (its snapshot is inside the caller's), a handoff target's
- * calls keep their ids. Without a resume ledger a snapshot can be resumed more than once (README,
+ * calls keep their ids. Without a resume ledger a snapshot can be resumed more than once (docs/guide/approval.md,
  * "Approval guarantees at each border").
  */
 export interface Suspended<TTools extends Record<string, AnyTool> = Record<string, AnyTool>> {

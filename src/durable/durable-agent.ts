@@ -159,7 +159,7 @@ export interface DurableAgent<T extends AgentShape> {
    * re-attach after a disconnect, or after the run's runner crashed, sees every event once). The
    * stream ends after the run's end (`RunEnd` with its output or error); it waits (polls) while the run
    * runs or waits for decisions, and for a run not started yet. Events are those of the loop without
-   * deltas and `ModelCall` (see the README's "Following a durable run"). An `after` that is not a
+   * deltas and `ModelCall` (see "Following a durable run" in docs/guide/durable.md). An `after` that is not a
    * non-negative integer fails with `InputInvalid`.
    */
   follow(runId: string, options?: FollowOptions): Stream.Stream<DurableEvent, RunJournalFailed | InputInvalid, WorkflowEngine | RunJournal>

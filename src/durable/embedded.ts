@@ -2,7 +2,7 @@
  * `effect-agent-dsl/durable/embedded`: the embedded engine for durable runs — Effect Cluster's workflow
  * engine in one process, on PGlite files (WASM PostgreSQL: no server, no native build). Needs the
  * optional peer `@electric-sql/pglite`; kept off `effect-agent-dsl/durable` so that users of the other
- * engines never load it. See the README's "Deploying durable runners".
+ * engines never load it. See "Deploying durable runners" in docs/guide/durable.md.
  *
  * @example
  * import { durable } from "effect-agent-dsl/durable"

@@ -3,7 +3,7 @@
  * is a Workflow keyed by its run id; every model call, tool execution, knowledge load and memory call
  * is an Activity; approvals are durable deferreds decided from any process; `maxDuration` is a
  * durable deadline; every event is journalled, so a run can be followed (`d.follow`, `followResponse`)
- * and inspected (`d.journal`) from any process. See the README's "Durable runs".
+ * and inspected (`d.journal`) from any process. See the durable runs guide (docs/guide/durable.md).
  *
  * @module effect-agent-dsl/durable
  */

@@ -1,7 +1,7 @@
 /**
  * `effect-agent-dsl/durable/postgres`: one runner of a multi-process Effect Cluster on PostgreSQL for
  * durable runs. Needs the optional peer `@effect/sql-pg`; kept off `effect-agent-dsl/durable` so that
- * users of the other engines never load it. See the README's "Deploying durable runners".
+ * users of the other engines never load it. See "Deploying durable runners" in docs/guide/durable.md.
  *
  * @example
  * import { durable } from "effect-agent-dsl/durable"

@@ -2,7 +2,7 @@
  * The JSON Lines trace format, version 1: one JSON object per event, in emission order.
  *
  * Every line has `v` (1), `ts` (epoch ms, from Effect's Clock), `run` (the run id), `agent` and
- * `event` (the event's tag); the other fields depend on the event and are listed in the README.
+ * `event` (the event's tag); the other fields depend on the event and are listed in the observability guide (docs/guide/observability.md, "JSON Lines traces").
  * Values that are not JSON (errors, undefined) are written as readable strings.
  */
 import type { AgentEvent } from "../dsl/events.ts"

@@ -2,7 +2,7 @@
  * effect-agent-dsl/web: agents behind `useChat` and any Web-standard server (Next.js route handlers,
  * Hono, Express through `nodeHandler`, edge functions). Nothing this entry imports loads a `node:`
  * module, and it hands the Effect modules a streaming run needs to their loaders up front, so a run
- * streams on runtimes without `require` (see the README, "Web frameworks").
+ * streams on runtimes without `require` (see the streaming guide, docs/guide/streaming.md, "Web frameworks").
  *
  * @module effect-agent-dsl/web
  */

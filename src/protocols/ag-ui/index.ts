@@ -5,7 +5,7 @@
  * tools as tools that end the turn for the client (`clientTools`), interrupts answered by `resume`
  * entries (`resumeDecisions`), shared state typed by a Schema (`agUiState`: `STATE_SNAPSHOT` and
  * `STATE_DELTA` as tools change it), and all of it as one handler (`agUiHandler`). No AG-UI package is
- * needed at run time. See the README, "AG-UI".
+ * needed at run time. See the streaming guide, docs/guide/streaming.md, "AG-UI".
  *
  * @module effect-agent-dsl/ag-ui
  */
