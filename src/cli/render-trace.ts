@@ -7,6 +7,7 @@
  */
 import { readFileSync } from "node:fs"
 import { parseArgs } from "node:util"
+import { commandFailure, packageVersion } from "../internal/command-line.ts"
 import { renderTrace } from "../trace/render-trace.ts"
 
 const usage = `Usage: effect-agent-trace [options] [trace.jsonl]
@@ -21,19 +22,9 @@ Options:
 
 const hint = 'pass one JSON Lines trace file, or "-" for standard input (--help for usage)'
 
-const fail = (code: number, message: string): never => {
-  process.stderr.write(`effect-agent-trace: ${message}\n`)
-  process.exit(code)
-}
+const fail = commandFailure("effect-agent-trace")
 
-/** The package's version; src/cli and dist/cli are both two levels below package.json. */
-const version = (): string => {
-  try {
-    return String(JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version)
-  } catch {
-    return "unknown"
-  }
-}
+const version = packageVersion
 
 const parsed = (() => {
   try {

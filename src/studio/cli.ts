@@ -6,8 +6,8 @@
  * lists the options; a mistake ends with a one-line message (exit 2), a module that does not load with
  * exit 1, never a stack trace.
  */
-import { readFileSync } from "node:fs"
 import { parseArgs } from "node:util"
+import { commandFailure, packageVersion } from "../internal/command-line.ts"
 import { loadModule, ModuleLoadFailed } from "./load-module.ts"
 import { startStudio, type StudioOptions } from "./server/studio-server.ts"
 import type { StudioSessions } from "./collect/sessions.ts"
@@ -33,18 +33,9 @@ Options:
   -v, --version         show the version of effect-agent-dsl
 `
 
-const fail = (code: number, message: string): never => {
-  process.stderr.write(`effect-agent-studio: ${message}\n`)
-  process.exit(code)
-}
+const fail = commandFailure("effect-agent-studio")
 
-const version = (): string => {
-  try {
-    return String(JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version)
-  } catch {
-    return "unknown"
-  }
-}
+const version = packageVersion
 
 const parsed = (() => {
   try {
