@@ -4,7 +4,8 @@
  * anchor resolves, local search finds a term from a guide and one from the API reference, and
  * llms.txt lists pages that exist.
  *
- * Building the site takes minutes (TypeDoc + VitePress over ~600 reference pages), so this file runs
+ * Building the site takes from half a minute to several on a busy machine (TypeDoc + VitePress over
+ * ~650 pages), so this file runs
  * under `npm run test:docs` (which builds first and sets DOCS_SITE=1; CI calls it after `npm test`);
  * in a plain `npm test` it is skipped, saying so.
  */
