@@ -55,6 +55,7 @@ export type {
   ToolErrorEvent,
   ToolHallucinatedEvent,
   ToolUseEvent,
+  ToolProgressEvent,
   TurnEvent
 } from "./dsl/events.ts"
 export type { KnowledgeLoader, KnowledgeSource } from "./dsl/knowledge.ts"

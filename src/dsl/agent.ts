@@ -57,6 +57,7 @@ import type {
   ToolErrorEvent,
   ToolHallucinatedEvent,
   ToolUseEvent,
+  ToolProgressEvent,
   TurnEvent
 } from "./events.ts"
 import type { PickToolsOptions } from "./pick-tools.ts"
@@ -272,6 +273,15 @@ export interface AgentBuilder<T extends AgentShape> {
   onModelResponse<$Out>(listener: Hook<ModelResponseEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** Fires before each retry of a model call: the provider waits `waitMs`, then makes attempt `attempt`. */
   onRetrying<$Out>(listener: Hook<RetryingEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
+  /**
+   * When a running tool reports progress (`context.progress(data)` in its `run`), before its outcome.
+   *
+   * @example
+   * ```ts
+   * agent("fetcher").tools({ download }).onToolProgress((e) => console.log(e.tool, e.data))
+   * ```
+   */
+  onToolProgress<$Out>(listener: Hook<ToolProgressEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When a tool failed, with the recovery decision (an observer; `.recoverTool` decides). */
   onToolError<$Out>(listener: Hook<ToolErrorEvent, $Out>): Requiring<T, RequirementsOf<$Out>>
   /** When a tool call's arguments did not decode, with the recovery decision. */
@@ -588,6 +598,7 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
     onModelCall: on("ModelCall"),
     onModelResponse: on("ModelResponse"),
     onRetrying: on("Retrying"),
+    onToolProgress: on("ToolProgress"),
     onToolError: on("ToolError"),
     onInvalidArgs: on("InvalidArgs"),
     onKnowledgeUsed: on("KnowledgeUsed"),

@@ -4,7 +4,8 @@
  * Order within a run: `RunStart` → (`ModelCall` → `ModelResponse` for a model-routed choice) →
  * `SkillChosen` → per turn: `Turn` → `ModelCall` → (`Retrying` per wait before another attempt) →
  * `ModelResponse` → per tool call: `ArgsRepaired`
- * (when a repair made the arguments valid), then one of `ToolUse` (+ `KnowledgeUsed` for knowledge) |
+ * (when a repair made the arguments valid), `ToolProgress` (each report of a running tool), then one of
+ * `ToolUse` (+ `KnowledgeUsed` for knowledge) |
  * `ToolError` | `InvalidArgs` | `Handoff` (or none, when the call is refused by the allowlist) → … →
  * `BudgetExceeded` (only when the budget ran out) → `RunEnd` (always, exactly once).
  * A run that waits for a human decision emits `ApprovalRequested` and ends with a `RunEnd` whose outcome
@@ -88,6 +89,18 @@ export type ToolUseEvent<TTools extends Record<string, AnyTool> = Record<string,
     }
     : never
 }[keyof TTools]
+/**
+ * A running tool reported progress through its context (`ToolContext.progress`): a remote agent's status
+ * line, a percentage, a partial result. Between the call's start and its outcome (`ToolUse`,
+ * `ToolError`), in the order reported; only when a hook or a stream hears it.
+ */
+export interface ToolProgressEvent extends TurnScoped {
+  readonly _tag: "ToolProgress"
+  readonly tool: string
+  readonly toolCallId: string
+  /** What the tool reported, as given. */
+  readonly data: unknown
+}
 /** A tool failed; `recovery` is what the `executionError` handlers decided. */
 export interface ToolErrorEvent extends TurnScoped {
   readonly _tag: "ToolError"
@@ -226,6 +239,7 @@ export type AgentEvent =
   | ModelResponseEvent
   | RetryingEvent
   | ToolUseEvent
+  | ToolProgressEvent
   | ToolErrorEvent
   | InvalidArgsEvent
   | ToolHallucinatedEvent

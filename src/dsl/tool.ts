@@ -25,6 +25,18 @@ export interface ToolContext {
    * request is recognised; undefined in a plain run. Meant for `effect: "idempotent"` tools.
    */
   readonly idempotencyKey?: string | undefined
+  /**
+   * Reports progress of a long call (a percentage, a status line, a remote agent's update): each value
+   * becomes a `ToolProgress` event of the run, for hooks (`onToolProgress`) and streams, in order and
+   * before the call's outcome. Values reported after the call ended, or that nobody hears (no hook, no
+   * stream), are dropped at no cost; reporting never fails the call.
+   *
+   * @example
+   * ```ts
+   * run: async ({ url }, { progress }) => { progress({ stage: "downloading" }); return await fetchAll(url) }
+   * ```
+   */
+  readonly progress: (data: unknown) => void
 }
 
 /**
@@ -77,7 +89,8 @@ export interface ToolInternalsOf<Args, Result, R = never> {
     args: Args,
     toolCallId: string,
     idempotencyKey?: string,
-    around?: AroundAnswer
+    around?: AroundAnswer,
+    progress?: (data: unknown) => void
   ) => Effect.Effect<Result, unknown, R>
   /**
    * Whether this call needs a human decision before it runs (undefined: never). A predicate that
@@ -392,8 +405,8 @@ const makeTool = (
     definition,
     codec: Object.freeze(codec),
     [ToolInternals]: Object.freeze({
-      execute: (args: unknown, toolCallId: string, idempotencyKey?: string, around?: AroundAnswer) =>
-        fromMaybeEffect((abortable) => run(args, new CallContext(toolCallId, abortable, idempotencyKey)), around),
+      execute: (args: unknown, toolCallId: string, idempotencyKey?: string, around?: AroundAnswer, progress?: (data: unknown) => void) =>
+        fromMaybeEffect((abortable) => run(args, new CallContext(toolCallId, abortable, idempotencyKey, progress ?? ignoreProgress)), around),
       needsApproval
     }),
     tags: Object.freeze([...(options.tags ?? [])]),
@@ -416,7 +429,7 @@ class CallContext implements ToolContext {
   declare readonly idempotencyKey?: string
   readonly #abortable: Abortable
 
-  constructor(readonly toolCallId: string, abortable: Abortable, idempotencyKey: string | undefined) {
+  constructor(readonly toolCallId: string, abortable: Abortable, idempotencyKey: string | undefined, readonly progress: (data: unknown) => void) {
     this.#abortable = abortable
     if (idempotencyKey !== undefined) (this as { idempotencyKey?: string }).idempotencyKey = idempotencyKey
   }
@@ -425,6 +438,9 @@ class CallContext implements ToolContext {
     return this.#abortable.signal
   }
 }
+
+/** The progress callback of a call nobody hears. */
+const ignoreProgress = (_data: unknown): void => undefined
 
 const effectClasses: ReadonlyArray<unknown> = ["readOnly", "idempotent", "mutating"]
 
@@ -452,7 +468,8 @@ const approvalPredicate = (option: unknown): ToolInternalsOf<unknown, unknown>["
 
 /**
  * Internal: runs a tool on already-decoded arguments (the loop's way in; not part of the public API).
- * `around` wraps the tool's answer when it is an Effect (the services of the run it belongs to).
+ * `around` wraps the tool's answer when it is an Effect (the services of the run it belongs to);
+ * `progress` receives what the tool reports through its context (`ToolContext.progress`).
  *
  * @example
  * ```ts
@@ -464,8 +481,9 @@ export const executeTool = <Args, R>(
   args: Args,
   toolCallId: string,
   idempotencyKey?: string,
-  around?: AroundAnswer
-): Effect.Effect<R, unknown> => tool[ToolInternals].execute(args, toolCallId, idempotencyKey, around) as Effect.Effect<R, unknown>
+  around?: AroundAnswer,
+  progress?: (data: unknown) => void
+): Effect.Effect<R, unknown> => tool[ToolInternals].execute(args, toolCallId, idempotencyKey, around, progress) as Effect.Effect<R, unknown>
 
 /** The `run` of a tool declared without one: looks its implementation up in the run's services. */
 const implementedByLayer = (name: string) => {

@@ -32,7 +32,7 @@ import { withStoreRetry } from "./store-retry.ts"
 export const InStep = Context.Reference<boolean>("effect-agent-dsl/durable/InStep", { defaultValue: () => false })
 
 const leftOut = new Set<string>(["TextDelta", "ReasoningDelta", "ToolCallStart", "ToolCallDelta", "ModelCall"])
-const notReplayed = new Set<string>(["Retrying", "HookFailed"])
+const notReplayed = new Set<string>(["Retrying", "HookFailed", "ToolProgress"])
 
 const encodeError = Schema.encodeSync(Schema.toCodecJson(AgentErrorSchema as unknown as Schema.Codec<AgentError, unknown>))
 const decodeError = Schema.decodeUnknownOption(Schema.toCodecJson(AgentErrorSchema as unknown as Schema.Codec<AgentError, unknown>))

@@ -6,7 +6,8 @@
  *   ends with `event: error` carrying the `AgentError`'s tag and message.
  * - `"ui-message-stream"`: the AI SDK's UI message stream protocol (what `useChat` reads): `start`,
  *   `start-step`, `text-*`, `reasoning-*`, `tool-input-*`, `tool-output-*`, a transient `data-retrying`
- *   part per wait before a model call is retried, `finish-step`, `finish`, `error`, then `data: [DONE]`.
+ *   part per wait before a model call is retried, a transient `data-tool-progress` part per report of a
+ *   running tool, `finish-step`, `finish`, `error`, then `data: [DONE]`.
  *   A run that suspends for approval sends a `tool-approval-request` per waiting call (its
  *   `approvalId` is `<run id>:<decision key>`, see `approvalId`) before `finish`, so `useChat` shows
  *   the approval; a resumed run (no `RunStart`) continues the last assistant message, and a denied call
@@ -174,6 +175,10 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
         case "Retrying":
           // A transient data part: a client may show "retrying…"; it is not kept in the message.
           out.push({ type: "data-retrying", data: retryingData(event), transient: true })
+          break
+        case "ToolProgress":
+          // A transient data part beside the call: a client may show it while the tool runs.
+          out.push({ type: "data-tool-progress", data: { toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, tool: event.tool, progress: event.data }, transient: true })
           break
         case "ToolUse":
           out.push({ type: "tool-output-available", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, output: event.result ?? null })

@@ -68,7 +68,7 @@ export const compile = (definition: AgentDefinition): AgentPlan => {
 
 // A record, so an event added to the union without a row here is a compile error (not a hook never called).
 const eventTagRecord: { readonly [K in AgentEvent["_tag"]]: true } = {
-  RunStart: true, SkillChosen: true, Turn: true, ModelCall: true, Retrying: true, ModelResponse: true, ToolUse: true, ToolError: true,
+  RunStart: true, SkillChosen: true, Turn: true, ModelCall: true, Retrying: true, ModelResponse: true, ToolUse: true, ToolProgress: true, ToolError: true,
   InvalidArgs: true, ToolHallucinated: true, ArgsRepaired: true, KnowledgeUsed: true, Handoff: true, ApprovalRequested: true, ApprovalDecided: true, BudgetThreshold: true,
   BudgetExceeded: true, RunEnd: true, HookFailed: true
 }

@@ -30,7 +30,7 @@ import type { CallEnv } from "./call-model.ts"
 export type UnscopedEvent = AgentEvent extends infer E ? E extends AgentEvent ? Omit<E, "agent" | "runId" | "skill" | "turn"> : never : never
 
 const turnScoped: ReadonlySet<AgentEvent["_tag"]> = new Set<AgentEvent["_tag"]>([
-  "Turn", "ModelCall", "Retrying", "ModelResponse", "ToolUse", "ToolError", "InvalidArgs", "ToolHallucinated", "ArgsRepaired", "KnowledgeUsed", "Handoff",
+  "Turn", "ModelCall", "Retrying", "ModelResponse", "ToolUse", "ToolProgress", "ToolError", "InvalidArgs", "ToolHallucinated", "ArgsRepaired", "KnowledgeUsed", "Handoff",
   "ApprovalRequested", "ApprovalDecided"
 ])
 

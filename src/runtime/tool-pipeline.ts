@@ -38,6 +38,7 @@ import type { RunSnapshot } from "../dsl/run-snapshot.ts"
 /** A suspended child to resume, with the decisions meant for it. */
 type ChildResume = { readonly snapshot: RunSnapshot; readonly decisions: Decisions }
 import { interceptCall } from "./intercept.ts"
+import { withToolProgress } from "./tool-progress.ts"
 import { decideExecutionError, decideInvalidArgs } from "./recover.ts"
 import { CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
 import type { RunContext } from "./run-context.ts"
@@ -336,7 +337,7 @@ const executeWithin = (ctx: RunContext, tool: AnyTool, args: unknown, toolCallId
   const run = (extra?: ToolRunExtra) =>
     resumer !== undefined && child !== undefined
       ? Effect.exit(within(extra)(resumer.resume(child.snapshot, child.decisions)) as Effect.Effect<unknown, unknown>)
-      : Effect.exit(executeTool(tool, args, toolCallId, extra?.idempotencyKey, within(extra)))
+      : withToolProgress(ctx, tool.name, toolCallId, (progress) => Effect.exit(executeTool(tool, args, toolCallId, extra?.idempotencyKey, within(extra), progress)))
   // A durable run records the outcome (a replay reads it back) and may end the run on a lost one.
   const execution = durability === undefined
     ? run()

@@ -29,6 +29,8 @@ const describe = (line: TraceLine): { readonly depth: number; readonly text: str
       return { depth: 2, text: `model retry ${f.attempt}/${f.maxAttempts} in ${Math.round(f.waitMs)} ms: ${short(f.reason)}` }
     case "ToolUse":
       return { depth: 2, text: `tool ${f.tool}(${short(f.args, 60)}) = ${short(f.result, 60)}  (${f.durationMs} ms${f.validated ? "" : ", not validated"})` }
+    case "ToolProgress":
+      return { depth: 3, text: `tool ${f.tool} progress ${short(f.data, 60)}` }
     case "ToolError":
       return { depth: 2, text: `tool ${f.tool} failed: ${f.error?.message}  → ${f.recovery}` }
     case "InvalidArgs":

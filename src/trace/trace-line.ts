@@ -92,6 +92,8 @@ const fields = (event: AgentEvent): Record<string, unknown> => {
         validated: event.validated,
         ...(event.mode === undefined ? {} : { mode: event.mode })
       }
+    case "ToolProgress":
+      return { ...toolCallFields(event), data: event.data }
     case "ToolError":
       return {
         ...toolCallFields(event),

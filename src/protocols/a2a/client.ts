@@ -4,8 +4,9 @@
  * takes `{ input: string }`, sends it as a text part and answers the remote's text; with `args` and
  * `output` Schemas it sends the decoded arguments as a data part and decodes the answer with `output`.
  *
- * Each call is one remote task. It streams when the card says so (`onUpdate` sees every status and
- * artifact update as it arrives), else sends a blocking request and polls `GetTask` until the task
+ * Each call is one remote task. It streams when the card says so (every status and artifact update, as
+ * it arrives, is a `ToolProgress` event of the calling run for its hooks and streams, and reaches
+ * `onUpdate`), else sends a blocking request and polls `GetTask` until the task
  * settles. Failures are `A2aError`s with a `kind` (the run's recovery handlers see them as the tool's
  * failure): a failed, rejected or canceled task, a transport or protocol error, a stream that ends
  * before a final state, a task waiting for input or authentication, or no answer within `timeoutMs`
@@ -21,7 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AgentConfigError } from "../../errors.ts"
 import { CurrentBudgetScope } from "../../dsl/lineage.ts"
-import { type Tool, tool } from "../../dsl/tool.ts"
+import { type Tool, tool, type ToolContext } from "../../dsl/tool.ts"
 import type { ArgsSchema } from "../../dsl/tool-parameters.ts"
 import { describeCause } from "../../internal/describe-cause.ts"
 import { A2aError } from "./errors.ts"
@@ -148,7 +149,7 @@ export const a2aTool = <const Name extends string = string, S extends ArgsSchema
     description: options.description ?? (card.description || `The remote A2A agent "${card.name}"`),
     args: (options.args ?? DefaultArgs) as ArgsSchema,
     untrustedOutput: true,
-    run: (args: unknown) => call(args)
+    run: (args: unknown, context: ToolContext) => call(args, context.progress)
   }) as unknown as Tool<Name, ArgsOf<S>, OutputOf<O>>
 }
 
@@ -216,7 +217,11 @@ export const runRemoteTask = async (
 }
 
 /** One call of the remote agent as an Effect: a task run to its settled state, its answer or an `A2aError`. */
-const remoteCaller = (client: Client, card: AgentCard, options: A2aAgentOptions<string, any, any>): (args: unknown) => Effect.Effect<unknown, A2aError> => {
+const remoteCaller = (
+  client: Client,
+  card: AgentCard,
+  options: A2aAgentOptions<string, any, any>
+): (args: unknown, progress?: (update: A2aUpdate) => void) => Effect.Effect<unknown, A2aError> => {
   const agentName = card.name || "a2a agent"
   const timeoutMs = options.timeoutMs ?? 120_000
   if (!(timeoutMs > 0)) throw new AgentConfigError({ subject: `a2aAgent("${agentName}")`, reason: "timeoutMs must be a positive number of milliseconds" })
@@ -277,8 +282,10 @@ const remoteCaller = (client: Client, card: AgentCard, options: A2aAgentOptions<
       if (tokens > 0 && scope !== undefined) scope.charge("tokens", tokens)
     })
 
-  const call = (args: unknown) =>
+  // Each update reaches `onUpdate` and, as a `ToolProgress` event, the calling run's hooks and streams.
+  const call = (args: unknown, progress?: (update: A2aUpdate) => void) =>
     Effect.gen(function*() {
+      const report = progress === undefined ? update : (u: A2aUpdate) => (update(u), progress(u))
       const parts: Array<Part> = options.args === undefined ? [textPart(String((args as { readonly input: unknown }).input))] : [dataPart(args)]
       const message: Message = { messageId: crypto.randomUUID(), contextId: "", taskId: "", role: Role.ROLE_USER, parts, metadata: undefined, extensions: [], referenceTaskIds: [] }
       const taskId: { current: string | undefined } = { current: undefined }
@@ -286,7 +293,7 @@ const remoteCaller = (client: Client, card: AgentCard, options: A2aAgentOptions<
         if (taskId.current === undefined || taskId.current === "") return
         await client.cancelTask({ tenant: "", id: taskId.current, metadata: undefined }, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined)
       })
-      const task = yield* Effect.tryPromise({ try: (signal) => runRemoteTask({ client, agentName, streaming, pollMs, update }, message, signal, taskId), catch: (cause) => toA2aError(agentName, taskId.current)(cause) }).pipe(
+      const task = yield* Effect.tryPromise({ try: (signal) => runRemoteTask({ client, agentName, streaming, pollMs, update: report }, message, signal, taskId), catch: (cause) => toA2aError(agentName, taskId.current)(cause) }).pipe(
         Effect.onInterrupt(() => cancelRemote),
         Effect.timeoutOrElse({
           duration: timeoutMs,

@@ -50,6 +50,32 @@ describe("a2aAgent against the SDK's own request handler", () => {
     expect(updates[0]).toMatchObject({ _tag: "Status", text: "thinking" })
   })
 
+  it("its updates are ToolProgress events of the calling run: hooks and runStream see them, in order, before the result", async () => {
+    const server = track(await sdkServer({
+      execute: async (context, out) => {
+        out.status(TaskState.TASK_STATE_WORKING, "looking up")
+        out.status(TaskState.TASK_STATE_WORKING, "almost there")
+        out.artifact([{ content: { $case: "text", value: `found ${inputText(context)}` }, metadata: undefined, filename: "", mediaType: "text/plain" }])
+        out.status(TaskState.TASK_STATE_COMPLETED)
+        out.finished()
+      }
+    }))
+    const remote = await a2aAgent(server.url, { name: "finder" })
+    const lead = () => agent("lead")
+      .model(scriptedModel([{ _tag: "ToolCalls", calls: [{ id: "f1", name: "finder", arguments: { input: "order 7" } }] }, { _tag: "Text", content: "ok" }]))
+      .tools({ finder: remote })
+    const heard: Array<string> = []
+    await lead().onEvent((e) => void heard.push(e._tag === "ToolProgress" ? `progress:${(e.data as A2aUpdate)._tag}:${(e.data as { text?: string }).text ?? ""}` : e._tag)).run("find")
+    const around = heard.filter((t) => t.startsWith("progress") || t === "ToolUse")
+    expect(around.slice(0, 2)).toEqual(["progress:Status:looking up", "progress:Status:almost there"])
+    expect(around.at(-1)).toBe("ToolUse")
+    expect(around.filter((t) => t.startsWith("progress:Artifact"))).toHaveLength(1)
+    const streamed = await Effect.runPromise(Stream.runCollect(lead().runStream("find")))
+    const progress = [...streamed].filter((e) => e._tag === "ToolProgress")
+    expect(progress.length).toBeGreaterThanOrEqual(3)
+    expect(progress[0]).toMatchObject({ tool: "finder", toolCallId: "f1", data: { _tag: "Status", text: "looking up" } })
+  })
+
   it("is a tool of our agent: the model calls it and sees its answer", async () => {
     const server = track(await sdkServer({
       execute: async (context, out) => {

@@ -281,6 +281,8 @@ const table: { readonly [K in RunStreamEvent["_tag"]]: Entry<K> } = {
     name: "retrying",
     value: jsonOf({ attempt: event.attempt, maxAttempts: event.maxAttempts, waitMs: event.waitMs, reason: event.reason, provider: event.provider, model: event.model })
   }],
+  // No AG-UI event carries a tool's progress: a CUSTOM event, as for retries.
+  ToolProgress: (event) => [{ type: "CUSTOM", name: "tool_progress", value: jsonOf({ toolCallId: event.toolCallId, tool: event.tool, data: event.data }) }],
   ToolUse: (event, m) => (m.clientTools.has(event.tool) ? [] : result(m, event.runId, event.toolCallId, contentOf(event.result))),
   ToolError: (event, m) => result(m, event.runId, event.toolCallId, `Error: ${errorMessage(event.error)}`),
   InvalidArgs: (event, m) => result(m, event.runId, event.toolCallId, `Invalid arguments: ${event.issues}`),
