@@ -70,8 +70,17 @@ describeBrowser("studio front end on the fixture server", (browser) => {
     ])
     const { page, errors } = await open(`#/runs/${runId}`)
     await page.locator(".error-box").first().waitFor()
-    for (const summary of await page.locator("details > summary").all()) await summary.click()
-    for (const summary of await page.locator("details:not([open]) > summary").all()) await summary.click()
+    // Open every <details>, nested ones included (opening one may render more). Not by clicking a list of
+    // locators: `details:not([open])` shrinks as they open, so its nth(i) may be gone by the time it is clicked.
+    for (let round = 0; round < 10; round++) {
+      const opened = await page.evaluate(() => {
+        const closed = [...document.querySelectorAll<HTMLDetailsElement>("details:not([open])")]
+        for (const details of closed) details.open = true
+        return closed.length
+      })
+      if (opened === 0) break
+      await page.waitForTimeout(50)
+    }
     await page.locator(".answer-text", { hasText: payload }).first().waitFor()
     expect(await page.locator("main img, main script").count()).toBe(0)
     await page.evaluate(() => {
