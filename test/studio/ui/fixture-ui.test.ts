@@ -74,7 +74,7 @@ describeBrowser("studio front end on the fixture server", (browser) => {
     // locators: `details:not([open])` shrinks as they open, so its nth(i) may be gone by the time it is clicked.
     for (let round = 0; round < 10; round++) {
       const opened = await page.evaluate(() => {
-        const closed = [...document.querySelectorAll<HTMLDetailsElement>("details:not([open])")]
+        const closed = [...document.querySelectorAll("details:not([open])")] as unknown as Array<{ open: boolean }>
         for (const details of closed) details.open = true
         return closed.length
       })
