@@ -4,6 +4,9 @@
  */
 import { type Message, type Part, Role, type SendMessageRequest, type Task } from "@a2a-js/sdk"
 import { type Client, ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
+import { Schema } from "effect"
+import { agent, tool } from "../../../src/index.ts"
+import { scriptedModel } from "../../../src/testing/index.ts"
 
 export const sdkClient = async (url: string, headers: Record<string, string> = {}): Promise<Client> => {
   const fetchImpl: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } })
@@ -42,3 +45,26 @@ export const outputText = (task: Task): string =>
 
 /** Resolves after `ms` milliseconds. */
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/**
+ * A bank agent whose `transfer` needs approval; `transferRuns()` counts the transfers that really ran.
+ * Its model asks for one transfer, then answers with the last tool result.
+ */
+export const makeBank = () => {
+  let runs = 0
+  const transfer = tool("transfer", {
+    description: "Moves money",
+    args: Schema.Struct({ to: Schema.String, amount: Schema.Finite }),
+    needsApproval: true,
+    run: ({ to, amount }) => {
+      runs += 1
+      return `sent ${amount} to ${to}`
+    }
+  })
+  const bankModel = scriptedModel((req) =>
+    req.messages.some((m) => m.role === "tool")
+      ? { _tag: "Text", content: `done: ${String(req.messages.filter((m) => m.role === "tool").at(-1)?.content)}` }
+      : { _tag: "ToolCalls", calls: [{ id: `call_${req.messages.length}`, name: "transfer", arguments: { to: "bob", amount: 10 } }] }
+  )
+  return { bank: agent("bank").prompt("Pays people.").model(bankModel).tools({ transfer }), transferRuns: () => runs }
+}

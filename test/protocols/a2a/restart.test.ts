@@ -6,14 +6,12 @@
  * again), and `ListTasks` pages through the stored tasks.
  */
 import { TaskState } from "@a2a-js/sdk"
-import { Effect, Exit, Layer, Schema, Scope } from "effect"
+import { Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { agent, tool } from "../../../src/index.ts"
 import { serveA2a, sqlTaskStore } from "../../../src/protocols/a2a/index.ts"
 import { sqlSessionStore } from "../../../src/postgres/index.ts"
-import { scriptedModel } from "../../../src/testing/index.ts"
 import { startDatabase, type TestDatabase } from "../../support/database.ts"
-import { asTask, outputText, request, sdkClient, text, userMessage } from "./helpers.ts"
+import { asTask, makeBank, outputText, request, sdkClient, text, userMessage } from "./helpers.ts"
 
 let db: TestDatabase
 beforeAll(async () => {
@@ -21,22 +19,7 @@ beforeAll(async () => {
 }, 60_000)
 afterAll(() => db?.stop(), 60_000)
 
-let transferRuns = 0
-const transfer = tool("transfer", {
-  description: "Moves money",
-  args: Schema.Struct({ to: Schema.String, amount: Schema.Finite }),
-  needsApproval: true,
-  run: ({ to, amount }) => {
-    transferRuns += 1
-    return `sent ${amount} to ${to}`
-  }
-})
-const bankModel = scriptedModel((req) =>
-  req.messages.some((m) => m.role === "tool")
-    ? { _tag: "Text", content: `done: ${String(req.messages.filter((m) => m.role === "tool").at(-1)?.content)}` }
-    : { _tag: "ToolCalls", calls: [{ id: `call_${req.messages.length}`, name: "transfer", arguments: { to: "bob", amount: 10 } }] }
-)
-const bank = agent("bank").prompt("Pays people.").model(bankModel).tools({ transfer })
+const { bank, transferRuns } = makeBank()
 
 /** A server of `bank` on the database, as a new process would open it; `stop` closes it and its connection. */
 const start = async () => {
@@ -50,7 +33,7 @@ const start = async () => {
 describe("serveA2a on a SQL task store", () => {
   it("answers GetTask and resumes an input-required task after a restart, once", async () => {
     const first = await start()
-    const before = transferRuns
+    const before = transferRuns()
     const client = await sdkClient(first.server.url)
     const task = asTask(await client.sendMessage(request(userMessage([text("pay bob 10")]))))
     expect(task.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
@@ -66,9 +49,9 @@ describe("serveA2a on a SQL task store", () => {
     const resumed = asTask(await again.sendMessage(request(userMessage([text("approve")], { taskId: task.id, contextId: task.contextId }))))
     expect(resumed.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
     expect(outputText(resumed)).toBe("done: sent 10 to bob")
-    expect(transferRuns).toBe(before + 1)
+    expect(transferRuns()).toBe(before + 1)
     await expect(again.sendMessage(request(userMessage([text("approve")], { taskId: task.id, contextId: task.contextId })))).rejects.toThrow()
-    expect(transferRuns).toBe(before + 1)
+    expect(transferRuns()).toBe(before + 1)
     await second.stop()
 
     const third = await start()

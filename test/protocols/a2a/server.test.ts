@@ -10,27 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { agent, skill, tool } from "../../../src/index.ts"
 import { serveA2a, type A2aServer } from "../../../src/protocols/a2a/index.ts"
 import { scriptedModel } from "../../../src/testing/index.ts"
-import { asTask, outputText, request, sdkClient, sleep, text, userMessage } from "./helpers.ts"
+import { asTask, makeBank, outputText, request, sdkClient, sleep, text, userMessage } from "./helpers.ts"
 
 const echoModel = scriptedModel((req) => ({ _tag: "Text", content: `echo: ${String(req.messages.at(-1)?.content)} (${req.messages.length} messages)` }))
 const echo = agent("echo").prompt("Echoes what it is told.").model(echoModel)
 
-let transferRuns = 0
-const transfer = tool("transfer", {
-  description: "Moves money",
-  args: Schema.Struct({ to: Schema.String, amount: Schema.Finite }),
-  needsApproval: true,
-  run: ({ to, amount }) => {
-    transferRuns += 1
-    return `sent ${amount} to ${to}`
-  }
-})
-const bankModel = scriptedModel((req) =>
-  req.messages.some((m) => m.role === "tool")
-    ? { _tag: "Text", content: `done: ${String(req.messages.filter((m) => m.role === "tool").at(-1)?.content)}` }
-    : { _tag: "ToolCalls", calls: [{ id: `call_${req.messages.length}`, name: "transfer", arguments: { to: "bob", amount: 10 } }] }
-)
-const bank = agent("bank").prompt("Pays people.").model(bankModel).tools({ transfer })
+const { bank, transferRuns } = makeBank()
 
 let slowStarted = 0
 let slowInterrupted = 0
@@ -117,25 +102,25 @@ describe("the SDK's client against our server", () => {
 
   it("a suspended approval is input-required; the next message on the task approves and resumes it", async () => {
     const client = await sdkClient(bankServer.url)
-    const before = transferRuns
+    const before = transferRuns()
     const task = asTask(await client.sendMessage(request(userMessage([text("pay bob 10")]))))
     expect(task.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
     const pending = task.status?.message?.parts.find((p) => p.content?.$case === "data")?.content?.value as { pending: Array<{ id: string; tool: string }> }
     expect(pending.pending.map((p) => p.tool)).toEqual(["transfer"])
-    expect(transferRuns).toBe(before)
+    expect(transferRuns()).toBe(before)
     const resumed = asTask(await client.sendMessage(request(userMessage([text("approve")], { taskId: task.id, contextId: task.contextId }))))
     expect(resumed.id).toBe(task.id)
     expect(resumed.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
     expect(outputText(resumed)).toBe("done: sent 10 to bob")
-    expect(transferRuns).toBe(before + 1)
+    expect(transferRuns()).toBe(before + 1)
     // The task is terminal: a further message on it is refused, and the tool never runs twice.
     await expect(client.sendMessage(request(userMessage([text("approve")], { taskId: task.id, contextId: task.contextId })))).rejects.toThrow()
-    expect(transferRuns).toBe(before + 1)
+    expect(transferRuns()).toBe(before + 1)
   })
 
   it("a denial with a data part resumes the run without running the tool; bad decisions are invalid params", async () => {
     const client = await sdkClient(bankServer.url)
-    const before = transferRuns
+    const before = transferRuns()
     const task = asTask(await client.sendMessage(request(userMessage([text("pay bob 10")]))))
     const id = (task.status?.message?.parts.find((p) => p.content?.$case === "data")?.content?.value as { pending: Array<{ id: string }> }).pending[0]!.id
     const ids = { taskId: task.id, contextId: task.contextId }
@@ -143,33 +128,33 @@ describe("the SDK's client against our server", () => {
     const denied = asTask(await client.sendMessage(request(userMessage([{ content: { $case: "data", value: { decisions: { [id]: { deny: "not today" } } } }, metadata: undefined, filename: "", mediaType: "application/json" }], ids))))
     expect(denied.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
     expect(outputText(denied)).toContain("not today")
-    expect(transferRuns).toBe(before)
+    expect(transferRuns()).toBe(before)
   })
 
   it("an approval binds to its own task's run: once a later task of the context waits, the earlier one is refused", async () => {
     const client = await sdkClient(bankServer.url)
-    const before = transferRuns
+    const before = transferRuns()
     const contextId = crypto.randomUUID()
     const first = asTask(await client.sendMessage(request(userMessage([text("pay bob 10")], { contextId }))))
     const second = asTask(await client.sendMessage(request(userMessage([text("pay bob 10 again")], { contextId }))))
     expect([first.status?.state, second.status?.state]).toEqual([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_INPUT_REQUIRED])
     // "approve" on the first task must not approve the second task's calls.
     await expect(client.sendMessage(request(userMessage([text("approve")], { taskId: first.id, contextId })))).rejects.toMatchObject({ name: "RequestMalformedError" })
-    expect(transferRuns).toBe(before)
+    expect(transferRuns()).toBe(before)
     const done = asTask(await client.sendMessage(request(userMessage([text("approve")], { taskId: second.id, contextId }))))
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
-    expect(transferRuns).toBe(before + 1)
+    expect(transferRuns()).toBe(before + 1)
   })
 
   it("CancelTask on an input-required task ends it canceled; its approval can no longer be given", async () => {
     const client = await sdkClient(bankServer.url)
-    const before = transferRuns
+    const before = transferRuns()
     const task = asTask(await client.sendMessage(request(userMessage([text("pay bob 10")]))))
     expect(task.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
     const canceled = await client.cancelTask({ tenant: "", id: task.id, metadata: undefined })
     expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED)
     await expect(client.sendMessage(request(userMessage([text("approve")], { taskId: task.id, contextId: task.contextId })))).rejects.toThrow()
-    expect(transferRuns).toBe(before)
+    expect(transferRuns()).toBe(before)
   })
 
   it("CancelTask interrupts the run and its tool; the task ends canceled", async () => {
