@@ -31,6 +31,27 @@ const failureOf = async (effect: Effect.Effect<unknown, unknown>) => {
   return error?.error
 }
 
+/**
+ * A remote payer on the SDK's own handler: a new task asks `question` (input-required); the answer on
+ * the same task pays from the account it names. `asked` lists each message it got, with its task id.
+ */
+const askingPayer = async (question: string) => {
+  const asked: Array<{ readonly taskId: string; readonly text: string }> = []
+  const server = track(await sdkServer({
+    execute: async (context, out) => {
+      asked.push({ taskId: context.taskId, text: inputText(context) })
+      if (context.task === undefined) out.status(TaskState.TASK_STATE_INPUT_REQUIRED, question)
+      else {
+        out.bus.publish(AgentEvent.task({ ...context.task, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined } }))
+        out.artifact([{ content: { $case: "text", value: `paid from ${inputText(context)}` }, metadata: undefined, filename: "", mediaType: "text/plain" }])
+        out.status(TaskState.TASK_STATE_COMPLETED)
+      }
+      out.finished()
+    }
+  }))
+  return { server, asked }
+}
+
 describe("a2aAgent against the SDK's own request handler", () => {
   it("reads the card, streams the task, and answers the text; updates reach onUpdate", async () => {
     const server = track(await sdkServer({
@@ -286,19 +307,7 @@ describe("a2aRemoteAgent: a remote agent as an agent of ours", () => {
   })
 
   it("a remote asking for input suspends the calling run; our resume sends the answer to the same remote task", async () => {
-    const asked: Array<{ readonly taskId: string; readonly text: string }> = []
-    const server = track(await sdkServer({
-      execute: async (context, out) => {
-        asked.push({ taskId: context.taskId, text: inputText(context) })
-        if (context.task === undefined) out.status(TaskState.TASK_STATE_INPUT_REQUIRED, "Which account, checking or savings?")
-        else {
-          out.bus.publish(AgentEvent.task({ ...context.task, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined } }))
-          out.artifact([{ content: { $case: "text", value: `paid from ${inputText(context)}` }, metadata: undefined, filename: "", mediaType: "text/plain" }])
-          out.status(TaskState.TASK_STATE_COMPLETED)
-        }
-        out.finished()
-      }
-    }))
+    const { server, asked } = await askingPayer("Which account, checking or savings?")
     const payer = await a2aRemoteAgent(server.url, { name: "payer" })
     const model = scriptedModel((req) =>
       req.messages.at(-1)?.role === "user"
@@ -328,19 +337,7 @@ describe("a2aRemoteAgent: a remote agent as an agent of ours", () => {
     expect(server.cancels).toContain(wait2.args.taskId)
   })
   it("a remote asking for input inside a parallel: every decision is checked before any member continues; the answer reaches the asking task only", async () => {
-    const asked: Array<{ readonly taskId: string; readonly text: string }> = []
-    const server = track(await sdkServer({
-      execute: async (context, out) => {
-        asked.push({ taskId: context.taskId, text: inputText(context) })
-        if (context.task === undefined) out.status(TaskState.TASK_STATE_INPUT_REQUIRED, "Which account?")
-        else {
-          out.bus.publish(AgentEvent.task({ ...context.task, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined } }))
-          out.artifact([{ content: { $case: "text", value: `paid from ${inputText(context)}` }, metadata: undefined, filename: "", mediaType: "text/plain" }])
-          out.status(TaskState.TASK_STATE_COMPLETED)
-        }
-        out.finished()
-      }
-    }))
+    const { server, asked } = await askingPayer("Which account?")
     const payer = await a2aRemoteAgent(server.url, { name: "payer" })
     const ran: Array<string> = []
     const gated = tool("transfer", { description: "Moves money", args: Schema.Struct({ amount: Schema.Number }), needsApproval: true, run: ({ amount }) => (ran.push(`transfer ${amount}`), "moved") })
