@@ -5,40 +5,15 @@
  * event it receives is also checked against `@ag-ui/core`'s schemas. A client that aborts its run
  * interrupts the server's run (the tool in flight stops, no further model call).
  */
-import { type BaseEvent, HttpAgent, type Message } from "@ag-ui/client"
-import { EventSchemas } from "@ag-ui/core/schemas"
+import { HttpAgent } from "@ag-ui/client"
 import { Effect, Schema } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { agent, text, tool, toolCalls } from "effect-agent-dsl"
 import { scriptedModel } from "effect-agent-dsl/testing"
-import { agUiHandler, makeAgents, serve, threadStore } from "./fixture.ts"
+import { agUiHandler, makeAgents, threadStore } from "./fixture.ts"
+import { runChecked as run, useLoopbackServers, user } from "./http-agent-client.ts"
 
-let close: (() => Promise<void>) | undefined
-afterEach(async () => {
-  await close?.()
-  close = undefined
-})
-
-const start = async (handler: (request: Request) => Promise<Response>) => {
-  const server = await serve(handler)
-  close = server.close
-  return server.url
-}
-
-/** Runs `client` once, collecting every event (each checked against the protocol's schema). */
-const run = async (client: HttpAgent, parameters: Parameters<HttpAgent["runAgent"]>[0] = {}) => {
-  const events: Array<BaseEvent> = []
-  const result = await client.runAgent(parameters, {
-    onEvent: ({ event }) => {
-      const checked = EventSchemas.safeParse(event)
-      if (!checked.success) throw new Error(`not an AG-UI event: ${JSON.stringify(event)}\n${checked.error.message}`)
-      events.push(event)
-    }
-  })
-  return { events, types: events.map((e) => e.type), result }
-}
-
-const user = (id: string, content: string): Message => ({ id, role: "user", content })
+const start = useLoopbackServers()
 
 describe("agUiHandler with @ag-ui/client's HttpAgent over loopback", () => {
   it("streams text and a server tool call with its result; the client's messages are the conversation", async () => {

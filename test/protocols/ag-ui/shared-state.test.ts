@@ -6,38 +6,17 @@
  * as it was, a change a patch cannot carry safely goes as a snapshot, the closing `MESSAGES_SNAPSHOT`
  * keeps the client's history, and the client's tools reach agents with skills.
  */
-import { type BaseEvent, HttpAgent, type Message } from "@ag-ui/client"
-import { EventSchemas } from "@ag-ui/core/schemas"
+import { HttpAgent, type Message } from "@ag-ui/client"
 import { Effect, Exit, Schema, Stream } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { agent, type ModelRequest, skill, text, tool, toolCalls } from "effect-agent-dsl"
 import { AgUiStateInvalid, AgUiStateUnavailable, agUiState, chatStream, toAgUiEvents, type AgUiEvent } from "effect-agent-dsl/ag-ui"
 import { scriptedModel } from "effect-agent-dsl/testing"
-import { agUiHandler, serve, threadStore } from "./fixture.ts"
+import { agUiHandler, threadStore } from "./fixture.ts"
+import { runChecked as run, useLoopbackServers, user } from "./http-agent-client.ts"
 import { wellFormedProblems } from "./well-formed.ts"
 
-let close: (() => Promise<void>) | undefined
-afterEach(async () => {
-  await close?.()
-  close = undefined
-})
-const start = async (handler: (request: Request) => Promise<Response>) => {
-  const server = await serve(handler)
-  close = server.close
-  return server.url
-}
-const run = async (client: HttpAgent, parameters: Parameters<HttpAgent["runAgent"]>[0] = {}) => {
-  const events: Array<BaseEvent> = []
-  const result = await client.runAgent(parameters, {
-    onEvent: ({ event }) => {
-      const checked = EventSchemas.safeParse(event)
-      if (!checked.success) throw new Error(`not an AG-UI event: ${JSON.stringify(event)}\n${checked.error.message}`)
-      events.push(event)
-    }
-  })
-  return { events, types: events.map((e) => e.type), result }
-}
-const user = (id: string, content: string): Message => ({ id, role: "user", content })
+const start = useLoopbackServers()
 
 const Recipe = Schema.Struct({
   title: Schema.String,
