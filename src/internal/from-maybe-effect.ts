@@ -69,26 +69,59 @@ export type AroundAnswer<A = unknown> = (answer: Effect.Effect<A, unknown>) => E
 export const fromMaybeEffect = <A>(
   run: (abortable: Abortable) => MaybeEffect<A, any>,
   around?: AroundAnswer<A>
-): Effect.Effect<A, unknown> =>
-  Effect.callback<A, unknown>((resume) => {
+): Effect.Effect<A, unknown> => fromMaybeEffectSettled(run, around, undefined)
+
+/**
+ * What a caller makes of the answer of user code, in the same step (`fromMaybeEffectSettled`): its
+ * value, or what it threw, rejected with or failed with (an interruption from outside stays one).
+ */
+export interface Settle<A, B, E> {
+  readonly onValue: (value: A) => Effect.Effect<B, E>
+  readonly onError: (error: unknown) => Effect.Effect<B, E>
+}
+
+/**
+ * `fromMaybeEffect` followed by `settle`, without an Effect of its own in between: what `settle`
+ * answers is what the call resumes with. A model function's answer is normalised this way (one
+ * primitive per model call instead of three: issue #37).
+ *
+ * @example
+ * ```ts
+ * fromMaybeEffectSettled(() => answer(request), undefined, { onValue: normalize, onError: (e) => Effect.fail(toModelError(e)) })
+ * ```
+ */
+export const fromMaybeEffectSettled = <A, B, E>(
+  run: (abortable: Abortable) => MaybeEffect<A, any>,
+  around: AroundAnswer<A> | undefined,
+  settle: Settle<A, B, E> | undefined
+): Effect.Effect<B, E> =>
+  Effect.callback<B, E>((resume) => {
     const abortable = new LazyAbortable()
     let out: MaybeEffect<A, any>
     try {
       out = run(abortable)
     } catch (error) {
-      return resume(Effect.fail(error))
+      return resume(settle === undefined ? Effect.fail(error as E) : settle.onError(error))
     }
-    const abort = () => abortable.abort()
     if (Effect.isEffect(out)) {
-      const answer = userInterruptAsFailure(out as Effect.Effect<A, unknown>).pipe(Effect.onInterrupt(() => Effect.sync(abort)))
-      return resume(around === undefined ? answer : around(answer))
+      const interrupted = userInterruptAsFailure(out as Effect.Effect<A, unknown>).pipe(Effect.onInterrupt(() => Effect.sync(() => abortable.abort())))
+      const answer = around === undefined ? interrupted : around(interrupted)
+      return resume(settle === undefined ? answer as unknown as Effect.Effect<B, E> : Effect.matchCauseEffect(answer, {
+        onSuccess: settle.onValue,
+        onFailure: (cause) => (Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : settle.onError(Cause.squash(cause)))
+      }))
     }
-    if (!isPromiseLike(out)) return resume(Effect.succeed(out))
+    if (!isPromiseLike(out)) return resume(settle === undefined ? Effect.succeed(out as unknown as B) : settle.onValue(out))
     // A Promise (every async tool, hook and model function): its cancellation aborts the signal.
+    // (`Promise.resolve` hands a native Promise back as it is.)
     const settled = Promise.resolve(out)
-    settled.then((value) => resume(Effect.succeed(value)), (error) => resume(Effect.fail(error)))
-    return AwaitAbandoned.use((awaiting) => {
-      abort()
+    settled.then(
+      settle === undefined ? (value) => resume(Effect.succeed(value as unknown as B)) : (value) => resume(settle.onValue(value)),
+      settle === undefined ? (error) => resume(Effect.fail(error as E)) : (error) => resume(settle.onError(error))
+    )
+    return Effect.withFiber((fiber) => {
+      abortable.abort()
+      const awaiting = fiber.getRef(AwaitAbandoned)
       if (awaiting === undefined) return Effect.void
       return Effect.promise(() =>
         settled.then((value) => awaiting.settled({ _tag: "Value", value }), (error) => awaiting.settled({ _tag: "Error", error }))

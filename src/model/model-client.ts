@@ -2,7 +2,6 @@
  * ModelClient: the one seam between the agentic loop and a model. One method, so a mock is one line;
  * also a Context service with a Layer, so Effect programs can provide it from the outside.
  */
-import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -10,7 +9,7 @@ import * as Result from "effect/Result"
 import type * as Stream from "effect/Stream"
 import { describeCause } from "../internal/describe-cause.ts"
 import { ModelError } from "./model-error.ts"
-import { fromMaybeEffect } from "../internal/from-maybe-effect.ts"
+import { fromMaybeEffectSettled, type Settle } from "../internal/from-maybe-effect.ts"
 import type { LlmResponse, LlmResponseInit, ModelRequest } from "./messages.ts"
 import { normalizeResponse } from "./normalize-response.ts"
 import { partsOf, type ResponsePart } from "./response-part.ts"
@@ -109,18 +108,19 @@ const fromFunction = (answer: ModelFunction, options?: { readonly provider?: str
       ? Effect.succeed(normalized.success)
       : Effect.fail(new ModelError({ provider, reason: `the response is not a valid LlmResponse: ${normalized.failure}`, retryable: false }))
   }
-  const chat = (request: ModelRequest): Effect.Effect<LlmResponse, ModelError> =>
-    Effect.matchCauseEffect(fromMaybeEffect(() => answer(request)), {
-      onFailure: (cause) => (Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.fail(toModelError(Cause.squash(cause)))),
-      onSuccess: (response) => {
-        try {
-          return normalize(response)
-        } catch (error) {
-          // A response whose getters throw.
-          return Effect.fail(toModelError(error))
-        }
+  // The answer is normalised as it settles, in the call's own step (see `fromMaybeEffectSettled`).
+  const settle: Settle<LlmResponseInit, LlmResponse, ModelError> = {
+    onValue: (response) => {
+      try {
+        return normalize(response)
+      } catch (error) {
+        // A response whose getters throw.
+        return Effect.fail(toModelError(error))
       }
-    })
+    },
+    onError: (error) => Effect.fail(toModelError(error))
+  }
+  const chat = (request: ModelRequest): Effect.Effect<LlmResponse, ModelError> => fromMaybeEffectSettled(() => answer(request), undefined, settle)
   safeChats.add(chat)
   // Telemetry names only what the caller said: no invented provider or model.
   const metadata: ModelMetadata = {

@@ -164,7 +164,8 @@ const checkShape = (raw: unknown): Result.Result<LlmResponse, string> => {
   if (raw["_tag"] !== "ToolCalls") return Result.fail(`expected _tag "Text" or "ToolCalls", got ${JSON.stringify(raw["_tag"]) ?? "nothing"}`)
   const calls = raw["calls"]
   if (!Array.isArray(calls)) return Result.fail("a ToolCalls response needs a calls array")
-  const seen = new Set<string>()
+  // Few calls (nearly every answer) are compared with the ones before them; many go through a Set.
+  const seen = calls.length > 8 ? new Set<string>() : undefined
   for (let index = 0; index < calls.length; index++) {
     const call: unknown = calls[index]
     if (!isRecord(call) || typeof call["name"] !== "string") return Result.fail(`calls[${index}] needs a string name`)
@@ -172,8 +173,19 @@ const checkShape = (raw: unknown): Result.Result<LlmResponse, string> => {
       return Result.fail(`calls[${index}].arguments must be the JSON text the model sent (ModelClient.fromFunction normalises objects)`)
     }
     const id = call["id"]
-    if (typeof id !== "string" || id === "" || seen.has(id)) return Result.fail(`calls[${index}].id must be a non-empty id, unique in the response`)
-    seen.add(id)
+    if (typeof id !== "string" || id === "" || (seen === undefined ? repeats(calls, index, id) : seen.has(id))) {
+      return Result.fail(`calls[${index}].id must be a non-empty id, unique in the response`)
+    }
+    seen?.add(id)
   }
   return Result.succeed(raw as unknown as LlmResponse)
+}
+
+/**
+ * Whether a call before `index` has `id` (their shapes checked already): for a few calls, a scan
+ * rather than a Set, as every model call is checked (a Set per check was ~130 bytes).
+ */
+const repeats = (calls: ReadonlyArray<unknown>, index: number, id: string): boolean => {
+  for (let earlier = 0; earlier < index; earlier++) if ((calls[earlier] as Record<string, unknown>)["id"] === id) return true
+  return false
 }

@@ -12,6 +12,7 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Result from "effect/Result"
 import { effectStream } from "../internal/lazy-effect.ts"
 import { ModelError } from "../errors.ts"
@@ -33,12 +34,22 @@ import { chatResponseAttributes, chatSpan, errorTypeOf, withErrorType } from "./
 /** Wraps the call of a durable run (`Durability.model`, bound to the step). */
 export type RecordModelCall = (call: Effect.Effect<LlmResponse, ModelError>) => Effect.Effect<LlmResponse, ModelError>
 
+/**
+ * How a call announces its events (`ModelCall`, `Retrying`, `ModelResponse`): `emit` bound to the
+ * run's scope, and optionally whether an event of a tag is heard at all (when not, it is not made).
+ * A `RunContext` is one.
+ */
+export interface Announcer {
+  emit(event: UnscopedEvent): Effect.Effect<void>
+  hears?(tag: UnscopedEvent["_tag"]): boolean
+}
+
 /** What a streaming call does with each part of the answer as it arrives. */
 export type OnPart<E> = (part: ResponsePart) => Effect.Effect<void, E>
 
-/** Calls the model in `turn`, announcing it through `emit` (bound to the run's scope); streams when given `onPart`. */
+/** Calls the model in `turn`, announcing it through `announcer` (bound to the run's scope); streams when given `onPart`. */
 export const callModel = <E = never>(
-  emit: (event: UnscopedEvent) => Effect.Effect<void>,
+  announcer: Announcer,
   turn: number,
   request: ModelRequest,
   onPart?: OnPart<E>,
@@ -47,7 +58,7 @@ export const callModel = <E = never>(
   withTracing((traced, fiber) => {
     const client = Context.getOrUndefined(fiber.context, ModelClientService)
     const call = Effect.gen(() =>
-      callModelSteps(emit, turn, request, onPart, record, {
+      callModelSteps(announcer, turn, request, onPart, record, {
         traced,
         clock: fiber.getRef(Clock.Clock),
         client
@@ -91,11 +102,11 @@ export interface CallEnv {
  *
  * @example
  * ```ts
- * const response = yield* callModelSteps((event) => ctx.emit(event), ctx.turn, request, undefined, undefined, ctx.callEnv)
+ * const response = yield* callModelSteps(ctx, ctx.turn, request, undefined, undefined, ctx.callEnv)
  * ```
  */
 export function* callModelSteps<E>(
-  emit: (event: UnscopedEvent) => Effect.Effect<void>,
+  announcer: Announcer,
   turn: number,
   request: ModelRequest,
   onPart: OnPart<E> | undefined,
@@ -103,7 +114,7 @@ export function* callModelSteps<E>(
   env: CallEnv
 ): Steps<LlmResponse, ModelError | E, ModelClientService> {
   const traced = env.traced
-  yield* emit({ _tag: "ModelCall", request })
+  if (announcer.hears?.("ModelCall") !== false) yield* announcer.emit({ _tag: "ModelCall", request })
   const client = env.client ?? (yield* ModelClientService)
   const capture = traced && (yield* CaptureMessageContent)
   if (capture) yield* Effect.annotateCurrentSpan(inputContent(request.messages))
@@ -114,29 +125,48 @@ export function* callModelSteps<E>(
     : streamed(client, request, turn, onPart).pipe(Effect.catchDefect((defect) => Effect.fail(crashed("crashed", defect))))
   // A retrying provider announces each wait (`announceRetry`); in a run, that is a `Retrying` event
   // (when something can hear it: providing the listener costs a copy of the fiber's services per call).
-  const raw = env.retryHeard === false ? call : Effect.provideService(call, ModelRetryListener, (notice) => emit({ _tag: "Retrying", ...notice }))
-  // A durable run records the checked answer (or its ModelError), and a replay reads it back.
-  const checked = Effect.flatMap(raw, (raw) => checkedResponse(raw, turn))
-  const answer = record === undefined ? checked : record(checked as Effect.Effect<LlmResponse, ModelError>)
-  // A failed call is measured too (`gen_ai.client.operation.duration` with its `error.type`).
-  const response = yield* Effect.tapCause(answer, (cause) => {
-    const errorType = errorTypeOf(cause)
-    return errorType === undefined ? Effect.void : recordModelCall(client.metadata, clock.currentTimeMillisUnsafe() - started, undefined, errorType)
-  })
+  const raw = env.retryHeard === false ? call : Effect.provideService(call, ModelRetryListener, (notice) => announcer.emit({ _tag: "Retrying", ...notice }))
+  // A `fromFunction` client's answer is checked already (`isSafeChat`); any other is checked here. A
+  // durable run records the checked answer (or its ModelError), and a replay reads it back.
+  const unchecked = onPart === undefined && isSafeChat(client.chat) ? undefined : turn
+  const answer = record === undefined
+    ? raw
+    : record((unchecked === undefined ? raw : Effect.flatMap(raw, (raw) => checkedResponse(raw, unchecked))) as Effect.Effect<LlmResponse, ModelError>)
+  // The call's outcome as a value, so that its failure is measured in plain code then failed with
+  // as it was (one primitive per call, where `flatMap` + `tapCause` took two and two closures).
+  const exit = yield* Effect.exit(answer)
+  const checked = Exit.isFailure(exit) || record !== undefined || unchecked === undefined ? exit : checkedExit(exit.value, unchecked)
   const durationMs = clock.currentTimeMillisUnsafe() - started
+  if (Exit.isFailure(checked)) {
+    // A failed call is measured too (`gen_ai.client.operation.duration` with its `error.type`).
+    const errorType = errorTypeOf(checked.cause)
+    if (errorType !== undefined) {
+      if (env.context === undefined) yield* recordModelCall(client.metadata, durationMs, undefined, errorType)
+      else recordModelCallUnsafe(client.metadata, durationMs, undefined, errorType, env.context)
+    }
+    return yield* (checked as Exit.Exit<never, ModelError | E>)
+  }
+  const response = checked.value as LlmResponse
   if (env.context === undefined) yield* recordModelCall(client.metadata, durationMs, response.usage, undefined)
   else recordModelCallUnsafe(client.metadata, durationMs, response.usage, undefined, env.context)
   if (traced) yield* Effect.annotateCurrentSpan(capture ? { ...chatResponseAttributes(response), ...outputContent(response) } : chatResponseAttributes(response))
-  yield* emit({ _tag: "ModelResponse", response, durationMs })
+  if (announcer.hears?.("ModelResponse") !== false) yield* announcer.emit({ _tag: "ModelResponse", response, durationMs })
   return response
 }
+
+/** `checkedResponse` as an Exit. */
+const checkedExit = (raw: unknown, turn: number): Exit.Exit<LlmResponse, ModelError> => {
+  const checked = checkResponseAssigningIds(raw, turn)
+  return Result.isSuccess(checked) ? Exit.succeed(checked.success) : Exit.fail(invalidResponse(checked.failure))
+}
+
+const invalidResponse = (failure: string) =>
+  new ModelError({ provider: "model client", reason: `the response is not a valid LlmResponse: ${failure}`, retryable: false })
 
 /** The client's answer as a checked `LlmResponse` (missing call ids assigned), or the `ModelError` saying why not. */
 const checkedResponse = (raw: unknown, turn: number): Effect.Effect<LlmResponse, ModelError> => {
   const checked = checkResponseAssigningIds(raw, turn)
-  return Result.isSuccess(checked)
-    ? Effect.succeed(checked.success)
-    : Effect.fail(new ModelError({ provider: "model client", reason: `the response is not a valid LlmResponse: ${checked.failure}`, retryable: false }))
+  return Result.isSuccess(checked) ? Effect.succeed(checked.success) : Effect.fail(invalidResponse(checked.failure))
 }
 
 const crashed = (what: string, cause: unknown) =>

@@ -74,7 +74,7 @@ const routeByModel = (
     const scope = { runId, skill: routingScope, turn: 1 }
     const emitRouting = (event: UnscopedEvent) => emit(plan, stamp(plan, scope, event), sink)
     yield* emitRouting({ _tag: "Turn" })
-    const response = yield* callModel(emitRouting, 1, {
+    const response = yield* callModel({ emit: emitRouting }, 1, {
       messages: [
         { role: "system", content: `${agentPreamble(plan.definition)}\n\nChoose the skill that should handle the user's request:\n${namedList(candidates)}` },
         { role: "user", content: input }

@@ -341,6 +341,21 @@ export class RunContext {
     this.#knowledge.set(name, text)
   }
 
+  /**
+   * Whether an event tagged `tag` reaches anyone (a hook on it, `onEvent`, or the run's stream). The
+   * loop's hot steps ask first and skip the event when not: no event object, and no `yield*` of a
+   * no-op Effect, which resumes every generator the step is delegated through (issue #37: 49 → 15
+   * `yield*` per calculator run with the guards on `emit`, `ensure` and `checkThresholds`).
+   */
+  hears(tag: AgentEvent["_tag"]): boolean {
+    return this.sink !== undefined || this.plan.listeners.has(tag)
+  }
+
+  /** Whether the budget has thresholds to report (`checkThresholds` does nothing otherwise). */
+  get watchesThresholds(): boolean {
+    return this.plan.thresholds.length > 0
+  }
+
   /** Emits an event, stamped with this run's agent, id, skill and turn. */
   emit(event: UnscopedEvent): Effect.Effect<void> {
     if (this.sink === undefined && !this.plan.listeners.has(event._tag)) return Effect.void

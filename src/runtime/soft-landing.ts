@@ -34,7 +34,7 @@ export const softLanding = (ctx: RunContext, overrun: Overrun): Effect.Effect<{ 
     }
     const durability = ctx.durability
     const response = yield* callModel(
-      (event) => ctx.emit(event),
+      ctx,
       ctx.turn,
       request,
       undefined,

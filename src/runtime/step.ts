@@ -41,30 +41,15 @@ type LoopSteps<A> = Steps<A, AgentError, ModelClientService>
 
 /** A model step: the turn's model call and what its answer means. */
 function* modelStep(ctx: RunContext): LoopSteps<Finished | undefined> {
-  yield* ctx.emit({ _tag: "Turn" })
-  const toolChoice = ctx.toolChoice
-  const request: ModelRequest = {
-    messages: [...ctx.transcript],
-    tools: ctx.requestTools,
-    ...(toolChoice === undefined ? {} : { toolChoice }),
-    ...(ctx.skill.output?.responseFormat === undefined ? {} : { responseFormat: ctx.skill.output.responseFormat })
-  }
-  const durability = ctx.durability
-  const turn = ctx.turn
-  const call = () =>
-    callModelSteps(
-      (event) => ctx.emit(event),
-      turn,
-      request,
-      ctx.sink === undefined ? undefined : (part) => onPart(ctx, part),
-      durability === undefined ? undefined : (call) => durability.model({ runId: ctx.runId, turn, purpose: "step" }, call),
-      ctx.callEnv
-    )
-  const response = ctx.traced ? yield* Effect.gen(call).pipe(modelSpan(turn, request, ctx.callEnv.client?.metadata)) : yield* call()
+  if (ctx.hears("Turn")) yield* ctx.emit({ _tag: "Turn" })
+  const request = modelRequest(ctx)
+  const response = ctx.traced
+    ? yield* Effect.gen(() => modelCall(ctx, request)).pipe(modelSpan(ctx.turn, request, ctx.callEnv.client?.metadata))
+    : yield* modelCall(ctx, request)
   if (response.usage !== undefined) {
     const overrun = ctx.ledger.spendTokens(response.usage.inputTokens + response.usage.outputTokens)
-    yield* ctx.checkThresholds()
-    yield* ctx.ensure(overrun)
+    if (ctx.watchesThresholds) yield* ctx.checkThresholds()
+    if (overrun !== undefined) yield* ctx.ensure(overrun)
   }
   if (response._tag === "ToolCalls" && response.calls.length > 0) {
     const reasoning = response.reasoning === undefined || response.reasoning.length === 0 ? {} : { reasoning: response.reasoning }
@@ -73,6 +58,33 @@ function* modelStep(ctx: RunContext): LoopSteps<Finished | undefined> {
     return undefined
   }
   return yield* finalText(ctx, response.content ?? "")
+}
+
+/**
+ * The turn's request: a copy of the transcript, the offered tools, and the tool choice and response
+ * format when there are any (keys set one by one rather than spread in: no object per absent key).
+ */
+const modelRequest = (ctx: RunContext): ModelRequest => {
+  const request: { -readonly [K in keyof ModelRequest]: ModelRequest[K] } = { messages: ctx.transcript.slice(), tools: ctx.requestTools }
+  const toolChoice = ctx.toolChoice
+  if (toolChoice !== undefined) request.toolChoice = toolChoice
+  const responseFormat = ctx.skill.output?.responseFormat
+  if (responseFormat !== undefined) request.responseFormat = responseFormat
+  return request
+}
+
+/** The turn's model call (streamed to `onPart` in a streaming run; recorded in a durable one). */
+const modelCall = (ctx: RunContext, request: ModelRequest) => {
+  const durability = ctx.durability
+  const turn = ctx.turn
+  return callModelSteps(
+    ctx,
+    turn,
+    request,
+    ctx.sink === undefined ? undefined : (part) => onPart(ctx, part),
+    durability === undefined ? undefined : (call) => durability.model({ runId: ctx.runId, turn, purpose: "step" }, call),
+    ctx.callEnv
+  )
 }
 
 /**
@@ -137,13 +149,11 @@ function* turnSteps(ctx: RunContext, resuming: boolean, stepTaken: () => boolean
   return { _tag: "Continue" }
 }
 
-/** A turn in its `agent.turn` span when the run is traced; otherwise delegated to in the loop's own generator. */
-function* turn(ctx: RunContext, resuming: boolean, stepTaken: () => boolean, suspending: boolean): LoopSteps<TurnEnd> {
-  if (!ctx.traced) return yield* turnSteps(ctx, resuming, stepTaken, suspending)
-  return yield* Effect.gen(() => turnSteps(ctx, resuming, stepTaken, suspending)).pipe(
+/** A turn in its `agent.turn` span (a traced run; otherwise the loop delegates to `turnSteps` itself). */
+const tracedTurn = (ctx: RunContext, resuming: boolean, stepTaken: () => boolean, suspending: boolean): Effect.Effect<TurnEnd, AgentError, ModelClientService> =>
+  Effect.gen(() => turnSteps(ctx, resuming, stepTaken, suspending)).pipe(
     Effect.withSpan("agent.turn", { attributes: { "agent.name": ctx.agent, "agent.skill": ctx.skill.name, "agent.turn": ctx.turn } }, noStackTrace)
   )
-}
 
 /**
  * Runs steps until the run finishes, or suspends after `control.suspendAfter` steps. A budget policy
@@ -167,12 +177,15 @@ const steps = (ctx: RunContext, control: DriveControl): Effect.Effect<Driven, Ag
     while (true) {
       const resuming = ctx.hasPending
       if (!resuming) {
-        yield* ctx.ensure(ctx.ledger.checkTurn())
+        const overrun = ctx.ledger.checkTurn()
+        if (overrun !== undefined) yield* ctx.ensure(overrun)
         ctx.ledger.spendTurn()
-        yield* ctx.checkThresholds()
+        if (ctx.watchesThresholds) yield* ctx.checkThresholds()
       }
       // A run that may suspend between steps handles its calls one at a time (a step is one call).
-      const end = yield* turn(ctx, resuming, stepTaken, limit !== undefined)
+      const end = ctx.traced
+        ? yield* tracedTurn(ctx, resuming, stepTaken, limit !== undefined)
+        : yield* turnSteps(ctx, resuming, stepTaken, limit !== undefined)
       if (end._tag !== "Continue") return end
     }
   })

@@ -299,7 +299,7 @@ function* execute(
       if (overrun !== undefined) return yield* ctx.exceed(overrun)
     }
     ctx.ledger.spendExecution(tool.name)
-    yield* ctx.checkThresholds()
+    if (ctx.watchesThresholds) yield* ctx.checkThresholds()
   }
   const knowledge = ctx.skill.knowledge.get(tool.name)
   const cached = knowledge === undefined ? undefined : ctx.cachedKnowledge(tool.name)
@@ -312,7 +312,9 @@ function* execute(
   if (result instanceof ChildSuspension) return yield* suspendForChild(ctx, tool, call, result)
   if (knowledge !== undefined && cached === undefined) ctx.rememberKnowledge(tool.name, String(result))
   if (ctx.traced) yield* ctx.annotate("tool.outcome", "success")
-  yield* ctx.emit({ _tag: "ToolUse", tool: tool.name, toolCallId: call.id, args, result, durationMs, validated: tool.codec.validated, mode: tool.codec.unsafe })
+  if (ctx.hears("ToolUse")) {
+    yield* ctx.emit({ _tag: "ToolUse", tool: tool.name, toolCallId: call.id, args, result, durationMs, validated: tool.codec.validated, mode: tool.codec.unsafe })
+  }
   // Knowledge tools are never untrusted, so `characters` counts the knowledge text itself.
   const content = tool.untrustedOutput ? untrustedContent(tool.name, result) : toolResultContent(result)
   if (knowledge !== undefined) {
