@@ -10,6 +10,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { cancellationsInMemory } from "./cancellations-in-memory.ts"
 import type * as Schema from "effect/Schema"
 
 /** One wait of a run for decisions. */
@@ -61,6 +62,12 @@ export class ApprovalInbox extends Context.Service<ApprovalInbox, {
   readonly cancel: (runId: string, reason: string) => Effect.Effect<void, ApprovalInboxFailed>
   /** Why run `runId` was cancelled, if it was. */
   readonly cancelled: (runId: string) => Effect.Effect<Option.Option<string>, ApprovalInboxFailed>
+  /**
+   * Calls `listener` with the reason when run `runId` is cancelled (from now on); answers a function
+   * that stops listening. For an inbox that sees every cancellation itself (the embedded engine's, one
+   * process per store). Without it, a running step asks `cancelled` every half second.
+   */
+  readonly onCancelled?: ((runId: string, listener: (reason: string) => void) => () => void) | undefined
   /** Records that run `runId` of `workflow` was started (again: kept once). */
   readonly register: (workflow: string, runId: string) => Effect.Effect<void, ApprovalInboxFailed>
   /** The runs of `workflow` started so far, oldest first (at most `limit`). */
@@ -74,12 +81,16 @@ export class ApprovalInbox extends Context.Service<ApprovalInbox, {
    * Effect.provide(program, ApprovalInbox.memory)
    * ```
    */
-  static readonly memory: Layer.Layer<ApprovalInbox> = Layer.sync(ApprovalInbox, () => {
+  static readonly memory: Layer.Layer<ApprovalInbox> = Layer.sync(ApprovalInbox, () => cancellationsInMemory(memoryInbox()))
+}
+
+/** The inbox in this process's memory (its cancellations told at once by `cancellationsInMemory`). */
+const memoryInbox = (): ApprovalInbox["Service"] => {
     const waits = new Map<string, ApprovalWait & { open: boolean }>()
     const cancellations = new Map<string, string>()
     const started = new Map<string, ReadonlyArray<string>>()
     const key = (runId: string, wait: number) => `${runId}\u0000${wait}`
-    return ApprovalInbox.of({
+  return ApprovalInbox.of({
       open: (wait) =>
         Effect.sync(() => {
           if (!waits.has(key(wait.runId, wait.wait))) waits.set(key(wait.runId, wait.wait), { ...wait, open: true })
@@ -109,5 +120,4 @@ export class ApprovalInbox extends Context.Service<ApprovalInbox, {
         }),
       runs: (workflow, limit) => Effect.sync(() => (started.get(workflow) ?? []).slice(0, Math.max(0, limit)))
     })
-  })
 }

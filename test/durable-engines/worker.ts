@@ -219,14 +219,7 @@ const engine = env.ENGINE === "postgres"
       ...(env.TERMINATION_MS === undefined ? {} : { entityTerminationTimeout: Number(env.TERMINATION_MS) })
     }
   })
-  : embeddedEngine({
-    dataDir: env.DATA_DIR!,
-    clientOnly: env.CLIENT_ONLY === "1",
-    shardingConfig: {
-      entityMessagePollInterval: "500 millis",
-      ...(env.ENTITY_REGISTRATION_MS === undefined ? {} : { entityRegistrationTimeout: Number(env.ENTITY_REGISTRATION_MS) })
-    }
-  })
+  : embeddedEngine({ dataDir: env.DATA_DIR!, clientOnly: env.CLIENT_ONLY === "1" })
 
 const agents = Layer.mergeAll(shop.layer, bank.layer).pipe(Layer.provide(intentsWithCheckpoint))
 // `MODE=poll`: a process that only polls, without the workflows (as the README allows).

@@ -10,7 +10,7 @@ import { agent, Decision, text, toolCalls } from "../../src/index.ts"
 import { durable, memoryEngine } from "../../src/durable/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { makeBank } from "../approvals/bank.ts"
-import { clusterEngine, sharedStorage, sharedStores, startRunner } from "./harness.ts"
+import { engineKinds, sharedStorage, sharedStores, startRunner } from "./harness.ts"
 
 const caller = () => {
   const child = makeBank(scriptedModel([toolCalls([{ id: "k1", name: "transfer", arguments: { to: "bob", amount: 500 } }]), text("child paid")]))
@@ -20,7 +20,7 @@ const caller = () => {
   return { child, front, model, childRuns: () => childRuns }
 }
 
-describe("a durable run whose agent-as-tool's child needs approval", () => {
+describe.each(engineKinds)("a durable run whose agent-as-tool's child needs approval (%s engine)", (engine) => {
   it("suspends durably, is listed as waiting with the child's call, is decided through the inbox, and resumes the child once", async () => {
     const { child, front, model } = caller()
     const d = durable(front)
@@ -60,9 +60,9 @@ describe("a durable run whose agent-as-tool's child needs approval", () => {
     const { child, front, childRuns } = caller()
     const d = durable(front)
     const output = await Effect.gen(function*() {
-      const driver = yield* sharedStorage()
+      const driver = yield* sharedStorage(engine)
       const stores = yield* sharedStores()
-      const runner = () => d.layer.pipe(Layer.provideMerge(clusterEngine(driver)), Layer.provideMerge(Layer.succeedContext(stores)))
+      const runner = () => d.layer.pipe(Layer.provideMerge(driver.engine()), Layer.provideMerge(Layer.succeedContext(stores)))
       const first = yield* startRunner(runner())
       const waiting = yield* d.run("go", { runId: "cr-3" }).pipe(Effect.provide(first.context))
       expect(waiting._tag).toBe("Suspended")

@@ -8,11 +8,12 @@ import { describe, expect, it } from "vitest"
 import { agent, type LlmMessage, text, tool, type ToolEffectClass, toolCalls } from "../../src/index.ts"
 import { durable, type DurableOptions, OutcomeUnknown, Reconciled, ToolIntents } from "../../src/durable/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
-import { clusterEngine, sharedStorage, sharedStores, startRunner } from "./harness.ts"
+import { engineKinds, type EngineKind, sharedStorage, sharedStores, startRunner } from "./harness.ts"
 
 const script = () => scriptedModel([toolCalls([{ id: "c1", name: "act", arguments: { q: "x" } }]), text("done")])
 
 interface Crash {
+  readonly engine: EngineKind
   readonly effect: ToolEffectClass
   readonly options?: DurableOptions
   /** Stop the runner after the tool wrote its outcome beside the claim, before the engine recorded it. */
@@ -23,7 +24,7 @@ interface Crash {
  * Runs a one-tool agent on runner A, stops A while the tool runs (or right after a mutating tool
  * finished), and asks runner B for the result.
  */
-const crashInTool = (crash: Crash) =>
+const crashIn = (crash: Crash) =>
   Effect.gen(function*() {
     const runs: Array<{ readonly key: string | undefined }> = []
     const entered = Deferred.makeUnsafe<void>()
@@ -42,7 +43,7 @@ const crashInTool = (crash: Crash) =>
     })
     const model = script()
     const d = durable(agent("actor").model(model).tools({ act }), crash.options)
-    const driver = yield* sharedStorage()
+    const driver = yield* sharedStorage(crash.engine)
     const stores = yield* sharedStores()
     const intents = Context.get(stores, ToolIntents)
     // The store as runner A sees it: when asked, `finish` writes and then the runner dies.
@@ -52,7 +53,7 @@ const crashInTool = (crash: Crash) =>
         Effect.andThen(intents.finish(key, outcome), crash.afterFinish === true ? Effect.andThen(Deferred.succeed(entered, undefined), Effect.never) : Effect.void)
     })
     const runner = (store: Context.Context<any>) =>
-      d.layer.pipe(Layer.provideMerge(clusterEngine(driver)), Layer.provideMerge(Layer.succeedContext(store)))
+      d.layer.pipe(Layer.provideMerge(driver.engine()), Layer.provideMerge(Layer.succeedContext(store)))
     const first = yield* startRunner(runner(Context.add(stores, ToolIntents, dyingIntents)))
     yield* d.start("act on x", { runId: "crash" }).pipe(Effect.provide(first.context))
     yield* Deferred.await(entered)
@@ -67,7 +68,8 @@ const crashInTool = (crash: Crash) =>
 const toolResult = (requests: ReadonlyArray<{ readonly messages: ReadonlyArray<LlmMessage> }>) =>
   requests[1]?.messages.find((m) => m.role === "tool")?.content
 
-describe("a runner stopped in a tool, and a fresh one on the same storage", () => {
+describe.each(engineKinds)("a runner stopped in a tool, and a fresh one on the same storage (%s engine)", (engine) => {
+  const crashInTool = (crash: Omit<Crash, "engine">) => crashIn({ ...crash, engine })
   it("readOnly: the tool runs again and the run completes; the model is not asked again for the turn it answered", async () => {
     const { exit, runs, model } = await crashInTool({ effect: "readOnly" })
     expect(exit).toEqual(Exit.succeed({ _tag: "Completed", output: "done" }))

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest"
 import { agent, Decision, type Decisions, type LlmResponseInit, type ModelRequest, tool, type ToolCallInit } from "../../src/index.ts"
 import { durable } from "../../src/durable/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
-import { clusterEngine, sharedStorage, sharedStores, startRunner } from "./harness.ts"
+import { engineKinds, type EngineKind, sharedStorage, sharedStores, startRunner } from "./harness.ts"
 
 const numRuns = Math.max(4, Math.round(Number(process.env.PROPERTY_RUNS ?? 120) / 3))
 
@@ -66,14 +66,14 @@ const plainRun = (steps: ReadonlyArray<LlmResponseInit>, budget: Budget, verdict
   }).pipe(Effect.exit, Effect.map((exit) => ({ outcome: outcomeOf(exit), requests: model.requests as ReadonlyArray<ModelRequest> })))
 }
 
-const crashedRun = (steps: ReadonlyArray<LlmResponseInit>, budget: Budget, verdicts: Array<number>, at: number) =>
+const crashedRun = (engine: EngineKind, steps: ReadonlyArray<LlmResponseInit>, budget: Budget, verdicts: Array<number>, at: number) =>
   Effect.gen(function*() {
     const entered = yield* Deferred.make<void>()
     const { model, agent } = makeAgent(steps, budget, { at, entered })
     const d = durable(agent)
-    const driver = yield* sharedStorage()
+    const driver = yield* sharedStorage(engine)
     const stores = yield* sharedStores()
-    const runner = () => d.layer.pipe(Layer.provideMerge(clusterEngine(driver)), Layer.provideMerge(Layer.succeedContext(stores)))
+    const runner = () => d.layer.pipe(Layer.provideMerge(driver.engine()), Layer.provideMerge(Layer.succeedContext(stores)))
     let live = yield* startRunner(runner())
     const drive = Effect.gen(function*() {
       let result = yield* d.result("prop")
@@ -95,7 +95,7 @@ const crashedRun = (steps: ReadonlyArray<LlmResponseInit>, budget: Budget, verdi
     return { outcome: outcomeOf(exit), requests: model.requests as ReadonlyArray<ModelRequest> }
   })
 
-describe("a run crashed at a random tool execution", () => {
+describe.each(engineKinds)("a run crashed at a random tool execution (%s engine)", (engine) => {
   it("ends as the uncrashed run: the same outcome and the same model requests", async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -106,7 +106,7 @@ describe("a run crashed at a random tool execution", () => {
         async (steps, { maxTurns, maxToolCalls }, verdicts, at) => {
           const budget = maxToolCalls === undefined ? { maxTurns } : { maxTurns, maxToolCalls }
           const plain = await Effect.runPromise(plainRun(steps, budget, [...verdicts]))
-          const crashed = await Effect.runPromise(crashedRun(steps, budget, [...verdicts], at).pipe(Effect.timeout("20 seconds")))
+          const crashed = await Effect.runPromise(crashedRun(engine, steps, budget, [...verdicts], at).pipe(Effect.timeout("20 seconds")))
           expect(crashed.outcome).toEqual(plain.outcome)
           expect(crashed.requests).toEqual(plain.requests)
         }

@@ -9,13 +9,13 @@ import { agent, BudgetExceeded, Decision, type LlmResponseInit, text, tool, tool
 import { durable, memoryEngine } from "../../src/durable/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { makeBank } from "../approvals/bank.ts"
-import { clusterEngine, sharedStorage, sharedStores, startRunner } from "./harness.ts"
+import { engineKinds, sharedStorage, sharedStores, startRunner } from "./harness.ts"
 
 const transferCall = toolCalls([{ id: "c1", name: "transfer", arguments: { to: "bob", amount: 500 } }])
 
 const errorOf = <A, E>(exit: Exit.Exit<A, E>): E | undefined => (Exit.isFailure(exit) ? Option.getOrUndefined(Exit.findErrorOption(exit)) : undefined)
 
-describe("maxDuration: a durable deadline", () => {
+describe.each(engineKinds)("maxDuration: a durable deadline (%s engine)", (engine) => {
   it("bounds a wait for decisions: nobody decides, the run ends with BudgetExceeded(duration) at the deadline", async () => {
     const { bank, executed } = makeBank(scriptedModel([transferCall, text("paid")]))
     const d = durable(bank.budget({ maxDuration: 300 }))
@@ -48,9 +48,9 @@ describe("maxDuration: a durable deadline", () => {
     const { bank, executed } = makeBank(scriptedModel([transferCall, text("paid")]))
     const d = durable(bank.budget({ maxDuration: 400 }))
     const exit = await Effect.runPromise(Effect.gen(function*() {
-      const driver = yield* sharedStorage()
+      const driver = yield* sharedStorage(engine)
       const stores = yield* sharedStores()
-      const runner = () => d.layer.pipe(Layer.provideMerge(clusterEngine(driver)), Layer.provideMerge(Layer.succeedContext(stores)))
+      const runner = () => d.layer.pipe(Layer.provideMerge(driver.engine()), Layer.provideMerge(Layer.succeedContext(stores)))
       const first = yield* startRunner(runner())
       const waiting = yield* d.run("pay bob", { runId: "down" }).pipe(Effect.provide(first.context))
       expect(waiting._tag).toBe("Suspended")
@@ -76,9 +76,9 @@ describe("maxDuration: a durable deadline", () => {
     const model = scriptedModel([toolCalls([{ id: "c1", name: "look", arguments: {} }]), text("done")])
     const d = durable(agent("looker").model(model).tools({ look }).budget({ maxDuration: 400 }))
     const exit = await Effect.runPromise(Effect.gen(function*() {
-      const driver = yield* sharedStorage()
+      const driver = yield* sharedStorage(engine)
       const stores = yield* sharedStores()
-      const runner = () => d.layer.pipe(Layer.provideMerge(clusterEngine(driver)), Layer.provideMerge(Layer.succeedContext(stores)))
+      const runner = () => d.layer.pipe(Layer.provideMerge(driver.engine()), Layer.provideMerge(Layer.succeedContext(stores)))
       const first = yield* startRunner(runner())
       yield* d.start("look", { runId: "span" }).pipe(Effect.provide(first.context))
       yield* Deferred.await(entered)
@@ -95,15 +95,15 @@ describe("maxDuration: a durable deadline", () => {
   }, 30_000)
 })
 
-describe("approvals across a restart", () => {
+describe.each(engineKinds)("approvals across a restart (%s engine)", (engine) => {
   it("a run waiting on runner A is decided through runner B and finishes there", async () => {
     const model = scriptedModel([transferCall, text("paid")])
     const { bank, executed } = makeBank(model)
     const d = durable(bank)
     const exit = await Effect.runPromise(Effect.gen(function*() {
-      const driver = yield* sharedStorage()
+      const driver = yield* sharedStorage(engine)
       const stores = yield* sharedStores()
-      const runner = () => d.layer.pipe(Layer.provideMerge(clusterEngine(driver)), Layer.provideMerge(Layer.succeedContext(stores)))
+      const runner = () => d.layer.pipe(Layer.provideMerge(driver.engine()), Layer.provideMerge(Layer.succeedContext(stores)))
       const first = yield* startRunner(runner())
       yield* d.run("pay bob", { runId: "restart" }).pipe(Effect.provide(first.context))
       yield* first.stop
@@ -130,7 +130,7 @@ const spending = (): ReadonlyArray<LlmResponseInit> => [
   { _tag: "Text", content: "done", usage: { inputTokens: 60, outputTokens: 40 } }
 ]
 
-describe("budgets across replays", () => {
+describe.each(engineKinds)("budgets across replays (%s engine)", (engine) => {
   it("maxTokens holds across a restart: the replay reads back the usage it recorded", async () => {
     let runs = 0
     const entered = Deferred.makeUnsafe<void>()
@@ -143,9 +143,9 @@ describe("budgets across replays", () => {
     const limited = agent("spender").model(model).tools({ look }).budget({ maxTokens: 250 })
     const d = durable(limited)
     const exit = await Effect.runPromise(Effect.gen(function*() {
-      const driver = yield* sharedStorage()
+      const driver = yield* sharedStorage(engine)
       const stores = yield* sharedStores()
-      const runner = () => d.layer.pipe(Layer.provideMerge(clusterEngine(driver)), Layer.provideMerge(Layer.succeedContext(stores)))
+      const runner = () => d.layer.pipe(Layer.provideMerge(driver.engine()), Layer.provideMerge(Layer.succeedContext(stores)))
       const first = yield* startRunner(runner())
       yield* d.start("spend", { runId: "tokens" }).pipe(Effect.provide(first.context))
       yield* Deferred.await(entered)

@@ -9,7 +9,7 @@ import { agent, Decision, text, tool, toolCalls } from "../../src/index.ts"
 import { durable, type DurableEvent, followResponse, memoryEngine, Reconciled, RunJournal } from "../../src/durable/index.ts"
 import { encodeJournalEvent } from "../../src/durable/journal-events.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
-import { clusterEngine, sharedStorage, sharedStores, startRunner } from "./harness.ts"
+import { engineKinds, sharedStorage, sharedStores, startRunner } from "./harness.ts"
 
 const collect = <E, R>(stream: Stream.Stream<DurableEvent, E, R>): Effect.Effect<ReadonlyArray<DurableEvent>, E, R> => Stream.runCollect(stream)
 
@@ -38,7 +38,7 @@ const shopper = (gate?: Deferred.Deferred<void>) => {
   return { d: durable(agent("shopper").model(model).tools({ lookup, pay }), { reconcile }), pays: () => pays }
 }
 
-describe("d.follow", () => {
+describe.each(engineKinds)("d.follow (%s engine)", (engine) => {
   it("gives every event once with ids 1, 2, … and ends with the run's end; a re-attach from an id gives the rest", async () => {
     const { d } = shopper()
     const runner = d.layer.pipe(Layer.provideMerge(memoryEngine))
@@ -96,9 +96,9 @@ describe("d.follow", () => {
     const { d, pays } = shopper(gate)
     const seen: Array<DurableEvent> = []
     await Effect.gen(function*() {
-      const driver = yield* sharedStorage()
+      const driver = yield* sharedStorage(engine)
       const stores = yield* sharedStores()
-      const runner = () => d.layer.pipe(Layer.provideMerge(clusterEngine(driver)), Layer.provideMerge(Layer.succeedContext(stores)))
+      const runner = () => d.layer.pipe(Layer.provideMerge(driver.engine()), Layer.provideMerge(Layer.succeedContext(stores)))
       const first = yield* startRunner(runner())
       const following = yield* Effect.forkChild(Stream.runForEach(d.follow("r2"), (e) => Effect.sync(() => seen.push(e))).pipe(Effect.provide(first.context)))
       yield* d.start("buy", { runId: "r2" }).pipe(Effect.provide(first.context))

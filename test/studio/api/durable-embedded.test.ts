@@ -44,7 +44,7 @@ const payer = (ran: Array<string>) => {
 describe.skipIf(process.env.DURABLE_LONG !== "1")("studio on the embedded durable engine", () => {
   it("lists a run suspended by an earlier process and completes it when approved", async () => {
     dir = mkdtempSync(join(tmpdir(), "studio-embedded-"))
-    const engine = () => embeddedEngine({ dataDir: dir!, shardingConfig: { entityMessagePollInterval: "200 millis" } })
+    const engine = () => embeddedEngine({ dataDir: dir! })
     const before: Array<string> = []
     const first = payer(before)
     const runtime = ManagedRuntime.make(first.layer.pipe(Layer.provideMerge(engine())))

@@ -1,0 +1,457 @@
+/**
+ * A `WorkflowEngine` for one process that owns its store (the embedded engine: one process per data
+ * directory). Runs execute in this process exactly as in effect/workflow's in-memory engine
+ * (`WorkflowEngine.layerMemory`, whose run, wake and interrupt logic this follows), and what a replay
+ * needs is written to a `WorkflowStore` as it happens: the execution and its payload when started,
+ * each activity's result when it completes (one write per step), each durable deferred's result, the
+ * durable clocks, the suspension and the final result. A process that starts again on the same store
+ * picks up, when a workflow registers, every execution of it that was running (its steps are read
+ * back, so completed activities are not run again) and re-arms its clocks.
+ *
+ * Why not Effect Cluster's engine (`ClusterWorkflowEngine` with `SingleRunner`), which the embedded
+ * engine used before: it routes every activity through its message storage (write the request, read it
+ * back through a storage poll, write the reply, mark it processed: four statements and most of 10 ms
+ * of CPU a step on PGlite), to serve several runners that an embedded store never has. Here a step is
+ * one write. The PostgreSQL runners keep Effect Cluster: they share their shards.
+ *
+ * Suspended executions are not kept in memory (10,000 waiting runs cost their rows, not the heap): a
+ * wake (a deferred's result, a clock, `resume`) reads the execution back. A process made with
+ * `runner: false` runs nothing: it records executions and deferred results, which the next runner
+ * picks up (a client-only process beside a data directory no runner holds).
+ */
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as FiberMap from "effect/FiberMap"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as Workflow from "effect/workflow/Workflow"
+import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
+import type { StoredExecution, WorkflowStore, WorkflowStoreFailed } from "./workflow-store.ts"
+
+/** Options of {@link localWorkflowEngine}. */
+export interface LocalWorkflowEngineOptions {
+  /** When false, the process records executions and deferred results but runs none (default true). */
+  readonly runner?: boolean
+}
+
+type Execute = (payload: object, executionId: string) => Effect.Effect<unknown, unknown, WorkflowEngine.WorkflowInstance | WorkflowEngine.WorkflowEngine>
+
+type WakeMode = "explicit" | "automatic"
+
+/** One activity's result in a live execution: the whole exit while this process ran it, or read back. */
+interface ActivityState {
+  exit: Exit.Exit<Workflow.Result<unknown, unknown>> | undefined
+}
+
+/** An execution this process runs (or ran last and has not let go of yet). */
+interface ExecutionState {
+  readonly workflow: Workflow.Any
+  readonly payload: object
+  readonly execute: Execute
+  readonly parent: string | undefined
+  instance: WorkflowEngine.WorkflowInstance["Service"]
+  interrupted: boolean
+  interruptedUnsafe: boolean
+  /** The strongest wake requested while a run was still finishing. */
+  resumeRequested: WakeMode | undefined
+  fiber: Fiber.Fiber<Workflow.Result<unknown, unknown>> | undefined
+  /** Parent of every run's scope (as in `layerMemory`). */
+  readonly scope: Scope.Closeable
+  readonly activities: Map<string, ActivityState>
+  readonly deferreds: Map<string, Exit.Exit<unknown, unknown>>
+  /** Deferred results recorded for the execution (the store's `wake`). */
+  wake: number
+}
+
+const AnyOrVoid = Schema.Union([Schema.Undefined, Schema.Any])
+/** An activity's result as stored (what Effect Cluster's activity replies hold). */
+const ActivityResultJson = Schema.toCodecJson(Workflow.Result({ success: AnyOrVoid, error: AnyOrVoid }))
+/** A durable deferred's result as stored (its exit is encoded already by the engine's caller). */
+const DeferredExitJson = Schema.toCodecJson(Schema.Exit(AnyOrVoid, AnyOrVoid, Schema.Any))
+const encodeActivityResult = Schema.encodeSync(ActivityResultJson)
+const decodeActivityResult = Schema.decodeUnknownSync(ActivityResultJson)
+const encodeDeferredExit = Schema.encodeSync(DeferredExitJson)
+const decodeDeferredExit = Schema.decodeUnknownSync(DeferredExitJson)
+
+/** The codecs of a workflow's payload and result, made once per workflow. */
+const codecsOf = (() => {
+  const cache = new WeakMap<Workflow.Any, {
+    readonly encodePayload: (payload: object) => unknown
+    readonly decodePayload: (json: unknown) => object
+    readonly encodeResult: (result: Workflow.Result<unknown, unknown>) => unknown
+    readonly decodeResult: (json: unknown) => Workflow.Result<unknown, unknown>
+  }>()
+  return (workflow: Workflow.Any) => {
+    let codecs = cache.get(workflow)
+    if (codecs === undefined) {
+      const w = workflow as unknown as Workflow.Workflow<string, Workflow.AnyStructSchema, Schema.Top, Schema.Top>
+      const payload = Schema.toCodecJson(w.payloadSchema as unknown as Schema.Codec<object, unknown>)
+      const result = Schema.toCodecJson(Workflow.Result({ success: w.successSchema as Schema.Codec<unknown, unknown>, error: w.errorSchema as Schema.Codec<unknown, unknown> }))
+      codecs = {
+        encodePayload: Schema.encodeSync(payload),
+        decodePayload: Schema.decodeUnknownSync(payload),
+        encodeResult: Schema.encodeSync(result as Schema.Codec<Workflow.Result<unknown, unknown>, unknown>),
+        decodeResult: Schema.decodeUnknownSync(result as Schema.Codec<Workflow.Result<unknown, unknown>, unknown>)
+      }
+      cache.set(workflow, codecs)
+    }
+    return codecs
+  }
+})()
+
+const isUnwakeable = (result: Workflow.Result<unknown, unknown>, mode: WakeMode) =>
+  result._tag === "Complete" || (mode === "automatic" && result.failed === true)
+
+/** A store write, retried a few times (a busy or briefly failing database), then a defect: the engine cannot go on without it. */
+const durably = <A>(write: Effect.Effect<A, WorkflowStoreFailed>): Effect.Effect<A> =>
+  write.pipe(Effect.retry({ times: 4, schedule: Schedule.exponential(Duration.millis(20)) }), Effect.orDie)
+
+const activityKey = (name: string, attempt: number) => `${name}/${attempt}`
+
+/**
+ * The engine over `store`, for the layer's lifetime.
+ *
+ * @example
+ * ```ts
+ * const engine = localWorkflowEngine(memoryWorkflowStore())
+ * const runner = myWorkflow.toLayer(body).pipe(Layer.provideMerge(engine))
+ * ```
+ */
+export const localWorkflowEngine = (
+  store: WorkflowStore,
+  options: LocalWorkflowEngineOptions = {}
+): Layer.Layer<WorkflowEngine.WorkflowEngine> =>
+  Layer.effect(WorkflowEngine.WorkflowEngine)(makeLocalWorkflowEngine(store, options))
+
+/** The engine over `store`, its fibers in the current scope. */
+export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWorkflowEngineOptions = {}) =>
+  Effect.gen(function*() {
+    const runner = options.runner !== false
+    const scope = yield* Effect.scope
+    const workflows = new Map<string, {
+      readonly workflow: Workflow.Any
+      readonly execute: Execute
+      readonly scope: Scope.Scope
+      /** The services the workflow was registered with: its runs run with these (as Effect Cluster's do), not their caller's. */
+      readonly context: Context.Context<never>
+    }>()
+    const executions = new Map<string, ExecutionState>()
+    /** Callers waiting for an execution's completion (`awaitComplete`), kept across its suspensions. */
+    const completions = new Map<string, Deferred.Deferred<void>>()
+    const deferredState = WorkflowEngine.makeDeferredState()
+    const clocks = yield* FiberMap.make<string>()
+
+    const completion = (executionId: string) => {
+      let done = completions.get(executionId)
+      if (done === undefined) completions.set(executionId, (done = Deferred.makeUnsafe<void>()))
+      return done
+    }
+
+    /** A state for an execution read from the store (a replay reads its recorded results from it). */
+    const stateFrom = (stored: StoredExecution): ExecutionState | undefined => {
+      const entry = workflows.get(stored.workflow)
+      if (entry === undefined) return undefined
+      const activities = new Map<string, ActivityState>()
+      const deferreds = new Map<string, Exit.Exit<unknown, unknown>>()
+      for (const step of stored.steps) {
+        if (step.kind === "activity") activities.set(step.name, { exit: Exit.succeed(decodeActivityResult(step.value)) })
+        else deferreds.set(step.name, decodeDeferredExit(step.value) as Exit.Exit<unknown, unknown>)
+      }
+      return {
+        workflow: entry.workflow,
+        payload: codecsOf(entry.workflow).decodePayload(stored.payload),
+        execute: entry.execute,
+        parent: stored.parent,
+        instance: WorkflowEngine.WorkflowInstance.initial(entry.workflow, stored.executionId),
+        interrupted: stored.interrupted,
+        interruptedUnsafe: false,
+        resumeRequested: undefined,
+        fiber: undefined,
+        scope: Scope.makeUnsafe(),
+        activities,
+        deferreds,
+        wake: stored.wake
+      }
+    }
+
+    /** The live state of `stored` (one per execution: another fiber may have made it meanwhile). */
+    const adopt = (executionId: string, stored: StoredExecution | undefined): ExecutionState | undefined => {
+      const live = executions.get(executionId)
+      if (live !== undefined) return live
+      if (stored === undefined || stored.status === "complete") return undefined
+      const state = stateFrom(stored)
+      if (state !== undefined) executions.set(executionId, state)
+      return state
+    }
+
+    /** The live state of `executionId`, read back from the store when this process let go of it. */
+    const stateOf = (executionId: string): Effect.Effect<ExecutionState | undefined> =>
+      Effect.suspend(() => {
+        const live = executions.get(executionId)
+        if (live !== undefined || !runner) return Effect.succeed(live)
+        return Effect.map(durably(store.load(executionId)), (stored) => adopt(executionId, stored))
+      })
+
+    /**
+     * What this process records when a run ends: the result of a completed execution, or the
+     * suspension of one no wake came for meanwhile (then this process lets go of it).
+     */
+    const settle = (executionId: string, state: ExecutionState, runWake: number, result: Workflow.Result<unknown, unknown>) =>
+      Effect.suspend(() => {
+        if (result._tag === "Complete") {
+          return durably(store.complete(executionId, codecsOf(state.workflow).encodeResult(result))).pipe(
+            Effect.andThen(Effect.sync(() => {
+              if (executions.get(executionId) === state) executions.delete(executionId)
+            })),
+            Effect.andThen(Deferred.succeed(completion(executionId), void 0)),
+            Effect.andThen(Effect.sync(() => completions.delete(executionId)))
+          )
+        }
+        if (state.resumeRequested !== undefined) return Effect.void
+        return durably(store.suspend(executionId, runWake)).pipe(Effect.andThen(Effect.sync(() => {
+          // Let go of it unless a wake came while the suspension was written (it runs again then).
+          if (state.resumeRequested === undefined && state.wake === runWake && executions.get(executionId) === state && state.fiber?.pollUnsafe() !== undefined) {
+            executions.delete(executionId)
+            state.instance.abandoned = true
+            Scope.closeUnsafe(state.scope, Exit.void)
+          }
+        })))
+      })
+
+    const resume = (executionId: string, mode: WakeMode): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        const state = yield* stateOf(executionId)
+        if (state === undefined) return
+        const exit = state.fiber?.pollUnsafe()
+        if (exit && exit._tag === "Success" && isUnwakeable(exit.value, mode)) {
+          return
+        } else if (state.fiber && !exit) {
+          // Queue wakes until the run finishes cleanup; explicit wakes take priority.
+          const requested = state.resumeRequested
+          state.resumeRequested = mode === "explicit" ? mode : requested ?? mode
+          if (requested === undefined) {
+            yield* Fiber.await(state.fiber).pipe(
+              Effect.flatMap(() => {
+                const mode = state.resumeRequested!
+                state.resumeRequested = undefined
+                return resume(executionId, mode)
+              }),
+              Effect.forkIn(scope)
+            )
+          }
+          return
+        }
+        const entry = workflows.get(state.workflow._tag)!
+        // Each run gets a fresh scope, so replays rebuild compensations instead of registering them again.
+        const instance = WorkflowEngine.WorkflowInstance.initial(state.workflow, executionId, { scope: Scope.forkUnsafe(state.scope) })
+        state.instance = instance
+        const runWake = state.wake
+        state.fiber = yield* state.execute(state.payload, executionId).pipe(
+          Effect.onExit((exit) => {
+            // Safe interrupts take effect only when the run would suspend;
+            // unsafe interrupts must also survive a replay that completes normally.
+            if (
+              !state.interrupted ||
+              (!state.interruptedUnsafe &&
+                !instance.suspended &&
+                !instance.abandoned &&
+                !(Context.get(instance.workflow.annotations, Workflow.SuspendOnFailure) && Exit.isFailure(exit)))
+            ) {
+              return Effect.void
+            }
+            instance.interrupted = true
+            instance.suspended = false
+            return Effect.withFiber((fiber) => Effect.interruptible(Fiber.interrupt(fiber)))
+          }),
+          Workflow.intoResult,
+          Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
+          (effect) => deferredState.trackRun(instance, effect),
+          Effect.tap((result) => settle(executionId, state, runWake, result)),
+          Effect.tap((result) => (!state.parent || result._tag !== "Complete" ? Effect.void : Effect.forkIn(resume(state.parent, "automatic"), scope))),
+          Effect.onExit((exit) => {
+            if (Exit.isSuccess(exit) && exit.value._tag === "Suspended") return Effect.void
+            return Scope.close(state.scope, Exit.void)
+          }),
+          Effect.provideContext(entry.context),
+          Effect.forkIn(entry.scope)
+        )
+      })
+
+    /** Starts `executionId` in this process if it is stored as running and nobody runs it here yet. */
+    const pickUp = (executionId: string) =>
+      Effect.suspend(() => (executions.has(executionId) ? Effect.void : resume(executionId, "explicit")))
+
+    const wakeAfter = (executionId: string, name: string) =>
+      Effect.andThen(deferredState.deferredDone(executionId, name), resume(executionId, "automatic"))
+
+    const deferredDone = (options: {
+      readonly workflowName: string
+      readonly executionId: string
+      readonly deferredName: string
+      readonly exit: Exit.Exit<unknown, unknown>
+    }) =>
+      Effect.gen(function*() {
+        const live = executions.get(options.executionId)
+        if (live?.deferreds.has(options.deferredName)) return
+        const recorded = yield* durably(store.deferredDone(options.executionId, options.deferredName, encodeDeferredExit(options.exit as never)))
+        if (!recorded) return
+        const state = executions.get(options.executionId)
+        if (state !== undefined) {
+          state.deferreds.set(options.deferredName, options.exit)
+          state.wake += 1
+        }
+        if (!runner) return
+        const wake = wakeAfter(options.executionId, options.deferredName)
+        const instance = yield* Effect.serviceOption(WorkflowEngine.WorkflowInstance)
+        // A workflow finalizer cannot wait for its own run's cleanup: the engine's scope owns that wake.
+        yield* Option.isSome(instance) && instance.value.executionId === options.executionId ? Effect.asVoid(Effect.forkIn(wake, scope)) : wake
+      })
+
+    const armClock = (executionId: string, workflowName: string, clockName: string, deferredName: string, wakeAt: number) =>
+      Effect.gen(function*() {
+        const now = Date.now()
+        yield* Effect.sleep(Duration.millis(Math.max(0, wakeAt - now)))
+        yield* deferredDone({ workflowName, executionId, deferredName, exit: Exit.void })
+        yield* durably(store.clearClock(executionId, clockName))
+      }).pipe(FiberMap.run(clocks, `${executionId}/${clockName}`, { onlyIfMissing: true }), Effect.asVoid)
+
+    const engine: WorkflowEngine.WorkflowEngine["Service"] = WorkflowEngine.makeUnsafe({
+      register: Effect.fnUntraced(function*(workflow, execute) {
+        workflows.set(workflow._tag, { workflow, execute, scope: yield* Effect.scope, context: yield* Effect.context<never>() })
+        if (!runner) return
+        // What a process that stopped left in flight, and the clocks it had armed.
+        for (const executionId of yield* durably(store.running(workflow._tag))) yield* Effect.forkIn(pickUp(executionId), scope)
+        for (const clock of yield* durably(store.clocks(workflow._tag))) {
+          yield* armClock(clock.executionId, workflow._tag, clock.name, clockDeferredName(clock.name), clock.wakeAt)
+        }
+      }),
+      execute: Effect.fnUntraced(function*(workflow, options) {
+        let state = executions.get(options.executionId)
+        if (state === undefined) {
+          const entry = workflows.get(workflow._tag)
+          if (entry === undefined && runner) {
+            return yield* Effect.orDie(Effect.fail(`Workflow ${workflow._tag} is not registered`))
+          }
+          const { created, execution } = yield* durably(store.create({
+            executionId: options.executionId,
+            workflow: workflow._tag,
+            payload: codecsOf(workflow).encodePayload(options.payload),
+            parent: options.detached ? undefined : options.parent?.executionId
+          }))
+          if (execution.status === "complete") {
+            return (options.discard ? undefined : codecsOf(workflow).decodeResult(execution.result)) as any
+          }
+          if (!runner) return (options.discard ? undefined : new Workflow.Suspended({})) as any
+          if (created || execution.status === "running") {
+            // The execution as just read: no second read to start it.
+            if (adopt(options.executionId, execution)?.fiber === undefined) yield* resume(options.executionId, "explicit")
+          }
+          state = executions.get(options.executionId)
+          if (state === undefined) return (options.discard ? undefined : new Workflow.Suspended({})) as any
+        }
+        if (options.discard) return
+        // Capture together so a wake that swaps in a replay cannot desync them.
+        const instance = state.instance
+        const exit = yield* Fiber.await(state.fiber!)
+        if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) && instance.suspended) {
+          // A completion preempted the run; the caller retries into the replay.
+          return new Workflow.Suspended({}) as any
+        }
+        return (yield* exit) as any
+      }),
+      awaitComplete: (_workflow, executionId) => Effect.suspend(() => Deferred.await(completion(executionId))),
+      interrupt: Effect.fnUntraced(function*(_workflow, executionId) {
+        yield* durably(store.interrupt(executionId))
+        const state = yield* stateOf(executionId)
+        if (state === undefined) return
+        state.interrupted = true
+        yield* resume(executionId, "explicit")
+      }),
+      interruptUnsafe: Effect.fnUntraced(function*(_workflow, executionId) {
+        yield* durably(store.interrupt(executionId))
+        const state = yield* stateOf(executionId)
+        if (state === undefined) return
+        state.interrupted = true
+        state.interruptedUnsafe = true
+        if (state.fiber) yield* Fiber.interrupt(state.fiber)
+        // Replay after hard interruption to record a terminal workflow result.
+        yield* resume(executionId, "explicit")
+      }),
+      resume: (_workflow, executionId) => (runner ? resume(executionId, "explicit") : Effect.void),
+      activityExecute: Effect.fnUntraced(function*(activity, attempt) {
+        const instance = yield* WorkflowEngine.WorkflowInstance
+        const state = executions.get(instance.executionId)
+        if (state === undefined) return yield* Effect.die(new Error(`internal: activity "${activity.name}" of an execution this engine does not run`))
+        const key = activityKey(activity.name, attempt)
+        let entry = state.activities.get(key)
+        if (entry) {
+          const exit = entry.exit
+          if (exit && exit._tag === "Success" && exit.value._tag === "Suspended") {
+            entry.exit = undefined
+          } else if (exit) {
+            return yield* exit
+          }
+        } else {
+          entry = { exit: undefined }
+          state.activities.set(key, entry)
+        }
+        // A pending interrupt replays only to rebuild compensations, so it must not run new activities.
+        if (state.interrupted && !instance.interrupted) {
+          return new Workflow.Suspended({})
+        }
+        const activityInstance = WorkflowEngine.WorkflowInstance.initial(instance.workflow, instance.executionId)
+        activityInstance.interrupted = instance.interrupted
+        const recorded = entry
+        return yield* activity.executeEncoded.pipe(
+          Workflow.intoResult,
+          Effect.provideService(WorkflowEngine.WorkflowInstance, activityInstance),
+          Effect.onExit((exit) => {
+            // A preempted activity must run again on the next replay.
+            recorded.exit = Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? undefined : exit
+            // A completed activity is written before the workflow goes on: a replay reads it back.
+            return Exit.isSuccess(exit) && exit.value._tag === "Complete"
+              ? durably(store.recordActivity(instance.executionId, key, encodeActivityResult(exit.value)))
+              : Effect.void
+          })
+        )
+      }),
+      poll: (workflow, executionId) =>
+        Effect.suspend(() => {
+          const state = executions.get(executionId)
+          const exit = state?.fiber?.pollUnsafe()
+          if (state !== undefined) {
+            if (!exit) return Effect.succeedNone
+            return exit._tag === "Success" ? Effect.succeedSome(exit.value) : Effect.die(exit.cause)
+          }
+          return durably(store.load(executionId)).pipe(Effect.map((stored) => {
+            if (stored === undefined || stored.status === "running") return Option.none()
+            if (stored.status === "suspended") return Option.some(new Workflow.Suspended({}))
+            return Option.some(codecsOf(workflow).decodeResult(stored.result))
+          }))
+        }),
+      deferredResult: Effect.fnUntraced(function*(deferred) {
+        const instance = yield* WorkflowEngine.WorkflowInstance
+        return Option.fromNullishOr(executions.get(instance.executionId)?.deferreds.get(deferred.name))
+      }),
+      deferredDone,
+      scheduleClock: (workflow, options) =>
+        Effect.gen(function*() {
+          const wakeAt = Date.now() + Duration.toMillis(options.clock.duration)
+          yield* durably(store.scheduleClock({ executionId: options.executionId, workflow: workflow._tag, name: options.clock.name, wakeAt }))
+          if (runner) yield* armClock(options.executionId, workflow._tag, options.clock.name, options.clock.deferred.name, wakeAt)
+        })
+    })
+
+    return engine
+  })
+
+/** The deferred a durable clock completes (`DurableClock.make`: `DurableClock/<name>`). */
+const clockDeferredName = (clockName: string) => `DurableClock/${clockName}`

@@ -1,0 +1,240 @@
+/**
+ * The embedded engine's store in its PGlite files: the `WorkflowStore` of the local workflow engine
+ * (three tables: executions, their recorded steps, their clocks) and the run journal (`RunJournal`,
+ * the `agent_run_events` table every engine shares), written so that a step of a durable run is one
+ * statement in one call into PGlite: the journal's events of the step (`JournalBuffer`) ride along
+ * with the step's recorded result, in one insert. Statements are prepared once per session.
+ *
+ * Results and payloads are stored as JSON text (not `jsonb`: PostgreSQL would parse every one of them,
+ * and refuses the `\u0000` escape that a tool's result may hold). Journal events are `jsonb`, as on
+ * every engine: a `\u0000` in one is stored as U+FFFD.
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { SqlError } from "effect/sql/SqlError"
+import { databaseMessage } from "../database-error.ts"
+import { RunJournal, RunJournalFailed } from "../run-journal.ts"
+import { PgliteSession, type PipelinedStatement } from "./pglite-client.ts"
+import { JournalBuffer, type PendingEvent, type Riding } from "./journal-buffer.ts"
+import { type StoredClock, type StoredExecution, type StoredStep, type WorkflowStore, WorkflowStoreFailed } from "./workflow-store.ts"
+
+/** How long a journal event waits for a step to ride along with, at most (ms). */
+const journalDelayMs = 10
+
+const schema = [
+  `create table if not exists agent_workflow_executions (
+    execution_id text primary key,
+    workflow text not null,
+    payload text not null,
+    parent text,
+    status text not null default 'running',
+    wake integer not null default 0,
+    interrupted boolean not null default false,
+    result text,
+    created_at timestamptz not null default now()
+  )`,
+  "create index if not exists agent_workflow_executions_running on agent_workflow_executions (workflow) where status = 'running'",
+  `create table if not exists agent_workflow_steps (
+    execution_id text not null,
+    name text not null,
+    value text not null,
+    primary key (execution_id, name)
+  )`,
+  `create table if not exists agent_workflow_clocks (
+    execution_id text not null,
+    name text not null,
+    workflow text not null,
+    wake_at bigint not null,
+    primary key (execution_id, name)
+  )`
+]
+
+/** A statement prepared once per session under `name`, run with text parameters. */
+const prepared = (name: string, text: string) => (...params: ReadonlyArray<string | number | null>): PipelinedStatement => ({
+  name,
+  text,
+  params: params.map((p) => (p === null ? null : String(p)))
+})
+
+const insertExecution = prepared(
+  "awe_insert",
+  "insert into agent_workflow_executions (execution_id, workflow, payload, parent) values ($1, $2, $3, $4) on conflict (execution_id) do nothing returning execution_id"
+)
+const selectExecution = prepared(
+  "awe_select",
+  "select execution_id, workflow, payload, parent, status, wake, interrupted, result from agent_workflow_executions where execution_id = $1"
+)
+const selectSteps = prepared("aws_select", "select name, value from agent_workflow_steps where execution_id = $1")
+const insertActivity = prepared(
+  "aws_activity",
+  "insert into agent_workflow_steps (execution_id, name, value) values ($1, $2, $3) on conflict (execution_id, name) do nothing"
+)
+const suspendExecution = prepared(
+  "awe_suspend",
+  "update agent_workflow_executions set status = 'suspended' where execution_id = $1 and wake = $2 and status <> 'complete'"
+)
+const completeExecution = prepared("awe_complete", "update agent_workflow_executions set status = 'complete', result = $2 where execution_id = $1")
+const dropClocks = prepared("awc_drop", "delete from agent_workflow_clocks where execution_id = $1")
+const interruptExecution = prepared(
+  "awe_interrupt",
+  "update agent_workflow_executions set interrupted = true, status = 'running' where execution_id = $1 and status <> 'complete'"
+)
+// The result is recorded only for an execution that exists, and once; then the execution wakes.
+const insertDeferred = prepared(
+  "aws_deferred",
+  `with recorded as (
+    insert into agent_workflow_steps (execution_id, name, value)
+    select $1, $2, $3 where exists (select 1 from agent_workflow_executions where execution_id = $1)
+    on conflict (execution_id, name) do nothing returning 1
+  )
+  update agent_workflow_executions set wake = wake + 1, status = case when status = 'complete' then status else 'running' end
+  where execution_id = $1 and exists (select 1 from recorded) returning wake`
+)
+const insertClock = prepared(
+  "awc_insert",
+  "insert into agent_workflow_clocks (execution_id, name, workflow, wake_at) values ($1, $2, $3, $4) on conflict (execution_id, name) do nothing"
+)
+const deleteClock = prepared("awc_delete", "delete from agent_workflow_clocks where execution_id = $1 and name = $2")
+const selectRunning = prepared("awe_running", "select execution_id from agent_workflow_executions where workflow = $1 and status = 'running'")
+const selectClocks = prepared("awc_select", "select execution_id, name, workflow, wake_at from agent_workflow_clocks where workflow = $1")
+// A run's events in one insert: numbered on from the run's last id, in order, the keys the journal
+// already holds left out (ids stay 1, 2, 3, … with no gap).
+const eventRows = `rows from (jsonb_to_recordset($2::jsonb) as (key text, event jsonb)) with ordinality as x(key, event, ord)`
+const insertEvents = prepared(
+  "are_insert",
+  `insert into agent_run_events (run_id, id, key, event)
+    select $1, m.last + row_number() over (order by x.ord), x.key, x.event
+    from (select coalesce(max(id), 0) as last from agent_run_events where run_id = $1) m, ${eventRows}
+    where not exists (select 1 from agent_run_events e where e.run_id = $1 and e.key = x.key)
+    on conflict (run_id, key) do nothing`
+)
+// An activity's result with one run's events, one statement (cheaper in PGlite than two).
+const insertActivityWithEvents = prepared(
+  "aws_activity_events",
+  `with step as (
+    insert into agent_workflow_steps (execution_id, name, value) values ($3, $4, $5) on conflict (execution_id, name) do nothing
+  )
+  insert into agent_run_events (run_id, id, key, event)
+    select $1, m.last + row_number() over (order by x.ord), x.key, x.event
+    from (select coalesce(max(id), 0) as last from agent_run_events where run_id = $1) m, ${eventRows}
+    where not exists (select 1 from agent_run_events e where e.run_id = $1 and e.key = x.key)
+    on conflict (run_id, key) do nothing`
+)
+const readEvents = prepared("are_read", "select id, event from agent_run_events where run_id = $1 and id > $2 order by id limit $3")
+const readKeys = prepared("are_keys", "select key from agent_run_events where run_id = $1")
+
+// Steps are stored under one name: `a:<activity>/<attempt>` or `d:<deferred>`.
+const stepName = (kind: StoredStep["kind"], name: string) => `${kind === "activity" ? "a" : "d"}:${name}`
+const stepOf = (row: Record<string, unknown>): StoredStep => {
+  const name = String(row["name"])
+  return { kind: name.startsWith("a:") ? "activity" : "deferred", name: name.slice(2), value: JSON.parse(String(row["value"])) }
+}
+
+const executionOf = (row: Record<string, unknown>, steps: ReadonlyArray<Record<string, unknown>>): StoredExecution => ({
+  executionId: String(row["execution_id"]),
+  workflow: String(row["workflow"]),
+  payload: JSON.parse(String(row["payload"])),
+  parent: row["parent"] === null ? undefined : String(row["parent"]),
+  status: String(row["status"]) as StoredExecution["status"],
+  wake: Number(row["wake"]),
+  interrupted: row["interrupted"] === true,
+  result: row["result"] === null ? undefined : JSON.parse(String(row["result"])),
+  steps: steps.map(stepOf)
+})
+
+/** Events as the JSON array `insertEvents` reads (each event is JSON text already). */
+const eventsJson = (events: ReadonlyArray<PendingEvent>): string =>
+  `[${events.map((e) => `{"key":${JSON.stringify(e.key)},"event":${e.event}}`).join(",")}]`
+
+/** The statements writing what rides along, one per run. */
+const ridingStatements = (riding: Riding): Array<PipelinedStatement> => {
+  const statements: Array<PipelinedStatement> = []
+  for (const [runId, events] of riding) statements.push(insertEvents(runId, eventsJson(events)))
+  return statements
+}
+
+/** JSON text `jsonb` takes: a NUL character (`\u0000`, which PostgreSQL refuses) becomes U+FFFD. */
+export const jsonbText = (json: string): string =>
+  json.includes("\\u0000") ? json.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, "$1\\ufffd") : json
+
+const failed = (operation: string) => (cause: SqlError) => new WorkflowStoreFailed({ operation, reason: databaseMessage(cause), cause })
+
+/**
+ * The store's tables, created when missing, and the journal whose events ride along with its writes.
+ *
+ * @example
+ * ```ts
+ * const { store, journal } = yield* makePgliteStores
+ * ```
+ */
+export const makePgliteStores = Effect.gen(function*() {
+  const session = yield* PgliteSession
+  yield* session.pipeline(schema.map((text) => ({ text, params: [] })))
+  const buffer = new JournalBuffer(journalDelayMs, (runId, events) => session.pipeline([insertEvents(runId, eventsJson(events))]))
+  yield* Effect.addFinalizer(() => buffer.flush)
+  /** `statements` after what rides along, in one call; the rows of `statements`. */
+  const run = (statements: ReadonlyArray<PipelinedStatement>) =>
+    buffer.write((riding) => {
+      const before = ridingStatements(riding)
+      return before.length === 0
+        ? session.pipeline(statements)
+        : Effect.map(session.pipeline([...before, ...statements]), (rows) => rows.slice(before.length))
+    })
+  const write = (operation: string, statements: ReadonlyArray<PipelinedStatement>) => run(statements).pipe(Effect.mapError(failed(operation)))
+  const load = (executionId: string) =>
+    write("load an execution", [selectExecution(executionId), selectSteps(executionId)]).pipe(
+      Effect.map(([rows, steps]) => (rows![0] === undefined ? undefined : executionOf(rows![0], steps!)))
+    )
+
+  const store: WorkflowStore = {
+    create: (execution) =>
+      write("record an execution", [
+        insertExecution(execution.executionId, execution.workflow, JSON.stringify(execution.payload), execution.parent ?? null),
+        selectExecution(execution.executionId),
+        selectSteps(execution.executionId)
+      ]).pipe(Effect.map(([inserted, rows, steps]) => ({ created: inserted!.length > 0, execution: executionOf(rows![0]!, steps!) }))),
+    load,
+    // The step's result and the events that wait, one statement (the first run's events; others on their own).
+    recordActivity: (executionId, name, value) =>
+      buffer.write((riding) => {
+        const step = [executionId, stepName("activity", name), JSON.stringify(value)] as const
+        if (riding.size === 0) return session.pipeline([insertActivity(...step)])
+        const [[runId, events], ...others] = [...riding] as [[string, ReadonlyArray<PendingEvent>], ...Array<[string, ReadonlyArray<PendingEvent>]>]
+        return session.pipeline([...ridingStatements(new Map(others)), insertActivityWithEvents(runId, eventsJson(events), ...step)])
+      }).pipe(Effect.asVoid, Effect.mapError(failed("record an activity"))),
+    suspend: (executionId, wake) => Effect.asVoid(write("record a suspension", [suspendExecution(executionId, wake)])),
+    complete: (executionId, result) =>
+      Effect.asVoid(write("record a result", [completeExecution(executionId, JSON.stringify(result)), dropClocks(executionId)])),
+    interrupt: (executionId) => Effect.asVoid(write("record an interruption", [interruptExecution(executionId)])),
+    deferredDone: (executionId, name, value) =>
+      write("record a deferred result", [insertDeferred(executionId, stepName("deferred", name), JSON.stringify(value))]).pipe(
+        Effect.map(([rows]) => rows!.length > 0)
+      ),
+    scheduleClock: (clock) => Effect.asVoid(write("record a clock", [insertClock(clock.executionId, clock.name, clock.workflow, clock.wakeAt)])),
+    clearClock: (executionId, name) => Effect.asVoid(write("clear a clock", [deleteClock(executionId, name)])),
+    running: (workflow) =>
+      write("list running executions", [selectRunning(workflow)]).pipe(Effect.map(([rows]) => rows!.map((r) => String(r["execution_id"])))),
+    clocks: (workflow) =>
+      write("list clocks", [selectClocks(workflow)]).pipe(Effect.map(([rows]) =>
+        rows!.map((r): StoredClock => ({ executionId: String(r["execution_id"]), name: String(r["name"]), workflow: String(r["workflow"]), wakeAt: Number(r["wake_at"]) }))
+      ))
+  }
+
+  const journalFailed = (operation: RunJournalFailed["operation"]) => (cause: SqlError) =>
+    new RunJournalFailed({ operation, reason: databaseMessage(cause), cause })
+  const journal = RunJournal.of({
+    // Rides along with the run's next step (see `JournalBuffer`): the step's events and its result commit together.
+    append: (runId, key, event) => Effect.sync(() => buffer.add(runId, key, jsonbText(JSON.stringify(event)))),
+    read: (runId, after, limit) =>
+      run([readEvents(runId, after, Math.max(0, Math.floor(limit)))]).pipe(
+        Effect.map(([rows]) => rows!.map((r) => ({ id: Number(r["id"]), event: r["event"] as never }))),
+        Effect.mapError(journalFailed("read"))
+      ),
+    keys: (runId) =>
+      run([readKeys(runId)]).pipe(
+        Effect.map(([rows]) => new Set(rows!.map((r) => String(r["key"])))),
+        Effect.mapError(journalFailed("read"))
+      )
+  })
+  return { store, journal }
+})
