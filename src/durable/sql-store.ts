@@ -3,7 +3,8 @@
  * that PostgreSQL and PGlite both run; the tables are created, or brought up to date, when the layer
  * starts, under an advisory lock). A claim is one `insert … on conflict do nothing` naming its owner
  * and lease, committed before the tool runs: two workers replaying the same call cannot both win it,
- * and a take-over is one conditional `update` (one taker wins).
+ * and a take-over is one conditional `update` (one taker wins). Keys and ids are stored escaped, and
+ * outcomes and snapshots as exact JSON text (`sql-text.ts`: PostgreSQL refuses a NUL character).
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -15,6 +16,7 @@ import { databaseMessage } from "./database-error.ts"
 import { ApprovalInbox, ApprovalInboxFailed, type ApprovalWait } from "./approval-inbox.ts"
 import { type Intent, type IntentState, ToolIntents, ToolIntentsFailed } from "./tool-intents.ts"
 import { RunJournal, RunJournalFailed } from "./run-journal.ts"
+import { fromTextKey, jsonbText, textKey as key } from "./sql-text.ts"
 
 /** Table names of the durable store. */
 export interface SqlStoreOptions {
@@ -53,6 +55,17 @@ const migrate = <E>(sql: SqlClient.SqlClient, statements: ReadonlyArray<Statemen
     for (const statement of statements) yield* statement
   })).pipe(Effect.mapError(fail))
 
+/**
+ * Makes `table.column` a `text` column when it is still `jsonb` (stores made by earlier versions): a
+ * NUL in a tool's outcome or a snapshot is stored exactly then. A no-op afterwards.
+ */
+const jsonbColumnToText = (sql: SqlClient.SqlClient, table: string, column: string) =>
+  sql.unsafe(`do $$ begin
+    if exists (select 1 from information_schema.columns where table_schema = current_schema() and table_name = '${table}' and column_name = '${column}' and data_type = 'jsonb') then
+      alter table ${table} alter column ${column} type text using ${column}::text;
+    end if;
+  end $$`)
+
 /** The advisory lock key of the store's migrations (an arbitrary constant of this library). */
 const migrationLock = 7_264_511_903_417
 
@@ -78,12 +91,13 @@ export const toolIntentsSql = (options: SqlStoreOptions = {}): Layer.Layer<ToolI
         run_id text not null,
         tool text not null,
         tool_call_id text not null,
-        outcome jsonb,
+        outcome text,
         finished boolean not null default false,
         claimed_at timestamptz not null default now()
       )`,
       sql`alter table ${sql(table)} add column if not exists owner text`,
-      sql`alter table ${sql(table)} add column if not exists lease_until timestamptz`
+      sql`alter table ${sql(table)} add column if not exists lease_until timestamptz`,
+      jsonbColumnToText(sql, table, "outcome")
     ], fail("open"))
     type Row = {
       readonly key: string
@@ -100,19 +114,19 @@ export const toolIntentsSql = (options: SqlStoreOptions = {}): Layer.Layer<ToolI
         ? { _tag: "Finished", outcome: jsonOf(row.outcome) }
         : { _tag: "Claimed", owner: row.owner ?? undefined, leaseLive: row.lease_live === true }
     // The lease is measured by the database's clock, the one every runner shares.
-    const read = (key: string) =>
-      sql<Row>`select key, run_id, tool, tool_call_id, outcome, finished, owner, (lease_until > now()) as lease_live from ${sql(table)} where key = ${key}`.pipe(
+    const read = (intentKey: string) =>
+      sql<Row>`select key, run_id, tool, tool_call_id, outcome, finished, owner, (lease_until > now()) as lease_live from ${sql(table)} where key = ${key(intentKey)}`.pipe(
         Effect.map(([row]) =>
           row === undefined
             ? Option.none()
-            : Option.some({ ...stateOf(row), key: row.key, runId: row.run_id, tool: row.tool, toolCallId: row.tool_call_id } as IntentState & Intent)
+            : Option.some({ ...stateOf(row), key: fromTextKey(row.key), runId: fromTextKey(row.run_id), tool: fromTextKey(row.tool), toolCallId: fromTextKey(row.tool_call_id) } as IntentState & Intent)
         ),
         Effect.mapError(fail("read"))
       )
     const until = (ms: number) => sql`now() + ${Math.max(0, Math.round(ms))} * interval '1 millisecond'`
     return ToolIntents.of({
       claim: (intent, lease) =>
-        sql<{ readonly key: string }>`insert into ${sql(table)} (key, run_id, tool, tool_call_id, owner, lease_until) values (${intent.key}, ${intent.runId}, ${intent.tool}, ${intent.toolCallId}, ${lease?.owner ?? null}, ${lease === undefined ? sql`null` : until(lease.ms)}) on conflict (key) do nothing returning key`.pipe(
+        sql<{ readonly key: string }>`insert into ${sql(table)} (key, run_id, tool, tool_call_id, owner, lease_until) values (${key(intent.key)}, ${key(intent.runId)}, ${key(intent.tool)}, ${key(intent.toolCallId)}, ${lease?.owner ?? null}, ${lease === undefined ? sql`null` : until(lease.ms)}) on conflict (key) do nothing returning key`.pipe(
           Effect.mapError(fail("claim")),
           Effect.flatMap((inserted) =>
             inserted.length > 0
@@ -120,33 +134,33 @@ export const toolIntentsSql = (options: SqlStoreOptions = {}): Layer.Layer<ToolI
               : read(intent.key).pipe(Effect.map(Option.map(({ key: _, runId: __, tool: ___, toolCallId: ____, ...state }) => state as IntentState)))
           )
         ),
-      finish: (key, outcome) =>
-        sql`update ${sql(table)} set outcome = ${JSON.stringify(outcome)}::jsonb, finished = true where key = ${key}`.pipe(
+      finish: (intentKey, outcome) =>
+        sql`update ${sql(table)} set outcome = ${JSON.stringify(outcome)}, finished = true where key = ${key(intentKey)}`.pipe(
           Effect.asVoid,
           Effect.mapError(fail("finish"))
         ),
       read,
-      renew: (key, lease) =>
-        sql<{ readonly key: string }>`update ${sql(table)} set lease_until = ${until(lease.ms)} where key = ${key} and owner = ${lease.owner} and not finished returning key`.pipe(
+      renew: (intentKey, lease) =>
+        sql<{ readonly key: string }>`update ${sql(table)} set lease_until = ${until(lease.ms)} where key = ${key(intentKey)} and owner = ${lease.owner} and not finished returning key`.pipe(
           Effect.map((rows) => rows.length > 0),
           Effect.mapError(fail("renew"))
         ),
-      release: (key, owner) =>
-        sql`update ${sql(table)} set lease_until = now() where key = ${key} and owner = ${owner} and not finished`.pipe(
+      release: (intentKey, owner) =>
+        sql`update ${sql(table)} set lease_until = now() where key = ${key(intentKey)} and owner = ${owner} and not finished`.pipe(
           Effect.asVoid,
           Effect.mapError(fail("renew"))
         ),
-      takeOver: (key, from, lease, ownerDead) =>
+      takeOver: (intentKey, from, lease, ownerDead) =>
         sql<{ readonly key: string }>`update ${sql(table)} set owner = ${lease.owner}, lease_until = ${until(lease.ms)}
-          where key = ${key} and not finished and owner is not distinct from ${from ?? null}
+          where key = ${key(intentKey)} and not finished and owner is not distinct from ${from ?? null}
           and (${ownerDead} or lease_until is null or lease_until <= now()) returning key`.pipe(
           Effect.map((rows) => rows.length > 0),
           Effect.mapError(fail("renew"))
         ),
       forRun: (runId) =>
         sql<Row>`select key, run_id, tool, tool_call_id, outcome, finished, owner, (lease_until > now()) as lease_live from ${sql(table)}
-          where run_id = ${runId} or run_id like ${`${runId.replace(/[\\%_]/g, (c) => `\\${c}`)}~%`} order by claimed_at, key`.pipe(
-          Effect.map((rows) => rows.map((row) => ({ ...stateOf(row), key: row.key, runId: row.run_id, tool: row.tool, toolCallId: row.tool_call_id }) as IntentState & Intent)),
+          where run_id = ${key(runId)} or run_id like ${`${key(runId).replace(/[\\%_]/g, (c) => `\\${c}`)}~%`} order by claimed_at, key`.pipe(
+          Effect.map((rows) => rows.map((row) => ({ ...stateOf(row), key: fromTextKey(row.key), runId: fromTextKey(row.run_id), tool: fromTextKey(row.tool), toolCallId: fromTextKey(row.tool_call_id) }) as IntentState & Intent)),
           Effect.mapError(fail("read"))
         )
     })
@@ -181,7 +195,7 @@ export const approvalInboxSql = (options: SqlStoreOptions = {}): Layer.Layer<App
         run_id text not null,
         wait integer not null,
         execution_id text not null,
-        snapshot jsonb not null,
+        snapshot text not null,
         open boolean not null default true,
         opened_at timestamptz not null default now(),
         primary key (run_id, wait)
@@ -197,44 +211,45 @@ export const approvalInboxSql = (options: SqlStoreOptions = {}): Layer.Layer<App
         seq bigserial,
         started_at timestamptz not null default now(),
         primary key (workflow, run_id)
-      )`
+      )`,
+      jsonbColumnToText(sql, table, "snapshot")
     ], fail("open"))
     type Row = { readonly run_id: string; readonly wait: number; readonly execution_id: string; readonly snapshot: unknown }
     return ApprovalInbox.of({
       open: (wait) =>
-        sql`insert into ${sql(table)} (run_id, wait, execution_id, snapshot) values (${wait.runId}, ${wait.wait}, ${wait.executionId}, ${JSON.stringify(wait.snapshot)}::jsonb) on conflict (run_id, wait) do nothing`.pipe(
+        sql`insert into ${sql(table)} (run_id, wait, execution_id, snapshot) values (${key(wait.runId)}, ${wait.wait}, ${key(wait.executionId)}, ${JSON.stringify(wait.snapshot)}) on conflict (run_id, wait) do nothing`.pipe(
           Effect.asVoid,
           Effect.mapError(fail("open"))
         ),
       close: (runId, wait) =>
-        sql`update ${sql(table)} set open = false where run_id = ${runId} and wait = ${wait}`.pipe(Effect.asVoid, Effect.mapError(fail("close"))),
+        sql`update ${sql(table)} set open = false where run_id = ${key(runId)} and wait = ${wait}`.pipe(Effect.asVoid, Effect.mapError(fail("close"))),
       current: (runId) =>
-        sql<Row>`select run_id, wait, execution_id, snapshot from ${sql(table)} where run_id = ${runId} and open order by wait desc limit 1`.pipe(
+        sql<Row>`select run_id, wait, execution_id, snapshot from ${sql(table)} where run_id = ${key(runId)} and open order by wait desc limit 1`.pipe(
           Effect.map(([row]): Option.Option<ApprovalWait> =>
             row === undefined
               ? Option.none()
-              : Option.some({ runId: row.run_id, wait: Number(row.wait), executionId: row.execution_id, snapshot: jsonOf(row.snapshot) })
+              : Option.some({ runId: fromTextKey(row.run_id), wait: Number(row.wait), executionId: fromTextKey(row.execution_id), snapshot: jsonOf(row.snapshot) })
           ),
           Effect.mapError(fail("read"))
         ),
       cancel: (runId, reason) =>
-        sql`insert into ${sql(cancellations)} (run_id, reason) values (${runId}, ${reason}) on conflict (run_id) do nothing`.pipe(
+        sql`insert into ${sql(cancellations)} (run_id, reason) values (${key(runId)}, ${key(reason)}) on conflict (run_id) do nothing`.pipe(
           Effect.asVoid,
           Effect.mapError(fail("cancel"))
         ),
       cancelled: (runId) =>
-        sql<{ readonly reason: string }>`select reason from ${sql(cancellations)} where run_id = ${runId}`.pipe(
-          Effect.map(([row]) => Option.fromNullishOr(row?.reason)),
+        sql<{ readonly reason: string }>`select reason from ${sql(cancellations)} where run_id = ${key(runId)}`.pipe(
+          Effect.map(([row]) => Option.map(Option.fromNullishOr(row?.reason), fromTextKey)),
           Effect.mapError(fail("read"))
         ),
       register: (workflow, runId) =>
-        sql`insert into ${sql(runsTable)} (workflow, run_id) values (${workflow}, ${runId}) on conflict (workflow, run_id) do nothing`.pipe(
+        sql`insert into ${sql(runsTable)} (workflow, run_id) values (${key(workflow)}, ${key(runId)}) on conflict (workflow, run_id) do nothing`.pipe(
           Effect.asVoid,
           Effect.mapError(fail("open"))
         ),
       runs: (workflow, limit) =>
-        sql<{ readonly run_id: string }>`select run_id from ${sql(runsTable)} where workflow = ${workflow} order by seq limit ${Math.max(0, Math.floor(limit))}`.pipe(
-          Effect.map((rows) => rows.map((r) => r.run_id)),
+        sql<{ readonly run_id: string }>`select run_id from ${sql(runsTable)} where workflow = ${key(workflow)} order by seq limit ${Math.max(0, Math.floor(limit))}`.pipe(
+          Effect.map((rows) => rows.map((r) => fromTextKey(r.run_id))),
           Effect.mapError(fail("read"))
         )
     })
@@ -271,9 +286,9 @@ export const runJournalSql = (options: SqlStoreOptions = {}): Layer.Layer<RunJou
       )`
     ], fail("open"))
     return RunJournal.of({
-      append: (runId, key, event) =>
+      append: (runId, eventKey, event) =>
         sql`insert into ${sql(table)} (run_id, id, key, event)
-          select ${runId}, coalesce(max(id), 0) + 1, ${key}, ${JSON.stringify(event)}::jsonb from ${sql(table)} where run_id = ${runId}
+          select ${key(runId)}, coalesce(max(id), 0) + 1, ${key(eventKey)}, ${jsonbText(JSON.stringify(event))}::jsonb from ${sql(table)} where run_id = ${key(runId)}
           on conflict (run_id, key) do nothing`.pipe(
           // Another writer took the id between our read and our insert: the next id.
           Effect.retry({ times: 8 }),
@@ -281,13 +296,13 @@ export const runJournalSql = (options: SqlStoreOptions = {}): Layer.Layer<RunJou
           Effect.mapError(fail("append"))
         ),
       read: (runId, after, limit) =>
-        sql<{ readonly id: number | string; readonly event: unknown }>`select id, event from ${sql(table)} where run_id = ${runId} and id > ${after} order by id limit ${Math.max(0, Math.floor(limit))}`.pipe(
+        sql<{ readonly id: number | string; readonly event: unknown }>`select id, event from ${sql(table)} where run_id = ${key(runId)} and id > ${after} order by id limit ${Math.max(0, Math.floor(limit))}`.pipe(
           Effect.map((rows) => rows.map((r) => ({ id: Number(r.id), event: jsonOf(r.event) }))),
           Effect.mapError(fail("read"))
         ),
       keys: (runId) =>
-        sql<{ readonly key: string }>`select key from ${sql(table)} where run_id = ${runId}`.pipe(
-          Effect.map((rows) => new Set(rows.map((r) => r.key))),
+        sql<{ readonly key: string }>`select key from ${sql(table)} where run_id = ${key(runId)}`.pipe(
+          Effect.map((rows) => new Set(rows.map((r) => fromTextKey(r.key)))),
           Effect.mapError(fail("read"))
         )
     })

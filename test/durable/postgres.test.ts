@@ -58,6 +58,40 @@ describe("durable runs on SQL (PostgreSQL, or PGlite where there is none)", () =
 
   const sql = () => db.sql()
 
+  it("hostile text: a NUL or a backslash in keys, ids, outcomes, snapshots, reasons and events is stored, and read back exactly (events: NUL as U+FFFD)", async () => {
+    const odd = (s: string) => `${s}\u0000\\0\\\u0000"'%_`
+    const exit = await Effect.runPromise(Effect.exit(Effect.gen(function*() {
+      const intents = yield* ToolIntents
+      const inbox = yield* ApprovalInbox
+      const journal = yield* RunJournal
+      const runId = odd("run")
+      const intent = { key: odd("tool/run/1/call"), runId, tool: "pay", toolCallId: odd("call") }
+      yield* intents.claim(intent, { owner: "A", ms: 60_000 })
+      yield* intents.finish(intent.key, { _tag: "Succeeded", value: odd("paid") })
+      const read = yield* intents.read(intent.key)
+      const forRun = yield* intents.forRun(runId)
+      yield* inbox.open({ runId, wait: 1, executionId: odd("e"), snapshot: { args: odd("x") } })
+      const waiting = yield* inbox.current(runId)
+      yield* inbox.cancel(runId, odd("because"))
+      const cancelled = yield* inbox.cancelled(runId)
+      yield* inbox.register("wf", runId)
+      const runs = yield* inbox.runs("wf", 10)
+      yield* journal.append(runId, odd("k"), { _tag: "ToolUse", result: odd("r") })
+      const events = yield* journal.read(runId, 0, 10)
+      const keys = yield* journal.keys(runId)
+      return { read, forRun, waiting, cancelled, runs, events, keys, runId }
+    }).pipe(Effect.provide(durableStoreSql().pipe(Layer.provide(sql()))))))
+    expect(Exit.isSuccess(exit)).toBe(true)
+    const found = Exit.isSuccess(exit) ? exit.value : undefined
+    expect(Option.getOrThrow(found!.read)).toMatchObject({ _tag: "Finished", outcome: { _tag: "Succeeded", value: odd("paid") }, key: odd("tool/run/1/call"), runId: odd("run"), toolCallId: odd("call") })
+    expect(found!.forRun.map((i) => i.key)).toEqual([odd("tool/run/1/call")])
+    expect(Option.getOrThrow(found!.waiting)).toEqual({ runId: odd("run"), wait: 1, executionId: odd("e"), snapshot: { args: odd("x") } })
+    expect(found!.cancelled).toEqual(Option.some(odd("because")))
+    expect(found!.runs).toEqual([odd("run")])
+    expect(found!.events).toEqual([{ id: 1, event: { _tag: "ToolUse", result: odd("r").replaceAll("\u0000", "\ufffd") } }])
+    expect(found!.keys).toEqual(new Set([odd("k")]))
+  })
+
   it("ToolIntents: one claim wins, the outcome is written beside it; ApprovalInbox: the latest open wait", async () => {
     const exit = await Effect.runPromise(Effect.exit(Effect.gen(function*() {
       const intents = yield* ToolIntents

@@ -2,12 +2,12 @@
  * The embedded engine's store in its PGlite files: the `WorkflowStore` of the local workflow engine
  * (three tables: executions, their recorded steps, their clocks) and the run journal (`RunJournal`,
  * the `agent_run_events` table every engine shares), written so that a step of a durable run is one
- * statement in one call into PGlite: the journal's events of the step (`JournalBuffer`) ride along
+ * statement in one call into PGlite: the journal's events of the step (`PendingWrites`) ride along
  * with the step's recorded result, in one insert. Statements are prepared once per session.
  *
  * Results and payloads are stored as JSON text (not `jsonb`: PostgreSQL would parse every one of them,
  * and refuses the `\u0000` escape that a tool's result may hold). Journal events are `jsonb`, as on
- * every engine: a `\u0000` in one is stored as U+FFFD.
+ * every engine: a `\u0000` in one is stored as U+FFFD. Names and ids are stored as `textKey`s.
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -15,7 +15,8 @@ import type { SqlError } from "effect/sql/SqlError"
 import { databaseMessage } from "../database-error.ts"
 import { RunJournal, RunJournalFailed } from "../run-journal.ts"
 import { PgliteSession, type PipelinedStatement } from "./pglite-client.ts"
-import { JournalBuffer, type PendingEvent, type Riding } from "./journal-buffer.ts"
+import { fromTextKey, jsonbText, textKey } from "../sql-text.ts"
+import { type PendingEvent, PendingWrites, type Riding } from "./pending-writes.ts"
 import { type StoredClock, type StoredExecution, type StoredStep, type WorkflowStore, WorkflowStoreFailed } from "./workflow-store.ts"
 
 /** How long a journal event waits for a step to ride along with, at most (ms). */
@@ -65,10 +66,12 @@ const selectExecution = prepared(
   "select execution_id, workflow, payload, parent, status, wake, interrupted, result from agent_workflow_executions where execution_id = $1"
 )
 const selectSteps = prepared("aws_select", "select name, value from agent_workflow_steps where execution_id = $1")
-const insertActivity = prepared(
-  "aws_activity",
-  "insert into agent_workflow_steps (execution_id, name, value) values ($1, $2, $3) on conflict (execution_id, name) do nothing"
-)
+// A step is recorded for an execution that exists, once.
+const stepInsert = (execution: string, name: string, value: string) =>
+  `insert into agent_workflow_steps (execution_id, name, value)
+    select ${execution}, ${name}, ${value} where exists (select 1 from agent_workflow_executions where execution_id = ${execution})
+    on conflict (execution_id, name) do nothing`
+const insertActivity = prepared("aws_activity", stepInsert("$1", "$2", "$3"))
 const suspendExecution = prepared(
   "awe_suspend",
   "update agent_workflow_executions set status = 'suspended' where execution_id = $1 and wake = $2 and status <> 'complete'"
@@ -111,9 +114,7 @@ const insertEvents = prepared(
 // An activity's result with one run's events, one statement (cheaper in PGlite than two).
 const insertActivityWithEvents = prepared(
   "aws_activity_events",
-  `with step as (
-    insert into agent_workflow_steps (execution_id, name, value) values ($3, $4, $5) on conflict (execution_id, name) do nothing
-  )
+  `with step as (${stepInsert("$3", "$4", "$5")})
   insert into agent_run_events (run_id, id, key, event)
     select $1, m.last + row_number() over (order by x.ord), x.key, x.event
     from (select coalesce(max(id), 0) as last from agent_run_events where run_id = $1) m, ${eventRows}
@@ -122,19 +123,21 @@ const insertActivityWithEvents = prepared(
 )
 const readEvents = prepared("are_read", "select id, event from agent_run_events where run_id = $1 and id > $2 order by id limit $3")
 const readKeys = prepared("are_keys", "select key from agent_run_events where run_id = $1")
+// A run's entry in the run list (`ApprovalInbox.register`, the SQL inbox's table): it rides along.
+const insertRun = prepared("ar_insert", "insert into agent_runs (workflow, run_id) values ($1, $2) on conflict (workflow, run_id) do nothing")
 
 // Steps are stored under one name: `a:<activity>/<attempt>` or `d:<deferred>`.
-const stepName = (kind: StoredStep["kind"], name: string) => `${kind === "activity" ? "a" : "d"}:${name}`
+const stepName = (kind: StoredStep["kind"], name: string) => textKey(`${kind === "activity" ? "a" : "d"}:${name}`)
 const stepOf = (row: Record<string, unknown>): StoredStep => {
-  const name = String(row["name"])
+  const name = fromTextKey(String(row["name"]))
   return { kind: name.startsWith("a:") ? "activity" : "deferred", name: name.slice(2), value: JSON.parse(String(row["value"])) }
 }
 
 const executionOf = (row: Record<string, unknown>, steps: ReadonlyArray<Record<string, unknown>>): StoredExecution => ({
-  executionId: String(row["execution_id"]),
-  workflow: String(row["workflow"]),
+  executionId: fromTextKey(String(row["execution_id"])),
+  workflow: fromTextKey(String(row["workflow"])),
   payload: JSON.parse(String(row["payload"])),
-  parent: row["parent"] === null ? undefined : String(row["parent"]),
+  parent: row["parent"] === null ? undefined : fromTextKey(String(row["parent"])),
   status: String(row["status"]) as StoredExecution["status"],
   wake: Number(row["wake"]),
   interrupted: row["interrupted"] === true,
@@ -146,16 +149,6 @@ const executionOf = (row: Record<string, unknown>, steps: ReadonlyArray<Record<s
 const eventsJson = (events: ReadonlyArray<PendingEvent>): string =>
   `[${events.map((e) => `{"key":${JSON.stringify(e.key)},"event":${e.event}}`).join(",")}]`
 
-/** The statements writing what rides along, one per run. */
-const ridingStatements = (riding: Riding): Array<PipelinedStatement> => {
-  const statements: Array<PipelinedStatement> = []
-  for (const [runId, events] of riding) statements.push(insertEvents(runId, eventsJson(events)))
-  return statements
-}
-
-/** JSON text `jsonb` takes: a NUL character (`\u0000`, which PostgreSQL refuses) becomes U+FFFD. */
-export const jsonbText = (json: string): string =>
-  json.includes("\\u0000") ? json.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, "$1\\ufffd") : json
 
 const failed = (operation: string) => (cause: SqlError) => new WorkflowStoreFailed({ operation, reason: databaseMessage(cause), cause })
 
@@ -170,71 +163,87 @@ const failed = (operation: string) => (cause: SqlError) => new WorkflowStoreFail
 export const makePgliteStores = Effect.gen(function*() {
   const session = yield* PgliteSession
   yield* session.pipeline(schema.map((text) => ({ text, params: [] })))
-  const buffer = new JournalBuffer(journalDelayMs, (runId, events) => session.pipeline([insertEvents(runId, eventsJson(events))]))
-  yield* Effect.addFinalizer(() => buffer.flush)
+  const pending = new PendingWrites(
+    journalDelayMs,
+    (statements) => session.pipeline(statements),
+    (runId, events) => insertEvents(textKey(runId), eventsJson(events))
+  )
+  yield* Effect.addFinalizer(() => pending.flush)
   /** `statements` after what rides along, in one call; the rows of `statements`. */
   const run = (statements: ReadonlyArray<PipelinedStatement>) =>
-    buffer.write((riding) => {
-      const before = ridingStatements(riding)
+    pending.write((riding) => {
+      const before = pending.statementsOf(riding)
       return before.length === 0
         ? session.pipeline(statements)
         : Effect.map(session.pipeline([...before, ...statements]), (rows) => rows.slice(before.length))
     })
+  const key = textKey
   const write = (operation: string, statements: ReadonlyArray<PipelinedStatement>) => run(statements).pipe(Effect.mapError(failed(operation)))
   const load = (executionId: string) =>
-    write("load an execution", [selectExecution(executionId), selectSteps(executionId)]).pipe(
+    write("load an execution", [selectExecution(key(executionId)), selectSteps(key(executionId))]).pipe(
       Effect.map(([rows, steps]) => (rows![0] === undefined ? undefined : executionOf(rows![0], steps!)))
     )
 
   const store: WorkflowStore = {
     create: (execution) =>
       write("record an execution", [
-        insertExecution(execution.executionId, execution.workflow, JSON.stringify(execution.payload), execution.parent ?? null),
-        selectExecution(execution.executionId),
-        selectSteps(execution.executionId)
+        insertExecution(key(execution.executionId), key(execution.workflow), JSON.stringify(execution.payload), execution.parent === undefined ? null : key(execution.parent)),
+        selectExecution(key(execution.executionId)),
+        selectSteps(key(execution.executionId))
       ]).pipe(Effect.map(([inserted, rows, steps]) => ({ created: inserted!.length > 0, execution: executionOf(rows![0]!, steps!) }))),
     load,
     // The step's result and the events that wait, one statement (the first run's events; others on their own).
     recordActivity: (executionId, name, value) =>
-      buffer.write((riding) => {
-        const step = [executionId, stepName("activity", name), JSON.stringify(value)] as const
-        if (riding.size === 0) return session.pipeline([insertActivity(...step)])
-        const [[runId, events], ...others] = [...riding] as [[string, ReadonlyArray<PendingEvent>], ...Array<[string, ReadonlyArray<PendingEvent>]>]
-        return session.pipeline([...ridingStatements(new Map(others)), insertActivityWithEvents(runId, eventsJson(events), ...step)])
+      pending.write((riding) => {
+        const step = [key(executionId), stepName("activity", name), JSON.stringify(value)] as const
+        const runs = [...riding.events]
+        if (runs.length === 0) return session.pipeline([...riding.statements, insertActivity(...step)])
+        // The first run's events go into the step's own statement; anything else before it.
+        const [[runId, events], ...others] = runs as [[string, ReadonlyArray<PendingEvent>], ...Array<[string, ReadonlyArray<PendingEvent>]>]
+        const before = pending.statementsOf({ statements: riding.statements, events: new Map(others) })
+        return session.pipeline([...before, insertActivityWithEvents(key(runId), eventsJson(events), ...step)])
       }).pipe(Effect.asVoid, Effect.mapError(failed("record an activity"))),
-    suspend: (executionId, wake) => Effect.asVoid(write("record a suspension", [suspendExecution(executionId, wake)])),
+    suspend: (executionId, wake) => Effect.asVoid(write("record a suspension", [suspendExecution(key(executionId), wake)])),
     complete: (executionId, result) =>
-      Effect.asVoid(write("record a result", [completeExecution(executionId, JSON.stringify(result)), dropClocks(executionId)])),
-    interrupt: (executionId) => Effect.asVoid(write("record an interruption", [interruptExecution(executionId)])),
+      Effect.asVoid(write("record a result", [completeExecution(key(executionId), JSON.stringify(result)), dropClocks(key(executionId))])),
+    interrupt: (executionId) => Effect.asVoid(write("record an interruption", [interruptExecution(key(executionId))])),
     deferredDone: (executionId, name, value) =>
-      write("record a deferred result", [insertDeferred(executionId, stepName("deferred", name), JSON.stringify(value))]).pipe(
+      write("record a deferred result", [insertDeferred(key(executionId), stepName("deferred", name), JSON.stringify(value))]).pipe(
         Effect.map(([rows]) => rows!.length > 0)
       ),
-    scheduleClock: (clock) => Effect.asVoid(write("record a clock", [insertClock(clock.executionId, clock.name, clock.workflow, clock.wakeAt)])),
-    clearClock: (executionId, name) => Effect.asVoid(write("clear a clock", [deleteClock(executionId, name)])),
+    scheduleClock: (clock) =>
+      Effect.asVoid(write("record a clock", [insertClock(key(clock.executionId), key(clock.name), key(clock.workflow), clock.wakeAt)])),
+    clearClock: (executionId, name) => Effect.asVoid(write("clear a clock", [deleteClock(key(executionId), key(name))])),
     running: (workflow) =>
-      write("list running executions", [selectRunning(workflow)]).pipe(Effect.map(([rows]) => rows!.map((r) => String(r["execution_id"])))),
+      write("list running executions", [selectRunning(key(workflow))]).pipe(Effect.map(([rows]) => rows!.map((r) => fromTextKey(String(r["execution_id"]))))),
     clocks: (workflow) =>
-      write("list clocks", [selectClocks(workflow)]).pipe(Effect.map(([rows]) =>
-        rows!.map((r): StoredClock => ({ executionId: String(r["execution_id"]), name: String(r["name"]), workflow: String(r["workflow"]), wakeAt: Number(r["wake_at"]) }))
+      write("list clocks", [selectClocks(key(workflow))]).pipe(Effect.map(([rows]) =>
+        rows!.map((r): StoredClock => ({
+          executionId: fromTextKey(String(r["execution_id"])),
+          name: fromTextKey(String(r["name"])),
+          workflow: fromTextKey(String(r["workflow"])),
+          wakeAt: Number(r["wake_at"])
+        }))
       ))
   }
 
   const journalFailed = (operation: RunJournalFailed["operation"]) => (cause: SqlError) =>
     new RunJournalFailed({ operation, reason: databaseMessage(cause), cause })
   const journal = RunJournal.of({
-    // Rides along with the run's next step (see `JournalBuffer`): the step's events and its result commit together.
-    append: (runId, key, event) => Effect.sync(() => buffer.add(runId, key, jsonbText(JSON.stringify(event)))),
+    // Rides along with the run's next step (see `PendingWrites`): the step's events and its result commit together.
+    append: (runId, eventKey, event) => Effect.sync(() => pending.add(runId, textKey(eventKey), jsonbText(JSON.stringify(event)))),
     read: (runId, after, limit) =>
-      run([readEvents(runId, after, Math.max(0, Math.floor(limit)))]).pipe(
+      run([readEvents(key(runId), after, Math.max(0, Math.floor(limit)))]).pipe(
         Effect.map(([rows]) => rows!.map((r) => ({ id: Number(r["id"]), event: r["event"] as never }))),
         Effect.mapError(journalFailed("read"))
       ),
     keys: (runId) =>
-      run([readKeys(runId)]).pipe(
-        Effect.map(([rows]) => new Set(rows!.map((r) => String(r["key"])))),
+      run([readKeys(key(runId))]).pipe(
+        Effect.map(([rows]) => new Set(rows!.map((r) => fromTextKey(String(r["key"]))))),
         Effect.mapError(journalFailed("read"))
       )
   })
-  return { store, journal }
+  /** A run's entry in the run list, riding along with the next write (the SQL inbox's `register`). */
+  const registerRun = (workflow: string, runId: string) => Effect.sync(() => pending.addStatement(insertRun(textKey(workflow), textKey(runId))))
+  return { store, journal, registerRun, flush: pending.flush }
 })

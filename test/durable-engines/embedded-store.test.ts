@@ -1,0 +1,222 @@
+/**
+ * The embedded engine's store on PGlite (`pglite-workflow-store.ts`), against the in-memory store as
+ * the model: the same operations in any order give the same executions, steps, wakes and clocks. Its
+ * journal: events wait for the next step and ride along with it (one statement, one call into PGlite),
+ * come back with ids 1, 2, … in order with no gap, each key once, a NUL stored as U+FFFD; and a run of
+ * the embedded engine makes about one call into PGlite per step. An earlier version's Effect Cluster
+ * runs in flight are refused with what to do.
+ */
+import { fc, it as fcIt } from "@fast-check/vitest"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, Exit, Layer, Schema, Scope } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { agent, text, tool, toolCalls } from "../../src/index.ts"
+import type { ModelRequest } from "../../src/index.ts"
+import { durable } from "../../src/durable/index.ts"
+import { embeddedEngine } from "../../src/durable/embedded.ts"
+import { pgliteSession } from "../../src/durable/engines/pglite-client.ts"
+import { makePgliteStores } from "../../src/durable/engines/pglite-workflow-store.ts"
+import { memoryWorkflowStore, type WorkflowStore } from "../../src/durable/engines/workflow-store.ts"
+import { runJournalSql } from "../../src/durable/sql-store.ts"
+import { scriptedModel } from "../../src/testing/index.ts"
+
+type Stores = Effect.Success<typeof makePgliteStores>
+
+let dir: string
+let stores: Stores
+let close: () => Promise<void>
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "embedded-store-"))
+  const layer = runJournalSql().pipe(Layer.provideMerge(pgliteSession({ dataDir: join(dir, "pg") })))
+  const scope = Effect.runSync(Scope.make())
+  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
+  stores = await Effect.runPromise(makePgliteStores.pipe(Effect.provide(context), Effect.provideService(Scope.Scope, scope)))
+  close = () => Effect.runPromise(Scope.close(scope, Exit.void))
+}, 120_000)
+
+afterAll(async () => {
+  await close?.()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** One operation on a store. */
+type Op =
+  | { readonly _tag: "create"; readonly id: number; readonly payload: string }
+  | { readonly _tag: "activity"; readonly id: number; readonly name: string; readonly value: number }
+  | { readonly _tag: "deferred"; readonly id: number; readonly name: string; readonly value: number }
+  | { readonly _tag: "suspend"; readonly id: number; readonly wake: number }
+  | { readonly _tag: "complete"; readonly id: number; readonly value: number }
+  | { readonly _tag: "interrupt"; readonly id: number }
+  | { readonly _tag: "clock"; readonly id: number; readonly name: string; readonly at: number }
+  | { readonly _tag: "clear"; readonly id: number; readonly name: string }
+
+const name = fc.constantFrom("a/1", "b/1", "a/2", "go", "\u0000odd\"name")
+const id = fc.integer({ min: 0, max: 2 })
+const op: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ _tag: fc.constant("create" as const), id, payload: fc.string() }),
+  fc.record({ _tag: fc.constant("activity" as const), id, name, value: fc.integer() }),
+  fc.record({ _tag: fc.constant("deferred" as const), id, name, value: fc.integer() }),
+  fc.record({ _tag: fc.constant("suspend" as const), id, wake: fc.integer({ min: 0, max: 3 }) }),
+  fc.record({ _tag: fc.constant("complete" as const), id, value: fc.integer() }),
+  fc.record({ _tag: fc.constant("interrupt" as const), id }),
+  fc.record({ _tag: fc.constant("clock" as const), id, name, at: fc.integer({ min: 0, max: 10 ** 13 }) }),
+  fc.record({ _tag: fc.constant("clear" as const), id, name })
+)
+
+let round = 0
+/** Runs `ops` on `store` (execution ids scoped to `prefix`) and answers what it holds then. */
+const apply = (store: WorkflowStore, prefix: string, ops: ReadonlyArray<Op>) =>
+  Effect.gen(function*() {
+    const answers: Array<unknown> = []
+    const eid = (n: number) => `${prefix}-${n}`
+    for (const o of ops) {
+      switch (o._tag) {
+        case "create": {
+          const { created, execution } = yield* store.create({ executionId: eid(o.id), workflow: prefix, payload: { p: o.payload }, parent: undefined })
+          answers.push({ created, status: execution.status, wake: execution.wake })
+          break
+        }
+        case "activity":
+          yield* store.recordActivity(eid(o.id), o.name, { v: o.value })
+          break
+        case "deferred":
+          answers.push(yield* store.deferredDone(eid(o.id), o.name, { v: o.value }))
+          break
+        case "suspend":
+          yield* store.suspend(eid(o.id), o.wake)
+          break
+        case "complete":
+          yield* store.complete(eid(o.id), { r: o.value })
+          break
+        case "interrupt":
+          yield* store.interrupt(eid(o.id))
+          break
+        case "clock":
+          yield* store.scheduleClock({ executionId: eid(o.id), workflow: prefix, name: o.name, wakeAt: o.at })
+          break
+        case "clear":
+          yield* store.clearClock(eid(o.id), o.name)
+          break
+      }
+    }
+    const executions = []
+    for (const n of [0, 1, 2]) {
+      const e = yield* store.load(eid(n))
+      executions.push(e === undefined ? undefined : { ...e, executionId: undefined, workflow: undefined, steps: [...e.steps].sort((a, b) => `${a.kind}${a.name}`.localeCompare(`${b.kind}${b.name}`)) })
+    }
+    const running = [...(yield* store.running(prefix))].sort()
+    const clocks = [...(yield* store.clocks(prefix))].map((c) => ({ ...c, workflow: undefined })).sort((a, b) => `${a.executionId}${a.name}`.localeCompare(`${b.executionId}${b.name}`))
+    return { answers, executions, running, clocks }
+  })
+
+describe("the embedded engine's store on PGlite", () => {
+  fcIt.prop([fc.array(op, { maxLength: 25 })], { numRuns: 60 })("answers as the in-memory store does, for any sequence of operations", async (ops) => {
+    const prefix = `p${round++}`
+    const model = await Effect.runPromise(apply(memoryWorkflowStore(), prefix, ops))
+    const pglite = await Effect.runPromise(apply(stores.store, prefix, ops))
+    expect(pglite).toEqual(model)
+  })
+
+  it("journal: events wait for the next step and ride along with it; ids 1, 2, … in order, each key once; a NUL becomes U+FFFD", async () => {
+    const { store, journal } = stores
+    const events = await Effect.runPromise(Effect.gen(function*() {
+      yield* store.create({ executionId: "j-1", workflow: "j", payload: {}, parent: undefined })
+      yield* journal.append("run-j", "k1", { _tag: "Turn", n: 1 })
+      yield* journal.append("run-j", "k2", { _tag: "ToolUse", result: "a\u0000b" })
+      yield* store.recordActivity("j-1", "a/1", { done: true })
+      yield* journal.append("run-j", "k2", { _tag: "ToolUse", result: "again" })
+      yield* journal.append("run-j", "k3", { _tag: "RunEnd" })
+      return yield* journal.read("run-j", 0, 100)
+    }))
+    expect(events).toEqual([
+      { id: 1, event: { _tag: "Turn", n: 1 } },
+      { id: 2, event: { _tag: "ToolUse", result: "a\ufffdb" } },
+      { id: 3, event: { _tag: "RunEnd" } }
+    ])
+    expect(await Effect.runPromise(journal.keys("run-j"))).toEqual(new Set(["k1", "k2", "k3"]))
+    expect((await Effect.runPromise(store.load("j-1")))!.steps).toEqual([{ kind: "activity", name: "a/1", value: { done: true } }])
+  })
+})
+
+describe("the embedded engine's write path", () => {
+  it("a durable run makes about one call into PGlite per step (the step's result and its events together)", async () => {
+    const { PGlite } = await import("@electric-sql/pglite")
+    const proto = PGlite.prototype as unknown as { execProtocolRawSync: (m: Uint8Array) => Uint8Array }
+    const original = proto.execProtocolRawSync
+    let calls = 0
+    let counting = false
+    proto.execProtocolRawSync = function(this: unknown, m: Uint8Array) {
+      if (counting) calls++
+      return original.call(this, m)
+    }
+    const data = mkdtempSync(join(tmpdir(), "embedded-write-path-"))
+    try {
+      const turns = 5
+      const look = tool("look", { args: Schema.Struct({ n: Schema.Finite }), effect: "readOnly", run: ({ n }) => n * 2 })
+      const model = scriptedModel((request: ModelRequest) => {
+        const seen = request.messages.filter((m) => m.role === "tool").length
+        return seen < turns ? toolCalls([{ id: `c${seen}`, name: "look", arguments: { n: seen } }]) : text("done")
+      })
+      const d = durable(agent("counted").model(model).tools({ look }))
+      const runs = 4
+      const output = await Effect.runPromise(Effect.gen(function*() {
+        yield* d.run("warm", { runId: "warm" })
+        counting = true
+        const outputs = []
+        for (let i = 0; i < runs; i++) outputs.push(yield* d.start("go", { runId: `run-${i}` }))
+        for (let i = 0; i < runs; i++) outputs.push(yield* d.join(`run-${i}`))
+        counting = false
+        return outputs
+      }).pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(embeddedEngine({ dataDir: data }))))))
+      expect(output.slice(runs)).toEqual(Array.from({ length: runs }, () => "done"))
+      const steps = runs * (2 * turns + 1)
+      // 11 steps a run; besides them, a run registers itself, records its start, its result and its list entry.
+      expect(calls / steps).toBeLessThan(1.8)
+      expect(calls / steps).toBeGreaterThanOrEqual(1)
+    } finally {
+      proto.execProtocolRawSync = original
+      rmSync(data, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  it("hostile text end to end: a model's call id and a mutating tool's result holding NUL and backslashes; the run completes, its journal reads back", async () => {
+    const data = mkdtempSync(join(tmpdir(), "embedded-hostile-"))
+    try {
+      const odd = "x\u0000y\\0z"
+      const pay = tool("pay", { args: Schema.Struct({ to: Schema.String }), run: ({ to }) => `paid ${to} ${odd}` })
+      const model = scriptedModel([toolCalls([{ id: `call${odd}`, name: "pay", arguments: { to: odd } }]), text(`done ${odd}`)])
+      const d = durable(agent("hostile").model(model).tools({ pay }))
+      const { result, events } = await Effect.runPromise(Effect.gen(function*() {
+        const result = yield* d.run("go", { runId: "hostile-1" })
+        const journal = yield* d.journal("hostile-1")
+        return { result, events: journal }
+      }).pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(embeddedEngine({ dataDir: data }))))))
+      expect(result).toEqual({ _tag: "Completed", output: `done ${odd}` })
+      expect(model.requests[1]!.messages.find((m) => m.role === "tool")).toMatchObject({ toolCallId: `call${odd}`, content: `paid ${odd} ${odd}` })
+      expect(JSON.stringify(events)).toContain("paid x\ufffdy")
+    } finally {
+      rmSync(data, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  it("refuses a directory with runs in flight written by an earlier version's Effect Cluster engine, and says what to do", async () => {
+    const data = mkdtempSync(join(tmpdir(), "embedded-legacy-"))
+    try {
+      await Effect.runPromise(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`create table cluster_messages (id bigint primary key, tag text not null, processed boolean not null default false)`
+        yield* sql`insert into cluster_messages (id, tag) values (1, 'run')`
+      }).pipe(Effect.provide(pgliteSession({ dataDir: join(data, "pg") }))))
+      const exit = await Effect.runPromise(Effect.exit(Effect.provide(Effect.void, embeddedEngine({ dataDir: data }))))
+      expect(exit._tag).toBe("Failure")
+      expect(String(JSON.stringify(exit))).toContain("Effect Cluster engine of an earlier version")
+    } finally {
+      rmSync(data, { recursive: true, force: true })
+    }
+  }, 120_000)
+})
+
