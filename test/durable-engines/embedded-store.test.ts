@@ -109,8 +109,11 @@ const apply = (store: WorkflowStore, prefix: string, ops: ReadonlyArray<Op>) =>
       executions.push(e === undefined ? undefined : { ...e, executionId: undefined, workflow: undefined, steps: [...e.steps].sort((a, b) => `${a.kind}${a.name}`.localeCompare(`${b.kind}${b.name}`)) })
     }
     const running = [...(yield* store.running(prefix))].sort()
-    const clocks = [...(yield* store.clocks(prefix))].map((c) => ({ ...c, workflow: undefined })).sort((a, b) => `${a.executionId}${a.name}`.localeCompare(`${b.executionId}${b.name}`))
-    return { answers, executions, running, clocks }
+    const order = (a: { executionId: string; name: string }, b: { executionId: string; name: string }) =>
+      a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+    const clocks = (yield* store.dueClocks(Number.MAX_SAFE_INTEGER, 10_000)).filter((c) => c.workflow === prefix).sort(order)
+    const next = clocks.length === 0 ? undefined : Math.min(...clocks.map((c) => c.wakeAt))
+    return { answers, executions, running, clocks, next }
   })
 
 describe("the embedded engine's store on PGlite", () => {

@@ -148,7 +148,7 @@ describe("local workflow engine", () => {
       yield* Job.execute({ id: "four" }, { discard: true }).pipe(Effect.provide(first.context))
       yield* Effect.sleep("100 millis")
       yield* first.stop
-      const clocks = yield* store.clocks("Job")
+      const clocks = yield* store.dueClocks(Number.MAX_SAFE_INTEGER, 100)
       expect(clocks).toHaveLength(1)
       expect(clocks[0]!.wakeAt).toBeGreaterThanOrEqual(started + 400)
       const second = yield* runnerOf(store, body)
@@ -160,7 +160,28 @@ describe("local workflow engine", () => {
     const elapsed = Date.now() - started
     expect(elapsed).toBeGreaterThanOrEqual(400)
     expect(elapsed).toBeLessThan(3000)
-    expect(await Effect.runPromise(store.clocks("Job"))).toEqual([])
+    expect(await Effect.runPromise(store.dueClocks(Number.MAX_SAFE_INTEGER, 100))).toEqual([])
+  })
+
+  it("one timer for every clock: a clock recorded earlier than the one the timer waits for wakes its run on time", async () => {
+    const store = memoryWorkflowStore()
+    const Nap = Workflow.make("Nap", { payload: { id: Schema.String, ms: Schema.Number }, success: Schema.Number, idempotencyKey: (p) => p.id })
+    const body = Nap.toLayer(Effect.fnUntraced(function*({ ms }) {
+      yield* DurableClock.sleep({ name: "nap", duration: Duration.millis(ms), inMemoryThreshold: Duration.zero })
+      return ms
+    }))
+    const started = Date.now()
+    const short = await Effect.runPromise(Effect.gen(function*() {
+      const runner = yield* runnerOf(store, body)
+      yield* Nap.execute({ id: "long", ms: 5_000 }, { discard: true }).pipe(Effect.provide(runner.context))
+      yield* Effect.sleep("50 millis")
+      const value = yield* Nap.execute({ id: "short", ms: 200 }).pipe(Effect.provide(runner.context))
+      const elapsed = Date.now() - started
+      yield* runner.stop
+      return { value, elapsed }
+    }))
+    expect(short.value).toBe(200)
+    expect(short.elapsed).toBeLessThan(2_000)
   })
 
   it("a run runs with the services its workflow was registered with, not its caller's", async () => {

@@ -6,7 +6,9 @@
  * each activity's result when it completes (one write per step), each durable deferred's result, the
  * durable clocks, the suspension and the final result. A process that starts again on the same store
  * picks up, when a workflow registers, every execution of it that was running (its steps are read
- * back, so completed activities are not run again) and re-arms its clocks.
+ * back, so completed activities are not run again); its clocks wake when due, whichever process
+ * recorded them (one timer for all of them, set to the earliest: 10,000 waiting runs with a deadline
+ * cost 10,000 rows, not 10,000 sleeping fibers).
  *
  * Why not Effect Cluster's engine (`ClusterWorkflowEngine` with `SingleRunner`), which the embedded
  * engine used before: it routes every activity through its message storage (write the request, read it
@@ -20,13 +22,13 @@
  * picks up (a client-only process beside a data directory no runner holds).
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberMap from "effect/FiberMap"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
@@ -147,7 +149,9 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
     /** Callers waiting for an execution's completion (`awaitComplete`), kept across its suspensions. */
     const completions = new Map<string, Deferred.Deferred<void>>()
     const deferredState = WorkflowEngine.makeDeferredState()
-    const clocks = yield* FiberMap.make<string>()
+    /** The clock timer's wake-up: completed when a clock earlier than the one it waits for is recorded. */
+    let clockSignal = Deferred.makeUnsafe<void>()
+    let clockSleepsUntil = Number.POSITIVE_INFINITY
 
     const completion = (executionId: string) => {
       let done = completions.get(executionId)
@@ -315,23 +319,33 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
         yield* Option.isSome(instance) && instance.value.executionId === options.executionId ? Effect.asVoid(Effect.forkIn(wake, scope)) : wake
       })
 
-    const armClock = (executionId: string, workflowName: string, clockName: string, deferredName: string, wakeAt: number) =>
-      Effect.gen(function*() {
-        const now = Date.now()
-        yield* Effect.sleep(Duration.millis(Math.max(0, wakeAt - now)))
-        yield* deferredDone({ workflowName, executionId, deferredName, exit: Exit.void })
-        yield* durably(store.clearClock(executionId, clockName))
-      }).pipe(FiberMap.run(clocks, `${executionId}/${clockName}`, { onlyIfMissing: true }), Effect.asVoid)
+    /** Wakes the executions whose clocks are due, then sleeps until the earliest left (or a new earlier one), and again. */
+    const clockTimer = Effect.gen(function*() {
+      const batch = 100
+      while (true) {
+        const now = yield* Clock.currentTimeMillis
+        const due = yield* durably(store.dueClocks(now, batch))
+        for (const clock of due) {
+          yield* deferredDone({ workflowName: clock.workflow, executionId: clock.executionId, deferredName: clockDeferredName(clock.name), exit: Exit.void })
+          yield* durably(store.clearClock(clock.executionId, clock.name))
+        }
+        if (due.length === batch) continue
+        const signal = (clockSignal = Deferred.makeUnsafe<void>())
+        const next = yield* durably(store.nextClockAt)
+        clockSleepsUntil = next ?? Number.POSITIVE_INFINITY
+        const left = next === undefined ? undefined : Math.max(0, next - (yield* Clock.currentTimeMillis))
+        yield* left === undefined ? Deferred.await(signal) : Effect.raceFirst(Deferred.await(signal), Effect.sleep(Duration.millis(left)))
+        clockSleepsUntil = Number.POSITIVE_INFINITY
+      }
+    })
+    if (runner) yield* Effect.forkIn(clockTimer, scope)
 
     const engine: WorkflowEngine.WorkflowEngine["Service"] = WorkflowEngine.makeUnsafe({
       register: Effect.fnUntraced(function*(workflow, execute) {
         workflows.set(workflow._tag, { workflow, execute, scope: yield* Effect.scope, context: yield* Effect.context<never>() })
         if (!runner) return
-        // What a process that stopped left in flight, and the clocks it had armed.
+        // What a process that stopped left in flight (its clocks wake on the engine's clock timer).
         for (const executionId of yield* durably(store.running(workflow._tag))) yield* Effect.forkIn(pickUp(executionId), scope)
-        for (const clock of yield* durably(store.clocks(workflow._tag))) {
-          yield* armClock(clock.executionId, workflow._tag, clock.name, clockDeferredName(clock.name), clock.wakeAt)
-        }
       }),
       execute: Effect.fnUntraced(function*(workflow, options) {
         let state = executions.get(options.executionId)
@@ -444,9 +458,10 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
       deferredDone,
       scheduleClock: (workflow, options) =>
         Effect.gen(function*() {
-          const wakeAt = Date.now() + Duration.toMillis(options.clock.duration)
+          const wakeAt = (yield* Clock.currentTimeMillis) + Duration.toMillis(options.clock.duration)
           yield* durably(store.scheduleClock({ executionId: options.executionId, workflow: workflow._tag, name: options.clock.name, wakeAt }))
-          if (runner) yield* armClock(options.executionId, workflow._tag, options.clock.name, options.clock.deferred.name, wakeAt)
+          // Earlier than what the timer waits for: it looks again.
+          if (runner && wakeAt < clockSleepsUntil) yield* Deferred.succeed(clockSignal, void 0)
         })
     })
 

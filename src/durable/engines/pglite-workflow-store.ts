@@ -47,7 +47,8 @@ const schema = [
     workflow text not null,
     wake_at bigint not null,
     primary key (execution_id, name)
-  )`
+  )`,
+  "create index if not exists agent_workflow_clocks_due on agent_workflow_clocks (wake_at)"
 ]
 
 /** A statement prepared once per session under `name`, run with text parameters. */
@@ -99,7 +100,11 @@ const insertClock = prepared(
 )
 const deleteClock = prepared("awc_delete", "delete from agent_workflow_clocks where execution_id = $1 and name = $2")
 const selectRunning = prepared("awe_running", "select execution_id from agent_workflow_executions where workflow = $1 and status = 'running'")
-const selectClocks = prepared("awc_select", "select execution_id, name, workflow, wake_at from agent_workflow_clocks where workflow = $1")
+const selectDueClocks = prepared(
+  "awc_due",
+  "select execution_id, name, workflow, wake_at from agent_workflow_clocks where wake_at <= $1 order by wake_at, execution_id, name limit $2"
+)
+const selectNextClock = prepared("awc_next", "select min(wake_at) as at from agent_workflow_clocks")
 // A run's events in one insert: numbered on from the run's last id, in order, the keys the journal
 // already holds left out (ids stay 1, 2, 3, … with no gap).
 const eventRows = `rows from (jsonb_to_recordset($2::jsonb) as (key text, event jsonb)) with ordinality as x(key, event, ord)`
@@ -216,15 +221,19 @@ export const makePgliteStores = Effect.gen(function*() {
     clearClock: (executionId, name) => Effect.asVoid(write("clear a clock", [deleteClock(key(executionId), key(name))])),
     running: (workflow) =>
       write("list running executions", [selectRunning(key(workflow))]).pipe(Effect.map(([rows]) => rows!.map((r) => fromTextKey(String(r["execution_id"]))))),
-    clocks: (workflow) =>
-      write("list clocks", [selectClocks(key(workflow))]).pipe(Effect.map(([rows]) =>
+    dueClocks: (now, limit) =>
+      write("list due clocks", [selectDueClocks(now, Math.max(0, Math.floor(limit)))]).pipe(Effect.map(([rows]) =>
         rows!.map((r): StoredClock => ({
           executionId: fromTextKey(String(r["execution_id"])),
           name: fromTextKey(String(r["name"])),
           workflow: fromTextKey(String(r["workflow"])),
           wakeAt: Number(r["wake_at"])
         }))
-      ))
+      )),
+    nextClockAt: write("read the next clock", [selectNextClock()]).pipe(Effect.map(([rows]) => {
+      const at = rows![0]?.["at"]
+      return at === null || at === undefined ? undefined : Number(at)
+    }))
   }
 
   const journalFailed = (operation: RunJournalFailed["operation"]) => (cause: SqlError) =>

@@ -86,8 +86,10 @@ export interface WorkflowStore {
   readonly clearClock: (executionId: string, name: string) => Effect.Effect<void, WorkflowStoreFailed>
   /** The executions of `workflow` marked running (in flight when a process stopped, or woken while none ran them). */
   readonly running: (workflow: string) => Effect.Effect<ReadonlyArray<string>, WorkflowStoreFailed>
-  /** The clocks of `workflow`'s executions. */
-  readonly clocks: (workflow: string) => Effect.Effect<ReadonlyArray<StoredClock>, WorkflowStoreFailed>
+  /** Clocks due at `now` (epoch ms), earliest first, at most `limit`. */
+  readonly dueClocks: (now: number, limit: number) => Effect.Effect<ReadonlyArray<StoredClock>, WorkflowStoreFailed>
+  /** When the earliest clock is due, if there is one. */
+  readonly nextClockAt: Effect.Effect<number | undefined, WorkflowStoreFailed>
 }
 
 /** A durable clock: when execution `executionId`'s clock `name` wakes it (epoch milliseconds). */
@@ -168,6 +170,14 @@ export const memoryWorkflowStore = (): WorkflowStore => {
     clearClock: (executionId, name) => Effect.sync(() => void clocks.delete(clockKey(executionId, name))),
     running: (workflow) =>
       Effect.sync(() => [...executions.values()].filter((e) => e.workflow === workflow && e.status === "running").map((e) => e.executionId)),
-    clocks: (workflow) => Effect.sync(() => [...clocks.values()].filter((c) => c.workflow === workflow))
+    dueClocks: (now, limit) =>
+      Effect.sync(() =>
+        [...clocks.values()].filter((c) => c.wakeAt <= now).sort((a, b) => a.wakeAt - b.wakeAt || a.executionId.localeCompare(b.executionId) || a.name.localeCompare(b.name)).slice(0, limit)
+      ),
+    nextClockAt: Effect.sync(() => {
+      let next: number | undefined
+      for (const c of clocks.values()) if (next === undefined || c.wakeAt < next) next = c.wakeAt
+      return next
+    })
   }
 }
