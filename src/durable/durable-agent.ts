@@ -16,7 +16,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Activity from "effect/workflow/Activity"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"
@@ -48,6 +47,7 @@ import { awaitDecisions, decisionsDeferred, plainDecisions } from "./approval-wa
 import { RunJournal } from "./run-journal.ts"
 import { journalSink } from "./journal-events.ts"
 import { followRun, type FollowOptions, type DurableEvent } from "./follow.ts"
+import { RunSettled } from "./run-settled.ts"
 import type { RunJournalFailed } from "./run-journal.ts"
 import type * as Stream from "effect/Stream"
 import { StreamSink } from "../dsl/lineage.ts"
@@ -302,19 +302,10 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
     })
 
   const join = (runId: string): Effect.Effect<T["output"], AgentError, WorkflowEngine> =>
-    ended(runId).pipe(
-      Effect.flatMap((end) => (Option.isSome(end) ? Effect.succeed(end.value) : Effect.fail(notYet))),
-      Effect.retry({ while: (error) => error === notYet, schedule: pollSchedule }),
-      Effect.catch(() => Effect.die(new Error("internal: polling ended"))),
-      Effect.flatMap((exit) => exit)
-    )
+    Effect.flatMap(pollUntil(executionIdOf(runId), ended(runId)), (exit) => exit)
 
   const result = (runId: string): Effect.Effect<DurableRunResult<T>, AgentError, DurableClient> =>
-    poll(runId).pipe(
-      Effect.flatMap((found) => (Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(notYet))),
-      Effect.retry({ while: (error) => error === notYet, schedule: pollSchedule }),
-      Effect.catchIf((error): error is typeof notYet => error === notYet, () => Effect.die(new Error("internal: polling ended")))
-    ) as Effect.Effect<DurableRunResult<T>, AgentError, DurableClient>
+    pollUntil(executionIdOf(runId), poll(runId))
 
   const decide = (runId: string, decisions: Decisions): Effect.Effect<void, DecisionsInvalid, DurableClient> =>
     Effect.gen(function*() {
@@ -406,8 +397,6 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
   }
 }
 
-const notYet = Symbol("notYet")
-
 /** A duration option (`lease`, `handOverWait`) in milliseconds: a positive finite duration, else an `AgentConfigError`. */
 const leaseOf = (agent: string, lease: Duration.Input, option: string): number => {
   const refuse = () => new AgentConfigError({ subject: `durable(${agent})`, reason: `\`${option}\` must be a positive finite duration` })
@@ -418,5 +407,39 @@ const leaseOf = (agent: string, lease: Duration.Input, option: string): number =
   return ms
 }
 
-/** How often `result` polls: quickly at first, then every half second. */
-const pollSchedule = Schedule.min([Schedule.exponential(Duration.millis(5), 1.5), Schedule.spaced(Duration.millis(500))])
+/**
+ * `check` until it finds something: tried again after 5 ms, then 1.5 times longer each time up to
+ * every half second, or as soon as the engine of this process says a run of the execution ended
+ * (`RunSettled`, the embedded engine's: a run in this process is then seen at once, not at the next
+ * poll). The wait is armed before each try, so an end between a try and the wait is not missed.
+ */
+const pollUntil = <A, E, R, R2>(executionId: Effect.Effect<string, never, R2>, check: Effect.Effect<Option.Option<A>, E, R>): Effect.Effect<A, E, R | R2> =>
+  Effect.gen(function*() {
+    const settled = Option.getOrUndefined(yield* Effect.serviceOption(RunSettled))
+    const execution = settled === undefined ? undefined : yield* executionId
+    let delay = 5
+    while (true) {
+      let ended = false
+      let wake: (() => void) | undefined
+      const stop = settled?.onSettled(execution!, () => {
+        ended = true
+        wake?.()
+      })
+      const told = Effect.callback<void>((resume) => {
+        if (ended) return resume(Effect.void)
+        wake = () => resume(Effect.void)
+        return Effect.sync(() => {
+          wake = undefined
+        })
+      })
+      const found = yield* Effect.gen(function*() {
+        const found = yield* check
+        if (Option.isNone(found) && !ended) {
+          yield* settled === undefined ? Effect.sleep(Duration.millis(delay)) : Effect.raceFirst(Effect.sleep(Duration.millis(delay)), told)
+        }
+        return found
+      }).pipe(Effect.ensuring(Effect.sync(() => stop?.())))
+      if (Option.isSome(found)) return found.value
+      delay = Math.min(500, delay * 1.5)
+    }
+  })

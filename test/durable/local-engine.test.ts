@@ -7,7 +7,7 @@
  * crash and replay suites run on both engines (harness.ts `engineKinds`).
  */
 import { fc } from "@fast-check/vitest"
-import { Context, Deferred, Duration, Effect, Exit, Layer, Option, Schema } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Exit, Layer, Option, Schema } from "effect"
 import * as Activity from "effect/workflow/Activity"
 import * as DurableClock from "effect/workflow/DurableClock"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"
@@ -17,6 +17,10 @@ import { describe, expect, it } from "vitest"
 import { localWorkflowEngine } from "../../src/durable/engines/local-workflow-engine.ts"
 import { memoryWorkflowStore, type WorkflowStore } from "../../src/durable/engines/workflow-store.ts"
 import { startRunner } from "./harness.ts"
+import { Decision, text, toolCalls } from "../../src/index.ts"
+import { ApprovalInbox, durable, RunJournal, ToolIntents } from "../../src/durable/index.ts"
+import { scriptedModel } from "../../src/testing/index.ts"
+import { makeBank } from "../approvals/bank.ts"
 
 const numRuns = Number(process.env.PROPERTY_RUNS ?? 40)
 
@@ -231,6 +235,30 @@ describe("local workflow engine", () => {
       return value
     }))
     expect(exit).toEqual(Exit.succeed(42))
+  })
+
+  it("d.run sees a run of this process end or wait at once (RunSettled), not at its next poll: with a clock that never wakes a sleeper it still answers", async () => {
+    const real = Effect.runSync(Effect.clockWith(Effect.succeed))
+    // Time goes on, but a sleep never ends: only the engine's word can end `result`'s wait.
+    const stuck: Clock.Clock = {
+      currentTimeMillisUnsafe: () => real.currentTimeMillisUnsafe(),
+      currentTimeMillis: Effect.sync(() => real.currentTimeMillisUnsafe()),
+      currentTimeNanosUnsafe: () => real.currentTimeNanosUnsafe(),
+      currentTimeNanos: Effect.sync(() => real.currentTimeNanosUnsafe()),
+      monotonicTimeNanosUnsafe: () => real.monotonicTimeNanosUnsafe(),
+      monotonicTimeNanos: Effect.sync(() => real.monotonicTimeNanosUnsafe()),
+      sleep: () => Effect.never
+    }
+    const { bank } = makeBank(scriptedModel([toolCalls([{ id: "c1", name: "transfer", arguments: { to: "bob", amount: 500 } }]), text("paid")]))
+    const d = durable(bank)
+    const engine = Layer.mergeAll(localWorkflowEngine(memoryWorkflowStore()), ToolIntents.memory, ApprovalInbox.memory, RunJournal.memory)
+    const outcome = await Effect.runPromise(Effect.gen(function*() {
+      const waiting = yield* d.run("pay bob", { runId: "settled" })
+      expect(waiting._tag).toBe("Suspended")
+      yield* d.decide("settled", { c1: Decision.approve })
+      return yield* d.result("settled")
+    }).pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(engine))), Effect.provideService(Clock.Clock, stuck), Effect.timeout("10 seconds"), Effect.provideService(Clock.Clock, real)))
+    expect(outcome).toEqual({ _tag: "Completed", output: "paid" })
   })
 
   it("never loses a wake to a suspension: however a completion and the run's end interleave (and a restart between), the run completes", async () => {

@@ -23,6 +23,7 @@ import { cancellationsInMemory } from "../cancellations-in-memory.ts"
 import { dataDirLock } from "./data-dir-lock.ts"
 import { EngineUnavailable, orUnavailable } from "./engine-unavailable.ts"
 import { makeLocalWorkflowEngine } from "./local-workflow-engine.ts"
+import { RunSettled } from "../run-settled.ts"
 import { PgliteSession, pgliteSession } from "./pglite-client.ts"
 import { makePgliteStores } from "./pglite-workflow-store.ts"
 
@@ -83,8 +84,9 @@ export const embeddedEngine = (
     const sqlInbox = yield* ApprovalInbox
     // A run's entry in the run list rides along with the next write; listing sends what waits first.
     const inbox = cancellationsInMemory({ ...sqlInbox, register: registerRun, runs: (workflow, limit) => Effect.andThen(flush, sqlInbox.runs(workflow, limit)) })
-    const workflows = yield* makeLocalWorkflowEngine(store, { runner: options.clientOnly !== true })
+    const { engine: workflows, settled } = yield* makeLocalWorkflowEngine(store, { runner: options.clientOnly !== true })
     return Context.make(WorkflowEngine.WorkflowEngine, workflows).pipe(
+      Context.add(RunSettled, settled),
       Context.add(ApprovalInbox, inbox),
       Context.add(RunJournal, journal),
       Context.add(ToolIntents, yield* ToolIntents)

@@ -37,6 +37,7 @@ import * as Scope from "effect/Scope"
 import * as Workflow from "effect/workflow/Workflow"
 import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import type { StoredExecution, WorkflowStore, WorkflowStoreFailed } from "./workflow-store.ts"
+import { RunSettled } from "../run-settled.ts"
 
 /** Options of {@link localWorkflowEngine}. */
 export interface LocalWorkflowEngineOptions {
@@ -130,8 +131,10 @@ const activityKey = (name: string, attempt: number) => `${name}/${attempt}`
 export const localWorkflowEngine = (
   store: WorkflowStore,
   options: LocalWorkflowEngineOptions = {}
-): Layer.Layer<WorkflowEngine.WorkflowEngine> =>
-  Layer.effect(WorkflowEngine.WorkflowEngine)(makeLocalWorkflowEngine(store, options))
+): Layer.Layer<WorkflowEngine.WorkflowEngine | RunSettled> =>
+  Layer.effectContext(Effect.map(makeLocalWorkflowEngine(store, options), ({ engine, settled }) =>
+    Context.make(WorkflowEngine.WorkflowEngine, engine).pipe(Context.add(RunSettled, settled))
+  ))
 
 /** The engine over `store`, its fibers in the current scope. */
 export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWorkflowEngineOptions = {}) =>
@@ -148,6 +151,8 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
     const executions = new Map<string, ExecutionState>()
     /** Callers waiting for an execution's completion (`awaitComplete`), kept across its suspensions. */
     const completions = new Map<string, Deferred.Deferred<void>>()
+    /** Callers waiting for the next run of an execution to end (`RunSettled`). */
+    const settleWaiters = new Map<string, Set<() => void>>()
     const deferredState = WorkflowEngine.makeDeferredState()
     /** The clock timer's wake-up: completed when a clock earlier than the one it waits for is recorded. */
     let clockSignal = Deferred.makeUnsafe<void>()
@@ -205,8 +210,8 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
       })
 
     /**
-     * What this process records when a run ends: the result of a completed execution, or the
-     * suspension of one no wake came for meanwhile (then this process lets go of it).
+     * What this process records when a run ends, before the run's fiber ends: the result of a
+     * completed execution, or the suspension of one no wake came for meanwhile.
      */
     const settle = (executionId: string, state: ExecutionState, runWake: number, result: Workflow.Result<unknown, unknown>) =>
       Effect.suspend(() => {
@@ -219,16 +224,38 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
             Effect.andThen(Effect.sync(() => completions.delete(executionId)))
           )
         }
-        if (state.resumeRequested !== undefined) return Effect.void
-        return durably(store.suspend(executionId, runWake)).pipe(Effect.andThen(Effect.sync(() => {
-          // Let go of it unless a wake came while the suspension was written (it runs again then).
-          if (state.resumeRequested === undefined && state.wake === runWake && executions.get(executionId) === state && state.fiber?.pollUnsafe() !== undefined) {
-            executions.delete(executionId)
-            state.instance.abandoned = true
-            Scope.closeUnsafe(state.scope, Exit.void)
-          }
-        })))
+        return state.resumeRequested !== undefined ? Effect.void : durably(store.suspend(executionId, runWake))
       })
+
+    /**
+     * Once a run's fiber ended: a suspended execution no wake came for is let go of (a wake reads it
+     * back), and those waiting for the run to settle are told.
+     */
+    const settled = (executionId: string, state: ExecutionState, runWake: number) => (exit: Exit.Exit<Workflow.Result<unknown, unknown>>) => {
+      if (
+        Exit.isSuccess(exit) && exit.value._tag === "Suspended" &&
+        state.resumeRequested === undefined && state.wake === runWake && executions.get(executionId) === state
+      ) {
+        executions.delete(executionId)
+        state.instance.abandoned = true
+        Scope.closeUnsafe(state.scope, Exit.void)
+      }
+      const waiting = settleWaiters.get(executionId)
+      if (waiting === undefined) return
+      settleWaiters.delete(executionId)
+      for (const wake of waiting) wake()
+    }
+
+    /** Calls `wake` once the next run of `executionId` in this process ended; answers a function that stops waiting. */
+    const onSettled = (executionId: string, wake: () => void): (() => void) => {
+      let waiting = settleWaiters.get(executionId)
+      if (waiting === undefined) settleWaiters.set(executionId, (waiting = new Set()))
+      waiting.add(wake)
+      return () => {
+        waiting.delete(wake)
+        if (waiting.size === 0 && settleWaiters.get(executionId) === waiting) settleWaiters.delete(executionId)
+      }
+    }
 
     const resume = (executionId: string, mode: WakeMode): Effect.Effect<void> =>
       Effect.gen(function*() {
@@ -287,6 +314,7 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
           Effect.provideContext(entry.context),
           Effect.forkIn(entry.scope)
         )
+        state.fiber.addObserver(settled(executionId, state, runWake))
       })
 
     /** Starts `executionId` in this process if it is stored as running and nobody runs it here yet. */
@@ -465,7 +493,7 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
         })
     })
 
-    return engine
+    return { engine, settled: RunSettled.of({ onSettled }) }
   })
 
 /** The deferred a durable clock completes (`DurableClock.make`: `DurableClock/<name>`). */
