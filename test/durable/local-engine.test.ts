@@ -101,7 +101,9 @@ describe("local workflow engine", () => {
   })
 
   it("a durable deferred completed by a process that runs nothing wakes the run in the next runner; a suspended run is not held in memory", async () => {
-    const store = memoryWorkflowStore()
+    const inner = memoryWorkflowStore()
+    let loads = 0
+    const store: WorkflowStore = { ...inner, load: (id) => Effect.andThen(Effect.sync(() => loads++), inner.load(id)) }
     const Approval = DurableDeferred.make("approval", { success: Schema.Number })
     const probe = makeProbe()
     const body = Job.toLayer(Effect.fnUntraced(function*() {
@@ -124,6 +126,10 @@ describe("local workflow engine", () => {
       )
       expect(suspended._tag).toBe("Suspended")
       expect((yield* store.load(executionId))?.status).toBe("suspended")
+      // Let go of: polling it reads the store.
+      const before = loads
+      expect(Option.getOrUndefined(yield* Job.poll(executionId).pipe(Effect.provide(first.context)))?._tag).toBe("Suspended")
+      expect(loads).toBe(before + 1)
       yield* first.stop
       // A client: decides, runs nothing.
       const client = yield* runnerOf(store, Layer.empty, { runner: false })
