@@ -1,9 +1,10 @@
 /**
  * Where a durable step's time goes: the agent of `bench/durable.ts` (a `readOnly` tool call per turn,
  * then the answer: 11 steps a run) on the embedded engine (PGlite files) and on a PostgreSQL runner
- * (loopback), rounds of sequential runs. Per step: wall and CPU time, the SQL statements (counted from
- * the `SqlClient`'s spans, grouped by text with literals folded), transactions, and the time the
- * statements took. `writePathFigures()` returns them; alone: `tsx bench/durable-write-path.ts`.
+ * (loopback), rounds of sequential runs. Per step: wall and CPU time, the SQL statements (on PGlite
+ * counted where they enter the backend, a pipeline's several in one call; on PostgreSQL at the
+ * `SqlClient`; grouped by prepared name or text with literals folded), the calls into PGlite,
+ * transactions, and the time the statements took. `writePathFigures()` returns them; alone: `tsx bench/durable-write-path.ts`.
  * PostgreSQL: DATABASE_URL, else a throwaway cluster from the server binaries (test/support/postgres.ts);
  * `BENCH_DURABLE_POSTGRES=0` leaves it out.
  */
@@ -68,12 +69,51 @@ const makeAgent = () => {
   return agent("bench").model(model).tools({ look }).budget({ maxTurns: turns + 2 })
 }
 
-/** Round trips into PGlite (a statement is one; a new statement text's description one more), BEGINs and the time inside PGlite, by statement text. */
-const pgliteCalls = { on: false, calls: 0, begins: 0, ms: 0, byText: new Map<string, number>() }
+/**
+ * Calls into PGlite (each one synchronous call into the WASM backend: PostgreSQL's own work, no
+ * awaiting in it), the statements they carried (a Bind message each: a pipeline carries several), the
+ * BEGINs, and the time inside PGlite by statement (its prepared name, else its text).
+ */
+const pgliteCalls = { on: false, calls: 0, statements: 0, begins: 0, ms: 0, byText: new Map<string, number>(), countByText: new Map<string, number>() }
 const decoder = new TextDecoder()
+/** The statements of one protocol message: each Bind's statement name, or the text of the unnamed Parse before it. */
+const statementsOf = (message: Uint8Array): Array<string> => {
+  const found: Array<string> = []
+  const named = new Map<string, string>()
+  let unnamed = ""
+  let i = 0
+  while (i + 5 <= message.length) {
+    const type = message[i]!
+    const length = ((message[i + 1]! << 24) | (message[i + 2]! << 16) | (message[i + 3]! << 8) | message[i + 4]!) >>> 0
+    if (type === 0x50) {
+      // Parse: name, NUL, text, NUL
+      const nameEnd = message.indexOf(0, i + 5)
+      const name = decoder.decode(message.subarray(i + 5, nameEnd))
+      const text = decoder.decode(message.subarray(nameEnd + 1, message.indexOf(0, nameEnd + 1)))
+      if (name === "") unnamed = text
+      else named.set(name, text)
+    } else if (type === 0x42) {
+      // Bind: portal, NUL, statement name, NUL, …
+      const portalEnd = message.indexOf(0, i + 5)
+      const name = decoder.decode(message.subarray(portalEnd + 1, message.indexOf(0, portalEnd + 1)))
+      found.push(name === "" ? foldLiterals(unnamed) : `${name}: ${foldLiterals(named.get(name) ?? knownTexts.get(name) ?? "")}`)
+    } else if (type === 0x51) {
+      // a simple query
+      found.push(foldLiterals(decoder.decode(message.subarray(i + 5, i + length))))
+    }
+    if (type === 0x50) {
+      const nameEnd = message.indexOf(0, i + 5)
+      const name = decoder.decode(message.subarray(i + 5, nameEnd))
+      if (name !== "") knownTexts.set(name, decoder.decode(message.subarray(nameEnd + 1, message.indexOf(0, nameEnd + 1))))
+    }
+    i += 1 + length
+  }
+  return found
+}
+/** The texts of statements prepared under a name, as first parsed. */
+const knownTexts = new Map<string, string>()
 const watchPglite = async () => {
   const { PGlite } = await import("@electric-sql/pglite")
-  // The synchronous call into the WASM backend: its time is PostgreSQL's own work (no awaiting in it).
   const proto = PGlite.prototype as unknown as { execProtocolRawSync: (message: Uint8Array) => Uint8Array; watched?: boolean }
   if (proto.watched === true) return
   proto.watched = true
@@ -83,15 +123,17 @@ const watchPglite = async () => {
     try {
       return original.call(this, message)
     } finally {
-      if (pgliteCalls.on && message[0] === 0x50 && message[5] === 0) {
-        // a parse message: 'P', its length, an empty statement name, then the text
+      const statements = statementsOf(message)
+      if (pgliteCalls.on && statements.length > 0) {
         const ms = performance.now() - t0
-        const end = message.indexOf(0, 6)
-        const text = foldLiterals(decoder.decode(message.subarray(6, end)))
         pgliteCalls.calls++
+        pgliteCalls.statements += statements.length
         pgliteCalls.ms += ms
-        if (text === "BEGIN") pgliteCalls.begins++
-        pgliteCalls.byText.set(text, (pgliteCalls.byText.get(text) ?? 0) + ms)
+        for (const text of statements) {
+          if (text === "BEGIN") pgliteCalls.begins++
+          pgliteCalls.byText.set(text, (pgliteCalls.byText.get(text) ?? 0) + ms / statements.length)
+          pgliteCalls.countByText.set(text, (pgliteCalls.countByText.get(text) ?? 0) + 1)
+        }
       }
     }
   }
@@ -127,14 +169,17 @@ const measure = async (engine: string, layer: Layer.Layer<any, any>): Promise<Wr
       recording = pgliteCalls.on = false
     }
     const steps = rounds * runsPerRound * stepsPerRun
+    // On PGlite every statement is seen where it enters the backend (the engine's own pipelines
+    // bypass the SqlClient); elsewhere, at the SqlClient.
+    const counted = pgliteCalls.calls > 0 ? pgliteCalls.countByText : byText
     let total = 0
-    for (const n of byText.values()) total += n
-    const statements = [...byText].map(([text, n]) => ({ text, perStep: n / steps, msPerStep: (pgliteCalls.byText.get(text) ?? Number.NaN) / steps }))
+    for (const n of counted.values()) total += n
+    const statements = [...counted].map(([text, n]) => ({ text, perStep: n / steps, msPerStep: (pgliteCalls.byText.get(text) ?? Number.NaN) / steps }))
       .sort((a, b) => (b.msPerStep || 0) - (a.msPerStep || 0) || b.perStep - a.perStep)
     const pglite = pgliteCalls.calls > 0
       ? { roundTripsPerStep: pgliteCalls.calls / steps, transactionsPerStep: pgliteCalls.begins / steps, msInPglitePerStep: pgliteCalls.ms / steps }
       : undefined
-    Object.assign(pgliteCalls, { calls: 0, begins: 0, ms: 0, byText: new Map() })
+    Object.assign(pgliteCalls, { calls: 0, statements: 0, begins: 0, ms: 0, byText: new Map(), countByText: new Map() })
     return {
       engine,
       wallMsPerStep: spread(wall),

@@ -1,6 +1,6 @@
 /**
- * `effect-agent-dsl/durable/embedded`: the embedded engine for durable runs — Effect Cluster's workflow
- * engine in one process, on PGlite files (WASM PostgreSQL: no server, no native build). Needs the
+ * `effect-agent-dsl/durable/embedded`: the embedded engine for durable runs — a workflow engine for one
+ * process (a step is one write), on PGlite files (WASM PostgreSQL: no server, no native build). Needs the
  * optional peer `@electric-sql/pglite`; kept off `effect-agent-dsl/durable` so that users of the other
  * engines never load it. See "Deploying durable runners" in docs/guide/durable.md.
  *

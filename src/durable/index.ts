@@ -1,5 +1,6 @@
 /**
- * `effect-agent-dsl/durable`: durable runs of agents on Effect Workflow (and Effect Cluster). A run
+ * `effect-agent-dsl/durable`: durable runs of agents on Effect Workflow (its engine: ours in one
+ * process for the embedded engine, Effect Cluster's for PostgreSQL runners). A run
  * is a Workflow keyed by its run id; every model call, tool execution, knowledge load and memory call
  * is an Activity; approvals are durable deferreds decided from any process; `maxDuration` is a
  * durable deadline; every event is journalled, so a run can be followed (`d.follow`, `followResponse`)
