@@ -157,35 +157,37 @@ const tracedTurn = (ctx: RunContext, resuming: boolean, stepTaken: () => boolean
 
 /**
  * Runs steps until the run finishes, or suspends after `control.suspendAfter` steps. A budget policy
- * that asked for a final answer turns the run's `BudgetExceeded` into a soft landing.
+ * that asked for a final answer turns the run's `BudgetExceeded` into a soft landing (only a policy
+ * can ask for one: without one, nothing is caught).
  */
-export const drive = (ctx: RunContext, control: DriveControl = {}): Effect.Effect<Driven, AgentError, ModelClientService> =>
-  steps(ctx, control).pipe(
-    Effect.catchTag("BudgetExceeded", (error) => {
-      const landing = ctx.takeLanding()
-      return landing === undefined
-        ? Effect.fail(error)
-        : Effect.map(softLanding(ctx, landing), (finished): Driven => ({ _tag: "Done", output: finished.output }))
-    })
-  )
-
-const steps = (ctx: RunContext, control: DriveControl): Effect.Effect<Driven, AgentError, ModelClientService> =>
-  Effect.gen(function*() {
-    let steps = 0
-    const limit = control.suspendAfter
-    const stepTaken = limit === undefined ? () => false : () => ++steps >= limit
-    while (true) {
-      const resuming = ctx.hasPending
-      if (!resuming) {
-        const overrun = ctx.ledger.checkTurn()
-        if (overrun !== undefined) yield* ctx.ensure(overrun)
-        ctx.ledger.spendTurn()
-        if (ctx.watchesThresholds) yield* ctx.checkThresholds()
-      }
-      // A run that may suspend between steps handles its calls one at a time (a step is one call).
-      const end = ctx.traced
-        ? yield* tracedTurn(ctx, resuming, stepTaken, limit !== undefined)
-        : yield* turnSteps(ctx, resuming, stepTaken, limit !== undefined)
-      if (end._tag !== "Continue") return end
-    }
+export const drive = (ctx: RunContext, control: DriveControl = {}): Effect.Effect<Driven, AgentError, ModelClientService> => {
+  const stepping = Effect.gen(() => steps(ctx, control))
+  if (ctx.plan.definition.budgetPolicy === undefined) return stepping
+  return Effect.catchTag(stepping, "BudgetExceeded", (error) => {
+    const landing = ctx.takeLanding()
+    return landing === undefined
+      ? Effect.fail(error)
+      : Effect.map(softLanding(ctx, landing), (finished): Driven => ({ _tag: "Done", output: finished.output }))
   })
+}
+
+// A module-level generator, not a `function*` expression per run (see `runSteps` in run-agent.ts).
+function* steps(ctx: RunContext, control: DriveControl): LoopSteps<Driven> {
+  let steps = 0
+  const limit = control.suspendAfter
+  const stepTaken = limit === undefined ? () => false : () => ++steps >= limit
+  while (true) {
+    const resuming = ctx.hasPending
+    if (!resuming) {
+      const overrun = ctx.ledger.checkTurn()
+      if (overrun !== undefined) yield* ctx.ensure(overrun)
+      ctx.ledger.spendTurn()
+      if (ctx.watchesThresholds) yield* ctx.checkThresholds()
+    }
+    // A run that may suspend between steps handles its calls one at a time (a step is one call).
+    const end = ctx.traced
+      ? yield* tracedTurn(ctx, resuming, stepTaken, limit !== undefined)
+      : yield* turnSteps(ctx, resuming, stepTaken, limit !== undefined)
+    if (end._tag !== "Continue") return end
+  }
+}
