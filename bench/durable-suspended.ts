@@ -58,7 +58,8 @@ const makeAgent = () => {
   const model = scriptedModel((request: ModelRequest) =>
     request.messages.some((m) => m.role === "tool") ? text("done") : toolCalls([{ id: "p1", name: "pay", arguments: { amount: 10 } }])
   )
-  return agent("payer").model(model).tools({ pay }).budget({ maxTurns: 3 })
+  // A day to decide (the default maxDuration, 5 minutes, would end the first runs before 10,000 are suspended).
+  return agent("payer").model(model).tools({ pay }).budget({ maxTurns: 3, maxDuration: 24 * 60 * 60 * 1000 })
 }
 
 const diskBytes = (dir: string): number => Number(execFileSync("du", ["-sb", dir], { encoding: "utf8" }).split("\t")[0])
