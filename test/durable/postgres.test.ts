@@ -12,7 +12,7 @@ import * as SingleRunner from "effect/cluster/SingleRunner"
 import * as SqlClient from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { agent, Decision, text, tool, toolCalls } from "../../src/index.ts"
-import { ApprovalInbox, durable, durableStoreSql, RunJournal, ToolIntents, ToolIntentsFailed, toolIntentsSql } from "../../src/durable/index.ts"
+import { ApprovalInbox, approvalInboxSql, durable, durableStoreSql, RunJournal, ToolIntents, ToolIntentsFailed, toolIntentsSql } from "../../src/durable/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { clusterCrypto } from "../../src/durable/engines/cluster-crypto.ts"
 import { startDatabase, type TestDatabase } from "../support/database.ts"
@@ -57,6 +57,27 @@ describe("durable runs on SQL (PostgreSQL, or PGlite where there is none)", () =
   afterAll(() => db?.stop(), 60_000)
 
   const sql = () => db.sql()
+
+  it("a store made by an earlier version (outcome and snapshot as jsonb) is brought up to date: the columns become text, what they held reads back", async () => {
+    const suffix = Math.random().toString(36).slice(2, 8)
+    const tables = { intentsTable: `old_intents_${suffix}`, approvalsTable: `old_waits_${suffix}`, cancellationsTable: `old_cancel_${suffix}`, runsTable: `old_runs_${suffix}`, eventsTable: `old_events_${suffix}` }
+    const found = await Effect.runPromise(Effect.gen(function*() {
+      const client = yield* SqlClient.SqlClient
+      yield* client.unsafe(`create table ${tables.intentsTable} (key text primary key, run_id text not null, tool text not null, tool_call_id text not null, outcome jsonb, finished boolean not null default false, claimed_at timestamptz not null default now())`)
+      yield* client.unsafe(`insert into ${tables.intentsTable} (key, run_id, tool, tool_call_id, outcome, finished) values ('k1', 'r1', 'pay', 'c1', '{"_tag":"Succeeded","value":"paid"}', true)`)
+      yield* client.unsafe(`create table ${tables.approvalsTable} (run_id text not null, wait integer not null, execution_id text not null, snapshot jsonb not null, open boolean not null default true, opened_at timestamptz not null default now(), primary key (run_id, wait))`)
+      yield* client.unsafe(`insert into ${tables.approvalsTable} (run_id, wait, execution_id, snapshot) values ('r1', 1, 'e1', '{"a":[1,2]}')`)
+      const stores = Layer.mergeAll(toolIntentsSql(tables), approvalInboxSql(tables))
+      const read = yield* Effect.gen(function*() {
+        return { intent: yield* (yield* ToolIntents).read("k1"), wait: yield* (yield* ApprovalInbox).current("r1") }
+      }).pipe(Effect.provide(stores))
+      const types = yield* client<{ readonly column_name: string; readonly data_type: string }>`select column_name, data_type from information_schema.columns where table_name in (${tables.intentsTable}, ${tables.approvalsTable}) and column_name in ('outcome', 'snapshot') order by column_name`
+      return { read, types }
+    }).pipe(Effect.provide(sql())))
+    expect(Option.getOrThrow(found.read.intent)).toMatchObject({ _tag: "Finished", outcome: { _tag: "Succeeded", value: "paid" } })
+    expect(Option.getOrThrow(found.read.wait).snapshot).toEqual({ a: [1, 2] })
+    expect(found.types.map((t) => [t.column_name, t.data_type])).toEqual([["outcome", "text"], ["snapshot", "text"]])
+  })
 
   it("hostile text: a NUL or a backslash in keys, ids, outcomes, snapshots, reasons and events is stored, and read back exactly (events: NUL as U+FFFD)", async () => {
     const odd = (s: string) => `${s}\u0000\\0\\\u0000"'%_`
