@@ -20,6 +20,7 @@ import { embeddedEngine } from "../src/durable/embedded.ts"
 import { postgresRunner } from "../src/durable/postgres.ts"
 import { scriptedModel } from "../src/testing/index.ts"
 import { postgresAvailable, startPostgres } from "../test/support/postgres.ts"
+import { clusterOnPglite } from "./cluster-embedded.ts"
 
 const turns = 5
 const stepsPerRun = turns * 2 + 1
@@ -206,6 +207,13 @@ export const writePathFigures = async (): Promise<ReadonlyArray<WritePathFigure>
     figures.push(await measure("embedded (PGlite files)", embeddedEngine({ dataDir })))
   } finally {
     rmSync(dataDir, { recursive: true, force: true })
+  }
+  // The engine it replaced, for the same step side by side (bench/cluster-embedded.ts).
+  const clusterDir = mkdtempSync(join(tmpdir(), "bench-write-path-cluster-"))
+  try {
+    figures.push(await measure("before #37: Effect Cluster's engine on PGlite files", clusterOnPglite(clusterDir)))
+  } finally {
+    rmSync(clusterDir, { recursive: true, force: true })
   }
   if (process.env.BENCH_DURABLE_POSTGRES !== "0" && postgresAvailable()) {
     const pg = await startPostgres()

@@ -169,11 +169,11 @@ if (section("cold")) {
 
 // --- durable runs (#18): cost per step, durable against in-memory (PostgreSQL rows when DATABASE_URL is set).
 if (section("durable")) {
-  progress("durable", "durable against in-memory runs")
+  progress("durable", "durable against in-memory runs, engines interleaved")
   collect()
-  const { durableFigures } = await import("./durable.ts")
-  console.log("\nDurable runs: cost per step, durable against in-memory (bench/durable.ts)")
-  console.table(await durableFigures())
+  const { durableFigures, durableRows } = await import("./durable.ts")
+  console.log("\nDurable runs: cost per step, durable against in-memory, median (min–max) of interleaved rounds (bench/durable.ts)")
+  console.table(durableRows(await durableFigures()))
 }
 
 process.stderr.write(`[bench] done: ${sections.length} sections in ${elapsed()}\n`)
