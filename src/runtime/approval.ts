@@ -20,6 +20,7 @@ import type { ToolCall } from "../model/messages.ts"
 import type { SkillPlan } from "./plan.ts"
 import type { AwaitingCall, ResolvedDecision, RunContext } from "./run-context.ts"
 import { canonicalJson } from "../internal/canonical-json.ts"
+import type { Steps } from "../internal/steps.ts"
 
 /** What the approval stage says about arguments about to run. */
 export type Gate = "proceed" | "suspend"
@@ -72,11 +73,13 @@ export const approvalGate = (
   args: unknown,
   decided: { readonly args: unknown } | undefined
 ): Effect.Effect<Gate> =>
-  Effect.gen(function*() {
-    if (decided !== undefined && decided.args === args) return "proceed"
-    if (!(yield* needsDecision(ctx, tool, call, args))) return "proceed"
-    return yield* suspendFor(ctx, tool, call, args, undefined)
-  })
+  Effect.gen(() => approvalGateSteps(ctx, tool, call, args, decided))
+
+function* approvalGateSteps(ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown, decided: { readonly args: unknown } | undefined): Steps<Gate> {
+  if (decided !== undefined && decided.args === args) return "proceed"
+  if (!(yield* needsDecision(ctx, tool, call, args))) return "proceed"
+  return yield* suspendFor(ctx, tool, call, args, undefined)
+}
 
 /**
  * Suspends the run on `call` (with `reason`, when an interceptor asked), recording it and the later
@@ -106,22 +109,24 @@ const encodeSnapshotValue = Schema.encodeSync(RunSnapshotSchema)
 
 /** Waits on `first`, and the later calls of the answer that need a decision too. */
 const awaitWith = (ctx: RunContext, first: ReadonlyArray<AwaitingCall>): Effect.Effect<"suspend"> =>
-  Effect.gen(function*() {
-    const awaiting: Array<AwaitingCall> = [...first]
-    for (const later of ctx.pendingAfterNext) {
-      // Decided at an earlier resume: the decision stands, the call is not asked about again.
-      if (ctx.decisions.has(later.id)) continue
-      const laterTool = ctx.skill.tools.get(later.name)
-      if (laterTool === undefined || laterTool[ToolInternals].needsApproval === undefined) continue
-      const decoded = laterTool.codec.decode(later.arguments)
-      if (decoded._tag !== "Valid" || !(yield* needsDecision(ctx, laterTool, later, decoded.args))) continue
-      awaiting.push({ id: later.id, tool: laterTool.name, args: decoded.args, json: jsonArgs(laterTool, later, decoded.args) })
-    }
-    ctx.awaitDecisions(awaiting)
-    yield* ctx.annotate("tool.approval", "requested")
-    yield* ctx.emit({ _tag: "ApprovalRequested", calls: awaiting.map(({ json: _, ...call }) => call) })
-    return "suspend" as const
-  })
+  Effect.gen(() => awaitWithSteps(ctx, first))
+
+function* awaitWithSteps(ctx: RunContext, first: ReadonlyArray<AwaitingCall>): Steps<"suspend"> {
+  const awaiting: Array<AwaitingCall> = [...first]
+  for (const later of ctx.pendingAfterNext) {
+    // Decided at an earlier resume: the decision stands, the call is not asked about again.
+    if (ctx.decisions.has(later.id)) continue
+    const laterTool = ctx.skill.tools.get(later.name)
+    if (laterTool === undefined || laterTool[ToolInternals].needsApproval === undefined) continue
+    const decoded = laterTool.codec.decode(later.arguments)
+    if (decoded._tag !== "Valid" || !(yield* needsDecision(ctx, laterTool, later, decoded.args))) continue
+    awaiting.push({ id: later.id, tool: laterTool.name, args: decoded.args, json: jsonArgs(laterTool, later, decoded.args) })
+  }
+  ctx.awaitDecisions(awaiting)
+  yield* ctx.annotate("tool.approval", "requested")
+  yield* ctx.emit({ _tag: "ApprovalRequested", calls: awaiting.map(({ json: _, ...call }) => call) })
+  return "suspend" as const
+}
 
 /** The tool result a denied call gets: the model is told, and goes on. */
 export const deniedContent = (tool: string, reason: string, by: "a human reviewer" | "a policy" = "a human reviewer"): string =>
@@ -158,93 +163,95 @@ export const resolveDecisions = (
   snapshot: RunSnapshot,
   decisions: Decisions
 ): Effect.Effect<ReadonlyMap<string, ResolvedDecision>, DecisionsInvalid> =>
-  Effect.gen(function*() {
-    const awaiting = snapshot.state.awaiting ?? []
-    const carried = snapshot.state.decided ?? []
-    const refuse = (toolCallId: string, reason: string) => Effect.fail(new DecisionsInvalid({ agent, toolCallId, reason }))
-    const waiting = new Set(awaiting.map((a) => a.id))
-    const earlier = new Set(carried.map((a) => a.id))
-    for (const id of Object.keys(decisions)) {
-      if (earlier.has(id)) return yield* refuse(id, "this call was decided at an earlier resume; a decision is taken once and never changed")
-      if (!waiting.has(id)) {
-        const ids = awaiting.map((a) => `"${a.id}"`).join(", ")
-        return yield* refuse(id, `no call with this id waits for a decision (waiting: ${ids === "" ? "none" : ids})`)
-      }
+  Effect.gen(() => resolveDecisionsSteps(agent, skill, snapshot, decisions))
+
+function* resolveDecisionsSteps(agent: string, skill: SkillPlan, snapshot: RunSnapshot, decisions: Decisions): Steps<ReadonlyMap<string, ResolvedDecision>, DecisionsInvalid> {
+  const awaiting = snapshot.state.awaiting ?? []
+  const carried = snapshot.state.decided ?? []
+  const refuse = (toolCallId: string, reason: string) => Effect.fail(new DecisionsInvalid({ agent, toolCallId, reason }))
+  const waiting = new Set(awaiting.map((a) => a.id))
+  const earlier = new Set(carried.map((a) => a.id))
+  for (const id of Object.keys(decisions)) {
+    if (earlier.has(id)) return yield* refuse(id, "this call was decided at an earlier resume; a decision is taken once and never changed")
+    if (!waiting.has(id)) {
+      const ids = awaiting.map((a) => `"${a.id}"`).join(", ")
+      return yield* refuse(id, `no call with this id waits for a decision (waiting: ${ids === "" ? "none" : ids})`)
     }
-    const seen = new Set<string>()
-    /** The pending call an entry decides, and its tool: the entry must name exactly that call. */
-    const bind = (entry: { readonly id: string; readonly tool: string }) => {
-      if (seen.has(entry.id)) return refuse(entry.id, "the snapshot lists this call twice among its waiting and decided calls")
-      seen.add(entry.id)
-      const calls = snapshot.state.pending.filter((c) => c.id === entry.id)
-      if (calls.length !== 1) {
-        return refuse(entry.id, `the snapshot's entry for this call does not match its pending calls (${calls.length} pending call(s) with this id): was it edited?`)
-      }
-      const call = calls[0]!
-      if (call.name !== entry.tool) {
-        return refuse(entry.id, `the snapshot's entry names the tool "${entry.tool}" but the pending call is of "${call.name}": it does not match the call it would decide (was the snapshot edited?)`)
-      }
-      const tool = skill.tools.get(call.name)
-      if (tool === undefined) return refuse(entry.id, `the tool "${call.name}" is not one of the skill's tools`)
-      return Effect.succeed({ call, tool })
+  }
+  const seen = new Set<string>()
+  /** The pending call an entry decides, and its tool: the entry must name exactly that call. */
+  const bind = (entry: { readonly id: string; readonly tool: string }) => {
+    if (seen.has(entry.id)) return refuse(entry.id, "the snapshot lists this call twice among its waiting and decided calls")
+    seen.add(entry.id)
+    const calls = snapshot.state.pending.filter((c) => c.id === entry.id)
+    if (calls.length !== 1) {
+      return refuse(entry.id, `the snapshot's entry for this call does not match its pending calls (${calls.length} pending call(s) with this id): was it edited?`)
     }
-    const decode = (id: string, tool: AnyTool, args: unknown, what: string) => {
-      const decoded = tool.codec.decode(args, { repair: false })
-      return decoded._tag === "Invalid"
-        ? refuse(id, `the ${what} arguments of "${tool.name}" do not decode with its Schema:\n${decoded.issues}`)
-        : Effect.succeed(decoded.args)
+    const call = calls[0]!
+    if (call.name !== entry.tool) {
+      return refuse(entry.id, `the snapshot's entry names the tool "${entry.tool}" but the pending call is of "${call.name}": it does not match the call it would decide (was the snapshot edited?)`)
     }
-    const resolved = new Map<string, ResolvedDecision>()
-    for (const entry of carried) {
-      const { call, tool } = yield* bind(entry)
-      if (entry.decision === "deny") {
-        resolved.set(entry.id, { _tag: "Deny", tool: tool.name, reason: entry.reason ?? "" })
-        continue
-      }
-      const args = yield* decode(entry.id, tool, entry.args, entry.decision === "edit" ? "edited" : "approved")
-      resolved.set(entry.id, { _tag: "Run", tool: tool.name, args, json: jsonArgs(tool, call, args), how: entry.decision === "edit" ? "edited" : "approved" })
+    const tool = skill.tools.get(call.name)
+    if (tool === undefined) return refuse(entry.id, `the tool "${call.name}" is not one of the skill's tools`)
+    return Effect.succeed({ call, tool })
+  }
+  const decode = (id: string, tool: AnyTool, args: unknown, what: string) => {
+    const decoded = tool.codec.decode(args, { repair: false })
+    return decoded._tag === "Invalid"
+      ? refuse(id, `the ${what} arguments of "${tool.name}" do not decode with its Schema:\n${decoded.issues}`)
+      : Effect.succeed(decoded.args)
+  }
+  const resolved = new Map<string, ResolvedDecision>()
+  for (const entry of carried) {
+    const { call, tool } = yield* bind(entry)
+    if (entry.decision === "deny") {
+      resolved.set(entry.id, { _tag: "Deny", tool: tool.name, reason: entry.reason ?? "" })
+      continue
     }
-    for (const entry of awaiting) {
-      // A child's waiting call: the child's own resume checks its decision against the child's snapshot.
-      if (isChildCallId(snapshot, entry.id)) continue
-      const { call, tool } = yield* bind(entry)
-      const decision: unknown = Object.hasOwn(decisions, entry.id) ? decisions[entry.id] : undefined
-      if (typeof decision !== "object" || decision === null || !("_tag" in decision)) {
-        return yield* refuse(entry.id, `the call of "${entry.tool}" waits for a decision: Decision.approve, Decision.deny(reason) or Decision.edit(args)`)
-      }
-      switch (decision._tag) {
-        case "Deny":
-          resolved.set(entry.id, { _tag: "Deny", tool: tool.name, reason: String((decision as { readonly reason?: unknown }).reason ?? "") })
-          break
-        case "Approve": {
-          // Held by `needsApproval`: the pending call's own arguments, as the run decoded them; the
-          // entry (what a reviewer was shown) must be those. An interceptor's suspension (`reason`) may
-          // have changed them before: the entry's, decoded by the tool.
-          let args: unknown
-          if (entry.reason === undefined) {
-            const decoded = tool.codec.decode(call.arguments)
-            if (decoded._tag === "Invalid") return yield* refuse(entry.id, `the pending arguments of "${tool.name}" do not decode with its Schema:\n${decoded.issues}`)
-            args = decoded.args
-            if (!sameJson(jsonArgs(tool, call, args), entry.args)) {
-              return yield* refuse(entry.id, `the snapshot's waiting arguments of "${tool.name}" do not match its pending call: was it edited?`)
-            }
-          } else {
-            args = yield* decode(entry.id, tool, entry.args, "approved")
+    const args = yield* decode(entry.id, tool, entry.args, entry.decision === "edit" ? "edited" : "approved")
+    resolved.set(entry.id, { _tag: "Run", tool: tool.name, args, json: jsonArgs(tool, call, args), how: entry.decision === "edit" ? "edited" : "approved" })
+  }
+  for (const entry of awaiting) {
+    // A child's waiting call: the child's own resume checks its decision against the child's snapshot.
+    if (isChildCallId(snapshot, entry.id)) continue
+    const { call, tool } = yield* bind(entry)
+    const decision: unknown = Object.hasOwn(decisions, entry.id) ? decisions[entry.id] : undefined
+    if (typeof decision !== "object" || decision === null || !("_tag" in decision)) {
+      return yield* refuse(entry.id, `the call of "${entry.tool}" waits for a decision: Decision.approve, Decision.deny(reason) or Decision.edit(args)`)
+    }
+    switch (decision._tag) {
+      case "Deny":
+        resolved.set(entry.id, { _tag: "Deny", tool: tool.name, reason: String((decision as { readonly reason?: unknown }).reason ?? "") })
+        break
+      case "Approve": {
+        // Held by `needsApproval`: the pending call's own arguments, as the run decoded them; the
+        // entry (what a reviewer was shown) must be those. An interceptor's suspension (`reason`) may
+        // have changed them before: the entry's, decoded by the tool.
+        let args: unknown
+        if (entry.reason === undefined) {
+          const decoded = tool.codec.decode(call.arguments)
+          if (decoded._tag === "Invalid") return yield* refuse(entry.id, `the pending arguments of "${tool.name}" do not decode with its Schema:\n${decoded.issues}`)
+          args = decoded.args
+          if (!sameJson(jsonArgs(tool, call, args), entry.args)) {
+            return yield* refuse(entry.id, `the snapshot's waiting arguments of "${tool.name}" do not match its pending call: was it edited?`)
           }
-          resolved.set(entry.id, { _tag: "Run", tool: tool.name, args, json: jsonArgs(tool, call, args), how: "approved" })
-          break
+        } else {
+          args = yield* decode(entry.id, tool, entry.args, "approved")
         }
-        case "Edit": {
-          const args = yield* decode(entry.id, tool, (decision as { readonly args?: unknown }).args, "edited")
-          resolved.set(entry.id, { _tag: "Run", tool: tool.name, args, json: jsonArgs(tool, call, args), how: "edited" })
-          break
-        }
-        default:
-          return yield* refuse(entry.id, `unknown decision "${String(decision._tag)}": use Decision.approve, Decision.deny(reason) or Decision.edit(args)`)
+        resolved.set(entry.id, { _tag: "Run", tool: tool.name, args, json: jsonArgs(tool, call, args), how: "approved" })
+        break
       }
+      case "Edit": {
+        const args = yield* decode(entry.id, tool, (decision as { readonly args?: unknown }).args, "edited")
+        resolved.set(entry.id, { _tag: "Run", tool: tool.name, args, json: jsonArgs(tool, call, args), how: "edited" })
+        break
+      }
+      default:
+        return yield* refuse(entry.id, `unknown decision "${String(decision._tag)}": use Decision.approve, Decision.deny(reason) or Decision.edit(args)`)
     }
-    return resolved
-  })
+  }
+  return resolved
+}
 
 const sameJson = (a: Schema.Json, b: Schema.Json): boolean => {
   try {

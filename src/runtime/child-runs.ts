@@ -13,6 +13,7 @@ import { decodeSnapshotValue, type RunSnapshot } from "../dsl/run-snapshot.ts"
 import { DecisionsInvalid, type SnapshotInvalid } from "../errors.ts"
 import type { SkillPlan } from "./plan.ts"
 import type { RunContext } from "./run-context.ts"
+import type { Steps } from "../internal/steps.ts"
 
 /** A suspended child of one call of the run, as the snapshot stores it. */
 export type ChildEntry = NonNullable<RunSnapshot["state"]["children"]>[number]
@@ -74,18 +75,20 @@ export const childResumes = (
   snapshot: RunSnapshot,
   decisions: Decisions
 ): Effect.Effect<ReadonlyMap<string, { readonly snapshot: RunSnapshot; readonly decisions: Decisions }>, DecisionsInvalid | SnapshotInvalid> =>
-  Effect.gen(function*() {
-    const out = new Map<string, { readonly snapshot: RunSnapshot; readonly decisions: Decisions }>()
-    for (const child of snapshot.state.children ?? []) {
-      const refuse = (reason: string) => Effect.fail(new DecisionsInvalid({ agent, toolCallId: child.id, reason }))
-      const calls = snapshot.state.pending.filter((c) => c.id === child.id)
-      if (calls.length !== 1 || calls[0]!.name !== child.tool) return yield* refuse(`the snapshot's suspended child does not match a pending call of "${child.tool}": was it edited?`)
-      const tool = skill.tools.get(child.tool)
-      if (tool === undefined || childAgentOf(tool) === undefined) return yield* refuse(`"${child.tool}" is not an agent used as a tool of the skill`)
-      const prefix = `${child.id}${childIdSeparator}`
-      const mine: Record<string, Decisions[string]> = {}
-      for (const [id, decision] of Object.entries(decisions)) if (id.startsWith(prefix)) mine[id.slice(prefix.length)] = decision
-      out.set(child.id, { snapshot: yield* decodeSnapshotValue(child.snapshot), decisions: mine })
-    }
-    return out
-  })
+  Effect.gen(() => childResumesSteps(agent, skill, snapshot, decisions))
+
+function* childResumesSteps(agent: string, skill: SkillPlan, snapshot: RunSnapshot, decisions: Decisions): Steps<ReadonlyMap<string, { readonly snapshot: RunSnapshot; readonly decisions: Decisions }>, DecisionsInvalid | SnapshotInvalid> {
+  const out = new Map<string, { readonly snapshot: RunSnapshot; readonly decisions: Decisions }>()
+  for (const child of snapshot.state.children ?? []) {
+    const refuse = (reason: string) => Effect.fail(new DecisionsInvalid({ agent, toolCallId: child.id, reason }))
+    const calls = snapshot.state.pending.filter((c) => c.id === child.id)
+    if (calls.length !== 1 || calls[0]!.name !== child.tool) return yield* refuse(`the snapshot's suspended child does not match a pending call of "${child.tool}": was it edited?`)
+    const tool = skill.tools.get(child.tool)
+    if (tool === undefined || childAgentOf(tool) === undefined) return yield* refuse(`"${child.tool}" is not an agent used as a tool of the skill`)
+    const prefix = `${child.id}${childIdSeparator}`
+    const mine: Record<string, Decisions[string]> = {}
+    for (const [id, decision] of Object.entries(decisions)) if (id.startsWith(prefix)) mine[id.slice(prefix.length)] = decision
+    out.set(child.id, { snapshot: yield* decodeSnapshotValue(child.snapshot), decisions: mine })
+  }
+  return out
+}

@@ -18,6 +18,7 @@ import { agentPreamble, namedList } from "./prompt.ts"
 import { stamp, type UnscopedEvent } from "./run-context.ts"
 import { routingTerminal } from "./terminal.ts"
 import type { Durability } from "./durability.ts"
+import type { Steps } from "../internal/steps.ts"
 
 /** The chosen skill, how it was chosen, and what that cost: turns (1 when the model chose) and the routing call's tokens. */
 export interface ChosenSkill {
@@ -40,18 +41,24 @@ export const chooseSkill = (
   const skills = plan.skills
   if (plan.implicitSkill) return Effect.succeed({ skill: skills[0]!, how: "implicit", turns: 0 })
   if (skills.length === 1 && skills[0]!.definition.predicate === undefined) return Effect.succeed({ skill: skills[0]!, how: "only", turns: 0 })
-  return Effect.gen(function*() {
-    for (const skill of skills) {
-      const predicate = skill.definition.predicate
-      if (predicate !== undefined && (yield* accepts(plan, runId, predicate, input, sink))) {
-        return { skill, how: "predicate" as const, turns: 0 }
-      }
+  return Effect.gen(() => chooseAmong(plan, runId, input, sink, durability))
+}
+
+type Chosen = Steps<ChosenSkill, NoSkillMatched | SkillRoutingFailed | ModelError, ModelClientService>
+
+// Module-level generators, not `function*` expressions per run (see `runSteps` in run-agent.ts).
+function* chooseAmong(plan: AgentPlan, runId: string, input: string, sink: EventSink | undefined, durability: Durability | undefined): Chosen {
+  const skills = plan.skills
+  for (const skill of skills) {
+    const predicate = skill.definition.predicate
+    if (predicate !== undefined && (yield* accepts(plan, runId, predicate, input, sink))) {
+      return { skill, how: "predicate" as const, turns: 0 }
     }
-    const fallbacks = skills.filter((s) => s.definition.predicate === undefined)
-    if (fallbacks.length === 1) return { skill: fallbacks[0]!, how: "fallback" as const, turns: 0 }
-    if (fallbacks.length === 0) return yield* new NoSkillMatched({ agent: plan.name, skills: skills.map((s) => s.name) })
-    return yield* routeByModel(plan, runId, input, fallbacks, sink, durability)
-  })
+  }
+  const fallbacks = skills.filter((s) => s.definition.predicate === undefined)
+  if (fallbacks.length === 1) return { skill: fallbacks[0]!, how: "fallback" as const, turns: 0 }
+  if (fallbacks.length === 0) return yield* new NoSkillMatched({ agent: plan.name, skills: skills.map((s) => s.name) })
+  return yield* routeByModel(plan, runId, input, fallbacks, sink, durability)
 }
 
 /** A predicate's verdict; one that throws is reported (as a `SkillChosen` hook failure) and counts as "no". */
@@ -68,33 +75,42 @@ const routeByModel = (
   sink: EventSink | undefined,
   durability: Durability | undefined
 ) =>
-  Effect.gen(function*() {
-    const names = candidates.map((s) => s.name)
-    const chooser = routingTerminal(names)
-    const scope = { runId, skill: routingScope, turn: 1 }
-    const emitRouting = (event: UnscopedEvent) => emit(plan, stamp(plan, scope, event), sink)
-    yield* emitRouting({ _tag: "Turn" })
-    const response = yield* callModel({ emit: emitRouting }, 1, {
-      messages: [
-        { role: "system", content: `${agentPreamble(plan.definition)}\n\nChoose the skill that should handle the user's request:\n${namedList(candidates)}` },
-        { role: "user", content: input }
-      ],
-      tools: [chooser.definition],
-      toolChoice: { tool: chooser.name }
-    }, undefined, durability === undefined ? undefined : (call) => durability.model({ runId, turn: 1, purpose: "route" }, call))
-    const fail = (reason: string) => new SkillRoutingFailed({ agent: plan.name, candidates: names, reason })
-    if (response._tag !== "ToolCalls") return yield* fail("the model answered text instead of choosing")
-    const call = response.calls.find((c) => c.name === chooser.name)
-    if (call === undefined) return yield* fail(`the model called ${response.calls.map((c) => c.name).join(", ") || "nothing"} instead of choose_skill`)
-    const decoded = chooser.decode(call.arguments)
-    if (Result.isFailure(decoded)) return yield* fail(`invalid choice:\n${decoded.failure}`)
-    const finish = chooser.finish(decoded.success, { agent: plan.name, skill: routingScope })
-    const skill = finish._tag === "Route" ? candidates.find((s) => s.name === finish.skill) : undefined
-    if (skill === undefined) return yield* fail("internal: the choice names no candidate")
-    const tokens = response.usage === undefined ? 0 : response.usage.inputTokens + response.usage.outputTokens
-    return { skill, how: "model" as const, turns: 1, tokens }
-  }).pipe((route) =>
+  Effect.gen(() => routeSteps(plan, runId, input, candidates, sink, durability)).pipe((route) =>
     withTracing((traced) =>
       traced ? route.pipe(Effect.withSpan("agent.route", { attributes: { "agent.name": plan.name, "agent.skills": candidates.length } }, noStackTrace)) : route
     )
   )
+
+function* routeSteps(
+  plan: AgentPlan,
+  runId: string,
+  input: string,
+  candidates: ReadonlyArray<SkillPlan>,
+  sink: EventSink | undefined,
+  durability: Durability | undefined
+): Chosen {
+  const names = candidates.map((s) => s.name)
+  const chooser = routingTerminal(names)
+  const scope = { runId, skill: routingScope, turn: 1 }
+  const emitRouting = (event: UnscopedEvent) => emit(plan, stamp(plan, scope, event), sink)
+  yield* emitRouting({ _tag: "Turn" })
+  const response = yield* callModel({ emit: emitRouting }, 1, {
+    messages: [
+      { role: "system", content: `${agentPreamble(plan.definition)}\n\nChoose the skill that should handle the user's request:\n${namedList(candidates)}` },
+      { role: "user", content: input }
+    ],
+    tools: [chooser.definition],
+    toolChoice: { tool: chooser.name }
+  }, undefined, durability === undefined ? undefined : (call) => durability.model({ runId, turn: 1, purpose: "route" }, call))
+  const fail = (reason: string) => new SkillRoutingFailed({ agent: plan.name, candidates: names, reason })
+  if (response._tag !== "ToolCalls") return yield* fail("the model answered text instead of choosing")
+  const call = response.calls.find((c) => c.name === chooser.name)
+  if (call === undefined) return yield* fail(`the model called ${response.calls.map((c) => c.name).join(", ") || "nothing"} instead of choose_skill`)
+  const decoded = chooser.decode(call.arguments)
+  if (Result.isFailure(decoded)) return yield* fail(`invalid choice:\n${decoded.failure}`)
+  const finish = chooser.finish(decoded.success, { agent: plan.name, skill: routingScope })
+  const skill = finish._tag === "Route" ? candidates.find((s) => s.name === finish.skill) : undefined
+  if (skill === undefined) return yield* fail("internal: the choice names no candidate")
+  const tokens = response.usage === undefined ? 0 : response.usage.inputTokens + response.usage.outputTokens
+  return { skill, how: "model" as const, turns: 1, tokens }
+}

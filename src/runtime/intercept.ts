@@ -14,6 +14,7 @@ import type { ToolCall } from "../model/messages.ts"
 import { deniedContent } from "./approval.ts"
 import { toolResultContent } from "./prompt.ts"
 import type { RunContext } from "./run-context.ts"
+import type { Steps } from "../internal/steps.ts"
 
 /** What the interceptors decided about a call. */
 export type Verdict =
@@ -28,44 +29,46 @@ export const interceptCall = (
   call: ToolCall,
   args: unknown
 ): Effect.Effect<Verdict, InvalidToolArgs> =>
-  Effect.gen(function*() {
-    const interceptors = ctx.plan.definition.interceptors?.[tool.name] ?? []
-    let current = args
-    for (const interceptor of interceptors) {
-      const context = { agent: ctx.agent, skill: ctx.skill.name, toolCallId: call.id }
-      const decided = yield* Effect.result(fromMaybeEffect(() => interceptor(current, context)))
-      if (decided._tag === "Failure") {
-        yield* ctx.annotate("tool.intercepted", "failed")
-        return { _tag: "Reply", content: deniedContent(tool.name, `the interceptor failed (${describeCause(decided.failure)})`, "a policy") }
-      }
-      const interception = decided.success as Interception
-      yield* ctx.annotate("tool.intercepted", interception?._tag ?? "invalid")
-      switch (interception?._tag) {
-        case "Proceed":
-          continue
-        case "ProceedWith": {
-          const decoded = tool.codec.decode(interception.args, { repair: false })
-          if (decoded._tag === "Invalid") {
-            return yield* new InvalidToolArgs({
-              agent: ctx.agent,
-              skill: ctx.skill.name,
-              tool: tool.name,
-              raw: decoded.value,
-              issues: `an interceptor's proceedWith arguments do not decode:\n${decoded.issues}`
-            })
-          }
-          current = decoded.args
-          continue
-        }
-        case "Deny":
-          return { _tag: "Reply", content: deniedContent(tool.name, interception.reason, "a policy") }
-        case "Substitute":
-          return { _tag: "Reply", content: toolResultContent(interception.result) }
-        case "Suspend":
-          return { _tag: "Suspend", args: current, reason: interception.reason }
-        default:
-          return { _tag: "Reply", content: deniedContent(tool.name, "the interceptor answered no decision (use Intercept.proceed, …)", "a policy") }
-      }
+  Effect.gen(() => interceptCallSteps(ctx, tool, call, args))
+
+function* interceptCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown): Steps<Verdict, InvalidToolArgs> {
+  const interceptors = ctx.plan.definition.interceptors?.[tool.name] ?? []
+  let current = args
+  for (const interceptor of interceptors) {
+    const context = { agent: ctx.agent, skill: ctx.skill.name, toolCallId: call.id }
+    const decided = yield* Effect.result(fromMaybeEffect(() => interceptor(current, context)))
+    if (decided._tag === "Failure") {
+      yield* ctx.annotate("tool.intercepted", "failed")
+      return { _tag: "Reply", content: deniedContent(tool.name, `the interceptor failed (${describeCause(decided.failure)})`, "a policy") }
     }
-    return { _tag: "Proceed", args: current }
-  })
+    const interception = decided.success as Interception
+    yield* ctx.annotate("tool.intercepted", interception?._tag ?? "invalid")
+    switch (interception?._tag) {
+      case "Proceed":
+        continue
+      case "ProceedWith": {
+        const decoded = tool.codec.decode(interception.args, { repair: false })
+        if (decoded._tag === "Invalid") {
+          return yield* new InvalidToolArgs({
+            agent: ctx.agent,
+            skill: ctx.skill.name,
+            tool: tool.name,
+            raw: decoded.value,
+            issues: `an interceptor's proceedWith arguments do not decode:\n${decoded.issues}`
+          })
+        }
+        current = decoded.args
+        continue
+      }
+      case "Deny":
+        return { _tag: "Reply", content: deniedContent(tool.name, interception.reason, "a policy") }
+      case "Substitute":
+        return { _tag: "Reply", content: toolResultContent(interception.result) }
+      case "Suspend":
+        return { _tag: "Suspend", args: current, reason: interception.reason }
+      default:
+        return { _tag: "Reply", content: deniedContent(tool.name, "the interceptor answered no decision (use Intercept.proceed, …)", "a policy") }
+    }
+  }
+  return { _tag: "Proceed", args: current }
+}

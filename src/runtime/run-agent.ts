@@ -155,20 +155,22 @@ export const runSessionTurn = (
   input: unknown,
   history: ReadonlyArray<LlmMessage>
 ): Effect.Effect<{ readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined }, AgentError, ModelClientService> =>
-  Effect.gen(function*() {
-    let ctx: RunContext | undefined
-    const result = yield* execute(definition, { _tag: "Fresh", input, history }, {}, undefined, (c) => {
-      ctx = c
-    })
-    const transcript = ctx?.transcript ?? []
-    // A deterministic skill has no transcript: the turn is the input and the output as text.
-    const added = result._tag !== "Done"
-      ? undefined
-      : transcript.length === 0
-      ? [{ role: "user" as const, content: ctx?.input ?? String(input) }, { role: "assistant" as const, content: typeof result.output === "string" ? result.output : JSON.stringify(result.output) }]
-      : transcript.slice(1 + history.length)
-    return { result: yield* builderResult(definition, result), added }
+  Effect.gen(() => runSessionTurnSteps(definition, input, history))
+
+function* runSessionTurnSteps(definition: AgentDefinition, input: unknown, history: ReadonlyArray<LlmMessage>): Steps<{ readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined }, AgentError, ModelClientService> {
+  let ctx: RunContext | undefined
+  const result = yield* execute(definition, { _tag: "Fresh", input, history }, {}, undefined, (c) => {
+    ctx = c
   })
+  const transcript = ctx?.transcript ?? []
+  // A deterministic skill has no transcript: the turn is the input and the output as text.
+  const added = result._tag !== "Done"
+    ? undefined
+    : transcript.length === 0
+    ? [{ role: "user" as const, content: ctx?.input ?? String(input) }, { role: "assistant" as const, content: typeof result.output === "string" ? result.output : JSON.stringify(result.output) }]
+    : transcript.slice(1 + history.length)
+  return { result: yield* builderResult(definition, result), added }
+}
 
 /**
  * Resumes a run of a session from its snapshot: what the builder's `resume` gives, and the messages
@@ -186,15 +188,17 @@ export const resumeSessionTurn = (
   decisions: Decisions,
   historyLength: number
 ): Effect.Effect<{ readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined }, AgentError, ModelClientService> =>
-  Effect.gen(function*() {
-    const decoded = yield* decodeSnapshotValue(snapshot)
-    let ctx: RunContext | undefined
-    const result = yield* execute(definition, { _tag: "Resume", snapshot: decoded, decisions }, {}, undefined, (c) => {
-      ctx = c
-    })
-    const added = result._tag === "Done" && ctx !== undefined ? ctx.transcript.slice(1 + historyLength) : undefined
-    return { result: yield* builderResult(definition, result), added }
+  Effect.gen(() => resumeSessionTurnSteps(definition, snapshot, decisions, historyLength))
+
+function* resumeSessionTurnSteps(definition: AgentDefinition, snapshot: unknown, decisions: Decisions, historyLength: number): Steps<{ readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined }, AgentError, ModelClientService> {
+  const decoded = yield* decodeSnapshotValue(snapshot)
+  let ctx: RunContext | undefined
+  const result = yield* execute(definition, { _tag: "Resume", snapshot: decoded, decisions }, {}, undefined, (c) => {
+    ctx = c
   })
+  const added = result._tag === "Done" && ctx !== undefined ? ctx.transcript.slice(1 + historyLength) : undefined
+  return { result: yield* builderResult(definition, result), added }
+}
 
 /** `Out` for an agent without approvals; `Completed | Suspended` for one with a tool that may need approval. */
 const builderResult = (definition: AgentDefinition, result: RunResult): Effect.Effect<unknown> => {
@@ -476,6 +480,14 @@ const resumeHandoff = (ctx: RunContext, target: AgentDefinition, snapshot: RunSn
   )
 }
 
+/** The decisions of a resume, checked: the snapshot's skill, the decisions by call, the children's and a handoff target's. */
+interface CheckedDecisions {
+  readonly skill: SkillPlan
+  readonly decided: ReadonlyMap<string, ResolvedDecision>
+  readonly children: ReadonlyMap<string, { readonly snapshot: RunSnapshot; readonly decisions: Decisions }>
+  readonly handoff: { readonly target: AgentDefinition; readonly snapshot: RunSnapshot } | undefined
+}
+
 /**
  * The decisions of a resume checked before anything runs, in this run and in every suspended child
  * (an agent used as a tool, a handoff target), each against its own snapshot and definition.
@@ -484,32 +496,29 @@ const checkDecisions = (
   definition: AgentDefinition,
   snapshot: RunSnapshot,
   decisions: Decisions
-): Effect.Effect<{
-  readonly skill: SkillPlan
-  readonly decided: ReadonlyMap<string, ResolvedDecision>
-  readonly children: ReadonlyMap<string, { readonly snapshot: RunSnapshot; readonly decisions: Decisions }>
-  readonly handoff: { readonly target: AgentDefinition; readonly snapshot: RunSnapshot } | undefined
-}, AgentError> =>
-  Effect.gen(function*() {
-    const plan = compile(definition)
-    if (definition.snapshotSecret !== undefined) yield* verifySnapshot(snapshot, definition.snapshotSecret)
-    const skill = yield* checkSnapshot(plan, snapshot)
-    const handed = snapshot.state.handoff
-    if (handed !== undefined) {
-      const target = skill.definition.handoffs.find((h) => h.name === handed.agent)
-      if (target === undefined) return yield* new DecisionsInvalid({ agent: plan.name, toolCallId: "*", reason: `the snapshot was handed off to "${handed.agent}", which is not a handoff of skill "${skill.name}"` })
-      const child = yield* decodeSnapshotValue(handed.snapshot)
-      yield* checkDecisions(target, child, decisions)
-      return { skill, decided: new Map(), children: new Map(), handoff: { target, snapshot: child } }
-    }
-    const decided = yield* resolveDecisions(plan.name, skill, snapshot, decisions)
-    const children = yield* childResumes(plan.name, skill, snapshot, decisions)
-    for (const [id, child] of children) {
-      const entry = (snapshot.state.children ?? []).find((c) => c.id === id)!
-      yield* checkDecisions(childAgentOf(skill.tools.get(entry.tool)!)!.definition, child.snapshot, child.decisions)
-    }
-    return { skill, decided, children, handoff: undefined }
-  })
+): Effect.Effect<CheckedDecisions, AgentError> =>
+  Effect.gen(() => checkDecisionsSteps(definition, snapshot, decisions))
+
+function* checkDecisionsSteps(definition: AgentDefinition, snapshot: RunSnapshot, decisions: Decisions): Steps<CheckedDecisions, AgentError> {
+  const plan = compile(definition)
+  if (definition.snapshotSecret !== undefined) yield* verifySnapshot(snapshot, definition.snapshotSecret)
+  const skill = yield* checkSnapshot(plan, snapshot)
+  const handed = snapshot.state.handoff
+  if (handed !== undefined) {
+    const target = skill.definition.handoffs.find((h) => h.name === handed.agent)
+    if (target === undefined) return yield* new DecisionsInvalid({ agent: plan.name, toolCallId: "*", reason: `the snapshot was handed off to "${handed.agent}", which is not a handoff of skill "${skill.name}"` })
+    const child = yield* decodeSnapshotValue(handed.snapshot)
+    yield* checkDecisions(target, child, decisions)
+    return { skill, decided: new Map(), children: new Map(), handoff: { target, snapshot: child } }
+  }
+  const decided = yield* resolveDecisions(plan.name, skill, snapshot, decisions)
+  const children = yield* childResumes(plan.name, skill, snapshot, decisions)
+  for (const [id, child] of children) {
+    const entry = (snapshot.state.children ?? []).find((c) => c.id === id)!
+    yield* checkDecisions(childAgentOf(skill.tools.get(entry.tool)!)!.definition, child.snapshot, child.decisions)
+  }
+  return { skill, decided, children, handoff: undefined }
+}
 
 /** `RunEnd` and the run span's closing attributes, once per run that ended. */
 const runEnd = (

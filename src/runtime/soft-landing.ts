@@ -12,6 +12,7 @@ import { callModel } from "./call-model.ts"
 import { finalText } from "./final-answer.ts"
 import type { Overrun } from "./budget-ledger.ts"
 import type { RunContext } from "./run-context.ts"
+import type { Steps } from "../internal/steps.ts"
 
 /** The message that asks for the final answer. */
 export const finalAnswerRequest = (overrun: Overrun): string =>
@@ -19,29 +20,31 @@ export const finalAnswerRequest = (overrun: Overrun): string =>
 
 /** One last model call without tools; its answer is the run's output. */
 export const softLanding = (ctx: RunContext, overrun: Overrun): Effect.Effect<{ readonly output: unknown }, AgentError, ModelClientService> =>
-  Effect.gen(function*() {
-    yield* ctx.annotate("agent.soft_landing", overrun.reason)
-    for (let call = ctx.nextPending; call !== undefined; call = ctx.nextPending) {
-      ctx.append({ role: "tool", toolCallId: call.id, name: call.name, content: "Not run: the budget of this run is used up." })
-      ctx.settleNext()
-    }
-    ctx.clearPending()
-    ctx.append({ role: "user", content: finalAnswerRequest(overrun) })
-    const request: ModelRequest = {
-      messages: [...ctx.transcript],
-      tools: [],
-      ...(ctx.skill.output?.responseFormat === undefined ? {} : { responseFormat: ctx.skill.output.responseFormat })
-    }
-    const durability = ctx.durability
-    const response = yield* callModel(
-      ctx,
-      ctx.turn,
-      request,
-      undefined,
-      durability === undefined ? undefined : (call) => durability.model({ runId: ctx.runId, turn: ctx.turn, purpose: "landing" }, call)
-    )
-    if (response._tag !== "Text") return yield* ctx.exceed(overrun)
-    const finished = yield* finalText(ctx, response.content).pipe(Effect.orElseSucceed(() => undefined))
-    if (finished === undefined || !("output" in finished)) return yield* ctx.exceed(overrun)
-    return { output: finished.output }
-  })
+  Effect.gen(() => softLandingSteps(ctx, overrun))
+
+function* softLandingSteps(ctx: RunContext, overrun: Overrun): Steps<{ readonly output: unknown }, AgentError, ModelClientService> {
+  yield* ctx.annotate("agent.soft_landing", overrun.reason)
+  for (let call = ctx.nextPending; call !== undefined; call = ctx.nextPending) {
+    ctx.append({ role: "tool", toolCallId: call.id, name: call.name, content: "Not run: the budget of this run is used up." })
+    ctx.settleNext()
+  }
+  ctx.clearPending()
+  ctx.append({ role: "user", content: finalAnswerRequest(overrun) })
+  const request: ModelRequest = {
+    messages: [...ctx.transcript],
+    tools: [],
+    ...(ctx.skill.output?.responseFormat === undefined ? {} : { responseFormat: ctx.skill.output.responseFormat })
+  }
+  const durability = ctx.durability
+  const response = yield* callModel(
+    ctx,
+    ctx.turn,
+    request,
+    undefined,
+    durability === undefined ? undefined : (call) => durability.model({ runId: ctx.runId, turn: ctx.turn, purpose: "landing" }, call)
+  )
+  if (response._tag !== "Text") return yield* ctx.exceed(overrun)
+  const finished = yield* finalText(ctx, response.content).pipe(Effect.orElseSucceed(() => undefined))
+  if (finished === undefined || !("output" in finished)) return yield* ctx.exceed(overrun)
+  return { output: finished.output }
+}

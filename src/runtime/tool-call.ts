@@ -126,59 +126,57 @@ export const handleConcurrently = (
  * with). Arguments that do not decode: a `submit` is corrected like any typed answer; a built-in gets
  * the decoder's report as its result.
  */
-const settleTerminal = (ctx: RunContext, terminal: Terminal, call: ToolCall): Effect.Effect<Finished | undefined, ToolCallError> =>
-  Effect.gen(function*() {
-    const limit = ctx.plan.budget.maxToolArgsBytes
-    const bytes = oversizeBytes(call.arguments, limit)
-    const decoded = bytes === undefined ? terminal.decode(call.arguments) : Result.fail(oversizeIssue(bytes, limit))
-    const reply = (content: string) => ctx.append({ role: "tool", toolCallId: call.id, name: call.name, content })
-    if (Result.isFailure(decoded)) {
-      if (terminal === ctx.skill.submit) {
-        return yield* rejectAnswer(ctx, call.arguments, decoded.failure, (content) => ({ role: "tool", toolCallId: call.id, name: call.name, content }))
-      }
-      yield* ctx.annotate("tool.outcome", "invalid_args")
-      yield* ctx.emit({ _tag: "InvalidArgs", tool: call.name, toolCallId: call.id, raw: bytes === undefined ? parseLoosely(call.arguments) : oversizeValue(bytes), issues: decoded.failure, recovery: "Feedback" })
-      reply(invalidArgsFeedback(call.name, decoded.failure))
-      return undefined
+function* settleTerminal(ctx: RunContext, terminal: Terminal, call: ToolCall): Steps<Finished | undefined, ToolCallError> {
+  const limit = ctx.plan.budget.maxToolArgsBytes
+  const bytes = oversizeBytes(call.arguments, limit)
+  const decoded = bytes === undefined ? terminal.decode(call.arguments) : Result.fail(oversizeIssue(bytes, limit))
+  const reply = (content: string) => ctx.append({ role: "tool", toolCallId: call.id, name: call.name, content })
+  if (Result.isFailure(decoded)) {
+    if (terminal === ctx.skill.submit) {
+      return yield* rejectAnswer(ctx, call.arguments, decoded.failure, (content) => ({ role: "tool", toolCallId: call.id, name: call.name, content }))
     }
-    const finish = terminal.finish(decoded.success, { agent: ctx.agent, skill: ctx.skill.name })
-    switch (finish._tag) {
-      case "Output":
-        reply("submitted")
-        return { output: finish.value }
-      case "Fail":
-        yield* ctx.annotate("tool.outcome", finish.error._tag === "Escalated" ? "escalate" : "throwException")
-        return yield* finish.error
-      case "Handoff": {
-        // A handoff counts as a tool call, so budgets bound agents handing the conversation back and forth.
-        const overrun = ctx.ledger.checkExecution(call.name)
-        if (overrun !== undefined) return yield* ctx.exceed(overrun)
-        ctx.ledger.spendExecution(call.name)
-        yield* ctx.annotate("tool.outcome", "handoff")
-        reply(`Handed off to agent "${finish.target.name}".`)
-        // The target sees this message: every later call of it gets a result too (an API refuses a call
-        // without one), and none of them runs.
-        for (const later of ctx.pendingAfterNext) {
-          ctx.append({ role: "tool", toolCallId: later.id, name: later.name, content: `not run: handed off to agent "${finish.target.name}"` })
-        }
-        yield* ctx.emit({ _tag: "Handoff", to: finish.target.name, toolCallId: call.id })
-        return { _tag: "Handoff", target: finish.target }
+    yield* ctx.annotate("tool.outcome", "invalid_args")
+    yield* ctx.emit({ _tag: "InvalidArgs", tool: call.name, toolCallId: call.id, raw: bytes === undefined ? parseLoosely(call.arguments) : oversizeValue(bytes), issues: decoded.failure, recovery: "Feedback" })
+    reply(invalidArgsFeedback(call.name, decoded.failure))
+    return undefined
+  }
+  const finish = terminal.finish(decoded.success, { agent: ctx.agent, skill: ctx.skill.name })
+  switch (finish._tag) {
+    case "Output":
+      reply("submitted")
+      return { output: finish.value }
+    case "Fail":
+      yield* ctx.annotate("tool.outcome", finish.error._tag === "Escalated" ? "escalate" : "throwException")
+      return yield* finish.error
+    case "Handoff": {
+      // A handoff counts as a tool call, so budgets bound agents handing the conversation back and forth.
+      const overrun = ctx.ledger.checkExecution(call.name)
+      if (overrun !== undefined) return yield* ctx.exceed(overrun)
+      ctx.ledger.spendExecution(call.name)
+      yield* ctx.annotate("tool.outcome", "handoff")
+      reply(`Handed off to agent "${finish.target.name}".`)
+      // The target sees this message: every later call of it gets a result too (an API refuses a call
+      // without one), and none of them runs.
+      for (const later of ctx.pendingAfterNext) {
+        ctx.append({ role: "tool", toolCallId: later.id, name: later.name, content: `not run: handed off to agent "${finish.target.name}"` })
       }
-      case "Route":
-        return yield* Effect.die(new Error(`internal: "${call.name}" routes, which only the skill choice may do`))
+      yield* ctx.emit({ _tag: "Handoff", to: finish.target.name, toolCallId: call.id })
+      return { _tag: "Handoff", target: finish.target }
     }
-  })
+    case "Route":
+      return yield* Effect.die(new Error(`internal: "${call.name}" routes, which only the skill choice may do`))
+  }
+}
 
 /** A call outside the allowlist: `ToolNotAllowed`, or under the `feedback` policy, a tool result saying so. */
-const refuse = (ctx: RunContext, call: ToolCall): Effect.Effect<undefined, ToolNotAllowed> =>
-  Effect.gen(function*() {
-    const policy = ctx.plan.definition.disallowedToolPolicy
-    const bytes = oversizeBytes(call.arguments, ctx.plan.budget.maxToolArgsBytes)
-    const allowed = ctx.skill.allowed
-    const error = new ToolNotAllowed({ agent: ctx.agent, skill: ctx.skill.name, tool: call.name, allowed })
-    yield* ctx.annotate("tool.outcome", "not_allowed")
-    yield* ctx.emit({ _tag: "ToolHallucinated", tool: call.name, toolCallId: call.id, allowed, policy, args: bytes === undefined ? parseLoosely(call.arguments) : oversizeValue(bytes) })
-    if (policy === "fail") return yield* error
-    ctx.append({ role: "tool", toolCallId: call.id, name: call.name, content: error.message })
-    return undefined
-  })
+function* refuse(ctx: RunContext, call: ToolCall): Steps<undefined, ToolNotAllowed> {
+  const policy = ctx.plan.definition.disallowedToolPolicy
+  const bytes = oversizeBytes(call.arguments, ctx.plan.budget.maxToolArgsBytes)
+  const allowed = ctx.skill.allowed
+  const error = new ToolNotAllowed({ agent: ctx.agent, skill: ctx.skill.name, tool: call.name, allowed })
+  yield* ctx.annotate("tool.outcome", "not_allowed")
+  yield* ctx.emit({ _tag: "ToolHallucinated", tool: call.name, toolCallId: call.id, allowed, policy, args: bytes === undefined ? parseLoosely(call.arguments) : oversizeValue(bytes) })
+  if (policy === "fail") return yield* error
+  ctx.append({ role: "tool", toolCallId: call.id, name: call.name, content: error.message })
+  return undefined
+}

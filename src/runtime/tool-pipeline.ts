@@ -161,7 +161,7 @@ export function* runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall
         break
       }
       case "Ask":
-        next = yield* (machine ??= new Recovering(ctx, tool, call)).decide(next.situation)
+        next = yield* deciding((machine ??= new Recovering(ctx, tool, call)), next.situation)
     }
   }
 }
@@ -170,54 +170,20 @@ const hasInterceptors = (ctx: RunContext, tool: AnyTool): boolean => (ctx.plan.d
 
 /** The recovery state of one call: attempts per situation, fixes, re-runs, the last arguments that ran. */
 class Recovering {
-  private invalidAttempts = 0
-  private failedAttempts = 0
+  invalidAttempts = 0
+  failedAttempts = 0
   private fixes = 0
   private reruns = 0
   private lastRun: unknown = undefined
 
-  constructor(private readonly ctx: RunContext, private readonly tool: AnyTool, private readonly call: ToolCall) {}
+  constructor(readonly ctx: RunContext, readonly tool: AnyTool, readonly call: ToolCall) {}
 
   ran(args: unknown): void {
     this.lastRun = args
   }
 
-  /** Asks the handlers about `situation`, reports the decision, and applies it. */
-  decide(situation: Situation): Effect.Effect<Next> {
-    const { ctx, tool, call } = this
-    const self = this
-    return Effect.gen(function*() {
-      const scope = { agent: ctx.agent, skill: ctx.skill.name, tool: tool.name }
-      let recovery: Recovery
-      if (situation._tag === "Invalid") {
-        yield* ctx.annotate("tool.outcome", "invalid_args")
-        const decision = yield* decideInvalidArgs(ctx.plan, ctx.runId, tool, {
-          ...scope,
-          raw: situation.value,
-          error: situation.issues,
-          schema: tool.codec.schema,
-          attempt: ++self.invalidAttempts
-        })
-        recovery = decision.recovery
-        yield* ctx.annotate("tool.recovery", `${recovery._tag} (${decision.level})`)
-        yield* ctx.emit({ _tag: "InvalidArgs", tool: tool.name, toolCallId: call.id, raw: situation.value, issues: situation.issues, recovery: recovery._tag })
-      } else {
-        yield* ctx.annotate("tool.outcome", "failed")
-        const decision = yield* decideExecutionError(ctx.plan, ctx.runId, tool, {
-          ...scope,
-          args: situation.args,
-          cause: situation.cause,
-          attempt: ++self.failedAttempts
-        })
-        recovery = decision.recovery
-        yield* ctx.annotate("tool.recovery", `${recovery._tag} (${decision.level})`)
-        yield* ctx.emit({ _tag: "ToolError", tool: tool.name, toolCallId: call.id, args: situation.args, error: situation.cause, recovery: recovery._tag, validated: tool.codec.validated, mode: tool.codec.unsafe })
-      }
-      return self.apply(situation, recovery)
-    })
-  }
-
-  private apply(situation: Situation, recovery: Recovery): Next {
+  /** Applies the handlers' decision (`deciding` asks them). */
+  apply(situation: Situation, recovery: Recovery): Next {
     const { ctx, tool } = this
     const invalid = situation._tag === "Invalid"
     const end = (issues?: string): Next => ({
@@ -273,6 +239,38 @@ class Recovering {
       }
     }
   }
+}
+
+/** Asks the handlers about `situation`, reports the decision, and applies it (`Recovering.apply`). */
+function* deciding(machine: Recovering, situation: Situation): Steps<Next> {
+  const { ctx, tool, call } = machine
+  const scope = { agent: ctx.agent, skill: ctx.skill.name, tool: tool.name }
+  let recovery: Recovery
+  if (situation._tag === "Invalid") {
+    yield* ctx.annotate("tool.outcome", "invalid_args")
+    const decision = yield* decideInvalidArgs(ctx.plan, ctx.runId, tool, {
+      ...scope,
+      raw: situation.value,
+      error: situation.issues,
+      schema: tool.codec.schema,
+      attempt: ++machine.invalidAttempts
+    })
+    recovery = decision.recovery
+    yield* ctx.annotate("tool.recovery", `${recovery._tag} (${decision.level})`)
+    yield* ctx.emit({ _tag: "InvalidArgs", tool: tool.name, toolCallId: call.id, raw: situation.value, issues: situation.issues, recovery: recovery._tag })
+  } else {
+    yield* ctx.annotate("tool.outcome", "failed")
+    const decision = yield* decideExecutionError(ctx.plan, ctx.runId, tool, {
+      ...scope,
+      args: situation.args,
+      cause: situation.cause,
+      attempt: ++machine.failedAttempts
+    })
+    recovery = decision.recovery
+    yield* ctx.annotate("tool.recovery", `${recovery._tag} (${decision.level})`)
+    yield* ctx.emit({ _tag: "ToolError", tool: tool.name, toolCallId: call.id, args: situation.args, error: situation.cause, recovery: recovery._tag, validated: tool.codec.validated, mode: tool.codec.unsafe })
+  }
+  return machine.apply(situation, recovery)
 }
 
 /**

@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import type { RunContext } from "./run-context.ts"
+import type { Steps } from "../internal/steps.ts"
 
 /**
  * Runs `execution` with a progress callback whose reports become `ToolProgress` events of `ctx`'s run
@@ -42,13 +43,7 @@ export const withToolProgress = <A, E, R>(
       if (pending.length > 0 || closed) return resume(Effect.void)
       wake = () => resume(Effect.void)
     })
-    const deliver: Effect.Effect<void> = Effect.gen(function*() {
-      while (true) {
-        while (pending.length > 0) yield* ctx.emit({ _tag: "ToolProgress", tool, toolCallId, data: pending.shift() })
-        if (closed) return
-        yield* nextReport
-      }
-    })
+    const deliver: Effect.Effect<void> = Effect.gen(() => delivering(ctx, tool, toolCallId, pending, () => closed, nextReport))
     const close = Effect.sync(() => {
       closed = true
       const resume = wake
@@ -61,4 +56,23 @@ export const withToolProgress = <A, E, R>(
         Effect.onExit((exit) => Exit.hasInterrupts(exit) ? Fiber.interrupt(fiber) : Effect.andThen(close, Fiber.join(fiber)))
       ))
   })
+}
+
+/**
+ * Delivers the reports of `pending` as `ToolProgress` events until the call is closed. A module-level
+ * generator, not a `function*` expression per call (see `runSteps` in run-agent.ts).
+ */
+function* delivering(
+  ctx: RunContext,
+  tool: string,
+  toolCallId: string,
+  pending: Array<unknown>,
+  closed: () => boolean,
+  nextReport: Effect.Effect<void>
+): Steps<void> {
+  while (true) {
+    while (pending.length > 0) yield* ctx.emit({ _tag: "ToolProgress", tool, toolCallId, data: pending.shift() })
+    if (closed()) return
+    yield* nextReport
+  }
 }
