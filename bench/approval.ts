@@ -10,11 +10,22 @@
  * - `ai` 6: `tool({ needsApproval: true })`; `generateText` returns `tool-approval-request` parts; the
  *   snapshot is `JSON.stringify` of the messages; a `tool-approval-response` in a tool message, then
  *   `generateText` again with those messages (as its docs show).
+ * - `@mastra/core`: `createTool({ requireApproval: true })`; `generate` ends with `finishReason: "suspended"`.
+ *   Its approval resumes only from workflow snapshots in the storage of a `Mastra` the agent is registered
+ *   on (a standalone agent never writes them), so the agent gets a `Mastra` with the `InMemoryStore` it
+ *   ships. Its snapshot string is the run id and the two rows the resume reads (`agentic-loop` and the
+ *   nested `executionWorkflow`), read out of the store; reading it back writes them into the store, then
+ *   `approveToolCallGenerate({ runId, toolCallId })`. A storage round trip the others do not make. Its
+ *   run without approval is the calculator section's (a standalone agent), as every library's is.
  * Every approved run is checked like a calculator run: the answer, 4 model calls, 3 tool runs.
  */
 import { type ModelMessage, stepCountIs, type ToolApprovalResponse, generateText } from "ai"
 import { RunState, run } from "@openai/agents"
+import { Mastra } from "@mastra/core/mastra"
+import { InMemoryStore } from "@mastra/core/storage"
+import type { WorkflowRunState } from "@mastra/core/workflows"
 import { Effect, Schema } from "effect"
+import { calculatorAgent as mastraCalculatorAgent, makeRunner as mastraRunner } from "./calculator/mastra.ts"
 import { calculatorAgent, makeRunner as agentsRunner } from "./calculator/openai-agents.ts"
 import { calculator, checkRun, type Counters, type Harness, maxTurns, mockModel, question, runTool, systemPrompt } from "./calculator/script.ts"
 import { calculatorTools, makeRunnerZodSchema as aiRunner, plainModel } from "./calculator/vercel-ai.ts"
@@ -125,6 +136,58 @@ const aiApproval = (harness: Harness): ApprovalRun => {
   )
 }
 
+/** The rows of a suspended Mastra agent run that its resume reads: the loop's and its nested step workflow's. */
+const mastraSnapshotWorkflows = ["agentic-loop", "executionWorkflow"] as const
+interface MastraSnapshot {
+  readonly runId: string
+  readonly rows: ReadonlyArray<{ readonly workflowName: string; readonly snapshot: WorkflowRunState | null }>
+}
+
+/**
+ * The calculator agent registered on a `Mastra` with an `InMemoryStore` of its own. Each approval run makes
+ * two: the first resume (the one each section checks before timing) reads the string into the second,
+ * whose store is empty, so that the string is shown to be all that crosses; the others resume in the first.
+ */
+const mastraApproval = (harness: Harness): ApprovalRun => {
+  const model = plainModel(calculator, harness)
+  const maxSteps = maxTurns(calculator)
+  const registered = () => {
+    const storage = new InMemoryStore()
+    const mastra = new Mastra({ agents: { calculator: mastraCalculatorAgent(calculator, harness, { approve: "multiply", model }) }, storage })
+    const workflows = storage.getStore("workflows").then((store) => {
+      if (store === undefined) throw new Error("@mastra/core: the InMemoryStore has no workflows store")
+      return store
+    })
+    return { teller: mastra.getAgent("calculator"), workflows }
+  }
+  const main = registered()
+  let firstResume: ReturnType<typeof registered> | undefined = registered()
+  return approvalRun(
+    async () => {
+      const first = await main.teller.generate(question, { maxSteps })
+      const toolCallId = (first.suspendPayload as { readonly toolCallId?: string } | undefined)?.toolCallId
+      if (first.finishReason !== "suspended" || first.runId === undefined || toolCallId === undefined) {
+        throw new Error("@mastra/core: the approval run must suspend")
+      }
+      const store = await main.workflows
+      const runId = first.runId
+      const rows = await Promise.all(mastraSnapshotWorkflows.map(async (workflowName) => ({ workflowName, snapshot: await store.loadWorkflowSnapshot({ workflowName, runId }) })))
+      const snapshot: MastraSnapshot = { runId, rows }
+      return { text: JSON.stringify(snapshot), approve: [toolCallId] }
+    },
+    async ({ text, approve }) => {
+      const { teller, workflows } = firstResume ?? main
+      firstResume = undefined
+      const { runId, rows } = JSON.parse(text) as MastraSnapshot
+      const store = await workflows
+      for (const { workflowName, snapshot } of rows) if (snapshot !== null) await store.persistWorkflowSnapshot({ workflowName, runId, snapshot })
+      let answer = ""
+      for (const toolCallId of approve) answer = (await teller.approveToolCallGenerate({ runId, toolCallId, maxSteps })).text
+      return answer
+    }
+  )
+}
+
 interface Library {
   readonly name: string
   readonly plain: (harness: Harness) => () => Promise<string>
@@ -134,7 +197,12 @@ interface Library {
 const libraries: ReadonlyArray<Library> = [
   { name: "effect-agent-dsl (ours)", plain: oursPlain, approval: oursApproval },
   { name: "ai 6 (zodSchema())", plain: (harness) => aiRunner(calculator, harness), approval: aiApproval },
-  { name: "@openai/agents 0.14", plain: (harness) => agentsRunner(calculator, harness), approval: agentsApproval }
+  { name: "@openai/agents 0.14", plain: (harness) => agentsRunner(calculator, harness), approval: agentsApproval },
+  {
+    name: "@mastra/core 1.71 (InMemoryStore; rows out and back in)",
+    plain: (harness) => mastraRunner(calculator, harness),
+    approval: mastraApproval
+  }
 ]
 
 const counters = (): Counters => ({ modelCalls: 0, toolRuns: 0 })

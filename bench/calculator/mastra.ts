@@ -4,10 +4,11 @@
  * its agents on AI SDK models. No memory, storage or observability configured (an agent as its docs'
  * first example makes it).
  */
+import type { LanguageModelV3 } from "@ai-sdk/provider"
 import { Agent } from "@mastra/core/agent"
 import { createTool } from "@mastra/core/tools"
 import { z } from "zod"
-import { type Counters, type MakeRunner, maxTurns, question, runTool, type Scenario, systemPrompt } from "./script.ts"
+import { type Counters, type Harness, type MakeRunner, maxTurns, question, runTool, type Scenario, systemPrompt } from "./script.ts"
 import { plainModel } from "./vercel-ai.ts"
 
 const Operands = z.object({ a: z.number(), b: z.number() })
@@ -27,13 +28,21 @@ export const mastraTools = (scenario: Scenario, counters: Counters, options: { r
   return { add: make("add", "Add two numbers"), multiply: make("multiply", "Multiply two numbers") }
 }
 
-export const makeRunner: MakeRunner = (scenario, harness) => {
-  const agent = new Agent({
+/** The calculator agent over the plain model (or `model`, to share one); `approve` names a tool that needs approval. */
+export const calculatorAgent = (
+  scenario: Scenario,
+  harness: Harness,
+  options: { readonly approve?: "add" | "multiply"; readonly model?: LanguageModelV3 } = {}
+) =>
+  new Agent({
     id: "calculator",
     name: "calculator",
     instructions: systemPrompt,
-    model: plainModel(scenario, harness),
-    tools: mastraTools(scenario, harness.counters)
+    model: options.model ?? plainModel(scenario, harness),
+    tools: mastraTools(scenario, harness.counters, options)
   })
+
+export const makeRunner: MakeRunner = (scenario, harness) => {
+  const agent = calculatorAgent(scenario, harness)
   return async () => (await agent.generate(question, { maxSteps: maxTurns(scenario) })).text
 }
