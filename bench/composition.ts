@@ -7,11 +7,18 @@
  *   through the agent-as-tool form. Ours: `child.asTool(...)`; `@openai/agents`: `agent.asTool(...)`;
  *   `ai` 6: a tool whose `execute` calls `generateText` with the child's model (the pattern of its
  *   subagents docs; the child has no tools of its own here);
- * - three such agents in a chain (the output of one the input of the next): ours as a `pipeline`, and
- *   in every library by hand.
+ *   `@mastra/core`: the child in the parent's `agents` (its subagent tool, `agent-<key>` with `{ prompt }`;
+ *   the child also gets the parent's conversation as context, as Mastra sends it);
+ * - three such agents in a chain (the output of one the input of the next): ours as a `pipeline`, Mastra
+ *   as a workflow of `createStep(agent)` steps joined by `.map` (an agent step runs `agent.stream`, so
+ *   its stages' model also streams the same one answer), and in every library by hand.
  * The models are the calculator's mocks over two scenarios (the parent's three `ask` calls, the child's
  * one answer); every subject is checked once before timing (answer, model calls, tool runs).
  */
+import type { LanguageModelV3, LanguageModelV3StreamPart } from "@ai-sdk/provider"
+import { Agent as MastraAgent } from "@mastra/core/agent"
+import { createTool } from "@mastra/core/tools"
+import { createStep, createWorkflow } from "@mastra/core/workflows"
 import { Agent, run, tool as agentsTool } from "@openai/agents"
 import { generateText, stepCountIs, tool as aiTool, zodSchema } from "ai"
 import { Schema } from "effect"
@@ -29,13 +36,14 @@ const childAnswer = "child answer"
 const parentPrompt = "Ask the child."
 const childPrompt = "Answer briefly."
 
-/** The parent's model: `childCalls` turns calling `ask`, then "done". */
-const parentScenario: Scenario = {
+/** The parent's model: `childCalls` turns calling `tool` with the question as `argument`, then "done". */
+const parentCalling = (tool: string, argument: string): Scenario => ({
   name: "parent",
   turns: childCalls,
-  step: (i) => (i < childCalls ? { tool: "ask", args: { input: `question ${i}` } } : undefined),
+  step: (i) => (i < childCalls ? { tool, args: { [argument]: `question ${i}` } } : undefined),
   finalAnswer: "done"
-}
+})
+const parentScenario = parentCalling("ask", "input")
 /** The child's model: one answer, no tool. */
 const childScenario: Scenario = { name: "child", turns: 0, step: () => undefined, finalAnswer: childAnswer }
 
@@ -138,10 +146,85 @@ const agentsSubjects: MakeSubjects = (parent, children) => {
   }
 }
 
+/** The child's plain model that also streams its reply (the same `doGenerate` answer as one text delta). */
+const streamingChildModel = (children: Harness): LanguageModelV3 => {
+  const model = plainModel(childScenario, children)
+  return {
+    ...model,
+    doStream: async (options) => {
+      const { content, finishReason, usage } = await model.doGenerate(options)
+      const text = content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("")
+      const parts: ReadonlyArray<LanguageModelV3StreamPart> = [
+        { type: "stream-start", warnings: [] },
+        { type: "text-start", id: "t" },
+        { type: "text-delta", id: "t", delta: text },
+        { type: "text-end", id: "t" },
+        { type: "finish", finishReason, usage }
+      ]
+      return {
+        stream: new ReadableStream<LanguageModelV3StreamPart>({
+          start(controller) {
+            for (const part of parts) controller.enqueue(part)
+            controller.close()
+          }
+        })
+      }
+    }
+  }
+}
+
+/** Mastra names a subagent's tool `agent-<key>` and gives it `{ prompt }`; its parent's model calls that. */
+const mastraParentScenario = parentCalling("agent-ask", "prompt")
+
+const mastraSubjects: MakeSubjects = (parent, children) => {
+  const child = (id: string, model: LanguageModelV3 = plainModel(childScenario, children)) =>
+    new MastraAgent({ id, name: id, description: "Ask the child", instructions: childPrompt, model })
+  const parentAgent = (links: Pick<ConstructorParameters<typeof MastraAgent>[0], "agents" | "tools">) =>
+    new MastraAgent({ id: "parent", name: "parent", instructions: parentPrompt, model: plainModel(mastraParentScenario, parent), ...links })
+  const maxSteps = childCalls + 2
+  const direct = child("child")
+  const viaAgents = parentAgent({ agents: { ask: direct } })
+  const ask = createTool({
+    id: "agent-ask",
+    description: "Ask the child",
+    inputSchema: z.object({ prompt: z.string() }),
+    execute: async () => {
+      parent.counters.toolRuns++
+      return childAnswer
+    }
+  })
+  const plainTool = parentAgent({ tools: { "agent-ask": ask } })
+  const stages = [child("a"), child("b"), child("c")]
+  const toPrompt = async ({ inputData }: { readonly inputData: { readonly text: string } }) => ({ prompt: inputData.text })
+  const [first, second, third] = ["a", "b", "c"].map((id) => createStep(child(id, streamingChildModel(children))))
+  const workflow = createWorkflow({ id: "three", inputSchema: z.object({ prompt: z.string() }), outputSchema: z.object({ text: z.string() }) })
+    .then(first!)
+    .map(toPrompt)
+    .then(second!)
+    .map(toPrompt)
+    .then(third!)
+    .commit()
+  return {
+    direct: async () => (await direct.generate("question")).text,
+    plainTool: async () => (await plainTool.generate("go", { maxSteps })).text,
+    asTool: async () => (await viaAgents.generate("go", { maxSteps })).text,
+    byHand: async () => {
+      let value = "go"
+      for (const stage of stages) value = (await stage.generate(value)).text
+      return value
+    },
+    pipeline: async () => {
+      const result = await (await workflow.createRun()).start({ inputData: { prompt: "go" } })
+      return result.status === "success" ? result.result.text : result.status
+    }
+  }
+}
+
 const libraries: ReadonlyArray<{ readonly name: string; readonly make: MakeSubjects }> = [
   { name: "effect-agent-dsl (ours)", make: oursSubjects },
   { name: "ai 6 (zodSchema())", make: aiSubjects },
-  { name: "@openai/agents 0.14", make: agentsSubjects }
+  { name: "@openai/agents 0.14", make: agentsSubjects },
+  { name: "@mastra/core 1.71 (agents: {…}; workflow)", make: mastraSubjects }
 ]
 
 /** Runs `runOnce` and checks its answer and what the parent's and the children's mocks counted. */
