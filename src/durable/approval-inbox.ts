@@ -86,38 +86,41 @@ export class ApprovalInbox extends Context.Service<ApprovalInbox, {
 
 /** The inbox in this process's memory (its cancellations told at once by `cancellationsInMemory`). */
 const memoryInbox = (): ApprovalInbox["Service"] => {
-    const waits = new Map<string, ApprovalWait & { open: boolean }>()
-    const cancellations = new Map<string, string>()
-    const started = new Map<string, ReadonlyArray<string>>()
-    const key = (runId: string, wait: number) => `${runId}\u0000${wait}`
+  // Waits by run (a run's waits by number), cancellations by run, runs in order by workflow.
+  const waits = new Map<string, Map<number, ApprovalWait & { open: boolean }>>()
+  const cancellations = new Map<string, string>()
+  const started = new Map<string, Set<string>>()
   return ApprovalInbox.of({
-      open: (wait) =>
-        Effect.sync(() => {
-          if (!waits.has(key(wait.runId, wait.wait))) waits.set(key(wait.runId, wait.wait), { ...wait, open: true })
-        }),
-      close: (runId, wait) =>
-        Effect.sync(() => {
-          const found = waits.get(key(runId, wait))
-          if (found !== undefined) found.open = false
-        }),
-      current: (runId) =>
-        Effect.sync(() => {
-          let latest: ApprovalWait | undefined
-          for (const { open, ...wait } of waits.values()) {
-            if (open && wait.runId === runId && (latest === undefined || wait.wait > latest.wait)) latest = wait
-          }
-          return Option.fromNullishOr(latest)
-        }),
-      cancel: (runId, reason) =>
-        Effect.sync(() => {
-          if (!cancellations.has(runId)) cancellations.set(runId, reason)
-        }),
-      cancelled: (runId) => Effect.sync(() => Option.fromNullishOr(cancellations.get(runId))),
-      register: (workflow, runId) =>
-        Effect.sync(() => {
-          const list = started.get(workflow) ?? []
-          if (!list.includes(runId)) started.set(workflow, [...list, runId])
-        }),
-      runs: (workflow, limit) => Effect.sync(() => (started.get(workflow) ?? []).slice(0, Math.max(0, limit)))
-    })
+    open: (wait) =>
+      Effect.sync(() => {
+        let ofRun = waits.get(wait.runId)
+        if (ofRun === undefined) waits.set(wait.runId, (ofRun = new Map()))
+        if (!ofRun.has(wait.wait)) ofRun.set(wait.wait, { ...wait, open: true })
+      }),
+    close: (runId, wait) =>
+      Effect.sync(() => {
+        const found = waits.get(runId)?.get(wait)
+        if (found !== undefined) found.open = false
+      }),
+    current: (runId) =>
+      Effect.sync(() => {
+        let latest: ApprovalWait | undefined
+        for (const { open, ...wait } of waits.get(runId)?.values() ?? []) {
+          if (open && (latest === undefined || wait.wait > latest.wait)) latest = wait
+        }
+        return Option.fromNullishOr(latest)
+      }),
+    cancel: (runId, reason) =>
+      Effect.sync(() => {
+        if (!cancellations.has(runId)) cancellations.set(runId, reason)
+      }),
+    cancelled: (runId) => Effect.sync(() => Option.fromNullishOr(cancellations.get(runId))),
+    register: (workflow, runId) =>
+      Effect.sync(() => {
+        let runs = started.get(workflow)
+        if (runs === undefined) started.set(workflow, (runs = new Set()))
+        runs.add(runId)
+      }),
+    runs: (workflow, limit) => Effect.sync(() => [...(started.get(workflow) ?? [])].slice(0, Math.max(0, limit)))
+  })
 }

@@ -24,8 +24,12 @@ import type { ApprovalInbox } from "./approval-inbox.ts"
 import { DecisionsSchema, resultAsJson } from "./schemas.ts"
 import { withStoreRetry } from "./store-retry.ts"
 
+/** The durable deferreds of the first waits, made once (a deferred builds its exit's Schema when made). */
+const firstWaits = Array.from({ length: 16 }, (_, i) => DurableDeferred.make(`decisions/${i + 1}`, { success: DecisionsSchema }))
+
 /** The durable deferred of wait `wait` of a run. */
-export const decisionsDeferred = (wait: number) => DurableDeferred.make(`decisions/${wait}`, { success: DecisionsSchema })
+export const decisionsDeferred = (wait: number) =>
+  firstWaits[wait - 1] ?? DurableDeferred.make(`decisions/${wait}`, { success: DecisionsSchema })
 
 /** Decisions as plain JSON data (`Decision.approve` is a Data value). */
 export const plainDecisions = (decisions: Decisions): unknown =>

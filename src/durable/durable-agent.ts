@@ -205,7 +205,18 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
     idempotencyKey: (payload) => payload.runId
   }) as unknown as DurableAgent<T>["workflow"]
 
-  const executionIdOf = (runId: string) => workflow.executionId({ runId, input: null })
+  // A run's execution id is a SHA-256 of the workflow and the run id through WebCrypto (an async job
+  // on libuv's pool): asked at every poll, it was a sixth of a resume's CPU. Kept for the last runs asked.
+  const executionIds = new Map<string, string>()
+  const executionIdOf = (runId: string): Effect.Effect<string> => {
+    const known = executionIds.get(runId)
+    if (known !== undefined) return Effect.succeed(known)
+    return Effect.tap(workflow.executionId({ runId, input: null }), (id) =>
+      Effect.sync(() => {
+        if (executionIds.size >= executionIdsKept) executionIds.delete(executionIds.keys().next().value!)
+        executionIds.set(runId, id)
+      }))
+  }
 
   const body = (payload: { readonly runId: string; readonly input: Schema.Json }, executionId: string) =>
     Effect.gen(function*() {
@@ -396,6 +407,9 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
     decide
   }
 }
+
+/** How many runs' execution ids a durable agent keeps (the oldest asked are dropped first). */
+const executionIdsKept = 10_000
 
 /** A duration option (`lease`, `handOverWait`) in milliseconds: a positive finite duration, else an `AgentConfigError`. */
 const leaseOf = (agent: string, lease: Duration.Input, option: string): number => {
