@@ -7,7 +7,7 @@
  * crash and replay suites run on both engines (harness.ts `engineKinds`).
  */
 import { fc } from "@fast-check/vitest"
-import { Clock, Context, Deferred, Duration, Effect, Exit, Layer, Option, Schema } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer, Option, Schema } from "effect"
 import * as Activity from "effect/workflow/Activity"
 import * as DurableClock from "effect/workflow/DurableClock"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"
@@ -15,7 +15,7 @@ import * as Workflow from "effect/workflow/Workflow"
 import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import { describe, expect, it } from "vitest"
 import { localWorkflowEngine } from "../../src/durable/engines/local-workflow-engine.ts"
-import { memoryWorkflowStore, type WorkflowStore } from "../../src/durable/engines/workflow-store.ts"
+import { memoryWorkflowStore, type WorkflowStore, WorkflowStoreFailed } from "../../src/durable/engines/workflow-store.ts"
 import { startRunner } from "./harness.ts"
 import { Decision, text, toolCalls } from "../../src/index.ts"
 import { ApprovalInbox, durable, RunJournal, ToolIntents } from "../../src/durable/index.ts"
@@ -73,6 +73,34 @@ describe("local workflow engine", () => {
     expect(stored).toMatchObject({ status: "complete", workflow: "Job", payload: { id: "one" } })
     expect(stored!.steps.map((s) => [s.kind, s.name]).sort()).toEqual([["activity", "a/1"], ["activity", "b/1"]])
     expect([...probe.runs]).toEqual([["a", 1], ["b", 1]])
+  })
+
+  it("a store write that fails a few times is retried; one that keeps failing ends the run with a defect, never a lost step", async () => {
+    const attempt = (failures: number) => {
+      const inner = memoryWorkflowStore()
+      let failed = 0
+      const store: WorkflowStore = {
+        ...inner,
+        recordActivity: (executionId, name, value) =>
+          Effect.suspend(() =>
+            failed++ < failures ? Effect.fail(new WorkflowStoreFailed({ operation: "record an activity", reason: "disk full" })) : inner.recordActivity(executionId, name, value)
+          )
+      }
+      const probe = makeProbe()
+      const body = Job.toLayer(Effect.fnUntraced(function*() {
+        return yield* probe.step("a", 5)
+      }))
+      return Effect.runPromise(Effect.gen(function*() {
+        const runner = yield* runnerOf(store, body)
+        const exit = yield* Job.execute({ id: "flaky" }).pipe(Effect.provide(runner.context), Effect.exit)
+        yield* runner.stop
+        return { exit, recorded: (yield* inner.load(yield* executionIdOf("flaky")))?.steps.length }
+      }))
+    }
+    expect(await attempt(2)).toEqual({ exit: Exit.succeed(5), recorded: 1 })
+    const broken = await attempt(100)
+    expect(Exit.isFailure(broken.exit) && Cause.hasDies(broken.exit.cause)).toBe(true)
+    expect(broken.recorded).toBe(0)
   })
 
   it("a fresh engine on the same store picks up what was in flight: completed activities are read back, the one in flight runs again", async () => {

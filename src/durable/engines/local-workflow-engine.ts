@@ -113,9 +113,12 @@ const codecsOf = (() => {
 const isUnwakeable = (result: Workflow.Result<unknown, unknown>, mode: WakeMode) =>
   result._tag === "Complete" || (mode === "automatic" && result.failed === true)
 
-/** A store write, retried a few times (a busy or briefly failing database), then a defect: the engine cannot go on without it. */
+/**
+ * A store write, retried a few times (a busy or briefly failing database), then a defect: the engine
+ * cannot go on without it. The retry is set up only after a first failure (one write a step).
+ */
 const durably = <A>(write: Effect.Effect<A, WorkflowStoreFailed>): Effect.Effect<A> =>
-  write.pipe(Effect.retry({ times: 4, schedule: Schedule.exponential(Duration.millis(20)) }), Effect.orDie)
+  Effect.orDie(Effect.catch(write, () => Effect.retry(Effect.delay(write, Duration.millis(20)), { times: 3, schedule: Schedule.exponential(Duration.millis(20)) })))
 
 const activityKey = (name: string, attempt: number) => `${name}/${attempt}`
 
