@@ -10,7 +10,6 @@
  * every engine: a `\u0000` in one is stored as U+FFFD. Names and ids are stored as `textKey`s.
  */
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import type { SqlError } from "effect/sql/SqlError"
 import { databaseMessage } from "../database-error.ts"
 import { RunJournal, RunJournalFailed } from "../run-journal.ts"
