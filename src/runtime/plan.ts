@@ -12,6 +12,7 @@ import { isBuiltinToolName } from "../dsl/builtin-tools.ts"
 import type { AgentEvent, Listener } from "../dsl/events.ts"
 import type { KnowledgeSource } from "../dsl/knowledge.ts"
 import { type AnyTool, tool } from "../dsl/tool.ts"
+import type { ToolDefinition } from "../model/messages.ts"
 import { fingerprintOf } from "./fingerprint.ts"
 import { type OutputContract, outputContract } from "./output-contract.ts"
 import { builtinTerminals, handoffTerminal, submitTerminal, type Terminal } from "./terminal.ts"
@@ -35,6 +36,8 @@ export interface SkillPlan {
   readonly allowed: ReadonlyArray<string>
   readonly output: OutputContract | undefined
   readonly submit: Terminal | undefined
+  /** The tool definitions of a model request offering every offerable tool: theirs, then `submit` when typed (frozen, shared by the runs). */
+  readonly requestTools: ReadonlyArray<ToolDefinition>
 }
 
 /** An agent, compiled. */
@@ -141,7 +144,8 @@ const compileSkill = (definition: AgentDefinition, skill: SkillDefinition): Skil
     offerable,
     allowed: submit === undefined ? names : [...names, submit.name],
     output,
-    submit
+    submit,
+    requestTools: Object.freeze(submit === undefined ? offerable.map((t) => t.definition) : [...offerable.map((t) => t.definition), submit.definition])
   })
 }
 

@@ -265,6 +265,8 @@ export class RunContext {
   /** The tool definitions sent with each model call: the offered tools, then `submit` when typed (made once per offer). */
   get requestTools(): ReadonlyArray<ToolDefinition> {
     if (this.#requestTools !== undefined) return this.#requestTools
+    // Nothing narrowed by pre-selection: the skill's own (made once per plan, not per run).
+    if (this.#offered === this.skill.offerable) return (this.#requestTools = this.skill.requestTools)
     const tools = this.#offered.map((t) => t.definition)
     if (this.skill.submit !== undefined) tools.push(this.skill.submit.definition)
     return (this.#requestTools = Object.freeze(tools))

@@ -108,17 +108,6 @@ const onPart = (ctx: RunContext, part: ResponsePart): Effect.Effect<void, Budget
   }
 }
 
-/** A tool step: the next pending call, handled and settled (or left pending when it waits for a decision). */
-function* toolStep(ctx: RunContext): LoopSteps<Finished | "suspend" | undefined> {
-  const call = ctx.nextPending
-  if (call === undefined) return undefined
-  const finished = yield* handleCall(ctx, call)
-  if (finished === "suspend") return finished
-  ctx.settleNext()
-  if (finished !== undefined) ctx.clearPending()
-  return finished
-}
-
 const driven = (finished: Finished): Driven =>
   finished._tag === "Handoff" ? finished : { _tag: "Done", output: finished.output }
 
@@ -141,9 +130,14 @@ function* turnSteps(ctx: RunContext, resuming: boolean, stepTaken: () => boolean
         continue
       }
     }
-    const finished = yield* toolStep(ctx)
+    // A tool step: the next pending call, handled and settled (or left pending when it waits for a decision).
+    const finished = yield* handleCall(ctx, ctx.nextPending!)
     if (finished === "suspend") return { _tag: "Suspended" }
-    if (finished !== undefined) return driven(finished)
+    ctx.settleNext()
+    if (finished !== undefined) {
+      ctx.clearPending()
+      return driven(finished)
+    }
     if (stepTaken()) return { _tag: "Suspended" }
   }
   return { _tag: "Continue" }

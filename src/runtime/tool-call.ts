@@ -35,20 +35,27 @@ export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | Budg
 
 /**
  * Handles `call` and appends its tool result message to the transcript; a finished run's output when
- * it ended the run, `"suspend"` when the call waits for a human decision. Generator steps, for the
- * loop to delegate to (`yield*`); an `execute_tool` span of its own when the run is traced.
+ * it ended the run, `"suspend"` when the call waits for a human decision. Generator steps for the loop
+ * to delegate to (`yield*`), or, when the run is traced, the Effect of the call's `execute_tool` span
+ * (delegated to the same way). A plain function rather than a generator delegating to the steps: one
+ * generator fewer for every resumption of the call to pass through (issue #37).
  *
  * @example
  * ```ts
  * const finished = yield* handleCall(ctx, ctx.nextPending!)
  * ```
  */
-export function* handleCall(ctx: RunContext, call: ToolCall): Steps<Finished | "suspend" | undefined, ToolCallError> {
+export const handleCall = (ctx: RunContext, call: ToolCall): CallSteps => {
   const terminal = ctx.skill.terminals.get(call.name)
-  if (terminal !== undefined && terminal === ctx.skill.submit) return yield* settleTerminal(ctx, terminal, call)
-  if (ctx.traced) return yield* inToolSpan(ctx, call, Effect.gen(() => dispatch(ctx, call, terminal)))
-  return yield* dispatch(ctx, call, terminal)
+  if (terminal !== undefined && terminal === ctx.skill.submit) return settleTerminal(ctx, terminal, call)
+  if (ctx.traced) return inToolSpan(ctx, call, Effect.gen(() => dispatch(ctx, call, terminal)))
+  return dispatch(ctx, call, terminal)
 }
+
+/** What `handleCall` answers: steps, or the Effect of a traced call; either is delegated to with `yield*`. */
+export type CallSteps =
+  | Steps<Finished | "suspend" | undefined, ToolCallError>
+  | Effect.Effect<Finished | "suspend" | undefined, ToolCallError>
 
 function* dispatch(ctx: RunContext, call: ToolCall, terminal: Terminal | undefined): Steps<Finished | "suspend" | undefined, ToolCallError> {
   if (terminal !== undefined) return yield* settleTerminal(ctx, terminal, call)

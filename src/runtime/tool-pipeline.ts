@@ -122,34 +122,24 @@ export function* runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall
         return yield* next.error
       case "Run": {
         let args: unknown = next.args
-        // The call of an agent-as-tool whose child suspended: the child resumes with its decisions
-        // (it was intercepted and cleared before it first ran).
+        // The call of an agent-as-tool whose child suspended: the child resumes with its decisions (it
+        // was intercepted and cleared before it first ran, so neither is asked again).
         // A durable run records a child's suspension as the call's outcome and reads it back as one.
         const child = takeChildResume(ctx, call.id)
-        if (child !== undefined) {
-          const resumed = yield* execute(ctx, tool, call, args, child)
-          if (resumed === "suspend") return "suspend"
-          if (Exit.isSuccess(resumed)) {
-            next = { _tag: "Reply", content: resumed.value }
-            break
+        if (child === undefined) {
+          // A human decision on these very arguments stands; otherwise the interceptors have their say.
+          if ((decided === undefined || decided.args !== args) && hasInterceptors(ctx, tool)) {
+            const verdict = yield* interceptCall(ctx, tool, call, args)
+            if (verdict._tag === "Reply") {
+              next = verdict
+              break
+            }
+            if (verdict._tag === "Suspend") return yield* suspendFor(ctx, tool, call, verdict.args, verdict.reason)
+            args = verdict.args
           }
-          if (Cause.hasInterruptsOnly(resumed.cause)) return yield* Effect.interrupt
-          ;(machine ??= new Recovering(ctx, tool, call)).ran(args)
-          next = { _tag: "Ask", situation: { _tag: "Failed", args, cause: Cause.squash(resumed.cause) } }
-          break
+          if (tool[ToolInternals].needsApproval !== undefined && (yield* approvalGate(ctx, tool, call, args, decided)) === "suspend") return "suspend"
         }
-        // A human decision on these very arguments stands; otherwise the interceptors have their say.
-        if ((decided === undefined || decided.args !== args) && hasInterceptors(ctx, tool)) {
-          const verdict = yield* interceptCall(ctx, tool, call, args)
-          if (verdict._tag === "Reply") {
-            next = verdict
-            break
-          }
-          if (verdict._tag === "Suspend") return yield* suspendFor(ctx, tool, call, verdict.args, verdict.reason)
-          args = verdict.args
-        }
-        if (tool[ToolInternals].needsApproval !== undefined && (yield* approvalGate(ctx, tool, call, args, decided)) === "suspend") return "suspend"
-        const exit = yield* execute(ctx, tool, call, args, undefined)
+        const exit = yield* execute(ctx, tool, call, args, child)
         if (exit === "suspend") return "suspend"
         if (Exit.isSuccess(exit)) {
           next = { _tag: "Reply", content: exit.value }
@@ -301,16 +291,18 @@ function* execute(
   }
   const knowledge = ctx.skill.knowledge.get(tool.name)
   const cached = knowledge === undefined ? undefined : ctx.cachedKnowledge(tool.name)
-  const started = ctx.now()
+  // Timed only for a `ToolUse` someone hears (a clock read is ~0.1 µs).
+  const timed = ctx.hears("ToolUse")
+  const started = timed ? ctx.now() : 0
   const exit: Exit.Exit<unknown, unknown> = cached !== undefined ? Exit.succeed(cached) : yield* executeWithin(ctx, tool, args, call.id, child)
-  const durationMs = ctx.now() - started
   if (Exit.isFailure(exit)) return Exit.failCause(exit.cause)
   const result = exit.value
   // The child run of an agent-as-tool waits for a decision: so does this run (never a tool result).
   if (result instanceof ChildSuspension) return yield* suspendForChild(ctx, tool, call, result)
   if (knowledge !== undefined && cached === undefined) ctx.rememberKnowledge(tool.name, String(result))
   if (ctx.traced) yield* ctx.annotate("tool.outcome", "success")
-  if (ctx.hears("ToolUse")) {
+  if (timed) {
+    const durationMs = ctx.now() - started
     yield* ctx.emit({ _tag: "ToolUse", tool: tool.name, toolCallId: call.id, args, result, durationMs, validated: tool.codec.validated, mode: tool.codec.unsafe })
   }
   // Knowledge tools are never untrusted, so `characters` counts the knowledge text itself.
@@ -321,33 +313,50 @@ function* execute(
   return Exit.succeed(content) as Exit.Exit<string, unknown>
 }
 
-/**
- * Runs started by the tool (an agent called as a tool) run under this run: its id is their parent, its
- * budget scope theirs. Only an Effect answer can start a run in this fiber, so the services are
- * provided around it alone (a plain or async tool pays nothing for them).
- */
+/** The execution bounded by `perToolTimeout` (on timeout the run ends with `BudgetExceeded`). */
 const executeWithin = (ctx: RunContext, tool: AnyTool, args: unknown, toolCallId: string, child: ChildResume | undefined) => {
-  const durability = ctx.durability
-  const within = (extra?: ToolRunExtra) => <A, E, R>(answer: Effect.Effect<A, E, R>) =>
-    answer.pipe(
-      Effect.provideService(ParentRun, ctx.runId),
-      Effect.provideService(CurrentBudgetScope, extra?.budgetScope ?? ctx.ledger.scope)
-    )
-  const resumer = child === undefined ? undefined : childAgentOf(tool)
-  const run = (extra?: ToolRunExtra) =>
-    resumer !== undefined && child !== undefined
-      ? Effect.exit(within(extra)(resumer.resume(child.snapshot, child.decisions)) as Effect.Effect<unknown, unknown>)
-      : withToolProgress(ctx, tool.name, toolCallId, (progress) => Effect.exit(executeTool(tool, args, toolCallId, extra?.idempotencyKey, within(extra), progress)))
-  // A durable run records the outcome (a replay reads it back) and may end the run on a lost one.
-  const execution = durability === undefined
-    ? run()
-    : durability.tool(
-      { agent: ctx.agent, runId: ctx.runId, turn: ctx.turn, callId: toolCallId, tool: tool.name, args, effect: tool.effect, budgetScope: ctx.ledger.scope },
-      run
-    )
+  const execution = executionOf(ctx, tool, args, toolCallId, child)
   const limit = ctx.ledger.limit("perToolTimeout")
   if (!Number.isFinite(limit)) return execution
   return execution.pipe(
     Effect.timeoutOrElse({ duration: Duration.millis(limit), orElse: () => ctx.exceed({ reason: "perToolTimeout", limit, used: limit, tool: tool.name }) })
   )
 }
+
+/** The execution itself: the tool (or the child resumed), recorded in a durable run, with its progress delivered when heard. */
+const executionOf = (
+  ctx: RunContext,
+  tool: AnyTool,
+  args: unknown,
+  toolCallId: string,
+  child: ChildResume | undefined
+): Effect.Effect<Exit.Exit<unknown, unknown>, OutcomeUnknown> => {
+  const durability = ctx.durability
+  const resumer = child === undefined ? undefined : childAgentOf(tool)
+  // The plain call (nothing recorded, no child, no progress heard): no closure but the services' one.
+  if (durability === undefined && resumer === undefined && !ctx.hears("ToolProgress")) {
+    return Effect.exit(executeTool(tool, args, toolCallId, undefined, within(ctx, undefined), undefined))
+  }
+  const run = (extra?: ToolRunExtra) =>
+    resumer !== undefined && child !== undefined
+      ? Effect.exit(within(ctx, extra)(resumer.resume(child.snapshot, child.decisions)) as Effect.Effect<unknown, unknown>)
+      : withToolProgress(ctx, tool.name, toolCallId, (progress) => Effect.exit(executeTool(tool, args, toolCallId, extra?.idempotencyKey, within(ctx, extra), progress)))
+  // A durable run records the outcome (a replay reads it back) and may end the run on a lost one.
+  return durability === undefined
+    ? run()
+    : durability.tool(
+      { agent: ctx.agent, runId: ctx.runId, turn: ctx.turn, callId: toolCallId, tool: tool.name, args, effect: tool.effect, budgetScope: ctx.ledger.scope },
+      run
+    )
+}
+
+/**
+ * Runs started by the tool (an agent called as a tool) run under this run: its id is their parent, its
+ * budget scope theirs (or the one a durable run gives). Only an Effect answer can start a run in this
+ * fiber, so the services are provided around it alone (a plain or async tool pays nothing for them).
+ */
+const within = (ctx: RunContext, extra: ToolRunExtra | undefined) => <A, E, R>(answer: Effect.Effect<A, E, R>) =>
+  answer.pipe(
+    Effect.provideService(ParentRun, ctx.runId),
+    Effect.provideService(CurrentBudgetScope, extra?.budgetScope ?? ctx.ledger.scope)
+  )
