@@ -24,6 +24,10 @@ import type { ApprovalInbox } from "./approval-inbox.ts"
 import { DecisionsSchema, resultAsJson } from "./schemas.ts"
 import { withStoreRetry } from "./store-retry.ts"
 
+const encodeSnapshot = Schema.encodeSync(RunSnapshotSchema)
+/** What a wait bounded by the run's deadline ends with. */
+const DecisionsOrExpired = Schema.Union([DecisionsSchema, Schema.Literal("expired")])
+
 /** The durable deferreds of the first waits, made once (a deferred builds its exit's Schema when made). */
 const firstWaits = Array.from({ length: 16 }, (_, i) => DurableDeferred.make(`decisions/${i + 1}`, { success: DecisionsSchema }))
 
@@ -57,7 +61,7 @@ export const awaitDecisions = (
 ) =>
   Effect.gen(function*() {
     const { runId } = wait
-    const snapshot = Schema.encodeSync(RunSnapshotSchema)(wait.snapshot) as Schema.Json
+    const snapshot = encodeSnapshot(wait.snapshot) as Schema.Json
     yield* Activity.make({
       name: `approval/${runId}/${wait.wait}/open`,
       execute: withStoreRetry(inbox.open({ runId, wait: wait.wait, executionId: wait.executionId, snapshot }))
@@ -81,7 +85,7 @@ export const awaitDecisions = (
       const left = Math.max(0, maxDuration - (now - startedAt))
       decided = yield* DurableDeferred.raceAll({
         name: `approval/${runId}/${wait.wait}`,
-        success: Schema.Union([DecisionsSchema, Schema.Literal("expired")]),
+        success: DecisionsOrExpired,
         error: Schema.Never,
         effects: [
           DurableDeferred.await(deferred),
