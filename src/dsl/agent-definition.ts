@@ -107,11 +107,20 @@ export interface AgentDefinition {
  * True when a registered tool, or a handoff target, may wait for a human decision: runs then return
  * `Completed | Suspended` (a handoff target that suspends suspends the run that handed off to it).
  */
-export const mayNeedApproval = (definition: AgentDefinition, seen: Set<AgentDefinition> = new Set()): boolean => {
+export const mayNeedApproval = (definition: AgentDefinition): boolean => {
+  // Asked at the end of every run: remembered per definition (definitions are immutable, see `compile`).
+  let known = approvalByDefinition.get(definition)
+  if (known === undefined) approvalByDefinition.set(definition, known = searchApproval(definition, new Set()))
+  return known
+}
+
+const approvalByDefinition = new WeakMap<AgentDefinition, boolean>()
+
+const searchApproval = (definition: AgentDefinition, seen: Set<AgentDefinition>): boolean => {
   if (seen.has(definition)) return false
   seen.add(definition)
   return definition.tools.some((t) => t.mayNeedApproval) ||
-    definition.skills.some((s) => s.handoffs.some((target) => mayNeedApproval(target, seen)))
+    definition.skills.some((s) => s.handoffs.some((target) => searchApproval(target, seen)))
 }
 
 const configError = (agent: string, reason: string) => new AgentConfigError({ subject: `agent "${agent}"`, reason })

@@ -38,10 +38,24 @@ export const chooseSkill = (
   sink?: EventSink,
   durability?: Durability
 ): Effect.Effect<ChosenSkill, NoSkillMatched | SkillRoutingFailed | ModelError, ModelClientService> => {
+  const obvious = obviousSkill(plan)
+  return obvious !== undefined ? Effect.succeed(obvious) : Effect.gen(() => chooseAmong(plan, runId, input, sink, durability))
+}
+
+/**
+ * The skill of an agent that has nothing to choose (its implicit skill, or its only skill without a
+ * predicate), in plain code; undefined when `chooseSkill` must choose.
+ *
+ * @example
+ * ```ts
+ * const chosen = obviousSkill(plan) ?? (yield* chooseSkill(plan, runId, input))
+ * ```
+ */
+export const obviousSkill = (plan: AgentPlan): ChosenSkill | undefined => {
   const skills = plan.skills
-  if (plan.implicitSkill) return Effect.succeed({ skill: skills[0]!, how: "implicit", turns: 0 })
-  if (skills.length === 1 && skills[0]!.definition.predicate === undefined) return Effect.succeed({ skill: skills[0]!, how: "only", turns: 0 })
-  return Effect.gen(() => chooseAmong(plan, runId, input, sink, durability))
+  if (plan.implicitSkill) return { skill: skills[0]!, how: "implicit", turns: 0 }
+  if (skills.length === 1 && skills[0]!.definition.predicate === undefined) return { skill: skills[0]!, how: "only", turns: 0 }
+  return undefined
 }
 
 type Chosen = Steps<ChosenSkill, NoSkillMatched | SkillRoutingFailed | ModelError, ModelClientService>

@@ -5,13 +5,14 @@
  * run ends, never on a suspension). Every run, turn, model call and tool call is a span (`agent.run`,
  * `agent.turn`, `agent.model`, `agent.tool`).
  */
-import { newRunId } from "../internal/run-id.ts"
+import { newRunId, runIdOf } from "../internal/run-id.ts"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Queue from "effect/Queue"
+import * as Random from "effect/Random"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import { effectQueue, effectStream } from "../internal/lazy-effect.ts"
@@ -30,7 +31,7 @@ import { describeCause } from "../internal/describe-cause.ts"
 import type { LlmMessage } from "../model/messages.ts"
 import { ModelClientService } from "../model/model-client.ts"
 import { ModelRetryListener } from "../model/model-retry.ts"
-import { chooseSkill } from "./choose-skill.ts"
+import { chooseSkill, obviousSkill } from "./choose-skill.ts"
 import { emit, emitEnd, type EventSink, queueSink } from "./emit.ts"
 import { type AgentPlan, compile, type SkillPlan } from "./plan.ts"
 import { systemPrompt } from "./prompt.ts"
@@ -280,7 +281,8 @@ const execute = (
     const run = executeTraced(definition, start, control, given ?? fiber.getRef(StreamSink), observe, env, {
       durability: fiber.getRef(Durability),
       parentScope: fiber.getRef(CurrentBudgetScope),
-      resumeLedger: fiber.getRef(ResumeLedger)
+      resumeLedger: fiber.getRef(ResumeLedger),
+      random: fiber.getRef(Random.Random)
     })
     if (!traced) return run
     const span = agentSpan(definition.name, env.client?.metadata, fiber.getRef(CurrentConversation))
@@ -292,6 +294,8 @@ interface RunReferences {
   readonly durability: Durability | undefined
   readonly parentScope: BudgetScope | undefined
   readonly resumeLedger: ResumeLedgerStore | undefined
+  /** Where a fresh run's id is drawn from (a seeded Random in tests). */
+  readonly random: Random.Random
 }
 
 /** What `execute` hands the body of a run. */
@@ -340,7 +344,7 @@ function* runSteps(setup: RunSetup): Steps<RunResult, AgentError, ModelClientSer
   const runId = start._tag === "Resume"
     ? start.snapshot.state.runId
     : durability === undefined
-    ? yield* newRunId(now)
+    ? runIdOf(now, references.random)
     : yield* durability.runId(newRunId(now))
   const computedStart = start._tag === "Resume" ? now - start.snapshot.state.elapsedMs : now
   const startedAt = durability === undefined ? computedStart : yield* durability.startedAt(runId, computedStart)
@@ -397,9 +401,10 @@ function* bodySteps(running: Running): Steps<RunResult, AgentError, ModelClientS
     return yield* driveToResult(ctx, control, stateOf(start.snapshot).input)
   }
   const input = start.input
-  yield* emit(plan, { _tag: "RunStart", agent: plan.name, runId, input }, sink)
-  const text = start._tag === "Handoff" ? start.text : yield* inputText(definition, input)
-  const chosen = yield* chooseSkill(plan, runId, text, sink, durability)
+  // What needs no Effect is not yielded (an event nobody hears, a text input, a skill without a choice).
+  if (sink !== undefined || plan.listeners.has("RunStart")) yield* emit(plan, { _tag: "RunStart", agent: plan.name, runId, input }, sink)
+  const text = start._tag === "Handoff" ? start.text : definition.input === undefined && typeof input === "string" ? input : yield* inputText(definition, input)
+  const chosen = obviousSkill(plan) ?? (yield* chooseSkill(plan, runId, text, sink, durability))
   const ctx = running.ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, { turns: chosen.turns, tokens: chosen.tokens ?? 0 }, parentScope, sink, env)
   ctx.durability = durability
   if (traced) yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
