@@ -44,19 +44,50 @@ const replacer = (key: string, value: unknown): unknown => {
   return value
 }
 
-/** `event` as the journal stores it. */
-export const encodeJournalEvent = (event: RunStreamEvent): Schema.Json => {
+/**
+ * `replacer` that also survives what user code may put in an event (a tool's result, its arguments):
+ * a cycle becomes "[Circular]", a getter that throws "[unreadable]". Used when the plain one throws.
+ */
+const carefulReplacer = () => {
+  const seen = new WeakSet<object>()
+  return function(this: unknown, key: string, value: unknown): unknown {
+    const replaced = replacer(key, value)
+    if (typeof replaced === "object" && replaced !== null) {
+      if (seen.has(replaced)) return "[Circular]"
+      seen.add(replaced)
+    }
+    return replaced
+  }
+}
+
+const stringify = (value: unknown): string => {
+  try {
+    return JSON.stringify(value, replacer)
+  } catch {
+    try {
+      return JSON.stringify(value, carefulReplacer())
+    } catch (error) {
+      return JSON.stringify({ _tag: (value as { _tag?: unknown })?._tag, unserialisable: String(error) })
+    }
+  }
+}
+
+/** `event` as the journal stores it, as JSON text (never throws: what cannot be written is said so). */
+export const encodeJournalEventText = (event: RunStreamEvent): string => {
   if (event._tag === "RunEnd" && event.outcome._tag === "Failure") {
     let error: unknown
     try {
       error = encodeError(event.outcome.error)
     } catch {
-      error = JSON.parse(JSON.stringify(event.outcome.error, replacer))
+      error = JSON.parse(stringify(event.outcome.error))
     }
-    return JSON.parse(JSON.stringify({ ...event, outcome: { _tag: "Failure", error: { recorded: error } } }, replacer)) as Schema.Json
+    return stringify({ ...event, outcome: { _tag: "Failure", error: { recorded: error } } })
   }
-  return JSON.parse(JSON.stringify(event, replacer)) as Schema.Json
+  return stringify(event)
 }
+
+/** `event` as the journal stores it. */
+export const encodeJournalEvent = (event: RunStreamEvent): Schema.Json => JSON.parse(encodeJournalEventText(event)) as Schema.Json
 
 /** An event read back from the journal (a run's failure as its `AgentError` class again). */
 export const decodeJournalEvent = (json: Schema.Json): RunStreamEvent => {
@@ -102,7 +133,8 @@ export const journalSink = (journal: RunJournal["Service"], rootRunId: string, k
       }
       if (endsRun(event, rootRunId)) ended = true
       if (known.has(key)) return Effect.void
-      return withStoreRetry(journal.append(rootRunId, key, encodeJournalEvent(event)))
+      const appendText = journal.appendText
+      return withStoreRetry(appendText === undefined ? journal.append(rootRunId, key, encodeJournalEvent(event)) : appendText(rootRunId, key, encodeJournalEventText(event)))
     })
   }
   return { sink, ended: () => ended }

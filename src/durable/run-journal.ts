@@ -58,6 +58,11 @@ export class RunJournal extends Context.Service<RunJournal, {
    * journal keeps its event and id (a replay's events are appended once).
    */
   readonly append: (runId: string, key: string, event: Schema.Json) => Effect.Effect<void, RunJournalFailed>
+  /**
+   * `append` of an event given as its JSON text (what `append`'s event would stringify to): for a
+   * journal that stores text, so the event is not parsed back and stringified again (optional).
+   */
+  readonly appendText?: ((runId: string, key: string, json: string) => Effect.Effect<void, RunJournalFailed>) | undefined
   /** The events of run `runId` with an id above `after`, in order (at most `limit`). */
   readonly read: (runId: string, after: number, limit: number) => Effect.Effect<ReadonlyArray<JournalRecord>, RunJournalFailed>
   /** The keys of run `runId`'s journal: a replay appends only what is not among them. */

@@ -6,8 +6,9 @@
 import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { agent, Decision, text, tool, toolCalls } from "../../src/index.ts"
-import { durable, memoryEngine } from "../../src/durable/index.ts"
+import { durable, memoryEngine, RunJournal } from "../../src/durable/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
+import { encodeJournalEventText } from "../../src/durable/journal-events.ts"
 
 describe("d.journal", () => {
   it("shows model calls, tool calls by effect class with a mutating call's claim, approvals, the wait and the end", async () => {
@@ -73,5 +74,37 @@ describe("d.journal", () => {
     const d = durable(agent("x").model(scriptedModel([text("hi")])))
     const journal = await d.journal("nope").pipe(Effect.provide(memoryEngine), Effect.runPromise)
     expect(journal).toEqual({ runId: "nope", entries: [], claims: [] })
+  })
+})
+
+describe("the journal of a run whose tool answers what JSON cannot hold", () => {
+  it("a cyclic result with a bigint: the run completes; the journal holds the result as recorded (the cycle left out, the bigint as text)", async () => {
+    const odd = tool("odd", {
+      args: Schema.Struct({}),
+      effect: "readOnly",
+      run: () => {
+        const node: Record<string, unknown> = { name: "loop", size: 10n }
+        node.self = node
+        return node
+      }
+    })
+    const model = scriptedModel([toolCalls([{ id: "c1", name: "odd", arguments: {} }]), text("done")])
+    const d = durable(agent("odd").model(model).tools({ odd }))
+    const { result, events } = await Effect.gen(function*() {
+      const result = yield* d.run("go", { runId: "cyclic" })
+      return { result, events: yield* (yield* RunJournal).read("cyclic", 0, 100) }
+    }).pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(memoryEngine))), Effect.timeout("10 seconds"), Effect.runPromise)
+    expect(result).toEqual({ _tag: "Completed", output: "done" })
+    const toolUse = events.map((e) => e.event as { _tag: string; result?: unknown }).find((e) => e._tag === "ToolUse")
+    expect(toolUse?.result).toEqual({ name: "loop", size: "10n" })
+  })
+
+  it("an event holding a cycle, a bigint or a getter that throws is written anyway: the cycle as [Circular], the bigint as text, else what could not be", () => {
+    const args: Record<string, unknown> = { n: 1n }
+    args.me = args
+    const event = { _tag: "ToolError", agent: "a", runId: "r", skill: "s", turn: 1, tool: "t", toolCallId: "c", args, error: new Error("boom"), recovery: "Feedback", validated: true } as never
+    expect(JSON.parse(encodeJournalEventText(event))).toMatchObject({ _tag: "ToolError", args: { n: "1", me: "[Circular]" }, error: { message: "boom" } })
+    const hostile = { _tag: "ToolUse", agent: "a", runId: "r", result: { get x() { throw new Error("no") } } } as never
+    expect(JSON.parse(encodeJournalEventText(hostile))).toMatchObject({ _tag: "ToolUse", unserialisable: expect.stringContaining("no") })
   })
 })

@@ -240,6 +240,7 @@ export const makePgliteStores = Effect.gen(function*() {
   const journal = RunJournal.of({
     // Rides along with the run's next step (see `PendingWrites`): the step's events and its result commit together.
     append: (runId, eventKey, event) => Effect.sync(() => pending.add(runId, textKey(eventKey), jsonbText(JSON.stringify(event)))),
+    appendText: (runId, eventKey, json) => Effect.sync(() => pending.add(runId, textKey(eventKey), jsonbText(json))),
     read: (runId, after, limit) =>
       run([readEvents(key(runId), after, Math.max(0, Math.floor(limit)))]).pipe(
         Effect.map(([rows]) => rows!.map((r) => ({ id: Number(r["id"]), event: r["event"] as never }))),
