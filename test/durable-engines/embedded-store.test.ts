@@ -4,44 +4,48 @@
  * journal: events wait for the next step and ride along with it (one statement, one call into PGlite),
  * come back with ids 1, 2, … in order with no gap, each key once, a NUL stored as U+FFFD; and a run of
  * the embedded engine makes about one call into PGlite per step. An earlier version's Effect Cluster
- * runs in flight are refused with what to do.
+ * runs in flight are refused with what to do (the check the engine makes when it opens a directory).
  */
 import { fc, it as fcIt } from "@fast-check/vitest"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Exit, Layer, Schema, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { agent, text, tool, toolCalls } from "../../src/index.ts"
 import type { ModelRequest } from "../../src/index.ts"
 import { durable } from "../../src/durable/index.ts"
 import { embeddedEngine } from "../../src/durable/embedded.ts"
+import { refuseClusterRuns } from "../../src/durable/engines/embedded-engine.ts"
 import { pgliteSession } from "../../src/durable/engines/pglite-client.ts"
 import { makePgliteStores } from "../../src/durable/engines/pglite-workflow-store.ts"
 import { memoryWorkflowStore, type WorkflowStore } from "../../src/durable/engines/workflow-store.ts"
-import { runJournalSql } from "../../src/durable/sql-store.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 
 type Stores = Effect.Success<typeof makePgliteStores>
 
 let dir: string
 let stores: Stores
-let close: () => Promise<void>
+let engine: Context.Context<never>
+let scope: Scope.Closeable
 
+// One embedded engine for the file (PGlite takes seconds to open): the store tests use its session.
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "embedded-store-"))
-  const layer = runJournalSql().pipe(Layer.provideMerge(pgliteSession({ dataDir: join(dir, "pg") })))
-  const scope = Effect.runSync(Scope.make())
-  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
-  stores = await Effect.runPromise(makePgliteStores.pipe(Effect.provide(context), Effect.provideService(Scope.Scope, scope)))
-  close = () => Effect.runPromise(Scope.close(scope, Exit.void))
+  scope = Effect.runSync(Scope.make())
+  engine = await Effect.runPromise(Layer.buildWithScope(embeddedEngine({ dataDir: dir }), scope)) as Context.Context<never>
+  stores = await Effect.runPromise(makePgliteStores.pipe(Effect.provide(engine), Effect.provideService(Scope.Scope, scope)) as Effect.Effect<Stores>)
 }, 120_000)
 
 afterAll(async () => {
-  await close?.()
+  if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
   rmSync(dir, { recursive: true, force: true })
 })
+
+/** `d`'s workflow registered on the file's engine: the services to run it with. */
+const onEngine = (d: { readonly layer: Layer.Layer<never, never, any> }) =>
+  Effect.runPromise(Layer.buildWithScope(d.layer.pipe(Layer.provideMerge(Layer.succeedContext(engine))), scope) as Effect.Effect<Context.Context<any>>)
 
 /** One operation on a store. */
 type Op =
@@ -156,7 +160,6 @@ describe("the embedded engine's write path", () => {
       if (counting) calls++
       return original.call(this, m)
     }
-    const data = mkdtempSync(join(tmpdir(), "embedded-write-path-"))
     try {
       const turns = 5
       const look = tool("look", { args: Schema.Struct({ n: Schema.Finite }), effect: "readOnly", run: ({ n }) => n * 2 })
@@ -166,6 +169,7 @@ describe("the embedded engine's write path", () => {
       })
       const d = durable(agent("counted").model(model).tools({ look }))
       const runs = 4
+      const context = await onEngine(d)
       const output = await Effect.runPromise(Effect.gen(function*() {
         yield* d.run("warm", { runId: "warm" })
         counting = true
@@ -174,7 +178,7 @@ describe("the embedded engine's write path", () => {
         for (let i = 0; i < runs; i++) outputs.push(yield* d.join(`run-${i}`))
         counting = false
         return outputs
-      }).pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(embeddedEngine({ dataDir: data }))))))
+      }).pipe(Effect.provide(context)))
       expect(output.slice(runs)).toEqual(Array.from({ length: runs }, () => "done"))
       const steps = runs * (2 * turns + 1)
       // 11 steps a run; besides them, a run registers itself, records its start, its result and its list entry.
@@ -182,44 +186,38 @@ describe("the embedded engine's write path", () => {
       expect(calls / steps).toBeGreaterThanOrEqual(1)
     } finally {
       proto.execProtocolRawSync = original
-      rmSync(data, { recursive: true, force: true })
     }
   }, 120_000)
 
   it("hostile text end to end: a model's call id and a mutating tool's result holding NUL and backslashes; the run completes, its journal reads back", async () => {
-    const data = mkdtempSync(join(tmpdir(), "embedded-hostile-"))
-    try {
-      const odd = "x\u0000y\\0z"
-      const pay = tool("pay", { args: Schema.Struct({ to: Schema.String }), run: ({ to }) => `paid ${to} ${odd}` })
-      const model = scriptedModel([toolCalls([{ id: `call${odd}`, name: "pay", arguments: { to: odd } }]), text(`done ${odd}`)])
-      const d = durable(agent("hostile").model(model).tools({ pay }))
-      const { result, events } = await Effect.runPromise(Effect.gen(function*() {
-        const result = yield* d.run("go", { runId: "hostile-1" })
-        const journal = yield* d.journal("hostile-1")
-        return { result, events: journal }
-      }).pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(embeddedEngine({ dataDir: data }))))))
-      expect(result).toEqual({ _tag: "Completed", output: `done ${odd}` })
-      expect(model.requests[1]!.messages.find((m) => m.role === "tool")).toMatchObject({ toolCallId: `call${odd}`, content: `paid ${odd} ${odd}` })
-      expect(JSON.stringify(events)).toContain("paid x\ufffdy")
-    } finally {
-      rmSync(data, { recursive: true, force: true })
-    }
+    const odd = "x\u0000y\\0z"
+    const pay = tool("pay", { args: Schema.Struct({ to: Schema.String }), run: ({ to }) => `paid ${to} ${odd}` })
+    const model = scriptedModel([toolCalls([{ id: `call${odd}`, name: "pay", arguments: { to: odd } }]), text(`done ${odd}`)])
+    const d = durable(agent("hostile").model(model).tools({ pay }))
+    const context = await onEngine(d)
+    const { result, events } = await Effect.runPromise(Effect.gen(function*() {
+      const result = yield* d.run("go", { runId: "hostile-1" })
+      const journal = yield* d.journal("hostile-1")
+      return { result, events: journal }
+    }).pipe(Effect.provide(context)))
+    expect(result).toEqual({ _tag: "Completed", output: `done ${odd}` })
+    expect(model.requests[1]!.messages.find((m) => m.role === "tool")).toMatchObject({ toolCallId: `call${odd}`, content: `paid ${odd} ${odd}` })
+    // The journal shows a NUL as U+FFFD; the claim keeps the call id exactly.
+    expect(JSON.stringify(events)).toContain("paid x\ufffdy")
+    expect(events.claims.map((c) => c.toolCallId)).toEqual([`call${odd}`])
   }, 120_000)
 
   it("refuses a directory with runs in flight written by an earlier version's Effect Cluster engine, and says what to do", async () => {
-    const data = mkdtempSync(join(tmpdir(), "embedded-legacy-"))
-    try {
-      await Effect.runPromise(Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`create table cluster_messages (id bigint primary key, tag text not null, processed boolean not null default false)`
-        yield* sql`insert into cluster_messages (id, tag) values (1, 'run')`
-      }).pipe(Effect.provide(pgliteSession({ dataDir: join(data, "pg") }))))
-      const exit = await Effect.runPromise(Effect.exit(Effect.provide(Effect.void, embeddedEngine({ dataDir: data }))))
-      expect(exit._tag).toBe("Failure")
-      expect(String(JSON.stringify(exit))).toContain("Effect Cluster engine of an earlier version")
-    } finally {
-      rmSync(data, { recursive: true, force: true })
-    }
-  }, 120_000)
+    const exit = await Effect.runPromise(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`create table cluster_messages (id bigint primary key, tag text not null, processed boolean not null default false)`
+      const none = yield* Effect.exit(refuseClusterRuns)
+      yield* sql`insert into cluster_messages (id, tag) values (1, 'run'), (2, 'activity')`
+      const some = yield* Effect.exit(refuseClusterRuns)
+      yield* sql`drop table cluster_messages`
+      return { none, some }
+    }).pipe(Effect.provide(engine)) as Effect.Effect<{ none: Exit.Exit<void, unknown>; some: Exit.Exit<void, unknown> }>)
+    expect(exit.none).toEqual(Exit.void)
+    expect(Exit.isFailure(exit.some) && JSON.stringify(exit.some)).toContain("1 run(s) in flight written by the Effect Cluster engine of an earlier version")
+  })
 })
-

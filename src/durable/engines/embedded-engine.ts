@@ -44,10 +44,10 @@ export interface EmbeddedEngineOptions {
 }
 
 /**
- * Runs in flight written by the Effect Cluster engine of earlier versions (its `cluster_messages`
- * table) would be silently left behind: refused, with what to do.
+ * Internal: runs in flight written by the Effect Cluster engine of earlier versions (its
+ * `cluster_messages` table) would be silently left behind: refused, with what to do.
  */
-const refuseClusterRuns = Effect.gen(function*() {
+export const refuseClusterRuns = Effect.gen(function*() {
   const session = yield* PgliteSession
   const [present] = yield* session.pipeline([{ text: "select to_regclass('cluster_messages') is not null as present", params: [] }])
   if (present?.[0]?.["present"] !== true) return
