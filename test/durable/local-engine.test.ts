@@ -174,6 +174,28 @@ describe("local workflow engine", () => {
     expect([...probe.runs]).toEqual([["before", 1], ["after", 1]])
   })
 
+  it("a run started by a process that does not run its workflow (no layer for it) is recorded, and the next process that runs it finishes it", async () => {
+    const store = memoryWorkflowStore()
+    const probe = makeProbe()
+    const body = Job.toLayer(Effect.fnUntraced(function*() {
+      return yield* probe.step("a", 9)
+    }))
+    const value = await Effect.runPromise(Effect.gen(function*() {
+      const without = yield* runnerOf(store, Layer.empty)
+      yield* Job.execute({ id: "elsewhere" }, { discard: true }).pipe(Effect.provide(without.context))
+      yield* without.stop
+      const executionId = yield* executionIdOf("elsewhere")
+      expect((yield* store.load(executionId))?.status).toBe("running")
+      expect(probe.runs.size).toBe(0)
+      const runner = yield* runnerOf(store, body)
+      while ((yield* store.load(executionId))?.status !== "complete") yield* Effect.sleep("5 millis")
+      const polled = yield* Job.poll(executionId).pipe(Effect.provide(runner.context))
+      yield* runner.stop
+      return Option.getOrUndefined(polled)
+    }))
+    expect(value).toMatchObject({ _tag: "Complete", exit: Exit.succeed(9) })
+  })
+
   it("a durable clock keeps its time across a restart: the next runner wakes the run when it was due", async () => {
     const store = memoryWorkflowStore()
     const body = Job.toLayer(Effect.fnUntraced(function*() {

@@ -381,10 +381,9 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
       execute: Effect.fnUntraced(function*(workflow, options) {
         let state = executions.get(options.executionId)
         if (state === undefined) {
-          const entry = workflows.get(workflow._tag)
-          if (entry === undefined && runner) {
-            return yield* Effect.orDie(Effect.fail(`Workflow ${workflow._tag} is not registered`))
-          }
+          // A process that does not run this workflow (client-only, or without its layer) records the
+          // execution, which the next process that runs the workflow picks up.
+          const runsIt = runner && workflows.has(workflow._tag)
           const { created, execution } = yield* durably(store.create({
             executionId: options.executionId,
             workflow: workflow._tag,
@@ -394,7 +393,7 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
           if (execution.status === "complete") {
             return (options.discard ? undefined : codecsOf(workflow).decodeResult(execution.result)) as any
           }
-          if (!runner) return (options.discard ? undefined : new Workflow.Suspended({})) as any
+          if (!runsIt) return (options.discard ? undefined : new Workflow.Suspended({})) as any
           if (created || execution.status === "running") {
             // The execution as just read: no second read to start it.
             if (adopt(options.executionId, execution)?.fiber === undefined) yield* resume(options.executionId, "explicit")
