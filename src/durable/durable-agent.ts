@@ -222,7 +222,9 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
     Effect.gen(function*() {
       const input = yield* decodeInput(payload.input).pipe(Effect.orDie)
       const inbox = yield* ApprovalInbox
-      yield* Activity.make({ name: `register/${payload.runId}`, execute: withStoreRetry(inbox.register(name, payload.runId)) })
+      // Listed by `list` (kept once: a replay's register does nothing), without an activity of its own
+      // (the embedded engine's register rides along with the run's next write).
+      yield* withStoreRetry(inbox.register(name, payload.runId))
       const durability = yield* recordedSteps({ rootRunId: payload.runId, reconcile: options.reconcile, leaseMs, handOverMs, inbox, agent: definition.name })
       // The run's events go to its journal (`follow`); a replay appends only those not there yet.
       const journal = yield* RunJournal

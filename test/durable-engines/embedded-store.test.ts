@@ -181,8 +181,9 @@ describe("the embedded engine's write path", () => {
       }).pipe(Effect.provide(context)))
       expect(output.slice(runs)).toEqual(Array.from({ length: runs }, () => "done"))
       const steps = runs * (2 * turns + 1)
-      // 11 steps a run; besides them, a run registers itself, records its start, its result and its list entry.
-      expect(calls / steps).toBeLessThan(1.8)
+      // 11 steps a run; besides them, a run is recorded, records its start, reads its journal's keys and
+      // records its result (its list entry rides along), and join reads the result back: 1.55 measured.
+      expect(calls / steps).toBeLessThan(1.7)
       expect(calls / steps).toBeGreaterThanOrEqual(1)
     } finally {
       proto.execProtocolRawSync = original
