@@ -7,12 +7,14 @@
  * Prints figures; asserts nothing about speed (it does check that every library ran every scenario).
  * Progress (a line as each section starts, with the time so far) goes to stderr, the figures to stdout.
  *
- * Sections (`BENCH_ONLY=calculator,memory,scaling,micro,streaming,approval,resume,composition,cold,durable`):
+ * Sections (`BENCH_ONLY=calculator,memory,scaling,micro,streaming,providers,approval,resume,composition,cold,durable`):
  *   calculator   wall and CPU time per run, ours ÷ floor     BENCH_ROUNDS (7), BENCH_ROUND_MS (500)
  *   memory       live KB per in-flight run, a process each   BENCH_MEMORY_RUNS (5000), BENCH_MEMORY_ROUNDS (3)
  *   scaling      per-turn cost at 1/8/32/128/200×10KB turns  BENCH_SCALING_ROUNDS (3), BENCH_SCALING_MS (300)
  *   micro        our hot spots
  *   streaming    first delta and per delta, every library    BENCH_STREAM_RUNS (200)
+ *   providers    the same through each library's provider over the real wire (OpenAI, Anthropic, Gemini,
+ *                Ollama) from a loopback server               BENCH_PROVIDER_RUNS (50), BENCH_PROVIDER_PACE (read)
  *   approval     suspend + snapshot + resume vs a plain run, every library
  *   resume       a run continued from its snapshot vs the same work in a fresh run, every library
  *   composition  per child run: agent as tool, pipeline stage, every library
@@ -32,7 +34,7 @@ const section = (name: string) => only === undefined || only.includes(name)
 
 // Progress goes to stderr, one line as each section starts, so the figures on stdout stay clean and a
 // run of several minutes is never silent.
-const sections = ["calculator", "memory", "scaling", "micro", "streaming", "approval", "resume", "composition", "cold", "durable"].filter(section)
+const sections = ["calculator", "memory", "scaling", "micro", "streaming", "providers", "approval", "resume", "composition", "cold", "durable"].filter(section)
 const benchStart = Date.now()
 let sectionsStarted = 0
 const elapsed = () => `${((Date.now() - benchStart) / 1000).toFixed(1)} s`
@@ -118,6 +120,20 @@ if (section("streaming")) {
   progress("streaming", `${runs} runs per library`)
   console.log(`\nStreaming: the same mock stream of 200 text deltas, usage reported (median (min–max) of ${runs} runs, libraries interleaved run by run)`)
   console.table(await runStreaming({ runs }))
+}
+
+if (section("providers")) {
+  collect()
+  const { runProviderStreaming } = await import("./provider-streaming.ts")
+  const runs = knob("BENCH_PROVIDER_RUNS", 50)
+  const pace = process.env.BENCH_PROVIDER_PACE === "burst" ? "burst" : "read"
+  progress("providers", `4 wire formats, ${runs} runs per library and wire, then 7 rounds of CPU per delta`)
+  console.log(
+    `\nStreaming through the providers: 200 text deltas in each provider's streaming wire format from a loopback server ` +
+      `(${pace === "read" ? "a delta per read, the next sent when the consumer saw the previous one" : "the whole body in one write"}), ` +
+      `each library's own provider; median (min–max) of ${runs} runs, subjects interleaved run by run; CPU per delta: runs of 200 minus runs of 1, 7 rounds`
+  )
+  console.table(await runProviderStreaming({ runs, pace }))
 }
 
 /** The rounds of the overhead sections (approval, composition): the calculator's, half as long. */
