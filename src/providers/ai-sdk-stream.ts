@@ -13,7 +13,7 @@ import type { FinishReason, ReasoningPart, Usage } from "../model/messages.ts"
 import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText } from "./normalise-calls.ts"
-import type { ChunkDecoder } from "./resilient-stream.ts"
+import { type ChunkDecoder, decodeChunk } from "./resilient-stream.ts"
 
 /** A stream part of any specification version, read loosely. */
 export interface AiSdkStreamPart {
@@ -56,11 +56,11 @@ export const aiSdkPartDecoder = (provider: string, mappings: AiSdkMappings): Chu
   return {
     chunk: (part) => {
       if (typeof part !== "object" || part === null) {
-        return Effect.fail(new ModelError({ provider, reason: `unexpected stream part: ${describeCause(part)}`, retryable: false }))
+        return new ModelError({ provider, reason: `unexpected stream part: ${describeCause(part)}`, retryable: false })
       }
-      if (part.type === "error") return Effect.fail(mappings.toModelError(part.error))
-      return Effect.try({
-        try: (): ReadonlyArray<ResponsePart> => {
+      if (part.type === "error") return mappings.toModelError(part.error)
+      return decodeChunk(
+        (): ReadonlyArray<ResponsePart> => {
           switch (part.type) {
             case "text-delta": {
               // V1-era providers call the field `textDelta`.
@@ -120,8 +120,8 @@ export const aiSdkPartDecoder = (provider: string, mappings: AiSdkMappings): Chu
               return []
           }
         },
-        catch: (cause) => new ModelError({ provider, reason: `unexpected stream part: ${describeCause(cause)}`, retryable: false, cause })
-      })
+        (cause) => new ModelError({ provider, reason: `unexpected stream part: ${describeCause(cause)}`, retryable: false, cause })
+      )
     },
     end: () =>
       Effect.gen(function*() {

@@ -14,7 +14,7 @@ import type { FinishReason, ReasoningPart, Usage } from "../model/messages.ts"
 import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText } from "./normalise-calls.ts"
-import type { ChunkDecoder } from "./resilient-stream.ts"
+import { type ChunkDecoder, decodeChunk } from "./resilient-stream.ts"
 
 const provider = "anthropic"
 
@@ -55,8 +55,8 @@ export const anthropicEventDecoder = (): ChunkDecoder<Event> => {
   }
   return {
     chunk: (event) =>
-      Effect.try({
-        try: (): ReadonlyArray<ResponsePart> => {
+      decodeChunk(
+        (): ReadonlyArray<ResponsePart> => {
           switch (event.type) {
             case "message_start":
               usage = { ...event.message.usage }
@@ -147,8 +147,8 @@ export const anthropicEventDecoder = (): ChunkDecoder<Event> => {
               return []
           }
         },
-        catch: (cause) => new ModelError({ provider, reason: `unexpected stream event: ${describeCause(cause)}`, retryable: false, cause })
-      }),
+        (cause) => new ModelError({ provider, reason: `unexpected stream event: ${describeCause(cause)}`, retryable: false, cause })
+      ),
     end: () =>
       Effect.gen(function*() {
         if (stop === undefined || stop === null) {

@@ -24,7 +24,7 @@ import { checkReply, unusableReply } from "./check-reply.ts"
 import { GeminiSchemaError, toGeminiSchema } from "./gemini-schema.ts"
 import { argumentsText } from "./normalise-calls.ts"
 import { isConnectionFailure, resilientCall, shouldRetryStatus } from "./resilience.ts"
-import { type ChunkDecoder, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
+import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
 
 /** Options of {@link gemini}. The SDK's own retries are off: retries and timeouts are Effect's. */
 export interface GeminiOptions extends StreamingOptions {
@@ -400,14 +400,14 @@ export const geminiChunkDecoder = (nextResponse: () => number): ChunkDecoder<Wir
   let blocked: WireResponse["promptFeedback"]
   return {
     chunk: (chunk) =>
-      Effect.try({
-        try: () => {
+      decodeChunk(
+        () => {
           if (chunk.promptFeedback?.blockReason !== undefined) blocked = chunk.promptFeedback
           const parts = fold.response(chunk)
           return fold.usage === undefined || chunk.usageMetadata === undefined ? parts : [...parts, { _tag: "Usage" as const, usage: fold.usage }]
         },
-        catch: (cause) => new ModelError({ provider, reason: `unexpected chunk shape: ${describeCause(cause)}`, retryable: false, cause })
-      }),
+        (cause) => new ModelError({ provider, reason: `unexpected chunk shape: ${describeCause(cause)}`, retryable: false, cause })
+      ),
     end: () =>
       Effect.gen(function*() {
         if (fold.finish === undefined && blocked === undefined) {

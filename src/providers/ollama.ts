@@ -16,7 +16,7 @@ import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
 import { normaliseCalls } from "./normalise-calls.ts"
 import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
-import { type ChunkDecoder, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
+import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
 import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 
 
@@ -120,8 +120,8 @@ export const ollamaChunkDecoder = (): ChunkDecoder<ChatResponse> => {
   let model: unknown
   return {
     chunk: (line) =>
-      Effect.try({
-        try: () => {
+      decodeChunk(
+        () => {
           // Every line names the model: said once, again only if it changes.
           const parts: Array<ResponsePart> = line.model === model ? [] : responseInfoParts(undefined, line.model)
           model = line.model
@@ -146,8 +146,8 @@ export const ollamaChunkDecoder = (): ChunkDecoder<ChatResponse> => {
           if (line.done === true) last = line
           return parts
         },
-        catch: (cause) => new ModelError({ provider, reason: `unexpected response shape: ${describeCause(cause)}`, retryable: false, cause })
-      }),
+        (cause) => new ModelError({ provider, reason: `unexpected response shape: ${describeCause(cause)}`, retryable: false, cause })
+      ),
     end: () =>
       Effect.gen(function*() {
         if (last === undefined) {

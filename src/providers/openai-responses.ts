@@ -21,7 +21,7 @@ import { checkReply } from "./check-reply.ts"
 import { normaliseCalls } from "./normalise-calls.ts"
 import { openAiSdkClient, toModelError } from "./openai.ts"
 import { resilientCall } from "./resilience.ts"
-import { type ChunkDecoder, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
+import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
 
 /** Options of {@link openaiResponses}. The SDK's own retries are off: retries and timeouts are Effect's. */
 export interface OpenAiResponsesOptions extends StreamingOptions {
@@ -345,19 +345,19 @@ export const responsesEventDecoder = (): ChunkDecoder<WireEvent> => {
   return {
     chunk: (event) => {
       if (typeof event !== "object" || event === null) {
-        return Effect.fail(new ModelError({ provider, reason: `unexpected stream event: ${describeCause(event)}`, retryable: false }))
+        return new ModelError({ provider, reason: `unexpected stream event: ${describeCause(event)}`, retryable: false })
       }
       if (event.type === "error") {
         const code = typeof event.code === "string" ? event.code : undefined
-        return Effect.fail(new ModelError({
+        return new ModelError({
           provider,
           reason: `error event in the stream: ${code ?? "error"}: ${String(event.message ?? "")}`,
           retryable: code === "server_error" || code === "rate_limit_exceeded"
-        }))
+        })
       }
-      if (event.type === "response.failed") return Effect.fail(failedError(event.response as WireResponse))
-      return Effect.try({
-        try: (): ReadonlyArray<ResponsePart> => {
+      if (event.type === "response.failed") return failedError(event.response as WireResponse)
+      return decodeChunk(
+        (): ReadonlyArray<ResponsePart> => {
           const index = event.output_index as number
           switch (event.type) {
             case "response.output_text.delta": {
@@ -423,8 +423,8 @@ export const responsesEventDecoder = (): ChunkDecoder<WireEvent> => {
               return []
           }
         },
-        catch: (cause) => new ModelError({ provider, reason: `unexpected stream event: ${describeCause(cause)}`, retryable: false, cause })
-      })
+        (cause) => new ModelError({ provider, reason: `unexpected stream event: ${describeCause(cause)}`, retryable: false, cause })
+      )
     },
     end: () =>
       Effect.gen(function*() {

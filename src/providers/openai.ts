@@ -32,7 +32,7 @@ import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
 import { normaliseCalls, type WireCall } from "./normalise-calls.ts"
 import { innermostMessage, isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
-import { type ChunkDecoder, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
+import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
 import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 
 
@@ -132,8 +132,8 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
   let info = ""
   return {
     chunk: (chunk) =>
-      Effect.try({
-        try: () => {
+      decodeChunk(
+        () => {
           // Every chunk repeats the completion's id and model: said once, again only if it changes.
           const parts: Array<ResponsePart> = []
           const infoKey = JSON.stringify([chunk.id, chunk.model])
@@ -180,8 +180,8 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
           if (choice.finish_reason !== null && choice.finish_reason !== undefined) finish = choice.finish_reason
           return parts
         },
-        catch: (cause) => new ModelError({ provider, reason: `unexpected chunk shape: ${describeCause(cause)}`, retryable: false, cause })
-      }),
+        (cause) => new ModelError({ provider, reason: `unexpected chunk shape: ${describeCause(cause)}`, retryable: false, cause })
+      ),
     end: () =>
       Effect.gen(function*() {
         if (finish === undefined || finish === null) {

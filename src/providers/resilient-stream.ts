@@ -10,12 +10,15 @@
  * There is no total timeout on a stream: a long generation that keeps sending is healthy. Bound a
  * run's wall time with the `maxDuration` budget.
  */
+import * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import type * as Stream from "effect/Stream"
 import { ModelError } from "../errors.ts"
 import type { ResponsePart } from "../model/response-part.ts"
-import { type CallTarget, type ResilienceOptions, resolveRetry, retryWait, waitBeforeRetry } from "./resilience.ts"
+import { type CallTarget, type ResilienceOptions, resolveRetry, type RetryPolicy, retryWait, waitBeforeRetry } from "./resilience.ts"
 import { effectStream as stream } from "../internal/lazy-effect.ts"
 
 
@@ -41,14 +44,41 @@ export const defaultIdleTimeout = "2 minutes"
 
 /** Turns one stream's chunks into parts; made anew for every attempt. */
 export interface ChunkDecoder<C> {
-  /** The parts a chunk carries. */
-  readonly chunk: (chunk: C) => Effect.Effect<ReadonlyArray<ResponsePart>, ModelError>
+  /** The parts a chunk carries, or why the chunk is unusable. Plain code: it runs once per chunk. */
+  readonly chunk: (chunk: C) => ReadonlyArray<ResponsePart> | ModelError
   /** The parts after the last chunk (call ends, usage, finish), or why the answer is unusable or incomplete. */
   readonly end: () => Effect.Effect<ReadonlyArray<ResponsePart>, ModelError>
 }
 
 /**
+ * Runs `decode` (a decoder's plain code over one chunk); what it throws becomes the `ModelError`
+ * `onThrow` makes.
+ *
+ * @example
+ * ```ts
+ * chunk: (chunk) => decodeChunk(() => partsOf(chunk), (cause) => new ModelError({ provider, reason: describeCause(cause), retryable: false, cause }))
+ * ```
+ */
+export const decodeChunk = (
+  decode: () => ReadonlyArray<ResponsePart>,
+  onThrow: (cause: unknown) => ModelError
+): ReadonlyArray<ResponsePart> | ModelError => {
+  try {
+    return decode()
+  } catch (cause) {
+    return onThrow(cause)
+  }
+}
+
+/**
  * Streams `open(signal)`'s chunks as response parts, with the idle timeout and the retry policy.
+ *
+ * One pull per stream chunk, in plain code between the SDK's promises: a pull asks the SDK's iterator
+ * for chunks until one decodes to parts (chunks without parts, such as pings, do not wake the caller),
+ * and hands those parts on as one stream chunk. The idle timeout is one watchdog fiber per attempt
+ * that sleeps until the pending pull's deadline (Effect's `Clock`), not a timer or a merged stream per
+ * chunk. Same elements, order, failures and retry rule as the operator pipeline it replaces
+ * (`fromAsyncIterable` + `timeoutOrElse` + `mapEffect` + `flattenArray` + `catchTag`).
  *
  * @example
  * ```ts
@@ -65,49 +95,243 @@ export const resilientStream = <C>(
   stream().suspend(() => {
     const provider = typeof target === "string" ? target : target.provider
     const idle = Duration.fromInputUnsafe(options.idleTimeout ?? defaultIdleTimeout)
-    let delivered = false
-    const attempt = (): Stream.Stream<ResponsePart, ModelError> =>
-      stream().suspend(() => {
-        const controller = new AbortController()
-        const decoder = makeDecoder()
-        const chunks = stream().unwrap(
-          Effect.tryPromise({ try: () => open(controller.signal), catch: toModelError }).pipe(
-            Effect.map((iterable) => stream().fromAsyncIterable(iterable, toModelError))
-          )
-        )
-        return chunks.pipe(
-          stream().timeoutOrElse({
-            duration: idle,
-            orElse: () =>
-              stream().fail(new ModelError({ provider, reason: `the stream stalled: nothing arrived for ${Duration.format(idle)}`, retryable: true }))
-          }),
-          stream().mapEffect(decoder.chunk),
-          stream().concat(stream().fromEffect(Effect.suspend(decoder.end))),
-          // Each chunk's parts as one chunk of the stream (not a stream per chunk: `flatMap` + `fromIterable`).
-          stream().filter(isNonEmpty),
-          stream().flattenArray,
-          stream().ensuring(Effect.sync(() => controller.abort()))
-        )
-      })
-    const policy = resolveRetry(options.retry)
-    const attempts = (n: number): Stream.Stream<ResponsePart, ModelError> =>
-      attempt().pipe(
-        stream().catchTag("ModelError", (error) => {
-          const wait = delivered ? undefined : retryWait(policy, n, error)
-          if (wait === undefined) return stream().fail(error)
-          return stream().unwrap(Effect.flatMap(wait, (waitMs) => waitBeforeRetry(target, policy, n, error, waitMs, Effect.succeed(attempts(n + 1)))))
+    const spec: CallSpec<C> = {
+      target,
+      policy: resolveRetry(options.retry),
+      idleMs: Duration.isFinite(idle) ? Duration.toMillis(idle) : Infinity,
+      stalled: () => new ModelError({ provider, reason: `the stream stalled: nothing arrived for ${Duration.format(idle)}`, retryable: true }),
+      open,
+      toModelError,
+      makeDecoder
+    }
+    let call: StreamCall<C> | undefined
+    return stream().fromPull(
+      Effect.clockWith((clock) =>
+        Effect.sync(() => {
+          call = new StreamCall(spec, clock)
+          return call.pull
         })
       )
-    // Plain code per part (no Effect per part): remembers whether the caller has seen content.
-    return attempts(0).pipe(
-      stream().map((part) => {
-        if (isContent(part)) delivered = true
-        return part
-      })
-    )
+    ).pipe(stream().ensuring(Effect.suspend(() => call?.close() ?? Effect.void)))
   })
 
-const isNonEmpty = (parts: ReadonlyArray<ResponsePart>): parts is readonly [ResponsePart, ...Array<ResponsePart>] => parts.length > 0
+/** What a streaming call is made of: where it goes, its policies, how to open and decode it. */
+interface CallSpec<C> {
+  readonly target: CallTarget
+  readonly policy: RetryPolicy
+  /** The idle timeout in milliseconds (`Infinity`: none). */
+  readonly idleMs: number
+  readonly stalled: () => ModelError
+  readonly open: (signal: AbortSignal) => Promise<AsyncIterable<C>>
+  readonly toModelError: (cause: unknown) => ModelError
+  readonly makeDecoder: () => ChunkDecoder<C>
+}
+
+type Parts = readonly [ResponsePart, ...Array<ResponsePart>]
+type Pull = Effect.Effect<Parts, ModelError | Cause.Done>
+
+/** One attempt: its abort controller, decoder, the SDK's iterator, and the pull waiting on it. */
+interface Attempt<C> {
+  readonly controller: AbortController
+  readonly decoder: ChunkDecoder<C>
+  iterator: AsyncIterator<C> | undefined
+  /** Whether the `open` or an `iterator.next()` is pending. */
+  pulling: boolean
+  /** The pending pull's resume; cleared once it is resumed (by a chunk, a failure or the watchdog). */
+  resume: ((effect: Pull) => void) | undefined
+  /** When the pending pull started waiting (or its last chunk without parts came), by the run's `Clock`. */
+  waitingSince: number
+  watchdog: Fiber.Fiber<void> | undefined
+  /** The last chunk came: the next pull ends the stream. */
+  ended: boolean
+  /** This attempt's promise handlers (made once per attempt, not per chunk). */
+  readonly onResult: (result: IteratorResult<C>) => void
+  readonly onError: (cause: unknown) => void
+}
+
+/** The state of one streaming call across its attempts. */
+class StreamCall<C> {
+  #attempt: Attempt<C> | undefined
+  #retries = 0
+  /** Whether the caller has seen content: no retry after that. */
+  #delivered = false
+
+  constructor(readonly spec: CallSpec<C>, readonly clock: Clock.Clock) {}
+
+  /** The stream's pull: the next non-empty array of parts, `Cause.Done` after the last. */
+  readonly pull: Pull = Effect.suspend(() => {
+    const attempt = this.#attempt
+    if (attempt === undefined) return this.#start()
+    return attempt.ended ? Cause.done() : this.#wait
+  })
+
+  /** Waits for the next chunk with parts (the watchdog may fail it first). */
+  readonly #wait: Pull = Effect.callback((resume) => {
+    const attempt = this.#attempt!
+    attempt.resume = resume
+    attempt.waitingSince = this.clock.currentTimeMillisUnsafe()
+    this.#next(attempt)
+  })
+
+  /** A new attempt: a zero idle timeout stalls at once; else the watchdog starts and the first pull opens the stream. */
+  #start(): Pull {
+    if (this.spec.idleMs <= 0) return this.#retryOrFail(this.spec.stalled())
+    const attempt: Attempt<C> = {
+      controller: new AbortController(),
+      decoder: this.spec.makeDecoder(),
+      iterator: undefined,
+      pulling: false,
+      resume: undefined,
+      waitingSince: 0,
+      watchdog: undefined,
+      ended: false,
+      onResult: (result) => this.#result(attempt, result),
+      onError: (cause) => {
+        attempt.pulling = false
+        this.#settle(attempt, () => this.#retryOrFail(this.spec.toModelError(cause)))
+      }
+    }
+    this.#attempt = attempt
+    if (this.spec.idleMs === Infinity) return this.#wait
+    return Effect.flatMap(Effect.forkDetach(this.#watch(attempt)), (fiber) => {
+      attempt.watchdog = fiber
+      return this.#wait
+    })
+  }
+
+  /** Sleeps until the pending pull's deadline; fails the pull as stalled when nothing came by then. */
+  #watch(attempt: Attempt<C>): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const now = this.clock.currentTimeMillisUnsafe()
+      const waiting = attempt.resume !== undefined
+      if (waiting && now - attempt.waitingSince >= this.spec.idleMs) {
+        this.#settle(attempt, () => this.#retryOrFail(this.spec.stalled()))
+        return Effect.void
+      }
+      const due = (waiting ? attempt.waitingSince : now) + this.spec.idleMs
+      return Effect.flatMap(Effect.sleep(Duration.millis(due - now)), () => this.#watch(attempt))
+    })
+  }
+
+  /** Asks the SDK for the next chunk (opens the stream first, on the attempt's first pull). */
+  #next(attempt: Attempt<C>): void {
+    attempt.pulling = true
+    try {
+      if (attempt.iterator !== undefined) {
+        attempt.iterator.next().then(attempt.onResult, attempt.onError)
+        return
+      }
+      this.spec.open(attempt.controller.signal).then((iterable) => {
+        if (this.#attempt !== attempt || attempt.resume === undefined) return
+        attempt.iterator = iterable[Symbol.asyncIterator]()
+        this.#next(attempt)
+      }, attempt.onError)
+    } catch (cause) {
+      attempt.onError(cause)
+    }
+  }
+
+  #result(attempt: Attempt<C>, result: IteratorResult<C>): void {
+    attempt.pulling = false
+    if (this.#attempt !== attempt || attempt.resume === undefined) return
+    if (result.done === true) {
+      attempt.ended = true
+      this.#settle(attempt, () => this.#end(attempt))
+      return
+    }
+    let parts: ReadonlyArray<ResponsePart> | ModelError
+    try {
+      parts = attempt.decoder.chunk(result.value)
+    } catch (defect) {
+      this.#settle(attempt, () => Effect.die(defect))
+      return
+    }
+    if (parts instanceof ModelError) {
+      const error = parts
+      this.#settle(attempt, () => this.#retryOrFail(error))
+    } else if (parts.length === 0) {
+      // A chunk without parts (a ping, a role-only delta) is still progress: wait again without waking the caller.
+      attempt.waitingSince = this.clock.currentTimeMillisUnsafe()
+      this.#next(attempt)
+    } else {
+      const resume = attempt.resume
+      attempt.resume = undefined
+      resume(Effect.succeed(this.#deliver(parts as Parts)))
+    }
+  }
+
+  /** The decoder's last parts, then the end of the stream. */
+  #end(attempt: Attempt<C>): Pull {
+    return Effect.matchEffect(Effect.suspend(attempt.decoder.end), {
+      onFailure: (error) => this.#retryOrFail(error),
+      onSuccess: (parts) => (parts.length === 0 ? Cause.done() : Effect.succeed(this.#deliver(parts as Parts)))
+    })
+  }
+
+  /** Remembers whether the caller has seen content (plain code per chunk, no Effect per part). */
+  #deliver(parts: Parts): Parts {
+    if (!this.#delivered) for (const part of parts) if (isContent(part)) this.#delivered = true
+    return parts
+  }
+
+  /**
+   * Resumes the attempt's pending pull with what `next` makes (the end, a failure, a retry), unless it
+   * is no longer waiting; what `next` throws (a decoder's or `toModelError`'s bug) is a defect, as it
+   * was inside Effect's operators.
+   */
+  #settle(attempt: Attempt<C>, next: () => Pull): void {
+    const resume = attempt.resume
+    if (this.#attempt !== attempt || resume === undefined) return
+    attempt.resume = undefined
+    let effect: Pull
+    try {
+      effect = next()
+    } catch (defect) {
+      effect = Effect.die(defect)
+    }
+    resume(effect)
+  }
+
+  /**
+   * After a failure: another attempt (the failed one closed, the wait announced) while nothing reached
+   * the caller and the policy allows; else the failure.
+   */
+  #retryOrFail(error: ModelError): Pull {
+    const n = this.#retries
+    const wait = this.#delivered ? undefined : retryWait(this.spec.policy, n, error)
+    if (wait === undefined) return Effect.fail(error)
+    return Effect.andThen(
+      this.close(),
+      Effect.flatMap(wait, (waitMs) => {
+        this.#retries = n + 1
+        return waitBeforeRetry(this.spec.target, this.spec.policy, n, error, waitMs, this.pull)
+      })
+    )
+  }
+
+  /**
+   * Ends the current attempt, as the stream's finalizer does: stops the watchdog, closes the SDK's
+   * iterator (awaited when no `next()` is pending, as Effect's `fromAsyncIterable` does), then aborts
+   * the request, which closes the HTTP response.
+   */
+  close(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const attempt = this.#attempt
+      if (attempt === undefined) return Effect.void
+      this.#attempt = undefined
+      attempt.resume = undefined
+      attempt.watchdog?.interruptUnsafe()
+      const iterator = attempt.iterator
+      const abort = Effect.sync(() => attempt.controller.abort())
+      if (iterator?.return === undefined) return abort
+      if (attempt.pulling) {
+        iterator.return().catch(() => {})
+        return abort
+      }
+      return Effect.andThen(Effect.promise(() => iterator.return!()), abort)
+    })
+  }
+}
 
 /**
  * Whether a part shows the caller some of the answer. Usage, finish and response-info parts do not: a

@@ -71,7 +71,11 @@ describe.each(decoders)("the %s stream decoder under hostile events", (_name, ma
     const decoder = make()
     const parts: Array<ResponsePart> = []
     const program = Effect.gen(function*() {
-      for (const event of events) parts.push(...(yield* decoder.chunk(event)))
+      for (const event of events) {
+        const decoded = decoder.chunk(event)
+        if (decoded instanceof ModelError) return yield* decoded
+        parts.push(...decoded)
+      }
       parts.push(...(yield* decoder.end()))
     })
     const exit = await Effect.runPromiseExit(program)
