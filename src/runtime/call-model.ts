@@ -113,45 +113,69 @@ export function* callModelSteps<E>(
   record: RecordModelCall | undefined,
   env: CallEnv
 ): Steps<LlmResponse, ModelError | E, ModelClientService> {
-  const traced = env.traced
   if (announcer.hears?.("ModelCall") !== false) yield* announcer.emit({ _tag: "ModelCall", request })
   const client = env.client ?? (yield* ModelClientService)
-  const capture = traced && (yield* CaptureMessageContent)
+  const capture = env.traced && (yield* CaptureMessageContent)
   if (capture) yield* Effect.annotateCurrentSpan(inputContent(request.messages))
-  const clock = env.clock
-  const started = clock.currentTimeMillisUnsafe()
+  // What is not yielded is done in plain functions: this generator's frame lives as long as the call.
+  const started = env.clock.currentTimeMillisUnsafe()
+  const exit = yield* Effect.exit(answerOf(announcer, client, turn, request, onPart, record, env))
+  const durationMs = env.clock.currentTimeMillisUnsafe() - started
+  const checked = checkedOutcome(exit, client, turn, onPart, record)
+  // A failed call is measured too (`gen_ai.client.operation.duration` with its `error.type`).
+  const errorType = Exit.isFailure(checked) ? errorTypeOf(checked.cause) : undefined
+  const usage = Exit.isSuccess(checked) ? (checked.value as LlmResponse).usage : undefined
+  if (Exit.isSuccess(checked) || errorType !== undefined) {
+    if (env.context === undefined) yield* recordModelCall(client.metadata, durationMs, usage, errorType)
+    else recordModelCallUnsafe(client.metadata, durationMs, usage, errorType, env.context)
+  }
+  if (Exit.isFailure(checked)) return yield* (checked as Exit.Exit<never, ModelError | E>)
+  const response = checked.value as LlmResponse
+  if (env.traced) yield* Effect.annotateCurrentSpan(capture ? { ...chatResponseAttributes(response), ...outputContent(response) } : chatResponseAttributes(response))
+  if (announcer.hears?.("ModelResponse") !== false) yield* announcer.emit({ _tag: "ModelResponse", response, durationMs })
+  return response
+}
+
+/**
+ * The call as an Effect: the client's stream (handed to `onPart`) or its `chat`, with a `Retrying`
+ * event per wait of a retrying provider, recorded in a durable run.
+ */
+const answerOf = <E>(
+  announcer: Announcer,
+  client: ModelClient,
+  turn: number,
+  request: ModelRequest,
+  onPart: OnPart<E> | undefined,
+  record: RecordModelCall | undefined,
+  env: CallEnv
+): Effect.Effect<unknown, ModelError | E> => {
   const call: Effect.Effect<unknown, ModelError | E> = onPart === undefined
     ? chatSafely(client, request)
     : streamed(client, request, turn, onPart).pipe(Effect.catchDefect((defect) => Effect.fail(crashed("crashed", defect))))
   // A retrying provider announces each wait (`announceRetry`); in a run, that is a `Retrying` event
   // (when something can hear it: providing the listener costs a copy of the fiber's services per call).
   const raw = env.retryHeard === false ? call : Effect.provideService(call, ModelRetryListener, (notice) => announcer.emit({ _tag: "Retrying", ...notice }))
-  // A `fromFunction` client's answer is checked already (`isSafeChat`); any other is checked here. A
-  // durable run records the checked answer (or its ModelError), and a replay reads it back.
-  const unchecked = onPart === undefined && isSafeChat(client.chat) ? undefined : turn
-  const answer = record === undefined
-    ? raw
-    : record((unchecked === undefined ? raw : Effect.flatMap(raw, (raw) => checkedResponse(raw, unchecked))) as Effect.Effect<LlmResponse, ModelError>)
-  // The call's outcome as a value, so that its failure is measured in plain code then failed with
-  // as it was (one primitive per call, where `flatMap` + `tapCause` took two and two closures).
-  const exit = yield* Effect.exit(answer)
-  const checked = Exit.isFailure(exit) || record !== undefined || unchecked === undefined ? exit : checkedExit(exit.value, unchecked)
-  const durationMs = clock.currentTimeMillisUnsafe() - started
-  if (Exit.isFailure(checked)) {
-    // A failed call is measured too (`gen_ai.client.operation.duration` with its `error.type`).
-    const errorType = errorTypeOf(checked.cause)
-    if (errorType !== undefined) {
-      if (env.context === undefined) yield* recordModelCall(client.metadata, durationMs, undefined, errorType)
-      else recordModelCallUnsafe(client.metadata, durationMs, undefined, errorType, env.context)
-    }
-    return yield* (checked as Exit.Exit<never, ModelError | E>)
-  }
-  const response = checked.value as LlmResponse
-  if (env.context === undefined) yield* recordModelCall(client.metadata, durationMs, response.usage, undefined)
-  else recordModelCallUnsafe(client.metadata, durationMs, response.usage, undefined, env.context)
-  if (traced) yield* Effect.annotateCurrentSpan(capture ? { ...chatResponseAttributes(response), ...outputContent(response) } : chatResponseAttributes(response))
-  if (announcer.hears?.("ModelResponse") !== false) yield* announcer.emit({ _tag: "ModelResponse", response, durationMs })
-  return response
+  if (record === undefined) return raw
+  // A durable run records the checked answer (or its ModelError), and a replay reads it back.
+  const unchecked = uncheckedTurn(client, turn, onPart)
+  return record((unchecked === undefined ? raw : Effect.flatMap(raw, (raw) => checkedResponse(raw, unchecked))) as Effect.Effect<LlmResponse, ModelError>)
+}
+
+/** The turn to check an answer for, or undefined when it needs no check: a `fromFunction` client's chat is checked already (`isSafeChat`). */
+const uncheckedTurn = (client: ModelClient, turn: number, onPart: OnPart<any> | undefined): number | undefined =>
+  onPart === undefined && isSafeChat(client.chat) ? undefined : turn
+
+/** The call's outcome checked (unless checked already: a `fromFunction` answer, a recorded one). */
+const checkedOutcome = (
+  exit: Exit.Exit<unknown, unknown>,
+  client: ModelClient,
+  turn: number,
+  onPart: OnPart<any> | undefined,
+  record: RecordModelCall | undefined
+): Exit.Exit<unknown, unknown> => {
+  if (Exit.isFailure(exit) || record !== undefined) return exit
+  const unchecked = uncheckedTurn(client, turn, onPart)
+  return unchecked === undefined ? exit : checkedExit(exit.value, unchecked)
 }
 
 /** `checkedResponse` as an Exit. */

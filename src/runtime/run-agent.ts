@@ -44,7 +44,7 @@ import type { ResolvedDecision } from "./run-context.ts"
 import { checkSnapshot, decodeSnapshot, decodeSnapshotValue, type RunSnapshot, snapshotOf, stateOf } from "./snapshot.ts"
 import { signSnapshot, verifySnapshot } from "./snapshot-signature.ts"
 import { ResumeLedger, type ResumeLedgerStore, resumeKey } from "./resume-ledger.ts"
-import { drive, type DriveControl } from "./step.ts"
+import { drive, type DriveControl, type Driven } from "./step.ts"
 import { withDeadline } from "./deadline.ts"
 import { Durability } from "./durability.ts"
 import { agentSpan, CurrentConversation, withErrorType } from "./gen-ai-spans.ts"
@@ -328,89 +328,105 @@ const executeTraced = (
   env: RunEnv,
   references: RunReferences
 ): Effect.Effect<RunResult, AgentError, ModelClientService> =>
-  Effect.gen(() => runSteps({ definition, start, control, sink, observe, env, references }))
+  Effect.suspend(() => runOf({ definition, start, control, sink, observe, env, references }))
+
+/**
+ * A run: its id and start, then its body within the `duration` budget, then `RunEnd`. A plain run's id
+ * and start need no Effect: its start is plain code, and no generator of it is kept while the run goes
+ * on (a generator's frame, ~0.5 KB here, lives as long as the run: issue #37's memory per run).
+ */
+const runOf = (setup: RunSetup): Effect.Effect<RunResult, AgentError, ModelClientService> => {
+  const { start, env, references } = setup
+  const plan = compile(setup.definition)
+  const now = env.clock.currentTimeMillisUnsafe()
+  const computedStart = start._tag === "Resume" ? now - start.snapshot.state.elapsedMs : now
+  if (references.durability !== undefined) return Effect.gen(() => durableRunSteps(setup, plan, now, computedStart, references.durability!))
+  const runId = start._tag === "Resume" ? start.snapshot.state.runId : runIdOf(now, references.random)
+  return bounded({ setup, plan, runId, now, startedAt: computedStart, ctx: undefined })
+}
+
+/** A durable run chooses the run id and keeps the start time of its first execution. */
+function* durableRunSteps(setup: RunSetup, plan: AgentPlan, now: number, computedStart: number, durability: Durability): Steps<RunResult, AgentError, ModelClientService> {
+  const start = setup.start
+  const runId = start._tag === "Resume" ? start.snapshot.state.runId : yield* durability.runId(newRunId(now))
+  const startedAt = yield* durability.startedAt(runId, computedStart)
+  return yield* bounded({ setup, plan, runId, now, startedAt, ctx: undefined })
+}
 
 // The generators of a run are module-level functions called per run, never `function*` expressions
 // evaluated per run: on Node 20 each evaluation of a generator expression costs ~2 µs (its closure
 // gets a prototype and a generator map of its own), a call of a hoisted one ~0.05 µs (issue #37).
 
-/** A run: its id and start, then its body within the `duration` budget, then `RunEnd`. */
-function* runSteps(setup: RunSetup): Steps<RunResult, AgentError, ModelClientService> {
-  const { start, env, references } = setup
-  const plan = compile(setup.definition)
-  const now = env.clock.currentTimeMillisUnsafe()
-  // A durable run chooses the run id and keeps the start time of its first execution.
-  const durability = references.durability
-  const runId = start._tag === "Resume"
-    ? start.snapshot.state.runId
-    : durability === undefined
-    ? runIdOf(now, references.random)
-    : yield* durability.runId(newRunId(now))
-  const computedStart = start._tag === "Resume" ? now - start.snapshot.state.elapsedMs : now
-  const startedAt = durability === undefined ? computedStart : yield* durability.startedAt(runId, computedStart)
-  if (env.traced) yield* Effect.annotateCurrentSpan("agent.run_id", runId)
-  const running: Running = { setup, plan, runId, now, startedAt, ctx: undefined }
-  const body = Effect.gen(() => bodySteps(running))
+/** The body of a run within the `duration` budget, then `RunEnd` (not after a suspension between two steps). */
+const bounded = (running: Running): Effect.Effect<RunResult, AgentError, ModelClientService> => {
+  const { setup, plan, runId, now, startedAt } = running
+  const { start, sink, env } = setup
+  const body = start._tag === "Resume" ? Effect.gen(() => resumedBody(running, start)) : Effect.gen(() => freshBody(running, start))
   const maxDuration = plan.budget.maxDuration
   const expire = () =>
     Clock.currentTimeMillis.pipe(
-      Effect.flatMap((end) => budgetExceeded(plan, runId, { reason: "duration", limit: maxDuration, used: end - startedAt }, running.ctx?.transcript ?? [], setup.sink))
+      Effect.flatMap((end) => budgetExceeded(plan, runId, { reason: "duration", limit: maxDuration, used: end - startedAt }, running.ctx?.transcript ?? [], sink))
     )
   const left = maxDuration - (now - startedAt)
-  const bounded = !Number.isFinite(maxDuration)
+  const limited = !Number.isFinite(maxDuration)
     ? body
     // A durable run replayed after its deadline ends at once, whatever its recorded steps would do.
-    : durability !== undefined && left <= 0
+    : setup.references.durability !== undefined && left <= 0
     ? expire()
     : withDeadline(body, Math.max(0, left), expire)
-  return yield* Effect.onExit(bounded, (exit) =>
+  const run = Effect.onExit(limited, (exit) =>
     // A suspension between two steps (`suspendAfter`) is no end; one that waits for decisions ends this part of the run.
     Exit.isSuccess(exit) && exit.value._tag === "Suspended" && exit.value.pending.length === 0
       ? Effect.void
-      : runEnd(plan, runId, startedAt, running.ctx, exit, setup.sink, env))
+      : runEnd(plan, runId, startedAt, running.ctx, exit, sink, env))
+  return env.traced ? Effect.andThen(Effect.annotateCurrentSpan("agent.run_id", runId), run) : run
 }
 
-/** The body of a run: a fresh run's start (or a resume's checks), then the stepper to its end. */
-function* bodySteps(running: Running): Steps<RunResult, AgentError, ModelClientService> {
+/** The body of a resumed run: the snapshot and the decisions checked, then the stepper from where the snapshot left off. */
+function* resumedBody(running: Running, start: Extract<Start, { _tag: "Resume" }>): Steps<RunResult, AgentError, ModelClientService> {
   const { setup, plan, runId, now, startedAt } = running
-  const { definition, start, control, sink, observe, env, references } = setup
-  const { durability, parentScope } = references
-  const traced = env.traced
-  if (start._tag === "Resume") {
-    const secret = definition.snapshotSecret
-    if (secret !== undefined) yield* verifySnapshot(start.snapshot, secret)
-    const checked = start.decisions === undefined ? undefined : yield* checkDecisions(definition, start.snapshot, start.decisions)
-    const skill = checked?.skill ?? (yield* checkSnapshot(plan, start.snapshot))
-    const decided = checked?.decided
-    // With a ledger, a snapshot is consumed once; a durable run keeps its own record of what ran.
-    const ledger = references.resumeLedger
-    if (ledger !== undefined && durability === undefined) {
-      const key = resumeKey(start.snapshot)
-      if (!(yield* ledger.consume(key))) return yield* new SnapshotAlreadyResumed({ agent: plan.name, runId, key })
-    }
-    const ctx = running.ctx = RunContext.restore(plan, skill, { ...stateOf(start.snapshot), elapsedMs: now - startedAt }, now, parentScope, sink, env)
-    ctx.durability = durability
-    observe?.(ctx)
-    if (decided !== undefined) ctx.decide(decided)
-    if (checked !== undefined) armChildResumes(ctx, checked.children)
-    if (traced) yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
-    if (checked?.handoff !== undefined) {
-      const { target, snapshot } = checked.handoff
-      return yield* resumeHandoff(ctx, target, snapshot, start.decisions ?? {})
-    }
-    return yield* driveToResult(ctx, control, stateOf(start.snapshot).input)
+  const { definition, control, sink, observe, env, references } = setup
+  const durability = references.durability
+  const secret = definition.snapshotSecret
+  if (secret !== undefined) yield* verifySnapshot(start.snapshot, secret)
+  const checked = start.decisions === undefined ? undefined : yield* checkDecisions(definition, start.snapshot, start.decisions)
+  const skill = checked?.skill ?? (yield* checkSnapshot(plan, start.snapshot))
+  const decided = checked?.decided
+  // With a ledger, a snapshot is consumed once; a durable run keeps its own record of what ran.
+  const ledger = references.resumeLedger
+  if (ledger !== undefined && durability === undefined) {
+    const key = resumeKey(start.snapshot)
+    if (!(yield* ledger.consume(key))) return yield* new SnapshotAlreadyResumed({ agent: plan.name, runId, key })
   }
+  const ctx = running.ctx = RunContext.restore(plan, skill, { ...stateOf(start.snapshot), elapsedMs: now - startedAt }, now, references.parentScope, sink, env)
+  ctx.durability = durability
+  observe?.(ctx)
+  if (decided !== undefined) ctx.decide(decided)
+  if (checked !== undefined) armChildResumes(ctx, checked.children)
+  if (env.traced) yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
+  if (checked?.handoff !== undefined) {
+    const { target, snapshot } = checked.handoff
+    return yield* resumeHandoff(ctx, target, snapshot, start.decisions ?? {})
+  }
+  return yield* resultOf(ctx, yield* drive(ctx, control), stateOf(start.snapshot).input)
+}
+
+/** The body of a fresh run (or a handoff's): the input, the skill, the context and the prompt, then the stepper. */
+function* freshBody(running: Running, start: Exclude<Start, { _tag: "Resume" }>): Steps<RunResult, AgentError, ModelClientService> {
+  const { setup, plan, runId, startedAt } = running
+  const { definition, sink, env, references } = setup
+  const durability = references.durability
   const input = start.input
   // What needs no Effect is not yielded (an event nobody hears, a text input, a skill without a choice).
   if (sink !== undefined || plan.listeners.has("RunStart")) yield* emit(plan, { _tag: "RunStart", agent: plan.name, runId, input }, sink)
   const text = start._tag === "Handoff" ? start.text : definition.input === undefined && typeof input === "string" ? input : yield* inputText(definition, input)
   const chosen = obviousSkill(plan) ?? (yield* chooseSkill(plan, runId, text, sink, durability))
-  const ctx = running.ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, { turns: chosen.turns, tokens: chosen.tokens ?? 0 }, parentScope, sink, env)
+  const ctx = running.ctx = RunContext.start(plan, chosen.skill, runId, text, startedAt, { turns: chosen.turns, tokens: chosen.tokens ?? 0 }, references.parentScope, sink, env)
   ctx.durability = durability
-  if (traced) yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
+  if (env.traced) yield* Effect.annotateCurrentSpan("agent.skill", chosen.skill.name)
   if (ctx.hears("SkillChosen")) yield* ctx.emit({ _tag: "SkillChosen", how: chosen.how })
   const implementation = chosen.skill.definition.implementation
-  observe?.(ctx)
+  setup.observe?.(ctx)
   if (implementation !== undefined) {
     const run = deterministic(plan, chosen.skill, input)
     return { _tag: "Done", output: yield* (durability === undefined ? run : durability.skill(runId, chosen.skill.name, run)) }
@@ -422,26 +438,30 @@ function* bodySteps(running: Running): Steps<RunResult, AgentError, ModelClientS
     ? undefined
     : [...start.history, { role: "user" as const, content: text }]
   yield* startAgentic(ctx, text, handedOver)
-  return yield* driveToResult(ctx, control, input)
+  return yield* resultOf(ctx, yield* drive(ctx, setup.control), input)
 }
 
-/** The stepper to the end, or to a suspension (with the run's snapshot), or through a handoff. */
-function* driveToResult(ctx: RunContext, control: DriveControl, input: unknown): Steps<RunResult, AgentError, ModelClientService> {
-  const driven = yield* drive(ctx, control)
+/**
+ * The stepper's end as the run's result: its output, a suspension (with the run's snapshot), or the
+ * result of the agent it handed off to. Plain code answering an Effect, so no generator of it waits
+ * with the run (see `runOf`).
+ */
+const resultOf = (ctx: RunContext, driven: Driven, input: unknown): Effect.Effect<RunResult, AgentError, ModelClientService> => {
   switch (driven._tag) {
     case "Done":
-      return driven
+      return Effect.succeed(driven)
     case "Handoff":
-      return yield* Effect.flatMap(handOff(ctx, driven.target, input), (result) => suspendedWithHandoff(ctx, driven.target, result))
-    case "Suspended": {
-      const snapshot = snapshotOf(ctx, yield* Clock.currentTimeMillis)
-      const secret = ctx.plan.definition.snapshotSecret
-      return {
-        _tag: "Suspended",
-        snapshot: secret === undefined ? snapshot : signSnapshot(snapshot, secret),
-        pending: ctx.awaiting.map(({ json: _, ...pending }) => pending)
-      }
-    }
+      return Effect.flatMap(handOff(ctx, driven.target, input), (result) => suspendedWithHandoff(ctx, driven.target, result))
+    case "Suspended":
+      return Effect.map(Clock.currentTimeMillis, (now): RunResult => {
+        const snapshot = snapshotOf(ctx, now)
+        const secret = ctx.plan.definition.snapshotSecret
+        return {
+          _tag: "Suspended",
+          snapshot: secret === undefined ? snapshot : signSnapshot(snapshot, secret),
+          pending: ctx.awaiting.map(({ json: _, ...pending }) => pending)
+        }
+      })
   }
 }
 

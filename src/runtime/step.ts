@@ -12,7 +12,7 @@
  * 51 Effect primitives, down from 169 when each step, turn and call was an `Effect.gen` of its own.
  */
 import * as Effect from "effect/Effect"
-import type { ModelRequest } from "../model/messages.ts"
+import type { LlmResponse, ModelRequest } from "../model/messages.ts"
 import type { ModelClientService } from "../model/model-client.ts"
 import { noStackTrace } from "../internal/span-options.ts"
 import type { Steps } from "../internal/steps.ts"
@@ -39,13 +39,11 @@ export interface DriveControl {
 /** A step of the loop: generator code its one `Effect.gen` delegates to (`Steps`). */
 type LoopSteps<A> = Steps<A, AgentError, ModelClientService>
 
-/** A model step: the turn's model call and what its answer means. */
-function* modelStep(ctx: RunContext): LoopSteps<Finished | undefined> {
-  if (ctx.hears("Turn")) yield* ctx.emit({ _tag: "Turn" })
-  const request = modelRequest(ctx)
-  const response = ctx.traced
-    ? yield* Effect.gen(() => modelCall(ctx, request)).pipe(modelSpan(ctx.turn, request, ctx.callEnv.client?.metadata))
-    : yield* modelCall(ctx, request)
+/**
+ * What the model's answer means (the second half of a model step, after `modelCall`): its tokens
+ * spent, tool calls become pending, a text may finish the run.
+ */
+function* modelAnswered(ctx: RunContext, response: LlmResponse): LoopSteps<Finished | undefined> {
   if (response.usage !== undefined) {
     const overrun = ctx.ledger.spendTokens(response.usage.inputTokens + response.usage.outputTokens)
     if (ctx.watchesThresholds) yield* ctx.checkThresholds()
@@ -73,18 +71,25 @@ const modelRequest = (ctx: RunContext): ModelRequest => {
   return request
 }
 
-/** The turn's model call (streamed to `onPart` in a streaming run; recorded in a durable one). */
-const modelCall = (ctx: RunContext, request: ModelRequest) => {
+/**
+ * The turn's model call (the first half of a model step): its steps, delegated to from the turn itself
+ * (so no generator of the step waits with the call), or the Effect of its span when the run is traced.
+ * Streamed to `onPart` in a streaming run; recorded in a durable one.
+ */
+const modelCall = (ctx: RunContext): Steps<LlmResponse, AgentError, ModelClientService> | Effect.Effect<LlmResponse, AgentError, ModelClientService> => {
+  const request = modelRequest(ctx)
   const durability = ctx.durability
   const turn = ctx.turn
-  return callModelSteps(
-    ctx,
-    turn,
-    request,
-    ctx.sink === undefined ? undefined : (part) => onPart(ctx, part),
-    durability === undefined ? undefined : (call) => durability.model({ runId: ctx.runId, turn, purpose: "step" }, call),
-    ctx.callEnv
-  )
+  const call = () =>
+    callModelSteps(
+      ctx,
+      turn,
+      request,
+      ctx.sink === undefined ? undefined : (part) => onPart(ctx, part),
+      durability === undefined ? undefined : (call) => durability.model({ runId: ctx.runId, turn, purpose: "step" }, call),
+      ctx.callEnv
+    )
+  return ctx.traced ? Effect.gen(call).pipe(modelSpan(turn, request, ctx.callEnv.client?.metadata)) : call()
 }
 
 /**
@@ -116,7 +121,9 @@ type TurnEnd = Driven | { readonly _tag: "Continue" }
 /** The steps of one turn: the model step (unless resuming pending calls), then the tool steps. */
 function* turnSteps(ctx: RunContext, resuming: boolean, stepTaken: () => boolean, suspending: boolean): LoopSteps<TurnEnd> {
   if (!resuming) {
-    const finished = yield* modelStep(ctx)
+    // The model step.
+    if (ctx.hears("Turn")) yield* ctx.emit({ _tag: "Turn" })
+    const finished = yield* modelAnswered(ctx, yield* modelCall(ctx))
     if (finished !== undefined) return driven(finished)
     if (stepTaken()) return { _tag: "Suspended" }
   }
