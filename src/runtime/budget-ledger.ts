@@ -79,7 +79,8 @@ export class BudgetLedger {
   #consecutive: number
   /** Allocated on the first threshold that fires: most runs have none. */
   #fired: Set<string> | undefined
-  readonly #extended: Map<BudgetReason, number>
+  /** Made on the first extension (or from a snapshot that has some): most runs never extend a limit. */
+  #extended: Map<BudgetReason, number> | undefined
 
   constructor(
     private readonly budget: Budget,
@@ -93,17 +94,18 @@ export class BudgetLedger {
     this.#lastTool = state.lastTool
     this.#consecutive = state.consecutive
     this.#fired = state.thresholdsFired.length === 0 ? undefined : new Set(state.thresholdsFired)
-    this.#extended = new Map(Object.entries(state.extended ?? {}) as Array<[BudgetReason, number]>)
+    const extended = state.extended === undefined ? [] : Object.entries(state.extended)
+    this.#extended = extended.length === 0 ? undefined : new Map(extended as Array<[BudgetReason, number]>)
   }
 
   /** The limit of a dimension (`Infinity` when unlimited), with the extensions granted. */
   limit(reason: BudgetReason): number {
-    return limitOf(this.budget, reason) + (this.#extended.get(reason) ?? 0)
+    return limitOf(this.budget, reason) + (this.#extended?.get(reason) ?? 0)
   }
 
   /** How much a dimension was extended so far. */
   extended(reason: BudgetReason): number {
-    return this.#extended.get(reason) ?? 0
+    return this.#extended?.get(reason) ?? 0
   }
 
   /**
@@ -116,7 +118,7 @@ export class BudgetLedger {
     const base = limitOf(this.budget, reason)
     const total = this.extended(reason) + by
     if (!(by >= 1) || !Number.isFinite(base) || total > base) return false
-    this.#extended.set(reason, total)
+    ;(this.#extended ??= new Map()).set(reason, total)
     return true
   }
 
@@ -215,7 +217,7 @@ export class BudgetLedger {
       lastTool: this.#lastTool,
       consecutive: this.#consecutive,
       thresholdsFired: this.#fired === undefined ? [] : [...this.#fired],
-      ...(this.#extended.size === 0 ? {} : { extended: Object.fromEntries(this.#extended) })
+      ...(this.#extended === undefined || this.#extended.size === 0 ? {} : { extended: Object.fromEntries(this.#extended) })
     }
   }
 }

@@ -99,6 +99,7 @@ export interface RunEnv extends CallEnv {
 }
 
 const noDecisions: ReadonlyMap<string, ResolvedDecision> = new Map()
+const notAwaiting: ReadonlyArray<AwaitingCall> = Object.freeze([])
 
 /** A Map of `record`'s entries, or undefined when it has none (made on first use instead). */
 const mapOf = <V>(record: Readonly<Record<string, V>> | undefined): Map<string, V> | undefined => {
@@ -123,7 +124,7 @@ export class RunContext {
   #knowledge: Map<string, string> | undefined
   /** Decisions given at resume, by call id; each is taken once. */
   #decisions: Map<string, ResolvedDecision> | undefined
-  #awaiting: ReadonlyArray<AwaitingCall> = []
+  #awaiting: ReadonlyArray<AwaitingCall> = notAwaiting
   #landing: Overrun | undefined = undefined
   /** The durable run's seam (`durability.ts`), read once per run; undefined in a plain run. */
   durability: Durability | undefined = undefined

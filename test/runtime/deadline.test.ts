@@ -52,6 +52,28 @@ describe("withDeadline on the live clock", () => {
     expect(Exit.isSuccess(exit) && Exit.hasInterrupts(exit.value)).toBe(true)
   })
 
+  it("deadlines of different lengths in flight together (one timer for all) each expire in their own time, and leave no timer behind", async () => {
+    const before = timers()
+    const order: Array<number> = []
+    const started = Date.now()
+    const timed = (millis: number) => withDeadline(Effect.never, millis, () => Effect.sync(() => (order.push(millis), Date.now() - started)))
+    // The longest first: the shorter ones come before the earliest deadline in the list, and arm the timer again.
+    const [long, short, middle, finished] = await Promise.all([
+      Effect.runPromise(timed(300)),
+      Effect.runPromise(timed(20)),
+      Effect.runPromise(timed(80)),
+      Effect.runPromise(withDeadline(Effect.succeed("done"), 40, () => Effect.succeed("late")))
+    ])
+    expect(order).toEqual([20, 80, 300])
+    expect(finished).toBe("done")
+    expect(short).toBeGreaterThanOrEqual(19)
+    expect(short).toBeLessThan(middle)
+    expect(middle).toBeGreaterThanOrEqual(79)
+    expect(long).toBeGreaterThanOrEqual(299)
+    // At most as many as before: the test runner's own timers may have ended meanwhile.
+    expect(timers()).toBeLessThanOrEqual(before)
+  })
+
   it("sees the caller's services", async () => {
     const Greeting = Context.Service<{ readonly word: string }>("test/Greeting")
     const exit = await runExit(
