@@ -24,13 +24,14 @@ export const assembleResponse = (reply: {
   readonly responseModel?: string | null | undefined
 }): LlmResponse => {
   const { content, calls, usage, finishReason, reasoning, responseId, responseModel } = reply
-  const meta = {
-    ...(usage === undefined ? {} : { usage }),
-    ...(finishReason === undefined ? {} : { finishReason }),
-    ...(reasoning.length === 0 ? {} : { reasoning }),
-    ...(typeof responseId === "string" && responseId !== "" ? { responseId } : {}),
-    ...(typeof responseModel === "string" && responseModel !== "" ? { responseModel } : {})
-  }
-  if (calls.length > 0) return { _tag: "ToolCalls", calls, ...(content === "" ? {} : { content }), ...meta }
-  return { _tag: "Text", content, ...meta }
+  // Keys set one by one, in the order the spreads of conditional objects gave them: those cost ~2.2 µs
+  // a response on Node 20 (a map per shape), this ~0.03 µs (issue #37).
+  const response: Record<string, unknown> = calls.length > 0 ? { _tag: "ToolCalls", calls } : { _tag: "Text", content }
+  if (calls.length > 0 && content !== "") response["content"] = content
+  if (usage !== undefined) response["usage"] = usage
+  if (finishReason !== undefined) response["finishReason"] = finishReason
+  if (reasoning.length > 0) response["reasoning"] = reasoning
+  if (typeof responseId === "string" && responseId !== "") response["responseId"] = responseId
+  if (typeof responseModel === "string" && responseModel !== "") response["responseModel"] = responseModel
+  return response as unknown as LlmResponse
 }

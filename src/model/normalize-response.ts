@@ -45,15 +45,18 @@ const infoIssue = (raw: Record<string, unknown>): string | undefined =>
     ? "responseModel must be a string"
     : undefined
 
-const withExtras = <A extends object>(base: A, content: unknown, usage: unknown, raw: Record<string, unknown>): A => ({
-  ...base,
-  ...(content === undefined ? {} : { content }),
-  ...(usage === undefined ? {} : { usage: usage as Usage }),
-  ...(raw["finishReason"] === undefined ? {} : { finishReason: raw["finishReason"] }),
-  ...(raw["reasoning"] === undefined ? {} : { reasoning: raw["reasoning"] }),
-  ...(raw["responseId"] === undefined ? {} : { responseId: raw["responseId"] }),
-  ...(raw["responseModel"] === undefined ? {} : { responseModel: raw["responseModel"] })
-})
+// Keys set one by one rather than spread in from conditional objects (~2 µs a response on Node 20; see
+// `assembleResponse`), in the same order.
+const withExtras = <A extends object>(base: A, content: unknown, usage: unknown, raw: Record<string, unknown>): A => {
+  const response: Record<string, unknown> = { ...(base as Record<string, unknown>) }
+  if (content !== undefined) response["content"] = content
+  if (usage !== undefined) response["usage"] = usage as Usage
+  if (raw["finishReason"] !== undefined) response["finishReason"] = raw["finishReason"]
+  if (raw["reasoning"] !== undefined) response["reasoning"] = raw["reasoning"]
+  if (raw["responseId"] !== undefined) response["responseId"] = raw["responseId"]
+  if (raw["responseModel"] !== undefined) response["responseModel"] = raw["responseModel"]
+  return response as A
+}
 
 /**
  * Normalises a user-written response (see `LlmResponseInit`); `callNumber` (1 for the client's first

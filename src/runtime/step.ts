@@ -50,8 +50,12 @@ function* modelAnswered(ctx: RunContext, response: LlmResponse): LoopSteps<Finis
     if (overrun !== undefined) yield* ctx.ensure(overrun)
   }
   if (response._tag === "ToolCalls" && response.calls.length > 0) {
-    const reasoning = response.reasoning === undefined || response.reasoning.length === 0 ? {} : { reasoning: response.reasoning }
-    ctx.append({ role: "assistant", content: response.content ?? "", toolCalls: response.calls, ...reasoning })
+    const reasoning = response.reasoning
+    ctx.append(
+      reasoning === undefined || reasoning.length === 0
+        ? { role: "assistant", content: response.content ?? "", toolCalls: response.calls }
+        : { role: "assistant", content: response.content ?? "", toolCalls: response.calls, reasoning }
+    )
     ctx.expect(response.calls)
     return undefined
   }
