@@ -33,6 +33,7 @@ import { checkReply } from "./check-reply.ts"
 import { normaliseCalls, type WireCall } from "./normalise-calls.ts"
 import { innermostMessage, isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
+import { sseChunks } from "./sse-stream.ts"
 import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 
 
@@ -104,12 +105,45 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
         return resilientStream(
           { provider, model },
           options,
-          (signal) => client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal }),
+          (signal) =>
+            client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal }).asResponse()
+              .then((response) => openAiSseChunks<ChatCompletionChunk>(response)),
           toModelError,
           openAiChunkDecoder
         )
       })
   }
+}
+
+/**
+ * Internal: a streamed OpenAI response's chunks as the SDK's `Stream` yields them, read by
+ * ./sse-stream.ts instead of the SDK's generators (the SDK still sends the request and turns an HTTP
+ * error into its `APIError`): each event's `data:` JSON, nothing after `[DONE]`, `data` with an `error`
+ * thrown as the SDK's `APIError` (an `error` event too, for `thread.` events, which are yielded as
+ * `{ event, data }`), invalid JSON a `SyntaxError`.
+ *
+ * @example
+ * ```ts
+ * client.chat.completions.create({ ...body, stream: true }, { signal }).asResponse().then((response) => openAiSseChunks<ChatCompletionChunk>(response))
+ * ```
+ */
+export const openAiSseChunks = <C>(response: Response): AsyncIterable<C> => {
+  const { APIError, OpenAIError } = sdk().default
+  let finished = false
+  return sseChunks<C>(response, (sse) => {
+    if (finished) return undefined
+    if (sse.data.startsWith("[DONE]")) {
+      finished = true
+      return undefined
+    }
+    const data = JSON.parse(sse.data)
+    if (sse.event === null || !sse.event.startsWith("thread.")) {
+      if (data?.error) throw new APIError(undefined, data.error, undefined, response.headers)
+      return data
+    }
+    if (sse.event === "error") throw new APIError(undefined, data.error, data.message, undefined)
+    return { event: sse.event, data } as C
+  }, () => new OpenAIError("Attempted to iterate over a response with no body"))
 }
 
 /**
@@ -129,18 +163,27 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
   let refusal = ""
   let thinking = ""
   let calls = 0
-  let info = ""
+  let informed = false
+  let infoId: unknown
+  let infoModel: unknown
+  /** Whether the chunk names another completion id or model than the last one said (JSON's sameness, string compares when both are strings). */
+  const newInfo = (id: unknown, model: unknown): boolean => {
+    const changed = !informed ||
+      (typeof id === "string" && typeof model === "string"
+        ? id !== infoId || model !== infoModel
+        : JSON.stringify([id, model]) !== JSON.stringify([infoId, infoModel]))
+    informed = true
+    infoId = id
+    infoModel = model
+    return changed
+  }
   return {
     chunk: (chunk) =>
       decodeChunk(
         () => {
           // Every chunk repeats the completion's id and model: said once, again only if it changes.
           const parts: Array<ResponsePart> = []
-          const infoKey = JSON.stringify([chunk.id, chunk.model])
-          if (infoKey !== info) {
-            info = infoKey
-            parts.push(...responseInfoParts(chunk.id, chunk.model))
-          }
+          if (newInfo(chunk.id, chunk.model)) parts.push(...responseInfoParts(chunk.id, chunk.model))
           const fromUsage = toUsage(chunk.usage)
           if (fromUsage !== undefined) usage = fromUsage
           const choice = chunk.choices?.[0]

@@ -1,0 +1,153 @@
+/**
+ * A streamed HTTP response read as server-sent events, for providers whose SDK parses every network
+ * chunk through nested async generators (the `openai` SDK: body iterator, double-newline splitter, line
+ * decoder, event parser; each a promise and a few microtasks per chunk, with a byte copy of the pending
+ * buffer per event). Here one reader per response parses each chunk in plain code, with that SDK's
+ * rules: UTF-8 (a character torn between chunks waits for its end; a BOM dropped at the start of each
+ * line, as its line-by-line decoding does), lines ending in LF, CR or CRLF (a CRLF torn between chunks
+ * counts once), `event:` and `data:` fields (one leading space dropped; data lines joined by LF),
+ * comments and other fields ignored, an event dispatched at its blank line unless it has neither a
+ * name nor data, an unfinished last event dropped. The provider turns each event into a chunk
+ * (`read`), or skips it. test/properties/sse-stream.property.test.ts holds it to the SDK's reading.
+ */
+
+/** One server-sent event: its `event:` name (`null` without one) and its `data:` lines joined by LF. */
+export interface SseEvent {
+  readonly event: string | null
+  readonly data: string
+}
+
+/**
+ * The chunks of `response`'s server-sent events: `read` makes a chunk of an event, `undefined` skips
+ * it, and what it throws fails the iteration after the chunks before it (as a generator would). An
+ * aborted read (`AbortError`) ends the iteration quietly, as the SDKs' streams do; `return()` cancels
+ * the body. `noBody` is the failure of a response without a body.
+ *
+ * @example
+ * ```ts
+ * const chunks = sseChunks(response, (event) => (event.data === "[DONE]" ? undefined : JSON.parse(event.data)), () => new Error("no body"))
+ * for await (const chunk of chunks) console.log(chunk)
+ * ```
+ */
+export const sseChunks = <C>(response: Response, read: (event: SseEvent) => C | undefined, noBody: () => unknown): AsyncIterable<C> => ({
+  [Symbol.asyncIterator]: () => new SseIterator(response, read, noBody)
+})
+
+const done: IteratorReturnResult<undefined> = { done: true, value: undefined }
+
+class SseIterator<C> implements AsyncIterator<C, undefined> {
+  readonly #reader: ReadableStreamDefaultReader<Uint8Array> | undefined
+  /** A BOM is not dropped here but at the start of every line, as the SDK (which decodes line by line) does. */
+  readonly #decoder = new TextDecoder("utf-8", { ignoreBOM: true })
+  /** Decoded text not yet split into lines. */
+  #text = ""
+  #event: string | null = null
+  #data: Array<string> = []
+  /** Chunks made of events already parsed, not yet handed out. */
+  #chunks: Array<C> = []
+  #next = 0
+  /** What `read` threw, handed out after the chunks made before it. */
+  #failure: { readonly cause: unknown } | undefined
+  #ended = false
+  readonly #onRead = (result: Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>["read"]>>): IteratorResult<C, undefined> | Promise<IteratorResult<C, undefined>> => {
+    if (result.done) {
+      this.#ended = true
+      this.#parse(this.#decoder.decode(), true)
+    } else this.#parse(this.#decoder.decode(result.value, { stream: true }), false)
+    return this.next()
+  }
+  readonly #onError = (cause: unknown): IteratorResult<C, undefined> => {
+    this.#ended = true
+    if (typeof cause === "object" && cause !== null && (cause as { name?: unknown }).name === "AbortError") return done
+    throw cause
+  }
+
+  constructor(response: Response, readonly read: (event: SseEvent) => C | undefined, readonly noBody: () => unknown) {
+    this.#reader = response.body?.getReader()
+  }
+
+  next(): Promise<IteratorResult<C, undefined>> {
+    if (this.#next < this.#chunks.length) {
+      const value = this.#chunks[this.#next++]!
+      if (this.#next === this.#chunks.length) {
+        this.#chunks = []
+        this.#next = 0
+      }
+      return Promise.resolve({ done: false, value })
+    }
+    const failure = this.#failure
+    if (failure !== undefined) {
+      this.#failure = undefined
+      this.#ended = true
+      this.#reader?.cancel().catch(() => {})
+      return Promise.reject(failure.cause)
+    }
+    if (this.#reader === undefined) return Promise.reject(this.noBody())
+    if (this.#ended) return Promise.resolve(done)
+    return this.#reader.read().then(this.#onRead, this.#onError)
+  }
+
+  return(): Promise<IteratorResult<C, undefined>> {
+    if (!this.#ended) {
+      this.#ended = true
+      this.#reader?.cancel().catch(() => {})
+    }
+    this.#chunks = []
+    this.#failure = undefined
+    return Promise.resolve(done)
+  }
+
+  /** Splits `text` (after what is pending) into lines and feeds them; at the end a pending CR ends its line. */
+  #parse(text: string, end: boolean): void {
+    const all = this.#text === "" ? text : this.#text + text
+    let start = 0
+    // The next CR at or after `start` (-1: none left), looked up again only once passed: LF-only streams scan once.
+    let cr = -2
+    while (this.#failure === undefined) {
+      const lf = all.indexOf("\n", start)
+      if (cr !== -1 && cr < start) cr = all.indexOf("\r", start)
+      let lineEnd: number
+      let next: number
+      if (cr !== -1 && (lf === -1 || cr < lf)) {
+        // A CR ends a line; a CR at the very end may be the first half of a CRLF torn between chunks.
+        if (cr === all.length - 1 && !end) break
+        lineEnd = cr
+        next = all.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1
+      } else if (lf !== -1) {
+        lineEnd = lf
+        next = lf + 1
+      } else break
+      this.#line(all.slice(start, lineEnd))
+      start = next
+    }
+    // At the end, an unfinished last line would only join an event that never gets its blank line: dropped.
+    this.#text = end ? "" : start === 0 ? all : all.slice(start)
+  }
+
+  #line(text: string): void {
+    const line = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
+    if (line === "") {
+      const event = this.#event
+      const data = this.#data
+      if (!event && data.length === 0) return
+      this.#event = null
+      this.#data = []
+      let chunk: C | undefined
+      try {
+        chunk = this.read({ event, data: data.length === 1 ? data[0]! : data.join("\n") })
+      } catch (cause) {
+        this.#failure = { cause }
+        return
+      }
+      if (chunk !== undefined) this.#chunks.push(chunk)
+      return
+    }
+    if (line.charCodeAt(0) === 58 /* ":" */) return
+    const colon = line.indexOf(":")
+    const field = colon === -1 ? line : line.slice(0, colon)
+    let value = colon === -1 ? "" : line.slice(colon + 1)
+    if (value.charCodeAt(0) === 32 /* " " */) value = value.slice(1)
+    if (field === "event") this.#event = value
+    else if (field === "data") this.#data.push(value)
+  }
+}
