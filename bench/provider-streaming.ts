@@ -16,12 +16,14 @@
  * stream the server had to flush (a library holding a delta back).
  *
  * Figures: first delta (ms) and wall per delta (µs) over runs of `deltas`, median (min–max), subjects
- * interleaved run by run, order alternating; CPU per delta (µs): the CPU time of runs of `deltas` deltas
+ * interleaved run by run, order alternating, the event loop settled after each run (`settle`); CPU per delta (µs): the CPU time of runs of `deltas` deltas
  * minus that of runs of one, ÷ (`deltas` − 1), per round. The server runs in this process, so its
  * writes are in every subject's CPU time alike (the floor row shows the transport's share).
  *
- * `tsx bench/provider-streaming.ts` runs it alone; `… profile <wire> [deltas] [ms]` writes a CPU
- * profile of ours on one wire (bench/profiles/provider-<wire>.cpuprofile, for bench/profile-summary.ts).
+ * `node --import tsx/esm bench/provider-streaming.ts` runs it alone (`BENCH_WIRES`, `BENCH_PROVIDER_LIBS`,
+ * `BENCH_PROVIDER_RUNS`, `BENCH_PROVIDER_PACE`); `… profile <wire> [deltas] [ms] [library]` writes a CPU
+ * profile of one library (ours by default) on one wire (bench/profiles/provider-<wire>[-<library>].cpuprofile,
+ * for bench/profile-summary.ts).
  */
 import { createAnthropic } from "@ai-sdk/anthropic"
 import { createGoogleGenerativeAI } from "@ai-sdk/google"
@@ -224,13 +226,30 @@ const floor: Factory = (wire, url, deltas) => {
   }
 }
 
-const factories: ReadonlyArray<Factory> = [floor, ours, vercel, openAiAgents, mastra]
+const allFactories = { floor, ours, ai: vercel, agents: openAiAgents, mastra }
+/** `BENCH_PROVIDER_LIBS=ours,ai` measures only those (keys of `allFactories`). */
+const factories: ReadonlyArray<Factory> = (process.env.BENCH_PROVIDER_LIBS?.split(",") ?? Object.keys(allFactories)).map((key) => {
+  const factory = allFactories[key.trim() as keyof typeof allFactories]
+  if (factory === undefined) throw new Error(`BENCH_PROVIDER_LIBS: no library "${key}" (${Object.keys(allFactories).join(", ")})`)
+  return factory
+})
 
 // ---- measuring ----
 
 interface Timing {
   readonly firstMs: number
   readonly perDeltaUs: number
+}
+
+/**
+ * A few turns of the event loop after a run, so that work a library leaves behind once its stream
+ * ended (the AI SDK's, measured: ~5 ms of wall time) runs before the next subject's run rather than
+ * inside it, where it doubled the next library's first delta. It runs inside `cpuOf`'s measured span,
+ * so a library's leftovers count in its own CPU time.
+ */
+const settle = async () => {
+  for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve))
+  await new Promise<void>((resolve) => setTimeout(resolve, 1))
 }
 
 const measure = async (server: WireServer, subject: Subject, deltas: number): Promise<Timing> => {
@@ -249,6 +268,7 @@ const measure = async (server: WireServer, subject: Subject, deltas: number): Pr
     text += delta
     server.advance()
   })
+  await settle()
   const expected = wholeText(deltas)
   const calls = server.calls[subject.wire] - callsBefore
   const stalls = server.stalls() - stallsBefore
@@ -318,14 +338,14 @@ export const runProviderStreaming = async (
       }
     }
     const cpu = perDelta.map(summarize)
-    const oursCpu = new Map(timed.flatMap((t, i) => (t.subject.library.startsWith("effect-agent-dsl") ? [[t.subject.wire, cpu[i]!.median] as const] : [])))
+    const oursCpu = new Map<WireFormat, number>(timed.flatMap((t, i) => (t.subject.library.startsWith("effect-agent-dsl") ? [[t.subject.wire, cpu[i]!.median] as const] : [])))
     return timed.map((t, i) => ({
       wire: t.subject.wire,
       library: t.subject.library,
       "first delta ms (min–max)": show(summarize(t.timings.map((x) => x.firstMs)), 3),
       "per delta µs wall (min–max)": show(summarize(t.timings.map((x) => x.perDeltaUs)), 1),
       "per delta µs CPU (min–max)": show(cpu[i]!, 2),
-      "CPU ÷ ours": +(cpu[i]!.median / oursCpu.get(t.subject.wire)!).toFixed(2),
+      "CPU ÷ ours": +(cpu[i]!.median / (oursCpu.get(t.subject.wire) ?? Number.NaN)).toFixed(2),
       "call of 1 delta, µs CPU (min–max)": show(summarize(perCall[i]!), 0)
     }))
   } finally {
@@ -333,12 +353,13 @@ export const runProviderStreaming = async (
   }
 }
 
-/** A CPU profile (through `node:inspector`, after a warm-up) of ours streaming `deltas` deltas over `wire`, for `ms` milliseconds. */
-const profileOurs = async (wire: WireFormat, deltas: number, ms: number, pace: Pace) => {
+/** A CPU profile (through `node:inspector`, after a warm-up) of one library (ours by default) streaming `deltas` deltas over `wire`, for `ms` milliseconds. */
+const profileLibrary = async (key: keyof typeof allFactories, wire: WireFormat, deltas: number, ms: number, pace: Pace) => {
   const { Session } = await import("node:inspector/promises")
   const { mkdirSync, writeFileSync } = await import("node:fs")
   const server = await startWireServer(pace)
-  const subject = ours(wire, server.url, deltas)!
+  const subject = allFactories[key](wire, server.url, deltas)
+  if (subject === undefined) throw new Error(`${key} has no provider for ${wire}`)
   const loop = async (until: number) => {
     let n = 0
     for (; performance.now() < until; n++) await measure(server, subject, deltas)
@@ -358,7 +379,7 @@ const profileOurs = async (wire: WireFormat, deltas: number, ms: number, pace: P
   await server.close()
   const dir = new URL("./profiles/", import.meta.url)
   mkdirSync(dir, { recursive: true })
-  const out = new URL(`provider-${wire}.cpuprofile`, dir)
+  const out = new URL(`provider-${wire}${key === "ours" ? "" : `-${key}`}.cpuprofile`, dir)
   writeFileSync(out, JSON.stringify(profile))
   console.log(`${n} runs of ${deltas} deltas (${(((cpu.user + cpu.system) / n / deltas)).toFixed(2)} µs CPU per delta, setup included, profiler on) → ${out.pathname}`)
 }
@@ -366,7 +387,8 @@ const profileOurs = async (wire: WireFormat, deltas: number, ms: number, pace: P
 if (import.meta.url === `file://${process.argv[1]}`) {
   if (process.argv[2] === "profile") {
     const pace = (process.env.BENCH_PROVIDER_PACE ?? "read") as Pace
-    await profileOurs((process.argv[3] ?? "openai") as WireFormat, Number(process.argv[4] ?? 2000), Number(process.argv[5] ?? 5000), pace)
+    const [wire = "openai", deltas = "1000", ms = "5000", key = "ours"] = process.argv.slice(3)
+    await profileLibrary(key as keyof typeof allFactories, wire as WireFormat, Number(deltas), Number(ms), pace)
   } else {
     const only = process.env.BENCH_WIRES?.split(",") as Array<WireFormat> | undefined
     const pace = (process.env.BENCH_PROVIDER_PACE ?? "read") as Pace
