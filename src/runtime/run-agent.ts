@@ -278,11 +278,20 @@ const execute = (
       retryHeard: fiber.getRef(ModelRetryListener) !== undefined
     }
     // The run's references, read from the fiber it starts on rather than asked for one by one.
-    const run = executeTraced(definition, start, control, given ?? fiber.getRef(StreamSink), observe, env, {
-      durability: fiber.getRef(Durability),
-      parentScope: fiber.getRef(CurrentBudgetScope),
-      resumeLedger: fiber.getRef(ResumeLedger),
-      random: fiber.getRef(Random.Random)
+    // Made here, as the run starts (`withTracing` runs this when the Effect is evaluated).
+    const run = runOf({
+      definition,
+      start,
+      control,
+      sink: given ?? fiber.getRef(StreamSink),
+      observe,
+      env,
+      references: {
+        durability: fiber.getRef(Durability),
+        parentScope: fiber.getRef(CurrentBudgetScope),
+        resumeLedger: fiber.getRef(ResumeLedger),
+        random: fiber.getRef(Random.Random)
+      }
     })
     if (!traced) return run
     const span = agentSpan(definition.name, env.client?.metadata, fiber.getRef(CurrentConversation))
@@ -318,17 +327,6 @@ interface Running {
   readonly startedAt: number
   ctx: RunContext | undefined
 }
-
-const executeTraced = (
-  definition: AgentDefinition,
-  start: Start,
-  control: DriveControl,
-  sink: EventSink | undefined,
-  observe: ((ctx: RunContext) => void) | undefined,
-  env: RunEnv,
-  references: RunReferences
-): Effect.Effect<RunResult, AgentError, ModelClientService> =>
-  Effect.suspend(() => runOf({ definition, start, control, sink, observe, env, references }))
 
 /**
  * A run: its id and start, then its body within the `duration` budget, then `RunEnd`. A plain run's id
