@@ -22,6 +22,7 @@ import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 import { assembleResponse } from "./assemble-response.ts"
 import { checkReply, unusableReply } from "./check-reply.ts"
 import { GeminiSchemaError, toGeminiSchema } from "./gemini-schema.ts"
+import { geminiStreamReader } from "./gemini-stream.ts"
 import { argumentsText } from "./normalise-calls.ts"
 import { isConnectionFailure, resilientCall, shouldRetryStatus } from "./resilience.ts"
 import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
@@ -74,6 +75,9 @@ export const gemini = (model: string, options: GeminiOptions = {}): ModelClient 
   } catch (error) {
     throw new AgentConfigError({ subject: `gemini model "${model}"`, reason: describeCause(error) })
   }
+  // Streams read by ./gemini-stream.ts (the SDK's reader parses each event three times); the SDK's own when it has no such method.
+  const api = (client as unknown as { apiClient?: { processStreamResponse?: unknown } }).apiClient
+  if (api !== undefined && typeof api.processStreamResponse === "function") api.processStreamResponse = geminiStreamReader(sdk().ApiError)
   // Numbers the responses that needed ids, so assigned ids differ across a run's turns.
   let responses = 0
   const nextResponse = () => ++responses
