@@ -49,7 +49,9 @@ export const handleCall = (ctx: RunContext, call: ToolCall): CallSteps => {
   const terminal = ctx.skill.terminals.get(call.name)
   if (terminal !== undefined && terminal === ctx.skill.submit) return settleTerminal(ctx, terminal, call)
   if (ctx.traced) return inToolSpan(ctx, call, Effect.gen(() => dispatch(ctx, call, terminal)))
-  return dispatch(ctx, call, terminal)
+  const tool = terminal === undefined ? ctx.skill.tools.get(call.name) : undefined
+  // One of the skill's tools: its pipeline appends the result itself (no `dispatch` in between).
+  return tool === undefined ? dispatch(ctx, call, terminal) : runToolCallSteps(ctx, tool, call, true)
 }
 
 /** What `handleCall` answers: steps, or the Effect of a traced call; either is delegated to with `yield*`. */

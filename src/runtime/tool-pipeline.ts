@@ -70,13 +70,18 @@ export const runToolCall = (ctx: RunContext, tool: AnyTool, call: ToolCall): Eff
 
 /**
  * `runToolCall` as generator steps, for the loop to delegate to (`yield*`) inside its own `Effect.gen`.
+ * With `append`, the tool result is appended to the transcript here (and `undefined` answered): the
+ * loop's tool step then delegates to these steps directly, one generator fewer for the call's
+ * resumption to pass through (issue #37).
  *
  * @example
  * ```ts
  * const result = yield* runToolCallSteps(ctx, tool, call) // a tool message, or "suspend"
  * ```
  */
-export function* runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall): Steps<LlmMessage | "suspend", PipelineError> {
+export function runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall): Steps<LlmMessage | "suspend", PipelineError>
+export function runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall, append: true): Steps<undefined | "suspend", PipelineError>
+export function* runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall, append = false): Steps<LlmMessage | "suspend" | undefined, PipelineError> {
   // A decision binds to its call: the same id and the same tool (`resolveDecisions` checked both
   // against the snapshot); one about another tool is never applied, and the call waits again.
   const taken = ctx.takeDecision(call.id)
@@ -90,7 +95,10 @@ export function* runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall
     )
   }
   if (decision?._tag === "Deny") {
-    return { role: "tool", toolCallId: call.id, name: tool.name, content: deniedContent(tool.name, decision.reason) } satisfies LlmMessage
+    const message = { role: "tool", toolCallId: call.id, name: tool.name, content: deniedContent(tool.name, decision.reason) } satisfies LlmMessage
+    if (!append) return message
+    ctx.append(message)
+    return undefined
   }
   // The arguments a human decided on run as they are: never decoded from the model's text again.
   const decided = decision
@@ -116,8 +124,12 @@ export function* runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall
     : { _tag: "Ask", situation: { _tag: "Invalid", value: decoded.value, issues: decoded.issues } }
   while (true) {
     switch (next._tag) {
-      case "Reply":
-        return { role: "tool", toolCallId: call.id, name: tool.name, content: next.content } satisfies LlmMessage
+      case "Reply": {
+        const message = { role: "tool", toolCallId: call.id, name: tool.name, content: next.content } satisfies LlmMessage
+        if (!append) return message
+        ctx.append(message)
+        return undefined
+      }
       case "End":
         return yield* next.error
       case "Run": {
