@@ -34,26 +34,33 @@ export const sseChunks = <C>(response: Response, read: (event: SseEvent) => C | 
 })
 
 const done: IteratorReturnResult<undefined> = { done: true, value: undefined }
+/** No chunk came of the lines parsed so far. */
+const none: unique symbol = Symbol("none")
 
+/**
+ * Parses lazily: `next()` parses lines only until one event makes a chunk, so the first chunk of a
+ * large read is handed out before the rest of the read is parsed (as the SDK's generators do).
+ */
 class SseIterator<C> implements AsyncIterator<C, undefined> {
   readonly #reader: ReadableStreamDefaultReader<Uint8Array> | undefined
   /** A BOM is not dropped here but at the start of every line, as the SDK (which decodes line by line) does. */
   readonly #decoder = new TextDecoder("utf-8", { ignoreBOM: true })
-  /** Decoded text not yet split into lines. */
+  /** Decoded text; lines before `#start` are parsed. */
   #text = ""
+  #start = 0
+  /** The next CR in `#text` at or after `#start` (-1: none; -2: not looked for): LF-only streams scan for it once per read. */
+  #cr = -2
   #event: string | null = null
   #data: Array<string> = []
-  /** Chunks made of events already parsed, not yet handed out. */
-  #chunks: Array<C> = []
-  #next = 0
   /** What `read` threw, handed out after the chunks made before it. */
   #failure: { readonly cause: unknown } | undefined
+  /** The body has ended (or failed, or was cancelled): no more reads. */
   #ended = false
-  readonly #onRead = (result: Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>["read"]>>): IteratorResult<C, undefined> | Promise<IteratorResult<C, undefined>> => {
+  readonly #onRead = (result: Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>["read"]>>): Promise<IteratorResult<C, undefined>> => {
     if (result.done) {
       this.#ended = true
-      this.#parse(this.#decoder.decode(), true)
-    } else this.#parse(this.#decoder.decode(result.value, { stream: true }), false)
+      this.#append(this.#decoder.decode())
+    } else this.#append(this.#decoder.decode(result.value, { stream: true }))
     return this.next()
   }
   readonly #onError = (cause: unknown): IteratorResult<C, undefined> => {
@@ -67,19 +74,12 @@ class SseIterator<C> implements AsyncIterator<C, undefined> {
   }
 
   next(): Promise<IteratorResult<C, undefined>> {
-    if (this.#next < this.#chunks.length) {
-      const value = this.#chunks[this.#next++]!
-      if (this.#next === this.#chunks.length) {
-        this.#chunks = []
-        this.#next = 0
-      }
-      return Promise.resolve({ done: false, value })
-    }
+    const chunk = this.#failure === undefined ? this.#pump() : none
+    if (chunk !== none) return Promise.resolve({ done: false, value: chunk })
     const failure = this.#failure
     if (failure !== undefined) {
       this.#failure = undefined
-      this.#ended = true
-      this.#reader?.cancel().catch(() => {})
+      this.#finish()
       return Promise.reject(failure.cause)
     }
     if (this.#reader === undefined) return Promise.reject(this.noBody())
@@ -88,66 +88,92 @@ class SseIterator<C> implements AsyncIterator<C, undefined> {
   }
 
   return(): Promise<IteratorResult<C, undefined>> {
+    this.#finish()
+    return Promise.resolve(done)
+  }
+
+  /** No more chunks: the body cancelled (unless it ended), the pending text and failure dropped. */
+  #finish(): void {
     if (!this.#ended) {
       this.#ended = true
       this.#reader?.cancel().catch(() => {})
     }
-    this.#chunks = []
+    this.#text = ""
+    this.#start = 0
+    this.#cr = -2
     this.#failure = undefined
-    return Promise.resolve(done)
   }
 
-  /** Splits `text` (after what is pending) into lines and feeds them; at the end a pending CR ends its line. */
-  #parse(text: string, end: boolean): void {
-    const all = this.#text === "" ? text : this.#text + text
-    let start = 0
-    // The next CR at or after `start` (-1: none left), looked up again only once passed: LF-only streams scan once.
-    let cr = -2
-    while (this.#failure === undefined) {
-      const lf = all.indexOf("\n", start)
-      if (cr !== -1 && cr < start) cr = all.indexOf("\r", start)
+  #append(text: string): void {
+    if (this.#start > 0) {
+      this.#text = this.#text.slice(this.#start)
+      this.#start = 0
+    }
+    this.#text = this.#text === "" ? text : this.#text + text
+    this.#cr = -2
+  }
+
+  /**
+   * Parses complete lines until one event makes a chunk (or `read` fails); `none` when the text has no
+   * more complete lines. Once the body has ended, a last CR ends its line and an unfinished last line
+   * is dropped (it could only join an event that never gets its blank line).
+   */
+  #pump(): C | typeof none {
+    const text = this.#text
+    let start = this.#start
+    let cr = this.#cr
+    let chunk: C | typeof none = none
+    while (chunk === none && this.#failure === undefined) {
+      const lf = text.indexOf("\n", start)
+      if (cr !== -1 && cr < start) cr = text.indexOf("\r", start)
       let lineEnd: number
       let next: number
       if (cr !== -1 && (lf === -1 || cr < lf)) {
-        // A CR ends a line; a CR at the very end may be the first half of a CRLF torn between chunks.
-        if (cr === all.length - 1 && !end) break
+        // A CR ends a line; a CR at the very end may be the first half of a CRLF torn between reads.
+        if (cr === text.length - 1 && !this.#ended) break
         lineEnd = cr
-        next = all.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1
+        next = text.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1
       } else if (lf !== -1) {
         lineEnd = lf
         next = lf + 1
       } else break
-      this.#line(all.slice(start, lineEnd))
+      chunk = this.#line(text.slice(start, lineEnd))
       start = next
     }
-    // At the end, an unfinished last line would only join an event that never gets its blank line: dropped.
-    this.#text = end ? "" : start === 0 ? all : all.slice(start)
+    this.#start = start
+    this.#cr = cr
+    if (chunk === none && this.#ended) {
+      this.#text = ""
+      this.#start = 0
+      this.#cr = -2
+    }
+    return chunk
   }
 
-  #line(text: string): void {
+  /** Feeds one line; the chunk its event makes, if it ends one. */
+  #line(text: string): C | typeof none {
     const line = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
     if (line === "") {
       const event = this.#event
       const data = this.#data
-      if (!event && data.length === 0) return
+      if (!event && data.length === 0) return none
       this.#event = null
       this.#data = []
-      let chunk: C | undefined
       try {
-        chunk = this.read({ event, data: data.length === 1 ? data[0]! : data.join("\n") })
+        const chunk = this.read({ event, data: data.length === 1 ? data[0]! : data.join("\n") })
+        return chunk === undefined ? none : chunk
       } catch (cause) {
         this.#failure = { cause }
-        return
+        return none
       }
-      if (chunk !== undefined) this.#chunks.push(chunk)
-      return
     }
-    if (line.charCodeAt(0) === 58 /* ":" */) return
+    if (line.charCodeAt(0) === 58 /* ":" */) return none
     const colon = line.indexOf(":")
     const field = colon === -1 ? line : line.slice(0, colon)
     let value = colon === -1 ? "" : line.slice(colon + 1)
     if (value.charCodeAt(0) === 32 /* " " */) value = value.slice(1)
     if (field === "event") this.#event = value
     else if (field === "data") this.#data.push(value)
+    return none
   }
 }
