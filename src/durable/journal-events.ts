@@ -117,7 +117,7 @@ export interface JournalSink {
 export const journalSink = (journal: RunJournal["Service"], rootRunId: string, known: ReadonlySet<string>): JournalSink => {
   const seen = new Map<string, number>()
   let ended = false
-  const sink: EventSink = (event) => {
+  const sink: EventSink = Object.assign((event: RunStreamEvent) => {
     if (leftOut.has(event._tag)) return Effect.void
     if (event._tag === "RunEnd" && event.outcome._tag === "Interrupted") return Effect.void
     return Effect.flatMap(InStep, (inStep) => {
@@ -136,6 +136,6 @@ export const journalSink = (journal: RunJournal["Service"], rootRunId: string, k
       const appendText = journal.appendText
       return withStoreRetry(appendText === undefined ? journal.append(rootRunId, key, encodeJournalEvent(event)) : appendText(rootRunId, key, encodeJournalEventText(event)))
     })
-  }
+  }, { deltas: false as const })
   return { sink, ended: () => ended }
 }

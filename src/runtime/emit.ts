@@ -40,9 +40,12 @@ import type { AgentPlan } from "./plan.ts"
  * Where a streaming run's events go (a queue behind `runStream`). A sink may also offer an event at
  * once (`offerNow`: true when it took it, false when it must wait for room), which is what its Effect
  * does first: a streamed delta uses it and needs no Effect of its own while the consumer keeps up.
+ * A sink that takes no deltas says so (`deltas: false`, a durable run's journal): a run whose only
+ * sink it is asks the model for its whole answer (`chat`) instead of streaming it.
  */
 export type EventSink = ((event: RunStreamEvent) => Effect.Effect<void>) & {
   readonly offerNow?: ((event: RunStreamEvent) => boolean) | undefined
+  readonly deltas?: false | undefined
 }
 
 /**

@@ -84,7 +84,7 @@ const modelRequest = (ctx: RunContext): ModelRequest => {
 /**
  * The turn's model call (the first half of a model step): its steps, delegated to from the turn itself
  * (so no generator of the step waits with the call), or the Effect of its span when the run is traced.
- * Streamed to `onPart` in a streaming run; recorded in a durable one.
+ * Streamed to `onPart` in a streaming run (not when its sink takes no deltas); recorded in a durable one.
  */
 const modelCall = (ctx: RunContext): Steps<LlmResponse, AgentError, ModelClientService> | Effect.Effect<LlmResponse, AgentError, ModelClientService> => {
   const request = modelRequest(ctx)
@@ -95,7 +95,7 @@ const modelCall = (ctx: RunContext): Steps<LlmResponse, AgentError, ModelClientS
       ctx,
       turn,
       request,
-      ctx.sink === undefined ? undefined : (part) => onPart(ctx, part),
+      ctx.sink === undefined || ctx.sink.deltas === false ? undefined : (part) => onPart(ctx, part),
       durability === undefined ? undefined : (call) => durability.model({ runId: ctx.runId, turn, purpose: "step" }, call),
       ctx.callEnv
     )

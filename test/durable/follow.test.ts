@@ -5,7 +5,7 @@
  */
 import { Deferred, Effect, Exit, Fiber, Layer, Schema, Stream } from "effect"
 import { describe, expect, it } from "vitest"
-import { agent, Decision, text, tool, toolCalls } from "../../src/index.ts"
+import { agent, Decision, type ModelClient, text, tool, toolCalls } from "../../src/index.ts"
 import { durable, type DurableEvent, followResponse, memoryEngine, Reconciled, RunJournal } from "../../src/durable/index.ts"
 import { encodeJournalEvent } from "../../src/durable/journal-events.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
@@ -138,6 +138,22 @@ describe.each(engineKinds)("d.follow (%s engine)", (engine) => {
       const error = await Effect.runPromise(Effect.flip(collect(d.follow("r", { after }))).pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(memoryEngine)))))
       expect(error).toMatchObject({ _tag: "InputInvalid", issues: expect.stringMatching(/after must be a non-negative integer/) })
     }
+  })
+
+  it("asks the model for whole answers (chat, not stream): its journal takes no deltas", async () => {
+    const scripted = scriptedModel([toolCalls([{ id: "c1", name: "lookup", arguments: {} }]), text("found")])
+    let streams = 0
+    const model: ModelClient = { chat: scripted.chat, stream: (request) => (streams++, scripted.stream(request)) }
+    const lookup = tool("lookup", { args: Schema.Struct({}), effect: "readOnly", run: () => "30 EUR" })
+    const d = durable(agent("finder").model(model).tools({ lookup }))
+    const events = await Effect.gen(function*() {
+      const following = yield* Effect.forkChild(collect(d.follow("f1")))
+      yield* d.run("find", { runId: "f1" })
+      return yield* Fiber.join(following)
+    }).pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(memoryEngine))), Effect.timeout("10 seconds"), Effect.runPromise)
+    expect(streams).toBe(0)
+    expect(scripted.requests).toHaveLength(2)
+    expect(events.at(-1)!.event).toMatchObject({ _tag: "RunEnd", outcome: { _tag: "Success", output: "found" } })
   })
 
   it("journals a failure as its AgentError and an error in a tool event as tag and message", () => {
