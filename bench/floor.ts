@@ -1,18 +1,16 @@
 /**
  * The floor: a hand-written agent loop doing the same observable work as our agent, with nothing else.
  * Same async mock (the function our `ModelClient.fromFunction` wraps), same Effect Schema decode of the
- * arguments (`JSON.parse` + the object decoder, our fast path, same options), the same messages appended
+ * arguments (`JSON.parse` + our strict object decoder, `strictResultDecoder`), the same messages appended
  * (system, user, assistant with its calls, one tool message per call), usage summed, the allowlist and the
  * turn/tool-call budget checked in plain JS, and a structural check of every response. No fibers, spans,
  * events, hooks or snapshots. "ours ÷ floor" in `npm run bench` is what our loop costs above this.
  */
 import { Result, Schema } from "effect"
+import { strictResultDecoder } from "../src/internal/strict-decode.ts"
 import { callUsage, type Harness, type MakeRunner, maxTurns, mockModel, question, runTool, type Scenario, systemPrompt } from "./calculator/script.ts"
 
 const Operands = Schema.Struct({ a: Schema.Finite, b: Schema.Finite })
-/** The decode options of our tool pipeline. */
-export const decodeOptions = { errors: "all", onExcessProperty: "error" } as const
-
 interface Call {
   readonly id: string
   readonly name: string
@@ -34,7 +32,7 @@ export const isReply = (value: unknown): value is Reply => {
   return reply._tag === "Text" ? typeof reply.content === "string" : reply._tag === "ToolCalls" && Array.isArray(reply.calls)
 }
 
-/** A call's arguments: `JSON.parse` + the object decoder (our fast path), or the tool result that says why not. */
+/** A call's arguments: `JSON.parse` + the strict object decoder (our fast path), or the tool result that says why not. */
 export const decodeArguments = (
   decode: ReturnType<typeof floorSetup>["decode"],
   text: string
@@ -45,7 +43,7 @@ export const decodeArguments = (
   } catch {
     parsed = undefined
   }
-  return Result.mapError(decode(parsed, decodeOptions), (error) => `invalid arguments: ${error.message}`)
+  return Result.mapError(decode(parsed), (error) => `invalid arguments: ${error.message}`)
 }
 
 /** What both floors set up once per runner: the decoder, the tools by name, their definitions, the turn limit, the mock. */
@@ -56,7 +54,7 @@ export const floorSetup = (scenario: Scenario, harness: Harness) => {
     ["multiply", runTool(scenario, counters, "multiply")]
   ])
   return {
-    decode: Schema.decodeUnknownResult(Schema.toCodecJson(Operands)),
+    decode: strictResultDecoder(Schema.toCodecJson(Operands)),
     tools,
     definitions: [...tools.keys()].map((name) => ({
       type: "function" as const,

@@ -7,6 +7,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 // The module itself, not the `effect/ai` barrel: that one loads ~120 more modules (http, rpc, workers, sql).
 import * as OpenAiStructuredOutput from "effect/ai/OpenAiStructuredOutput"
+import { strictOptions, strictResultDecoder } from "../internal/strict-decode.ts"
 import type { JsonSchemaObject } from "../model/messages.ts"
 
 /** The Schemas accepted as tool arguments: codecs without service requirements. */
@@ -22,8 +23,6 @@ export interface ToolParameters<Args> {
   /** The codec between decoded args and the JSON the model sends (strict mode: optional keys as null). */
   readonly codec: Schema.ConstraintCodec<Args, unknown, never, never>
 }
-
-const parseOptions = { errors: "all", onExcessProperty: "error" } as const
 
 /**
  * Builds `parameters` and the decoder. In strict mode the JSON Schema follows OpenAI's strict subset
@@ -55,19 +54,19 @@ export const toolParameters = <S extends ArgsSchema>(
  * ```
  */
 export const argsDecoder = <A>(codec: Schema.ConstraintCodec<A, unknown, never, never>): ArgsDecoder<A> => {
-  const decodeObject = Schema.decodeUnknownResult(codec)
+  const decodeObject = strictResultDecoder(codec)
   const decodeJsonText = Schema.decodeUnknownResult(Schema.fromJsonString(codec))
-  const report = (raw: string) => Result.mapError(decodeJsonText(raw, parseOptions), (error) => error.message)
+  const report = (raw: string) => Result.mapError(decodeJsonText(raw, strictOptions), (error) => error.message)
   return (raw) => {
-    if (typeof raw !== "string") return Result.mapError(decodeObject(raw, parseOptions), (error) => error.message)
-    if (raw.trim() === "") return Result.mapError(decodeObject({}, parseOptions), (error) => error.message)
+    if (typeof raw !== "string") return Result.mapError(decodeObject(raw), (error) => error.message)
+    if (raw.trim() === "") return Result.mapError(decodeObject({}), (error) => error.message)
     let parsed: unknown
     try {
       parsed = JSON.parse(raw)
     } catch {
       return report(raw)
     }
-    const decoded = decodeObject(parsed, parseOptions)
+    const decoded = decodeObject(parsed)
     return Result.isSuccess(decoded) ? Result.succeed(decoded.success) : report(raw)
   }
 }

@@ -143,7 +143,7 @@ describe.each(engineKinds)("d.follow (%s engine)", (engine) => {
   it("asks the model for whole answers (chat, not stream): its journal takes no deltas", async () => {
     const scripted = scriptedModel([toolCalls([{ id: "c1", name: "lookup", arguments: {} }]), text("found")])
     let streams = 0
-    const model: ModelClient = { chat: scripted.chat, stream: (request) => (streams++, scripted.stream(request)) }
+    const model: ModelClient = { chat: scripted.chat, stream: (request) => (streams++, scripted.stream!(request)) }
     const lookup = tool("lookup", { args: Schema.Struct({}), effect: "readOnly", run: () => "30 EUR" })
     const d = durable(agent("finder").model(model).tools({ lookup }))
     const events = await Effect.gen(function*() {

@@ -1,0 +1,96 @@
+/**
+ * Strict decoding (`{ errors: "all", onExcessProperty: "error" }`) at the cost of a default one.
+ *
+ * Effect's struct parser has a fast path for the default options only; any other option (the excess-key
+ * check above all) sends every struct of every value through a generator per struct. For a Schema
+ * whose decoded form keeps the shape of its input (no transformation, declaration or recursion
+ * anywhere in it), "no excess key" can be checked on the result instead: the default decode keeps only
+ * the keys the Schema knows, so an input key missing from the result is an excess key. The default
+ * decode runs first; when it succeeds and the result kept every key of the input, it is the strict
+ * decode's result too (the same candidates are tried in the same order, and a candidate that kept
+ * every key has none the strict check refuses). Otherwise (a failure, a dropped key, any other Schema)
+ * the strict decode runs and gives its own result and report. A property test compares both decoders
+ * on hostile values (test/properties/strict-decode.property.test.ts).
+ */
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import type * as SchemaAST from "effect/SchemaAST"
+
+/** The options of every strict decode: every issue reported, an unknown key refused. */
+export const strictOptions = { errors: "all", onExcessProperty: "error" } as const
+
+/**
+ * `Schema.decodeUnknownResult(codec)` under `strictOptions`, through the default decode when the
+ * Schema allows it (see the module header).
+ *
+ * @example
+ * ```ts
+ * const decode = strictResultDecoder(Schema.Struct({ a: Schema.Finite }))
+ * decode({ a: 1 })        // Result.succeed({ a: 1 })
+ * decode({ a: 1, b: 2 })  // Result.fail(SchemaError: b is unexpected)
+ * ```
+ */
+export const strictResultDecoder = <A>(codec: Schema.ConstraintCodec<A, unknown, never, never>): (input: unknown) => Result.Result<A, Schema.SchemaError> => {
+  const decode = Schema.decodeUnknownResult(codec)
+  const strict = (input: unknown) => decode(input, strictOptions)
+  if (!keepsShape(codec.ast)) return strict
+  return (input) => {
+    const fast = decode(input)
+    return Result.isSuccess(fast) && keptEveryKey(input, fast.success) ? fast : strict(input)
+  }
+}
+
+/** Whether decoding through `ast` builds its result from the input's own shape: no encoding, declaration or recursion. */
+const keepsShape = (ast: SchemaAST.AST): boolean => {
+  if (ast.encoding !== undefined) return false
+  switch (ast._tag) {
+    case "Declaration":
+    case "Suspend":
+      return false
+    case "Objects":
+      return ast.propertySignatures.every((p) => keepsShape(p.type)) &&
+        ast.indexSignatures.every((i) => keepsShape(i.parameter) && keepsShape(i.type))
+    case "Arrays":
+      return ast.elements.every(keepsShape) && ast.rest.every(keepsShape)
+    case "Union":
+      return ast.types.every(keepsShape)
+    default:
+      return true
+  }
+}
+
+const isEnumerable = Object.prototype.propertyIsEnumerable
+const hasOwn = Object.prototype.hasOwnProperty
+
+/** Whether every enumerable own key of `input`, at every depth, is in `output` (an input kept as is counts as kept). */
+const keptEveryKey = (input: unknown, output: unknown): boolean => {
+  try {
+    return kept(input, output)
+  } catch {
+    // A throwing getter or proxy trap: the strict decode says what it makes of it.
+    return false
+  }
+}
+
+const kept = (input: unknown, output: unknown): boolean => {
+  if (input === output || typeof input !== "object" || input === null) return true
+  if (typeof output !== "object" || output === null) return false
+  if (Array.isArray(input)) {
+    if (!Array.isArray(output) || output.length !== input.length) return false
+    for (let i = 0; i < input.length; i++) if (!kept(input[i], output[i])) return false
+    return true
+  }
+  // Enumerable own string keys (`Object.keys`), then symbol keys (what Schema's own check reads: `Reflect.ownKeys`).
+  const keys = Object.keys(input)
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!
+    if (!hasOwn.call(output, key)) return false
+    if (!kept((input as Record<string, unknown>)[key], (output as Record<string, unknown>)[key])) return false
+  }
+  const symbols = Object.getOwnPropertySymbols(input)
+  for (let i = 0; i < symbols.length; i++) {
+    const key = symbols[i]!
+    if (isEnumerable.call(input, key) && !hasOwn.call(output, key)) return false
+  }
+  return true
+}

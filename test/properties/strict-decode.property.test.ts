@@ -1,0 +1,108 @@
+/**
+ * Law of `strictResultDecoder` (the default decode first, the strict one when a key was dropped): for
+ * any value, hostile ones included, it answers exactly what Schema's strict decode answers (the same
+ * value with its keys in the same order, or the same report), over Schemas that take the fast path and
+ * Schemas that cannot (transformations, declarations, recursion).
+ */
+import { fc, test } from "@fast-check/vitest"
+import { Result, Schema, SchemaTransformation } from "effect"
+import { describe, expect, it } from "vitest"
+import { strictOptions, strictResultDecoder } from "../../src/internal/strict-decode.ts"
+
+const numRuns = Number(process.env.PROPERTY_RUNS ?? 300)
+
+interface Tree {
+  readonly name: string
+  readonly children: ReadonlyArray<Tree>
+}
+const Tree: Schema.Codec<Tree> = Schema.Struct({ name: Schema.String, children: Schema.Array(Schema.suspend(() => Tree)) })
+
+const schemas = {
+  flat: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }),
+  nested: Schema.Struct({
+    a: Schema.Finite,
+    name: Schema.optionalKey(Schema.String),
+    tags: Schema.optionalKey(Schema.Array(Schema.Literals(["x", "y"]))),
+    inner: Schema.optionalKey(Schema.Struct({ n: Schema.Int, deeper: Schema.optional(Schema.Struct({ ok: Schema.Boolean })) }))
+  }),
+  // The strict decode refuses the first member when the value has `b`, and takes the second.
+  union: Schema.Union([Schema.Struct({ a: Schema.Finite }), Schema.Struct({ a: Schema.Finite, b: Schema.String })]),
+  tagged: Schema.Union([
+    Schema.Struct({ kind: Schema.Literal("circle"), r: Schema.Finite }),
+    Schema.Struct({ kind: Schema.Literal("square"), side: Schema.Finite })
+  ]),
+  record: Schema.Struct({ scores: Schema.Record(Schema.String, Schema.Int), a: Schema.optionalKey(Schema.Finite) }),
+  tuple: Schema.Struct({ pair: Schema.Tuple([Schema.String, Schema.Struct({ a: Schema.Finite })]) }),
+  unknown: Schema.Struct({ a: Schema.Finite, payload: Schema.Unknown }),
+  // Not on the fast path: a transformation, a declaration, recursion. `rebuilt` adds a key its source
+  // does not know: a value with an excess `b` keeps a `b` (the transformation's) after a default decode.
+  rebuilt: Schema.Struct({ a: Schema.Finite }).pipe(Schema.decodeTo(
+    Schema.Struct({ a: Schema.Finite, b: Schema.Finite }),
+    SchemaTransformation.transform({ decode: (from: { readonly a: number }) => ({ ...from, b: 0 }), encode: ({ a }: { readonly a: number }) => ({ a }) })
+  )),
+  transformed: Schema.toCodecJson(Schema.Struct({ at: Schema.Date, a: Schema.Finite })),
+  json: Schema.Struct({ a: Schema.Finite, payload: Schema.Json }),
+  tree: Tree
+} as const
+
+const key = fc.constantFrom("a", "b", "name", "tags", "inner", "n", "deeper", "ok", "kind", "r", "side", "scores", "pair", "payload", "at", "children", "extra", "__proto__", "constructor")
+const leaf = fc.oneof(fc.double(), fc.integer(), fc.string({ maxLength: 4 }), fc.boolean(), fc.constant(null), fc.constantFrom("x", "y", "circle", "square", "2026-11-28T00:00:00.000Z"))
+/** Values shaped like the Schemas' (the keys they know, often with one more), and any JSON. */
+const value = fc.letrec<{ node: unknown }>((tie) => ({
+  node: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    leaf,
+    fc.array(tie("node"), { maxLength: 3 }),
+    fc.dictionary(key, tie("node"), { maxKeys: 5 })
+  )
+})).node
+
+/** A value with a symbol key, a non-enumerable key or a throwing getter added to it (what a JavaScript caller can pass). */
+const hostile = fc.tuple(fc.dictionary(key, leaf, { maxKeys: 4 }), fc.constantFrom("symbol", "hidden", "getter", "proto-null")).map(([base, how]) => {
+  const copy: Record<PropertyKey, unknown> = how === "proto-null" ? Object.assign(Object.create(null), base) : { ...base }
+  if (how === "symbol") copy[Symbol("s")] = 1
+  if (how === "hidden") Object.defineProperty(copy, "extra", { value: 1, enumerable: false })
+  if (how === "getter") Object.defineProperty(copy, "b", { get: () => { throw new Error("boom") }, enumerable: true })
+  return copy
+})
+
+const outcome = (result: Result.Result<unknown, Schema.SchemaError>) =>
+  Result.isSuccess(result) ? { ok: result.success, keys: JSON.stringify(result.success) } : { error: result.failure.message }
+
+describe("strictResultDecoder", () => {
+  for (const [name, schema] of Object.entries(schemas)) {
+    const codec = schema as unknown as Schema.ConstraintCodec<unknown, unknown, never, never>
+    const fast = strictResultDecoder(codec)
+    const reference = Schema.decodeUnknownResult(codec)
+    test.prop([fc.oneof(value, value, hostile, fc.anything())], { numRuns })(`${name}: answers what the strict decode answers`, (input) => {
+      const expected = (() => {
+        try {
+          return outcome(reference(input, strictOptions))
+        } catch (error) {
+          return { threw: String(error) }
+        }
+      })()
+      const actual = (() => {
+        try {
+          return outcome(fast(input))
+        } catch (error) {
+          return { threw: String(error) }
+        }
+      })()
+      expect(actual).toEqual(expected)
+    })
+  }
+
+  it("refuses an excess key at any depth, and takes the union member that has it", () => {
+    const nested = strictResultDecoder(schemas.nested as unknown as Schema.ConstraintCodec<unknown, unknown, never, never>)
+    expect(Result.isFailure(nested({ a: 1, extra: 2 }))).toBe(true)
+    expect(Result.isFailure(nested({ a: 1, inner: { n: 1, deeper: { ok: true, extra: 1 } } }))).toBe(true)
+    expect(Result.isFailure(nested(JSON.parse('{"a":1,"__proto__":{"x":1}}')))).toBe(true)
+    expect(nested({ a: 1, inner: { n: 2 } })).toEqual(Result.succeed({ a: 1, inner: { n: 2 } }))
+    const union = strictResultDecoder(schemas.union as unknown as Schema.ConstraintCodec<unknown, unknown, never, never>)
+    expect(union({ a: 1, b: "x" })).toEqual(Result.succeed({ a: 1, b: "x" }))
+    const rebuilt = strictResultDecoder(schemas.rebuilt as unknown as Schema.ConstraintCodec<unknown, unknown, never, never>)
+    expect(Result.isFailure(rebuilt({ a: 1, b: 5 }))).toBe(true)
+    expect(rebuilt({ a: 1 })).toEqual(Result.succeed({ a: 1, b: 0 }))
+  })
+})
