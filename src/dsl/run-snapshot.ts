@@ -4,8 +4,10 @@
  * (`runtime/snapshot.ts`).
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { SnapshotInvalid } from "../errors.ts"
+import { strictOptions, strictResultDecoder } from "../internal/strict-decode.ts"
 
 const ToolCallSchema = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.String })
 
@@ -103,10 +105,12 @@ export const encodeSnapshot = (snapshot: RunSnapshot): string => encodeJson(snap
  * const snapshot = yield* decodeSnapshotValue(JSON.parse(text))
  * ```
  */
-export const decodeSnapshotValue = (value: unknown): Effect.Effect<RunSnapshot, SnapshotInvalid> =>
-  Schema.decodeUnknownEffect(RunSnapshotSchema)(value, { errors: "all", onExcessProperty: "error" }).pipe(
-    Effect.mapError((error) => new SnapshotInvalid({ issues: error.message }))
-  )
+export const decodeSnapshotValue = (value: unknown): Effect.Effect<RunSnapshot, SnapshotInvalid> => {
+  const decoded = decodeValue(value)
+  return Result.isSuccess(decoded) ? Effect.succeed(decoded.success) : Effect.fail(new SnapshotInvalid({ issues: decoded.failure.message }))
+}
+
+const decodeValue = strictResultDecoder(RunSnapshotSchema as unknown as Schema.ConstraintCodec<RunSnapshot, unknown, never, never>)
 
 /**
  * A snapshot from JSON text; `SnapshotInvalid` when it is not one.
@@ -116,5 +120,21 @@ export const decodeSnapshotValue = (value: unknown): Effect.Effect<RunSnapshot, 
  * const snapshot = yield* decodeSnapshot(await readFile("run.json", "utf8"))
  * ```
  */
-export const decodeSnapshot = (json: string): Effect.Effect<RunSnapshot, SnapshotInvalid> =>
-  decodeJson(json, { errors: "all", onExcessProperty: "error" }).pipe(Effect.mapError((error) => new SnapshotInvalid({ issues: error.message })))
+export const decodeSnapshot = (json: string): Effect.Effect<RunSnapshot, SnapshotInvalid> => {
+  // `JSON.parse` and the value's decoder (the fast path); the JSON-text decoder when either fails, so
+  // a refusal reads exactly as Schema's own report on the text.
+  if (typeof json === "string") {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(json)
+    } catch {
+      return reportOn(json)
+    }
+    const decoded = decodeValue(parsed)
+    if (Result.isSuccess(decoded)) return Effect.succeed(decoded.success)
+  }
+  return reportOn(json)
+}
+
+const reportOn = (json: unknown): Effect.Effect<RunSnapshot, SnapshotInvalid> =>
+  decodeJson(json, strictOptions).pipe(Effect.mapError((error) => new SnapshotInvalid({ issues: error.message })))

@@ -3,8 +3,8 @@
  *
  * Effect's struct parser has a fast path for the default options only; any other option (the excess-key
  * check above all) sends every struct of every value through a generator per struct. For a Schema
- * whose decoded form keeps the shape of its input (no transformation, declaration or recursion
- * anywhere in it), "no excess key" can be checked on the result instead: the default decode keeps only
+ * whose decoded form keeps the shape of its input (no transformation, declaration other than
+ * `Schema.Json`, or recursion anywhere in it), "no excess key" can be checked on the result instead: the default decode keeps only
  * the keys the Schema knows, so an input key missing from the result is an excess key. The default
  * decode runs first; when it succeeds and the result kept every key of the input, it is the strict
  * decode's result too (the same candidates are tried in the same order, and a candidate that kept
@@ -40,11 +40,13 @@ export const strictResultDecoder = <A>(codec: Schema.ConstraintCodec<A, unknown,
   }
 }
 
-/** Whether decoding through `ast` builds its result from the input's own shape: no encoding, declaration or recursion. */
+/** Whether decoding through `ast` builds its result from the input's own shape: no encoding, declaration (but JSON) or recursion. */
 const keepsShape = (ast: SchemaAST.AST): boolean => {
   if (ast.encoding !== undefined) return false
   switch (ast._tag) {
     case "Declaration":
+      // Schema.Json (and MutableJson) hands its input on as it is: nothing of it is rebuilt.
+      return ast.typeParameters.length === 0 && jsonIds.has((ast.annotations?.representation as { readonly id?: unknown } | undefined)?.id)
     case "Suspend":
       return false
     case "Objects":
@@ -58,6 +60,9 @@ const keepsShape = (ast: SchemaAST.AST): boolean => {
       return true
   }
 }
+
+/** The declarations whose decode returns its input itself (Schema's `sameExit`): `Schema.Json`, `Schema.MutableJson`. */
+const jsonIds: ReadonlySet<unknown> = new Set(["effect/schema/Json", "effect/schema/MutableJson"])
 
 const isEnumerable = Object.prototype.propertyIsEnumerable
 const hasOwn = Object.prototype.hasOwnProperty
@@ -80,10 +85,10 @@ const kept = (input: unknown, output: unknown): boolean => {
     for (let i = 0; i < input.length; i++) if (!kept(input[i], output[i])) return false
     return true
   }
-  // Enumerable own string keys (`Object.keys`), then symbol keys (what Schema's own check reads: `Reflect.ownKeys`).
-  const keys = Object.keys(input)
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!
+  // Enumerable own string keys (`for in`, which also walks the prototype chain: its keys are skipped),
+  // then symbol keys: what Schema's own check reads (`Reflect.ownKeys`, enumerable ones).
+  for (const key in input) {
+    if (!hasOwn.call(input, key)) continue
     if (!hasOwn.call(output, key)) return false
     if (!kept((input as Record<string, unknown>)[key], (output as Record<string, unknown>)[key])) return false
   }

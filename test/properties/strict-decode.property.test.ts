@@ -7,6 +7,7 @@
 import { fc, test } from "@fast-check/vitest"
 import { Result, Schema, SchemaTransformation } from "effect"
 import { describe, expect, it } from "vitest"
+import { RunSnapshotSchema } from "../../src/dsl/run-snapshot.ts"
 import { strictOptions, strictResultDecoder } from "../../src/internal/strict-decode.ts"
 
 const numRuns = Number(process.env.PROPERTY_RUNS ?? 300)
@@ -34,6 +35,8 @@ const schemas = {
   record: Schema.Struct({ scores: Schema.Record(Schema.String, Schema.Int), a: Schema.optionalKey(Schema.Finite) }),
   tuple: Schema.Struct({ pair: Schema.Tuple([Schema.String, Schema.Struct({ a: Schema.Finite })]) }),
   unknown: Schema.Struct({ a: Schema.Finite, payload: Schema.Unknown }),
+  // JSON inside (the snapshot's waiting calls' arguments, a child's snapshot): kept as it is.
+  withJson: Schema.Struct({ a: Schema.Finite, payload: Schema.optionalKey(Schema.Json), calls: Schema.Array(Schema.Struct({ id: Schema.String, args: Schema.Json })) }),
   // Not on the fast path: a transformation, a declaration, recursion. `rebuilt` adds a key its source
   // does not know: a value with an excess `b` keeps a `b` (the transformation's) after a default decode.
   rebuilt: Schema.Struct({ a: Schema.Finite }).pipe(Schema.decodeTo(
@@ -92,6 +95,52 @@ describe("strictResultDecoder", () => {
       expect(actual).toEqual(expected)
     })
   }
+
+  /** A snapshot as a run writes it, with JSON arguments and a child's snapshot inside. */
+  const snapshot = {
+    version: 1,
+    agent: "teller",
+    fingerprint: "f",
+    state: {
+      runId: "r1",
+      input: "pay",
+      skill: "default",
+      elapsedMs: 12,
+      transcript: [
+        { role: "system", content: "s" },
+        { role: "user", content: "pay" },
+        { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "pay", arguments: "{\"to\":\"bob\"}" }] },
+        { role: "tool", toolCallId: "c0", name: "look", content: "ok" }
+      ],
+      pending: [{ id: "c1", name: "pay", arguments: "{}" }],
+      offered: ["pay"],
+      ledger: { turns: 1, toolCalls: 1, tokens: 15, consecutive: 0, thresholdsFired: [] },
+      invalidArgsRetries: {},
+      knowledge: { k: "v" },
+      awaiting: [{ id: "c1", tool: "pay", args: { to: "bob", amount: [1, { x: null }] } }],
+      children: [{ id: "c2", tool: "child", snapshot: { version: 1, nested: { any: ["json"] } } }]
+    }
+  }
+  const paths = (value: unknown, at: ReadonlyArray<string | number> = []): Array<ReadonlyArray<string | number>> =>
+    typeof value !== "object" || value === null
+      ? [at]
+      : [at, ...Object.entries(value).flatMap(([key, inner]) => paths(inner, [...at, Array.isArray(value) ? Number(key) : key]))]
+  const edited = fc.tuple(fc.constantFrom(...paths(snapshot)), fc.constantFrom("extra", "replace", "delete", "same"), fc.oneof(leaf, fc.anything()), key).map(([path, op, replacement, extraKey]) => {
+    const copy = structuredClone(snapshot) as Record<string | number, unknown>
+    if (op === "same") return copy
+    let parent: Record<string | number, unknown> = copy
+    for (const step of path.slice(0, -1)) parent = parent[step] as Record<string | number, unknown>
+    const last = path.at(-1)
+    const target = last === undefined ? copy : parent[last]
+    if (op === "extra" && typeof target === "object" && target !== null) (target as Record<string, unknown>)[extraKey] = replacement
+    else if (op === "delete" && last !== undefined) delete parent[last]
+    else if (last !== undefined) parent[last] = replacement
+    return copy
+  })
+  test.prop([edited], { numRuns })("a run snapshot, edited anywhere: answers what the strict decode answers", (input) => {
+    const codec = RunSnapshotSchema as unknown as Schema.ConstraintCodec<unknown, unknown, never, never>
+    expect(outcome(strictResultDecoder(codec)(input))).toEqual(outcome(Schema.decodeUnknownResult(codec)(input, strictOptions)))
+  })
 
   it("refuses an excess key at any depth, and takes the union member that has it", () => {
     const nested = strictResultDecoder(schemas.nested as unknown as Schema.ConstraintCodec<unknown, unknown, never, never>)
