@@ -228,17 +228,20 @@ function* resolveDecisionsSteps(agent: string, skill: SkillPlan, snapshot: RunSn
         // entry (what a reviewer was shown) must be those. An interceptor's suspension (`reason`) may
         // have changed them before: the entry's, decoded by the tool.
         let args: unknown
+        let json: Schema.Json
         if (entry.reason === undefined) {
           const decoded = tool.codec.decode(call.arguments)
           if (decoded._tag === "Invalid") return yield* refuse(entry.id, `the pending arguments of "${tool.name}" do not decode with its Schema:\n${decoded.issues}`)
           args = decoded.args
-          if (!sameJson(jsonArgs(tool, call, args), entry.args)) {
+          json = jsonArgs(tool, call, args)
+          if (!sameJson(json, entry.args)) {
             return yield* refuse(entry.id, `the snapshot's waiting arguments of "${tool.name}" do not match its pending call: was it edited?`)
           }
         } else {
           args = yield* decode(entry.id, tool, entry.args, "approved")
+          json = jsonArgs(tool, call, args)
         }
-        resolved.set(entry.id, { _tag: "Run", tool: tool.name, args, json: jsonArgs(tool, call, args), how: "approved" })
+        resolved.set(entry.id, { _tag: "Run", tool: tool.name, args, json, how: "approved" })
         break
       }
       case "Edit": {
