@@ -81,3 +81,20 @@ export const interleavedRounds = async (
   }
   return samples.map((s) => ({ wallUs: summarize(s.wall), cpuUs: summarize(s.cpu), runsPerRound: summarize(s.runs) }))
 }
+
+/**
+ * A few turns of the event loop after a streamed run, so that work a library leaves behind once its
+ * stream ended (the AI SDK's streamText: ~5 ms of wall time) runs before the next library's run rather
+ * than inside it, where it doubled the next library's first delta. Awaited inside the run's measured
+ * span, so a library's leftovers count in its own CPU time.
+ *
+ * @example
+ * ```ts
+ * const answer = await subject.consume(onDelta)
+ * await settleEventLoop()
+ * ```
+ */
+export const settleEventLoop = async (): Promise<void> => {
+  for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve))
+  await new Promise<void>((resolve) => setTimeout(resolve, 1))
+}

@@ -16,7 +16,7 @@
  * stream the server had to flush (a library holding a delta back).
  *
  * Figures: first delta (ms) and wall per delta (µs) over runs of `deltas`, median (min–max), subjects
- * interleaved run by run, order alternating, the event loop settled after each run (`settle`); CPU per delta (µs): the CPU time of runs of `deltas` deltas
+ * interleaved run by run, order alternating, the event loop settled after each run (`settleEventLoop`); CPU per delta (µs): the CPU time of runs of `deltas` deltas
  * minus that of runs of one, ÷ (`deltas` − 1), per round. The server runs in this process, so its
  * writes are in every subject's CPU time alike (the floor row shows the transport's share).
  *
@@ -35,7 +35,7 @@ import { streamText } from "ai"
 import { Stream } from "effect"
 import OpenAI from "openai"
 import { createOllama } from "ollama-ai-provider-v2"
-import { collect, show, summarize } from "./measure.ts"
+import { collect, settleEventLoop, show, summarize } from "./measure.ts"
 import { ours as lib } from "./ours-lib.ts"
 import { modelFor, type Pace, startWireServer, type WireFormat, type WireServer, wholeText } from "./provider-wire.ts"
 
@@ -241,17 +241,6 @@ interface Timing {
   readonly perDeltaUs: number
 }
 
-/**
- * A few turns of the event loop after a run, so that work a library leaves behind once its stream
- * ended (the AI SDK's, measured: ~5 ms of wall time) runs before the next subject's run rather than
- * inside it, where it doubled the next library's first delta. It runs inside `cpuOf`'s measured span,
- * so a library's leftovers count in its own CPU time.
- */
-const settle = async () => {
-  for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve))
-  await new Promise<void>((resolve) => setTimeout(resolve, 1))
-}
-
 const measure = async (server: WireServer, subject: Subject, deltas: number): Promise<Timing> => {
   let first = 0
   let last = 0
@@ -268,7 +257,7 @@ const measure = async (server: WireServer, subject: Subject, deltas: number): Pr
     text += delta
     server.advance()
   })
-  await settle()
+  await settleEventLoop()
   const expected = wholeText(deltas)
   const calls = server.calls[subject.wire] - callsBefore
   const stalls = server.stalls() - stallsBefore

@@ -17,7 +17,7 @@ import type { ModelClient } from "../src/index.ts"
 import { usageData } from "./calculator/openai-agents.ts"
 import { callUsage } from "./calculator/script.ts"
 import { usage } from "./calculator/vercel-ai.ts"
-import { show, summarize } from "./measure.ts"
+import { settleEventLoop, show, summarize } from "./measure.ts"
 import { ours as lib } from "./ours-lib.ts"
 
 const { agent } = lib
@@ -44,16 +44,6 @@ interface Subject {
   readonly modelCalls: () => number
 }
 
-/**
- * A few turns of the event loop after a run, so that work a library leaves behind once its stream
- * ended (the AI SDK's streamText leaves some) runs before the next library's run rather than inside it;
- * inside `cpuOf`'s span, so it counts in its own library's CPU time (as in bench/provider-streaming.ts).
- */
-const settle = async () => {
-  for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve))
-  await new Promise<void>((resolve) => setTimeout(resolve, 1))
-}
-
 const measure = async (subject: Subject, deltas: number): Promise<Timing> => {
   let first = 0
   let last = 0
@@ -68,7 +58,7 @@ const measure = async (subject: Subject, deltas: number): Promise<Timing> => {
     seen++
     text += delta
   })
-  await settle()
+  await settleEventLoop()
   const expected = wholeText(deltas)
   const calls = subject.modelCalls() - callsBefore
   if (seen !== deltas || text !== expected || answer !== expected || calls !== 1) {

@@ -10,6 +10,7 @@ import { fc, test } from "@fast-check/vitest"
 import { createRequire } from "node:module"
 import { describe, expect } from "vitest"
 import { geminiStreamReader } from "../../src/providers/gemini-stream.ts"
+import { tornResponse } from "../support/torn-response.ts"
 
 const numRuns = Number(process.env.PROPERTY_RUNS ?? 200)
 const genai = createRequire(import.meta.url)("@google/genai") as typeof import("@google/genai")
@@ -38,16 +39,6 @@ const body = fc.record({
 const tears = fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 4 })
 const contentType = fc.constantFrom<Record<string, string>>({ "content-type": "text/event-stream" }, {}, { "x-extra": "1" })
 
-const responseOf = (bodyText: string, sizes: ReadonlyArray<number>, headers: Record<string, string>): Response => {
-  const bytes = Buffer.from(bodyText, "utf8")
-  const pieces: Array<Uint8Array> = []
-  for (let i = 0, k = 0; i < bytes.length; k++) {
-    const size = sizes[k % sizes.length]!
-    pieces.push(new Uint8Array(bytes.subarray(i, i + size)))
-    i += size
-  }
-  return new Response(new ReadableStream<Uint8Array>({ start: (c) => { for (const p of pieces) c.enqueue(p); c.close() } }), { headers })
-}
 
 const outcome = (error: unknown) => `${(error as Error).constructor.name}: ${(error as Error).message}`
 
@@ -63,8 +54,8 @@ const drain = async (items: AsyncIterable<{ headers: Record<string, string>; jso
 
 describe("the Gemini stream reader", () => {
   test.prop([body, tears, contentType], { numRuns })("reads any body as the SDK's processStreamResponse does", async (bodyText, sizes, headers) => {
-    const ours = await drain(ourReader(responseOf(bodyText, sizes, headers)))
-    const theirs = await drain(sdkReader.call(undefined, responseOf(bodyText, sizes, headers)))
+    const ours = await drain(ourReader(tornResponse(bodyText, sizes, headers)))
+    const theirs = await drain(sdkReader.call(undefined, tornResponse(bodyText, sizes, headers)))
     expect(ours).toEqual(theirs)
   })
 })

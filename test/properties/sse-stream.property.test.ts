@@ -12,6 +12,7 @@ import { _iterSSEMessages, Stream as OpenAiStream } from "openai/core/streaming"
 import { afterAll, beforeAll, describe, expect, vi } from "vitest"
 import { openAiSseChunks } from "../../src/providers/openai.ts"
 import { sseChunks } from "../../src/providers/sse-stream.ts"
+import { tornResponse } from "../support/torn-response.ts"
 
 const numRuns = Number(process.env.PROPERTY_RUNS ?? 200)
 
@@ -39,16 +40,6 @@ const body = fc.record({
 }).map(({ events, eol, unfinished }) => events.map((lines) => lines.map((l) => l + eol).join("") + eol).join("") + (unfinished ?? ""))
 const tears = fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 5 })
 
-const responseOf = (bodyText: string, sizes: ReadonlyArray<number>): Response => {
-  const bytes = Buffer.from(bodyText, "utf8")
-  const pieces: Array<Uint8Array> = []
-  for (let i = 0, k = 0; i < bytes.length; k++) {
-    const size = sizes[k % sizes.length]!
-    pieces.push(new Uint8Array(bytes.subarray(i, i + size)))
-    i += size
-  }
-  return new Response(new ReadableStream<Uint8Array>({ start: (c) => { for (const p of pieces) c.enqueue(p); c.close() } }), { headers: { "content-type": "text/event-stream" } })
-}
 
 /** Everything an iterable yields, then how it ended: `done`, or the error's class and message. */
 const drain = async (iterable: AsyncIterable<unknown>) => {
@@ -63,16 +54,16 @@ const drain = async (iterable: AsyncIterable<unknown>) => {
 
 describe("sseChunks reads bodies as the SDKs do", () => {
   test.prop([body, tears], { numRuns })("the same events as the openai SDK's _iterSSEMessages", async (bodyText, sizes) => {
-    const ours = await drain(sseChunks(responseOf(bodyText, sizes), (e) => e, () => new Error("no body")))
+    const ours = await drain(sseChunks(tornResponse(bodyText, sizes), (e) => e, () => new Error("no body")))
     const theirs = await drain((async function*() {
-      for await (const e of _iterSSEMessages(responseOf(bodyText, sizes), new AbortController())) yield { event: e.event, data: e.data }
+      for await (const e of _iterSSEMessages(tornResponse(bodyText, sizes), new AbortController())) yield { event: e.event, data: e.data }
     })())
     expect(ours).toEqual(theirs)
   })
 
   test.prop([body, tears], { numRuns })("the same chunks and failure as the openai SDK's Stream", async (bodyText, sizes) => {
-    const ours = await drain(openAiSseChunks(responseOf(bodyText, sizes)))
-    const theirs = await drain(OpenAiStream.fromSSEResponse(responseOf(bodyText, sizes), new AbortController()))
+    const ours = await drain(openAiSseChunks(tornResponse(bodyText, sizes)))
+    const theirs = await drain(OpenAiStream.fromSSEResponse(tornResponse(bodyText, sizes), new AbortController()))
     expect(ours).toEqual(theirs)
   })
 })
@@ -80,8 +71,8 @@ describe("sseChunks reads bodies as the SDKs do", () => {
 test("the error classes are the SDKs' own (the copies `require` loads, as the providers load the SDKs)", async () => {
   const require = createRequire(import.meta.url)
   const OpenAI = require("openai").default as typeof import("openai").default
-  const failed = await drain(openAiSseChunks(responseOf(`data: {"error":{"message":"boom"}}\n\n`, [5])))
+  const failed = await drain(openAiSseChunks(tornResponse(`data: {"error":{"message":"boom"}}\n\n`, [5])))
   expect(failed.end).toMatch(/^APIError: /)
-  const openAiError = await openAiSseChunks(responseOf(`data: {"error":{"message":"boom"}}\n\n`, [64]))[Symbol.asyncIterator]().next().catch((e: unknown) => e)
+  const openAiError = await openAiSseChunks(tornResponse(`data: {"error":{"message":"boom"}}\n\n`, [64]))[Symbol.asyncIterator]().next().catch((e: unknown) => e)
   expect(openAiError).toBeInstanceOf(OpenAI.APIError)
 })
