@@ -45,8 +45,9 @@ const keepsShape = (ast: SchemaAST.AST): boolean => {
   if (ast.encoding !== undefined) return false
   switch (ast._tag) {
     case "Declaration":
-      // Schema.Json (and MutableJson) hands its input on as it is: nothing of it is rebuilt.
-      return ast.typeParameters.length === 0 && jsonIds.has((ast.annotations?.representation as { readonly id?: unknown } | undefined)?.id)
+      // Schema.Json (and MutableJson, and their annotated copies: the same parser) hands its input on as
+      // it is: nothing of it is rebuilt.
+      return ast.run === jsonRun
     case "Suspend":
       return false
     case "Objects":
@@ -61,8 +62,8 @@ const keepsShape = (ast: SchemaAST.AST): boolean => {
   }
 }
 
-/** The declarations whose decode returns its input itself (Schema's `sameExit`): `Schema.Json`, `Schema.MutableJson`. */
-const jsonIds: ReadonlySet<unknown> = new Set(["effect/schema/Json", "effect/schema/MutableJson"])
+/** The parser of `Schema.Json`'s declaration, whose decode returns its input itself (Schema's `sameExit`). */
+const jsonRun = (Schema.Json.ast as SchemaAST.Declaration).run
 
 const isEnumerable = Object.prototype.propertyIsEnumerable
 const hasOwn = Object.prototype.hasOwnProperty
