@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { SnapshotInvalid } from "../errors.ts"
+import { describeCause } from "../internal/describe-cause.ts"
 import { strictOptions, strictResultDecoder } from "../internal/strict-decode.ts"
 
 const ToolCallSchema = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.String })
@@ -105,10 +106,21 @@ export const encodeSnapshot = (snapshot: RunSnapshot): string => encodeJson(snap
  * const snapshot = yield* decodeSnapshotValue(JSON.parse(text))
  * ```
  */
-export const decodeSnapshotValue = (value: unknown): Effect.Effect<RunSnapshot, SnapshotInvalid> => {
-  const decoded = decodeValue(value)
-  return Result.isSuccess(decoded) ? Effect.succeed(decoded.success) : Effect.fail(new SnapshotInvalid({ issues: decoded.failure.message }))
-}
+export const decodeSnapshotValue = (value: unknown): Effect.Effect<RunSnapshot, SnapshotInvalid> =>
+  Effect.suspend(() => {
+    let decoded: Result.Result<RunSnapshot, Schema.SchemaError>
+    try {
+      decoded = decodeValue(value)
+    } catch {
+      // A value that throws when read (a getter, a proxy trap): Schema's Effect decoder finds what
+      // threw; not a snapshot, whatever it holds.
+      return Schema.decodeUnknownEffect(RunSnapshotSchema)(value, strictOptions).pipe(
+        Effect.mapError((error) => new SnapshotInvalid({ issues: error.message })),
+        Effect.catchDefect((defect) => Effect.fail(new SnapshotInvalid({ issues: `the snapshot could not be read: ${describeCause(defect)}` })))
+      )
+    }
+    return Result.isSuccess(decoded) ? Effect.succeed(decoded.success) : Effect.fail(new SnapshotInvalid({ issues: decoded.failure.message }))
+  })
 
 const decodeValue = strictResultDecoder(RunSnapshotSchema as unknown as Schema.ConstraintCodec<RunSnapshot, unknown, never, never>)
 
@@ -120,21 +132,22 @@ const decodeValue = strictResultDecoder(RunSnapshotSchema as unknown as Schema.C
  * const snapshot = yield* decodeSnapshot(await readFile("run.json", "utf8"))
  * ```
  */
-export const decodeSnapshot = (json: string): Effect.Effect<RunSnapshot, SnapshotInvalid> => {
-  // `JSON.parse` and the value's decoder (the fast path); the JSON-text decoder when either fails, so
-  // a refusal reads exactly as Schema's own report on the text.
-  if (typeof json === "string") {
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(json)
-    } catch {
-      return reportOn(json)
+export const decodeSnapshot = (json: string): Effect.Effect<RunSnapshot, SnapshotInvalid> =>
+  Effect.suspend(() => {
+    // `JSON.parse` and the value's decoder (the fast path); the JSON-text decoder when either fails, so
+    // a refusal reads exactly as Schema's own report on the text.
+    if (typeof json === "string") {
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(json)
+      } catch {
+        return reportOn(json)
+      }
+      const decoded = decodeValue(parsed)
+      if (Result.isSuccess(decoded)) return Effect.succeed(decoded.success)
     }
-    const decoded = decodeValue(parsed)
-    if (Result.isSuccess(decoded)) return Effect.succeed(decoded.success)
-  }
-  return reportOn(json)
-}
+    return reportOn(json)
+  })
 
 const reportOn = (json: unknown): Effect.Effect<RunSnapshot, SnapshotInvalid> =>
   decodeJson(json, strictOptions).pipe(Effect.mapError((error) => new SnapshotInvalid({ issues: error.message })))

@@ -1,6 +1,6 @@
 import { Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
-import { agent, decodeSnapshot, DefinitionChanged, encodeSnapshot, resume, runUntil, SnapshotInvalid, text, toolCalls } from "../../src/index.ts"
+import { agent, decodeSnapshot, decodeSnapshotValue, DefinitionChanged, encodeSnapshot, resume, runUntil, SnapshotInvalid, text, toolCalls } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { failureOf, makeCalculatorTools, runExit } from "../fixtures.ts"
 
@@ -54,5 +54,16 @@ describe("a run snapshot", () => {
     const exit = await Effect.runPromise(Effect.exit(decodeSnapshot('{"version": 2}')))
     expect(Exit.isFailure(exit) && failureOf(exit)).toBeInstanceOf(SnapshotInvalid)
     expect(failureOf(await runExit(decodeSnapshot("not json")))).toBeInstanceOf(SnapshotInvalid)
+  })
+
+  it("refuses a value that throws when read with SnapshotInvalid saying what threw, and reads nothing before it runs", async () => {
+    let reads = 0
+    const hostile = { version: 1, agent: "a", fingerprint: "f" }
+    Object.defineProperty(hostile, "state", { enumerable: true, get: () => { reads++; throw new Error("boom") } })
+    const decoding = decodeSnapshotValue(hostile)
+    expect(reads).toBe(0)
+    const error = failureOf(await runExit(decoding))
+    expect(error).toBeInstanceOf(SnapshotInvalid)
+    expect((error as SnapshotInvalid).message).toMatch(/could not be read: boom/)
   })
 })
