@@ -98,3 +98,41 @@ export const settleEventLoop = async (): Promise<void> => {
   for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve))
   await new Promise<void>((resolve) => setTimeout(resolve, 1))
 }
+
+/** When a streamed run's first delta came (ms after its start) and the wall time per delta after it (µs). */
+export interface DeltaTiming {
+  readonly firstMs: number
+  readonly perDeltaUs: number
+}
+
+/**
+ * The clock of one streamed run, started when made: `see` each delta as it arrives; `seen` and `text`
+ * are what came (to check the run), `timing` when the first came and the time per delta after it.
+ *
+ * @example
+ * ```ts
+ * const clock = deltaClock()
+ * const answer = await subject.consume(clock.see)
+ * clock.text() === answer // the deltas, in order
+ * clock.timing()          // { firstMs, perDeltaUs }
+ * ```
+ */
+export const deltaClock = () => {
+  const started = performance.now()
+  let first = 0
+  let last = 0
+  let seen = 0
+  let text = ""
+  return {
+    see: (delta: string): void => {
+      const now = performance.now()
+      if (seen === 0) first = now
+      last = now
+      seen++
+      text += delta
+    },
+    seen: () => seen,
+    text: () => text,
+    timing: (): DeltaTiming => ({ firstMs: first - started, perDeltaUs: seen > 1 ? ((last - first) * 1000) / (seen - 1) : 0 })
+  }
+}

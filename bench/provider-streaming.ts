@@ -35,7 +35,7 @@ import { streamText } from "ai"
 import { Stream } from "effect"
 import OpenAI from "openai"
 import { createOllama } from "ollama-ai-provider-v2"
-import { collect, settleEventLoop, show, summarize } from "./measure.ts"
+import { collect, deltaClock, type DeltaTiming, settleEventLoop, show, summarize } from "./measure.ts"
 import { ours as lib } from "./ours-lib.ts"
 import { modelFor, type Pace, startWireServer, type WireFormat, type WireServer, wholeText } from "./provider-wire.ts"
 
@@ -236,28 +236,17 @@ const factories: ReadonlyArray<Factory> = (process.env.BENCH_PROVIDER_LIBS?.spli
 
 // ---- measuring ----
 
-interface Timing {
-  readonly firstMs: number
-  readonly perDeltaUs: number
-}
-
-const measure = async (server: WireServer, subject: Subject, deltas: number): Promise<Timing> => {
-  let first = 0
-  let last = 0
-  let seen = 0
-  let text = ""
+const measure = async (server: WireServer, subject: Subject, deltas: number): Promise<DeltaTiming> => {
   const callsBefore = server.calls[subject.wire]
   const stallsBefore = server.stalls()
-  const started = performance.now()
+  const clock = deltaClock()
   const answer = await subject.consume((delta) => {
-    const now = performance.now()
-    if (seen === 0) first = now
-    last = now
-    seen++
-    text += delta
+    clock.see(delta)
     server.advance()
   })
   await settleEventLoop()
+  const seen = clock.seen()
+  const text = clock.text()
   const expected = wholeText(deltas)
   const calls = server.calls[subject.wire] - callsBefore
   const stalls = server.stalls() - stallsBefore
@@ -267,7 +256,7 @@ const measure = async (server: WireServer, subject: Subject, deltas: number): Pr
         `answer ${answer === expected ? "whole" : JSON.stringify(answer.slice(0, 40))}`
     )
   }
-  return { firstMs: first - started, perDeltaUs: deltas > 1 ? ((last - first) * 1000) / (deltas - 1) : 0 }
+  return clock.timing()
 }
 
 /** CPU µs of `runs` checked runs of `subject`. */
@@ -299,7 +288,7 @@ export const runProviderStreaming = async (
   const cpuRounds = options.cpuRounds ?? 7
   const server = await startWireServer(options.pace)
   try {
-    const timed = subjectsFor(server.url, deltas, options.wires).map((subject) => ({ subject, timings: [] as Array<Timing> }))
+    const timed = subjectsFor(server.url, deltas, options.wires).map((subject) => ({ subject, timings: [] as Array<DeltaTiming> }))
     const warmUp = 10
     for (let i = 0; i < runs + warmUp; i++) {
       for (const s of i % 2 === 0 ? timed : [...timed].reverse()) {

@@ -17,7 +17,7 @@ import type { ModelClient } from "../src/index.ts"
 import { usageData } from "./calculator/openai-agents.ts"
 import { callUsage } from "./calculator/script.ts"
 import { usage } from "./calculator/vercel-ai.ts"
-import { settleEventLoop, show, summarize } from "./measure.ts"
+import { deltaClock, type DeltaTiming, settleEventLoop, show, summarize } from "./measure.ts"
 import { ours as lib } from "./ours-lib.ts"
 
 const { agent } = lib
@@ -29,11 +29,6 @@ async function* words(deltas: number): AsyncGenerator<string> {
 
 const wholeText = (deltas: number) => Array.from({ length: deltas }, (_, i) => `w${i} `).join("")
 
-interface Timing {
-  readonly firstMs: number
-  readonly perDeltaUs: number
-}
-
 /** One streamed run: calls `onDelta` per text delta, resolves to the run's final answer. */
 type Consume = (onDelta: (delta: string) => void) => Promise<string>
 
@@ -44,27 +39,19 @@ interface Subject {
   readonly modelCalls: () => number
 }
 
-const measure = async (subject: Subject, deltas: number): Promise<Timing> => {
-  let first = 0
-  let last = 0
-  let seen = 0
-  let text = ""
+const measure = async (subject: Subject, deltas: number): Promise<DeltaTiming> => {
   const callsBefore = subject.modelCalls()
-  const started = performance.now()
-  const answer = await subject.consume((delta) => {
-    const now = performance.now()
-    if (seen === 0) first = now
-    last = now
-    seen++
-    text += delta
-  })
+  const clock = deltaClock()
+  const answer = await subject.consume(clock.see)
   await settleEventLoop()
+  const seen = clock.seen()
+  const text = clock.text()
   const expected = wholeText(deltas)
   const calls = subject.modelCalls() - callsBefore
   if (seen !== deltas || text !== expected || answer !== expected || calls !== 1) {
     throw new Error(`${subject.name}: saw ${seen}/${deltas} deltas, ${calls}/1 model calls, deltas ${text === expected ? "" : "not "}in order, answer ${answer === expected ? "whole" : JSON.stringify(answer.slice(0, 40))}`)
   }
-  return { firstMs: first - started, perDeltaUs: ((last - first) * 1000) / (deltas - 1) }
+  return clock.timing()
 }
 
 const ours = (deltas: number): Subject => {
@@ -223,7 +210,7 @@ const cpuPerDelta = async (deltas: number, rounds: number, runsPerRound: number)
 export const runStreaming = async (options: { readonly runs?: number; readonly deltas?: number; readonly cpuRounds?: number } = {}) => {
   const runs = options.runs ?? 200
   const deltas = options.deltas ?? 200
-  const subjects = factories.map((make) => make(deltas)).map((subject) => ({ subject, timings: [] as Array<Timing> }))
+  const subjects = factories.map((make) => make(deltas)).map((subject) => ({ subject, timings: [] as Array<DeltaTiming> }))
   for (let i = 0; i < runs + 20; i++) {
     // Alternate the order, as the timed rounds do, so that no library always runs after the same neighbour.
     for (const s of i % 2 === 0 ? subjects : [...subjects].reverse()) {
