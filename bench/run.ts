@@ -118,7 +118,7 @@ if (section("streaming")) {
   const { runStreaming } = await import("./streaming.ts")
   const runs = knob("BENCH_STREAM_RUNS", 200)
   progress("streaming", `${runs} runs per library`)
-  console.log(`\nStreaming: the same mock stream of 200 text deltas, usage reported (median (min–max) of ${runs} runs, libraries interleaved run by run)`)
+  console.log(`\nStreaming: the same mock stream of 200 text deltas, usage reported (median (min–max) of ${runs} runs, libraries interleaved in blocks of runs)`)
   console.table(await runStreaming({ runs }))
 }
 

@@ -4,7 +4,8 @@
  * in-process mock stream (an async generator of `deltas` text pieces, each a microtask apart, usage
  * reported at the end), consumed the way an application would (for await over the events).
  * Every run is checked: one model call, every delta seen in order, the run's answer the whole text.
- * Figures are medians over `runs` runs, the libraries interleaved run by run, after a warm-up; and the
+ * Figures are medians over `runs` runs, in blocks, the libraries interleaved block by block, each block
+ * after a few unmeasured runs (so that no block pays for its neighbour's garbage); and the
  * CPU time per delta (`cpuPerDelta`: runs of 200 deltas minus runs of one), which preemption on a loaded
  * machine does not inflate. Mastra (`Agent.stream`) reads the same streaming AI SDK model as `streamText`.
  */
@@ -190,6 +191,15 @@ const cpuOf = async (subject: Subject, deltas: number, runs: number): Promise<nu
 }
 
 /**
+ * Unmeasured runs of `subject` before its block of timed runs, so that the block pays for its own
+ * library's garbage, not its neighbour's. (No forced collection: it shrinks V8's young generation and
+ * slows the next runs down, see `interleavedRounds`.)
+ */
+const settle = async (subject: Subject, deltas: number, runs: number) => {
+  for (let i = 0; i < runs; i++) await measure(subject, deltas)
+}
+
+/**
  * CPU µs per delta, which a loaded machine's preemption does not inflate as it does wall time: the CPU
  * time of runs streaming `deltas` deltas minus that of the same runs streaming one, ÷ (`deltas` − 1),
  * per round of `runsPerRound` runs of each; the libraries interleaved, their order alternating.
@@ -198,7 +208,9 @@ const cpuPerDelta = async (deltas: number, rounds: number, runsPerRound: number)
   const subjects = factories.map((make) => ({ long: make(deltas), short: make(1), perDelta: [] as Array<number> }))
   for (let round = 0; round < rounds + 1; round++) {
     for (const s of round % 2 === 0 ? subjects : [...subjects].reverse()) {
+      await settle(s.long, deltas, settleRuns)
       const long = await cpuOf(s.long, deltas, runsPerRound)
+      await settle(s.short, 1, settleRuns)
       const short = await cpuOf(s.short, 1, runsPerRound)
       if (round > 0) s.perDelta.push((long - short) / runsPerRound / (deltas - 1))
     }
@@ -206,16 +218,27 @@ const cpuPerDelta = async (deltas: number, rounds: number, runsPerRound: number)
   return subjects.map((s) => summarize(s.perDelta))
 }
 
-/** Runs every library, interleaved run by run, and returns the medians. */
-export const runStreaming = async (options: { readonly runs?: number; readonly deltas?: number; readonly cpuRounds?: number } = {}) => {
+/** Unmeasured runs before each block (`settle`). */
+const settleRuns = 10
+
+/**
+ * Runs every library in blocks of `runs ÷ rounds` timed runs, the libraries interleaved block by block
+ * (their order alternating, a warm-up block first), and returns the medians over every timed run.
+ */
+export const runStreaming = async (options: { readonly runs?: number; readonly deltas?: number; readonly rounds?: number; readonly cpuRounds?: number } = {}) => {
   const runs = options.runs ?? 200
   const deltas = options.deltas ?? 200
+  const rounds = options.rounds ?? 8
+  const perRound = Math.max(1, Math.ceil(runs / rounds))
   const subjects = factories.map((make) => make(deltas)).map((subject) => ({ subject, timings: [] as Array<DeltaTiming> }))
-  for (let i = 0; i < runs + 20; i++) {
-    // Alternate the order, as the timed rounds do, so that no library always runs after the same neighbour.
-    for (const s of i % 2 === 0 ? subjects : [...subjects].reverse()) {
-      const timing = await measure(s.subject, deltas)
-      if (i >= 20) s.timings.push(timing)
+  for (let round = 0; round < rounds + 1; round++) {
+    // Alternate the order, as the CPU rounds do, so that no library always runs after the same neighbour.
+    for (const s of round % 2 === 0 ? subjects : [...subjects].reverse()) {
+      await settle(s.subject, deltas, settleRuns)
+      for (let i = 0; i < perRound; i++) {
+        const timing = await measure(s.subject, deltas)
+        if (round > 0) s.timings.push(timing)
+      }
     }
   }
   const cpu = await cpuPerDelta(deltas, options.cpuRounds ?? 7, Math.max(5, Math.round(runs / 10)))
