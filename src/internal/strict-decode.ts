@@ -51,6 +51,10 @@ const keepsShape = (ast: SchemaAST.AST): boolean => {
     case "Suspend":
       return false
     case "Objects":
+      // An index signature also decodes the keys a property signature (or an earlier index signature)
+      // covers, and that result is thrown away: a key it dropped in there is not missing from the
+      // output, and only the strict decode refuses it.
+      if (ast.indexSignatures.length > 0 && (ast.propertySignatures.length > 0 || ast.indexSignatures.length > 1)) return false
       return ast.propertySignatures.every((p) => keepsShape(p.type)) &&
         ast.indexSignatures.every((i) => keepsShape(i.parameter) && keepsShape(i.type))
     case "Arrays":
@@ -68,7 +72,7 @@ const jsonRun = (Schema.Json.ast as SchemaAST.Declaration).run
 const isEnumerable = Object.prototype.propertyIsEnumerable
 const hasOwn = Object.prototype.hasOwnProperty
 
-/** Whether every enumerable own key of `input`, at every depth, is in `output` (an input kept as is counts as kept). */
+/** Whether every enumerable own key of `input`, at every depth under the keys `output` has, is in `output` (an input kept as is counts as kept). */
 const keptEveryKey = (input: unknown, output: unknown): boolean => {
   try {
     return kept(input, output)
@@ -86,17 +90,18 @@ const kept = (input: unknown, output: unknown): boolean => {
     for (let i = 0; i < input.length; i++) if (!kept(input[i], output[i])) return false
     return true
   }
-  // Enumerable own string keys (`for in`, which also walks the prototype chain: its keys are skipped),
-  // then symbol keys: what Schema's own check reads (`Reflect.ownKeys`, enumerable ones).
-  for (const key in input) {
-    if (!hasOwn.call(input, key)) continue
-    if (!hasOwn.call(output, key)) return false
-    if (!kept((input as Record<string, unknown>)[key], (output as Record<string, unknown>)[key])) return false
-  }
-  const symbols = Object.getOwnPropertySymbols(input)
-  for (let i = 0; i < symbols.length; i++) {
-    const key = symbols[i]!
+  // Every enumerable own key of the input (strings and symbols: what Schema's own check reads) is in
+  // the output; then every key of the output is checked below, read from the input as Schema read it
+  // (`key in input`: a declared key may be inherited, a getter or not enumerable).
+  const keys = Reflect.ownKeys(input)
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!
     if (isEnumerable.call(input, key) && !hasOwn.call(output, key)) return false
+  }
+  const outputKeys = Reflect.ownKeys(output)
+  for (let i = 0; i < outputKeys.length; i++) {
+    const key = outputKeys[i]!
+    if (!kept((input as Record<PropertyKey, unknown>)[key], (output as Record<PropertyKey, unknown>)[key])) return false
   }
   return true
 }

@@ -8,6 +8,7 @@ import { fc, test } from "@fast-check/vitest"
 import { Result, Schema, SchemaTransformation } from "effect"
 import { describe, expect, it } from "vitest"
 import { RunSnapshotSchema } from "../../src/dsl/run-snapshot.ts"
+import { argsDecoder } from "../../src/dsl/tool-parameters.ts"
 import { strictOptions, strictResultDecoder } from "../../src/internal/strict-decode.ts"
 
 const numRuns = Number(process.env.PROPERTY_RUNS ?? 300)
@@ -17,6 +18,8 @@ interface Tree {
   readonly children: ReadonlyArray<Tree>
 }
 const Tree: Schema.Codec<Tree> = Schema.Struct({ name: Schema.String, children: Schema.Array(Schema.suspend(() => Tree)) })
+
+const Counted = Schema.Struct({ n: Schema.Finite, ok: Schema.optionalKey(Schema.Boolean) })
 
 const schemas = {
   flat: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }),
@@ -43,6 +46,10 @@ const schemas = {
     Schema.Struct({ a: Schema.Finite, b: Schema.Finite }),
     SchemaTransformation.transform({ decode: (from: { readonly a: number }) => ({ ...from, b: 0 }), encode: ({ a }: { readonly a: number }) => ({ a }) })
   )),
+  // Index signatures that also cover a property's key, or each other's (Effect decodes such a key with
+  // both and keeps one result): an excess key inside the discarded one is still refused by the strict decode.
+  overlapping: Schema.StructWithRest(Schema.Struct({ a: Counted }), [Schema.Record(Schema.String, Schema.Struct({ n: Schema.Finite }))]),
+  twoRecords: Schema.StructWithRest(Schema.Struct({}), [Schema.Record(Schema.String, Schema.Struct({ n: Schema.Finite })), Schema.Record(Schema.String, Schema.Json)]),
   transformed: Schema.toCodecJson(Schema.Struct({ at: Schema.Date, a: Schema.Finite })),
   json: Schema.Struct({ a: Schema.Finite, payload: Schema.Json }),
   tree: Tree
@@ -60,12 +67,24 @@ const value = fc.letrec<{ node: unknown }>((tie) => ({
   )
 })).node
 
-/** A value with a symbol key, a non-enumerable key or a throwing getter added to it (what a JavaScript caller can pass). */
-const hostile = fc.tuple(fc.dictionary(key, leaf, { maxKeys: 4 }), fc.constantFrom("symbol", "hidden", "getter", "proto-null")).map(([base, how]) => {
+/**
+ * A value with a symbol key, a non-enumerable key or a throwing getter added to it, or one of its keys
+ * holding an object (often with a key too many) as a non-enumerable property, an inherited one or a
+ * getter: what a JavaScript caller can pass.
+ */
+const hostile = fc.tuple(
+  fc.dictionary(key, leaf, { maxKeys: 4 }),
+  fc.constantFrom("symbol", "hidden", "getter", "proto-null", "nested-hidden", "nested-inherited", "nested-getter"),
+  key,
+  fc.dictionary(key, leaf, { maxKeys: 3 })
+).map(([base, how, at, nested]) => {
   const copy: Record<PropertyKey, unknown> = how === "proto-null" ? Object.assign(Object.create(null), base) : { ...base }
   if (how === "symbol") copy[Symbol("s")] = 1
   if (how === "hidden") Object.defineProperty(copy, "extra", { value: 1, enumerable: false })
   if (how === "getter") Object.defineProperty(copy, "b", { get: () => { throw new Error("boom") }, enumerable: true })
+  if (how === "nested-hidden") Object.defineProperty(copy, at, { value: nested, enumerable: false })
+  if (how === "nested-getter") Object.defineProperty(copy, at, { get: () => nested, enumerable: false })
+  if (how === "nested-inherited") return Object.assign(Object.create({ [at]: nested }), base)
   return copy
 })
 
@@ -140,6 +159,23 @@ describe("strictResultDecoder", () => {
   test.prop([edited], { numRuns })("a run snapshot, edited anywhere: answers what the strict decode answers", (input) => {
     const codec = RunSnapshotSchema as unknown as Schema.ConstraintCodec<unknown, unknown, never, never>
     expect(outcome(strictResultDecoder(codec)(input))).toEqual(outcome(Schema.decodeUnknownResult(codec)(input, strictOptions)))
+  })
+
+  it("refuses an excess key inside a value an index signature decodes beside a property (JSON text included)", () => {
+    const overlapping = schemas.overlapping as unknown as Schema.ConstraintCodec<unknown, unknown, never, never>
+    expect(Result.isFailure(strictResultDecoder(overlapping)({ a: { n: 1, ok: true } }))).toBe(true)
+    expect(Result.isFailure(argsDecoder(Schema.toCodecJson(schemas.overlapping))('{"a":{"n":1,"ok":true}}'))).toBe(true)
+    expect(Result.isFailure(strictResultDecoder(schemas.twoRecords as unknown as Schema.ConstraintCodec<unknown, unknown, never, never>)({ k: { n: 1, ok: true } }))).toBe(true)
+    expect(strictResultDecoder(overlapping)({ a: { n: 1 }, b: { n: 2 } })).toEqual(Result.succeed({ a: { n: 1 }, b: { n: 2 } }))
+  })
+
+  it("refuses an excess key under a declared key that is not enumerable, inherited or a getter", () => {
+    const outer = strictResultDecoder(Schema.Struct({ a: Schema.Struct({ n: Schema.Finite }) }) as unknown as Schema.ConstraintCodec<unknown, unknown, never, never>)
+    const inner = { n: 1, extra: 2 }
+    expect(Result.isFailure(outer(Object.defineProperty({}, "a", { value: inner, enumerable: false })))).toBe(true)
+    expect(Result.isFailure(outer(Object.create({ a: inner })))).toBe(true)
+    expect(Result.isFailure(outer(new (class { get a() { return inner } })()))).toBe(true)
+    expect(outer(Object.create({ a: { n: 1 } }))).toEqual(Result.succeed({ a: { n: 1 } }))
   })
 
   it("refuses an excess key at any depth, and takes the union member that has it", () => {
