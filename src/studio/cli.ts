@@ -26,7 +26,7 @@ Options:
       --token <token>   the API token (default: a new random one)
       --store <file>    where runs persist (default .effect-agent-studio/runs.jsonl)
       --no-store        keep runs in memory only
-      --max-runs <n>    runs kept (default 1000; the oldest are evicted)
+      --max-runs <n>    runs kept (default 1000; the least recently active are evicted)
       --max-mb <n>      megabytes of events kept (default 64)
       --trace <file>    import a JSON Lines trace (repeatable)
   -h, --help            show this help

@@ -1,6 +1,8 @@
 /**
- * The studio's bounded store of runs: events by run, newest runs kept, oldest evicted once there are
- * more than `maxRuns` runs or their events take more than `maxBytes` (JSON size). Every change is
+ * The studio's bounded store of runs: events by run, the runs heard from most recently kept, the one
+ * whose last event is the oldest evicted first once there are more than `maxRuns` runs or their events
+ * take more than `maxBytes` (JSON size): a long run still under way outlives the short ones that
+ * started after it and ended. Every change is
  * appended to a JSON Lines file (when `file` is given) and the file is read back at start, so runs
  * survive a restart; the file is rewritten without evicted runs when it grows past twice what is kept.
  * Listeners hear each new event (the run's live stream) and each change of the lists.
@@ -66,6 +68,8 @@ export class RunStore {
   readonly maxBytes: number
   readonly #file: string | undefined
   readonly #runs = new Map<string, StoredRun>()
+  /** The runs' ids by their last event, least recent first (what eviction takes). */
+  readonly #recency = new Map<string, true>()
   readonly #children = new Map<string, Set<string>>()
   readonly #eventListeners = new Map<string, Set<(event: StoredEvent) => void>>()
   readonly #listListeners = new Set<(change: ListChange) => void>()
@@ -138,6 +142,7 @@ export class RunStore {
     const run = this.#runs.get(runId)
     if (run === undefined) return
     this.#runs.delete(runId)
+    this.#recency.delete(runId)
     if (forgetChildren) this.#children.delete(runId)
     this.#bytes -= run.bytes
     this.#write({ drop: runId })
@@ -204,6 +209,8 @@ export class RunStore {
       run = { runId, source, events: [], bytes: 0, facts: undefined }
       this.#runs.set(runId, run)
     }
+    this.#recency.delete(runId)
+    this.#recency.set(runId, true)
     const stored: StoredEvent = { id: (run.events[run.events.length - 1]?.id ?? 0) + 1, at, event }
     const size = JSON.stringify(event).length + 40
     run.events.push(stored)
@@ -225,10 +232,17 @@ export class RunStore {
   }
 
   #evict(): void {
-    while (this.#runs.size > this.maxRuns || (this.#bytes > this.maxBytes && this.#runs.size > 1)) {
-      const oldest = this.#runs.keys().next().value as string
-      this.drop(oldest)
-    }
+    while (this.#overBounds()) this.drop(this.#leastRecent())
+  }
+
+  /** More runs than `maxRuns`, or more bytes than `maxBytes` in more than one run. */
+  #overBounds(): boolean {
+    return this.#runs.size > this.maxRuns || (this.#bytes > this.maxBytes && this.#runs.size > 1)
+  }
+
+  /** The run whose last event is the oldest. */
+  #leastRecent(): string {
+    return this.#recency.keys().next().value as string
   }
 
   #notify(change: ListChange): void {
@@ -265,16 +279,18 @@ export class RunStore {
         const run = this.#runs.get(line.drop)
         if (run !== undefined) {
           this.#runs.delete(line.drop)
+          this.#recency.delete(line.drop)
           this.#bytes -= run.bytes
         }
       } else if (typeof line.run === "string" && typeof line.event?._tag === "string" && typeof line.at === "number") {
         this.#add(line.source, line.run, line.at, line.event)
       }
     }
-    while (this.#runs.size > this.maxRuns || (this.#bytes > this.maxBytes && this.#runs.size > 1)) {
-      const oldest = this.#runs.keys().next().value as string
+    while (this.#overBounds()) {
+      const oldest = this.#leastRecent()
       const run = this.#runs.get(oldest)!
       this.#runs.delete(oldest)
+      this.#recency.delete(oldest)
       this.#bytes -= run.bytes
     }
     this.compact()

@@ -83,6 +83,22 @@ describe("the studio's run store", () => {
     )
   })
 
+  it("evicts the run whose last event is the oldest: a run still under way outlives shorter ones that started after it", () => {
+    const store = new RunStore({ maxRuns: 2 })
+    store.append("ingest", 1, { _tag: "RunStart", runId: "long", agent: "a" })
+    store.append("ingest", 2, { _tag: "RunStart", runId: "short_1", agent: "a" })
+    store.append("ingest", 3, { _tag: "Turn", runId: "long", agent: "a" })
+    store.append("ingest", 4, { _tag: "RunStart", runId: "short_2", agent: "a" })
+    expect(store.runs().map((r) => r.runId)).toEqual(["long", "short_2"])
+    // Found by the property above (seed 1499661840): the run an event was just stored for was evicted by it.
+    const bounded = new RunStore({ maxRuns: 2, maxBytes: 213 })
+    bounded.append("ingest", 0, { _tag: "ToolUse", runId: "run_15", agent: "a", payload: "" as never })
+    bounded.append("ingest", 1, { _tag: "RunStart", runId: "run_0", agent: "a", payload: " \u0000\ud800" as never })
+    bounded.append("ingest", 2, { _tag: "RunStart", runId: "run_15", agent: "a", payload: {} as never })
+    expect(bounded.get("run_15")?.events).toHaveLength(2)
+    expect(bounded.bytes).toBeLessThanOrEqual(213)
+  })
+
   it("survives a torn last line (a crash mid-write)", () => {
     const file = join(dir, "runs.jsonl")
     const store = new RunStore({ file })
