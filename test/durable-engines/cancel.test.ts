@@ -39,17 +39,18 @@ describe.skipIf(!hasPostgres)("cancel, postgres runner", () => {
   it("a client-only process cancels a run a runner is inside a tool of: it ends Cancelled within about a second", async () => {
     pg = await startPostgres()
     const base = { ENGINE: "postgres", DATABASE_URL: pg.url }
-    const runner = startWorker({ ...base, RUNNER_PORT: String(43000 + Math.floor(Math.random() * 2000)), MODE: "serve", SLOW_TOOLS_MS: "8000" })
+    const runner = startWorker({ ...base, RUNNER_PORT: String(43000 + Math.floor(Math.random() * 2000)), MODE: "serve", SLOW_TOOLS_MS: "30000" })
     try {
       await runner.ready
       const client = startWorker({ ...base, MODE: "start", RUN_IDS: "pc-1" })
       await until(() => queryPostgres(pg.url, `select 1 from executions where order_id = 'pc-1'`).length > 0, 60_000, "the run inside its first tool")
-      const t = Date.now()
       const cancelled = await runWorker({ ...base, MODE: "cancel", RUN_ID: "pc-1" })
       expect(cancelled.results[0], cancelled.stderr).toEqual({ cancelled: "pc-1" })
+      // From the cancellation recorded (not from the cancelling process's start, seconds on a busy machine).
+      const t = Date.now()
       const ended = await client.exit
       expect(ended.results[0]).toMatchObject({ error: "Cancelled", detail: { runId: "pc-1" } })
-      expect(Date.now() - t).toBeLessThan(6000) // the tool alone would take 8 s
+      expect(Date.now() - t).toBeLessThan(10_000) // the tool alone would take 30 s
       expect(executionCounts(queryPostgres(pg.url, countsSql("pc-1"))).pay).toBeUndefined()
     } finally {
       runner.kill()

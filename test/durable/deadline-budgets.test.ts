@@ -46,7 +46,8 @@ describe.each(engineKinds)("maxDuration: a durable deadline (%s engine)", (engin
 
   it("a deadline passed while no runner ran: the next runner ends the run with BudgetExceeded(duration)", async () => {
     const { bank, executed } = makeBank(scriptedModel([transferCall, text("paid")]))
-    const d = durable(bank.budget({ maxDuration: 400 }))
+    // A budget a busy machine's first runner still suspends within (it must wait, not run out).
+    const d = durable(bank.budget({ maxDuration: 2000 }))
     const exit = await Effect.runPromise(Effect.gen(function*() {
       const driver = yield* sharedStorage(engine)
       const stores = yield* sharedStores()
@@ -55,13 +56,13 @@ describe.each(engineKinds)("maxDuration: a durable deadline (%s engine)", (engin
       const waiting = yield* d.run("pay bob", { runId: "down" }).pipe(Effect.provide(first.context))
       expect(waiting._tag).toBe("Suspended")
       yield* first.stop
-      yield* Effect.sleep("700 millis")
+      yield* Effect.sleep("2300 millis")
       const second = yield* startRunner(runner())
       const result = yield* Effect.exit(d.join("down").pipe(Effect.provide(second.context)))
       yield* second.stop
       return result
     }).pipe(Effect.timeout("20 seconds")))
-    expect(errorOf(exit)).toMatchObject({ _tag: "BudgetExceeded", reason: "duration", limit: 400 })
+    expect(errorOf(exit)).toMatchObject({ _tag: "BudgetExceeded", reason: "duration", limit: 2000 })
     expect(executed).toEqual([])
   }, 30_000)
 
@@ -74,7 +75,7 @@ describe.each(engineKinds)("maxDuration: a durable deadline (%s engine)", (engin
       run: () => Effect.andThen(Effect.sync(() => ++runs), runs === 0 ? Effect.andThen(Deferred.succeed(entered, undefined), Effect.never) : Effect.succeed("seen"))
     })
     const model = scriptedModel([toolCalls([{ id: "c1", name: "look", arguments: {} }]), text("done")])
-    const d = durable(agent("looker").model(model).tools({ look }).budget({ maxDuration: 400 }))
+    const d = durable(agent("looker").model(model).tools({ look }).budget({ maxDuration: 2000 }))
     const exit = await Effect.runPromise(Effect.gen(function*() {
       const driver = yield* sharedStorage(engine)
       const stores = yield* sharedStores()
@@ -83,13 +84,13 @@ describe.each(engineKinds)("maxDuration: a durable deadline (%s engine)", (engin
       yield* d.start("look", { runId: "span" }).pipe(Effect.provide(first.context))
       yield* Deferred.await(entered)
       yield* first.stop
-      yield* Effect.sleep("600 millis")
+      yield* Effect.sleep("2300 millis")
       const second = yield* startRunner(runner())
       const result = yield* Effect.exit(d.result("span").pipe(Effect.provide(second.context)))
       yield* second.stop
       return result
     }).pipe(Effect.timeout("20 seconds")))
-    expect(errorOf(exit)).toMatchObject({ _tag: "BudgetExceeded", reason: "duration", limit: 400 })
+    expect(errorOf(exit)).toMatchObject({ _tag: "BudgetExceeded", reason: "duration", limit: 2000 })
     expect(runs).toBe(1)
     expect(model.requests).toHaveLength(1)
   }, 30_000)
