@@ -44,7 +44,8 @@ export const trackedSessionStore = (store: SessionStore): TrackedSessionStore =>
   const touch = (id: string) => Effect.sync(() => void seen.set(id, Date.now()))
   const tracked: TrackedSessionStore = {
     ...store,
-    load: (id) => Effect.tap(store.load(id), () => (seen.has(id) ? Effect.void : touch(id))),
+    // A session that holds nothing is not listed: looking up an id that does not exist must not add it.
+    load: (id) => Effect.tap(store.load(id), (messages) => (seen.has(id) || messages.length === 0 ? Effect.void : touch(id))),
     append: (id, messages) => Effect.tap(store.append(id, messages), () => touch(id)),
     ...(store.setWaiting === undefined ? {} : { setWaiting: (id: string, run: Parameters<NonNullable<SessionStore["setWaiting"]>>[1]) => Effect.tap(store.setWaiting!(id, run), () => touch(id)) }),
     get store() {

@@ -26,13 +26,14 @@ const isTraceLine = (value: unknown): value is TraceLine => {
  */
 export const eventOfTraceLine = (line: TraceLine): EventJson => {
   const { v: _v, ts: _ts, run, agent, event, parentRun, callId, ...fields } = line as TraceLine & Record<string, unknown>
+  // The line's other fields first: none of them may replace the event's tag, run or agent.
   const base: Record<string, unknown> = {
+    ...fields,
     _tag: event,
     runId: run,
     agent,
     ...(typeof parentRun === "string" ? { parentRunId: parentRun } : {}),
-    ...(callId === undefined ? {} : { toolCallId: callId }),
-    ...fields
+    ...(callId === undefined ? {} : { toolCallId: callId })
   }
   if (event === "RunEnd") {
     const { outcome, output, error, pending, ...rest } = base
@@ -43,7 +44,7 @@ export const eventOfTraceLine = (line: TraceLine): EventJson => {
         _tag: outcome,
         ...(output === undefined ? {} : { output }),
         ...(error === undefined ? {} : { error }),
-        ...(pending === undefined ? {} : { pending: (pending as ReadonlyArray<string>).map((id) => ({ id })) })
+        ...(Array.isArray(pending) ? { pending: pending.map((id) => ({ id: String(id) })) } : {})
       }
     } as EventJson
   }
@@ -68,16 +69,19 @@ export const eventOfTraceLine = (line: TraceLine): EventJson => {
 }
 
 /**
- * What an import did: the runs it stored and the lines it skipped.
+ * What an import did: the runs it stored, the lines it skipped, and the runs it left alone because the
+ * store holds a run of that id from another source (a studio run, a durable one: a trace never
+ * replaces them).
  *
  * @example
  * ```ts
- * const { runs, skipped }: TraceImport = importTrace(store, "trace.jsonl")
+ * const { runs, skipped, kept }: TraceImport = importTrace(store, "trace.jsonl")
  * ```
  */
 export interface TraceImport {
   readonly runs: ReadonlyArray<string>
   readonly skipped: number
+  readonly kept: ReadonlyArray<string>
 }
 
 /**
@@ -94,7 +98,7 @@ export const importTrace = (store: RunStore, source: string | { readonly text: s
     text = typeof source === "string" ? readFileSync(source, "utf8") : source.text
   } catch (error) {
     process.emitWarning(`effect-agent-studio: cannot read the trace ${String(source)}: ${error instanceof Error ? error.message : String(error)}`)
-    return { runs: [], skipped: 0 }
+    return { runs: [], skipped: 0, kept: [] }
   }
   const byRun = new Map<string, Array<{ at: number; event: EventJson }>>()
   let skipped = 0
@@ -115,6 +119,16 @@ export const importTrace = (store: RunStore, source: string | { readonly text: s
     list.push({ at: parsed.ts, event: eventOfTraceLine(parsed) })
     byRun.set(parsed.run, list)
   }
-  for (const [runId, events] of byRun) store.replace("trace", runId, events)
-  return { runs: [...byRun.keys()], skipped }
+  const runs: Array<string> = []
+  const kept: Array<string> = []
+  for (const [runId, events] of byRun) {
+    const existing = store.get(runId)
+    if (existing !== undefined && existing.source !== "trace") {
+      kept.push(runId)
+      continue
+    }
+    store.replace("trace", runId, events)
+    runs.push(runId)
+  }
+  return { runs, skipped, kept }
 }

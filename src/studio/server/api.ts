@@ -3,8 +3,8 @@
  * type-only (`import type { RunSummary } from "../../server/api.ts"`), so the two sides cannot drift.
  *
  * Every `/api/*` call needs the token the studio prints at start: `Authorization: Bearer <token>`, the
- * `x-studio-token` header, a `token` query parameter (for `EventSource`), or the `studio_token` cookie
- * the studio sets when the page is opened with `/?token=<token>`. Requests whose `Host` is not the
+ * `x-studio-token` header, or a `token` query parameter (for `EventSource`); no cookie (cookies are not
+ * kept apart by port: every other server on the host would receive it). Requests whose `Host` is not the
  * studio's own address, or whose `Origin` is another site, are refused (403) before the token is read.
  *
  * | method | path | answer |
@@ -21,7 +21,7 @@
  * | GET | /api/sessions/:id | `SessionDetail` |
  * | GET | /api/events | SSE of `ListChange` |
  * | POST | /api/ingest `IngestBatch` | 202 `{ accepted }` (what `studioHooks` sends) |
- * | POST | /api/import `{ jsonl }` or JSONL text | 200 `{ runs, skipped }` (a JSONL trace file) |
+ * | POST | /api/import `{ jsonl }` or JSONL text | 200 `{ runs, skipped, kept }` (a JSONL trace file; `kept`: runs of another source it did not replace) |
  */
 
 /** The run statuses the studio shows. */

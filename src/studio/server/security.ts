@@ -20,13 +20,17 @@ export const allowedHosts = (host: string, port: number): ReadonlySet<string> =>
 /** True for `1.2.3.4:80` or `[::1]:80`: a DNS-rebinding page always comes under a domain name, never an IP literal. */
 const isIpLiteral = (host: string): boolean => /^(\d{1,3}\.){3}\d{1,3}(:\d+)?$/.test(host) || /^\[[0-9a-f:.]+\](:\d+)?$/.test(host)
 
+/** The port a `Host` value names (`80` when it names none). */
+const portOf = (host: string): string => /:(\d+)$/.exec(host)?.[1] ?? "80"
+
 /**
  * Why a request is refused, or undefined when its Host and Origin are the studio's. `anyIp`: the
- * studio listens on every interface (`0.0.0.0`, `::`), so any IP-literal Host of the right port is its own.
+ * studio listens on every interface (`0.0.0.0`, `::`), so any IP-literal Host of the studio's port is
+ * its own; an Origin must then be the very address the request came to (the page's own origin).
  */
 export const refuseForeign = (request: IncomingMessage, hosts: ReadonlySet<string>, anyIp = false): string | undefined => {
   const host = request.headers.host?.toLowerCase()
-  const own = (name: string) => hosts.has(name) || (anyIp && isIpLiteral(name) && [...hosts].some((h) => h.endsWith(name.slice(name.lastIndexOf(":")))))
+  const own = (name: string) => hosts.has(name) || (anyIp && isIpLiteral(name) && [...hosts].some((h) => portOf(h) === portOf(name)))
   if (host === undefined || !own(host)) return `the Host header ${JSON.stringify(host ?? "")} is not this studio's address`
   const origin = request.headers.origin
   if (origin !== undefined && origin !== "null") {
@@ -36,14 +40,14 @@ export const refuseForeign = (request: IncomingMessage, hosts: ReadonlySet<strin
     } catch {
       return `the Origin ${JSON.stringify(origin)} is not a URL`
     }
-    if (!own(originHost)) return `the Origin ${JSON.stringify(origin)} is not this studio`
+    if (originHost !== host && !hosts.has(originHost)) return `the Origin ${JSON.stringify(origin)} is not this studio`
   } else if (origin === "null") {
     return "an opaque Origin (a sandboxed or file page) may not call the studio"
   }
   return undefined
 }
 
-/** The token a request carries: Authorization Bearer, `x-studio-token`, the `token` query parameter or the `studio_token` cookie. */
+/** The token a request carries: Authorization Bearer, `x-studio-token` or the `token` query parameter (never a cookie: see `studio-server.ts`). */
 export const tokenOf = (request: IncomingMessage, url: URL): string | undefined => {
   const authorization = request.headers.authorization
   if (authorization?.startsWith("Bearer ") === true) return authorization.slice("Bearer ".length).trim()
@@ -51,13 +55,6 @@ export const tokenOf = (request: IncomingMessage, url: URL): string | undefined 
   if (typeof header === "string") return header
   const query = url.searchParams.get("token")
   if (query !== null) return query
-  const cookie = request.headers.cookie
-  if (cookie !== undefined) {
-    for (const part of cookie.split(";")) {
-      const [name, ...value] = part.trim().split("=")
-      if (name === "studio_token") return decodeURIComponent(value.join("="))
-    }
-  }
   return undefined
 }
 

@@ -230,10 +230,8 @@ export const startStudio = async (options: StudioOptions = {}): Promise<Studio> 
     return items.sort((a, b) => a.since - b.since)
   }
 
-  const routes = async (request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> => {
+  const routes = async (request: IncomingMessage, response: ServerResponse, url: URL, route: ReadonlyArray<string>): Promise<void> => {
     const method = request.method ?? "GET"
-    const parts = url.pathname.split("/").filter((p) => p !== "").map((p) => decodeURIComponent(p))
-    const route = parts.slice(1)
     const is = (m: string, ...shape: ReadonlyArray<string | null>) =>
       method === m && route.length === shape.length && shape.every((s, i) => s === null || s === route[i])
 
@@ -331,9 +329,9 @@ export const startStudio = async (options: StudioOptions = {}): Promise<Studio> 
         (d.decision === "approve" || d.decision === "deny" || d.decision === "edit") &&
         (d.reason === undefined || typeof d.reason === "string") &&
         (d.decision !== "edit" || "arguments" in d)
-      )
+      ) && new Set(decisions.map((d: { readonly callId: string }) => d.callId)).size === decisions.length
       if (!valid) {
-        return fail(response, 400, "InvalidBody", 'expected { decisions: [{ callId, decision: "approve" | "deny" | "edit", reason?, arguments? }], decidedBy? }')
+        return fail(response, 400, "InvalidBody", 'expected { decisions: [{ callId, decision: "approve" | "deny" | "edit", reason?, arguments? }], decidedBy? }, one decision per call')
       }
       const decidedBy = typeof body.decidedBy === "string" && body.decidedBy.trim() !== "" ? body.decidedBy.slice(0, 200) : "studio"
       try {
@@ -404,13 +402,20 @@ export const startStudio = async (options: StudioOptions = {}): Promise<Studio> 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const foreign = refuseForeign(request, hosts, host === "0.0.0.0" || host === "::")
     if (foreign !== undefined) return fail(response, 403, "Forbidden", foreign)
-    const url = new URL(request.url ?? "/", "http://studio.invalid")
+    let url: URL
+    let route: ReadonlyArray<string>
+    try {
+      url = new URL(request.url ?? "/", "http://studio.invalid")
+      route = url.pathname.split("/").filter((p) => p !== "").map((p) => decodeURIComponent(p)).slice(1)
+    } catch {
+      return fail(response, 400, "InvalidPath", "the request's path is not a valid URL path")
+    }
     if (url.pathname.startsWith("/api/") || url.pathname === "/api") {
       if (!sameToken(tokenOf(request, url), token)) {
         return fail(response, 401, "Unauthorized", "this studio needs its token: open the URL it printed (…/?token=…) or send Authorization: Bearer <token>")
       }
       try {
-        return await routes(request, response, url)
+        return await routes(request, response, url, route)
       } catch (error) {
         if (error instanceof BodyRefused) return fail(response, error.status, error.code, error.message)
         if (!response.headersSent) return fail(response, 500, "InternalError", error instanceof Error ? error.message : String(error))
@@ -419,12 +424,9 @@ export const startStudio = async (options: StudioOptions = {}): Promise<Studio> 
       }
     }
     if (request.method !== "GET" && request.method !== "HEAD") return fail(response, 405, "MethodNotAllowed", "only GET outside /api/")
-    // Opening the printed URL (…/?token=…) leaves the token in a cookie for the page's API calls.
-    const cookie: Record<string, string> = sameToken(url.searchParams.get("token") ?? undefined, token)
-      ? { "set-cookie": `studio_token=${encodeURIComponent(token)}; Path=/; HttpOnly; SameSite=Strict` }
-      : {}
+    // No token cookie: cookies are not kept apart by port, so every other server on this host would
+    // receive it. The page keeps the token for its tab and sends it as `Authorization: Bearer`.
     const headers = {
-      ...cookie,
       "content-security-policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'",
       "x-frame-options": "DENY",
       "referrer-policy": "no-referrer"

@@ -120,8 +120,8 @@ export class RunStore {
   append(source: RunSource, at: number, event: EventJson): StoredEvent | undefined {
     const runId = event.runId
     if (typeof runId !== "string" || runId === "") return undefined
-    const stored = this.#add(source, runId, at, event)
-    this.#write({ run: runId, source, id: stored.id, at, event })
+    const stored = this.#add(source, runId, at, ...measured(event, runId))
+    this.#write({ run: runId, source, id: stored.id, at, event: stored.event })
     this.#evict()
     return stored
   }
@@ -179,8 +179,8 @@ export class RunStore {
     const text = this.#pending.join("")
     this.#pending = []
     try {
-      mkdirSync(dirname(this.#file), { recursive: true })
-      appendFileSync(this.#file, text)
+      mkdirSync(dirname(this.#file), { recursive: true, mode: 0o700 })
+      appendFileSync(this.#file, text, { mode: 0o600 })
       this.#fileBytes += Buffer.byteLength(text)
     } catch (error) {
       process.emitWarning(`effect-agent-studio: cannot write ${this.#file}: ${error instanceof Error ? error.message : String(error)}`)
@@ -196,14 +196,14 @@ export class RunStore {
       for (const stored of run.events) lines.push(`${JSON.stringify({ run: run.runId, source: run.source, ...stored })}\n`)
     }
     const text = lines.join("")
-    mkdirSync(dirname(this.#file), { recursive: true })
+    mkdirSync(dirname(this.#file), { recursive: true, mode: 0o700 })
     const temporary = `${this.#file}.${process.pid}.tmp`
-    writeFileSync(temporary, text)
+    writeFileSync(temporary, text, { mode: 0o600 })
     renameSync(temporary, this.#file)
     this.#fileBytes = Buffer.byteLength(text)
   }
 
-  #add(source: RunSource, runId: string, at: number, event: EventJson): StoredEvent {
+  #add(source: RunSource, runId: string, at: number, event: EventJson, size: number): StoredEvent {
     let run = this.#runs.get(runId)
     if (run === undefined) {
       run = { runId, source, events: [], bytes: 0, facts: undefined }
@@ -212,7 +212,6 @@ export class RunStore {
     this.#recency.delete(runId)
     this.#recency.set(runId, true)
     const stored: StoredEvent = { id: (run.events[run.events.length - 1]?.id ?? 0) + 1, at, event }
-    const size = JSON.stringify(event).length + 40
     run.events.push(stored)
     run.bytes += size
     run.facts = undefined
@@ -283,7 +282,7 @@ export class RunStore {
           this.#bytes -= run.bytes
         }
       } else if (typeof line.run === "string" && typeof line.event?._tag === "string" && typeof line.at === "number") {
-        this.#add(line.source, line.run, line.at, line.event)
+        this.#add(line.source, line.run, line.at, ...measured(line.event, line.run))
       }
     }
     while (this.#overBounds()) {
@@ -294,6 +293,19 @@ export class RunStore {
       this.#bytes -= run.bytes
     }
     this.compact()
+  }
+}
+
+/**
+ * The event and the bytes it counts for (its JSON and a fixed overhead); an event nested deeper than
+ * `JSON.stringify` goes (or with a cycle) is kept as its tag, run and agent, flagged `unserialisable`.
+ */
+const measured = (event: EventJson, runId: string): [EventJson, number] => {
+  try {
+    return [event, JSON.stringify(event).length + 40]
+  } catch {
+    const reduced = { _tag: event._tag, runId, ...(typeof event.agent === "string" ? { agent: event.agent } : {}), unserialisable: true } as EventJson
+    return [reduced, JSON.stringify(reduced).length + 40]
   }
 }
 

@@ -43,6 +43,8 @@ const errorMessage = (event: Fields): string | undefined => {
   return typeof error.message === "string" ? error.message : JSON.stringify(error)
 }
 
+const isObject = (value: unknown): value is Fields => typeof value === "object" && value !== null
+
 /** Tokens of a `ModelResponse` (the event's `response.usage`, or a trace line's `usage`). */
 const usageOf = (event: Fields): { readonly input: number; readonly output: number } | undefined => {
   const usage = event.response?.usage ?? event.usage
@@ -102,98 +104,104 @@ export const summarizeRun = (runId: string, source: RunSource, events: ReadonlyA
   const requests: Array<ModelRequestInfo & { latencyMs?: number }> = []
   let open: Fields | undefined
   for (const { at, event } of events) {
-    const e = event as Fields
-    if (agent === "" && typeof e.agent === "string") agent = e.agent
-    if (parentRunId === undefined && typeof e.parentRunId === "string") parentRunId = e.parentRunId
-    if (parentRunId === undefined && typeof e.parentRun === "string") parentRunId = e.parentRun
-    const ended = terminalStatus(e)
-    if (ended !== undefined) {
-      status = ended
-      endedAt = at
-      if (typeof e.durationMs === "number") durationMs = e.durationMs
-      if (typeof e.turns === "number") turns = Math.max(turns, e.turns)
-      if (ended === "failed" || ended === "cancelled") error = errorMessage(e) ?? error
-      if (ended === "suspended") {
-        waitingSince ??= at
-        const outcome = e.outcome ?? {}
-        const fromEnd = outcome.pending ?? outcome.output?.pending ?? e.pending
-        if (Array.isArray(fromEnd) && fromEnd.some((p: unknown) => typeof p === "object" && p !== null)) pending = fromEnd
-        snapshot = outcome.snapshot ?? outcome.output?.snapshot ?? snapshot
+    // An event the summary cannot read (a hand-made trace line, an ingested event of the wrong shape)
+    // is left out of it, never a failure of the whole list.
+    try {
+      const e = event as Fields
+      if (agent === "" && typeof e.agent === "string") agent = e.agent
+      if (parentRunId === undefined && typeof e.parentRunId === "string") parentRunId = e.parentRunId
+      if (parentRunId === undefined && typeof e.parentRun === "string") parentRunId = e.parentRun
+      const ended = terminalStatus(e)
+      if (ended !== undefined) {
+        status = ended
+        endedAt = at
+        if (typeof e.durationMs === "number") durationMs = e.durationMs
+        if (typeof e.turns === "number") turns = Math.max(turns, e.turns)
+        if (ended === "failed" || ended === "cancelled") error = errorMessage(e) ?? error
+        if (ended === "suspended") {
+          waitingSince ??= at
+          const outcome = e.outcome ?? {}
+          const fromEnd = outcome.pending ?? outcome.output?.pending ?? e.pending
+          if (Array.isArray(fromEnd) && fromEnd.some((p: unknown) => typeof p === "object" && p !== null)) pending = fromEnd
+          snapshot = outcome.snapshot ?? outcome.output?.snapshot ?? snapshot
+        }
+        if (ended === "completed") {
+          output = e.outcome?.output ?? e.output ?? output
+          // A run that may suspend completes with `Completed { output }`.
+          if (output?._tag === "Completed" && "output" in output) output = output.output
+        }
+        continue
       }
-      if (ended === "completed") {
-        output = e.outcome?.output ?? e.output ?? output
-        // A run that may suspend completes with `Completed { output }`.
-        if (output?._tag === "Completed" && "output" in output) output = output.output
+      if (status !== "running" && e._tag !== "StudioDecision") {
+        // A resumed run goes on under its run id.
+        status = "running"
+        endedAt = undefined
+        durationMs = undefined
+        waitingSince = undefined
+        pending = []
       }
+      switch (e._tag) {
+        case "RunStart":
+          input ??= e.input
+          break
+        case "CompositeStart":
+          kind = "composite"
+          agent = agent === "" ? String(e.name ?? "") : agent
+          input ??= e.input
+          break
+        case "Turn":
+          turns = Math.max(turns, Number(e.turn) || 0)
+          break
+        case "ModelCall": {
+          const request = e.request as Fields | undefined
+          const messages: ReadonlyArray<Fields> = Array.isArray(request?.messages) ? request.messages.filter(isObject) : []
+          const system = messages.find((m) => m.role === "system")
+          open = {
+            turn: Number(e.turn) || 0,
+            skill: e.skill,
+            system: typeof system?.content === "string" ? system.content : undefined,
+            tools: Array.isArray(request?.tools) ? request.tools.filter(isObject).map((t: Fields) => String(t.name)) : Array.isArray(e.tools) ? e.tools : [],
+            ...(request?.toolChoice ?? e.toolChoice) === undefined ? {} : { toolChoice: request?.toolChoice ?? e.toolChoice },
+            messages: request === undefined ? Number(e.messages) || 0 : messages.filter((m) => m.role !== "system"),
+            startedAt: at
+          }
+          requests.push(open as ModelRequestInfo)
+          break
+        }
+        case "ModelResponse": {
+          const usage = usageOf(e)
+          if (usage !== undefined) {
+            tokens.input += usage.input
+            tokens.output += usage.output
+          }
+          const response = typeof e.response === "object" && e.response !== null
+            ? e.response
+            : { _tag: e.response, ...(e.text === undefined ? {} : { content: e.text }), ...(e.calls === undefined ? {} : { calls: e.calls }) }
+          const target = open ?? (requests.push({ turn: Number(e.turn) || 0, system: undefined, tools: [], messages: 0 }), requests[requests.length - 1] as Fields)
+          Object.assign(target, {
+            response,
+            latencyMs: typeof e.durationMs === "number" ? e.durationMs : at - (target.startedAt ?? at),
+            ...(usage === undefined ? {} : { usage: e.response?.usage ?? e.usage }),
+            finishReason: e.response?.finishReason ?? (response._tag === "ToolCalls" ? "tool-calls" : "stop")
+          })
+          open = undefined
+          break
+        }
+        case "ToolUse":
+        case "ToolError":
+          toolCalls += 1
+          break
+        case "ApprovalRequested":
+          waitingSince = at
+          if (Array.isArray(e.calls)) pending = e.calls
+          break
+        case "BudgetThreshold":
+        case "BudgetExceeded":
+          if (typeof e.reason === "string" && typeof e.limit === "number") limitsSeen[budgetDimension[e.reason] ?? e.reason] = e.limit
+          break
+      }
+    } catch {
       continue
-    }
-    if (status !== "running" && e._tag !== "StudioDecision") {
-      // A resumed run goes on under its run id.
-      status = "running"
-      endedAt = undefined
-      durationMs = undefined
-      waitingSince = undefined
-      pending = []
-    }
-    switch (e._tag) {
-      case "RunStart":
-        input ??= e.input
-        break
-      case "CompositeStart":
-        kind = "composite"
-        agent = agent === "" ? String(e.name ?? "") : agent
-        input ??= e.input
-        break
-      case "Turn":
-        turns = Math.max(turns, Number(e.turn) || 0)
-        break
-      case "ModelCall": {
-        const request = e.request as Fields | undefined
-        const messages: ReadonlyArray<Fields> = Array.isArray(request?.messages) ? request.messages : []
-        const system = messages.find((m) => m.role === "system")
-        open = {
-          turn: Number(e.turn) || 0,
-          skill: e.skill,
-          system: typeof system?.content === "string" ? system.content : undefined,
-          tools: Array.isArray(request?.tools) ? request.tools.map((t: Fields) => String(t.name)) : Array.isArray(e.tools) ? e.tools : [],
-          ...(request?.toolChoice ?? e.toolChoice) === undefined ? {} : { toolChoice: request?.toolChoice ?? e.toolChoice },
-          messages: request === undefined ? Number(e.messages) || 0 : messages.filter((m) => m.role !== "system"),
-          startedAt: at
-        }
-        requests.push(open as ModelRequestInfo)
-        break
-      }
-      case "ModelResponse": {
-        const usage = usageOf(e)
-        if (usage !== undefined) {
-          tokens.input += usage.input
-          tokens.output += usage.output
-        }
-        const response = e.response !== undefined && typeof e.response === "object"
-          ? e.response
-          : { _tag: e.response, ...(e.text === undefined ? {} : { content: e.text }), ...(e.calls === undefined ? {} : { calls: e.calls }) }
-        const target = open ?? (requests.push({ turn: Number(e.turn) || 0, system: undefined, tools: [], messages: 0 }), requests[requests.length - 1] as Fields)
-        Object.assign(target, {
-          response,
-          latencyMs: typeof e.durationMs === "number" ? e.durationMs : at - (target.startedAt ?? at),
-          ...(usage === undefined ? {} : { usage: e.response?.usage ?? e.usage }),
-          finishReason: e.response?.finishReason ?? (response._tag === "ToolCalls" ? "tool-calls" : "stop")
-        })
-        open = undefined
-        break
-      }
-      case "ToolUse":
-      case "ToolError":
-        toolCalls += 1
-        break
-      case "ApprovalRequested":
-        waitingSince = at
-        if (Array.isArray(e.calls)) pending = e.calls
-        break
-      case "BudgetThreshold":
-      case "BudgetExceeded":
-        if (typeof e.reason === "string" && typeof e.limit === "number") limitsSeen[budgetDimension[e.reason] ?? e.reason] = e.limit
-        break
     }
   }
   const startedAt = events[0]?.at ?? 0

@@ -63,6 +63,37 @@ describe("the studio API under hostile requests", () => {
     )
   })
 
+  it("events and trace lines of any shape never break the run list (a null response or message, deep nesting, a tag or pending of the wrong type)", async () => {
+    // Deeper than JSON.stringify goes (it is written by hand: the test could not stringify it either).
+    const deep = `${"[".repeat(30_000)}${"]".repeat(30_000)}`
+    const events = [
+      JSON.stringify({ at: 1, event: { _tag: "ModelResponse", runId: "h_null", agent: "a", response: null } }),
+      JSON.stringify({ at: 2, event: { _tag: "ModelCall", runId: "h_messages", agent: "a", request: { messages: [null, 1], tools: [null] } } }),
+      `{"at":3,"event":{"_tag":"RunStart","runId":"h_deep","agent":"a","input":${deep}}}`
+    ]
+    const ingest = await call(studio, "POST", "/api/ingest", `{"events":[${events.join(",")}]}`)
+    expect(ingest.status).toBe(202)
+    const lines = [
+      { v: 1, ts: 1, run: "h_trace", agent: "a", event: "RunEnd", outcome: "Suspended", pending: "x" },
+      { v: 1, ts: 2, run: "h_tag", agent: "a", event: "ModelCall", _tag: 42, request: { messages: [null] } },
+      { v: 1, ts: 3, run: "h_null", agent: "a", event: "RunStart" }
+    ]
+    const imported = await call(studio, "POST", "/api/import", { jsonl: lines.map((l) => JSON.stringify(l)).join("\n") })
+    expect(imported.status).toBe(200)
+    // An ingested run is not replaced by a trace of the same id.
+    expect(imported.body).toEqual({ runs: ["h_trace", "h_tag"], skipped: 0, kept: ["h_null"] })
+    const runs = await call(studio, "GET", "/api/runs")
+    expect(runs.status).toBe(200)
+    expect(runs.body.map((r: any) => r.runId)).toEqual(expect.arrayContaining(["h_null", "h_messages", "h_deep", "h_trace", "h_tag"]))
+    for (const runId of ["h_null", "h_messages", "h_deep", "h_trace", "h_tag"]) expect((await call(studio, "GET", `/api/runs/${runId}`)).status).toBe(200)
+  })
+
+  it("a path that is not valid percent-encoding, and two decisions for one call, are refused with 400", async () => {
+    expect((await call(studio, "GET", "/api/runs/%E0%A4%A")).status).toBe(400)
+    const twice = await call(studio, "POST", "/api/approvals/run_x", { decisions: [{ callId: "c1", decision: "approve" }, { callId: "c1", decision: "deny" }] })
+    expect(twice.status).toBe(400)
+  })
+
   it("a body over the limit is refused with 413, and the studio still answers", async () => {
     const big = JSON.stringify({ events: [{ at: 1, event: { _tag: "RunStart", runId: "run_big", agent: "a", input: "x".repeat(100 * 1024) } }] })
     expect((await call(studio, "POST", "/api/ingest", big)).status).toBe(413)

@@ -25,6 +25,9 @@ describe("sessions", () => {
     expect(list.body).toEqual([{ id: "user-7", updatedAt: expect.any(Number), messages: 4, waiting: false }])
     const one = await call(studio, "GET", "/api/sessions/user-7")
     expect(one.body.messages.map((m: any) => [m.role, m.content])).toEqual([["user", "hello"], ["assistant", "echo hello"], ["user", "again"], ["assistant", "echo again"]])
+    // Looking up a session that does not exist does not add it to the list.
+    await call(studio, "GET", "/api/sessions/nobody")
+    expect((await call(studio, "GET", "/api/sessions")).body.map((s: any) => s.id)).toEqual(["user-7"])
   })
 
   it("answers an empty list without a store, and 404 for a session", async () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import fc from "fast-check"
@@ -99,6 +99,17 @@ describe("the studio's run store", () => {
     expect(bounded.bytes).toBeLessThanOrEqual(213)
   })
 
+  it("keeps its file readable by its owner only (it holds run inputs, model text and tool arguments)", () => {
+    const file = join(dir, "private", "runs.jsonl")
+    const store = new RunStore({ file })
+    for (const { at, event } of runEvents("run_p", 1)) store.append("ingest", at, event)
+    store.flush()
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+    expect(statSync(join(dir, "private")).mode & 0o777).toBe(0o700)
+    store.compact()
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+  })
+
   it("survives a torn last line (a crash mid-write)", () => {
     const file = join(dir, "runs.jsonl")
     const store = new RunStore({ file })
@@ -135,7 +146,7 @@ describe("JSON Lines traces", () => {
     expect(detail.events.find((e: any) => e.event._tag === "ToolUse").event).toMatchObject({ tool: "add", args: { a: 1, b: 2 }, result: 3 })
     expect(detail.output).toBe("3")
     const again = await call(studio, "POST", "/api/import", { jsonl: readFileSync(trace, "utf8") })
-    expect(again.body).toEqual({ runs: [summary.runId], skipped: 2 })
+    expect(again.body).toEqual({ runs: [summary.runId], skipped: 2, kept: [] })
     expect((await call(studio, "GET", `/api/runs/${summary.runId}`)).body.events).toHaveLength(detail.events.length)
   })
 })
