@@ -6,8 +6,14 @@
  * they go on their own within `delayMs` when no step comes. A read takes them first.
  *
  * Writes take turns: each takes what waits when its turn comes, so a run's events keep their order.
- * A write that fails with others riding along is tried again without them, and each of them alone:
- * what the database refuses is dropped with a warning, never the step.
+ * What rides along is never lost on the way:
+ * - a write that fails with others riding along is tried again without them, and each of them alone;
+ *   what the database refuses (a constraint, a syntax or data error: `isRefusal`) is dropped with a
+ *   warning, never the step; what fails otherwise (the database unavailable, the disk full) is put back,
+ *   ahead of what came since, and tried again with the next write or after `retryMs`;
+ * - a caller interrupted after taking what waits (waiting for the session, say) puts it back too.
+ * Every statement that rides along is idempotent (events keyed, `on conflict do nothing`), so one that
+ * had committed when its caller was interrupted is only written again as nothing.
  */
 import * as Effect from "effect/Effect"
 import * as Semaphore from "effect/Semaphore"
@@ -42,6 +48,7 @@ export class PendingWrites {
   #statements: Array<PipelinedStatement> = []
   #byRun = new Map<string, Array<PendingEvent>>()
   #timer: ReturnType<typeof setTimeout> | undefined = undefined
+  #closed = false
   readonly #turn = Semaphore.makeUnsafe(1)
 
   constructor(
@@ -49,7 +56,11 @@ export class PendingWrites {
     /** Runs statements on their own, in one call. */
     private readonly run: (statements: ReadonlyArray<PipelinedStatement>) => Effect.Effect<unknown, unknown>,
     /** The statement writing one run's events. */
-    private readonly eventsStatement: (runId: string, events: ReadonlyArray<PendingEvent>) => PipelinedStatement
+    private readonly eventsStatement: (runId: string, events: ReadonlyArray<PendingEvent>) => PipelinedStatement,
+    /** Whether `run` failed because the database refused the statements themselves (they would fail again). */
+    private readonly isRefusal: (error: unknown) => boolean = () => true,
+    /** How long writes put back after a failure wait before they are tried again on their own (ms). */
+    private readonly retryMs = 1000
   ) {}
 
   /** Keeps `event` for the next write (within `delayMs` at the latest). */
@@ -57,28 +68,26 @@ export class PendingWrites {
     let events = this.#byRun.get(runId)
     if (events === undefined) this.#byRun.set(runId, (events = []))
     events.push({ key, event })
-    this.#arm()
+    this.#arm(this.delayMs)
   }
 
   /** Keeps `statement` for the next write (within `delayMs` at the latest). */
   addStatement(statement: PipelinedStatement): void {
     this.#statements.push(statement)
-    this.#arm()
+    this.#arm(this.delayMs)
   }
 
   /** The statements that write `riding`: the other writes, then one per run's events. */
   statementsOf(riding: Riding): Array<PipelinedStatement> {
-    const statements = [...riding.statements]
-    for (const [runId, events] of riding.events) statements.push(this.eventsStatement(runId, events))
-    return statements
+    return this.#pieces(riding).map((piece) => piece.statement)
   }
 
-  #arm(): void {
-    if (this.#timer === undefined) {
+  #arm(delayMs: number): void {
+    if (this.#timer === undefined && !this.#closed) {
       this.#timer = setTimeout(() => {
         this.#timer = undefined
         Effect.runFork(this.flush)
-      }, this.delayMs)
+      }, delayMs)
       this.#timer.unref?.()
     }
   }
@@ -88,13 +97,40 @@ export class PendingWrites {
     return this.#turn.withPermits(1)(Effect.suspend(() => {
       const riding = this.#take()
       if (isEmpty(riding)) return write(none)
-      return write(riding).pipe(Effect.catch(() => Effect.andThen(this.#alone(riding), write(none))))
+      let handled = false
+      return write(riding).pipe(
+        Effect.tap(() => Effect.sync(() => void (handled = true))),
+        Effect.catch(() =>
+          this.#alone(riding).pipe(
+            Effect.tap(() => Effect.sync(() => void (handled = true))),
+            Effect.andThen(write(none))
+          )
+        ),
+        Effect.onInterrupt(() => Effect.sync(() => handled || this.#putBack(riding)))
+      )
     }))
   }
 
   /** Writes what waits now. */
   get flush(): Effect.Effect<void> {
-    return this.#turn.withPermits(1)(Effect.suspend(() => this.#alone(this.#take())))
+    return this.#turn.withPermits(1)(Effect.suspend(() => {
+      const riding = this.#take()
+      let handled = false
+      return this.#alone(riding).pipe(
+        Effect.tap(() => Effect.sync(() => void (handled = true))),
+        Effect.onInterrupt(() => Effect.sync(() => handled || this.#putBack(riding)))
+      )
+    }))
+  }
+
+  /** Writes what waits, a last time (the store closes): what still cannot be written is reported, not kept. */
+  get close(): Effect.Effect<void> {
+    return Effect.andThen(this.flush, this.#turn.withPermits(1)(Effect.suspend(() => {
+      this.#closed = true
+      const left = this.#take()
+      const count = left.statements.length + [...left.events.values()].reduce((n, events) => n + events.length, 0)
+      return count === 0 ? Effect.void : Effect.logWarning(`durable engine: ${count} journal events and run-list entries could not be written before the store closed`)
+    })))
   }
 
   #take(): Riding {
@@ -109,18 +145,63 @@ export class PendingWrites {
     return riding
   }
 
-  /** What rode along, all in one call, else each statement on its own; those the database refuses are dropped, and said so. */
+  /** `riding` back ahead of what came since (each run's events before its newer ones), tried again later. */
+  #putBack(riding: Riding): void {
+    if (isEmpty(riding)) return
+    this.#statements = [...riding.statements, ...this.#statements]
+    const byRun = new Map<string, Array<PendingEvent>>()
+    for (const [runId, events] of riding.events) byRun.set(runId, [...events])
+    for (const [runId, events] of this.#byRun) {
+      const earlier = byRun.get(runId)
+      if (earlier === undefined) byRun.set(runId, events)
+      else earlier.push(...events)
+    }
+    this.#byRun = byRun
+    this.#arm(this.retryMs)
+  }
+
+  /** Each statement of `riding` with the part of `riding` it writes. */
+  #pieces(riding: Riding): Array<{ readonly statement: PipelinedStatement; readonly part: Riding }> {
+    return [
+      ...riding.statements.map((statement) => ({ statement, part: { statements: [statement], events: new Map() } })),
+      ...[...riding.events].map(([runId, events]) => ({ statement: this.eventsStatement(runId, events), part: { statements: [], events: new Map([[runId, events]]) } }))
+    ]
+  }
+
+  /**
+   * What rode along, all in one call; when the database refused that, each statement on its own: those
+   * it refuses are dropped, and said so. What fails otherwise is put back (see the header).
+   */
   #alone(riding: Riding): Effect.Effect<void> {
     if (isEmpty(riding)) return Effect.void
-    const statements = this.statementsOf(riding)
-    return this.run(statements).pipe(
-      Effect.catch(() =>
-        Effect.forEach(statements, (statement) =>
-          this.run([statement]).pipe(
-            Effect.catch((error) => Effect.logWarning(`durable engine: dropped a write the database refused (${statement.name ?? "statement"}): ${String((error as { message?: unknown })?.message ?? error)}`))
-          ), { discard: true })
-      ),
-      Effect.asVoid
+    const pieces = this.#pieces(riding)
+    return this.run(pieces.map((piece) => piece.statement)).pipe(
+      Effect.asVoid,
+      Effect.catch((error) => {
+        if (!this.isRefusal(error)) return Effect.sync(() => this.#putBack(riding))
+        const failed: Array<Riding> = []
+        return Effect.forEach(pieces, (piece) =>
+          this.run([piece.statement]).pipe(
+            Effect.catch((error) =>
+              this.isRefusal(error)
+                ? Effect.logWarning(`durable engine: dropped a write the database refused (${piece.statement.name ?? "statement"}): ${messageOf(error)}`)
+                : Effect.sync(() => void failed.push(piece.part))
+            )
+          ), { discard: true }).pipe(Effect.andThen(Effect.sync(() => this.#putBack(merged(failed)))))
+      })
     )
   }
+}
+
+const messageOf = (error: unknown): string => String((error as { message?: unknown } | null)?.message ?? error)
+
+/** Parts of what rode along, as one, in order. */
+const merged = (parts: ReadonlyArray<Riding>): Riding => {
+  const statements: Array<PipelinedStatement> = []
+  const events = new Map<string, Array<PendingEvent>>()
+  for (const part of parts) {
+    statements.push(...part.statements)
+    for (const [runId, list] of part.events) events.set(runId, [...(events.get(runId) ?? []), ...list])
+  }
+  return { statements, events }
 }

@@ -154,6 +154,19 @@ const eventsJson = (events: ReadonlyArray<PendingEvent>): string =>
   `[${events.map((e) => `{"key":${JSON.stringify(e.key)},"event":${e.event}}`).join(",")}]`
 
 
+/**
+ * Whether the database refused the statements themselves (a constraint, a syntax error, a data error
+ * such as a value PostgreSQL cannot store): they would fail again. Anything else (the database
+ * unavailable, the disk full) may pass later.
+ */
+const refusedByDatabase = (error: unknown): boolean => {
+  const reason = (error as { readonly reason?: { readonly _tag?: unknown; readonly cause?: unknown } } | null)?.reason
+  if (reason === undefined) return false
+  if (reason._tag === "ConstraintError" || reason._tag === "UniqueViolation" || reason._tag === "SqlSyntaxError") return true
+  const code = (reason.cause as { readonly code?: unknown } | null | undefined)?.code
+  return typeof code === "string" && code.startsWith("22")
+}
+
 const failed = (operation: string) => (cause: SqlError) => new WorkflowStoreFailed({ operation, reason: databaseMessage(cause), cause })
 
 /**
@@ -170,9 +183,10 @@ export const makePgliteStores = Effect.gen(function*() {
   const pending = new PendingWrites(
     journalDelayMs,
     (statements) => session.pipeline(statements),
-    (runId, events) => insertEvents(textKey(runId), eventsJson(events))
+    (runId, events) => insertEvents(textKey(runId), eventsJson(events)),
+    refusedByDatabase
   )
-  yield* Effect.addFinalizer(() => pending.flush)
+  yield* Effect.addFinalizer(() => pending.close)
   /** `statements` after what rides along, in one call; the rows of `statements`. */
   const run = (statements: ReadonlyArray<PipelinedStatement>) =>
     pending.write((riding) => {
