@@ -34,6 +34,16 @@ describe("one process per data directory", () => {
     expect(seen).toBe(String(process.pid))
     expect(() => readFileSync(join(dir, "engine.lock"))).toThrow()
   })
+
+  it("refuses a second engine on a directory this process holds; a lock with this pid it does not hold is stale (a restarted container)", async () => {
+    const dir = tempDir()
+    const second = await Effect.runPromise(Effect.scoped(Effect.andThen(Layer.build(dataDirLock(dir)), () => Effect.exit(Layer.build(dataDirLock(dir))))))
+    expect(Exit.isFailure(second)).toBe(true)
+    expect(String(Exit.isFailure(second) ? (second.cause.reasons[0] as { error?: unknown })?.error : "")).toContain("open in this process already")
+    // Released: open again, and a lock left with this very pid (not held) is taken over.
+    writeFileSync(join(dir, "engine.lock"), String(process.pid))
+    expect(Exit.isSuccess(await build(dataDirLock(dir)))).toBe(true)
+  })
 })
 
 it("refuses a PostgreSQL runner without an address", async () => {

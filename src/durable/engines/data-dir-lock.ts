@@ -1,11 +1,13 @@
 /**
- * One process per data directory. PGlite is a single PostgreSQL backend inside the process: two
- * processes opening the same files would corrupt them. The lock is a file holding the owner's pid,
- * created exclusively; a lock whose pid is dead (a crashed worker) is taken over, so a restart after
- * SIGKILL needs no cleanup.
+ * One backend per data directory. PGlite is a single PostgreSQL backend inside the process: two
+ * processes (or two engines of one process) opening the same files would corrupt them. The lock is a
+ * file holding the owner's pid, created exclusively; a lock whose pid is dead (a crashed worker) is
+ * taken over, so a restart after SIGKILL needs no cleanup. A lock holding this process's own pid is
+ * stale too (a container restarted with the same pid) unless this process holds it now: the
+ * directories it holds are kept in a registry shared by every copy of this module.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { join } from "node:path"
+import { join, resolve } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { EngineUnavailable } from "./engine-unavailable.ts"
@@ -23,16 +25,25 @@ const tryLock = (file: string): number | undefined => {
   }
 }
 
-/** Holds `dataDir/engine.lock` while the layer is open; fails when a live process holds it. */
+/** The lock files this process holds (shared by every copy of this module in the process). */
+const held: Set<string> = ((globalThis as Record<symbol, unknown>)[Symbol.for("effect-agent-dsl/data-dir-locks")] ??= new Set<string>()) as Set<string>
+
+/** Holds `dataDir/engine.lock` while the layer is open; fails when a live process, or another engine of this one, holds it. */
 export const dataDirLock = (dataDir: string): Layer.Layer<never, EngineUnavailable> =>
   Layer.effectDiscard(Effect.acquireRelease(
     Effect.try({
       try: () => {
         mkdirSync(dataDir, { recursive: true })
-        const file = join(dataDir, "engine.lock")
+        const file = resolve(join(dataDir, "engine.lock"))
+        if (held.has(file)) {
+          throw new EngineUnavailable({ engine: "embedded", reason: `${dataDir} is open in this process already (one engine per data directory: share its layer)` })
+        }
         for (let attempt = 0; attempt < 2; attempt++) {
           const owner = tryLock(file)
-          if (owner === undefined) return file
+          if (owner === undefined) {
+            held.add(file)
+            return file
+          }
           if (owner !== process.pid && owner > 0 && isProcessAlive(owner)) {
             throw new EngineUnavailable({ engine: "embedded", reason: `${dataDir} is in use by process ${owner} (one process per data directory)` })
           }
@@ -43,5 +54,8 @@ export const dataDirLock = (dataDir: string): Layer.Layer<never, EngineUnavailab
       catch: (cause) =>
         cause instanceof EngineUnavailable ? cause : new EngineUnavailable({ engine: "embedded", reason: String(cause), cause })
     }),
-    (file) => Effect.sync(() => rmSync(file, { force: true }))
+    (file) => Effect.sync(() => {
+      held.delete(file)
+      rmSync(file, { force: true })
+    })
   ))
