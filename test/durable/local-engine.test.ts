@@ -7,7 +7,7 @@
  * crash and replay suites run on both engines (harness.ts `engineKinds`).
  */
 import { fc } from "@fast-check/vitest"
-import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer, Option, Schema } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, References, Schema } from "effect"
 import * as Activity from "effect/workflow/Activity"
 import * as DurableClock from "effect/workflow/DurableClock"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"
@@ -242,6 +242,32 @@ describe("local workflow engine", () => {
     }))
     expect(short.value).toBe(200)
     expect(short.elapsed).toBeLessThan(2_000)
+  })
+
+  it("a store outage longer than the write retries does not stop the clocks: the timer starts again and fires them after", async () => {
+    const inner = memoryWorkflowStore()
+    let down = false
+    const outage = <A>(effect: Effect.Effect<A, WorkflowStoreFailed>) =>
+      Effect.suspend(() => (down ? Effect.fail(new WorkflowStoreFailed({ operation: "read clocks", reason: "the database is unavailable" })) : effect))
+    const store: WorkflowStore = { ...inner, dueClocks: (now, limit) => outage(inner.dueClocks(now, limit)), nextClockAt: outage(inner.nextClockAt) }
+    const Nap = Workflow.make("Nap", { payload: { id: Schema.String, ms: Schema.Number }, success: Schema.Number, idempotencyKey: (p) => p.id })
+    const body = Nap.toLayer(Effect.fnUntraced(function*({ ms }) {
+      yield* DurableClock.sleep({ name: "nap", duration: Duration.millis(ms), inMemoryThreshold: Duration.zero })
+      return ms
+    }))
+    const values = await Effect.runPromise(Effect.gen(function*() {
+      const runner = yield* runnerOf(store, body)
+      const first = yield* Effect.forkChild(Nap.execute({ id: "during", ms: 300 }).pipe(Effect.provide(runner.context)))
+      yield* Effect.sleep("50 millis")
+      down = true
+      yield* Effect.sleep("1 second")
+      down = false
+      const second = yield* Nap.execute({ id: "after", ms: 100 }).pipe(Effect.provide(runner.context))
+      const value = yield* Fiber.join(first)
+      yield* runner.stop
+      return [value, second]
+    }).pipe(Effect.provideService(References.MinimumLogLevel, "None"), Effect.timeout("10 seconds")))
+    expect(values).toEqual([300, 100])
   })
 
   it("a run runs with the services its workflow was registered with, not its caller's", async () => {

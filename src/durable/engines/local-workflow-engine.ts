@@ -117,6 +117,9 @@ const isUnwakeable = (result: Workflow.Result<unknown, unknown>, mode: WakeMode)
  * A store write, retried a few times (a busy or briefly failing database), then a defect: the engine
  * cannot go on without it. The retry is set up only after a first failure (one write a step).
  */
+/** How long a clock that could not fire (or the clock timer, stopped by a failure) waits before trying again. */
+const clockRetry = Duration.seconds(1)
+
 const durably = <A>(write: Effect.Effect<A, WorkflowStoreFailed>): Effect.Effect<A> =>
   Effect.orDie(Effect.catch(write, () => Effect.retry(Effect.delay(write, Duration.millis(20)), { times: 3, schedule: Schedule.exponential(Duration.millis(20)) })))
 
@@ -350,15 +353,34 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
         yield* Option.isSome(instance) && instance.value.executionId === options.executionId ? Effect.asVoid(Effect.forkIn(wake, scope)) : wake
       })
 
-    /** Wakes the executions whose clocks are due, then sleeps until the earliest left (or a new earlier one), and again. */
+    /**
+     * Wakes the executions whose clocks are due, then sleeps until the earliest left (or a new earlier
+     * one), and again. A clock that cannot be fired now (its execution's row unreadable, the store
+     * failing past `durably`'s retries) is said so and tried again a second later, without holding up
+     * the others; and the timer itself starts again after anything that stops it but an interruption,
+     * so one failure never leaves every later clock and deadline unfired.
+     */
     const clockTimer = Effect.gen(function*() {
       const batch = 100
       while (true) {
         const now = yield* Clock.currentTimeMillis
         const due = yield* durably(store.dueClocks(now, batch))
+        let failing = false
         for (const clock of due) {
-          yield* deferredDone({ workflowName: clock.workflow, executionId: clock.executionId, deferredName: clockDeferredName(clock.name), exit: Exit.void })
-          yield* durably(store.clearClock(clock.executionId, clock.name))
+          const fired = yield* deferredDone({ workflowName: clock.workflow, executionId: clock.executionId, deferredName: clockDeferredName(clock.name), exit: Exit.void }).pipe(
+            Effect.andThen(durably(store.clearClock(clock.executionId, clock.name))),
+            Effect.as(true),
+            Effect.catchCause((cause) =>
+              Cause.hasInterruptsOnly(cause)
+                ? Effect.failCause(cause)
+                : Effect.as(Effect.logWarning(`durable engine: the clock ${clock.name} of ${clock.executionId} could not fire, trying again in ${Duration.format(clockRetry)}: ${Cause.pretty(cause)}`), false)
+            )
+          )
+          if (!fired) failing = true
+        }
+        if (failing) {
+          yield* Effect.sleep(clockRetry)
+          continue
         }
         if (due.length === batch) continue
         const signal = (clockSignal = Deferred.makeUnsafe<void>())
@@ -369,7 +391,15 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
         clockSleepsUntil = Number.POSITIVE_INFINITY
       }
     })
-    if (runner) yield* Effect.forkIn(clockTimer, scope)
+    const supervisedClockTimer = clockTimer.pipe(
+      Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause)
+          ? Effect.failCause(cause)
+          : Effect.logWarning(`durable engine: the clock timer stopped, starting again in ${Duration.format(clockRetry)}: ${Cause.pretty(cause)}`).pipe(Effect.andThen(Effect.sleep(clockRetry)))
+      ),
+      Effect.forever
+    )
+    if (runner) yield* Effect.forkIn(supervisedClockTimer, scope)
 
     const engine: WorkflowEngine.WorkflowEngine["Service"] = WorkflowEngine.makeUnsafe({
       register: Effect.fnUntraced(function*(workflow, execute) {
