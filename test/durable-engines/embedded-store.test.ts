@@ -221,4 +221,12 @@ describe("the embedded engine's write path", () => {
     expect(exit.none).toEqual(Exit.void)
     expect(Exit.isFailure(exit.some) && JSON.stringify(exit.some)).toContain("1 run(s) in flight written by the Effect Cluster engine of an earlier version")
   })
+
+  it("refuses, saying why, a call into the engine inside a transaction of its own SqlClient (it would wait for the session for ever)", async () => {
+    const exit = await Effect.runPromise(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* Effect.exit(sql.withTransaction(stores.journal.read("run_in_tx", 0, 10)))
+    }).pipe(Effect.provide(engine), Effect.timeout("5 seconds")) as Effect.Effect<Exit.Exit<unknown, unknown>>)
+    expect(Exit.isFailure(exit) && JSON.stringify(exit)).toContain("outside `sql.withTransaction`")
+  })
 })

@@ -26,6 +26,7 @@ import type { messages as Messages, PGlite as PGliteInstance, Results } from "@e
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
@@ -349,7 +350,20 @@ export const pgliteSession = (options: PgliteClientOptions): Layer.Layer<SqlClie
         driver: "pglite",
         spanAttributes: [["db.system.name", "postgresql"]]
       })
-      const session = PgliteSession.of({ pipeline: (statements) => permit.withPermits(1)(pipeline(statements)) })
+      // The engine's own statements inside a transaction of this SqlClient would wait for the session
+      // that transaction holds, for ever: they are refused, saying why.
+      const insideTransaction = new SqlError({
+        reason: new UnknownError({
+          cause: undefined,
+          message: "the embedded engine cannot run inside a transaction of its own SqlClient (one PGlite session, held by the transaction): start, decide or read runs outside `sql.withTransaction`",
+          operation: "pipeline"
+        })
+      })
+      const session = PgliteSession.of({
+        pipeline: (statements) =>
+          Effect.flatMap(Effect.serviceOption(client.transactionService), (transaction) =>
+            Option.isSome(transaction) ? Effect.fail(insideTransaction) : permit.withPermits(1)(pipeline(statements)))
+      })
       return Context.make(SqlClient.SqlClient, client).pipe(Context.add(PgliteSession, session))
     })
   ).pipe(Layer.provide(Reactivity.layer))
