@@ -78,8 +78,15 @@ export const approvalGate = (
 function* approvalGateSteps(ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown, decided: { readonly args: unknown } | undefined): Steps<Gate> {
   if (decided !== undefined && decided.args === args) return "proceed"
   if (!(yield* needsDecision(ctx, tool, call, args))) return "proceed"
-  return yield* suspendFor(ctx, tool, call, args, undefined)
+  // Arguments an interceptor (`proceedWith`) or a recovery (`Recovery.fixed`) changed are not the
+  // pending call's own: the entry says so, and an approval runs the entry's (decoded again), as shown.
+  const own = tool.codec.decode(call.arguments)
+  const changed = own._tag !== "Valid" || !sameJson(jsonArgs(tool, call, own.args), jsonArgs(tool, call, args))
+  return yield* suspendFor(ctx, tool, call, args, changed ? changedArgumentsReason : undefined)
 }
+
+/** The reason on an entry whose arguments the run changed before asking (what the reviewer reads). */
+const changedArgumentsReason = "its arguments were changed before this approval (by an interceptor or a recovery): the ones shown are those that run"
 
 /**
  * Suspends the run on `call` (with `reason`, when an interceptor asked), recording it and the later
@@ -220,9 +227,12 @@ function* resolveDecisionsSteps(agent: string, skill: SkillPlan, snapshot: RunSn
       return yield* refuse(entry.id, `the call of "${entry.tool}" waits for a decision: Decision.approve, Decision.deny(reason) or Decision.edit(args)`)
     }
     switch (decision._tag) {
-      case "Deny":
-        resolved.set(entry.id, { _tag: "Deny", tool: tool.name, reason: String((decision as { readonly reason?: unknown }).reason ?? "") })
+      case "Deny": {
+        const reason = (decision as { readonly reason?: unknown }).reason
+        if (reason !== undefined && typeof reason !== "string") return yield* refuse(entry.id, "the reason of a denial is text: Decision.deny(\"why\")")
+        resolved.set(entry.id, { _tag: "Deny", tool: tool.name, reason: reason ?? "" })
         break
+      }
       case "Approve": {
         // Held by `needsApproval`: the pending call's own arguments, as the run decoded them; the
         // entry (what a reviewer was shown) must be those. An interceptor's suspension (`reason`) may

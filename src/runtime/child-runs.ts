@@ -86,7 +86,8 @@ function* childResumesSteps(agent: string, skill: SkillPlan, snapshot: RunSnapsh
     const tool = skill.tools.get(child.tool)
     if (tool === undefined || childAgentOf(tool) === undefined) return yield* refuse(`"${child.tool}" is not an agent used as a tool of the skill`)
     const prefix = `${child.id}${childIdSeparator}`
-    const mine: Record<string, Decisions[string]> = {}
+    // No prototype: a child's call id may be any text, `__proto__` included.
+    const mine: Record<string, Decisions[string]> = Object.create(null)
     for (const [id, decision] of Object.entries(decisions)) if (id.startsWith(prefix)) mine[id.slice(prefix.length)] = decision
     out.set(child.id, { snapshot: yield* decodeSnapshotValue(child.snapshot), decisions: mine })
   }

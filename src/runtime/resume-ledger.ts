@@ -69,6 +69,9 @@ export const resumeKey = (snapshot: RunSnapshot): string => {
     pending: state.pending,
     awaiting: state.awaiting ?? [],
     decided: state.decided ?? [],
+    // Where a child or a handoff target waits: a handoff suspended twice keeps the first agent's own state.
+    children: state.children ?? [],
+    handoff: state.handoff ?? null,
     ledger: { turns: state.ledger.turns, toolCalls: state.ledger.toolCalls }
   })
   return `${snapshot.agent}/${state.runId}/${hash53(point)}`

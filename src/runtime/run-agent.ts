@@ -22,7 +22,7 @@ import { withDefinitionServices } from "../dsl/agent.ts"
 import { type BudgetScope, CurrentBudgetScope, ParentRun, StreamSink } from "../dsl/lineage.ts"
 import { pickTools } from "../dsl/pick-tools.ts"
 import type { RunEndEvent, RunStreamEvent } from "../dsl/events.ts"
-import { type AgentError, DecisionsInvalid, InputInvalid, isAgentError, RuntimeDefect, SkillFailed, SnapshotAlreadyResumed, ToolFailed } from "../errors.ts"
+import { type AgentError, DecisionsInvalid, InputInvalid, isAgentError, RuntimeDefect, SkillFailed, SnapshotAlreadyResumed, SnapshotInvalid, ToolFailed } from "../errors.ts"
 import type { KnowledgeSource } from "../dsl/knowledge.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import type { Steps } from "../internal/steps.ts"
@@ -387,22 +387,27 @@ function* resumedBody(running: Running, start: Extract<Start, { _tag: "Resume" }
   const durability = references.durability
   const secret = definition.snapshotSecret
   if (secret !== undefined) yield* verifySnapshot(start.snapshot, secret)
-  const checked = start.decisions === undefined ? undefined : yield* checkDecisions(definition, start.snapshot, start.decisions)
-  const skill = checked?.skill ?? (yield* checkSnapshot(plan, start.snapshot))
-  const decided = checked?.decided
+  // Checked even without decisions (a `suspendAfter` snapshot needs none): a snapshot that waits for
+  // decisions, in this run, a child or a handoff target, is refused then, never run again from its start.
+  const checked = yield* checkDecisions(definition, start.snapshot, start.decisions ?? {})
+  const skill = checked.skill
+  const decided = checked.decided
   // With a ledger, a snapshot is consumed once; a durable run keeps its own record of what ran.
   const ledger = references.resumeLedger
   if (ledger !== undefined && durability === undefined) {
-    const key = resumeKey(start.snapshot)
+    const key = yield* Effect.try({
+      try: () => resumeKey(start.snapshot),
+      catch: (cause) => new SnapshotInvalid({ issues: `the snapshot cannot be keyed for the resume ledger: ${describeCause(cause)}` })
+    })
     if (!(yield* ledger.consume(key))) return yield* new SnapshotAlreadyResumed({ agent: plan.name, runId, key })
   }
   const ctx = running.ctx = RunContext.restore(plan, skill, { ...stateOf(start.snapshot), elapsedMs: now - startedAt }, now, references.parentScope, sink, env)
   ctx.durability = durability
   observe?.(ctx)
-  if (decided !== undefined) ctx.decide(decided)
-  if (checked !== undefined) armChildResumes(ctx, checked.children)
+  if (decided.size > 0) ctx.decide(decided)
+  armChildResumes(ctx, checked.children)
   if (env.traced) yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
-  if (checked?.handoff !== undefined) {
+  if (checked.handoff !== undefined) {
     const { target, snapshot } = checked.handoff
     return yield* resumeHandoff(ctx, target, snapshot, start.decisions ?? {})
   }
@@ -524,6 +529,10 @@ const checkDecisions = (
 
 function* checkDecisionsSteps(definition: AgentDefinition, snapshot: RunSnapshot, decisions: Decisions): Steps<CheckedDecisions, AgentError> {
   const plan = compile(definition)
+  // An untyped caller may hand anything.
+  if (typeof decisions !== "object" || decisions === null || Array.isArray(decisions)) {
+    return yield* new DecisionsInvalid({ agent: plan.name, toolCallId: "*", reason: "decisions are an object from call ids to Decision.approve, Decision.deny(reason) or Decision.edit(args)" })
+  }
   if (definition.snapshotSecret !== undefined) yield* verifySnapshot(snapshot, definition.snapshotSecret)
   const skill = yield* checkSnapshot(plan, snapshot)
   const handed = snapshot.state.handoff
