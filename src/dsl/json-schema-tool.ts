@@ -54,6 +54,10 @@ export const compileJsonSchema = (document: unknown, options: { readonly strict:
   if (remote !== undefined) {
     throw new Error(`remote $ref ${JSON.stringify(remote.ref)} at ${remote.path} is refused: only local references (#/$defs/Name) are resolved`)
   }
+  const loop = findReferenceLoop(verbatim)
+  if (loop !== undefined) {
+    throw new Error(`the $ref chain ${loop.join(" → ")} comes back to itself without describing a value: it cannot be validated`)
+  }
   if (verbatim.type !== "object") {
     throw new Error(`arguments must be described by an object schema ({ "type": "object", ... }), got ${JSON.stringify(verbatim.type ?? "no type")}`)
   }
@@ -83,6 +87,40 @@ export const compileJsonSchema = (document: unknown, options: { readonly strict:
 /** True when `u` looks like a JSON Schema document rather than an Effect Schema. */
 export const isJsonSchemaDocument = (u: unknown): u is JsonSchemaObject =>
   typeof u === "object" && u !== null && !Array.isArray(u) && !Schema.isSchema(u)
+
+/**
+ * A chain of definitions that are only references, back to where it started (`#/$defs/A` → `#/$defs/B`
+ * → `#/$defs/A`): it describes no value, and a validator following it would never stop. A recursive
+ * schema with structure between its references (a tree's `children: { items: { $ref } }`) is fine.
+ */
+const findReferenceLoop = (root: JsonSchemaObject): ReadonlyArray<string> | undefined => {
+  const resolve = (ref: string): unknown => {
+    if (ref === "#") return root
+    const match = /^#\/(\$defs|definitions)\/([^/]+)$/.exec(ref)
+    if (match === null) return undefined
+    const defs = root[match[1]!]
+    const name = match[2]!.replaceAll("~1", "/").replaceAll("~0", "~")
+    return typeof defs === "object" && defs !== null && Object.hasOwn(defs, name) ? (defs as Record<string, unknown>)[name] : undefined
+  }
+  const refOf = (node: unknown): string | undefined => {
+    const ref = typeof node === "object" && node !== null ? (node as { readonly $ref?: unknown }).$ref : undefined
+    return typeof ref === "string" ? ref : undefined
+  }
+  const starts = ["#", ...["$defs", "definitions"].flatMap((key) => {
+    const defs = root[key]
+    return typeof defs === "object" && defs !== null ? Object.keys(defs).map((name) => `#/${key}/${name.replaceAll("~", "~0").replaceAll("/", "~1")}`) : []
+  })]
+  for (const start of starts) {
+    const chain = [start]
+    let ref = refOf(resolve(start))
+    while (ref !== undefined) {
+      if (chain.includes(ref)) return [...chain, ref]
+      chain.push(ref)
+      ref = refOf(resolve(ref))
+    }
+  }
+  return undefined
+}
 
 const findRemoteRef = (node: unknown, path: ReadonlyArray<string>): { readonly ref: string; readonly path: string } | undefined => {
   if (typeof node !== "object" || node === null) return undefined

@@ -54,12 +54,28 @@ export const toolParameters = <S extends ArgsSchema>(
  * ```
  */
 export const argsDecoder = <A>(codec: Schema.ConstraintCodec<A, unknown, never, never>): ArgsDecoder<A> => {
-  const decodeObject = strictResultDecoder(codec)
-  const decodeJsonText = Schema.decodeUnknownResult(Schema.fromJsonString(codec))
-  const report = (raw: string) => Result.mapError(decodeJsonText(raw, strictOptions), (error) => error.message)
+  const strictDecode = strictResultDecoder(codec)
+  const decodeText = Schema.decodeUnknownResult(Schema.fromJsonString(codec))
+  // A Schema that cannot finish on a value (arguments nested deeper than the stack goes through a
+  // recursive Schema) refuses it, never throws: the model is told, the tool does not run.
+  const unchecked = (error: unknown) => Result.fail(`the arguments could not be checked: ${error instanceof Error ? error.message : String(error)}`)
+  const decodeObject = (value: unknown) => {
+    try {
+      return Result.mapError(strictDecode(value), (error) => error.message)
+    } catch (error) {
+      return unchecked(error)
+    }
+  }
+  const report = (raw: string) => {
+    try {
+      return Result.mapError(decodeText(raw, strictOptions), (error) => error.message)
+    } catch (error) {
+      return unchecked(error)
+    }
+  }
   return (raw) => {
-    if (typeof raw !== "string") return Result.mapError(decodeObject(raw), (error) => error.message)
-    if (raw.trim() === "") return Result.mapError(decodeObject({}), (error) => error.message)
+    if (typeof raw !== "string") return decodeObject(raw)
+    if (raw.trim() === "") return decodeObject({})
     let parsed: unknown
     try {
       parsed = JSON.parse(raw)

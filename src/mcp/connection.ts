@@ -91,10 +91,13 @@ const open = async (spec: McpServerSpec, options: McpConnectOptions, signal: Abo
     capabilities: spec.roots === undefined ? {} : { roots: { listChanged: false } },
     listChanged: {
       tools: {
-        autoRefresh: true,
+        // Not the SDK's refresh (its first page only: tools on later pages would be dropped): every page.
+        autoRefresh: false,
         debounceMs: options.listChangedDebounceMs ?? 50,
-        onChanged: (error, next) => {
-          if (error === null && next !== null) publish(next.map(toInfo))
+        onChanged: () => {
+          listAll(client, { signal: AbortSignal.timeout(timeout), timeout }).then(publish, () => {
+            // A failed re-listing keeps the tools as they were listed; the next change lists again.
+          })
         }
       }
     }
@@ -151,15 +154,26 @@ const open = async (spec: McpServerSpec, options: McpConnectOptions, signal: Abo
   return { connection: Object.freeze(connection), close }
 }
 
+/** Pages of a tool list read at most: a server whose list goes on (or loops) is refused, not followed for ever. */
+const maxListPages = 1000
+
+/** Every page of the server's tool list, within `timeout` in all (not per page). */
 const listAll = async (client: Client, options: { readonly signal: AbortSignal; readonly timeout: number }) => {
   const out: Array<McpToolInfo> = []
+  const seen = new Set<string>()
+  const deadline = Date.now() + options.timeout
   let cursor: string | undefined
-  do {
-    const page = await client.listTools(cursor === undefined ? {} : { cursor }, options)
+  for (let pages = 0; ; pages++) {
+    if (pages === maxListPages) throw new Error(`the server's tool list goes on past ${maxListPages} pages`)
+    const left = deadline - Date.now()
+    if (left <= 0) throw new Error(`listing the server's tools took over ${options.timeout} ms`)
+    const page = await client.listTools(cursor === undefined ? {} : { cursor }, { signal: options.signal, timeout: left })
     out.push(...page.tools.map(toInfo))
     cursor = page.nextCursor
-  } while (cursor !== undefined)
-  return Object.freeze(out)
+    if (cursor === undefined) return Object.freeze(out)
+    if (seen.has(cursor)) throw new Error(`the server's tool list comes back to a page it gave (cursor ${JSON.stringify(cursor)})`)
+    seen.add(cursor)
+  }
 }
 
 const toInfo = (tool: SdkTool): McpToolInfo =>

@@ -23,10 +23,11 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { AgentDefinitionKey, definitionOf } from "../dsl/agent.ts"
-import type { AgentDefinition } from "../dsl/agent-definition.ts"
+import { type AgentDefinition, mayNeedApproval } from "../dsl/agent-definition.ts"
 import { type AnyTool, executeTool, isTool, toolNamePattern } from "../dsl/tool.ts"
 import { AgentConfigError, McpError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
+import { allowedHosts, refuseForeign } from "../internal/host-guard.ts"
 
 /** An agent that can be served: anything built by `agent(...)` with a model. */
 export interface ServableAgent {
@@ -123,6 +124,7 @@ const serveAgent = (agent: ServableAgent, description: string | undefined): Serv
   // what the advertised schema allows (no other keys).
   const decode = Schema.decodeUnknownResult(Schema.toCodecJson(isObject ? input : Schema.Struct({ input })))
   const encodeOutput = definition.output === undefined ? undefined : Schema.encodeUnknownSync(Schema.toCodecJson(definition.output))
+  const suspends = mayNeedApproval(definition)
   return {
     name: agent.name,
     description: description ?? `Runs the agent "${agent.name}" on its input and returns its answer.`,
@@ -132,8 +134,18 @@ const serveAgent = (agent: ServableAgent, description: string | undefined): Serv
       if (Result.isFailure(decoded)) return errorResult(`Invalid input for agent "${agent.name}":\n${decoded.failure.message}`)
       const value = isObject ? decoded.success : (decoded.success as { readonly input: unknown }).input
       try {
-        const output = await Effect.runPromise(agent.runEffect(value) as Effect.Effect<unknown, unknown>, { signal })
-        return successResult(encodeOutput === undefined ? output : encodeOutput(output))
+        const result = await Effect.runPromise(agent.runEffect(value) as Effect.Effect<unknown, unknown>, { signal })
+        // An agent that may suspend answers Completed or Suspended. Nobody is there to decide over MCP:
+        // a suspension is an error saying what waits (never the run's snapshot: its transcript is the agent's own).
+        if (suspends) {
+          const run = result as { readonly _tag: string; readonly output?: unknown; readonly pending?: ReadonlyArray<{ readonly tool: string }> }
+          if (run._tag === "Suspended") {
+            const tools = [...new Set((run.pending ?? []).map((p) => `"${p.tool}"`))].join(", ")
+            return errorResult(`Agent "${agent.name}" stopped to wait for a human decision on ${tools === "" ? "a call" : tools}, which cannot be given over MCP: the call waiting was not run`)
+          }
+          return successResult(encodeOutput === undefined ? run.output : encodeOutput(run.output))
+        }
+        return successResult(encodeOutput === undefined ? result : encodeOutput(result))
       } catch (error) {
         return errorResult(`Agent "${agent.name}" failed: ${describeCause(error)}`)
       }
@@ -236,7 +248,9 @@ export interface McpHttpAddress {
  * (the default) picks a free port; the address says which. Each client gets a session; a session ends
  * when the client ends it (DELETE), when it has been idle (no request and no call running) for
  * `sessionIdleMs` (default 30 minutes; the client then gets 404 and starts a new one), or when the
- * scope closes; its running calls are cancelled.
+ * scope closes; its running calls are cancelled. At most 1,000 sessions are open at once (503 beyond).
+ * Requests from another site are refused (403): on a loopback address (the default) a `Host` that is
+ * not one of the server's names (DNS rebinding), anywhere an `Origin` that is not the server's own.
  *
  * @example
  * ```ts
@@ -245,10 +259,22 @@ export interface McpHttpAddress {
  */
 export const serveHttp = (
   definition: McpServerDefinition,
-  options: { readonly port?: number; readonly host?: string; readonly path?: string; readonly sessionIdleMs?: number } = {}
+  options: {
+    readonly port?: number
+    readonly host?: string
+    readonly path?: string
+    readonly sessionIdleMs?: number
+    /**
+     * Other `Host` values (`name:port`, or `name` for port 80) that name this server, e.g. behind a proxy.
+     * On a loopback address, or when given, a request whose `Host` is not one of the server's names is
+     * refused with 403 (DNS rebinding); an `Origin` must always be the server's own.
+     */
+    readonly allowedHosts?: ReadonlyArray<string>
+  } = {}
 ): Effect.Effect<McpHttpAddress, McpError, Scope.Scope> => {
   const host = options.host ?? "127.0.0.1"
   const path = options.path ?? "/mcp"
+  const checksHost = ["127.0.0.1", "localhost", "::1", "[::1]"].includes(host) || (options.allowedHosts ?? []).length > 0
   const idleMs = options.sessionIdleMs ?? 30 * 60_000
   if (!(Number.isFinite(idleMs) && idleMs > 0)) {
     return Effect.fail(new McpError({ server: definition.name, operation: "serve", reason: `sessionIdleMs must be a positive number of milliseconds, got ${idleMs}` }))
@@ -258,7 +284,16 @@ export const serveHttp = (
       try: () =>
         new Promise<{ readonly http: ReturnType<typeof createServer>; readonly port: number; readonly sessions: Sessions }>((resolve, reject) => {
           const sessions: Sessions = new Map()
-          const http = createServer((req, res) => void handle(definition, path, sessions, req, res))
+          // Known once listening (before any request): the Host and Origin values that name this server.
+          const guard = { hosts: new Set<string>() as ReadonlySet<string> }
+          const http = createServer((req, res) => {
+            // On a loopback address (or with `allowedHosts`), the Host must be one of its names (a DNS-
+            // rebinding page comes under its own); elsewhere (behind a proxy, any name) only an Origin,
+            // when a browser sends one, must be the address the request came to.
+            const foreign = checksHost ? refuseForeign(req, guard.hosts) : refuseForeign(req, new Set([String(req.headers.host).toLowerCase()]))
+            if (foreign !== undefined) return jsonRpcError(res, 403, -32000, `Forbidden: ${foreign} (DNS rebinding and cross-site requests are refused)`)
+            void handle(definition, path, sessions, req, res)
+          })
           const sweep = setInterval(() => {
             const now = Date.now()
             for (const session of sessions.values()) {
@@ -270,7 +305,9 @@ export const serveHttp = (
           http.once("error", reject)
           http.listen(options.port ?? 0, host, () => {
             const address = http.address()
-            resolve({ http, sessions, port: typeof address === "object" && address !== null ? address.port : 0 })
+            const port = typeof address === "object" && address !== null ? address.port : 0
+            guard.hosts = new Set([...allowedHosts(host, port), ...(options.allowedHosts ?? []).map((name) => name.toLowerCase())])
+            resolve({ http, sessions, port })
           })
         }),
       catch: (cause) => new McpError({ server: definition.name, operation: "serve", reason: describeCause(cause), cause })
@@ -299,6 +336,9 @@ const jsonRpcError = (res: ServerResponse, status: number, code: number, message
   void res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }))
 
 const maxBodyBytes = 4 * 1024 * 1024
+
+/** Sessions open at once, at most (each holds a server until it closes or idles out). */
+const maxSessions = 1000
 
 const readJson = (req: IncomingMessage): Promise<unknown> =>
   new Promise((resolve, reject) => {
@@ -356,6 +396,7 @@ const handle = async (definition: McpServerDefinition, path: string, sessions: S
       return await session.transport.handleRequest(req, res, body)
     }
     if (req.method !== "POST") return jsonRpcError(res, 400, -32000, "Bad Request: no Mcp-Session-Id header; start a session with initialize")
+    if (sessions.size >= maxSessions) return jsonRpcError(res, 503, -32000, `Too many sessions (${maxSessions} open): close one, or wait for idle ones to end`)
     // A new session: the transport answers anything but an initialize request with an error.
     const { server, busy } = protocolServer(definition)
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({

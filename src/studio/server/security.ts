@@ -10,42 +10,7 @@ import type { IncomingMessage } from "node:http"
 /** A new random token: 24 bytes, base64url. */
 export const newToken = (): string => randomBytes(24).toString("base64url")
 
-/** The `Host` values that name the studio at `host`:`port`. */
-export const allowedHosts = (host: string, port: number): ReadonlySet<string> => {
-  const names = new Set([host, "127.0.0.1", "localhost", "[::1]"])
-  if (host.includes(":") && !host.startsWith("[")) names.add(`[${host}]`)
-  return new Set([...names].flatMap((name) => [`${name}:${port}`.toLowerCase(), ...(port === 80 ? [name.toLowerCase()] : [])]))
-}
-
-/** True for `1.2.3.4:80` or `[::1]:80`: a DNS-rebinding page always comes under a domain name, never an IP literal. */
-const isIpLiteral = (host: string): boolean => /^(\d{1,3}\.){3}\d{1,3}(:\d+)?$/.test(host) || /^\[[0-9a-f:.]+\](:\d+)?$/.test(host)
-
-/** The port a `Host` value names (`80` when it names none). */
-const portOf = (host: string): string => /:(\d+)$/.exec(host)?.[1] ?? "80"
-
-/**
- * Why a request is refused, or undefined when its Host and Origin are the studio's. `anyIp`: the
- * studio listens on every interface (`0.0.0.0`, `::`), so any IP-literal Host of the studio's port is
- * its own; an Origin must then be the very address the request came to (the page's own origin).
- */
-export const refuseForeign = (request: IncomingMessage, hosts: ReadonlySet<string>, anyIp = false): string | undefined => {
-  const host = request.headers.host?.toLowerCase()
-  const own = (name: string) => hosts.has(name) || (anyIp && isIpLiteral(name) && [...hosts].some((h) => portOf(h) === portOf(name)))
-  if (host === undefined || !own(host)) return `the Host header ${JSON.stringify(host ?? "")} is not this studio's address`
-  const origin = request.headers.origin
-  if (origin !== undefined && origin !== "null") {
-    let originHost: string
-    try {
-      originHost = new URL(origin).host.toLowerCase()
-    } catch {
-      return `the Origin ${JSON.stringify(origin)} is not a URL`
-    }
-    if (originHost !== host && !hosts.has(originHost)) return `the Origin ${JSON.stringify(origin)} is not this studio`
-  } else if (origin === "null") {
-    return "an opaque Origin (a sandboxed or file page) may not call the studio"
-  }
-  return undefined
-}
+export { allowedHosts, refuseForeign } from "../../internal/host-guard.ts"
 
 /** The token a request carries: Authorization Bearer, `x-studio-token` or the `token` query parameter (never a cookie: see `studio-server.ts`). */
 export const tokenOf = (request: IncomingMessage, url: URL): string | undefined => {
