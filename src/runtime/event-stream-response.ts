@@ -126,6 +126,8 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
       reasoning = undefined
     }
     let startSent = false
+    /** The top-level run's end was sent (with its failure, if it failed). */
+    let finished = false
     const toChunks = (event: RunStreamEvent): Array<unknown> => {
       const out: Array<unknown> = []
       // A resumed run has no RunStart: it continues the client's last assistant message.
@@ -207,14 +209,26 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
           if (event.parentRunId !== undefined) break
           if (event.outcome._tag === "Failure") out.push({ type: "error", errorText: event.outcome.error.message })
           out.push({ type: "finish" })
+          finished = true
           break
       }
       return out
     }
     return events.pipe(
       effectStream().flatMap((event) => effectStream().fromIterable(toChunks(event).map((chunk) => frame(chunk)))),
-      // The run's failure was reported in `RunEnd`'s chunks; the protocol ends with [DONE] either way.
-      effectStream().catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? effectStream().failCause(cause) : effectStream().empty)),
+      // A run's failure is reported in `RunEnd`'s chunks; one before the run ended (a snapshot that does
+      // not decode, no model, a store that fails) gets its own `error` and `finish` here. The protocol
+      // ends with [DONE] either way.
+      effectStream().catchCause((cause) => {
+        if (Cause.hasInterruptsOnly(cause)) return effectStream().failCause(cause)
+        if (finished) return effectStream().empty
+        const chunks: Array<unknown> = []
+        if (!startSent) chunks.push({ type: "start" })
+        closeBlocks(chunks)
+        if (stepOpen) chunks.push({ type: "finish-step" })
+        chunks.push({ type: "error", errorText: errorText(cause).message }, { type: "finish" })
+        return effectStream().fromIterable(chunks.map((chunk) => frame(chunk)))
+      }),
       effectStream().concat(effectStream().make("data: [DONE]\n\n"))
     )
   })

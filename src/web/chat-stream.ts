@@ -11,7 +11,8 @@ import type * as Stream from "effect/Stream"
 import { type AgentBuilder, type AgentShape, definitionOf, withDefinitionServices } from "../dsl/agent.ts"
 import type { RunStreamEvent } from "../dsl/events.ts"
 import { StreamSink } from "../dsl/lineage.ts"
-import type { AgentError } from "../errors.ts"
+import { type AgentError, RuntimeDefect } from "../errors.ts"
+import { describeCause } from "../internal/describe-cause.ts"
 import { effectQueue, effectStream } from "../internal/lazy-effect.ts"
 import type { LlmMessage } from "../model/messages.ts"
 import { resumeSessionTurn, runSessionTurn } from "../runtime/run-agent.ts"
@@ -88,16 +89,31 @@ const streamTurn = (
     { readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined },
     AgentError
   >
-  return effectStream().callback<RunStreamEvent, AgentError>((queue: Queue.Queue<RunStreamEvent, AgentError | Cause.Done>) =>
-    turn.pipe(
-      Effect.provideService(StreamSink, (event: RunStreamEvent) => Effect.asVoid(effectQueue().offer(queue, event))),
+  const onSuspended = options.onSuspended
+  return effectStream().callback<RunStreamEvent, AgentError>((queue: Queue.Queue<RunStreamEvent, AgentError | Cause.Done>) => {
+    const offer = (event: RunStreamEvent) => Effect.asVoid(effectQueue().offer(queue, event))
+    // The run's own end when it suspends is held back until `onSuspended` has stored the suspension:
+    // the client is asked for approvals only once an answer can find them. When storing fails, the
+    // stream fails with it (a `RuntimeDefect`) and no approval is asked.
+    let heldEnd: RunStreamEvent | undefined
+    const sink = (event: RunStreamEvent) =>
+      onSuspended !== undefined && event._tag === "RunEnd" && event.parentRunId === undefined && event.outcome._tag === "Suspended"
+        ? Effect.sync(() => void (heldEnd = event))
+        : offer(event)
+    return turn.pipe(
+      Effect.provideService(StreamSink, sink),
       Effect.tap(({ result, added }) =>
-        added === undefined && options.onSuspended !== undefined && (result as { readonly _tag?: unknown })?._tag === "Suspended"
-          ? Effect.promise(async () => {
-            await options.onSuspended!(result as ChatSuspension)
+        added === undefined && onSuspended !== undefined && (result as { readonly _tag?: unknown })?._tag === "Suspended"
+          ? Effect.tryPromise({
+            try: async () => {
+              await onSuspended(result as ChatSuspension)
+            },
+            catch: (cause) => new RuntimeDefect({ agent: definition.name, cause: new Error(`the suspension could not be stored (onSuspended failed): ${describeCause(cause)}`) })
           })
           : Effect.void
       ),
+      Effect.andThen(Effect.suspend(() => (heldEnd === undefined ? Effect.void : offer(heldEnd)))),
       Effect.andThen(effectQueue().end(queue))
-    ), { bufferSize: 256, strategy: "suspend" })
+    )
+  }, { bufferSize: 256, strategy: "suspend" })
 }

@@ -145,6 +145,16 @@ export const serveA2a = async (agent: A2aServable, options: ServeA2aOptions = {}
     })
   }
   app.use(jsonRpcPath, jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }))
+  // Anything that fails outside the SDK's own JSON-RPC answers (a bearer check that throws, a body
+  // over the body parser's limit) answers a JSON-RPC error, never Express's page with a stack trace.
+  app.use((error: unknown, _req: express.Request, res: express.Response, next: express.NextFunction) => {
+    if (res.headersSent) return next(error)
+    const status = typeof (error as { status?: unknown })?.status === "number" ? (error as { status: number }).status : 500
+    const message = status === 413
+      ? "the request body is too large for this server"
+      : status >= 500 ? "internal error" : "the request could not be read"
+    res.status(status).json({ jsonrpc: "2.0", id: null, error: { code: status >= 500 ? -32603 : -32600, message } })
+  })
   server.on("request", app)
   return {
     url,

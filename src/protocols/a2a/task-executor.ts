@@ -13,6 +13,7 @@
 import { type Message, Role, type Task, TaskState } from "@a2a-js/sdk"
 import { RequestMalformedError, UnsupportedOperationError } from "@a2a-js/sdk/errors"
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from "@a2a-js/sdk/server"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Result from "effect/Result"
@@ -25,7 +26,7 @@ import type { AgentDefinition } from "../../dsl/agent-definition.ts"
 import { withDefinitionServices } from "../../dsl/definition-services.ts"
 import type { RunEndEvent, RunStreamEvent, WaitingCall } from "../../dsl/events.ts"
 import { AgentConfigError, type AgentError, DecisionsInvalid } from "../../errors.ts"
-import { runOutcome } from "../../runtime/run-agent.ts"
+import { checkResumeAgent, runOutcome } from "../../runtime/run-agent.ts"
 import { makeSession, type SessionCore, type SessionOptions } from "../../runtime/session.ts"
 import { decisionsFromParts, inputFromParts, outputParts, pendingParts, textPart } from "./parts.ts"
 import { taskStateOf } from "./task-state.ts"
@@ -63,6 +64,11 @@ export interface TaskDriver {
    * (`DecisionsInvalid` otherwise: the decisions were given for another run's calls).
    */
   readonly resume: (contextId: string, runId: string, decisions: Decisions, sink: EventSink) => Effect.Effect<unknown, AgentError>
+  /**
+   * Checks `decisions` for the waiting run `runId` of `contextId` and runs nothing (an edit its tool's
+   * Schema refuses, a call that does not wait): the task keeps waiting when they are refused.
+   */
+  readonly checkResume?: (contextId: string, runId: string, decisions: Decisions) => Effect.Effect<void, AgentError>
 }
 
 /**
@@ -108,7 +114,12 @@ export const agentDriver = (definition: AgentDefinition, options: TaskExecutorOp
         Effect.flatMap(session.waiting(), (run) =>
           run?.runId === runId
             ? session.resume(decisions)
-            : Effect.fail(new DecisionsInvalid({ agent: definition.name, toolCallId: "*", reason: `run ${runId} no longer waits: a later task of its context is waiting` }))))
+            : Effect.fail(new DecisionsInvalid({ agent: definition.name, toolCallId: "*", reason: `run ${runId} no longer waits: a later task of its context is waiting` })))),
+    checkResume: (contextId, runId, decisions) =>
+      Effect.flatMap(contextOf(contextId).session.waiting(), (run) =>
+        run?.runId === runId
+          ? checkResumeAgent(definition, run.snapshot, decisions)
+          : Effect.fail(new DecisionsInvalid({ agent: definition.name, toolCallId: "*", reason: `run ${runId} no longer waits: a later task of its context is waiting` })))
   }
 }
 
@@ -217,6 +228,14 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
   }
   const run = <A>(effect: Effect.Effect<A, AgentError>, signal?: AbortSignal) =>
     Effect.runPromiseExit(effect, signal === undefined ? undefined : { signal })
+  /** Why the run would refuse `decisions` (checked without running anything), or undefined. */
+  const refusedDecisions = async (contextId: string, runId: string, decisions: Decisions): Promise<string | undefined> => {
+    if (driver.checkResume === undefined) return undefined
+    const checked = await run(driver.checkResume(contextId, runId, decisions))
+    if (Exit.isSuccess(checked)) return undefined
+    const error = Cause.squash(checked.cause)
+    return error instanceof Error ? error.message : String(error)
+  }
 
   const execute = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const { taskId, contextId } = context
@@ -230,6 +249,8 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
       if (runId === undefined || pending === undefined) throw new RequestMalformedError(`the run of task ${taskId} no longer waits for decisions`)
       const decisions = decisionsFromParts(message.parts, pending)
       if (Result.isFailure(decisions)) throw new RequestMalformedError(decisions.failure)
+      const refused = await refusedDecisions(contextId, runId, decisions.success)
+      if (refused !== undefined) throw new RequestMalformedError(refused)
       waitingTasks.delete(taskId)
       start = (sink) => driver.resume(contextId, runId, decisions.success, sink)
     } else if (context.task !== undefined) {
@@ -328,7 +349,8 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
     const pending = await pendingOf(message.taskId, contextId, task)
     if (pending === undefined) return `the run of task ${message.taskId} no longer waits for decisions: a later task of its context is waiting`
     const decisions = decisionsFromParts(message.parts, pending)
-    return Result.isFailure(decisions) ? decisions.failure : undefined
+    if (Result.isFailure(decisions)) return decisions.failure
+    return refusedDecisions(contextId, waitingRunOf(message.taskId, task)!, decisions.success)
   }
 
   return { execute, cancelTask, check, running: () => running.size }

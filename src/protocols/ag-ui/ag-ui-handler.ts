@@ -13,9 +13,13 @@
  * machinery of `chatHandler`, so the same guarantees hold: a call runs only after an approval for that
  * call, a denied call never runs).
  */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type { AgentBuilder, AgentShape } from "../../dsl/agent.ts"
 import { AgentDefinitionKey, type AgentDefinition } from "../../dsl/agent-definition.ts"
 import { Decision, type Decisions } from "../../dsl/decision.ts"
+import { resumeCheckOf } from "../../dsl/resume-check.ts"
 import { eventStreamResponse } from "../../runtime/event-stream-response.ts"
 import type { ResumeLedgerStore } from "../../runtime/resume-ledger.ts"
 import { errorResponse, readJsonBody } from "../../web/chat-handler.ts"
@@ -207,7 +211,27 @@ export const agUiHandler = <T extends AgentShape & { readonly input: string; rea
       }
       const suspension = await options.loadSuspended(run)
       if (suspension === undefined) return errorResponse(409, { _tag: "NoRunWaiting", message: `No run of thread "${run.threadId}" waits (it was continued already, or never stopped)` })
-      return respond(chatResumeStream(agent, suspension.snapshot, resumeDecisions(run, suspension), streamOptions))
+      let decisions: ReturnType<typeof resumeDecisions>
+      try {
+        decisions = resumeDecisions(run, suspension)
+      } catch (error) {
+        // A refused answer loses nothing: a store that hands a run out once (`loadSuspended` takes it)
+        // gets it back through `onSuspended`, so a corrected answer still finds it.
+        if (error instanceof AgUiInputInvalid && options.onSuspended !== undefined) await options.onSuspended(suspension, run)
+        throw error
+      }
+      // Decisions the run would refuse (an edit its tool's Schema does not decode, a call that does not
+      // wait) are refused here, before anything runs and with the run kept, not as a failed stream.
+      const check = resumeCheckOf(agent)
+      if (check !== undefined) {
+        const checked = await Effect.runPromiseExit(check(suspension.snapshot, decisions))
+        if (Exit.isFailure(checked)) {
+          if (options.onSuspended !== undefined) await options.onSuspended(suspension, run)
+          const error = Cause.squash(checked.cause) as { readonly _tag?: unknown; readonly message?: unknown }
+          return errorResponse(400, { _tag: typeof error?._tag === "string" ? error._tag : "DecisionsInvalid", message: String(error?.message ?? error) })
+        }
+      }
+      return respond(chatResumeStream(agent, suspension.snapshot, decisions, streamOptions))
     } catch (error) {
       if (error instanceof AgUiInputInvalid) return errorResponse(400, error)
       throw error

@@ -125,6 +125,10 @@ describe("the SDK's client against our server", () => {
     const id = (task.status?.message?.parts.find((p) => p.content?.$case === "data")?.content?.value as { pending: Array<{ id: string }> }).pending[0]!.id
     const ids = { taskId: task.id, contextId: task.contextId }
     await expect(client.sendMessage(request(userMessage([text("maybe later")], ids)))).rejects.toMatchObject({ name: "RequestMalformedError" })
+    // An edit the tool's Schema refuses: invalid params, and the task still waits for a decision.
+    const badEdit = userMessage([{ content: { $case: "data", value: { decisions: { [id]: { edit: { to: 5 } } } } }, metadata: undefined, filename: "", mediaType: "application/json" }], ids)
+    await expect(client.sendMessage(request(badEdit))).rejects.toMatchObject({ name: "RequestMalformedError" })
+    expect(transferRuns()).toBe(before)
     const denied = asTask(await client.sendMessage(request(userMessage([{ content: { $case: "data", value: { decisions: { [id]: { deny: "not today" } } } }, metadata: undefined, filename: "", mediaType: "application/json" }], ids))))
     expect(denied.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
     expect(outputText(denied)).toContain("not today")
@@ -188,6 +192,15 @@ describe("the SDK's client against our server", () => {
     await expect(client.sendMessage(request(userMessage([{ content: { $case: "url", value: "http://127.0.0.1/x.png" }, metadata: undefined, filename: "x.png", mediaType: "image/png" }]))))
       .rejects.toMatchObject({ name: "RequestMalformedError" })
     expect(echoModel.requests.length).toBe(calls)
+  })
+
+  it("a body over the parser's limit is a JSON-RPC error, never a page with a stack trace", async () => {
+    const big = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "message/send", params: { message: { kind: "message", messageId: "m", role: "user", parts: [{ kind: "text", text: "x".repeat(300_000) }] } } })
+    const answer = await fetch(bankServer.endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: big })
+    expect(answer.status).toBe(413)
+    const body = await answer.text()
+    expect(JSON.parse(body)).toMatchObject({ jsonrpc: "2.0", error: { code: -32600 } })
+    expect(body).not.toMatch(/node_modules|\bat \w/)
   })
 
   it("the bearer check refuses requests without the token and accepts them with it", async () => {

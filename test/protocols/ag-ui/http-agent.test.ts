@@ -90,9 +90,8 @@ describe("agUiHandler with @ag-ui/client's HttpAgent over loopback", () => {
     const client = new HttpAgent({ url, threadId: "t-deny", initialMessages: [user("u1", "Pay Bob 40")] })
     await run(client)
     const interrupt = client.pendingInterrupts[0]!
-    const kept = store.waiting.get("t-deny")!
 
-    // Answering another interrupt id: 400 before anything runs; the stored run stays usable.
+    // Answering another interrupt id: 400 before anything runs; the stored run is kept (taken and given back).
     const forged = await fetch(url, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -100,7 +99,16 @@ describe("agUiHandler with @ag-ui/client's HttpAgent over loopback", () => {
     })
     expect(forged.status).toBe(400)
     expect(await forged.json()).toMatchObject({ error: { _tag: "AgUiInputInvalid" } })
-    store.waiting.set("t-deny", kept)
+    // An approval whose edited arguments the tool's Schema refuses, or a payload of the wrong shape: 400 too, the run kept.
+    for (const payload of [{ approved: true, args: { to: 5 } }, "yes"]) {
+      const refused = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ threadId: "t-deny", runId: "r-y", messages: [], tools: [], context: [], resume: [{ interruptId: interrupt.id, status: "resolved", payload }] })
+      })
+      expect(refused.status).toBe(400)
+    }
+    expect(transfers).toEqual([])
 
     const denied = await run(client, { resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: false, reason: "not today" } }] })
     expect(denied.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } })
