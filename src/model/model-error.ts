@@ -13,9 +13,11 @@ import { AgentErrorTypeId } from "../internal/agent-error-marker.ts"
  * - `refusal`: the model refused (OpenAI `refusal`, Anthropic `stop_reason: "refusal"`); `partial` holds
  *   its words;
  * - `thinking-only`: the reply held reasoning but neither an answer nor a tool call;
+ * - `malformed`: the reply held neither an answer nor a tool call and ended for a reason that is not a
+ *   plain stop (Gemini `MALFORMED_FUNCTION_CALL`, an unknown finish reason);
  * - `unsupported`: the reply uses something this library cannot act on.
  */
-export type ModelErrorKind = "length" | "content-filter" | "refusal" | "thinking-only" | "unsupported"
+export type ModelErrorKind = "length" | "content-filter" | "refusal" | "thinking-only" | "malformed" | "unsupported"
 
 /**
  * The model (or the transport to it) failed: HTTP status, network, timeout, an unusable reply, or a

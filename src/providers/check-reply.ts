@@ -13,6 +13,7 @@ const explanations: Record<ModelErrorKind, string> = {
   "content-filter": "the provider's content filter withheld the reply",
   refusal: "the model refused to answer",
   "thinking-only": "the reply held only reasoning, neither an answer nor a tool call",
+  malformed: "the reply held neither an answer nor a tool call (the model's tool call could not be read, or it stopped for another reason)",
   unsupported: "the reply uses a feature this library does not support"
 }
 
@@ -62,6 +63,10 @@ export const checkReply = (
   const thought = (reply.reasoning ?? []).some((part) => part._tag === "Redacted" || part.text.trim() !== "")
   if (reply.calls === 0 && reply.content.trim() === "" && thought) {
     return Effect.fail(unusableReply(provider, "thinking-only", reply.wireReason))
+  }
+  // Nothing to act on, and not a plain stop: asking again as if it answered would spend the turns.
+  if (reply.calls === 0 && reply.content.trim() === "" && reply.finishReason === "other") {
+    return Effect.fail(unusableReply(provider, "malformed", reply.wireReason))
   }
   return Effect.void
 }

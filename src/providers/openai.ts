@@ -154,9 +154,15 @@ export const openAiSseChunks = <C>(response: Response): AsyncIterable<C> => {
  * A stream that ends without a finish reason was cut: a retryable `ModelError`.
  */
 export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
-  const started = new Map<number, boolean>()
+  /**
+   * The call each wire `index` is streaming now, by the index of its parts. A delta at a started index
+   * that names a tool and another id (or has no index at all) starts another call: servers that reuse
+   * an index, or send none, would otherwise merge two calls into one.
+   */
+  const current = new Map<number | undefined, { readonly index: number; readonly id: string | undefined }>()
+  const started: Array<number> = []
   /** Arguments that arrived before the call's name (some servers send them so). */
-  const early = new Map<number, { id: string | undefined; arguments: string }>()
+  const early = new Map<number | undefined, { id: string | undefined; arguments: string }>()
   let finish: string | null | undefined
   let usage: Usage | undefined
   let content = ""
@@ -200,23 +206,31 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
           }
           if (typeof delta.refusal === "string") refusal += delta.refusal
           for (const call of delta.tool_calls ?? []) {
-            const index = call.index
+            const wire = call.index as number | undefined
             const name = call.function?.name
-            const args = call.function?.arguments ?? ""
-            if (started.get(index) === true) {
-              if (args !== "") parts.push({ _tag: "ToolCallDelta", index, delta: args })
+            const raw = call.function?.arguments as unknown
+            // Arguments as an object (some servers): serialised once, as a whole answer's are.
+            const args = typeof raw === "string" ? raw : raw === undefined || raw === null ? "" : JSON.stringify(raw)
+            const named = typeof name === "string" && name !== ""
+            const open = current.get(wire)
+            const another = open !== undefined && named && (wire === undefined || (typeof call.id === "string" && call.id !== "" && call.id !== open.id))
+            if (open !== undefined && !another) {
+              if (args !== "") parts.push({ _tag: "ToolCallDelta", index: open.index, delta: args })
               continue
             }
-            if (typeof name !== "string" || name === "") {
-              const pending = early.get(index) ?? { id: undefined, arguments: "" }
-              early.set(index, { id: pending.id ?? call.id ?? undefined, arguments: pending.arguments + args })
+            if (!named) {
+              const pending = early.get(wire) ?? { id: undefined, arguments: "" }
+              early.set(wire, { id: pending.id ?? call.id ?? undefined, arguments: pending.arguments + args })
               continue
             }
-            const pending = early.get(index)
-            early.delete(index)
-            started.set(index, true)
+            const pending = early.get(wire)
+            early.delete(wire)
+            const index = started.length
+            const id = call.id ?? pending?.id ?? undefined
+            current.set(wire, { index, id })
+            started.push(index)
             calls += 1
-            parts.push({ _tag: "ToolCallStart", index, id: call.id ?? pending?.id ?? undefined, name })
+            parts.push({ _tag: "ToolCallStart", index, id, name })
             const text = (pending?.arguments ?? "") + args
             if (text !== "") parts.push({ _tag: "ToolCallDelta", index, delta: text })
           }
@@ -242,7 +256,7 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
           calls,
           reasoning
         })
-        const parts: Array<ResponsePart> = [...started.keys()].map((index) => ({ _tag: "ToolCallEnd", index }))
+        const parts: Array<ResponsePart> = started.map((index) => ({ _tag: "ToolCallEnd", index }))
         if (usage !== undefined) parts.push({ _tag: "Usage", usage })
         parts.push({ _tag: "Finish", reason: finishReason })
         return parts

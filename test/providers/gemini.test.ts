@@ -122,6 +122,14 @@ describe("gemini(...): the Gemini API", () => {
     expect(server.requests).toHaveLength(6)
   })
 
+  it("a MALFORMED_FUNCTION_CALL (no text, no call) is a ModelError of kind malformed, never an empty answer that spends the turns", async () => {
+    const malformed = geminiJson({ text: "", calls: [], usage: { input: 1, output: 0 } }, { finishReason: "MALFORMED_FUNCTION_CALL" })
+    const server = await serve([{ json: malformed }])
+    const exit = await Effect.runPromiseExit(client(server.url).chat({ messages: [{ role: "user", content: "x" }], tools: [] }))
+    expect(errorOf(exit)).toMatchObject({ _tag: "ModelError", kind: "malformed", retryable: false })
+    expect(server.requests).toHaveLength(1)
+  })
+
   it.each([[[1, 5, 2, 9]], [[80]]])("streams (%j byte tearing, CRLF, keep-alive): the assembled answer equals the non-streamed one", async (sizes) => {
     const reply: WireReply = { ...thoughtful, text: "Let me add — ✓" }
     const server = await serve([{ json: geminiJson(reply) }, streamed(sse(geminiEvents(reply, [3, 1]), { crlf: true, keepAlive: true }), sizes)])

@@ -74,6 +74,28 @@ describe("openai(...).stream: Chat Completions SSE", () => {
     expect(server.requests[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true } })
   })
 
+  it("a second call at an index already in use, or calls without an index, are calls of their own (never merged into the first)", async () => {
+    const reused = [
+      openAiChunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "a", type: "function", function: { name: "add", arguments: "" } }] }),
+      openAiChunk({ tool_calls: [{ index: 0, id: "b", type: "function", function: { name: "mul", arguments: "{\"a\":3,\"b\":4}" } }] }),
+      openAiChunk({ tool_calls: [{ id: "c", type: "function", function: { name: "add", arguments: { a: 1, b: 2 } } }] } as never),
+      openAiChunk({ tool_calls: [{ id: "d", type: "function", function: { name: "mul", arguments: "{}" } }] } as never),
+      openAiChunk({}, "tool_calls")
+    ]
+    const server = await serve([sse(sseBody(reused))])
+    const exit = await partsOf(openai("gpt-4o-mini", { baseURL: `${server.url}/v1`, apiKey: "k", ...fast }))
+    const response = assemble(Exit.isSuccess(exit) ? exit.value : [])
+    expect(response).toMatchObject({
+      _tag: "ToolCalls",
+      calls: [
+        { id: "a", name: "add", arguments: "" },
+        { id: "b", name: "mul", arguments: "{\"a\":3,\"b\":4}" },
+        { id: "c", name: "add", arguments: "{\"a\":1,\"b\":2}" },
+        { id: "d", name: "mul", arguments: "{}" }
+      ]
+    })
+  })
+
   it("runs an agent over the stream: argument deltas, then text deltas, same output as the SDK answer", async () => {
     const server = await serve([sse(sseBody(openAiToolThenText)), sse(sseBody(openAiText(["The ", "answer ", "is 11."])))])
     const add = tool("add", { args: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }), run: ({ a, b }) => a + b })
