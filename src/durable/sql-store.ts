@@ -59,7 +59,7 @@ const migrate = <E>(sql: SqlClient.SqlClient, statements: ReadonlyArray<Statemen
  * Makes `table.column` a `text` column when it is still `jsonb` (stores made by earlier versions): a
  * NUL in a tool's outcome or a snapshot is stored exactly then. A no-op afterwards.
  */
-const jsonbColumnToText = (sql: SqlClient.SqlClient, table: string, column: string) =>
+export const jsonbColumnToText = (sql: SqlClient.SqlClient, table: string, column: string) =>
   sql.unsafe(`do $$ begin
     if exists (select 1 from information_schema.columns where table_schema = current_schema() and table_name = '${table}' and column_name = '${column}' and data_type = 'jsonb') then
       alter table ${table} alter column ${column} type text using ${column}::text;

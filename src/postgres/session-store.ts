@@ -13,6 +13,7 @@ import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SessionStore, WaitingRun } from "../dsl/session-store.ts"
+import { jsonbColumnToText } from "../durable/sql-store.ts"
 import { SessionStoreFailed } from "../errors.ts"
 import type { LlmMessage } from "../model/messages.ts"
 
@@ -40,7 +41,12 @@ export const sqlSessionStore = (options: { readonly table?: string } = {}): Effe
     const sql = yield* SqlClient.SqlClient
     const fail = (session: string, operation: "load" | "append") => (cause: unknown) =>
       new SessionStoreFailed({ session, operation, reason: cause instanceof Error ? cause.message : String(cause), cause })
-    yield* sql`create table if not exists ${sql(table)} (session text not null, seq integer not null, message jsonb not null, primary key (session, seq))`.pipe(
+    // Messages and waiting runs are JSON text, not `jsonb`: PostgreSQL's `jsonb` refuses the `\u0000`
+    // escape a message (anything a user typed) or a waiting call's arguments may hold, and a waiting
+    // run's snapshot must come back exactly (a signed one is checked). Tables of earlier versions are
+    // brought up to date.
+    yield* sql`create table if not exists ${sql(table)} (session text not null, seq integer not null, message text not null, primary key (session, seq))`.pipe(
+      Effect.andThen(jsonbColumnToText(sql, table, "message")),
       Effect.mapError(fail("*", "load"))
     )
     const load = (session: string) =>
@@ -60,13 +66,16 @@ export const sqlSessionStore = (options: { readonly table?: string } = {}): Effe
         const [last] = yield* sql<{ readonly next: number }>`select coalesce(max(seq) + 1, 0) as next from ${sql(table)} where session = ${session}`
         const start = Number(last?.next ?? 0)
         for (const [i, message] of messages.entries()) {
-          yield* sql`insert into ${sql(table)} (session, seq, message) values (${session}, ${start + i}, ${JSON.stringify(message)}::jsonb)`
+          yield* sql`insert into ${sql(table)} (session, seq, message) values (${session}, ${start + i}, ${JSON.stringify(message)})`
         }
       })).pipe(Effect.mapError(fail(session, "append")))
     // The session's run waiting for decisions: one row per session; `take` is a delete … returning,
     // so of two processes resuming the same waiting run, one gets it.
     const waitingTable = `${table}_waiting`
-    yield* sql`create table if not exists ${sql(waitingTable)} (session text primary key, run jsonb not null)`.pipe(Effect.mapError(fail("*", "load")))
+    yield* sql`create table if not exists ${sql(waitingTable)} (session text primary key, run text not null)`.pipe(
+      Effect.andThen(jsonbColumnToText(sql, waitingTable, "run")),
+      Effect.mapError(fail("*", "load"))
+    )
     const asWaiting = (rows: ReadonlyArray<{ readonly run: unknown }>): WaitingRun | undefined => {
       const run = rows[0]?.run
       return run === undefined ? undefined : (typeof run === "string" ? JSON.parse(run) : run) as WaitingRun
@@ -76,7 +85,7 @@ export const sqlSessionStore = (options: { readonly table?: string } = {}): Effe
     const setWaiting = (session: string, run: WaitingRun | undefined) =>
       (run === undefined
         ? sql`delete from ${sql(waitingTable)} where session = ${session}`
-        : sql`insert into ${sql(waitingTable)} (session, run) values (${session}, ${JSON.stringify(run)}::jsonb) on conflict (session) do update set run = excluded.run`
+        : sql`insert into ${sql(waitingTable)} (session, run) values (${session}, ${JSON.stringify(run)}) on conflict (session) do update set run = excluded.run`
       ).pipe(Effect.asVoid, Effect.mapError(fail(session, "append")))
     const takeWaiting = (session: string) =>
       sql<{ readonly run: unknown }>`delete from ${sql(waitingTable)} where session = ${session} returning run`.pipe(Effect.map(asWaiting), Effect.mapError(fail(session, "load")))

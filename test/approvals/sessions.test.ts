@@ -106,4 +106,15 @@ describe("sessions in SQL (PostgreSQL, or PGlite where there is none)", () => {
     for (let i = 0; i < 16; i += 2) expect(all[i]!.content.slice(1)).toBe(all[i + 1]!.content.slice(1))
     await second.close()
   }, 60_000)
+
+  it("keeps a message and a waiting run exactly, NUL and backslashes included (jsonb refused them)", async () => {
+    const store = await open()
+    const hostile = "a\u0000b \\u0000 c"
+    await Effect.runPromise(store.store.append("pg-nul", [{ role: "user", content: hostile }]))
+    expect(await Effect.runPromise(store.store.load("pg-nul"))).toEqual([{ role: "user", content: hostile }])
+    const run = { runId: "r1", snapshot: { args: { note: hostile } }, pending: [{ id: "c1", tool: "t", args: { note: hostile } }], historyLength: 1 }
+    await Effect.runPromise(store.store.setWaiting!("pg-nul", run))
+    expect(await Effect.runPromise(store.store.takeWaiting!("pg-nul"))).toEqual(run)
+    await store.close()
+  }, 60_000)
 })
