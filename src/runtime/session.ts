@@ -71,6 +71,9 @@ export const makeSession = (definition: AgentDefinition, id: string, options: Se
     id,
     send: (input) =>
       lock.withPermit(Effect.gen(function*() {
+        // A new turn abandons a run that waits for decisions (its calls never run; a later `resume`
+        // finds none): resuming it after this turn would record its exchange after this one's.
+        yield* takeWaiting
         const history = applyWindow(yield* store.load(id), options.window)
         // The session's id is the run's `gen_ai.conversation.id`.
         const outcome = yield* Effect.provideService(runSessionTurn(definition, input, history), CurrentConversation, id)

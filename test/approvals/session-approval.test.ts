@@ -21,6 +21,19 @@ const setup = () => {
 }
 
 describe("a session whose run waits for a decision", () => {
+  it("a send while a run waits abandons that run: its call never runs, a later resume finds none, the history stays in order", async () => {
+    const model = scriptedModel([toolCalls([{ id: "c1", name: "transfer", arguments: { to: "bob", amount: 500 } }]), text("hello")])
+    const { bank, executed } = makeBank(model)
+    const store = inMemorySessionStore()
+    const chat = session(bank, "s-abandon", { store })
+    expect((await chat.send("pay bob 500"))._tag).toBe("Suspended")
+    expect(await chat.send("never mind, hi")).toEqual({ _tag: "Completed", output: "hello" })
+    expect(await Effect.runPromise(chat.waiting())).toBeUndefined()
+    expect(failureOf(await runExit(chat.resumeEffect({ c1: Decision.approve })))).toMatchObject({ _tag: "DecisionsInvalid" })
+    expect(executed).toEqual([])
+    expect((await Effect.runPromise(store.load("s-abandon"))).map((m) => [m.role, m.content])).toEqual([["user", "never mind, hi"], ["assistant", "hello"]])
+  })
+
   it("shows the waiting run, resumes it once, and records the exchange when it completes", async () => {
     const { chat, store, executed, model } = setup()
     expect(await chat.send("hi")).toEqual({ _tag: "Completed", output: "hello" })
