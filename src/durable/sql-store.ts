@@ -11,6 +11,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
+import { jsonbColumnToText } from "../internal/jsonb-column-to-text.ts"
 import type * as Statement from "effect/sql/Statement"
 import { databaseMessage } from "./database-error.ts"
 import { ApprovalInbox, ApprovalInboxFailed, type ApprovalWait } from "./approval-inbox.ts"
@@ -54,17 +55,6 @@ const migrate = <E>(sql: SqlClient.SqlClient, statements: ReadonlyArray<Statemen
     yield* sql`select pg_advisory_xact_lock(${migrationLock})`
     for (const statement of statements) yield* statement
   })).pipe(Effect.mapError(fail))
-
-/**
- * Makes `table.column` a `text` column when it is still `jsonb` (stores made by earlier versions): a
- * NUL in a tool's outcome or a snapshot is stored exactly then. A no-op afterwards.
- */
-export const jsonbColumnToText = (sql: SqlClient.SqlClient, table: string, column: string) =>
-  sql.unsafe(`do $$ begin
-    if exists (select 1 from information_schema.columns where table_schema = current_schema() and table_name = '${table}' and column_name = '${column}' and data_type = 'jsonb') then
-      alter table ${table} alter column ${column} type text using ${column}::text;
-    end if;
-  end $$`)
 
 /** The advisory lock key of the store's migrations (an arbitrary constant of this library). */
 const migrationLock = 7_264_511_903_417

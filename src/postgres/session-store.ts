@@ -13,7 +13,7 @@ import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SessionStore, WaitingRun } from "../dsl/session-store.ts"
-import { jsonbColumnToText } from "../durable/sql-store.ts"
+import { jsonbColumnToText } from "../internal/jsonb-column-to-text.ts"
 import { SessionStoreFailed } from "../errors.ts"
 import type { LlmMessage } from "../model/messages.ts"
 
