@@ -6,7 +6,9 @@ import type { ServerResponse } from "node:http"
 
 /**
  * Writes a fetch `Response` (such as `eventStreamResponse(...)`) to a Node `http` response, chunk by
- * chunk; when the client disconnects, the body is cancelled (which stops the run).
+ * chunk, reading the next chunk only once the socket took the last one (a slow client slows the run
+ * down instead of filling the server's memory); when the client disconnects, the body is cancelled
+ * (which stops the run).
  *
  * @example
  * ```ts
@@ -21,14 +23,20 @@ export const sendResponse = async (response: Response, res: ServerResponse): Pro
     return
   }
   const reader = response.body.getReader()
+  let closed = false
+  let drained: (() => void) | undefined
   res.on("close", () => {
+    closed = true
+    drained?.()
     reader.cancel().catch(() => {})
   })
+  res.on("drain", () => drained?.())
   try {
-    while (true) {
+    while (!closed) {
       const { done, value } = await reader.read()
       if (done) break
-      res.write(value)
+      if (!res.write(value) && !closed) await new Promise<void>((resolve) => (drained = resolve))
+      drained = undefined
     }
   } catch {
     // The client went away, or the body failed: nothing more to send.
