@@ -76,7 +76,9 @@ export const ollama = (model: string, options: OllamaOptions = {}): ModelClient 
       fetch: async (input, init) => {
         const response = await fetch(input, { ...init, signal })
         headers = response.headers
-        return response
+        return response.ok && response.body !== null && (response.headers.get("content-type") ?? "").includes("ndjson")
+          ? new Response(checkedLines(response.body), { status: response.status, statusText: response.statusText, headers: response.headers })
+          : response
       }
     })
     return call(client).catch((cause: unknown) => {
@@ -310,6 +312,37 @@ const toUsage = (response: ChatResponse): Usage | undefined => {
   return { inputTokens: input ?? 0, outputTokens: output ?? 0 }
 }
 
+/**
+ * The stream's bytes as they are, failing at the first line that is not JSON: the SDK's own reader
+ * skips such a line with a console warning, and the run would go on without the text or the tool
+ * call it held. Blank lines pass.
+ */
+const checkedLines = (body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> => {
+  const decoder = new TextDecoder()
+  let pending = ""
+  const check = (line: string) => {
+    if (line.trim() === "") return
+    try {
+      JSON.parse(line)
+    } catch {
+      throw new Error(`a line of the stream is not JSON: ${JSON.stringify(line.length > 120 ? `${line.slice(0, 120)}…` : line)}`)
+    }
+  }
+  return body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      pending += decoder.decode(chunk, { stream: true })
+      const lines = pending.split("\n")
+      pending = lines.pop() ?? ""
+      for (const line of lines) check(line)
+      controller.enqueue(chunk)
+    },
+    flush() {
+      pending += decoder.decode()
+      for (const line of pending.split("\n")) check(line)
+    }
+  }))
+}
+
 const toModelError = (failure: unknown): ModelError => {
   const cause = failure instanceof WithHeaders ? failure.cause : failure
   const headers = failure instanceof WithHeaders ? failure.headers : undefined
@@ -333,6 +366,10 @@ const toModelError = (failure: unknown): ModelError => {
   if (cause instanceof TypeError && (isConnectionFailure(cause) || cause.message === "fetch failed")) {
     // fetch reports refused connections, resets and DNS failures as TypeError("fetch failed").
     return new ModelError({ provider, reason: `connection failed: ${describeCause(cause.cause ?? cause)}`, retryable: true, cause })
+  }
+  // The SDK's own words for a stream that ended cleanly before its `done` line: it was cut.
+  if (cause instanceof Error && cause.message.startsWith("Did not receive done")) {
+    return new ModelError({ provider, reason: "the stream ended before its line with done: true", retryable: true, cause })
   }
   return new ModelError({ provider, reason: describeCause(cause), retryable: false, cause })
 }

@@ -204,6 +204,18 @@ describe("ollama(...).stream: /api/chat NDJSON", () => {
     expect(cutLate.requests).toHaveLength(1)
   })
 
+  it("a line that is not JSON fails the stream with a ModelError (the SDK would skip it and the run go on without it); a clean end without done is retried", async () => {
+    const torn = `${JSON.stringify(ollamaLine({ content: "The answer is " }))}\n{"model":"m","message":{"role":"assistant","content":"NOT\n${JSON.stringify(ollamaLine({ content: "42" }))}\n${JSON.stringify(ollamaLine({}, true))}\n`
+    const server = await serve([ndjson(torn)])
+    const exit = await partsOf(ollama("qwen", { host: server.url, ...fast }))
+    expect(errorOf(exit)).toMatchObject({ _tag: "ModelError", retryable: false })
+    expect(String((errorOf(exit) as ModelError).reason)).toContain("not JSON")
+    const noDone = await serve([ndjson(""), ndjson(ndjsonBody([ollamaLine({ content: "ok" }), ollamaLine({}, true)]))])
+    const retried = await partsOf(ollama("qwen", { host: noDone.url, ...fast }))
+    expect(Exit.isSuccess(retried) && assemble(retried.value)).toMatchObject({ _tag: "Text", content: "ok" })
+    expect(noDone.requests).toHaveLength(2)
+  })
+
   it("a stall before any line is retried; the stalled request is closed", async () => {
     const server = await serve([ndjson("", "stall"), ndjson(ndjsonBody([ollamaLine({ content: "ok" }), ollamaLine({}, true)]))])
     const exit = await partsOf(ollama("qwen", { host: server.url, ...stalls }))
