@@ -58,21 +58,15 @@ export const argsDecoder = <A>(codec: Schema.ConstraintCodec<A, unknown, never, 
   const decodeText = Schema.decodeUnknownResult(Schema.fromJsonString(codec))
   // A Schema that cannot finish on a value (arguments nested deeper than the stack goes through a
   // recursive Schema) refuses it, never throws: the model is told, the tool does not run.
-  const unchecked = (error: unknown) => Result.fail(`the arguments could not be checked: ${error instanceof Error ? error.message : String(error)}`)
-  const decodeObject = (value: unknown) => {
+  const guarded = <I>(decode: (input: I) => Result.Result<A, Schema.SchemaError>) => (input: I): Result.Result<A, string> => {
     try {
-      return Result.mapError(strictDecode(value), (error) => error.message)
+      return Result.mapError(decode(input), (error) => error.message)
     } catch (error) {
-      return unchecked(error)
+      return Result.fail(`the arguments could not be checked: ${error instanceof Error ? error.message : String(error)}`)
     }
   }
-  const report = (raw: string) => {
-    try {
-      return Result.mapError(decodeText(raw, strictOptions), (error) => error.message)
-    } catch (error) {
-      return unchecked(error)
-    }
-  }
+  const decodeObject = guarded(strictDecode)
+  const report = guarded((raw: string) => decodeText(raw, strictOptions))
   return (raw) => {
     if (typeof raw !== "string") return decodeObject(raw)
     if (raw.trim() === "") return decodeObject({})

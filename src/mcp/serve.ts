@@ -137,15 +137,13 @@ const serveAgent = (agent: ServableAgent, description: string | undefined): Serv
         const result = await Effect.runPromise(agent.runEffect(value) as Effect.Effect<unknown, unknown>, { signal })
         // An agent that may suspend answers Completed or Suspended. Nobody is there to decide over MCP:
         // a suspension is an error saying what waits (never the run's snapshot: its transcript is the agent's own).
-        if (suspends) {
-          const run = result as { readonly _tag: string; readonly output?: unknown; readonly pending?: ReadonlyArray<{ readonly tool: string }> }
-          if (run._tag === "Suspended") {
-            const tools = [...new Set((run.pending ?? []).map((p) => `"${p.tool}"`))].join(", ")
-            return errorResult(`Agent "${agent.name}" stopped to wait for a human decision on ${tools === "" ? "a call" : tools}, which cannot be given over MCP: the call waiting was not run`)
-          }
-          return successResult(encodeOutput === undefined ? run.output : encodeOutput(run.output))
+        const run = result as { readonly _tag: string; readonly output?: unknown; readonly pending?: ReadonlyArray<{ readonly tool: string }> }
+        if (suspends && run._tag === "Suspended") {
+          const tools = [...new Set((run.pending ?? []).map((p) => `"${p.tool}"`))].join(", ")
+          return errorResult(`Agent "${agent.name}" stopped to wait for a human decision on ${tools === "" ? "a call" : tools}, which cannot be given over MCP: the call waiting was not run`)
         }
-        return successResult(encodeOutput === undefined ? result : encodeOutput(result))
+        const output = suspends ? run.output : result
+        return successResult(encodeOutput === undefined ? output : encodeOutput(output))
       } catch (error) {
         return errorResult(`Agent "${agent.name}" failed: ${describeCause(error)}`)
       }

@@ -160,7 +160,6 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
    * an index, or send none, would otherwise merge two calls into one.
    */
   const current = new Map<number | undefined, { readonly index: number; readonly id: string | undefined }>()
-  const started: Array<number> = []
   /** Arguments that arrived before the call's name (some servers send them so). */
   const early = new Map<number | undefined, { id: string | undefined; arguments: string }>()
   let finish: string | null | undefined
@@ -225,10 +224,10 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
             }
             const pending = early.get(wire)
             early.delete(wire)
-            const index = started.length
+            // Calls are numbered in the order they start: `calls` of them have started.
+            const index = calls
             const id = call.id ?? pending?.id ?? undefined
             current.set(wire, { index, id })
-            started.push(index)
             calls += 1
             parts.push({ _tag: "ToolCallStart", index, id, name })
             const text = (pending?.arguments ?? "") + args
@@ -256,7 +255,7 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
           calls,
           reasoning
         })
-        const parts: Array<ResponsePart> = started.map((index) => ({ _tag: "ToolCallEnd", index }))
+        const parts: Array<ResponsePart> = Array.from({ length: calls }, (_, index) => ({ _tag: "ToolCallEnd", index }))
         if (usage !== undefined) parts.push({ _tag: "Usage", usage })
         parts.push({ _tag: "Finish", reason: finishReason })
         return parts

@@ -385,10 +385,9 @@ function* resumedBody(running: Running, start: Extract<Start, { _tag: "Resume" }
   const { setup, plan, runId, now, startedAt } = running
   const { definition, control, sink, observe, env, references } = setup
   const durability = references.durability
-  const secret = definition.snapshotSecret
-  if (secret !== undefined) yield* verifySnapshot(start.snapshot, secret)
-  // Checked even without decisions (a `suspendAfter` snapshot needs none): a snapshot that waits for
-  // decisions, in this run, a child or a handoff target, is refused then, never run again from its start.
+  // The signature, the snapshot and the decisions checked (`checkDecisions`), even without decisions (a
+  // `suspendAfter` snapshot needs none): a snapshot that waits for decisions, in this run, a child or a
+  // handoff target, is refused then, never run again from its start.
   const checked = yield* checkDecisions(definition, start.snapshot, start.decisions ?? {})
   const skill = checked.skill
   const decided = checked.decided

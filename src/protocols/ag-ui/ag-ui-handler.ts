@@ -211,13 +211,16 @@ export const agUiHandler = <T extends AgentShape & { readonly input: string; rea
       }
       const suspension = await options.loadSuspended(run)
       if (suspension === undefined) return errorResponse(409, { _tag: "NoRunWaiting", message: `No run of thread "${run.threadId}" waits (it was continued already, or never stopped)` })
+      // A refused answer loses nothing: a store that hands a run out once (`loadSuspended` takes it)
+      // gets it back through `onSuspended`, so a corrected answer still finds it.
+      const giveBack = async () => {
+        if (options.onSuspended !== undefined) await options.onSuspended(suspension, run)
+      }
       let decisions: ReturnType<typeof resumeDecisions>
       try {
         decisions = resumeDecisions(run, suspension)
       } catch (error) {
-        // A refused answer loses nothing: a store that hands a run out once (`loadSuspended` takes it)
-        // gets it back through `onSuspended`, so a corrected answer still finds it.
-        if (error instanceof AgUiInputInvalid && options.onSuspended !== undefined) await options.onSuspended(suspension, run)
+        if (error instanceof AgUiInputInvalid) await giveBack()
         throw error
       }
       // Decisions the run would refuse (an edit its tool's Schema does not decode, a call that does not
@@ -226,7 +229,7 @@ export const agUiHandler = <T extends AgentShape & { readonly input: string; rea
       if (check !== undefined) {
         const checked = await Effect.runPromiseExit(check(suspension.snapshot, decisions))
         if (Exit.isFailure(checked)) {
-          if (options.onSuspended !== undefined) await options.onSuspended(suspension, run)
+          await giveBack()
           const error = Cause.squash(checked.cause) as { readonly _tag?: unknown; readonly message?: unknown }
           return errorResponse(400, { _tag: typeof error?._tag === "string" ? error._tag : "DecisionsInvalid", message: String(error?.message ?? error) })
         }
