@@ -65,6 +65,36 @@ export const queueSink = (queue: Queue.Queue<RunStreamEvent, any>): EventSink =>
 }
 
 /**
+ * A sink that holds what it is given until `release`, then sends it on, in order, to `sink`, and passes
+ * everything after straight through. For the end of a run whose deadline expired: its `BudgetExceeded`
+ * and `RunEnd` reach their hooks at once even when the stream's reader stopped reading (a full queue),
+ * and the stream still gets both, in order, when it reads again.
+ *
+ * @example
+ * ```ts
+ * const held = holdSink(sink)
+ * yield* budgetExceeded(plan, runId, overrun, transcript, held.sink) // hooks heard, the sink not yet
+ * yield* held.release                                                 // now waits for the reader
+ * ```
+ */
+export const holdSink = (sink: EventSink): { readonly sink: EventSink; readonly held: () => boolean; readonly release: Effect.Effect<void> } => {
+  let pending: Array<RunStreamEvent> | undefined = []
+  return {
+    sink: (event) => {
+      if (pending === undefined) return sink(event)
+      pending.push(event)
+      return Effect.void
+    },
+    held: () => pending !== undefined && pending.length > 0,
+    release: Effect.suspend(() => {
+      const events = pending ?? []
+      pending = undefined
+      return Effect.forEach(events, sink, { discard: true })
+    })
+  }
+}
+
+/**
  * Sends `event` to `sink` now when it has room (nothing to run then), else the sink's Effect, which
  * waits for room. Only for a caller that runs the answer at once (a streamed delta in `runForEach`).
  *

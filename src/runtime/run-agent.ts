@@ -32,7 +32,7 @@ import type { LlmMessage } from "../model/messages.ts"
 import { ModelClientService } from "../model/model-client.ts"
 import { ModelRetryListener } from "../model/model-retry.ts"
 import { chooseSkill, obviousSkill } from "./choose-skill.ts"
-import { emit, emitEnd, type EventSink, queueSink } from "./emit.ts"
+import { emit, emitEnd, type EventSink, holdSink, queueSink } from "./emit.ts"
 import { type AgentPlan, compile, type SkillPlan } from "./plan.ts"
 import { systemPrompt } from "./prompt.ts"
 import { budgetExceeded, RunContext, type RunEnv } from "./run-context.ts"
@@ -361,9 +361,12 @@ const bounded = (running: Running): Effect.Effect<RunResult, AgentError, ModelCl
   const { start, sink, env } = setup
   const body = start._tag === "Resume" ? Effect.gen(() => resumedBody(running, start)) : Effect.gen(() => freshBody(running, start))
   const maxDuration = plan.budget.maxDuration
+  // Past the deadline, the stream's reader may have stopped reading: `BudgetExceeded` and `RunEnd` go
+  // to their hooks at once and wait for the reader only after (`holdSink`).
+  const held = sink === undefined || !Number.isFinite(maxDuration) ? undefined : holdSink(sink)
   const expire = () =>
     Clock.currentTimeMillis.pipe(
-      Effect.flatMap((end) => budgetExceeded(plan, runId, { reason: "duration", limit: maxDuration, used: end - startedAt }, running.ctx?.transcript ?? [], sink))
+      Effect.flatMap((end) => budgetExceeded(plan, runId, { reason: "duration", limit: maxDuration, used: end - startedAt }, running.ctx?.transcript ?? [], held?.sink ?? sink))
     )
   const left = maxDuration - (now - startedAt)
   const limited = !Number.isFinite(maxDuration)
@@ -376,6 +379,8 @@ const bounded = (running: Running): Effect.Effect<RunResult, AgentError, ModelCl
     // A suspension between two steps (`suspendAfter`) is no end; one that waits for decisions ends this part of the run.
     Exit.isSuccess(exit) && exit.value._tag === "Suspended" && exit.value.pending.length === 0
       ? Effect.void
+      : held?.held()
+      ? Effect.andThen(runEnd(plan, runId, startedAt, running.ctx, exit, held.sink, env), held.release)
       : runEnd(plan, runId, startedAt, running.ctx, exit, sink, env))
   return env.traced ? Effect.andThen(Effect.annotateCurrentSpan("agent.run_id", runId), run) : run
 }

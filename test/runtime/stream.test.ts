@@ -168,6 +168,32 @@ describe("budgets and interruption mid-stream", () => {
     expect(state.closed).toBe(1)
   })
 
+  it("a consumer that stops reading does not hold the run past maxDuration: its hooks hear BudgetExceeded and RunEnd on time, the stream keeps them for when it reads again", async () => {
+    // More deltas than the stream's buffer (256), then the model hangs: the run waits for room, the reader waits.
+    const parts: Array<ResponsePart> = Array.from({ length: 2000 }, (_, i) => ({ _tag: "TextDelta", delta: `d${i} ` }))
+    const { client, state } = partsClient(parts, "hang")
+    const { calculator, hooked } = calculatorWith(client, { maxDuration: 150 })
+    const reader = Stream.toAsyncIterable(calculator.runStream("q"))[Symbol.asyncIterator]()
+    const first = await reader.next()
+    expect(first.value?._tag).toBe("RunStart")
+    const runEndHeard = Date.now()
+    while (!hooked.some((e) => e._tag === "RunEnd") && Date.now() - runEndHeard < 3000) await new Promise((r) => setTimeout(r, 10))
+    expect(hooked.map((e) => e._tag).slice(-2)).toEqual(["BudgetExceeded", "RunEnd"])
+    expect(hooked.at(-1)).toMatchObject({ _tag: "RunEnd", outcome: { _tag: "Failure", error: { _tag: "BudgetExceeded", reason: "duration" } } })
+    expect(state.closed).toBe(1)
+    // Reading again: every delta the run sent, then BudgetExceeded and RunEnd, then the run's error.
+    const rest: Array<RunStreamEvent> = []
+    let failure: unknown
+    try {
+      for (let next = await reader.next(); !next.done; next = await reader.next()) rest.push(next.value)
+    } catch (error) {
+      failure = error
+    }
+    expect(rest.map((e) => e._tag).slice(-2)).toEqual(["BudgetExceeded", "RunEnd"])
+    expect(rest.filter((e) => e._tag === "TextDelta").length).toBeGreaterThan(256)
+    expect(failure).toMatchObject({ _tag: "BudgetExceeded", reason: "duration" })
+  })
+
   it("stopping the consumer interrupts the run and closes the model stream", async () => {
     const { client, state } = partsClient([{ _tag: "TextDelta", delta: "a" }, { _tag: "TextDelta", delta: "b" }], "hang")
     const { calculator, hooked } = calculatorWith(client)
