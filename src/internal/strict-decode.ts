@@ -90,18 +90,27 @@ const kept = (input: unknown, output: unknown): boolean => {
     for (let i = 0; i < input.length; i++) if (!kept(input[i], output[i])) return false
     return true
   }
-  // Every enumerable own key of the input (strings and symbols: what Schema's own check reads) is in
-  // the output; then every key of the output is checked below, read from the input as Schema read it
-  // (`key in input`: a declared key may be inherited, a getter or not enumerable).
-  const keys = Reflect.ownKeys(input)
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!
+  // Every enumerable key of the input is an own key of the output: its string keys by `for…in` (own
+  // and inherited: an inherited one, never in a JSON value, fails the check and the strict decode
+  // decides), then its own symbols (what Schema's own check reads besides). `Reflect.ownKeys` cost
+  // ~0.2 µs a call more on a 2-key object (issue #37).
+  for (const key in input) if (!hasOwn.call(output, key)) return false
+  const symbols = Object.getOwnPropertySymbols(input)
+  for (let i = 0; i < symbols.length; i++) {
+    const key = symbols[i]!
     if (isEnumerable.call(input, key) && !hasOwn.call(output, key)) return false
   }
-  const outputKeys = Reflect.ownKeys(output)
-  for (let i = 0; i < outputKeys.length; i++) {
-    const key = outputKeys[i]!
-    if (!kept((input as Record<PropertyKey, unknown>)[key], (output as Record<PropertyKey, unknown>)[key])) return false
-  }
+  // Then every key of the output (Schema writes them enumerable), read from the input as Schema read
+  // it (`key in input`: a declared key may be inherited, a getter or not enumerable).
+  for (const key in output) if (!keptAt(input, output, key)) return false
+  const outputSymbols = Object.getOwnPropertySymbols(output)
+  for (let i = 0; i < outputSymbols.length; i++) if (!keptAt(input, output, outputSymbols[i]!)) return false
   return true
+}
+
+/** `kept` for the values at `key`, the input's read once (a getter may answer differently each time). */
+const keptAt = (input: object, output: object, key: PropertyKey): boolean => {
+  const value = (output as Record<PropertyKey, unknown>)[key]
+  const from = (input as Record<PropertyKey, unknown>)[key]
+  return from === value || typeof from !== "object" || from === null || kept(from, value)
 }
