@@ -9,6 +9,9 @@
  * function-call and text parts) are kept on the assistant message as the `signature` of a `Thinking`
  * part (`gemini:` + JSON, by part) and put back on the same parts of the next request, as Gemini
  * requires for function calling with thinking models.
+ *
+ * Failed replies are read by the client's own fetch (./gemini-fetch.ts), which keeps their headers: the
+ * SDK's `ApiError` drops them, and with them `Retry-After` and `x-should-retry`.
  */
 import * as Effect from "effect/Effect"
 import type * as GenAi from "@google/genai"
@@ -21,6 +24,7 @@ import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 import { assembleResponse } from "./assemble-response.ts"
 import { checkReply, unusableReply } from "./check-reply.ts"
+import { geminiFetch, GeminiHttpError, httpModelError } from "./gemini-fetch.ts"
 import { GeminiSchemaError, toGeminiSchema } from "./gemini-schema.ts"
 import { geminiStreamReader } from "./gemini-stream.ts"
 import { argumentsText } from "./normalise-calls.ts"
@@ -64,13 +68,15 @@ const sdk = lazyPackage<typeof import("@google/genai")>("@google/genai")
 export const gemini = (model: string, options: GeminiOptions = {}): ModelClient => {
   let client: GenAi.GoogleGenAI
   try {
-    const httpOptions = {
+    // Our fetch reads failed replies itself, keeping the headers the SDK's `ApiError` drops (./gemini-fetch.ts).
+    const httpOptions: GenAi.HttpOptions = {
+      fetch: geminiFetch,
       ...(options.baseURL === undefined ? {} : { baseUrl: options.baseURL }),
       ...(options.headers === undefined ? {} : { headers: options.headers })
     }
     client = new (sdk().GoogleGenAI)({
       ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
-      ...(Object.keys(httpOptions).length === 0 ? {} : { httpOptions })
+      httpOptions
     })
   } catch (error) {
     throw new AgentConfigError({ subject: `gemini model "${model}"`, reason: describeCause(error) })
@@ -463,7 +469,9 @@ const toUsage = (usage: WireResponse["usageMetadata"]): Usage | undefined => {
 
 const toModelError = (cause: unknown): ModelError => {
   if (cause instanceof ModelError) return cause
+  if (cause instanceof GeminiHttpError) return httpModelError(provider, cause)
   const { ApiError } = sdk()
+  // An error event inside a stream (an HTTP error reply is a GeminiHttpError): no headers to read.
   if (cause instanceof ApiError && typeof cause.status === "number") {
     return new ModelError({ provider, reason: cause.message, status: cause.status, retryable: shouldRetryStatus(cause.status, {}), cause })
   }

@@ -1,0 +1,107 @@
+/**
+ * Internal: the `fetch` a `gemini(...)` model gives its `@google/genai` client (`httpOptions.fetch`),
+ * and the `ModelError` of a failed HTTP reply. The SDK turns a failed reply into an `ApiError` that
+ * keeps the status and the body but not the headers, so `Retry-After` and `x-should-retry` were lost;
+ * and it parses the body of a reply labelled JSON without a look, so a proxy's HTML 502 sent as JSON
+ * became a `SyntaxError` without a status, never retried. This fetch reads a failed reply itself and
+ * rejects with a `GeminiHttpError` (status, headers, body); a successful reply passes untouched.
+ *
+ * In Node the SDK sends its own fetches with undici's header and body timeouts off (the server bounds a
+ * request: 10 minutes, 20 streaming), and only when it has no custom fetch; this one does the same, so
+ * a long generation is bounded by the provider's `timeout` alone, as before.
+ */
+import { ModelError } from "../errors.ts"
+import { retryAdvice, shouldRetryStatus } from "./resilience.ts"
+
+/** A failed HTTP reply of the Gemini API, as read by {@link geminiFetch}. */
+export class GeminiHttpError extends Error {
+  override readonly name = "GeminiHttpError"
+  constructor(readonly status: number, readonly statusText: string, readonly headers: Headers, readonly body: string) {
+    super(`HTTP ${status}${statusText === "" ? "" : ` ${statusText}`}`)
+  }
+}
+
+/** The longest piece of a body that is not JSON kept in a reason. */
+const maxSummary = 200
+
+/** undici's global dispatcher, which Node's `fetch` sends through (the symbol the SDK uses too). */
+const globalDispatcher = Symbol.for("undici.globalDispatcher.1")
+interface Dispatcher {
+  dispatch(options: object, handler: unknown): boolean
+}
+
+/** The SDK's per-request dispatcher: the global one, with undici's header and body timeouts off. */
+const withoutTimeouts: Dispatcher = {
+  dispatch(options, handler) {
+    const global = globalThis as { [globalDispatcher]?: Dispatcher }
+    // Node creates its dispatcher lazily: a `Headers` is enough to make it.
+    if (global[globalDispatcher] === undefined) new Headers()
+    const dispatcher = global[globalDispatcher]
+    if (dispatcher === undefined || typeof dispatcher.dispatch !== "function") throw new Error("undici's global dispatcher is not available")
+    return dispatcher.dispatch({ ...options, headersTimeout: 0, bodyTimeout: 0 }, handler)
+  }
+}
+
+const isNode = typeof (globalThis as { process?: { versions?: { node?: unknown } } }).process?.versions?.node === "string"
+
+/**
+ * The `fetch` of a Gemini client: a failed reply rejects with a {@link GeminiHttpError}.
+ *
+ * @example
+ * ```ts
+ * new GoogleGenAI({ apiKey, httpOptions: { fetch: geminiFetch } })
+ * ```
+ */
+export const geminiFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+  // A dispatcher-like object, not undici's class: cast, as the SDK's JavaScript needs no cast.
+  const sent = isNode && (init === undefined || !("dispatcher" in init)) ? ({ ...init, dispatcher: withoutTimeouts } as unknown as RequestInit) : init
+  const response = await fetch(input, sent)
+  if (response.ok) return response
+  throw new GeminiHttpError(response.status, response.statusText, response.headers, await response.text())
+}
+
+/**
+ * The `ModelError` of a failed reply: the Gemini error's status and message when the body is one, else
+ * a short text of the body; retryable by the status unless `x-should-retry` says otherwise, with the
+ * delay `Retry-After` asks for, as the other providers read them.
+ *
+ * @example
+ * ```ts
+ * httpModelError("gcp.gemini", error) // reason "UNAVAILABLE: The model is overloaded.", status 503, retryable
+ * ```
+ */
+export const httpModelError = (provider: string, error: GeminiHttpError): ModelError => {
+  const advice = retryAdvice(error.headers)
+  return new ModelError({
+    provider,
+    reason: errorReason(error),
+    status: error.status,
+    retryable: shouldRetryStatus(error.status, advice),
+    ...(advice.retryAfterMs === undefined ? {} : { retryAfterMs: advice.retryAfterMs }),
+    cause: error
+  })
+}
+
+const errorReason = (error: GeminiHttpError): string => {
+  if (error.body.trim() === "") return `${error.message}, with an empty body`
+  let json: unknown
+  try {
+    json = JSON.parse(error.body)
+  } catch {
+    const type = error.headers.get("content-type")
+    // The page's first 64 KB: what a reason can show, and a bound on the tag-stripping's work.
+    const text = summary(error.body.slice(0, 65_536))
+    return `the error body${type === null ? "" : ` (${type})`} is not JSON: ${text === "" ? error.message : text}`
+  }
+  const body = (json as { error?: { message?: unknown; status?: unknown } } | null)?.error
+  const message = typeof body?.message === "string" && body.message !== "" ? body.message : undefined
+  const status = typeof body?.status === "string" && body.status !== "" ? body.status : undefined
+  if (message === undefined) return status ?? truncate(error.body)
+  return status === undefined ? message : `${status}: ${message}`
+}
+
+/** The readable text of a body that is not JSON: an HTML page without its scripts, styles and tags. */
+const summary = (body: string): string =>
+  truncate(body.replace(/<(script|style)\b[\s\S]*?<\/\1\s*>/gi, " ").replace(/<!--[\s\S]*?-->/g, " ").replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim())
+
+const truncate = (text: string): string => (text.length <= maxSummary ? text : `${text.slice(0, maxSummary).trimEnd()}…`)
