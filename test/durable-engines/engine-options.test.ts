@@ -1,11 +1,12 @@
 /** The engines' start-up refusals: a data directory held by a live process, a runner without an address. */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { spawn } from "node:child_process"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Exit, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { EngineUnavailable, postgresRunner } from "../../src/durable/postgres.ts"
-import { dataDirLock } from "../../src/durable/engines/data-dir-lock.ts"
+import { dataDirLock, lockOwnerAlive, removeStaleLock } from "../../src/durable/engines/data-dir-lock.ts"
 
 const dirs: Array<string> = []
 const tempDir = () => {
@@ -31,7 +32,7 @@ describe("one process per data directory", () => {
     const dir = tempDir()
     writeFileSync(join(dir, "engine.lock"), "999999999")
     const seen = await Effect.runPromise(Effect.scoped(Effect.map(Layer.build(dataDirLock(dir)), () => readFileSync(join(dir, "engine.lock"), "utf8"))))
-    expect(seen).toBe(String(process.pid))
+    expect(seen.split(" ")[0]).toBe(String(process.pid))
     expect(() => readFileSync(join(dir, "engine.lock"))).toThrow()
   })
 
@@ -44,6 +45,57 @@ describe("one process per data directory", () => {
     writeFileSync(join(dir, "engine.lock"), String(process.pid))
     expect(Exit.isSuccess(await build(dataDirLock(dir)))).toBe(true)
   })
+
+  it("a stale lock is removed only while it is still the stale one: a lock another process put in place meanwhile stays", () => {
+    const dir = tempDir()
+    const file = join(dir, "engine.lock")
+    // This process read "999999999" (dead) from the lock; meanwhile a live process took it over.
+    writeFileSync(file, String(process.ppid))
+    expect(removeStaleLock(file, "999999999")).toBe(false)
+    expect(readFileSync(file, "utf8")).toBe(String(process.ppid))
+    // Still the stale one: removed.
+    writeFileSync(file, "999999999")
+    expect(removeStaleLock(file, "999999999")).toBe(true)
+    expect(existsSync(file)).toBe(false)
+  })
+
+  it.skipIf(!existsSync("/proc/self/stat"))("a live pid that started after the lock was written is another process (pid reused): the lock is stale", async () => {
+    const stat = readFileSync(`/proc/${process.ppid}/stat`, "utf8")
+    const started = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]!
+    expect(lockOwnerAlive(`${process.ppid} ${started}`)).toBe(true)
+    expect(lockOwnerAlive(`${process.ppid} ${Number(started) - 1}`)).toBe(false)
+    const dir = tempDir()
+    writeFileSync(join(dir, "engine.lock"), `${process.ppid} ${Number(started) - 1}`)
+    expect(Exit.isSuccess(await build(dataDirLock(dir)))).toBe(true)
+  })
+
+  it("processes starting together on a stale lock: exactly one holds it", async () => {
+    const dir = tempDir()
+    writeFileSync(join(dir, "engine.lock"), "999999999")
+    const racer = join(import.meta.dirname, "fixtures", "lock-racer.ts")
+    const startAt = Date.now() + 2500
+    const racers = Array.from({ length: 3 }, () => {
+      const child = spawn(process.execPath, ["--import", "tsx", racer], {
+        env: { ...process.env, DATA_DIR: dir, START_AT: String(startAt) },
+        stdio: ["pipe", "pipe", "inherit"]
+      })
+      const answer = new Promise<string>((resolve) => {
+        let out = ""
+        child.stdout.on("data", (chunk: Buffer) => {
+          out += chunk.toString()
+          if (out.includes("\n")) resolve(out.trim())
+        })
+        child.on("close", () => resolve(out.trim()))
+      })
+      return { child, answer, closed: new Promise((resolve) => child.on("close", resolve)) }
+    })
+    // Every contender has tried while the winner holds the lock; then they let go.
+    const answers = await Promise.all(racers.map((r) => r.answer))
+    racers.forEach((r) => r.child.stdin.end())
+    await Promise.all(racers.map((r) => r.closed))
+    expect(answers.filter((a) => a === "HELD")).toHaveLength(1)
+    expect(answers.filter((a) => a === "REFUSED")).toHaveLength(2)
+  }, 30_000)
 })
 
 it("refuses a PostgreSQL runner without an address", async () => {

@@ -1,61 +1,154 @@
 /**
  * One backend per data directory. PGlite is a single PostgreSQL backend inside the process: two
  * processes (or two engines of one process) opening the same files would corrupt them. The lock is a
- * file holding the owner's pid, created exclusively; a lock whose pid is dead (a crashed worker) is
- * taken over, so a restart after SIGKILL needs no cleanup. A lock holding this process's own pid is
- * stale too (a container restarted with the same pid) unless this process holds it now: the
- * directories it holds are kept in a registry shared by every copy of this module.
+ * file naming its owner (`<pid> <start time>`), put in place whole and atomically (written aside, then
+ * hard-linked to its name: no process ever reads a half-written lock). A lock whose owner is gone (a
+ * crashed worker, or its pid now another process's: the start time differs) is taken over, so a
+ * restart after SIGKILL needs no cleanup. A lock holding this process's own pid is stale too (a
+ * container restarted with the same pid) unless this process holds it now: the directories it holds
+ * are kept in a registry shared by every copy of this module.
+ *
+ * Taking over is safe when several processes start at once on a stale lock: a process moves the
+ * stale lock aside (`rename`, which only one of them can do to that file) and removes it only if it
+ * is still the very lock it judged stale; a lock another process put in place meanwhile is put back.
+ * Then every process tries to create the lock again, and exactly one succeeds.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { randomUUID } from "node:crypto"
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { EngineUnavailable } from "./engine-unavailable.ts"
 import { isProcessAlive } from "../../internal/process-alive.ts"
 
-
-const tryLock = (file: string): number | undefined => {
+/** When a process started (clock ticks since boot, `/proc/<pid>/stat`), or undefined where it cannot be read. */
+const startTimeOf = (pid: number): string | undefined => {
   try {
-    writeFileSync(file, String(process.pid), { flag: "wx" })
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    // The command name (field 2) may hold spaces and parentheses: the fields after it follow the last ")".
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]
+  } catch {
     return undefined
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
-    const owner = Number(readFileSync(file, "utf8").trim())
-    return Number.isInteger(owner) && owner > 0 ? owner : -1
   }
+}
+
+/** What this process writes in a lock it holds. */
+const ownContent = (): string => {
+  const started = startTimeOf(process.pid)
+  return started === undefined ? String(process.pid) : `${process.pid} ${started}`
+}
+
+/**
+ * Whether the owner a lock names (`content`) may still be alive: a live pid whose start time, when
+ * both are known, is the one recorded. This very pid is never alive here (see the module header).
+ */
+export const lockOwnerAlive = (content: string): boolean => {
+  const [pidText, started] = content.trim().split(/\s+/)
+  const pid = Number(pidText)
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || !isProcessAlive(pid)) return false
+  if (started === undefined) return true
+  const now = startTimeOf(pid)
+  return now === undefined || now === started
+}
+
+/** Creates `file` holding `content`, whole, or answers false when it exists. */
+const create = (file: string, content: string): boolean => {
+  const aside = `${file}.${process.pid}.${randomUUID()}`
+  writeFileSync(aside, content, { flag: "wx" })
+  try {
+    linkSync(aside, file)
+    return true
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    if (code === "EEXIST") return false
+    // A file system without hard links: an exclusive create (a reader may then see it before its pid is written).
+    try {
+      writeFileSync(file, content, { flag: "wx" })
+      return true
+    } catch (e2) {
+      if ((e2 as NodeJS.ErrnoException).code === "EEXIST") return false
+      throw e
+    }
+  } finally {
+    rmSync(aside, { force: true })
+  }
+}
+
+const readLock = (file: string): string | undefined => {
+  try {
+    return readFileSync(file, "utf8")
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined
+    throw e
+  }
+}
+
+/**
+ * Removes the lock `file` if it still holds `stale` (what its reader judged dead), and only then: the
+ * lock is moved aside first (`rename`: of two processes moving the same file, one succeeds), and a
+ * lock that is not the stale one (another process took over in between) is put back. Answers whether
+ * the stale lock is gone.
+ */
+export const removeStaleLock = (file: string, stale: string): boolean => {
+  const aside = `${file}.stale.${process.pid}.${randomUUID()}`
+  try {
+    renameSync(file, aside)
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return true // gone already: someone else removed it
+    throw e
+  }
+  const moved = readLock(aside)
+  if (moved === stale) {
+    rmSync(aside, { force: true })
+    return true
+  }
+  // Another process's lock, taken over since it was read: back where it was.
+  try {
+    linkSync(aside, file)
+  } catch {
+    // A third process made a lock in the moment this one was away: that lock stays. (Three processes
+    // starting on one stale lock within microseconds; the one that made it wins.)
+  }
+  rmSync(aside, { force: true })
+  return false
 }
 
 /** The lock files this process holds (shared by every copy of this module in the process). */
 const held: Set<string> = ((globalThis as Record<symbol, unknown>)[Symbol.for("effect-agent-dsl/data-dir-locks")] ??= new Set<string>()) as Set<string>
 
+const lock = (dataDir: string): { readonly file: string; readonly content: string } => {
+  mkdirSync(dataDir, { recursive: true })
+  const file = resolve(join(dataDir, "engine.lock"))
+  if (held.has(file)) {
+    throw new EngineUnavailable({ engine: "embedded", reason: `${dataDir} is open in this process already (one engine per data directory: share its layer)` })
+  }
+  const content = ownContent()
+  for (let attempt = 0; attempt < 5; attempt++) {
+    if (create(file, content)) {
+      held.add(file)
+      return { file, content }
+    }
+    const owner = readLock(file)
+    if (owner === undefined) continue // released meanwhile
+    if (lockOwnerAlive(owner)) {
+      throw new EngineUnavailable({ engine: "embedded", reason: `${dataDir} is in use by process ${owner.trim().split(/\s+/)[0]} (one process per data directory)` })
+    }
+    removeStaleLock(file, owner)
+  }
+  throw new EngineUnavailable({ engine: "embedded", reason: `could not lock ${dataDir}: other processes keep taking it` })
+}
+
 /** Holds `dataDir/engine.lock` while the layer is open; fails when a live process, or another engine of this one, holds it. */
 export const dataDirLock = (dataDir: string): Layer.Layer<never, EngineUnavailable> =>
   Layer.effectDiscard(Effect.acquireRelease(
     Effect.try({
-      try: () => {
-        mkdirSync(dataDir, { recursive: true })
-        const file = resolve(join(dataDir, "engine.lock"))
-        if (held.has(file)) {
-          throw new EngineUnavailable({ engine: "embedded", reason: `${dataDir} is open in this process already (one engine per data directory: share its layer)` })
-        }
-        for (let attempt = 0; attempt < 2; attempt++) {
-          const owner = tryLock(file)
-          if (owner === undefined) {
-            held.add(file)
-            return file
-          }
-          if (owner !== process.pid && owner > 0 && isProcessAlive(owner)) {
-            throw new EngineUnavailable({ engine: "embedded", reason: `${dataDir} is in use by process ${owner} (one process per data directory)` })
-          }
-          rmSync(file, { force: true }) // stale: its process is gone
-        }
-        throw new EngineUnavailable({ engine: "embedded", reason: `could not lock ${dataDir}` })
-      },
+      try: () => lock(dataDir),
       catch: (cause) =>
         cause instanceof EngineUnavailable ? cause : new EngineUnavailable({ engine: "embedded", reason: String(cause), cause })
     }),
-    (file) => Effect.sync(() => {
+    ({ file, content }) => Effect.sync(() => {
       held.delete(file)
-      rmSync(file, { force: true })
+      // Only this process's own lock is removed.
+      if (readLock(file) === content) rmSync(file, { force: true })
     })
   ))
