@@ -4,6 +4,8 @@
  * a JSON Schema tool; registered with `.tools({...})`, it gets handles, allowlists, budgets, recovery
  * and hooks like any other tool. Calls go to the server through the scoped connection; `isError`
  * results and transport failures are execution errors (`McpError`) routed to the recovery handlers.
+ * Arguments with a `"__proto__"` key are refused as invalid, and are checked on their own keys only
+ * (see `argument-keys.ts`): what the server receives is what was checked.
  *
  * The server's tool list can change while the agent runs (`tools/list_changed`): a tool that the server
  * no longer offers fails when called, and a changed input schema is enforced from then on.
@@ -17,6 +19,7 @@ import { type AnyTool, type Tool, tool } from "../dsl/tool.ts"
 import { McpError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import { type ArgsCodec, type ArgsDecoding, parseLoosely } from "../dsl/tool-codec.ts"
+import { outgoingArguments } from "./argument-keys.ts"
 import { connectMcp, type McpConnection, type McpConnectOptions, type McpToolInfo } from "./connection.ts"
 import type { McpServerSpec } from "./server-spec.ts"
 import { mapToolResult, type McpToolOutput } from "./tool-result.ts"
@@ -184,7 +187,8 @@ const buildTool = (server: string, name: string, first: McpToolInfo, connection:
       current = { info, decode: current.decode }
     }
   })
-  const check = (raw: unknown) => current.decode(raw)
+  // A `"__proto__"` key is refused (the server's SDK would drop it), and only own keys are read.
+  const check = outgoingArguments((raw) => current.decode(raw))
   const codec: ArgsCodec<unknown> = Object.freeze({
     ...base.codec,
     check,

@@ -17,7 +17,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import { type CallToolResult, CallToolRequestSchema, type JSONRPCMessage, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolRequestParamsSchema, type CallToolResult, CallToolRequestSchema, type JSONRPCMessage, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -28,6 +28,7 @@ import { type AnyTool, executeTool, isTool, toolNamePattern } from "../dsl/tool.
 import { AgentConfigError, McpError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import { allowedHosts, refuseForeign } from "../internal/host-guard.ts"
+import { protoKeyIssue } from "./argument-keys.ts"
 
 /** An agent that can be served: anything built by `agent(...)` with a model. */
 export interface ServableAgent {
@@ -96,6 +97,8 @@ const serveTool = (t: AnyTool): ServedTool => ({
   inputSchema: t.definition.parameters as Record<string, unknown>,
   call: async (raw, signal) => {
     let args: unknown = raw ?? {}
+    const refused = protoKeyIssue(args)
+    if (refused !== undefined) return errorResult(`Invalid arguments for tool "${t.name}":\n${refused}`)
     if (t.codec.validated) {
       const decoded = t.codec.check(args)
       if (Result.isFailure(decoded)) return errorResult(`Invalid arguments for tool "${t.name}":\n${decoded.failure}`)
@@ -130,6 +133,8 @@ const serveAgent = (agent: ServableAgent, description: string | undefined): Serv
     description: description ?? `Runs the agent "${agent.name}" on its input and returns its answer.`,
     inputSchema,
     call: async (raw, signal) => {
+      const refused = protoKeyIssue(raw)
+      if (refused !== undefined) return errorResult(`Invalid input for agent "${agent.name}":\n${refused}`)
       const decoded = decode(raw ?? {}, { errors: "all", onExcessProperty: "error" })
       if (Result.isFailure(decoded)) return errorResult(`Invalid input for agent "${agent.name}":\n${decoded.failure.message}`)
       const value = isObject ? decoded.success : (decoded.success as { readonly input: unknown }).input
@@ -161,6 +166,14 @@ const successResult = (value: unknown): CallToolResult => {
 
 const errorResult = (text: string): CallToolResult => ({ content: [{ type: "text", text }], isError: true })
 
+/**
+ * `tools/call` with its `arguments` as the message carried them. The SDK's own schema rebuilds them as
+ * a record, which silently drops a `"__proto__"` key: a call would then run with other arguments than
+ * those sent, instead of being refused (`argument-keys.ts`). The SDK still checks the request against
+ * its own schema (arguments, when given, are an object) before the handler runs.
+ */
+const CallToolAsSent = CallToolRequestSchema.extend({ params: CallToolRequestParamsSchema.omit({ arguments: true }).loose() })
+
 /** A protocol server for `definition` (one per stdio connection or HTTP session), with its in-flight calls. */
 const protocolServer = (
   definition: McpServerDefinition
@@ -174,7 +187,7 @@ const protocolServer = (
       inputSchema: t.inputSchema as { type: "object" }
     }))
   }))
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+  server.setRequestHandler(CallToolAsSent, (request, extra) => {
     const served = definition.tools.find((t) => t.name === request.params.name)
     if (served === undefined) return errorResult(`Unknown tool "${request.params.name}"`)
     // `extra.signal` aborts on notifications/cancelled and when the transport closes.
