@@ -7,6 +7,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 // The module itself, not the `effect/ai` barrel: that one loads ~120 more modules (http, rpc, workers, sql).
 import * as OpenAiStructuredOutput from "effect/ai/OpenAiStructuredOutput"
+import { declaresPrototypeKey } from "../internal/prototype-free.ts"
 import { strictOptions, strictResultDecoder } from "../internal/strict-decode.ts"
 import type { JsonSchemaObject } from "../model/messages.ts"
 
@@ -66,6 +67,9 @@ export const argsDecoder = <A>(codec: Schema.ConstraintCodec<A, unknown, never, 
     }
   }
   const decodeObject = guarded(strictDecode)
+  // The JSON-text decoder reads plain objects, whose prototype answers for a declared `constructor`:
+  // for such a Schema the object decode's own report is the one to give (`prototype-free.ts`).
+  const ownKeysOnly = declaresPrototypeKey(codec.ast)
   const report = guarded((raw: string) => decodeText(raw, strictOptions))
   return (raw) => {
     if (typeof raw !== "string") return decodeObject(raw)
@@ -77,7 +81,7 @@ export const argsDecoder = <A>(codec: Schema.ConstraintCodec<A, unknown, never, 
       return report(raw)
     }
     const decoded = decodeObject(parsed)
-    return Result.isSuccess(decoded) ? Result.succeed(decoded.success) : report(raw)
+    return Result.isSuccess(decoded) || ownKeysOnly ? decoded : report(raw)
   }
 }
 

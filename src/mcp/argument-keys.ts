@@ -14,6 +14,7 @@
  * checked as objects without a prototype, then handed on as plain objects again.
  */
 import * as Result from "effect/Result"
+import { isContainer, withPlainPrototypes, withoutPrototypes } from "../internal/prototype-free.ts"
 
 /**
  * The issue refusing the first `"__proto__"` own key in `value` (the arguments, at any depth), in the
@@ -79,12 +80,12 @@ export const outgoingArguments = (decode: (raw: unknown) => Result.Result<unknow
   try {
     const refused = protoKeyIssue(parsed)
     if (refused !== undefined) return Result.fail(refused)
-    detached = copy(parsed, () => Object.create(null))
+    detached = withoutPrototypes(parsed)
   } catch (error) {
     // Fixed arguments (from a recovery handler) with a throwing getter or proxy trap: refused, never a defect.
     return Result.fail(`the arguments could not be checked: ${error instanceof Error ? error.message : String(error)}`)
   }
-  return Result.map(decode(detached), (args) => copy(args, () => ({})))
+  return Result.map(decode(detached), withPlainPrototypes)
 }
 
 interface Frame {
@@ -97,45 +98,4 @@ const pathOf = (frame: Frame): string => {
   const keys: Array<string> = []
   for (let at: Frame | undefined = frame; at?.key !== undefined; at = at.parent) keys.push(`[${JSON.stringify(at.key)}]`)
   return keys.reverse().join("")
-}
-
-/** Arrays and plain objects (an `Object.prototype` or no prototype): what JSON arguments are made of. */
-const isContainer = (u: unknown): u is object => {
-  if (typeof u !== "object" || u === null) return false
-  if (Array.isArray(u)) return true
-  const proto = Object.getPrototypeOf(u)
-  return proto === null || proto === Object.prototype
-}
-
-/**
- * A copy of `value` whose arrays are new arrays and whose plain objects are `make()` with the same own
- * enumerable string keys (as own data properties, whatever their name); anything else is kept as it
- * is. Without recursion (arguments may be nested deeper than the stack), and a shared or circular
- * reference stays one.
- */
-const copy = (value: unknown, make: () => Record<string, unknown>): unknown => {
-  if (!isContainer(value)) return value
-  const copies = new Map<object, unknown>()
-  const pending: Array<readonly [source: object, target: Record<string, unknown> | Array<unknown>]> = []
-  const copyOf = (node: unknown): unknown => {
-    if (!isContainer(node)) return node
-    const known = copies.get(node)
-    if (known !== undefined) return known
-    const target = Array.isArray(node) ? new Array<unknown>(node.length) : make()
-    copies.set(node, target)
-    pending.push([node, target])
-    return target
-  }
-  const root = copyOf(value)
-  while (pending.length > 0) {
-    const [source, target] = pending.pop()!
-    if (Array.isArray(source)) {
-      for (let i = 0; i < source.length; i++) (target as Array<unknown>)[i] = copyOf(source[i])
-    } else {
-      for (const key of Object.keys(source)) {
-        Object.defineProperty(target, key, { value: copyOf((source as Record<string, unknown>)[key]), enumerable: true, writable: true, configurable: true })
-      }
-    }
-  }
-  return root
 }

@@ -50,3 +50,48 @@ describe("argsDecoder", () => {
 
   })
 })
+
+// Keys named like members of `Object.prototype` are read from the arguments' own keys only: an absent
+// `constructor` is absent (Effect's parser alone reads `key in input` and found Object's constructor).
+const Named = Schema.Struct({
+  constructor: Schema.optionalKey(Schema.String),
+  toString: Schema.optionalKey(Schema.Finite),
+  valueOf: Schema.Finite,
+  nested: Schema.optionalKey(Schema.Struct({ hasOwnProperty: Schema.optionalKey(Schema.Boolean) }))
+})
+const namedCodec = Schema.toCodecJson(Named) as unknown as Schema.ConstraintCodec<unknown, unknown, never, never>
+const namedArgs = fc.record(
+  {
+    constructor: fc.oneof(fc.string(), fc.integer()),
+    toString: fc.oneof(fc.integer(), fc.string()),
+    valueOf: fc.oneof(fc.integer(), fc.string()),
+    nested: fc.record({ hasOwnProperty: fc.oneof(fc.boolean(), fc.integer()) }, { requiredKeys: [] }),
+    extra: fc.jsonValue()
+  },
+  { requiredKeys: [] }
+)
+
+describe("argsDecoder on keys named like Object.prototype's members", () => {
+  test.prop([namedArgs], { numRuns })("accepts exactly the arguments whose own keys fit, and hands on exactly those keys", (args) => {
+    const a = args as Record<string, unknown>
+    const nested = a["nested"] as Record<string, unknown> | undefined
+    const fits = !Object.hasOwn(a, "extra") &&
+      typeof a["valueOf"] === "number" &&
+      (!Object.hasOwn(a, "constructor") || typeof a["constructor"] === "string") &&
+      (!Object.hasOwn(a, "toString") || typeof a["toString"] === "number") &&
+      (nested === undefined || !Object.hasOwn(nested, "hasOwnProperty") || typeof nested["hasOwnProperty"] === "boolean")
+    const decoded = argsDecoder(namedCodec)(JSON.stringify(args))
+    expect(Result.isSuccess(decoded), JSON.stringify(decoded)).toBe(fits)
+    if (Result.isSuccess(decoded)) {
+      expect(decoded.success).toEqual(args)
+      expect(Object.keys(decoded.success as object).sort()).toEqual(Object.keys(args).sort())
+      expect(Object.getPrototypeOf(decoded.success)).toBe(Object.prototype)
+    }
+  })
+
+  test("an absent optional constructor is absent; a missing required valueOf is a missing key", () => {
+    expect(argsDecoder(namedCodec)('{"valueOf":1}')).toEqual(Result.succeed({ valueOf: 1 }))
+    expect(argsDecoder(namedCodec)({ valueOf: 1 })).toEqual(Result.succeed({ valueOf: 1 }))
+    expect(argsDecoder(namedCodec)("{}")).toEqual(Result.fail('Missing key\n  at ["valueOf"]'))
+  })
+})
