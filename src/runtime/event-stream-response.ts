@@ -15,14 +15,18 @@
  * - `"ag-ui"`: AG-UI 1.0 events (`RUN_STARTED` … `RUN_FINISHED`/`RUN_ERROR`), one `data:` frame each, as
  *   `@ag-ui/client`'s `HttpAgent` reads them; the mapping is `toAgUiEvents` (src/protocols/ag-ui/wire),
  *   its ids and client tools come from `agUi`.
- * Closing the response (the client went away) interrupts the run and its model request.
+ * Closing the response (the client went away) interrupts the run and its model request, and so does
+ * `signal` (the request's) when it aborts: some runtimes abort the request's signal but never cancel
+ * the body of a response whose client went away.
  */
 import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
 import { effectStream } from "../internal/lazy-effect.ts"
 import type { RunStreamEvent } from "../dsl/events.ts"
-import type { AgentError } from "../errors.ts"
+import { type AgentError, ToolNotAllowed } from "../errors.ts"
 import { agUiFrames, type AgUiStreamOptions } from "../protocols/ag-ui/wire/to-ag-ui.ts"
+import { toolResultContent } from "./prompt.ts"
 
 /** Options of {@link eventStreamResponse}. */
 export interface EventStreamOptions {
@@ -37,6 +41,11 @@ export interface EventStreamOptions {
   readonly include?: (event: RunStreamEvent) => boolean
   /** Extra response headers. */
   readonly headers?: Record<string, string>
+  /**
+   * Stops the run (and ends the body) when it aborts: pass the request's `signal`, which runtimes abort
+   * when the client goes away even where they never cancel the response body. An aborted signal runs nothing.
+   */
+  readonly signal?: AbortSignal
 }
 
 const defaultInclude = (event: RunStreamEvent) => event._tag !== "ModelCall"
@@ -83,7 +92,9 @@ const errorText = (cause: Cause.Cause<AgentError>): { readonly _tag: string; rea
  * eventStreamResponse(calculator.runStream(question), { format: "ag-ui", agUi: { threadId } })
  * ```
  */
-export const eventStreamResponse = (events: Stream.Stream<RunStreamEvent, AgentError>, options: EventStreamOptions = {}): Response => {
+export const eventStreamResponse = (stream: Stream.Stream<RunStreamEvent, AgentError>, options: EventStreamOptions = {}): Response => {
+  const signal = options.signal
+  const events = signal === undefined ? stream : signal.aborted ? effectStream().empty : stream.pipe(effectStream().interruptWhen(aborted(signal)))
   const ui = options.format === "ui-message-stream"
   const frames = ui
     ? uiMessageFrames(events)
@@ -102,6 +113,14 @@ export const eventStreamResponse = (events: Stream.Stream<RunStreamEvent, AgentE
     }
   })
 }
+
+/** Succeeds once `signal` aborts. */
+const aborted = (signal: AbortSignal): Effect.Effect<void> =>
+  Effect.callback<void>((resume) => {
+    const onAbort = () => resume(Effect.void)
+    signal.addEventListener("abort", onAbort, { once: true })
+    return Effect.sync(() => signal.removeEventListener("abort", onAbort))
+  })
 
 const eventFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, include: (event: RunStreamEvent) => boolean) =>
   events.pipe(
@@ -130,13 +149,12 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
     let finished = false
     const toChunks = (event: RunStreamEvent): Array<unknown> => {
       const out: Array<unknown> = []
-      // A resumed run has no RunStart: it continues the client's last assistant message.
-      if (!startSent && event._tag !== "RunStart") out.push({ type: "start" })
+      // One message per response: the top-level run's start names it; a resumed run (no RunStart)
+      // continues the client's last assistant message. A child run (a handoff target, an agent called
+      // as a tool) continues it too: a `start` with its id would make the AI SDK begin another message.
+      if (!startSent) out.push(event._tag === "RunStart" && event.parentRunId === undefined ? { type: "start", messageId: event.runId } : { type: "start" })
       startSent = true
       switch (event._tag) {
-        case "RunStart":
-          out.push({ type: "start", messageId: event.runId })
-          break
         case "Turn":
           if (stepOpen) out.push({ type: "finish-step" })
           out.push({ type: "start-step" })
@@ -180,16 +198,23 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
           break
         case "ToolProgress":
           // A transient data part beside the call: a client may show it while the tool runs.
-          out.push({ type: "data-tool-progress", data: { toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, tool: event.tool, progress: event.data }, transient: true })
+          out.push({ type: "data-tool-progress", data: { toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, tool: event.tool, progress: jsonOr(event.data) }, transient: true })
           break
         case "ToolUse":
-          out.push({ type: "tool-output-available", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, output: event.result ?? null })
+          out.push({ type: "tool-output-available", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, output: jsonOr(event.result ?? null) })
           break
         case "ToolError":
           out.push({ type: "tool-output-error", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, errorText: String(event.error) })
           break
         case "InvalidArgs":
           out.push({ type: "tool-output-error", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, errorText: event.issues })
+          break
+        case "ToolHallucinated":
+          // The call was sent as tool-input-available: it gets its outcome, what the model was told.
+          out.push({ type: "tool-output-error", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, errorText: new ToolNotAllowed({ agent: event.agent, skill: event.skill, tool: event.tool, allowed: event.allowed }).message })
+          break
+        case "Handoff":
+          out.push({ type: "tool-output-available", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, output: `Handed off to agent "${event.to}".` })
           break
         case "ApprovalDecided":
           if (event.decision === "deny") out.push({ type: "tool-output-denied", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId })
@@ -253,6 +278,19 @@ const retryingData = (event: Extract<RunStreamEvent, { _tag: "Retrying" }>) => (
   provider: event.provider,
   ...(event.model === undefined ? {} : { model: event.model })
 })
+
+/**
+ * A tool's value for a chunk: as it is when JSON holds it, else (a cycle, a throwing `toJSON`) the text
+ * the model was given for it, so one such value does not end the stream.
+ */
+const jsonOr = (value: unknown): unknown => {
+  try {
+    JSON.stringify(value, replacer)
+    return value
+  } catch {
+    return toolResultContent(value)
+  }
+}
 
 const parseOr = (text: string): unknown => {
   try {

@@ -4,7 +4,8 @@
  * Node's `http` and Express. It reads the body with a size limit, decodes it (`fromUIMessages`), runs
  * the agent on the latest user text after the conversation, and answers with the AI SDK's UI message
  * stream. A body that is not a chat answers 400 (413 over `maxBodyBytes`, 405 for another method)
- * with `{ error: { _tag, message } }`, before anything runs. A run that suspends for approval ends its
+ * with `{ error: { _tag, message } }`, before anything runs. A client that goes away (the body cancelled,
+ * or only the request's `signal` aborted) stops the run. A run that suspends for approval ends its
  * stream with `tool-approval-request` chunks (`onSuspended` stores it); the client's answers (the
  * assistant message back with `approval-responded` parts) resume it (`loadSuspended`).
  */
@@ -125,8 +126,10 @@ export const chatHandler = <T extends AgentShape & { readonly input: string; rea
       ...(options.onSuspended === undefined ? {} : { onSuspended: options.onSuspended }),
       ...(options.resumeLedger === undefined ? {} : { resumeLedger: options.resumeLedger })
     }
+    // The request's signal stops the run too: some runtimes abort it when the client goes away but never
+    // cancel the response body.
     const respond = (events: ReturnType<typeof chatStream>) =>
-      eventStreamResponse(events, options.headers === undefined ? { format: "ui-message-stream" } : { format: "ui-message-stream", headers: options.headers })
+      eventStreamResponse(events, { format: "ui-message-stream", signal: request.signal, ...(options.headers === undefined ? {} : { headers: options.headers }) })
     if (chat.input === undefined) {
       if (options.loadSuspended === undefined || chat.approvals.length === 0) {
         return errorResponse(400, new UIMessagesInvalid({

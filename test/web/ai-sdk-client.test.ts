@@ -1,0 +1,163 @@
+/**
+ * The UI message stream as the AI SDK's own client reads it (found by review): every chunk passes the
+ * SDK's `uiMessageChunkSchema`, and `readUIMessageStream` and `useChat`'s state machine (`AbstractChat`)
+ * build one assistant message whose parts say what happened.
+ * - A child run (a handoff target, an agent called as a tool) continues the message: its start is not
+ *   a new message (the SDK's reader drops what came before a `start` with another id, and `useChat`
+ *   renames its message).
+ * - Every call the model made ends in an outcome part: a handoff, a call outside the allowlist.
+ * - A client that goes away stops the run and its model request, also where only the request's
+ *   signal tells (runtimes that never cancel the response body).
+ */
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { getRequestListener } from "@hono/node-server"
+import { Effect, Schedule, Schema, Stream } from "effect"
+import { describe, expect, it } from "vitest"
+import { agent, type ModelClient, skill, text, tool, toolCalls } from "../../src/index.ts"
+import { scriptedModel } from "../../src/testing/index.ts"
+import { chatHandler, chatStream, eventStreamResponse, nodeHandler } from "../../src/web/index.ts"
+import { readUI, TestChat } from "./ai-sdk-client.ts"
+
+type Part = { type: string; state?: string; text?: string; toolCallId?: string; output?: unknown; errorText?: string }
+const parts = (message: { parts: ReadonlyArray<unknown> } | undefined) => (message?.parts ?? []) as ReadonlyArray<Part>
+const ui = (events: ReturnType<typeof chatStream>) => readUI(eventStreamResponse(events, { format: "ui-message-stream" }))
+
+describe("child runs in one UI message", () => {
+  it("a handoff keeps the call (with its outcome) and the target's answer in the first run's message", async () => {
+    const billing = agent("billing").model(scriptedModel(text("Refunded."), { chunk: 3 }))
+    const triage = agent("triage").model(scriptedModel([toolCalls([{ id: "h1", name: "handoff_to_billing", arguments: {} }])]))
+      .skills(() => [skill("triage").handoffs(billing)])
+    const { chunks, refused, errors, message } = await ui(chatStream(triage, [], "refund A-1"))
+    expect(refused).toEqual([])
+    expect(errors).toEqual([])
+    expect(chunks.filter((c) => c.type === "start")).toHaveLength(1)
+    expect(message?.id).toBe((chunks[0] as { messageId?: string }).messageId)
+    expect(parts(message).map((p) => [p.type, p.state])).toEqual([
+      ["step-start", undefined],
+      ["tool-handoff_to_billing", "output-available"],
+      ["step-start", undefined],
+      ["text", "done"]
+    ])
+    expect(parts(message).find((p) => p.type === "text")?.text).toBe("Refunded.")
+  })
+
+  it("an agent called as a tool: useChat keeps one assistant message, with the call's output", async () => {
+    const research = agent("researcher").model(scriptedModel(text("Effect 4 is out"), { chunk: 4 })).asTool({ name: "research" })
+    const writer = agent("writer").model(scriptedModel([toolCalls([{ id: "c1", name: "research", arguments: { input: "news" } }]), text("Report: Effect 4 is out.")])).tools({ research })
+    const chat = new TestChat(chatHandler(writer))
+    await chat.sendMessage({ text: "write a report" })
+    expect(chat.status).toBe("ready")
+    expect(chat.messages.map((m) => m.role)).toEqual(["user", "assistant"])
+    const answer = parts(chat.messages[1])
+    expect(answer.find((p) => p.type === "tool-research")).toMatchObject({ state: "output-available", output: "Effect 4 is out" })
+    expect(answer.filter((p) => p.type === "text").map((p) => p.text)).toContain("Report: Effect 4 is out.")
+  })
+})
+
+describe("every call ends in an outcome part", () => {
+  it("a call outside the allowlist (feedback policy) becomes output-error, not a call that never ends", async () => {
+    const add = tool("add", { args: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }), run: ({ a, b }) => a + b })
+    const model = scriptedModel([toolCalls([{ id: "x1", name: "delete_everything", arguments: {} }]), text("I may only add.")])
+    const { refused, errors, message } = await ui(chatStream(agent("a").model(model).tools({ add }).disallowedToolPolicy("feedback"), [], "go"))
+    expect(refused).toEqual([])
+    expect(errors).toEqual([])
+    const call = parts(message).find((p) => p.toolCallId === "x1")
+    expect(call).toMatchObject({ type: "tool-delete_everything", state: "output-error" })
+    expect(call?.errorText).toContain("add")
+  })
+
+  it("a tool whose result JSON cannot hold (a cycle): its part gets what the model was told, and the run goes on", async () => {
+    const row = tool("row", { args: Schema.Struct({}), run: () => {
+      const value: { name: string; self?: unknown } = { name: "row" }
+      value.self = value
+      return value
+    } })
+    const model = scriptedModel([toolCalls([{ id: "r1", name: "row", arguments: {} }]), text("Read the row.")])
+    const { refused, errors, message } = await ui(chatStream(agent("a").model(model).tools({ row }), [], "go"))
+    expect(refused).toEqual([])
+    expect(errors).toEqual([])
+    const call = parts(message).find((p) => p.toolCallId === "r1")
+    expect(call?.state).toBe("output-available")
+    expect(call?.output).toBe(model.requests[1]?.messages.at(-1)?.content)
+    expect(parts(message).at(-1)).toMatchObject({ type: "text", text: "Read the row." })
+  })
+})
+
+/** A model that streams a word every 20 ms until it is stopped, and records that it was. */
+const endlessModel = () => {
+  const closed: Array<string> = []
+  const model: ModelClient = {
+    chat: () => Effect.die("streaming only"),
+    stream: () =>
+      Stream.fromSchedule(Schedule.spaced("20 millis")).pipe(
+        Stream.map((n) => ({ _tag: "TextDelta" as const, delta: `word${n} ` })),
+        Stream.ensuring(Effect.sync(() => void closed.push("model request closed")))
+      )
+  }
+  return { model, closed }
+}
+const firstTurn = JSON.stringify([{ id: "u1", role: "user", parts: [{ type: "text", text: "talk" }] }])
+const settle = () => new Promise((resolve) => setTimeout(resolve, 200))
+
+describe("a client that goes away", () => {
+  it("stops the run and its model request when only the request's signal aborts (the body is never cancelled)", async () => {
+    const { model, closed } = endlessModel()
+    const abort = new AbortController()
+    const response = await chatHandler(agent("talker").model(model))(new Request("http://localhost/api/chat", { method: "POST", body: firstTurn, signal: abort.signal }))
+    const reader = response.body!.getReader()
+    await reader.read()
+    await reader.read()
+    abort.abort()
+    await settle()
+    expect(closed).toEqual(["model request closed"])
+  })
+
+  it("a request aborted before it is answered runs nothing", async () => {
+    const { model, closed } = endlessModel()
+    const calls: Array<unknown> = []
+    const counted: ModelClient = { ...model, stream: (request) => (calls.push(request), model.stream!(request)) }
+    const abort = new AbortController()
+    abort.abort()
+    const response = await chatHandler(agent("talker").model(counted))(new Request("http://localhost/api/chat", { method: "POST", body: firstTurn, signal: abort.signal }))
+    await response.body?.cancel().catch(() => {})
+    await settle()
+    expect(calls).toEqual([])
+    expect(closed).toEqual([])
+  })
+
+  it("stops them when the response body is cancelled", async () => {
+    const { model, closed } = endlessModel()
+    const response = await chatHandler(agent("talker").model(model))(new Request("http://localhost/api/chat", { method: "POST", body: firstTurn }))
+    const reader = response.body!.getReader()
+    await reader.read()
+    await reader.cancel()
+    await settle()
+    expect(closed).toEqual(["model request closed"])
+  })
+})
+
+describe("a client that goes away, over HTTP", () => {
+  const servers = {
+    "Node's http (nodeHandler)": (handler: (request: Request) => Promise<Response>) => createServer(nodeHandler(handler)),
+    "@hono/node-server": (handler: (request: Request) => Promise<Response>) => createServer(getRequestListener(handler, { overrideGlobalObjects: false }))
+  }
+  it.each(Object.entries(servers))("%s: a fetch aborted mid-stream stops the run and its model request", async (_name, make) => {
+    const { model, closed } = endlessModel()
+    const server = make(chatHandler(agent("talker").model(model)))
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    try {
+      const abort = new AbortController()
+      const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/chat`, { method: "POST", body: firstTurn, signal: abort.signal })
+      const reader = response.body!.getReader()
+      await reader.read()
+      await reader.read()
+      abort.abort()
+      await settle()
+      expect(closed).toEqual(["model request closed"])
+    } finally {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  })
+})
