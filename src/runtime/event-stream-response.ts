@@ -233,7 +233,7 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
           // A child run's end (a handoff target, an agent under a composite) ends its step, not the message.
           if (event.parentRunId !== undefined) break
           if (event.outcome._tag === "Failure") out.push({ type: "error", errorText: event.outcome.error.message })
-          out.push({ type: "finish" })
+          out.push({ type: "finish", finishReason: finishReasonOf(event.outcome) })
           finished = true
           break
       }
@@ -251,7 +251,7 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
         if (!startSent) chunks.push({ type: "start" })
         closeBlocks(chunks)
         if (stepOpen) chunks.push({ type: "finish-step" })
-        chunks.push({ type: "error", errorText: errorText(cause).message }, { type: "finish" })
+        chunks.push({ type: "error", errorText: errorText(cause).message }, { type: "finish", finishReason: "error" })
         return effectStream().fromIterable(chunks.map((chunk) => frame(chunk)))
       }),
       effectStream().concat(effectStream().make("data: [DONE]\n\n"))
@@ -278,6 +278,24 @@ const retryingData = (event: Extract<RunStreamEvent, { _tag: "Retrying" }>) => (
   provider: event.provider,
   ...(event.model === undefined ? {} : { model: event.model })
 })
+
+/**
+ * The `finishReason` of the AI SDK's `finish` chunk (what `useChat`'s `onFinish` is told): `stop`, `tool-calls`
+ * for a run waiting for approvals, `length` for a run out of tokens, `error` for another failure,
+ * `other` for an interrupted one.
+ */
+const finishReasonOf = (outcome: Extract<RunStreamEvent, { _tag: "RunEnd" }>["outcome"]): "stop" | "tool-calls" | "length" | "error" | "other" => {
+  switch (outcome._tag) {
+    case "Success":
+      return "stop"
+    case "Suspended":
+      return "tool-calls"
+    case "Interrupted":
+      return "other"
+    case "Failure":
+      return outcome.error._tag === "BudgetExceeded" && outcome.error.reason === "tokens" ? "length" : "error"
+  }
+}
 
 /**
  * A tool's value for a chunk: as it is when JSON holds it, else (a cycle, a throwing `toJSON`) the text

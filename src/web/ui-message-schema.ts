@@ -61,8 +61,9 @@ const make = (limits: Required<UIMessageLimits>, unknownParts: UnknownParts) => 
     Schema.Struct({ type: Schema.Literal("text"), text: Text }),
     Schema.Struct({ type: Schema.Literal("step-start") }),
     Schema.Struct({ type: Schema.Literal("file"), mediaType: Text, url: Text, filename: Schema.optionalKey(Text) }),
-    Schema.Struct({ type: Schema.TemplateLiteral(["tool-", Schema.String]).check(Schema.isMaxLength(maxIdLength)), ...toolFields }),
-    Schema.Struct({ type: Schema.Literal("dynamic-tool"), toolName: Id, ...toolFields }),
+    // A tool part names its tool: "tool-" alone (or an empty `toolName`) is no call a model could have made.
+    Schema.Struct({ type: Schema.TemplateLiteral(["tool-", Schema.String]).check(Schema.isMinLength(6), Schema.isMaxLength(maxIdLength)), ...toolFields }),
+    Schema.Struct({ type: Schema.Literal("dynamic-tool"), toolName: Id.check(Schema.isMinLength(1)), ...toolFields }),
     Schema.Struct({ type: Schema.Union([Schema.Literals(droppedKinds), Schema.TemplateLiteral(["data-", Schema.String]).check(Schema.isMaxLength(maxIdLength))]) }),
     ...(unknownParts === "ignore" ? [Schema.Struct({ type: Id })] : [])
   ]

@@ -18,6 +18,7 @@ import { agent, type ModelClient, skill, text, tool, toolCalls } from "../../src
 import { scriptedModel } from "../../src/testing/index.ts"
 import { chatHandler, chatStream, eventStreamResponse, nodeHandler } from "../../src/web/index.ts"
 import { readUI, TestChat } from "./ai-sdk-client.ts"
+import { makeBank } from "../approvals/bank.ts"
 
 type Part = { type: string; state?: string; text?: string; toolCallId?: string; output?: unknown; errorText?: string }
 const parts = (message: { parts: ReadonlyArray<unknown> } | undefined) => (message?.parts ?? []) as ReadonlyArray<Part>
@@ -159,5 +160,22 @@ describe("a client that goes away, over HTTP", () => {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
     }
+  })
+})
+
+describe("the finish chunk says why the message ended (useChat's onFinish finishReason)", () => {
+  const finishOf = async (events: ReturnType<typeof chatStream>) => {
+    const { chunks, refused } = await ui(events)
+    expect(refused).toEqual([])
+    return (chunks.find((c) => c.type === "finish") as { finishReason?: string } | undefined)?.finishReason
+  }
+  it("stop, tool-calls, length, error", async () => {
+    expect(await finishOf(chatStream(agent("a").model(scriptedModel(text("hi"))), [], "q"))).toBe("stop")
+    const { bank } = makeBank(scriptedModel([toolCalls([{ id: "c2", name: "transfer", arguments: { to: "bob", amount: 500 } }]), text("unused")]))
+    expect(await finishOf(chatStream(bank, [], "send 500 to bob"))).toBe("tool-calls")
+    const wordy: ModelClient = { chat: () => Effect.succeed({ _tag: "Text", content: "long", usage: { inputTokens: 10, outputTokens: 500 } }) } as unknown as ModelClient
+    expect(await finishOf(chatStream(agent("b").model(wordy).budget({ maxTokens: 100 }), [], "q"))).toBe("length")
+    const failing: ModelClient = { chat: () => Effect.die(new Error("boom")) } as unknown as ModelClient
+    expect(await finishOf(chatStream(agent("c").model(failing), [], "q"))).toBe("error")
   })
 })

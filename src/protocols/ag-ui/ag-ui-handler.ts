@@ -200,6 +200,8 @@ export const agUiHandler = <T extends AgentShape & { readonly input: string; rea
             ...(options.messagesSnapshot === false ? {} : { conversation: run.messages }),
             ...(cell === undefined ? {} : { state: cell })
           },
+          // The request's signal stops the run too (runtimes that never cancel the body of a client gone).
+          signal: request.signal,
           ...(options.headers === undefined ? {} : { headers: options.headers })
         })
       if (run.input !== undefined) {
