@@ -20,6 +20,7 @@ import type { AnyRunnable } from "./runnable.ts"
 const crypto = lazyPackage<typeof import("node:crypto")>("node:crypto")
 
 const Stage = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const Amount = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
 
 /**
  * The Schema of a composite snapshot (version 1).
@@ -48,7 +49,12 @@ export const CompositeSnapshotSchema = Schema.Struct({
     /** A forum's input (as JSON), for the captain's brief once its waiting participants continue. */
     input: Schema.optionalKey(Schema.Json),
     /** A parallel with `onFailure: "collect"`: the errors of those that failed (as JSON: `_tag`, `message`, fields). */
-    failures: Schema.optionalKey(Schema.Array(Schema.Struct({ stage: Stage, error: Schema.Json })))
+    failures: Schema.optionalKey(Schema.Array(Schema.Struct({ stage: Stage, error: Schema.Json }))),
+    /**
+     * A composite with a budget: what the runs under it spent before it suspended (tokens, tool calls,
+     * wall time in milliseconds), charged again at resume, so its limits bound the whole run.
+     */
+    spent: Schema.optionalKey(Schema.Struct({ tokens: Amount, toolCalls: Amount, elapsedMs: Amount }))
   }),
   /** HMAC of the rest, when the composite signs. */
   signature: Schema.optionalKey(Schema.String)

@@ -254,14 +254,15 @@ const build = (def: CompositeDef): AnyComposite => {
   const fingerprintNow = () => (fingerprint ??= fingerprintOf(shape))
   const settle: Settle = {
     mayNeedApproval,
+    // Signed by `execute`, once it added what the run spent.
     suspend: (stage, member, extra) =>
-      ({ _tag: "Suspended", pending: member.pending as CompositeSuspended["pending"], snapshot: signCompositeSnapshot({
+      ({ _tag: "Suspended", pending: member.pending as CompositeSuspended["pending"], snapshot: {
         version: 1,
         composite: def.name,
         kind: def.kind,
         fingerprint: fingerprintNow(),
         state: { ...extra, stage, member: member.snapshot as CompositeSnapshot["state"]["member"] }
-      }, secret) }),
+      } }),
     complete: (value) => (mayNeedApproval ? { _tag: "Completed", output: value } : value)
   }
   const runEffect = (input: unknown) => execute(input, def.body.run(input, settle))
@@ -277,9 +278,10 @@ const build = (def: CompositeDef): AnyComposite => {
       ? Effect.fail(new AgentConfigError({ subject: `${def.kind} "${def.name}"`, reason: `a ${def.kind} does not suspend yet: it has nothing to resume` }))
       : Effect.flatMap(
         checkCompositeSnapshot({ name: def.name, kind: def.kind, fingerprint: fingerprintNow(), secret }, snapshot),
-        (checked) => execute(checked, resumeBody(checked, decisions, settle))
+        (checked) => execute(checked, resumeBody(checked, decisions, settle), checked.state.spent)
       )
-  const execute = (input: unknown, run: Effect.Effect<unknown, unknown, unknown>) =>
+  /** Runs a body under this composite (its run id, budget and hooks); `spent`: what a resumed run spent before. */
+  const execute = (input: unknown, run: Effect.Effect<unknown, unknown, unknown>, spent?: Spent) =>
     Effect.gen(function*() {
       const started = yield* Clock.currentTimeMillis
       const runId = yield* newRunId(started)
@@ -289,20 +291,35 @@ const build = (def: CompositeDef): AnyComposite => {
       yield* notify(def.onStart, { _tag: "CompositeStart" as const, ...scope, input })
       const bounds = Number.isFinite(def.maxTokens) || Number.isFinite(def.maxToolCalls)
       const budgetScope = bounds
-        ? new BudgetScope(def.name, { tokens: def.maxTokens, toolCalls: def.maxToolCalls }, yield* CurrentBudgetScope)
+        ? new BudgetScope(def.name, { tokens: def.maxTokens, toolCalls: def.maxToolCalls }, yield* CurrentBudgetScope, spent === undefined ? undefined : { tokens: spent.tokens, toolCalls: spent.toolCalls })
         : undefined
+      const elapsedBefore = spent?.elapsedMs ?? 0
       const body = run.pipe(
         Effect.provideService(ParentRun, runId),
         budgetScope === undefined ? identity : Effect.provideService(CurrentBudgetScope, budgetScope)
       )
       const bounded = Number.isFinite(def.maxDuration)
         ? body.pipe(Effect.timeoutOrElse({
-          duration: Duration.millis(def.maxDuration),
+          duration: Duration.millis(Math.max(0, def.maxDuration - elapsedBefore)),
           orElse: () =>
             Effect.fail(new BudgetExceeded({ agent: def.name, reason: "duration", limit: def.maxDuration, used: def.maxDuration, transcript: [] }))
         }))
         : body
-      return yield* bounded.pipe(Effect.onExit((exit) =>
+      // A suspension's snapshot keeps what the run spent (when it has a budget), then is signed.
+      const sealed = Effect.flatMap(bounded, (result) =>
+        !mayNeedApproval || !isSuspension(result)
+          ? Effect.succeed(result)
+          : Effect.map(Clock.currentTimeMillis, (now) => {
+            const suspended = result as CompositeSuspended
+            const state = bounds || Number.isFinite(def.maxDuration)
+              ? {
+                ...suspended.snapshot.state,
+                spent: { tokens: budgetScope?.used("tokens") ?? 0, toolCalls: budgetScope?.used("toolCalls") ?? 0, elapsedMs: elapsedBefore + now - started }
+              }
+              : suspended.snapshot.state
+            return { ...suspended, snapshot: signCompositeSnapshot({ ...suspended.snapshot, state }, secret) }
+          }))
+      return yield* sealed.pipe(Effect.onExit((exit) =>
         Effect.gen(function*() {
           const durationMs = (yield* Clock.currentTimeMillis) - started
           const outcome: CompositeEnd["outcome"] = Exit.isSuccess(exit)
@@ -341,6 +358,9 @@ const build = (def: CompositeDef): AnyComposite => {
   })
   return composite
 }
+
+/** What a composite's run spent before it suspended (`state.spent`). */
+type Spent = NonNullable<CompositeSnapshot["state"]["spent"]>
 
 /** Refuses limits that are not positive numbers (or a positive whole number, for counts), naming the composite. */
 const checkBudget = (def: CompositeDef, limits: CompositeBudget): Partial<CompositeDef> => {
@@ -390,17 +410,18 @@ export const memberAt = (composite: string, members: ReadonlyArray<AnyRunnable>,
 
 /**
  * A member's result seen by its composite: `{ value }` to go on with (a `Completed` unwrapped, when the
- * member may suspend), or `{ suspended }`, the composite's own suspension at `stage`.
+ * member may suspend), or `{ suspended }`, the composite's own suspension at `stage` (with what else its
+ * snapshot keeps, made only then).
  */
 export const settleMember = (
   settle: Settle,
   stage: number,
   member: AnyRunnable,
   result: unknown,
-  extra?: Omit<CompositeSnapshot["state"], "stage" | "member">
+  extra?: () => Omit<CompositeSnapshot["state"], "stage" | "member">
 ): { readonly value: unknown } | { readonly suspended: CompositeSuspended } => {
   if (!memberMayNeedApproval(member)) return { value: result }
-  if (isSuspension(result)) return { suspended: settle.suspend(stage, result, extra) }
+  if (isSuspension(result)) return { suspended: settle.suspend(stage, result, extra?.()) }
   return { value: (result as Completed<unknown>).output }
 }
 

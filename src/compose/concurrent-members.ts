@@ -119,9 +119,13 @@ const runSlot = (
 
 /** The members' parts settled; what a suspension keeps that is not JSON fails it with `SnapshotInvalid`. */
 const settleSlots = (composite: string, slots: ReadonlyArray<Slot>, options: ConcurrentOptions, settle: Settle): Effect.Effect<Concurrent, SnapshotInvalid> =>
+  keepingJson(() => finish(composite, slots, options, settle))
+
+/** `make`'s value; a value it keeps (with `asJson`) that is not JSON fails it with `SnapshotInvalid`. */
+export const keepingJson = <A>(make: () => A): Effect.Effect<A, SnapshotInvalid> =>
   Effect.suspend(() => {
     try {
-      return Effect.succeed(finish(composite, slots, options, settle))
+      return Effect.succeed(make())
     } catch (error) {
       return error instanceof NotJson ? Effect.fail(new SnapshotInvalid({ issues: error.message })) : Effect.die(error)
     }
@@ -190,10 +194,12 @@ const resumePlan = (
     for (const entry of state.failures ?? []) yield* place(entry.stage, { _tag: "Failure", error: entry.error })
     const missing = slots.findIndex((slot) => slot === undefined)
     if (missing !== -1) return yield* invalid(`member ${missing} is neither waiting nor completed`)
-    const mine = waitingEntries.map(() => ({} as Record<string, Decisions[string]>))
+    // No prototype: a member's call id may be any text, `__proto__` included.
+    const mine = waitingEntries.map((): Record<string, Decisions[string]> => Object.create(null))
     for (const [id, decision] of Object.entries(decisions)) {
       const at = id.indexOf(separator)
-      const stage = at > 0 && /^\d+$/.test(id.slice(0, at)) ? Number(id.slice(0, at)) : undefined
+      // The index as the composite names it (`1`, never `01`): one call, one id.
+      const stage = at > 0 && /^(?:0|[1-9]\d*)$/.test(id.slice(0, at)) ? Number(id.slice(0, at)) : undefined
       const index = stage === undefined ? -1 : waitingEntries.findIndex((entry) => entry.stage === stage)
       if (index === -1) {
         const waitingIds = waitingEntries.map((entry) => `${entry.stage}${separator}…`).join(", ")
@@ -220,8 +226,9 @@ const isSuspension = (u: unknown): u is { readonly pending: ReadonlyArray<Pendin
 class NotJson extends Error {}
 
 /**
- * A value the snapshot keeps (a completed member's output, a forum's input) as JSON, so a resume here
- * and one in another process see the same; a value that is not JSON (a BigInt, a cycle) cannot be kept.
+ * A value the snapshot keeps (a completed member's output, a loop's output, a forum's input) as JSON, so
+ * a resume here and one in another process see the same; a value that is not JSON (a BigInt, a cycle)
+ * cannot be kept.
  */
 export const asJson = (composite: string, value: unknown): Schema.Json => {
   try {

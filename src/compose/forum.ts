@@ -99,12 +99,13 @@ export const forum = <
       return decided(settle, yield* (decide as AnyRunnable).runEffect(takesText ? renderBrief(brief) : brief))
     })
   const captainOnly = (issues: string) => Effect.fail(new SnapshotInvalid({ issues }))
+  const noInput = () => captainOnly(`a suspension of the participants of forum "${name}" keeps the forum's input`)
   return makeComposite(name, "forum", children, {
     run: (input, settle) => Effect.flatMap(runConcurrently(name, members, input, at(input), settle), (outcome) => answered(input, settle, outcome)),
     resume: (snapshot, decisions, settle) => {
       if (isConcurrentSuspension(snapshot)) {
         const input = snapshot.state.input
-        if (input === undefined) return captainOnly(`a suspension of the participants of forum "${name}" keeps the forum's input`)
+        if (input === undefined) return noInput()
         return Effect.flatMap(resumeConcurrently(name, members, snapshot, decisions, at(input), settle), (outcome) => answered(input, settle, outcome))
       }
       return snapshot.state.stage !== captainIndex || !isRunnable(decide)
@@ -112,9 +113,11 @@ export const forum = <
         : Effect.flatMap(memberAt(name, children, snapshot), (captain) =>
           Effect.map(captain.resume(snapshot.state.member, decisions), (result) => decided(settle, result)))
     },
+    // Everything the resume refuses, refused by the check too (a parallel around this forum checks it
+    // before any of its other members continues).
     check: (snapshot, decisions) =>
       isConcurrentSuspension(snapshot)
-        ? checkConcurrently(name, members, snapshot, decisions)
+        ? snapshot.state.input === undefined ? noInput() : checkConcurrently(name, members, snapshot, decisions)
         : snapshot.state.stage !== captainIndex || !isRunnable(decide)
         ? captainOnly(`only a participant or the captain of forum "${name}" can have suspended`)
         : Effect.flatMap(memberAt(name, children, snapshot), (captain) => checkMemberResume(captain, snapshot.state.member, decisions))

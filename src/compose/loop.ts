@@ -4,11 +4,12 @@
  * fails with `LoopLimitExceeded`, which carries every output so far.
  */
 import * as Effect from "effect/Effect"
-import type * as Schema from "effect/Schema"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
 import { AgentConfigError, SnapshotInvalid } from "../errors.ts"
 import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
+import { checkMemberResume, type CompositeSnapshot } from "./composite-snapshot.ts"
 import { checkName, type Composite, makeComposite, memberAt, type Outcome, type Settle, settleMember, type ValueOf } from "./composite.ts"
+import { asJson, keepingJson } from "./concurrent-members.ts"
 import { LoopLimitExceeded, type StepFailed } from "./errors.ts"
 import { functionStep } from "./function-step.ts"
 import { checkCount, checkMembers } from "./placement.ts"
@@ -53,7 +54,9 @@ export const loop = <const B extends AnyRunnable>(
     Effect.gen(function*() {
       let result = first
       for (;;) {
-        const settled = settleMember(settle, 0, member!, result, { iterations: [...iterations] as ReadonlyArray<Schema.Json> })
+        // The outputs kept as JSON, so a resume here and one in another process (or after a signature
+        // check) see the same; one that is not JSON fails the suspension (`SnapshotInvalid`).
+        const settled = yield* keepingJson(() => settleMember(settle, 0, member!, result, () => ({ iterations: iterations.map((output) => asJson(name, output)) })))
         if ("suspended" in settled) return settled.suspended
         const value = settled.value
         iterations.push(value)
@@ -63,18 +66,23 @@ export const loop = <const B extends AnyRunnable>(
         result = yield* member!.runEffect(value)
       }
     })
+  /** The body of a snapshot that can be this loop's: one suspended within the cap. */
+  const suspendedBody = (snapshot: CompositeSnapshot) => {
+    const before = snapshot.state.iterations ?? []
+    return before.length >= maxIterations
+      ? Effect.fail(new SnapshotInvalid({ issues: `loop "${name}" cannot have suspended after ${before.length} iteration(s) of at most ${maxIterations}` }))
+      : memberAt(name, [member!], snapshot)
+  }
   return makeComposite(name, "loop", [member!], {
     // A snapshot is resumed only by a loop of the same cap and the same `until` (by its source text:
     // two closures of one source over other captured values look the same).
     shape: { maxIterations, until: String(options.until) },
     run: (input, settle) => Effect.flatMap(member!.runEffect(input), (result) => iterate(settle, [], result)),
-    resume: (snapshot, decisions, settle) => {
-      const before = snapshot.state.iterations ?? []
-      if (before.length >= maxIterations) {
-        return Effect.fail(new SnapshotInvalid({ issues: `loop "${name}" cannot have suspended after ${before.length} iteration(s) of at most ${maxIterations}` }))
-      }
-      return Effect.flatMap(memberAt(name, [member!], snapshot), (body) =>
-        Effect.flatMap(body.resume(snapshot.state.member, decisions), (result) => iterate(settle, [...before], result)))
-    }
+    resume: (snapshot, decisions, settle) =>
+      Effect.flatMap(suspendedBody(snapshot), (body) =>
+        Effect.flatMap(body.resume(snapshot.state.member, decisions), (result) => iterate(settle, [...(snapshot.state.iterations ?? [])], result))),
+    // Everything the resume refuses, refused by the check too: a parallel or forum around this loop
+    // checks it before any of its other members continues.
+    check: (snapshot, decisions) => Effect.flatMap(suspendedBody(snapshot), (body) => checkMemberResume(body, snapshot.state.member, decisions))
   }) as any
 }
