@@ -17,11 +17,17 @@ import * as Metric from "effect/Metric"
 import type { Usage } from "../model/messages.ts"
 import type { ModelMetadata } from "../model/model-client.ts"
 
+/*
+ * An Effect histogram keeps a bucket per boundary and nothing above the last one, and
+ * `@effect/opentelemetry` exports all but the last boundary: `boundariesFromIterable` appends
+ * `Infinity`, so every advised boundary reaches the exporter and a value past the last is counted.
+ */
+
 /** Seconds; the boundaries the conventions advise for `gen_ai.client.operation.duration`. */
-const durationBoundaries = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
+const durationBoundaries = Metric.boundariesFromIterable([0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92])
 
 /** Tokens; the boundaries the conventions advise for `gen_ai.client.token.usage`. */
-const tokenBoundaries = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
+const tokenBoundaries = Metric.boundariesFromIterable([1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864])
 
 /**
  * `gen_ai.client.operation.duration`: how long each model call took, in seconds.

@@ -21,6 +21,8 @@ export const GenAi = {
   requestModel: "gen_ai.request.model",
   temperature: "gen_ai.request.temperature",
   maxTokens: "gen_ai.request.max_tokens",
+  outputType: "gen_ai.output.type",
+  stream: "gen_ai.request.stream",
   finishReasons: "gen_ai.response.finish_reasons",
   responseId: "gen_ai.response.id",
   responseModel: "gen_ai.response.model",
@@ -65,8 +67,12 @@ export const agentSpan = (name: string, model: ModelMetadata | undefined, conver
   }
 })
 
-/** The `chat` span of a model call: a call to a remote service, so CLIENT. Named after the model when the client says which. */
-export const chatSpan = (turn: number, request: ModelRequest, model: ModelMetadata | undefined) => {
+/**
+ * The `chat` span of a model call: a call to a remote service, so CLIENT. Named after the model when
+ * the client says which. `streaming`: the call reads the client's stream (`gen_ai.request.stream`,
+ * which the conventions require on a streaming request and only there).
+ */
+export const chatSpan = (turn: number, request: ModelRequest, model: ModelMetadata | undefined, streaming = false) => {
   const temperature = request.temperature ?? model?.temperature
   return {
     name: model?.model === undefined ? "chat" : `chat ${model.model}`,
@@ -78,6 +84,9 @@ export const chatSpan = (turn: number, request: ModelRequest, model: ModelMetada
         ...(model?.model === undefined ? {} : { [GenAi.requestModel]: model.model }),
         ...(temperature === undefined ? {} : { [GenAi.temperature]: temperature }),
         ...(model?.maxTokens === undefined ? {} : { [GenAi.maxTokens]: model.maxTokens }),
+        // A request for a JSON answer (native structured output), with a schema or not, is `json`.
+        ...(request.responseFormat === undefined ? {} : { [GenAi.outputType]: "json" }),
+        ...(streaming ? { [GenAi.stream]: true } : {}),
         "agent.turn": turn,
         "model.tools": request.tools.length,
         ...(request.toolChoice === undefined

@@ -97,7 +97,9 @@ export const renderTrace = (jsonl: string): string => {
       skipped++
       continue
     }
-    runs.set(parsed.run, [...(runs.get(parsed.run) ?? []), parsed])
+    const lines = runs.get(parsed.run)
+    if (lines === undefined) runs.set(parsed.run, [parsed])
+    else lines.push(parsed)
   }
   const out: Array<string> = []
   for (const lines of runs.values()) {

@@ -148,11 +148,26 @@ const fields = (event: AgentEvent): Record<string, unknown> => {
   }
 }
 
-/** JSON text of a line; values JSON cannot hold (cycles, BigInt) become strings rather than failing. */
+const bigintAsString = (_: string, value: unknown) => (typeof value === "bigint" ? value.toString() : value)
+
+/**
+ * JSON text of a line; values JSON cannot hold become strings rather than failing: a BigInt its digits,
+ * a field JSON cannot write (a cycle, a throwing `toJSON`, nesting too deep) a note saying why, the
+ * line's other fields kept (and `unserialisable: true` added).
+ */
 export const stringifyTraceLine = (line: TraceLine): string => {
   try {
-    return JSON.stringify(line, (_, value) => (typeof value === "bigint" ? value.toString() : value))
+    return JSON.stringify(line, bigintAsString)
   } catch {
-    return JSON.stringify({ v: line.v, ts: line.ts, run: line.run, agent: line.agent, event: line.event, unserialisable: true })
+    const kept: Record<string, unknown> = {}
+    for (const [key, value] of Object.entries(line)) {
+      try {
+        JSON.stringify(value, bigintAsString)
+        kept[key] = value
+      } catch (error) {
+        kept[key] = `(unserialisable: ${describeCause(error)})`
+      }
+    }
+    return JSON.stringify({ ...kept, unserialisable: true }, bigintAsString)
   }
 }

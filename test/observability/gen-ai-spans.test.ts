@@ -6,9 +6,10 @@
  */
 import { Effect, Exit, Schema, Stream } from "effect"
 import { describe, expect, it } from "vitest"
-import { agent, anthropic, CaptureMessageContent, ModelClient, ModelError, ollama, openai, session, text, tool, toolCalls } from "../../src/index.ts"
+import { agent, anthropic, CaptureMessageContent, ModelClient, ModelError, ollama, openai, outputStrategy, session, text, tool, toolCalls } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { captureFlag, captureContentVariable } from "../../src/runtime/gen-ai-content.ts"
+import { chatSpan } from "../../src/runtime/gen-ai-spans.ts"
 import { captureSpans } from "../fixtures.ts"
 import { completion, startLoopback } from "../providers/loopback.ts"
 
@@ -129,6 +130,14 @@ describe("GenAI spans", () => {
     }
   })
 
+  it("set gen_ai.output.type=json on a chat span whose request asks for a JSON answer, and nothing otherwise", async () => {
+    const { spans, tracer } = captureSpans()
+    const Answer = Schema.Struct({ value: Schema.Finite })
+    await Effect.runPromise(agent("solver", { output: outputStrategy(Answer, "native") }).model(scriptedModel(text('{"value":4}'))).runEffect("2 + 2").pipe(Effect.withTracer(tracer)))
+    await Effect.runPromise(agent("plain").model(scriptedModel(text("4"))).runEffect("2 + 2").pipe(Effect.withTracer(tracer)))
+    expect(spans.filter((s) => s.name === "chat").map((s) => s.attributes.get("gen_ai.output.type"))).toEqual(["json", undefined])
+  })
+
   it("report a session's id as gen_ai.conversation.id, and no conversation outside one", async () => {
     const { spans, tracer } = captureSpans()
     const chat = session(agent("assistant").model(scriptedModel([text("hello"), text("again")])), "user-42")
@@ -136,6 +145,14 @@ describe("GenAI spans", () => {
     await Effect.runPromise(agent("assistant").model(scriptedModel(text("plain"))).runEffect("hi").pipe(Effect.withTracer(tracer)))
     const runs = spans.filter((s) => s.name === "invoke_agent assistant")
     expect(runs.map((s) => s.attributes.get("gen_ai.conversation.id"))).toEqual(["user-42", undefined])
+  })
+})
+
+describe("chatSpan", () => {
+  it("says gen_ai.request.stream=true for a streaming call, and nothing for one that is not", () => {
+    const request = { messages: [{ role: "user" as const, content: "hi" }], tools: [] }
+    expect(chatSpan(1, request, undefined, true).options.attributes).toMatchObject({ "gen_ai.request.stream": true })
+    expect(chatSpan(1, request, undefined).options.attributes).not.toHaveProperty("gen_ai.request.stream")
   })
 })
 
