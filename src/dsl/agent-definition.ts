@@ -14,6 +14,7 @@ import type { ErrorPolicy, RecoveryHandlers } from "./recovery.ts"
 import type { Interceptor } from "./interceptor.ts"
 import type { BudgetLimitPolicy } from "./budget-policy.ts"
 import { isBuiltinToolName } from "./builtin-tools.ts"
+import { checkSkillList, checkToolRecord } from "./builder-validation.ts"
 import { type AnySkill, isSkill, type SkillImplementation, type SkillPredicate } from "./skill.ts"
 import { isToolHandle } from "./tool-handle.ts"
 import { memoryTools } from "./memory.ts"
@@ -125,8 +126,12 @@ const searchApproval = (definition: AgentDefinition, seen: Set<AgentDefinition>)
 
 const configError = (agent: string, reason: string) => new AgentConfigError({ subject: `agent "${agent}"`, reason })
 
-/** Adds tools to a definition, refusing non-tools, keys that are not the tool's name, and duplicate names. */
+/**
+ * Adds tools to a definition, refusing what is not a record of tools (an array, a Map, one tool),
+ * non-tools, keys that are not the tool's name, and duplicate names.
+ */
 export const registerTools = (definition: AgentDefinition, tools: Record<string, unknown>): ReadonlyArray<AnyTool> => {
+  checkToolRecord(`agent "${definition.name}"`, tools)
   const registered = [...definition.tools]
   const names = new Set(registered.map((t) => t.name))
   for (const [key, candidate] of Object.entries(tools)) {
@@ -150,11 +155,13 @@ export const registerTools = (definition: AgentDefinition, tools: Record<string,
 }
 
 /**
- * Resolves skills against the registered tools. Refuses values that are not skills, handles issued by
- * another agent, tools that are not registered, duplicate skill names, skills with neither tools nor an
- * implementation (or with both), and ambiguous routing.
+ * Resolves skills against the registered tools. Refuses a result that is not a non-empty array (an
+ * empty one would leave the implicit skill, which may use every tool), values that are not skills,
+ * handles issued by another agent, tools that are not registered, duplicate skill names, skills with
+ * neither tools nor an implementation (or with both), and ambiguous routing.
  */
 export const resolveSkills = (definition: AgentDefinition, skills: ReadonlyArray<unknown>): ReadonlyArray<SkillDefinition> => {
+  checkSkillList(`agent "${definition.name}"`, skills)
   const resolved = [...definition.skills]
   if (definition.toolChoice !== undefined && skills.length > 0) {
     throw configError(definition.name, "the agent's .toolChoice(...) is for an agent without skills: give each skill its own skill(...).toolChoice(...)")

@@ -25,13 +25,17 @@ import {
   asToolOptionKeys,
   budgetOptionKeys,
   checkFunction,
+  checkMemoryStore,
   checkModel,
   checkOptions,
   checkPickTools,
   checkRecovery,
   checkOneOf,
+  checkSchema,
   checkString,
-  listenerAdvice
+  kindOf,
+  listenerAdvice,
+  nearMiss
 } from "./builder-validation.ts"
 import { isModelFree, layerFailed, modelInContext, noModel, withDefinitionServices } from "./definition-services.ts"
 import { type AgentResumeChecker, ResumeCheck } from "./resume-check.ts"
@@ -78,6 +82,16 @@ export type ToolNames<TTools extends Record<string, AnyTool>> = Tool.Name<TTools
 
 type Simplify<T> = { [K in keyof T]: T[K] } & {}
 
+/**
+ * What `.tools(...)` accepts: a record (an array, a Map or a single tool is refused with the fix), each
+ * key its tool's name, and no name already registered, at compile time.
+ */
+type CheckTools<TTools, $Tools> = $Tools extends ReadonlyArray<unknown>
+  ? AgentTypeError<".tools(...) takes a record keyed by the tools' names, .tools({ add, multiply }), not an array">
+  : $Tools extends ReadonlyMap<unknown, unknown> ? AgentTypeError<".tools(...) takes a record keyed by the tools' names, .tools({ add, multiply }), not a Map">
+  : $Tools extends Tool<infer N, any, any, any, any> ? AgentTypeError<`.tools(...) takes a record keyed by the tools' names: write .tools({ ${N} })`>
+  : NewTools<TTools, $Tools>
+
 /** Each key must be its tool's name, and names already registered are refused, at compile time. */
 type NewTools<TTools, $Tools> = {
   readonly [K in keyof $Tools]: K extends keyof TTools ? AgentTypeError<"a tool with this name is already registered on the agent">
@@ -108,6 +122,12 @@ export interface AgentShape {
   readonly tools: Record<string, AnyTool>
   readonly requirements: unknown
 }
+
+/** An empty list of skills is refused: it would leave the implicit skill, which may use every tool. */
+type NotEmpty<$Skills extends ReadonlyArray<unknown>> = $Skills extends readonly [] ? AgentTypeError<
+    ".skills(...) returned no skills: return at least one, or leave .skills(...) out for the one implicit skill that may use every registered tool"
+  >
+  : unknown
 
 /** The builder after a call that changed some slots of its shape. */
 type Next<T extends AgentShape, U extends Partial<AgentShape>> = AgentBuilder<{
@@ -198,8 +218,8 @@ export interface AgentBuilder<T extends AgentShape> {
    * Registers tools, keyed by their names (`.tools({ add, multiply })`). Their handles are passed to
    * `.skills(...)`; a name already registered is refused. The services the tools require join the agent's.
    */
-  tools<const $Tools extends Record<string, AnyTool>>(
-    tools: $Tools & NewTools<T["tools"], $Tools>
+  tools<const $Tools extends object>(
+    tools: $Tools & CheckTools<T["tools"], $Tools>
   ): Next<T, { tools: Simplify<T["tools"] & $Tools>; requirements: T["requirements"] | Tool.Requirements<$Tools[keyof $Tools]> }>
   /**
    * Declares skills from the handles of the registered tools. Only these handles are accepted, so a
@@ -207,7 +227,7 @@ export interface AgentBuilder<T extends AgentShape> {
    * implicit skill that may use every registered tool.
    */
   skills<const $Skills extends ReadonlyArray<Skill<T["name"], T["input"], T["output"], SkillKind, any>>>(
-    define: (tools: SkillHandles<RegisterFirst, T["name"], T["tools"]>) => $Skills
+    define: (tools: SkillHandles<RegisterFirst, T["name"], T["tools"]>) => $Skills & NotEmpty<$Skills>
   ): Next<T, {
     requirements:
       | (AllDeterministic<$Skills> extends true ? Exclude<T["requirements"], ModelClientService> : T["requirements"])
@@ -472,6 +492,8 @@ export const agentFactory = (
       throw new AgentConfigError({ subject: "agent", reason: "an agent needs a non-empty name" })
     }
     checkOptions(`agent "${name}"`, "agent(name, options)", options, agentOptionKeys)
+    if (options.input !== undefined) checkSchema(`agent "${name}"`, "agent(name, { input })'s `input`", options.input)
+    if (options.output !== undefined) checkSchema(`agent "${name}"`, "agent(name, { output })'s `output`", options.output)
     return makeBuilder({ runner, streamer, resumer, checker: extras.checkResume, resumeStreamer: extras.resumeStream }, Object.freeze({
     name,
     registry: Symbol(name),
@@ -539,16 +561,17 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
       return next({ layers: [...definition.layers, layer] })
     },
     budget: (options: BudgetOptions) => {
+      if (options === undefined) throw new AgentConfigError({ subject, reason: ".budget(...) takes an object of options, got an undefined: .budget({ maxTurns: 5 })" })
       checkOptions(subject, ".budget(...)", options, budgetOptionKeys)
       return next({ budget: mergeBudget(definition.name, definition.budget, options) })
     },
-    tools: (tools: Record<string, unknown>) => next({ tools: registerTools(definition, tools) }),
+    tools: (tools: object) => next({ tools: registerTools(definition, tools as Record<string, unknown>) }),
     skills: (define: (tools: any) => ReadonlyArray<unknown>) => {
       checkFunction(subject, ".skills(...)", define, "it takes a function from the tool handles to the skills: .skills(({ add }) => [skill(...).tools(add)])")
       const registered = Object.fromEntries(definition.tools.map((t) => [t.name, t]))
       return next({ skills: resolveSkills(definition, define(makeHandles(registered, definition.registry))) })
     },
-    memory: (store: MemoryStore<any> = inMemoryStore()) => next({ memory: memoryTools(store) }),
+    memory: (store: MemoryStore<any> = inMemoryStore()) => (checkMemoryStore(subject, ".memory(...)", store), next({ memory: memoryTools(store) })),
     pickTools: (toolSelection: PickToolsOptions<any> = {}) => (checkPickTools(subject, toolSelection), next({ toolSelection })),
     recover: (policy: ErrorPolicy<string, any>) => {
       checkRecovery(subject, ".recover(...)", policy, true)
@@ -557,6 +580,11 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
     recoverTool: (tool: string, handlers: RecoveryHandlers<string, any>) => {
       checkString(subject, ".recoverTool(name, handlers)'s name", tool)
       checkRecovery(subject, `.recoverTool("${tool}", ...)`, handlers, false)
+      // Handlers for a name no registered tool has would never run: refused, as `.intercept` refuses it.
+      if (!definition.tools.some((t) => t.name === tool)) {
+        const names = definition.tools.map((t) => t.name)
+        throw new AgentConfigError({ subject, reason: `.recoverTool("${tool}", ...): no tool named "${tool}" is registered${nearMiss(tool, names)}; register it with .tools(...) first` })
+      }
       return next({ toolRecovery: { ...definition.toolRecovery, [tool]: handlers } })
     },
     onError: (listener: (error: AgentError) => MaybeEffect<unknown>) => {
@@ -578,9 +606,10 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
     onBudgetThreshold: (options: { readonly threshold?: number }, listener: Listener<BudgetThresholdEvent>) => {
       checkOptions(subject, ".onBudgetThreshold(options, listener)", options, ["threshold"])
       checkFunction(subject, ".onBudgetThreshold(options, listener)", listener)
-      const threshold = options?.threshold ?? 0.8
-      if (!(threshold > 0 && threshold <= 1)) {
-        throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `a budget threshold must be in (0, 1], got ${threshold}` })
+      const threshold: unknown = options?.threshold ?? 0.8
+      if (typeof threshold !== "number" || !(threshold > 0 && threshold <= 1)) {
+        const shown = typeof threshold === "number" ? String(threshold) : typeof threshold === "string" ? JSON.stringify(threshold) : kindOf(threshold)
+        throw new AgentConfigError({ subject: `agent "${definition.name}"`, reason: `a budget threshold must be a number in (0, 1], got ${shown}` })
       }
       return makeBuilder(runners, Object.freeze({
         ...definition,

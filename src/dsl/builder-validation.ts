@@ -5,15 +5,26 @@
  * the name is a known old one (`tool({ onError })` → `recover`) or a near miss (`maxTurn` →
  * `maxTurns`). Typed callers never reach these errors: the types refuse the same mistakes.
  */
+import * as Schema from "effect/Schema"
 import { AgentConfigError } from "../errors.ts"
 import { editDistance } from "./repair-arguments.ts"
 
-/** What was handed over, for a message: `a string`, `an object`, `null`. */
-const kindOf = (u: unknown): string =>
-  u === null ? "null" : Array.isArray(u) ? "an array" : typeof u === "object" ? "an object" : `${/^[aeiou]/.test(typeof u) ? "an" : "a"} ${typeof u}`
+/** What was handed over, for a message: `a string`, `an object`, `null`, `a Map`, `a Promise`, `a skill`. */
+export const kindOf = (u: unknown): string =>
+  u === null ? "null"
+  : Array.isArray(u) ? "an array"
+  : u instanceof Map ? "a Map"
+  : isThenable(u) ? "a Promise"
+  : typeof u === "object" && (u as { _tag?: unknown })._tag === "Skill" ? "a skill"
+  : typeof u === "object" && (u as { _tag?: unknown })._tag === "Tool" ? `the tool "${String((u as { name?: unknown }).name)}"`
+  : typeof u === "object" ? "an object"
+  : `${/^[aeiou]/.test(typeof u) ? "an" : "a"} ${typeof u}`
+
+const isThenable = (u: unknown): boolean =>
+  typeof u === "object" && u !== null && typeof (u as { then?: unknown }).then === "function"
 
 /** ` (did you mean \`x\`?)` for the closest of `known` within two edits of `name`, else "". */
-const nearMiss = (name: string, known: ReadonlyArray<string>): string => {
+export const nearMiss = (name: string, known: ReadonlyArray<string>): string => {
   let best: string | undefined
   let distance = 3
   for (const candidate of known) {
@@ -117,6 +128,84 @@ export const checkOneOf = (subject: string, where: string, value: unknown, allow
   throw new AgentConfigError({ subject, reason: `${where} takes ${allowed.map((a) => JSON.stringify(a)).join(" or ")}, got ${shown}` })
 }
 
+/**
+ * Refuses a value that is not `true` or `false` (a string `"false"` would otherwise read as true).
+ *
+ * @example
+ * ```ts
+ * checkBoolean(`tool "t"`, "`safe`", "false") // AgentConfigError: … `safe` must be true or false, got a string
+ * ```
+ */
+export const checkBoolean = (subject: string, where: string, value: unknown): void => {
+  if (typeof value === "boolean") return
+  throw new AgentConfigError({ subject, reason: `${where} must be true or false, got ${kindOf(value)}` })
+}
+
+/**
+ * Refuses a value that is not an Effect Schema (a JSON Schema object, a type name as a string).
+ *
+ * @example
+ * ```ts
+ * checkSchema(`agent "a"`, "`output`", { type: "object" }) // … `output` must be an Effect Schema (Schema.Struct({...}), Schema.String…), got an object
+ * ```
+ */
+export const checkSchema = (subject: string, where: string, value: unknown): void => {
+  if (Schema.isSchema(value)) return
+  throw new AgentConfigError({ subject, reason: `${where} must be an Effect Schema (Schema.Struct({ ... }), Schema.String, ...), got ${kindOf(value)}` })
+}
+
+/**
+ * Refuses a record of tools given as anything else: an array, a Map, one tool, nothing.
+ *
+ * @example
+ * ```ts
+ * checkToolRecord(`agent "a"`, [add]) // … .tools(...) takes a record of tools keyed by their names: .tools({ add, multiply }), got an array
+ * ```
+ */
+export const checkToolRecord = (subject: string, tools: unknown): void => {
+  const kind = kindOf(tools)
+  if (kind === "an object") return
+  const advice = kind.startsWith("the tool ") ? `: write .tools({ ${String((tools as { name: unknown }).name)} })` : ""
+  throw new AgentConfigError({ subject, reason: `.tools(...) takes a record of tools keyed by their names, .tools({ add, multiply }); got ${kind}${advice}` })
+}
+
+/**
+ * Refuses what `.skills(...)`'s callback returned unless it is a non-empty array (of skills, checked one by one later).
+ *
+ * @example
+ * ```ts
+ * checkSkillList(`agent "a"`, skill("s").tools(add)) // … .skills(...) must return an array of skills, [skill(...)], got a skill
+ * ```
+ */
+export const checkSkillList = (subject: string, skills: unknown): void => {
+  if (!Array.isArray(skills)) {
+    throw new AgentConfigError({ subject, reason: `.skills(...) must return an array of skills, .skills(({ add }) => [skill("s").tools(add)]); got ${kindOf(skills)}` })
+  }
+  if (skills.length === 0) {
+    throw new AgentConfigError({
+      subject,
+      reason: ".skills(...) returned no skills: return at least one, or leave .skills(...) out for the one implicit skill that may use every registered tool"
+    })
+  }
+}
+
+/**
+ * Refuses a memory store that is not a `MemoryStore` (an object with `read`, `write` and `search` methods).
+ *
+ * @example
+ * ```ts
+ * checkMemoryStore(`agent "a"`, ".memory(...)", "notes") // … .memory(...) takes a MemoryStore …, got a string
+ * ```
+ */
+export const checkMemoryStore = (subject: string, where: string, store: unknown): void => {
+  const methods = ["read", "write", "search"]
+  if (typeof store === "object" && store !== null && methods.every((m) => typeof (store as Record<string, unknown>)[m] === "function")) return
+  throw new AgentConfigError({
+    subject,
+    reason: `${where} takes a MemoryStore (an object with read, write, search methods, e.g. inMemoryStore()), or nothing for a new in-memory one; got ${kindOf(store)}`
+  })
+}
+
 /** The options of `agent(name, options)`. */
 export const agentOptionKeys: ReadonlyArray<string> = ["input", "output"]
 
@@ -192,4 +281,8 @@ export const checkPickTools = (subject: string, options: unknown): void => {
   if (maxCandidates !== undefined && !(Number.isInteger(maxCandidates) && (maxCandidates as number) >= 1)) throw fail(`maxCandidates must be a whole number >= 1, got ${String(maxCandidates)}`)
   if (minScore !== undefined && !Number.isFinite(minScore)) throw fail(`minScore must be a finite number, got ${String(minScore)}`)
   if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0)) throw fail(`timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`)
+  const { scorer, debug, allowUnsafe } = (options ?? {}) as Record<string, unknown>
+  if (scorer !== undefined) checkFunction(subject, ".pickTools(...)'s `scorer`", scorer, "(input, tool) => score in [0, 1]")
+  if (debug !== undefined) checkFunction(subject, ".pickTools(...)'s `debug`", debug, "(line) => void")
+  if (allowUnsafe !== undefined && typeof allowUnsafe !== "boolean") throw fail(`allowUnsafe must be true or false, got ${kindOf(allowUnsafe)}`)
 }

@@ -9,6 +9,8 @@ import type { KnowledgeLoader, KnowledgeSource } from "./knowledge.ts"
 import type { AgentTypeError } from "./agent-type-error.ts"
 import type { AnyToolHandle, HandleAgent, ToolHandle } from "./tool-handle.ts"
 import { inMemoryStore, type MemoryStore } from "./memory.ts"
+import { AgentConfigError } from "../errors.ts"
+import { checkFunction, checkMemoryStore, checkSchema, checkString } from "./builder-validation.ts"
 import type { Tool } from "./tool.ts"
 import type { ToolChoicePolicy } from "./tool-choice.ts"
 import type { ModelClientService } from "../model/model-client.ts"
@@ -188,7 +190,13 @@ export type AllDeterministic<Skills extends ReadonlyArray<unknown>> = Skills ext
  * agent("calc").tools({ add }).skills(({ add }) => [skill("compute", "Perform calculations").tools(add)])
  * ```
  */
-export const skill = (name: string, description = ""): Skill<never, any, any, "agentic"> => <Skill<never, any, any, "agentic">> makeSkill({
+export const skill = (name: string, description = ""): Skill<never, any, any, "agentic"> => {
+  // Untyped callers: a skill's name is what the model routes by and what events report.
+  if (typeof name !== "string" || name.trim() === "") {
+    throw new AgentConfigError({ subject: "skill", reason: "skill(name, description?) needs a non-empty name: skill(\"compute\", \"Perform calculations\")" })
+  }
+  checkString(`skill "${name}"`, "skill(name, description)'s description", description)
+  return <Skill<never, any, any, "agentic">> makeSkill({
     name,
     description,
     handles: [],
@@ -201,6 +209,7 @@ export const skill = (name: string, description = ""): Skill<never, any, any, "a
     memoryStore: undefined,
     toolChoicePolicy: undefined
   })
+}
 
 interface SkillState {
   readonly name: string
@@ -216,25 +225,38 @@ interface SkillState {
   readonly toolChoicePolicy: ToolChoicePolicy<AnyToolHandle> | undefined
 }
 
-const makeSkill = (state: SkillState): Skill<any, any, any, any, any> =>
-  Object.freeze({
+const makeSkill = (state: SkillState): Skill<any, any, any, any, any> => {
+  const subject = `skill "${state.name}"`
+  return Object.freeze({
     _tag: "Skill",
     ...state,
     tools: ((...handles: ReadonlyArray<AnyToolHandle>) => makeSkill({ ...state, handles: [...state.handles, ...handles] })) as (
       ...handles: ReadonlyArray<unknown>
     ) => Skill<any, any, any, any, any>,
-    implementedBy: (implementation: SkillImplementation<any, any, any>) =>
-      makeSkill({ ...state, implementation }) as Skill<any, any, any, "deterministic", any>,
-    when: (predicate: SkillPredicate) => makeSkill({ ...state, predicate }),
+    implementedBy: (implementation: SkillImplementation<any, any, any>) => {
+      checkFunction(subject, ".implementedBy(...)", implementation, "(input, { signal }) => output")
+      return makeSkill({ ...state, implementation }) as Skill<any, any, any, "deterministic", any>
+    },
+    when: (predicate: SkillPredicate) => {
+      checkFunction(subject, ".when(...)", predicate, "(input) => boolean, e.g. .when((input) => /refund/i.test(input))")
+      return makeSkill({ ...state, predicate })
+    },
     knowledge: (name: string, description: string, load: KnowledgeLoader<any>, options?: { readonly preload?: boolean }) =>
       makeSkill({ ...state, knowledgeSources: [...state.knowledgeSources, { name, description, load, preload: options?.preload === true }] }),
-    output: (outputSchema: Schema.Codec<any, any, never, never>) => makeSkill({ ...state, outputSchema }),
+    output: (outputSchema: Schema.Codec<any, any, never, never>) => {
+      checkSchema(subject, ".output(...)'s argument", outputSchema)
+      return makeSkill({ ...state, outputSchema })
+    },
     chat: () => makeSkill({ ...state, chatOnly: true }) as Skill<any, any, any, "agentic", any>,
-    memory: (store: MemoryStore<any> = inMemoryStore()) => makeSkill({ ...state, memoryStore: store }),
+    memory: (store: MemoryStore<any> = inMemoryStore()) => {
+      checkMemoryStore(subject, ".memory(...)", store)
+      return makeSkill({ ...state, memoryStore: store })
+    },
     toolChoice: (toolChoicePolicy: ToolChoicePolicy<AnyToolHandle>) => makeSkill({ ...state, toolChoicePolicy }),
     handoffs: (...targets: ReadonlyArray<HandoffTarget>) =>
       makeSkill({ ...state, handoffTargets: [...state.handoffTargets, ...targets] }) as Skill<any, any, any, "agentic", any>
   })
+}
 
 /** True for values built by {@link skill}. */
 export const isSkill = (u: unknown): u is AnySkill =>

@@ -5,7 +5,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AgentConfigError } from "../errors.ts"
-import { checkOptions, toolOptionKeys, toolOptionRenamed } from "./builder-validation.ts"
+import { checkBoolean, checkOptions, checkRecovery, checkSchema, kindOf, toolOptionKeys, toolOptionRenamed } from "./builder-validation.ts"
 import { type Abortable, type AroundAnswer, fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
 import { type ToolImplementation, toolImplementationKey } from "./tool-implementation.ts"
 import { compileJsonSchema, type ToolJsonSchema } from "./json-schema-tool.ts"
@@ -74,10 +74,19 @@ export interface UnsafeNoSchema<Mode extends UnsafeMode = UnsafeMode> {
  * const log = tool("log", { args: unsafeNoSchema({ mode: "read-only" }), run: (args) => JSON.stringify(args) })
  * ```
  */
-export const unsafeNoSchema = <const Mode extends UnsafeMode>(options: { readonly mode: Mode }): UnsafeNoSchema<Mode> => ({
-  _tag: "UnsafeNoSchema",
-  mode: options.mode
-})
+export const unsafeNoSchema = <const Mode extends UnsafeMode>(options: { readonly mode: Mode }): UnsafeNoSchema<Mode> => {
+  checkUnsafeMode("unsafeNoSchema(...)", options?.mode)
+  return { _tag: "UnsafeNoSchema", mode: options.mode }
+}
+
+const unsafeModes: ReadonlyArray<unknown> = ["read-only", "human-approval", "full"]
+
+/** Untyped callers: the mode decides approval and pre-selection, so a misspelt one is refused, not read as "full". */
+const checkUnsafeMode = (where: string, mode: unknown): void => {
+  if (unsafeModes.includes(mode)) return
+  const shown = typeof mode === "string" ? JSON.stringify(mode) : kindOf(mode)
+  throw new AgentConfigError({ subject: where, reason: `\`mode\` must be "read-only", "human-approval" or "full": unsafeNoSchema({ mode: "read-only" }); got ${shown}` })
+}
 
 /** Where a tool keeps what only the loop uses: a registered symbol, out of completions and JSON. */
 export const ToolInternals: unique symbol = Symbol.for("effect-agent-dsl/ToolInternals")
@@ -252,7 +261,8 @@ export interface DeclaredToolOptions<S extends ArgsSchema, Success, Name extends
 export interface JsonSchemaToolOptions<Args, R, Name extends string = string, Req = never> extends ToolOptionsBase {
   /** Stored verbatim (deep-frozen), sent to models as is, and compiled once into the argument validator. */
   readonly parameters: ToolJsonSchema
-  readonly onError?: RecoveryHandlers<Name, Req>
+  /** This tool's recovery handlers, ahead of the agent's `.recoverTool(name)` and `.recover` defaults. */
+  readonly recover?: RecoveryHandlers<Name, Req>
   readonly run: (args: Args, context: ToolContext) => MaybeEffect<R, Req>
   /** Check at registration that `parameters` is in OpenAI's strict subset, and mark the definition strict. */
   readonly strict?: boolean
@@ -344,6 +354,7 @@ export function tool(
   }
   // Untyped callers: an option nobody reads (a recovery policy under an old name) is refused, not dropped.
   checkOptions(`tool "${name}"`, "tool(name, options)", options, toolOptionKeys, toolOptionRenamed)
+  checkToolOptions(name, options)
   if (options?.run === undefined && typeof options === "object" && options !== null && "args" in options && Schema.isSchema(options.args)) {
     options = { ...options, run: implementedByLayer(name) }
   }
@@ -377,6 +388,39 @@ export function tool(
   }
   const repair = repairOptions("repair" in options ? options.repair : undefined)
   return makeTool(name, options, schemaCodec(schema, parameters, repair), parameters.jsonSchema, strict)
+}
+
+/**
+ * Untyped callers: options of the wrong kind are refused rather than read loosely (`safe: "false"` is
+ * truthy, `tags: "math"` would become four tags, a misspelt `recover` handler would never run).
+ */
+const checkToolOptions = (name: string, options: unknown): void => {
+  if (typeof options !== "object" || options === null) return
+  const subject = `tool "${name}"`
+  const o = options as Record<string, unknown>
+  if (o["description"] !== undefined && typeof o["description"] !== "string") {
+    throw new AgentConfigError({ subject, reason: `\`description\` must be a string, got ${kindOf(o["description"])}` })
+  }
+  if (o["tags"] !== undefined && !(Array.isArray(o["tags"]) && o["tags"].every((t) => typeof t === "string"))) {
+    throw new AgentConfigError({ subject, reason: `\`tags\` must be an array of strings, tags: ["math"]; got ${kindOf(o["tags"])}` })
+  }
+  for (const flag of ["safe", "untrustedOutput", "strict"]) {
+    if (o[flag] !== undefined) checkBoolean(subject, `\`${flag}\``, o[flag])
+  }
+  const repair = o["repair"]
+  if (repair !== undefined && typeof repair !== "boolean") {
+    if (kindOf(repair) !== "an object") {
+      throw new AgentConfigError({ subject, reason: `\`repair\` must be true, false or { literals?, numericStrings?, jsonStrings? }, got ${kindOf(repair)}` })
+    }
+    checkOptions(subject, "`repair`", repair, ["literals", "numericStrings", "jsonStrings"])
+    for (const [key, value] of Object.entries(repair as object)) checkBoolean(subject, `\`repair.${key}\``, value)
+  }
+  if (o["recover"] !== undefined) checkRecovery(subject, "tool(name, options)'s `recover`", o["recover"], false)
+  if ("args" in o && "parameters" in o) {
+    throw new AgentConfigError({ subject, reason: "give either `args` (an Effect Schema) or `parameters` (a JSON Schema), not both: one of them would be ignored" })
+  }
+  if (o["success"] !== undefined) checkSchema(subject, "`success`", o["success"])
+  if (isUnsafeNoSchema(o["args"])) checkUnsafeMode(subject, o["args"].mode)
 }
 
 const makeTool = (

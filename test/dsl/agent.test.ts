@@ -69,7 +69,7 @@ describe("construction-time errors", () => {
     let foreign: unknown
     agent("calc").tools({ add }).skills((handles) => {
       foreign = handles.add
-      return []
+      return [skill("compute").tools(handles.add)]
     })
     const untyped = agent("calc").tools({ add }) as unknown as { skills: (f: () => unknown[]) => unknown }
     expect(() => untyped.skills(() => [skill("compute").tools(foreign as never)])).toThrow(/belongs to another agent/)

@@ -70,7 +70,7 @@ describe("skills only accept this agent's registered handles", () => {
     let foreign!: ToolHandle<"other", typeof shout>
     agent("other").tools({ shout }).skills((h) => {
       foreign = h.shout
-      return []
+      return [skill("loud").tools(h.shout)]
     })
     const calc = agent("calc").tools({ add })
     // @ts-expect-error the handle belongs to agent "other"

@@ -1,0 +1,176 @@
+/**
+ * What plain JavaScript (or `any`) can hand the builders that the types refuse: each mistake is an
+ * `AgentConfigError` at construction naming the method or option and what to pass instead, never a
+ * `TypeError` from inside the library, an option silently dropped, or a failure at run time.
+ */
+import { Effect, Layer, Schema } from "effect"
+import { describe, expect, it } from "vitest"
+import { agent, AgentConfigError, BudgetPolicy, skill, text, tool, unsafeNoSchema } from "../../src/index.ts"
+import { scriptedModel } from "../../src/testing/index.ts"
+import { definitionOf } from "../../src/dsl/agent.ts"
+
+const add = tool("add", { args: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }), run: ({ a, b }) => a + b })
+const js = (value: unknown): any => value
+
+/** The AgentConfigError `f` throws; fails the test on any other outcome. */
+const configError = (f: () => unknown): AgentConfigError => {
+  let thrown: unknown
+  try {
+    f()
+  } catch (error) {
+    thrown = error
+  }
+  expect(thrown).toBeInstanceOf(AgentConfigError)
+  return thrown as AgentConfigError
+}
+
+describe(".tools(...) takes a record keyed by tool names", () => {
+  const cases: ReadonlyArray<readonly [string, unknown, RegExp]> = [
+    ["an array", [add], /\.tools\(\.\.\.\) takes a record of tools keyed by their names.*got an array/],
+    ["a Map", new Map([["add", add]]), /got a Map/],
+    ["a single tool", add, /got the tool "add": write \.tools\(\{ add \}\)/],
+    ["undefined", undefined, /got an undefined/],
+    ["null", null, /got null/]
+  ]
+  for (const [what, value, message] of cases) {
+    it(`refuses ${what}`, () => {
+      expect(configError(() => js(agent("a")).tools(value)).message).toMatch(message)
+    })
+  }
+
+  it("a record still registers (and an empty one registers nothing)", () => {
+    expect(definitionOf(agent("a").tools({ add })).tools.map((t) => t.name)).toContain("add")
+    expect(definitionOf(agent("a").tools({})).tools).toEqual(definitionOf(agent("a")).tools)
+  })
+})
+
+describe(".skills(...) returns a non-empty array of skills", () => {
+  const calc = () => js(agent("calc").tools({ add }))
+  it("refuses a single skill, naming the array to return", () => {
+    expect(configError(() => calc().skills(({ add }: any) => skill("s").tools(add))).message).toMatch(
+      /\.skills\(\.\.\.\) must return an array of skills.*got a skill/
+    )
+  })
+
+  it("refuses a Promise (the callback is synchronous)", () => {
+    expect(configError(() => calc().skills(async ({ add }: any) => [skill("s").tools(add)])).message).toMatch(/got a Promise/)
+  })
+
+  it("refuses undefined (a callback that forgot to return)", () => {
+    expect(configError(() => calc().skills(() => undefined)).message).toMatch(/got an undefined/)
+  })
+
+  it("refuses an empty array: it would leave the implicit skill, which may use every tool", () => {
+    expect(configError(() => calc().skills(() => [])).message).toMatch(/returned no skills.*leave \.skills\(\.\.\.\) out/)
+  })
+})
+
+describe("skill(...) and its methods", () => {
+  it("refuses a skill without a name, or a name that is not a string", () => {
+    expect(configError(() => js(skill)()).message).toMatch(/skill\(name, description\?\) needs a non-empty name/)
+    expect(configError(() => js(skill)(" ")).message).toMatch(/non-empty name/)
+    expect(configError(() => js(skill)(42)).message).toMatch(/non-empty name/)
+  })
+
+  it("refuses a description that is not a string", () => {
+    expect(configError(() => js(skill)("s", 42)).message).toMatch(/description.*takes a string, got a number/)
+  })
+
+  it("refuses .when, .implementedBy, .output and .memory arguments of the wrong kind", () => {
+    expect(configError(() => js(skill("s")).when("refund")).message).toMatch(/\.when\(\.\.\.\) takes a function, got a string/)
+    expect(configError(() => js(skill("s")).implementedBy("x")).message).toMatch(/\.implementedBy\(\.\.\.\) takes a function/)
+    expect(configError(() => js(skill("s")).output("string")).message).toMatch(/\.output\(\.\.\.\)'s argument must be an Effect Schema/)
+    expect(configError(() => js(skill("s")).memory("x")).message).toMatch(/MemoryStore/)
+  })
+})
+
+describe("agent(name, { input, output }) takes Schemas", () => {
+  it("refuses an input or output that is not an Effect Schema, instead of a TypeError at run", () => {
+    expect(configError(() => js(agent)("a", { output: { answer: "number" } })).message).toMatch(/`output` must be an Effect Schema/)
+    expect(configError(() => js(agent)("a", { input: "string" })).message).toMatch(/`input` must be an Effect Schema/)
+  })
+})
+
+describe("tool(name, options)", () => {
+  const base = { args: Schema.Struct({}), run: () => 1 }
+  it("refuses flags that are not booleans instead of reading them as truthy", () => {
+    expect(configError(() => tool("t", js({ ...base, safe: "false" }))).message).toMatch(/`safe` must be true or false, got a string/)
+    expect(configError(() => tool("t", js({ ...base, untrustedOutput: "yes" }))).message).toMatch(/`untrustedOutput` must be true or false/)
+    expect(configError(() => tool("t", js({ ...base, strict: 1 }))).message).toMatch(/`strict` must be true or false/)
+    expect(configError(() => tool("t", js({ ...base, repair: "yes" }))).message).toMatch(/`repair` must be true, false or/)
+  })
+
+  it("refuses a description that is not a string and tags that are not a list of strings", () => {
+    expect(configError(() => tool("t", js({ ...base, description: 5 }))).message).toMatch(/`description` must be a string/)
+    expect(configError(() => tool("t", js({ ...base, tags: "math" }))).message).toMatch(/`tags` must be an array of strings/)
+  })
+
+  it("checks its recover handlers as .recoverTool does (a misspelt handler is not dropped)", () => {
+    expect(configError(() => tool("t", js({ ...base, recover: { executionErorr: () => undefined } }))).message).toMatch(
+      /did you mean `executionError`/
+    )
+    expect(configError(() => tool("t", js({ ...base, recover: 5 }))).message).toMatch(/recover/)
+  })
+
+  it("refuses args and parameters together: one of them would be ignored", () => {
+    expect(configError(() => tool("t", js({ ...base, parameters: { type: "object" } }))).message).toMatch(/either `args`.*or `parameters`/)
+  })
+
+  it("refuses a success that is not a Schema", () => {
+    expect(configError(() => tool("t", js({ args: Schema.Struct({}), success: "string" }))).message).toMatch(/`success` must be an Effect Schema/)
+  })
+
+  it("refuses unsafeNoSchema without a known mode", () => {
+    expect(configError(() => js(unsafeNoSchema)()).message).toMatch(/mode.*"read-only", "human-approval" or "full"/)
+    expect(configError(() => js(unsafeNoSchema)({ mode: "readonly" })).message).toMatch(/got "readonly"/)
+  })
+
+  it("a tool from a JSON Schema takes its recovery handlers as `recover`, as its type says", () => {
+    const t = tool("j", { parameters: { type: "object" }, recover: { executionError: () => ({ _tag: "Fail" }) }, run: () => 1 })
+    expect(t.recover).toBeDefined()
+  })
+})
+
+describe("agent builder methods", () => {
+  it(".budget() without options is refused, not a TypeError", () => {
+    expect(configError(() => js(agent("a")).budget()).message).toMatch(/\.budget\(\.\.\.\) takes an object of options, got an undefined/)
+  })
+
+  it(".onBudgetThreshold with a threshold that is not a number is refused", () => {
+    expect(configError(() => js(agent("a")).onBudgetThreshold({ threshold: "0.5" }, () => undefined)).message).toMatch(
+      /threshold must be a number in \(0, 1\], got "0.5"/
+    )
+  })
+
+  it(".pickTools with a scorer or debug that is not a function, or a non-boolean allowUnsafe, is refused", () => {
+    expect(configError(() => js(agent("a")).pickTools({ scorer: 5 })).message).toMatch(/scorer.*takes a function/)
+    expect(configError(() => js(agent("a")).pickTools({ debug: "yes" })).message).toMatch(/debug.*takes a function/)
+    expect(configError(() => js(agent("a")).pickTools({ allowUnsafe: "yes" })).message).toMatch(/allowUnsafe must be true or false/)
+  })
+
+  it(".memory(store) with something that is not a MemoryStore is refused", () => {
+    expect(configError(() => js(agent("a")).memory("notes")).message).toMatch(/\.memory\(\.\.\.\) takes a MemoryStore/)
+    expect(configError(() => js(agent("a")).memory({ read: () => undefined })).message).toMatch(/write, search/)
+  })
+
+  it(".recoverTool for a tool that is not registered is refused (its handlers would never run)", () => {
+    expect(configError(() => js(agent("a").tools({ add })).recoverTool("ad", { executionError: () => undefined })).message).toMatch(
+      /no tool named "ad" is registered.*did you mean `add`/
+    )
+  })
+
+  it("the valid forms still build and run", async () => {
+    const a = agent("a")
+      .model(scriptedModel([text("ok")]))
+      .tools({ add })
+      .recoverTool("add", { executionError: () => ({ _tag: "Fail" }) })
+      .memory()
+      .pickTools({ allowUnsafe: false, scorer: () => 1, debug: () => undefined })
+      .onBudgetThreshold({ threshold: 0.5 }, () => undefined)
+      .budgetPolicy(() => BudgetPolicy.fail)
+      .provide(Layer.empty)
+      .skills(({ add }) => [skill("s", "adds").when(() => true).tools(add).memory()])
+    expect(await a.run("x")).toBe("ok")
+    expect(await Effect.runPromise(agent("d").skills(() => [skill("d").implementedBy((i: string) => i.toUpperCase())]).runEffect("x"))).toBe("X")
+  })
+})
