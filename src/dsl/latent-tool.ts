@@ -24,7 +24,8 @@ export interface LatentToolOptions<A extends ArgsSchema, O extends ArgsSchema, N
   readonly args: A
   readonly output: O
   readonly tags?: ReadonlyArray<string>
-  readonly onError?: RecoveryHandlers<Name>
+  /** Recovery handlers for this tool's calls, as `tool(...)`'s `recover`. */
+  readonly recover?: RecoveryHandlers<Name>
   readonly strict?: boolean
 }
 
@@ -53,7 +54,9 @@ export const latentTool = <const Name extends string, A extends ArgsSchema, O ex
     args: Schema.Struct({ args: options.args, output: options.output }),
     run: (call) => (call as { readonly output: unknown }).output,
     tags: ["latent", ...(options.tags ?? [])],
-    ...(options.onError === undefined ? {} : { onError: options.onError }),
+    ...(options.recover === undefined ? {} : { recover: options.recover }),
+    // An untyped caller's `onError` goes on to `tool(...)`, which refuses it naming `recover`.
+    ...((options as { readonly onError?: unknown }).onError === undefined ? {} : { onError: (options as { readonly onError?: unknown }).onError }),
     ...(options.strict === undefined ? {} : { strict: options.strict })
   }) as unknown as Tool<Name, LatentCall<A["Type"], O["Type"]>, O["Type"]>
 }

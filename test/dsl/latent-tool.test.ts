@@ -38,4 +38,18 @@ describe("latent tools", () => {
     const error = failureOf(await runExit(agent("a").model(scriptedModel([call({ args: { ticket: "x" } })])).tools({ classify }).recover({ invalidArgs: () => Recovery.fail }).runEffect("t")))
     expect(error._tag).toBe("InvalidToolArgs")
   })
+
+  it("takes recovery handlers as recover (onError is refused naming it)", async () => {
+    const fixing = latentTool("classify", {
+      args: Schema.Struct({ ticket: Schema.String }),
+      output: Category,
+      recover: { invalidArgs: () => Recovery.fixed({ args: { ticket: "x" }, output: { category: "other", urgent: false } }) }
+    })
+    const uses: Array<ToolUseEvent> = []
+    await agent("a").model(scriptedModel([call({ args: { ticket: "x" }, output: { category: "refund" } }), text("done")])).tools({ classify: fixing }).onToolUse((e) => void uses.push(e)).run("t")
+    expect(uses[0]!.result).toEqual({ category: "other", urgent: false })
+    const untyped = latentTool as unknown as (name: string, options: object) => unknown
+    expect(() => untyped("classify", { args: Schema.Struct({}), output: Category, onError: {} })).toThrow(/recover/)
+  })
 })
+
