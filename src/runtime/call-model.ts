@@ -64,19 +64,20 @@ export const callModel = <E = never>(
         client
       })
     )
-    return traced ? call.pipe(modelSpan(turn, request, client?.metadata)) : call
+    return traced ? call.pipe(modelSpan(turn, request, client?.metadata, onPart !== undefined)) : call
   })
 
 /**
- * The `chat {model}` span of a call (kind CLIENT), with `error.type` when the call fails.
+ * The `chat {model}` span of a call (kind CLIENT), with `error.type` when the call fails and
+ * `gen_ai.request.stream` when it reads the client's stream.
  *
  * @example
  * ```ts
  * Effect.gen(() => callModelSteps(emit, turn, request, undefined, undefined, env)).pipe(modelSpan(turn, request, env.client?.metadata))
  * ```
  */
-export const modelSpan = (turn: number, request: ModelRequest, model: ModelMetadata | undefined) => {
-  const span = chatSpan(turn, request, model)
+export const modelSpan = (turn: number, request: ModelRequest, model: ModelMetadata | undefined, streaming = false) => {
+  const span = chatSpan(turn, request, model, streaming)
   return <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.withSpan(withErrorType(effect), span.name, span.options)
 }
 
@@ -122,12 +123,12 @@ export function* callModelSteps<E>(
   const exit = yield* Effect.exit(answerOf(announcer, client, turn, request, onPart, record, env))
   const durationMs = env.clock.currentTimeMillisUnsafe() - started
   const checked = checkedOutcome(exit, client, turn, onPart, record)
-  // A failed call is measured too (`gen_ai.client.operation.duration` with its `error.type`).
-  const errorType = Exit.isFailure(checked) ? errorTypeOf(checked.cause) : undefined
-  const usage = Exit.isSuccess(checked) ? (checked.value as LlmResponse).usage : undefined
-  if (Exit.isSuccess(checked) || errorType !== undefined) {
-    if (env.context === undefined) yield* recordModelCall(client.metadata, durationMs, usage, errorType)
-    else recordModelCallUnsafe(client.metadata, durationMs, usage, errorType, env.context)
+  // A failed call is measured too (`gen_ai.client.operation.duration` with its `error.type`). A durable
+  // run's call is measured inside what it records (`answerOf`): a replay, which reads the recorded
+  // answer back, is no call to the model and is not counted again.
+  if (record === undefined) {
+    const measure = measureCall(client, durationMs, checked, env)
+    if (measure !== undefined) yield* measure
   }
   if (Exit.isFailure(checked)) return yield* (checked as Exit.Exit<never, ModelError | E>)
   const response = checked.value as LlmResponse
@@ -156,9 +157,28 @@ const answerOf = <E>(
   // (when something can hear it: providing the listener costs a copy of the fiber's services per call).
   const raw = env.retryHeard === false ? call : Effect.provideService(call, ModelRetryListener, (notice) => announcer.emit({ _tag: "Retrying", ...notice }))
   if (record === undefined) return raw
-  // A durable run records the checked answer (or its ModelError), and a replay reads it back.
+  // A durable run records the checked answer (or its ModelError), and a replay reads it back; the call
+  // is measured when it is made, inside what is recorded.
   const unchecked = uncheckedTurn(client, turn, onPart)
-  return record((unchecked === undefined ? raw : Effect.flatMap(raw, (raw) => checkedResponse(raw, unchecked))) as Effect.Effect<LlmResponse, ModelError>)
+  const answered = (unchecked === undefined ? raw : Effect.flatMap(raw, (raw) => checkedResponse(raw, unchecked))) as Effect.Effect<LlmResponse, ModelError>
+  return record(Effect.suspend(() => {
+    const started = env.clock.currentTimeMillisUnsafe()
+    return Effect.onExit(answered, (exit) => measureCall(client, env.clock.currentTimeMillisUnsafe() - started, exit, env) ?? Effect.void)
+  }))
+}
+
+/**
+ * Records the GenAI metrics of a call that ended with `exit` (its duration, its usage or `error.type`),
+ * in plain code when the run read its services once (`env.context`); an Effect to run otherwise, or
+ * undefined when there is nothing to record (an interruption).
+ */
+const measureCall = (client: ModelClient, durationMs: number, exit: Exit.Exit<unknown, unknown>, env: CallEnv): Effect.Effect<void> | undefined => {
+  const errorType = Exit.isFailure(exit) ? errorTypeOf(exit.cause) : undefined
+  if (Exit.isFailure(exit) && errorType === undefined) return undefined
+  const usage = Exit.isSuccess(exit) ? (exit.value as LlmResponse).usage : undefined
+  if (env.context === undefined) return recordModelCall(client.metadata, durationMs, usage, errorType)
+  recordModelCallUnsafe(client.metadata, durationMs, usage, errorType, env.context)
+  return undefined
 }
 
 /** The turn to check an answer for, or undefined when it needs no check: a `fromFunction` client's chat is checked already (`isSafeChat`). */

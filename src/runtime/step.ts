@@ -99,7 +99,7 @@ const modelCall = (ctx: RunContext): Steps<LlmResponse, AgentError, ModelClientS
       durability === undefined ? undefined : (call) => durability.model({ runId: ctx.runId, turn, purpose: "step" }, call),
       ctx.callEnv
     )
-  return ctx.traced ? Effect.gen(call).pipe(modelSpan(turn, request, ctx.callEnv.client?.metadata)) : call()
+  return ctx.traced ? Effect.gen(call).pipe(modelSpan(turn, request, ctx.callEnv.client?.metadata, ctx.sink !== undefined && ctx.sink.deltas !== false)) : call()
 }
 
 /**

@@ -96,9 +96,19 @@ const markFailedOutcome: Effect.Effect<void> = Effect.currentSpan.pipe(
 
 const failedOutcomes: Record<string, string> = { invalid_args: "InvalidToolArgs", failed: "ToolFailed", not_allowed: "ToolNotAllowed" }
 
-/** The tool result on the current (tool) span, when content capture is on. */
+/**
+ * The tool result on the current (tool) span, when content capture is on and the call ran: the
+ * conventions record `gen_ai.tool.call.result` "if execution was successful", so a call refused or
+ * failed (what the model is told then is feedback, not a result) has none.
+ */
 const annotateResult = (result: LlmMessage): Effect.Effect<void> =>
-  Effect.withFiber((fiber) => (fiber.getRef(CaptureMessageContent) ? Effect.annotateCurrentSpan(toolResultContent(result)) : Effect.void))
+  Effect.withFiber((fiber) => {
+    if (!fiber.getRef(CaptureMessageContent)) return Effect.void
+    return Effect.currentSpan.pipe(
+      Effect.flatMap((span) => (failedOutcomes[String(span.attributes.get("tool.outcome"))] === undefined ? Effect.annotateCurrentSpan(toolResultContent(result)) : Effect.void)),
+      Effect.catch(() => Effect.void)
+    )
+  })
 
 /**
  * Whether `call` goes through the tool pipeline (one of the skill's tools, not a terminal) with no one

@@ -5,9 +5,11 @@
  */
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { AggregationTemporality, DataPointType, InMemoryMetricExporter, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics"
-import { Effect, Metric, Schema } from "effect"
+import { Effect, Layer, Metric, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { agent, genAiOperationDuration, genAiTokenUsage, ModelClient, ModelError, text, tool, toolCalls } from "../../src/index.ts"
+import { agent, Decision, genAiOperationDuration, genAiTokenUsage, ModelClient, ModelError, text, tool, toolCalls } from "../../src/index.ts"
+import { durable, memoryEngine } from "../../src/durable/index.ts"
+import { makeBank } from "../approvals/bank.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 
 const add = tool("add", { args: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }), run: ({ a, b }) => a + b })
@@ -80,5 +82,34 @@ describe("GenAI client metrics", () => {
     const duration = metrics.find((m) => m.descriptor.name === "gen_ai.client.operation.duration")!
     expect(duration.descriptor.unit).toBe("s")
     expect(duration.dataPoints[0]!.attributes).toMatchObject({ "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai" })
+  })
+})
+
+describe("GenAI client metrics of a durable run", () => {
+  it("count each call to the model once: a replay after a decision reads the recorded answer and is not measured again", async () => {
+    const { bank } = makeBank({
+      ...scriptedModel([
+        { ...toolCalls([{ id: "k1", name: "transfer", arguments: { to: "bob", amount: 500 } }]), usage: { inputTokens: 100, outputTokens: 10 } },
+        text("paid", { inputTokens: 200, outputTokens: 20 })
+      ]),
+      metadata
+    })
+    const d = durable(bank)
+    const { duration, input } = await Effect.gen(function*() {
+      yield* d.run("pay bob", { runId: "m-1" })
+      yield* d.decide("m-1", { k1: Decision.approve })
+      expect(yield* d.join("m-1")).toBe("paid")
+      return {
+        duration: yield* Metric.value(Metric.withAttributes(genAiOperationDuration, { ...chat, unit: "s" })),
+        input: yield* Metric.value(Metric.withAttributes(genAiTokenUsage, { ...chat, "gen_ai.token.type": "input", unit: "{token}" }))
+      }
+    }).pipe(
+      Effect.provide(d.layer.pipe(Layer.provideMerge(memoryEngine))),
+      Effect.provideService(Metric.MetricRegistry, new Map()),
+      Effect.timeout("10 seconds"),
+      Effect.runPromise
+    )
+    expect(duration.count).toBe(2)
+    expect([input.count, input.sum]).toEqual([2, 300])
   })
 })

@@ -148,11 +148,33 @@ describe("GenAI spans", () => {
   })
 })
 
+describe("gen_ai.tool.call.result", () => {
+  it("is recorded for a call that ran, not for one refused with invalid arguments (the model gets feedback, not a result)", async () => {
+    const { spans, tracer } = captureSpans()
+    const model = scriptedModel([toolCalls([{ id: "e1", name: "echo", arguments: { text: 42 } }]), toolCalls([{ id: "e2", name: "echo", arguments: { text: "ok" } }]), text("done")])
+    await Effect.runPromise(echoAgent(model).runEffect("say it").pipe(Effect.provideService(CaptureMessageContent, true), Effect.withTracer(tracer)))
+    const tools = spans.filter((s) => s.name === "execute_tool echo").map((s) => Object.fromEntries(s.attributes))
+    expect(tools.map((t) => t["tool.outcome"])).toEqual(["invalid_args", "success"])
+    expect(tools[0]).not.toHaveProperty("gen_ai.tool.call.result")
+    expect(tools[1]!["gen_ai.tool.call.result"]).toBe("ok")
+  })
+})
+
 describe("chatSpan", () => {
   it("says gen_ai.request.stream=true for a streaming call, and nothing for one that is not", () => {
     const request = { messages: [{ role: "user" as const, content: "hi" }], tools: [] }
     expect(chatSpan(1, request, undefined, true).options.attributes).toMatchObject({ "gen_ai.request.stream": true })
     expect(chatSpan(1, request, undefined).options.attributes).not.toHaveProperty("gen_ai.request.stream")
+  })
+
+  it("a run's chat spans carry it when the run streams (runStream), not when it does not (run)", async () => {
+    const streamedRun = captureSpans()
+    await Effect.runPromise(Stream.runDrain(echoAgent(script()).runStream("say it")).pipe(Effect.withTracer(streamedRun.tracer)))
+    const chats = (spans: typeof streamedRun.spans) => spans.filter((s) => s.name.startsWith("chat")).map((s) => Object.fromEntries(s.attributes)["gen_ai.request.stream"])
+    expect(chats(streamedRun.spans)).toEqual([true, true])
+    const plainRun = captureSpans()
+    await Effect.runPromise(echoAgent(script()).runEffect("say it").pipe(Effect.withTracer(plainRun.tracer)))
+    expect(chats(plainRun.spans)).toEqual([undefined, undefined])
   })
 })
 
