@@ -26,6 +26,7 @@ import { effectStream } from "../internal/lazy-effect.ts"
 import type { RunStreamEvent } from "../dsl/events.ts"
 import { type AgentError, ToolNotAllowed } from "../errors.ts"
 import { agUiFrames, type AgUiStreamOptions } from "../protocols/ag-ui/wire/to-ag-ui.ts"
+import { type ChildRunMark, childRunKey } from "./child-run-mark.ts"
 import { toolResultContent } from "./prompt.ts"
 
 /** Options of {@link eventStreamResponse}. */
@@ -138,6 +139,17 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
     /** UI ids of the calls started in this turn, by index; UI ids by the loop's call id. */
     let started = new Map<number, string>()
     const byCallId = new Map<string, string>()
+    /**
+     * The runs of agents called as tools (and their own children): their parts stream into the message
+     * marked as theirs (`childRunMark`), so that `fromUIMessages` leaves them out of the next turn's
+     * transcript (they are the child's, not the parent's: its text, its calls to tools the parent has
+     * not). A child run is one started while its parent has a call without an outcome; a handoff's
+     * target starts after the handoff's outcome, and a composite's members under a composite: theirs
+     * are the conversation's.
+     */
+    const inner = new Map<string, ChildRunMark>()
+    const openCalls = new Map<string, Set<string>>()
+    const settle = (runId: string, toolCallId: string) => void openCalls.get(runId)?.delete(toolCallId)
     const closeBlocks = (out: Array<unknown>) => {
       if (text !== undefined) out.push({ type: "text-end", id: text })
       if (reasoning !== undefined) out.push({ type: "reasoning-end", id: reasoning })
@@ -154,7 +166,13 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
       // as a tool) continues it too: a `start` with its id would make the AI SDK begin another message.
       if (!startSent) out.push(event._tag === "RunStart" && event.parentRunId === undefined ? { type: "start", messageId: event.runId } : { type: "start" })
       startSent = true
+      const mark = inner.get(event.runId)
       switch (event._tag) {
+        case "RunStart":
+          if (event.parentRunId !== undefined && (inner.has(event.parentRunId) || (openCalls.get(event.parentRunId)?.size ?? 0) > 0)) {
+            inner.set(event.runId, { [childRunKey]: { childRun: event.runId, agent: event.agent } })
+          }
+          break
         case "Turn":
           if (stepOpen) out.push({ type: "finish-step" })
           out.push({ type: "start-step" })
@@ -162,17 +180,17 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
           started = new Map()
           break
         case "TextDelta":
-          if (text === undefined) out.push({ type: "text-start", id: (text = `${event.runId}-text-${event.turn}`) })
+          if (text === undefined) out.push(withMark({ type: "text-start", id: (text = `${event.runId}-text-${event.turn}`) }, "providerMetadata", mark))
           out.push({ type: "text-delta", id: text, delta: event.delta })
           break
         case "ReasoningDelta":
-          if (reasoning === undefined) out.push({ type: "reasoning-start", id: (reasoning = `${event.runId}-reasoning-${event.turn}`) })
+          if (reasoning === undefined) out.push(withMark({ type: "reasoning-start", id: (reasoning = `${event.runId}-reasoning-${event.turn}`) }, "providerMetadata", mark))
           out.push({ type: "reasoning-delta", id: reasoning, delta: event.delta })
           break
         case "ToolCallStart": {
           const id = event.toolCallId ?? `${event.runId}-call-${event.turn}-${event.index}`
           started.set(event.index, id)
-          out.push({ type: "tool-input-start", toolCallId: id, toolName: event.tool })
+          out.push(withMark({ type: "tool-input-start", toolCallId: id, toolName: event.tool }, "toolMetadata", mark))
           break
         }
         case "ToolCallDelta": {
@@ -184,11 +202,14 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
           closeBlocks(out)
           if (event.response._tag !== "ToolCalls") break
           const ids = [...started.entries()].sort(([a], [b]) => a - b).map(([, id]) => id)
+          const open = openCalls.get(event.runId) ?? new Set<string>()
+          openCalls.set(event.runId, open)
           event.response.calls.forEach((call, i) => {
             const id = ids[i] ?? call.id
             byCallId.set(call.id, id)
-            if (ids[i] === undefined) out.push({ type: "tool-input-start", toolCallId: id, toolName: call.name })
-            out.push({ type: "tool-input-available", toolCallId: id, toolName: call.name, input: parseOr(call.arguments) })
+            open.add(call.id)
+            if (ids[i] === undefined) out.push(withMark({ type: "tool-input-start", toolCallId: id, toolName: call.name }, "toolMetadata", mark))
+            out.push(withMark({ type: "tool-input-available", toolCallId: id, toolName: call.name, input: parseOr(call.arguments) }, "toolMetadata", mark))
           })
           break
         }
@@ -201,22 +222,28 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
           out.push({ type: "data-tool-progress", data: { toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, tool: event.tool, progress: jsonOr(event.data) }, transient: true })
           break
         case "ToolUse":
+          settle(event.runId, event.toolCallId)
           out.push({ type: "tool-output-available", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, output: jsonOr(event.result ?? null) })
           break
         case "ToolError":
+          settle(event.runId, event.toolCallId)
           out.push({ type: "tool-output-error", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, errorText: String(event.error) })
           break
         case "InvalidArgs":
+          settle(event.runId, event.toolCallId)
           out.push({ type: "tool-output-error", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, errorText: event.issues })
           break
         case "ToolHallucinated":
+          settle(event.runId, event.toolCallId)
           // The call was sent as tool-input-available: it gets its outcome, what the model was told.
           out.push({ type: "tool-output-error", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, errorText: new ToolNotAllowed({ agent: event.agent, skill: event.skill, tool: event.tool, allowed: event.allowed }).message })
           break
         case "Handoff":
+          settle(event.runId, event.toolCallId)
           out.push({ type: "tool-output-available", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, output: `Handed off to agent "${event.to}".` })
           break
         case "ApprovalDecided":
+          if (event.decision === "deny") settle(event.runId, event.toolCallId)
           if (event.decision === "deny") out.push({ type: "tool-output-denied", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId })
           break
         case "RunEnd":
@@ -278,6 +305,10 @@ const retryingData = (event: Extract<RunStreamEvent, { _tag: "Retrying" }>) => (
   provider: event.provider,
   ...(event.model === undefined ? {} : { model: event.model })
 })
+
+/** `chunk` with `mark` under `field`, when the chunk is a child run's. */
+const withMark = (chunk: Record<string, unknown>, field: "providerMetadata" | "toolMetadata", mark: ChildRunMark | undefined) =>
+  mark === undefined ? chunk : { ...chunk, [field]: mark }
 
 /**
  * The `finishReason` of the AI SDK's `finish` chunk (what `useChat`'s `onFinish` is told): `stop`, `tool-calls`

@@ -21,6 +21,7 @@ import * as Schema from "effect/Schema"
 import { Decision, type Decisions } from "../dsl/decision.ts"
 import type { LlmMessage, ToolCall } from "../model/messages.ts"
 import { deniedContent } from "../runtime/approval.ts"
+import { childRunKey } from "../runtime/child-run-mark.ts"
 import { toolResultContent } from "../runtime/prompt.ts"
 import { UIMessagesInvalid } from "./errors.ts"
 import { type DecodedUIMessage, type DecodedUIPart, defaultLimits, uiMessageBody, type UIMessageLimits, type UnknownParts } from "./ui-message-schema.ts"
@@ -100,12 +101,24 @@ const resultOf = (name: string, part: ToolPart): string | undefined => {
 const textOf = (parts: ReadonlyArray<DecodedUIPart>): string =>
   parts.flatMap((p) => (p.type === "text" && "text" in p ? [p.text] : [])).join("\n")
 
+/**
+ * Whether `part` is a child run's (an agent called as a tool), as the UI message stream marks it
+ * (`providerMetadata` of a text, `toolMetadata` of a tool part, under `childRunKey`): the parent's
+ * transcript leaves it out. The call's own outcome (its tool part in the parent's step) stays.
+ */
+const isChildRunPart = (part: DecodedUIPart): boolean => {
+  const holder = "providerMetadata" in part ? part.providerMetadata : "toolMetadata" in part ? part.toolMetadata : undefined
+  if (typeof holder !== "object" || holder === null || !Object.hasOwn(holder, childRunKey)) return false
+  const mark = (holder as Record<string, unknown>)[childRunKey]
+  return typeof mark === "object" && mark !== null && typeof (mark as { childRun?: unknown }).childRun === "string"
+}
+
 /** An assistant message as the loop's messages: one assistant message per step, with its results. */
 const assistantMessages = (parts: ReadonlyArray<DecodedUIPart>): Array<LlmMessage> => {
   const steps: Array<Array<DecodedUIPart>> = [[]]
   for (const part of parts) {
     if (part.type === "step-start") steps.push([])
-    else steps[steps.length - 1]!.push(part)
+    else if (!isChildRunPart(part)) steps[steps.length - 1]!.push(part)
   }
   return steps.flatMap((step) => {
     const content = textOf(step)

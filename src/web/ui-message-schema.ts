@@ -55,10 +55,12 @@ const make = (limits: Required<UIMessageLimits>, unknownParts: UnknownParts) => 
     input: Schema.optionalKey(Schema.Json),
     output: Schema.optionalKey(Schema.Json),
     errorText: Schema.optionalKey(Text),
-    approval: Schema.optionalKey(Approval)
+    approval: Schema.optionalKey(Approval),
+    // Read for one mark only (a child run's part, see `fromUIMessages`): any value is accepted.
+    toolMetadata: Schema.optionalKey(Schema.Unknown)
   }
   const members = [
-    Schema.Struct({ type: Schema.Literal("text"), text: Text }),
+    Schema.Struct({ type: Schema.Literal("text"), text: Text, providerMetadata: Schema.optionalKey(Schema.Unknown) }),
     Schema.Struct({ type: Schema.Literal("step-start") }),
     Schema.Struct({ type: Schema.Literal("file"), mediaType: Text, url: Text, filename: Schema.optionalKey(Text) }),
     // A tool part names its tool: "tool-" alone (or an empty `toolName`) is no call a model could have made.

@@ -179,3 +179,32 @@ describe("the finish chunk says why the message ended (useChat's onFinish finish
     expect(await finishOf(chatStream(agent("c").model(failing), [], "q"))).toBe("error")
   })
 })
+
+describe("an agent called as a tool, on the next turn", () => {
+  it("its text and its own calls stream into the message marked as the child's, and the parent's transcript leaves them out", async () => {
+    const search = tool("search", { args: Schema.Struct({ q: Schema.String }), run: ({ q }) => `results for ${q}` })
+    const research = agent("researcher")
+      .model(scriptedModel([toolCalls([{ id: "s1", name: "search", arguments: { q: "effect" } }]), text("Effect 4 is out")], { chunk: 4 }))
+      .tools({ search })
+      .asTool({ name: "research" })
+    const writerModel = scriptedModel([toolCalls([{ id: "c1", name: "research", arguments: { input: "news" } }]), text("Report: Effect 4 is out."), text("Anything else?")])
+    const writer = agent("writer").model(writerModel).tools({ research })
+    const chat = new TestChat(chatHandler(writer))
+    await chat.sendMessage({ text: "write a report" })
+    const first = parts(chat.messages[1])
+    // The child's work is in the message, for the UI to show.
+    expect(first.find((p) => p.type === "tool-search")).toMatchObject({ state: "output-available" })
+    expect(first.filter((p) => p.type === "text").map((p) => p.text)).toEqual(["Effect 4 is out", "Report: Effect 4 is out."])
+    await chat.sendMessage({ text: "thanks" })
+    expect(chat.status).toBe("ready")
+    // The writer's second request: its own call and result, its own answer; nothing of the researcher's.
+    const sent = writerModel.requests[2]!.messages.map((m) => [m.role, m.content, (m as { toolCalls?: ReadonlyArray<{ name: string }> }).toolCalls?.map((c) => c.name)])
+    expect(sent.slice(1)).toEqual([
+      ["user", "write a report", undefined],
+      ["assistant", "", ["research"]],
+      ["tool", "Effect 4 is out", undefined],
+      ["assistant", "Report: Effect 4 is out.", undefined],
+      ["user", "thanks", undefined]
+    ])
+  })
+})

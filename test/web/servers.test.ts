@@ -145,7 +145,7 @@ describe("limits over HTTP", () => {
     expect(response.headers.get("x-vercel-ai-ui-message-stream")).toBe("v1")
     const frames = (await response.text()).trim().split("\n\n")
     expect(frames.at(-1)).toBe("data: [DONE]")
-    expect(frames.at(-2)).toBe(`data: {"type":"finish"}`)
+    expect(frames.at(-2)).toBe(`data: {"type":"finish","finishReason":"stop"}`)
   })
 })
 
