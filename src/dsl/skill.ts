@@ -79,7 +79,9 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
   readonly "~kind"?: TKind
   /**
    * Adds tools to the skill's allowlist, by the handles `.skills(...)` provides. A raw tool, or a handle
-   * of another agent than the skill's other handles, is a compile error at that argument.
+   * of another agent than the skill's other handles, is a compile error at that argument. Called with
+   * no handles (the Kotlin reference's `tools()`), it declares the skill agentic with no tools of its
+   * own, as `.chat()` does: the model still gets the agent's memory tools and the skill's knowledge.
    */
   tools<const H extends ReadonlyArray<unknown>>(
     ...handles: CheckHandles<[TAgent] extends [never] ? FirstAgent<H> : TAgent, H>
@@ -230,7 +232,9 @@ const makeSkill = (state: SkillState): Skill<any, any, any, any, any> => {
   return Object.freeze({
     _tag: "Skill",
     ...state,
-    tools: ((...handles: ReadonlyArray<AnyToolHandle>) => makeSkill({ ...state, handles: [...state.handles, ...handles] })) as (
+    // `.tools()` with no handles is a deliberate "agentic, nothing of its own", not a forgotten list.
+    tools: ((...handles: ReadonlyArray<AnyToolHandle>) =>
+      makeSkill({ ...state, handles: [...state.handles, ...handles], chatOnly: state.chatOnly || handles.length === 0 })) as (
       ...handles: ReadonlyArray<unknown>
     ) => Skill<any, any, any, any, any>,
     implementedBy: (implementation: SkillImplementation<any, any, any>) => {
