@@ -56,7 +56,8 @@ export const Recovery = {
   throwException: (reason: string): Recovery => RecoveryEnum.ThrowException({ reason }),
   substitute: (value: unknown): Recovery => RecoveryEnum.Substitute({ value }),
   fixed: (args: unknown): Recovery => RecoveryEnum.Fixed({ args }),
-  retry: (times: number): Recovery => RecoveryEnum.Retry({ times: Math.max(0, Math.floor(times)) }),
+  // NaN (a count computed from nothing) is no retry at all, never "no bound": `NaN >= n` is false.
+  retry: (times: number): Recovery => RecoveryEnum.Retry({ times: Number.isNaN(times) ? 0 : Math.max(0, Math.floor(times)) }),
   escalate: (reason: string, severity: Severity = "MEDIUM"): Recovery => RecoveryEnum.Escalate({ reason, severity }),
   $is: RecoveryEnum.$is,
   $match: RecoveryEnum.$match

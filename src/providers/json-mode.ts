@@ -10,20 +10,22 @@
  * arguments are routed to the recovery handlers as for any model. A reply that is not such an object
  * at all (not JSON, no `calls` and no `output`, an unknown `_tool`) is sent back to the model with the
  * issues, like invalid arguments under the default feedback policy, up to `maxRepairs` times, then
- * fails the call with `ModelError`. `_reasoningForCall` becomes the response's `content`, which the
- * `ModelResponse` event records.
+ * fails the call with `ModelError`. The response carries the usage of every reply, the ones sent back
+ * included, so corrections count against the run's token budget. `_reasoningForCall` becomes the
+ * response's `content`, which the `ModelResponse` event records.
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { ModelError } from "../errors.ts"
-import type { JsonSchemaObject, LlmMessage, LlmResponse, ModelRequest, ToolCall, ToolDefinition } from "../model/messages.ts"
+import { AgentConfigError, ModelError } from "../errors.ts"
+import { parseLenientJson } from "../internal/lenient-json.ts"
+import type { JsonSchemaObject, LlmMessage, LlmResponse, ModelRequest, ToolCall, ToolDefinition, Usage } from "../model/messages.ts"
 import type { ModelClient } from "../model/model-client.ts"
 
 /** Options of {@link jsonMode}. */
 export interface JsonModeOptions {
   /** The Schema of the final answer, composed as `output` (default: a string). */
   readonly output?: Schema.Codec<any, any, never, never>
-  /** How many times a malformed reply is sent back with its issues before the call fails (default 2). */
+  /** How many times a malformed reply is sent back with its issues before the call fails: 0 to 100 (default 2). */
   readonly maxRepairs?: number
 }
 
@@ -41,7 +43,7 @@ export const jsonModeKeys = { tool: "_tool", reasoning: "_reasoningForCall" } as
  */
 export const jsonMode = (client: ModelClient, options: JsonModeOptions = {}): ModelClient => {
   const output = options.output === undefined ? { type: "string" } : outputSchema(options.output)
-  const maxRepairs = Math.max(0, Math.floor(options.maxRepairs ?? 2))
+  const maxRepairs = repairsOf(options.maxRepairs)
   return {
     chat: (request) =>
       Effect.gen(function*() {
@@ -50,11 +52,14 @@ export const jsonMode = (client: ModelClient, options: JsonModeOptions = {}): Mo
           ...rewriteTranscript(request.messages),
           { role: "system", content: instructions(envelope) }
         ]
+        // Every reply is paid for, the ones sent back for correction too: the response carries their sum.
+        let spent: Usage | undefined
         for (let attempt = 0;; attempt++) {
           const reply = yield* client.chat({ messages: [...messages], tools: [], ...(request.temperature === undefined ? {} : { temperature: request.temperature }) })
-          if (reply._tag === "ToolCalls") return reply
+          spent = addUsage(spent, reply.usage)
+          if (reply._tag === "ToolCalls") return withUsage(reply, spent)
           const parsed = parseReply(reply.content, request.tools, request.messages.length)
-          if (parsed._tag === "Response") return withReplyMeta(parsed.response, reply)
+          if (parsed._tag === "Response") return withUsage(withReplyMeta(parsed.response, reply), spent)
           if (attempt >= maxRepairs) {
             return yield* new ModelError({
               provider: "json-mode",
@@ -164,7 +169,9 @@ const fence = /^```[a-zA-Z]*\s*\n([\s\S]*?)\n?```$/
 export const parseReply = (content: string, tools: ReadonlyArray<ToolDefinition>, turn: number): Parsed => {
   const trimmed = content.trim()
   const body = fence.exec(trimmed)?.[1] ?? trimmed
-  const value = safeParse(body)
+  // Strict JSON first; else the first JSON object in the text (a fence followed by "Hope this helps",
+  // prose around it), trailing commas tolerated. Every call's arguments are decoded by its tool's Schema.
+  const value = parseLenientJson(body)?.value
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return { _tag: "Malformed", issues: "expected one JSON object" }
   }
@@ -192,6 +199,32 @@ export const parseReply = (content: string, tools: ReadonlyArray<ToolDefinition>
   const answer = record.output
   return { _tag: "Response", response: { _tag: "Text", content: typeof answer === "string" ? answer : JSON.stringify(answer) } }
 }
+
+/** `maxRepairs` as a count: a whole number in [0, 100] (NaN or Infinity would never stop asking). */
+const repairsOf = (maxRepairs: number | undefined): number => {
+  if (maxRepairs === undefined) return 2
+  if (typeof maxRepairs !== "number" || !Number.isFinite(maxRepairs) || maxRepairs < 0 || maxRepairs > 100) {
+    throw new AgentConfigError({ subject: "jsonMode(client, { maxRepairs })", reason: `must be a number in [0, 100], got ${String(maxRepairs)}` })
+  }
+  return Math.floor(maxRepairs)
+}
+
+const addUsage = (total: Usage | undefined, usage: Usage | undefined): Usage | undefined => {
+  if (usage === undefined) return total
+  if (total === undefined) return usage
+  const sum = (a: number | undefined, b: number | undefined) => (a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0))
+  const cached = sum(total.cachedInputTokens, usage.cachedInputTokens)
+  const reasoning = sum(total.reasoningTokens, usage.reasoningTokens)
+  return {
+    inputTokens: total.inputTokens + usage.inputTokens,
+    outputTokens: total.outputTokens + usage.outputTokens,
+    ...(cached === undefined ? {} : { cachedInputTokens: cached }),
+    ...(reasoning === undefined ? {} : { reasoningTokens: reasoning })
+  }
+}
+
+const withUsage = (response: LlmResponse, usage: Usage | undefined): LlmResponse =>
+  usage === undefined || usage === response.usage ? response : { ...response, usage }
 
 /** The parsed response with what the wrapped model's reply said besides its content: usage, response id and model. */
 const withReplyMeta = (response: LlmResponse, reply: LlmResponse): LlmResponse => ({

@@ -37,7 +37,8 @@ export const rejectAnswer = (
   issues: string,
   message: (content: string) => LlmMessage
 ): Effect.Effect<undefined, OutputInvalid> => {
-  if (ctx.ledger.turns >= ctx.plan.budget.maxTurns) {
+  // The run's turn limit, with what a budget policy extended it by: a granted turn is one to correct in.
+  if (ctx.ledger.turns >= ctx.ledger.limit("turns")) {
     return Effect.fail(new OutputInvalid({ agent: ctx.agent, raw, issues, transcript: [...ctx.transcript] }))
   }
   ctx.append(message(outputFeedback(issues, ctx.skill.submit?.name)))

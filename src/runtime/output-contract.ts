@@ -14,6 +14,7 @@ import { isReservedName, outputToolNameKey, submitToolNameOf } from "../dsl/agen
 import { toolNamePattern } from "../dsl/tool.ts"
 import { AgentConfigError } from "../errors.ts"
 import { parseLenientJson } from "../internal/lenient-json.ts"
+import { strictResultDecoder } from "../internal/strict-decode.ts"
 import type { JsonSchemaObject, ResponseFormat, ToolDefinition } from "../model/messages.ts"
 
 type OutputSchema = Schema.Codec<any, any, never, never>
@@ -110,11 +111,35 @@ const strictCompatible = (schema: unknown): boolean => {
 
 const fence = /^```[a-zA-Z]*\s*\n([\s\S]*?)\n?```$/
 
+/**
+ * The JSON Schema of the answer, with the definitions it refers to: a Schema with an `identifier` or a
+ * recursive one is rendered as `$ref`s into `$defs`, which must travel with it (a `$ref` to nothing is
+ * refused by the provider). A root that is itself a `$ref` to an object (a recursive Schema) is that
+ * object, so it still gets a `submit` tool.
+ */
+const answerJsonSchema = (schema: OutputSchema): JsonSchemaObject => {
+  const document = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" })
+  const definitions = document.definitions as Record<string, JsonSchemaObject>
+  if (Object.keys(definitions).length === 0) return document.schema
+  const ref = document.schema.$ref
+  const root = typeof ref === "string" && ref.startsWith("#/$defs/") && Object.keys(document.schema).length === 1
+    ? definitions[ref.slice("#/$defs/".length)]
+    : undefined
+  return { ...(root?.type === "object" ? root : document.schema), $defs: definitions }
+}
+
 const makeContract = (schema: OutputSchema, strategy: "tool" | "native"): OutputContract => {
-  const jsonSchema: JsonSchemaObject = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" }).schema
-  const decodeCodec = Schema.decodeUnknownResult(Schema.toCodecJson(schema))
-  const decode = (input: unknown) =>
-    Result.mapError(decodeCodec(input, { errors: "all", onExcessProperty: "error" }), (error) => error.message)
+  const jsonSchema = answerJsonSchema(schema)
+  const decodeCodec = strictResultDecoder(Schema.toCodecJson(schema) as Schema.ConstraintCodec<unknown, unknown, never, never>)
+  // An answer the Schema cannot finish on (nested deeper than the stack goes through a recursive
+  // Schema, a transformation that throws) is refused like any answer that does not decode, never thrown.
+  const decode = (input: unknown): Result.Result<unknown, string> => {
+    try {
+      return Result.mapError(decodeCodec(input), (error) => error.message)
+    } catch (error) {
+      return Result.fail(`the answer could not be checked: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
   // Strict JSON first; else the first JSON value in the text, trailing commas tolerated. The Schema decodes it either way.
   const parse = (text: string) => {
     const parsed = parseLenientJson(text)

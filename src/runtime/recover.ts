@@ -5,7 +5,7 @@
  * reported as a hook failure, and the next level decides.
  */
 import * as Effect from "effect/Effect"
-import type { ExecutionErrorContext, InvalidArgsContext, Recovery, RecoveryHandlers } from "../dsl/recovery.ts"
+import { type ExecutionErrorContext, type InvalidArgsContext, Recovery, type RecoveryHandlers, type Severity } from "../dsl/recovery.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import { reportHookFailure } from "./emit.ts"
@@ -20,9 +20,46 @@ export interface Decision {
   readonly level: DecisionLevel
 }
 
-const recoveryTags: ReadonlySet<string> = new Set<Recovery["_tag"]>(["Feedback", "Fail", "ThrowException", "Substitute", "Fixed", "Retry", "Escalate"])
-const isRecovery = (u: unknown): u is Recovery =>
-  typeof u === "object" && u !== null && "_tag" in u && recoveryTags.has(String(u._tag))
+const severities: ReadonlySet<string> = new Set(["LOW", "MEDIUM", "HIGH", "CRITICAL"])
+
+/**
+ * The decision a handler answered, read once into a fresh value, or undefined when it is not one. A
+ * hand-made object (`{ _tag: "Retry" }`, `{ _tag: "Retry", times: NaN }`, a getter that throws or
+ * answers differently on each read) never reaches the loop: its fields are read here, once, and checked.
+ */
+const readRecovery = (u: unknown): Recovery | undefined => {
+  if (typeof u !== "object" || u === null) return undefined
+  const d = u as Record<string, unknown>
+  const optionalText = (v: unknown) => v === undefined || typeof v === "string"
+  switch (d._tag) {
+    case "Feedback":
+      return Recovery.feedback
+    case "Fail": {
+      const reason = d.reason
+      return optionalText(reason) ? (reason === undefined ? Recovery.fail : Recovery.failWith(reason as string)) : undefined
+    }
+    case "ThrowException": {
+      const reason = d.reason
+      return typeof reason === "string" ? Recovery.throwException(reason) : undefined
+    }
+    case "Substitute":
+      return Recovery.substitute(d.value)
+    case "Fixed":
+      return Recovery.fixed(d.args)
+    case "Retry": {
+      const times = d.times
+      return typeof times === "number" && !Number.isNaN(times) ? Recovery.retry(times) : undefined
+    }
+    case "Escalate": {
+      const reason = d.reason
+      const severity = d.severity === undefined ? "MEDIUM" : d.severity
+      if (typeof reason !== "string" || typeof severity !== "string" || !severities.has(severity.toUpperCase())) return undefined
+      return Recovery.escalate(reason, severity.toUpperCase() as Severity)
+    }
+    default:
+      return undefined
+  }
+}
 
 /** The handlers for `tool` at each level, highest priority first. */
 const levels = (plan: AgentPlan, tool: AnyTool): ReadonlyArray<readonly [DecisionLevel, RecoveryHandlers<string, any> | undefined]> => [
@@ -47,9 +84,12 @@ const ask = <K extends keyof RecoveryHandlers>(
     if (handler === undefined) return attempt(rest)
     return fromMaybeEffect(() => handler(context) as never).pipe(
       Effect.flatMap((decision) =>
-        isRecovery(decision)
-          ? Effect.succeed<Decision>({ recovery: decision, level })
-          : Effect.fail(new Error(`a recovery handler must return a Recovery decision, got ${toolResultContent(decision)}`))
+        Effect.suspend(() => {
+          const recovery = readRecovery(decision)
+          return recovery !== undefined
+            ? Effect.succeed<Decision>({ recovery, level })
+            : Effect.fail(new Error(`a recovery handler must return a Recovery decision, got ${toolResultContent(decision)}`))
+        })
       ),
       catchUnlessInterrupted((error) => reportHookFailure(plan, runId, hook, error).pipe(Effect.andThen(attempt(rest))))
     )

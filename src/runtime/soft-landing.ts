@@ -43,6 +43,12 @@ function* softLandingSteps(ctx: RunContext, overrun: Overrun): Steps<{ readonly 
     undefined,
     durability === undefined ? undefined : (call) => durability.model({ runId: ctx.runId, turn: ctx.turn, purpose: "landing" }, call)
   )
+  // The landing's tokens are spent like any call's: charged to this run and every budget above it (an
+  // enclosing run must see them). The run ends with this call either way, so its own overrun is moot.
+  if (response.usage !== undefined) {
+    ctx.ledger.spendTokens(response.usage.inputTokens + response.usage.outputTokens)
+    if (ctx.watchesThresholds) yield* ctx.checkThresholds()
+  }
   if (response._tag !== "Text") return yield* ctx.exceed(overrun)
   const finished = yield* finalText(ctx, response.content).pipe(Effect.orElseSucceed(() => undefined))
   if (finished === undefined || !("output" in finished)) return yield* ctx.exceed(overrun)
