@@ -22,17 +22,22 @@ import { costOf, type Pricing } from "./scorers.ts"
 /**
  * Limits over the whole evaluation: cases past a limit are `skipped` (the report says why). Limits
  * are checked as each case starts, so with `concurrency` N the cases already running (at most N - 1)
- * may finish past a token or dollar limit.
+ * may finish past a token or dollar limit. `maxUsd` needs `pricing` (the types say so): without prices
+ * no dollar is counted, and the limit would never apply.
  */
-export interface EvalBudget {
+export type EvalBudget = {
   /** Run at most this many cases (the first ones). */
   readonly maxCases?: number
   /** Start no case once this many tokens (input + output) were spent. */
   readonly maxTokens?: number
-  /** Start no case once this many dollars were spent at `pricing`. */
-  readonly maxUsd?: number
-  readonly pricing?: Pricing
-}
+} & (
+  | {
+    /** Start no case once this many dollars were spent at `pricing`. */
+    readonly maxUsd: number
+    readonly pricing: Pricing
+  }
+  | { readonly maxUsd?: undefined; readonly pricing?: Pricing }
+)
 
 /** One finished case, for progress displays. */
 export interface EvalProgress {
@@ -172,7 +177,8 @@ export function evaluate(
         const error = Exit.isSuccess(exit) ? undefined : messageOf(exit.cause)
         const graded: Array<[string, Score]> = []
         for (const s of scorers) {
-          const scored = yield* Effect.exit(s.score({ case: c, output, error, trace }))
+          // Suspended: a hand-written `score` may throw before it returns an Effect.
+          const scored = yield* Effect.exit(Effect.suspend(() => s.score({ case: c, output, error, trace })))
           graded.push([s.name, Exit.isSuccess(scored) ? scored.value : { score: 0, pass: false, reason: messageOf(scored.cause) }])
         }
         // fromEntries: a scorer named "__proto__" is an own key like any other.
@@ -192,9 +198,12 @@ export function evaluate(
         return result
       }).pipe(
         Effect.tap((result) =>
-          Effect.sync(() => {
+          Effect.suspend(() => {
             done += 1
-            options.onProgress?.({ done, total, result })
+            // A progress display that throws must not lose the cases already paid for: warn and go on.
+            return Effect.try({ try: () => options.onProgress?.({ done, total, result }), catch: (error) => error }).pipe(
+              Effect.catch((error) => Effect.logWarning(`evaluate: onProgress threw on case ${result.id}`, error))
+            )
           })
         )
       )

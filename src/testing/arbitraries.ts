@@ -144,8 +144,13 @@ export const arbToolCall = (tools: ReadonlyArray<AnyTool>, options: ArbToolCallO
   )
 }
 
+/** A non-blank reply: ASCII half the time, else any graphemes (accents, emoji as surrogate pairs, joined sequences). */
+const replyText = fc.oneof(fc.string({ minLength: 1, maxLength: 40 }), fc.string({ unit: "grapheme", minLength: 1, maxLength: 40 }))
+  .filter((s) => s.trim() !== "")
+
 /**
- * One model response over `tools`: tool calls (1 to `maxCalls`), a final text, or an empty reply.
+ * One model response over `tools`: tool calls (1 to `maxCalls`), a final text (ASCII or any unicode),
+ * or an empty reply.
  *
  * @example
  * ```ts
@@ -164,7 +169,7 @@ export const arbLlmResponse = (tools: ReadonlyArray<AnyTool>, options: ArbLlmRes
         (calls): LlmResponseInit => ({ _tag: "ToolCalls", calls })
       )
     },
-    { weight: weight(textRate), arbitrary: fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== "").map((content): LlmResponseInit => ({ _tag: "Text", content })) },
+    { weight: weight(textRate), arbitrary: replyText.map((content): LlmResponseInit => ({ _tag: "Text", content })) },
     { weight: weight(emptyRate), arbitrary: fc.constantFrom<LlmResponseInit>({ _tag: "Text", content: "" }, { _tag: "ToolCalls", calls: [] }) }
   )
 }

@@ -3,10 +3,10 @@
  */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { ModelError } from "../errors.ts"
-import type { LlmResponseInit, ModelRequest } from "../model/messages.ts"
+import { AgentConfigError, ModelError } from "../errors.ts"
+import type { LlmResponse, LlmResponseInit, ModelRequest } from "../model/messages.ts"
 import { ModelClient, type ModelFunction } from "../model/model-client.ts"
-import { type Chunker, chunksOf, partsOf } from "../model/response-part.ts"
+import { type Chunker, partsOf, type ResponsePart } from "../model/response-part.ts"
 import { type RecordingModel, recordingModel } from "./recording-model.ts"
 
 /**
@@ -30,8 +30,29 @@ export interface StreamedStep {
 }
 
 /**
- * A scripted response that streams in pieces: every text (content, each call's JSON arguments) is torn
- * by `chunk`, a size or a function returning the pieces. A non-streaming run gets it whole.
+ * Tears texts into pieces of `size` characters, counted in code points: a surrogate pair (an emoji, say)
+ * is never split, so every piece is a well-formed string, as a provider's deltas are. Grapheme clusters
+ * (a family emoji, a letter and its accent) may be split between code points, as tokenizers do.
+ * `Infinity` keeps each text whole; any other size must be a positive whole number.
+ */
+const chunkerOfSize = (size: number, subject: string): Chunker => {
+  if (size === Number.POSITIVE_INFINITY) return (text) => (text === "" ? [] : [text])
+  if (!Number.isInteger(size) || size <= 0) {
+    throw new AgentConfigError({ subject, reason: `chunk must be a positive whole number of characters (or Infinity), got ${size}` })
+  }
+  return (text) => {
+    const points = Array.from(text)
+    const pieces: Array<string> = []
+    for (let i = 0; i < points.length; i += size) pieces.push(points.slice(i, i + size).join(""))
+    return pieces
+  }
+}
+
+/**
+ * A scripted response that streams in pieces: every text (content, thinking, each call's JSON
+ * arguments) is torn by `chunk`, a size in characters (code points: never half of a surrogate pair) or
+ * a function returning the pieces, which must join back to the text. A non-streaming run gets it
+ * whole. A size that is not a positive whole number (or `Infinity`) throws `AgentConfigError`.
  *
  * @example
  * ```ts
@@ -41,12 +62,15 @@ export interface StreamedStep {
 export const streamed = (response: LlmResponseInit, chunk: number | Chunker): StreamedStep => ({
   _tag: "Streamed",
   response,
-  chunk: typeof chunk === "number" ? chunksOf(chunk) : chunk
+  chunk: typeof chunk === "number" ? chunkerOfSize(chunk, "streamed(...)") : chunk
 })
 
 /** Options of `scriptedModel`. */
 export interface ScriptedModelOptions {
-  /** How a streaming run receives responses not given with `streamed`: a chunk size or a function. Default: whole. */
+  /**
+   * How a streaming run receives responses not given with `streamed`: a chunk size (as `streamed`'s)
+   * or a function. Default: whole.
+   */
   readonly chunk?: number | Chunker
 }
 
@@ -56,9 +80,42 @@ const isStreamed = (step: ScriptStep): step is StreamedStep =>
 /** What `scriptedModel` accepts: one step for every call, a list of steps (one per call), or a function. */
 export type ModelScript = ScriptStep | ReadonlyArray<ScriptStep>
 
+/** `text` quoted, cut to `max` code points (never inside a surrogate pair). */
+const clip = (text: string, max = 80): string => {
+  const points = Array.from(text)
+  return JSON.stringify(points.length > max ? `${points.slice(0, max - 1).join("")}…` : text)
+}
+
+/** What a request asked, for the error of a call past the script's end: its last message. */
+const lastAsked = (request: ModelRequest): string => {
+  const last = request.messages.at(-1)
+  if (last === undefined) return "the request has no messages"
+  const who = last.role === "tool" ? `tool "${last.name}"` : last.role
+  return `the request's last message: ${who}: ${clip(last.content)}`
+}
+
+/** The parts of `response` torn by `chunk`, or a `ModelError` when the chunker throws or loses text. */
+const streamedParts = (response: LlmResponse, chunk: Chunker | undefined): Effect.Effect<ReadonlyArray<ResponsePart>, ModelError> => {
+  if (chunk === undefined) return Effect.succeed(partsOf(response))
+  let issue: string | undefined
+  const checked: Chunker = (text) => {
+    const pieces = chunk(text)
+    const joined = Array.isArray(pieces) ? pieces.join("") : String(pieces)
+    if (joined !== text) issue ??= `the chunker's pieces of ${clip(text)} join to ${clip(joined)}`
+    return Array.isArray(pieces) ? pieces : [text]
+  }
+  try {
+    const parts = partsOf(response, checked)
+    return issue === undefined ? Effect.succeed(parts) : Effect.fail(new ModelError({ provider: "scripted", reason: issue, retryable: false }))
+  } catch (error) {
+    return Effect.fail(new ModelError({ provider: "scripted", reason: `the chunker threw: ${error instanceof Error ? error.message : String(error)}`, retryable: false, cause: error }))
+  }
+}
+
 /**
  * A mock model answering from `script`: a list is consumed in order and a call past its end fails with
- * a `ModelError` saying so; a single response or function answers every call. Records requests.
+ * a `ModelError` naming the call, the script's length and the request's last message; a single
+ * response or function answers every call. Records requests as they were sent (see `recordingModel`).
  *
  * @example
  * ```ts
@@ -73,16 +130,20 @@ export type ModelScript = ScriptStep | ReadonlyArray<ScriptStep>
 export const scriptedModel = (script: ModelScript, options: ScriptedModelOptions = {}): RecordingModel => {
   const steps = Array.isArray(script) ? [...script] : undefined
   let calls = 0
+  // The call number each request got, for `stream` to pick that step's chunker: concurrent runs
+  // sharing the model may start other calls before this one's answer settles.
+  const callOf = new WeakMap<ModelRequest, number>()
   // One fromFunction client over the whole script, so every step is normalised the same way (object
   // arguments to JSON text, missing ids assigned uniquely across the script's answers).
   const answer = (request: ModelRequest): Effect.Effect<LlmResponseInit, ModelError> | LlmResponseInit | PromiseLike<LlmResponseInit> => {
     calls += 1
+    callOf.set(request, calls)
     const step: ScriptStep | undefined = steps === undefined ? (script as ScriptStep) : steps[calls - 1]
     if (step === undefined) {
       return Effect.fail(
         new ModelError({
           provider: "scripted",
-          reason: `the script has no response for call ${calls} (it has ${steps?.length ?? 0})`,
+          reason: `the script has no response for call ${calls} (it has ${steps?.length ?? 0}); ${lastAsked(request)}`,
           retryable: false
         })
       )
@@ -93,14 +154,21 @@ export const scriptedModel = (script: ModelScript, options: ScriptedModelOptions
     return step
   }
   const client = ModelClient.fromFunction(answer, { provider: "scripted" })
-  const fallback: Chunker | undefined = typeof options.chunk === "number" ? chunksOf(options.chunk) : options.chunk
-  const chunkerOf = (call: number): Chunker | undefined => {
-    const step = steps === undefined ? (script as ScriptStep) : steps[call - 1]
+  const fallback: Chunker | undefined = typeof options.chunk === "number" ? chunkerOfSize(options.chunk, "scriptedModel(...)") : options.chunk
+  const chunkerOf = (call: number | undefined): Chunker | undefined => {
+    const step = steps === undefined ? (script as ScriptStep) : call === undefined ? undefined : steps[call - 1]
     return step !== undefined && isStreamed(step) ? step.chunk : fallback
   }
   return recordingModel({
     chat: client.chat,
     stream: (request) =>
-      Stream.unwrap(Effect.map(client.chat(request), (response) => Stream.fromIterable(partsOf(response, chunkerOf(calls)))))
+      Stream.unwrap(Effect.suspend(() => {
+        // A copy of its own, so that `callOf` tells this call from any other with the same request.
+        const own: ModelRequest = { ...request }
+        return client.chat(own).pipe(
+          Effect.flatMap((response) => streamedParts(response, chunkerOf(callOf.get(own)))),
+          Effect.map((parts) => Stream.fromIterable(parts))
+        )
+      }))
   })
 }

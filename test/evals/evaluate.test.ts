@@ -3,10 +3,10 @@
  * events; concurrency, budget limits, timeouts, progress; a failing run or scorer never fails the
  * evaluation.
  */
-import { Effect, Schema } from "effect"
+import { Effect, References, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { agent, ModelClient, type ModelRequest, text, tool, toolCalls } from "../../src/index.ts"
-import { dataset, evaluate, type EvalProgress, exactMatch, latency, scorer, tokenCost, toolTrajectory } from "../../src/evals/index.ts"
+import { dataset, evaluate, type EvalProgress, exactMatch, latency, type Scorer, scorer, tokenCost, toolTrajectory } from "../../src/evals/index.ts"
 
 const Operands = Schema.Struct({ a: Schema.Finite, b: Schema.Finite })
 const add = tool("add", { description: "Add two numbers", args: Operands, run: ({ a, b }) => a + b })
@@ -115,5 +115,32 @@ describe("evaluate", () => {
     const report = await Effect.runPromise(evaluate((input: string) => Effect.succeed(input.toUpperCase()), data, [exactMatch()]))
     expect(report.summary.passed).toBe(2)
     expect(report.cases[0]!.toolCalls).toEqual([])
+  })
+  it("a scorer whose score function throws before returning an Effect is a 0 with its reason, not a crash", async () => {
+    // Scorer is an interface: a hand-written one (or a judge given an output JSON cannot hold) may throw.
+    const careless: Scorer = {
+      name: "careless",
+      score: ({ output }) => {
+        if (output === "15") throw new Error("careless scorer bug")
+        return Effect.succeed({ score: 1, pass: true })
+      }
+    }
+    const report = await Effect.runPromise(Effect.flatMap(cases, (data) => evaluate(calculator.model(arithmetic()), data, [exactMatch(), careless])))
+    expect(report.cases.map((c) => c.id)).toEqual(["sum", "product", "wrong", "prose"])
+    expect(report.cases[1]!.scores.careless).toMatchObject({ score: 0, pass: false })
+    expect(report.cases[1]!.scores.careless!.reason).toContain("careless scorer bug")
+    expect(report.cases[1]!.status).toBe("failed")
+    expect(report.cases[0]!.scores.careless).toEqual({ score: 1, pass: true })
+  })
+
+  it("a throwing onProgress does not stop the evaluation: every case runs and is reported", async () => {
+    const report = await Effect.runPromise(Effect.flatMap(cases, (data) =>
+      evaluate(calculator.model(arithmetic()), data, [exactMatch()], {
+        onProgress: () => {
+          throw new Error("progress display bug")
+        }
+      })
+    ).pipe(Effect.provideService(References.MinimumLogLevel, "None")))
+    expect(report.cases.map((c) => c.status)).toEqual(["passed", "passed", "failed", "failed"])
   })
 })

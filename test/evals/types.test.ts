@@ -33,4 +33,11 @@ describe("evaluate types", () => {
     const fn = (n: number) => Effect.succeed(n * 2)
     expectTypeOf(evaluate(fn, numbers, [scorer<number, number, string>("even", ({ output }) => (output ?? 1) % 2 === 0)])).toEqualTypeOf<Effect.Effect<EvalReport, never, never>>()
   })
+  it("refuses a dollar budget without the prices to count it", () => {
+    const fn = (n: number) => Effect.succeed(n * 2)
+    evaluate(fn, numbers, [exactMatch()], { budget: { maxUsd: 1, pricing: { inputPerMillion: 0.15, outputPerMillion: 0.6 } } })
+    evaluate(fn, numbers, [exactMatch()], { budget: { maxTokens: 1_000, pricing: { inputPerMillion: 0.15, outputPerMillion: 0.6 } } })
+    // @ts-expect-error maxUsd needs pricing: without it no dollar is counted and the limit would never apply
+    evaluate(fn, numbers, [exactMatch()], { budget: { maxUsd: 1 } })
+  })
 })

@@ -56,4 +56,11 @@ describe("testing arbitraries", () => {
     expect(scripts.every((s) => s.length <= 5)).toBe(true)
     expect(scripts.flat().some((step) => step instanceof Error)).toBe(true)
   })
+  it("text replies are not only ASCII: accents, emoji (surrogate pairs) and joined graphemes come up", () => {
+    const texts = fc.sample(arbLlmResponse([add], { textRate: 1, emptyRate: 0 }), { numRuns: 2000, seed: 11 })
+      .flatMap((r) => (r._tag === "Text" ? [r.content] : []))
+    expect(texts.some((t) => /[^\x00-\x7f]/.test(t))).toBe(true)
+    expect(texts.some((t) => /[\uD800-\uDBFF][\uDC00-\uDFFF]/.test(t))).toBe(true)
+    expect(texts.every((t) => t.trim() !== "")).toBe(true)
+  })
 })
