@@ -163,6 +163,11 @@ function* settleTerminal(ctx: RunContext, terminal: Terminal, call: ToolCall): S
   switch (finish._tag) {
     case "Output":
       reply("submitted")
+      // The run ends with its answer: every later call of the turn gets a result too (a session's next
+      // run sends this transcript, and an API refuses a call without one), and none of them runs.
+      for (const later of ctx.pendingAfterNext) {
+        ctx.append({ role: "tool", toolCallId: later.id, name: later.name, content: "not run: the run ended with its answer" })
+      }
       return { output: finish.value }
     case "Fail":
       yield* ctx.annotate("tool.outcome", finish.error._tag === "Escalated" ? "escalate" : "throwException")

@@ -8,7 +8,7 @@ import { fc, test } from "@fast-check/vitest"
 import { Schema } from "effect"
 import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
-import { agent, isAgentError, OutputInvalid, text, toolCalls } from "../../src/index.ts"
+import { agent, isAgentError, OutputInvalid, session, text, tool, toolCalls } from "../../src/index.ts"
 import { outputContract } from "../../src/runtime/output-contract.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { failureOf, runExit } from "../fixtures.ts"
@@ -137,5 +137,26 @@ describe("hostile final texts", () => {
       expect(Result.isResult(outputContract(schema).decodeText(answer))).toBe(true)
       expect(Result.isResult(outputContract(schema).decodeSubmission(answer))).toBe(true)
     }
+  })
+})
+
+describe("a submit call followed by other calls in its turn", () => {
+  it("ends the run with its answer; the later calls do not run and each gets a result, so a session's next run sends a whole transcript", async () => {
+    const deleted: Array<unknown> = []
+    const del = tool("del", { args: Schema.Struct({ id: Schema.String }), run: ({ id }) => void deleted.push(id) })
+    const model = scriptedModel([
+      toolCalls([{ id: "s", name: "submit", arguments: { a: 1 } }, { id: "d", name: "del", arguments: { id: "x" } }]),
+      toolCalls([{ id: "s2", name: "submit", arguments: { a: 2 } }])
+    ])
+    const chat = session(agent("t", { output: Schema.Struct({ a: Schema.Finite }) }).model(model).tools({ del }), "s-1")
+    expect(await chat.send("first")).toEqual({ a: 1 })
+    expect(deleted).toEqual([])
+    await chat.send("second")
+    const sent = model.requests[1]!.messages
+    const calls = sent.flatMap((m) => (m.role === "assistant" ? (m.toolCalls ?? []).map((c) => c.id) : []))
+    const answered = sent.flatMap((m) => (m.role === "tool" ? [m.toolCallId] : []))
+    expect(calls).toEqual(["s", "d"])
+    expect(answered).toEqual(["s", "d"])
+    expect(sent.find((m) => m.role === "tool" && m.toolCallId === "d")?.content).toMatch(/not run/)
   })
 })
