@@ -186,18 +186,29 @@ export type Chunker = (text: string) => ReadonlyArray<string>
 const whole: Chunker = (text) => (text === "" ? [] : [text])
 
 /**
- * Tears texts into pieces of `size` characters (the last one shorter).
+ * Tears texts into pieces of `size` characters (the last one shorter), counted in code points so that
+ * no piece holds half of a surrogate pair (an emoji stays whole; a combined character such as a letter
+ * and its accent may be split, as tokenizers split them, every piece still a well-formed string).
+ * `Infinity` keeps each text whole. A size that is not a positive whole number (or `Infinity`) throws a
+ * `RangeError` saying so (the scripted model's options report it as `AgentConfigError`).
  *
  * @example
  * ```ts
  * chunksOf(3)("abcdefg") // ["abc", "def", "g"]
+ * chunksOf(1)("a😀")     // ["a", "😀"]
  * ```
  */
-export const chunksOf = (size: number): Chunker => (text) => {
-  const step = Math.max(1, Math.floor(size))
-  const pieces: Array<string> = []
-  for (let i = 0; i < text.length; i += step) pieces.push(text.slice(i, i + step))
-  return pieces
+export const chunksOf = (size: number): Chunker => {
+  if (size === Number.POSITIVE_INFINITY) return whole
+  if (!Number.isInteger(size) || size <= 0) {
+    throw new RangeError(`chunk must be a positive whole number of characters (or Infinity), got ${size}`)
+  }
+  return (text) => {
+    const points = Array.from(text)
+    const pieces: Array<string> = []
+    for (let i = 0; i < points.length; i += size) pieces.push(points.slice(i, i + size).join(""))
+    return pieces
+  }
 }
 
 /**

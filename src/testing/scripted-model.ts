@@ -6,7 +6,7 @@ import * as Stream from "effect/Stream"
 import { AgentConfigError, ModelError } from "../errors.ts"
 import type { LlmResponse, LlmResponseInit, ModelRequest } from "../model/messages.ts"
 import { ModelClient, type ModelFunction } from "../model/model-client.ts"
-import { type Chunker, partsOf, type ResponsePart } from "../model/response-part.ts"
+import { type Chunker, chunksOf, partsOf, type ResponsePart } from "../model/response-part.ts"
 import { type RecordingModel, recordingModel } from "./recording-model.ts"
 
 /**
@@ -29,22 +29,12 @@ export interface StreamedStep {
   readonly chunk: Chunker
 }
 
-/**
- * Tears texts into pieces of `size` characters, counted in code points: a surrogate pair (an emoji, say)
- * is never split, so every piece is a well-formed string, as a provider's deltas are. Grapheme clusters
- * (a family emoji, a letter and its accent) may be split between code points, as tokenizers do.
- * `Infinity` keeps each text whole; any other size must be a positive whole number.
- */
+/** `chunksOf(size)`, its refusal of a size reported as `AgentConfigError` naming `subject`. */
 const chunkerOfSize = (size: number, subject: string): Chunker => {
-  if (size === Number.POSITIVE_INFINITY) return (text) => (text === "" ? [] : [text])
-  if (!Number.isInteger(size) || size <= 0) {
-    throw new AgentConfigError({ subject, reason: `chunk must be a positive whole number of characters (or Infinity), got ${size}` })
-  }
-  return (text) => {
-    const points = Array.from(text)
-    const pieces: Array<string> = []
-    for (let i = 0; i < points.length; i += size) pieces.push(points.slice(i, i + size).join(""))
-    return pieces
+  try {
+    return chunksOf(size)
+  } catch (error) {
+    throw new AgentConfigError({ subject, reason: error instanceof Error ? error.message : String(error) })
   }
 }
 

@@ -103,3 +103,11 @@ describe("clients written by users", () => {
     expect(assemble(parts)).not.toHaveProperty("responseModel")
   })
 })
+
+describe("chunksOf", () => {
+  it("refuses a size that is not a positive whole number, and never splits a surrogate pair", () => {
+    for (const size of [0, -1, 0.5, Number.NaN]) expect(() => chunksOf(size)).toThrow(/positive whole number/)
+    expect(chunksOf(1)("a😀b")).toEqual(["a", "😀", "b"])
+    expect(chunksOf(Number.POSITIVE_INFINITY)("a😀b")).toEqual(["a😀b"])
+  })
+})
