@@ -11,6 +11,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type { AgentBuilder, AgentShape } from "../dsl/agent.ts"
+import { AgentConfigError } from "../errors.ts"
 import type { AgentEvent } from "../dsl/events.ts"
 import type { RunResultOf } from "../dsl/run-outcome.ts"
 import type { Usage } from "../model/messages.ts"
@@ -50,7 +51,7 @@ export interface EvalProgress {
 export interface EvaluateOptions {
   /** Report name. Default: the dataset's name. */
   readonly name?: string
-  /** Cases run at once. Default 1. */
+  /** Cases run at once: a whole number ≥ 1, or `Infinity` for all at once. Default 1. Anything else throws `AgentConfigError`. */
   readonly concurrency?: number
   readonly budget?: EvalBudget
   /** A case running longer than this is `errored`. */
@@ -127,6 +128,11 @@ export function evaluate(
   scorers: ReadonlyArray<Scorer<any, any, any, any>>,
   options: EvaluateOptions = {}
 ): Effect.Effect<EvalReport, never, unknown> {
+  const concurrency = options.concurrency ?? 1
+  // 1.5 ran two cases at once, and NaN, 0 or a negative number one: refused, as the builder refuses a bad budget.
+  if (!(Number.isInteger(concurrency) && concurrency >= 1) && concurrency !== Number.POSITIVE_INFINITY) {
+    throw new AgentConfigError({ subject: "evaluate(...)", reason: `concurrency must be a whole number ≥ 1 (or Infinity), got ${String(concurrency)}` })
+  }
   return Effect.gen(function*() {
     const budget = options.budget ?? {}
     const total = data.cases.length
@@ -208,7 +214,7 @@ export function evaluate(
         )
       )
 
-    const cases = yield* Effect.forEach(data.cases, runCase, { concurrency: Math.max(1, options.concurrency ?? 1) })
+    const cases = yield* Effect.forEach(data.cases, runCase, { concurrency: concurrency === Number.POSITIVE_INFINITY ? "unbounded" : concurrency })
     const finished = yield* Clock.currentTimeMillis
     return { version: REPORT_VERSION, name: options.name ?? data.name, cases, summary: summarize(cases, finished - started) } satisfies EvalReport
   })

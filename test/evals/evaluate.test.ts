@@ -81,6 +81,15 @@ describe("evaluate", () => {
     expect(progress.every((p) => p.total === 8)).toBe(true)
   })
 
+  it("refuses a concurrency that is not a whole number of cases (1.5 ran two at once, NaN or 0 one)", async () => {
+    const one = await Effect.runPromise(dataset("one", [{ input: "1 + 1", expected: "2" }]))
+    for (const concurrency of [1.5, Number.NaN, 0, -2]) {
+      expect(() => evaluate(calculator.model(arithmetic(0)), one, [exactMatch()], { concurrency })).toThrow(/concurrency must be a whole number/)
+    }
+    const report = await Effect.runPromise(evaluate(calculator.model(arithmetic(0)), one, [exactMatch()], { concurrency: Number.POSITIVE_INFINITY }))
+    expect(report.summary.passed).toBe(1)
+  })
+
   it("stops starting cases at the budget: maxCases, maxTokens, maxUsd", async () => {
     const run = (budget: Parameters<typeof evaluate>[3]) => Effect.runPromise(Effect.flatMap(cases, (data) => evaluate(calculator.model(arithmetic()), data, [exactMatch()], budget)))
     const byCases = await run({ budget: { maxCases: 1 } })
