@@ -43,6 +43,12 @@ export interface EventStreamOptions {
   /** Extra response headers. */
   readonly headers?: Record<string, string>
   /**
+   * The text a client is shown for an error (`"ui-message-stream"`: the run's failure in the `error`
+   * chunk, and a tool's failure in its `tool-output-error`), as the AI SDK's `onError`. Default: the
+   * error's message. Mask what a user must not see: `onError: () => "An error occurred."`
+   */
+  readonly onError?: (error: unknown) => string
+  /**
    * Stops the run (and ends the body) when it aborts: pass the request's `signal`, which runtimes abort
    * when the client goes away even where they never cancel the response body. An aborted signal runs nothing.
    */
@@ -98,7 +104,7 @@ export const eventStreamResponse = (stream: Stream.Stream<RunStreamEvent, AgentE
   const events = signal === undefined ? stream : signal.aborted ? effectStream().empty : stream.pipe(effectStream().interruptWhen(aborted(signal)))
   const ui = options.format === "ui-message-stream"
   const frames = ui
-    ? uiMessageFrames(events)
+    ? uiMessageFrames(events, options.onError ?? messageOf)
     : options.format === "ag-ui"
     ? agUiFrames(events, options.agUi)
     : eventFrames(events, options.include ?? defaultInclude)
@@ -130,8 +136,27 @@ const eventFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, include:
     effectStream().catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? effectStream().failCause(cause) : effectStream().make(frame(errorText(cause), "error"))))
   )
 
-/** The AI SDK UI message stream chunks for a run (see the module comment). */
-const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Stream.Stream<string, AgentError> =>
+/** An error's message (its text when it is no `Error`), never throwing: what a client is shown by default. */
+const messageOf = (error: unknown): string => {
+  try {
+    return error instanceof Error ? error.message : String(error)
+  } catch {
+    return "the error cannot be shown as text"
+  }
+}
+
+/** `shown(error)`, or the default text when that throws (a user's `onError` must not end the stream). */
+const shownSafely = (shown: (error: unknown) => string, error: unknown): string => {
+  try {
+    const text = shown(error)
+    return typeof text === "string" ? text : messageOf(text)
+  } catch {
+    return messageOf(error)
+  }
+}
+
+/** The AI SDK UI message stream chunks for a run (see the module comment); `shown` is the text of an error. */
+const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, shown: (error: unknown) => string): Stream.Stream<string, AgentError> =>
   effectStream().suspend(() => {
     let stepOpen = false
     let text: string | undefined
@@ -227,7 +252,7 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
           break
         case "ToolError":
           settle(event.runId, event.toolCallId)
-          out.push({ type: "tool-output-error", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, errorText: String(event.error) })
+          out.push({ type: "tool-output-error", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, errorText: shownSafely(shown, event.error) })
           break
         case "InvalidArgs":
           settle(event.runId, event.toolCallId)
@@ -259,7 +284,7 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
           stepOpen = false
           // A child run's end (a handoff target, an agent under a composite) ends its step, not the message.
           if (event.parentRunId !== undefined) break
-          if (event.outcome._tag === "Failure") out.push({ type: "error", errorText: event.outcome.error.message })
+          if (event.outcome._tag === "Failure") out.push({ type: "error", errorText: shownSafely(shown, event.outcome.error) })
           out.push({ type: "finish", finishReason: finishReasonOf(event.outcome) })
           finished = true
           break
@@ -278,7 +303,7 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>): Str
         if (!startSent) chunks.push({ type: "start" })
         closeBlocks(chunks)
         if (stepOpen) chunks.push({ type: "finish-step" })
-        chunks.push({ type: "error", errorText: errorText(cause).message }, { type: "finish", finishReason: "error" })
+        chunks.push({ type: "error", errorText: shownSafely(shown, Cause.squash(cause)) }, { type: "finish", finishReason: "error" })
         return effectStream().fromIterable(chunks.map((chunk) => frame(chunk)))
       }),
       effectStream().concat(effectStream().make("data: [DONE]\n\n"))

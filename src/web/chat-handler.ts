@@ -28,6 +28,11 @@ export interface ChatHandlerOptions extends FromUIMessagesOptions, ChatStreamOpt
   readonly maxBodyBytes?: number
   /** Extra headers on the streamed response. */
   readonly headers?: Record<string, string>
+  /**
+   * The text the client is shown for an error (the run's failure, a tool's), as the AI SDK's
+   * `onError`. Default: the error's message.
+   */
+  readonly onError?: (error: unknown) => string
 }
 
 const defaultMaxBodyBytes = 4 * 1024 * 1024
@@ -129,7 +134,12 @@ export const chatHandler = <T extends AgentShape & { readonly input: string; rea
     // The request's signal stops the run too: some runtimes abort it when the client goes away but never
     // cancel the response body.
     const respond = (events: ReturnType<typeof chatStream>) =>
-      eventStreamResponse(events, { format: "ui-message-stream", signal: request.signal, ...(options.headers === undefined ? {} : { headers: options.headers }) })
+      eventStreamResponse(events, {
+        format: "ui-message-stream",
+        signal: request.signal,
+        ...(options.headers === undefined ? {} : { headers: options.headers }),
+        ...(options.onError === undefined ? {} : { onError: options.onError })
+      })
     if (chat.input === undefined) {
       if (options.loadSuspended === undefined || chat.approvals.length === 0) {
         return errorResponse(400, new UIMessagesInvalid({

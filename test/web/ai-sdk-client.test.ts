@@ -208,3 +208,25 @@ describe("an agent called as a tool, on the next turn", () => {
     ])
   })
 })
+
+describe("errors shown to the client", () => {
+  const leaky = tool("lookup", { args: Schema.Struct({}), run: () => { throw new Error("connect ECONNREFUSED db.internal:5432 (password=hunter2)") } })
+  const failing = () => agent("a").model(scriptedModel([toolCalls([{ id: "l1", name: "lookup", arguments: {} }])])).tools({ lookup: leaky })
+  it("onError decides the text of a tool's failure and of the run's, as the AI SDK's onError", async () => {
+    const { chunks, refused } = await readUI(await chatHandler(failing(), { onError: () => "An error occurred." })(new Request("http://localhost/api/chat", { method: "POST", body: JSON.stringify([{ id: "u", role: "user", parts: [{ type: "text", text: "q" }] }]) })))
+    expect(refused).toEqual([])
+    const texts = chunks.flatMap((c) => ("errorText" in c ? [String(c.errorText)] : []))
+    expect(texts.length).toBeGreaterThanOrEqual(2)
+    expect(texts.every((t) => t === "An error occurred.")).toBe(true)
+    expect(JSON.stringify(chunks)).not.toContain("hunter2")
+  })
+  it("by default shows the error's message; an error whose text cannot be read, or an onError that throws, does not end the stream", async () => {
+    const plain = await ui(chatStream(failing(), [], "q"))
+    expect(plain.chunks.some((c) => "errorText" in c && String(c.errorText).includes("ECONNREFUSED"))).toBe(true)
+    const hostile = tool("odd", { args: Schema.Struct({}), run: () => { throw { toString: () => { throw new Error("no text") } } } })
+    const odd = agent("b").model(scriptedModel([toolCalls([{ id: "o1", name: "odd", arguments: {} }]), text("done")])).tools({ odd: hostile })
+    const { chunks, errors } = await readUI(eventStreamResponse(chatStream(odd, [], "q"), { format: "ui-message-stream", onError: () => { throw new Error("bad onError") } }))
+    expect(errors).toEqual([])
+    expect(chunks.at(-1)).toMatchObject({ type: "finish", finishReason: "stop" })
+  })
+})
