@@ -152,7 +152,9 @@ export interface Composite<In, Out, E, R> extends Runnable<In, Out, E, R> {
    * `maxDuration` milliseconds every child still running is interrupted and the run fails with
    * `BudgetExceeded("duration")`; `maxTokens` and `maxToolCalls` are charged by every agent run under
    * it, which fails with `BudgetExceeded` (its `scope` naming this composite) once the tree has none
-   * left. Each child's own budget still applies. Limits not given keep their current value.
+   * left. Each child's own budget still applies. Limits not given keep their current value. What the
+   * tree spent before a suspension is kept in the snapshot (`state.spent`) and counted again by `resume`,
+   * so the limits bound the whole run; the wait for the decision is not counted.
    */
   budget(limits: CompositeBudget): Composite<In, Out, E | BudgetExceeded, R>
   /** At the start of every run of this composite. */

@@ -130,7 +130,8 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
   output<$Output>(schema: Schema.Codec<$Output, any, never, never>): Skill<TAgent, TInput, $Output, TKind, R>
   /**
    * Declares a skill that talks to the model without tools (a pure chat skill; several of them can be
-   * routed between). Without it, a skill with neither tools nor an implementation is refused as a mistake.
+   * routed between), as `.tools()` with no handles does. A skill given nothing (no tools, knowledge,
+   * handoffs, memory nor implementation, and not `.chat()`) is refused as a mistake.
    */
   chat(): Skill<TAgent, TInput, TOutput, "agentic", R>
   /**
@@ -184,8 +185,9 @@ export type AllDeterministic<Skills extends ReadonlyArray<unknown>> = Skills ext
   : false
 
 /**
- * Starts a skill. Give it tools with `.tools(...)` or an implementation with `.implementedBy(...)`;
- * a skill with neither is refused when the agent is built.
+ * Starts a skill. Give it tools with `.tools(...)` (with no handles: a skill with no tools of its own,
+ * as `.chat()`) or an implementation with `.implementedBy(...)`; a skill given nothing is refused when
+ * the agent is built.
  *
  * @example
  * ```ts

@@ -7,11 +7,13 @@
  * - `"ui-message-stream"`: the AI SDK's UI message stream protocol (what `useChat` reads): `start`,
  *   `start-step`, `text-*`, `reasoning-*`, `tool-input-*`, `tool-output-*`, a transient `data-retrying`
  *   part per wait before a model call is retried, a transient `data-tool-progress` part per report of a
- *   running tool, `finish-step`, `finish`, `error`, then `data: [DONE]`.
- *   A run that suspends for approval sends a `tool-approval-request` per waiting call (its
- *   `approvalId` is `<run id>:<decision key>`, see `approvalId`) before `finish`, so `useChat` shows
- *   the approval; a resumed run (no `RunStart`) continues the last assistant message, and a denied call
- *   gets `tool-output-denied`.
+ *   running tool, `finish-step`, `error`, `finish` (its `finishReason`: `stop`, `tool-calls`, `length`,
+ *   `error` or `other`), then `data: [DONE]`. A child run streams into the same message; the parts of an
+ *   agent called as a tool are marked as the child's (`{ "effect-agent-dsl": { childRun, agent } }`). A
+ *   run that suspends for approval sends a `tool-approval-request` per waiting call (its `approvalId` is
+ *   `<run id>:<decision key>`, see `approvalId`) before `finish`, so `useChat` shows the approval; a
+ *   resumed run (no `RunStart`) continues the last assistant message, and a denied call gets
+ *   `tool-output-denied`.
  * - `"ag-ui"`: AG-UI 1.0 events (`RUN_STARTED` … `RUN_FINISHED`/`RUN_ERROR`), one `data:` frame each, as
  *   `@ag-ui/client`'s `HttpAgent` reads them; the mapping is `toAgUiEvents` (src/protocols/ag-ui/wire),
  *   its ids and client tools come from `agUi`.

@@ -10,7 +10,8 @@
  *   as the loop sends a result (strings as they are, anything else as JSON), `output-error` as its error
  *   text, `output-denied` as the loop's denial text. Calls without an outcome (`input-*`,
  *   `approval-requested`, `approval-responded`) are left out: they never ran, and a call without a
- *   result must not reach a model;
+ *   result must not reach a model. Parts the UI message stream marks as a child run's (an agent called
+ *   as a tool: its text and its own calls) are left out; the parent's call and its result stay;
  * - a system message is refused (set the system prompt on the server, with `.prompt(...)`).
  * The transcript is what the client says happened: treat it as the user's words, never as proof that a
  * tool ran (keep the conversation on the server with `session` when that matters).
