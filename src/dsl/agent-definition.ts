@@ -158,7 +158,7 @@ export const registerTools = (definition: AgentDefinition, tools: Record<string,
  * Resolves skills against the registered tools. Refuses a result that is not a non-empty array (an
  * empty one would leave the implicit skill, which may use every tool), values that are not skills,
  * handles issued by another agent, tools that are not registered, duplicate skill names, skills with
- * neither tools nor an implementation (or with both), and ambiguous routing.
+ * nothing (not even an empty `.tools()`) nor an implementation (or with both), and ambiguous routing.
  */
 export const resolveSkills = (definition: AgentDefinition, skills: ReadonlyArray<unknown>): ReadonlyArray<SkillDefinition> => {
   checkSkillList(`agent "${definition.name}"`, skills)
@@ -187,7 +187,7 @@ const resolveSkill = (definition: AgentDefinition, candidate: AnySkill): SkillDe
     candidate.handles.length === 0 && candidate.knowledgeSources.length === 0 && candidate.handoffTargets.length === 0 &&
     candidate.implementation === undefined && !talks
   ) {
-    throw fail("it has neither tools nor an implementation: add .tools(...), .knowledge(...), .handoffs(...), .implementedBy(...), or .chat() for a skill that only talks to the model")
+    throw fail("it has neither tools nor an implementation: add .tools(...), .knowledge(...), .handoffs(...), .implementedBy(...), or .chat() (or an empty .tools()) for a skill that only talks to the model")
   }
   if (talks && candidate.implementation !== undefined) {
     throw fail("a deterministic skill (.implementedBy) never calls a model: it cannot be .chat() nor have .memory(...)")

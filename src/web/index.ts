@@ -19,6 +19,8 @@ export { approvalDecisions, decodeUIMessages, fromUIMessages, toDecisions } from
 export type { ApprovalResponse, ChatInput, FromUIMessagesOptions, UIFile } from "./from-ui-messages.ts"
 export type { UIMessageLimits, UnknownParts } from "./ui-message-schema.ts"
 export { approvalId, eventStreamResponse } from "../runtime/event-stream-response.ts"
+export { childRunKey } from "../runtime/child-run-mark.ts"
+export type { ChildRunMark } from "../runtime/child-run-mark.ts"
 export type { EventStreamOptions } from "../runtime/event-stream-response.ts"
 export { nodeHandler, toWebRequest } from "../node/node-handler.ts"
 export type { NodeRequest } from "../node/node-handler.ts"
