@@ -14,7 +14,9 @@ import { AgentErrorTypeId } from "../internal/agent-error-marker.ts"
  *   its words;
  * - `thinking-only`: the reply held reasoning but neither an answer nor a tool call;
  * - `malformed`: the reply held neither an answer nor a tool call and ended for a reason that is not a
- *   plain stop (Gemini `MALFORMED_FUNCTION_CALL`, an unknown finish reason);
+ *   plain stop (an unknown finish reason), or it was to be a tool call that the provider could not make
+ *   (Gemini `MALFORMED_FUNCTION_CALL`, `UNEXPECTED_TOOL_CALL`, `TOO_MANY_TOOL_CALLS`, even after some
+ *   text: `partial` holds it), or it names a tool call without a tool's name;
  * - `unsupported`: the reply uses something this library cannot act on.
  */
 export type ModelErrorKind = "length" | "content-filter" | "refusal" | "thinking-only" | "malformed" | "unsupported"

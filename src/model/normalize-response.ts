@@ -125,7 +125,7 @@ const normalizeShape = (raw: unknown, callNumber: number): Result.Result<LlmResp
   const seen = new Set<string>()
   for (let index = 0; index < wire.length; index++) {
     const call: unknown = wire[index]
-    if (!isRecord(call) || typeof call["name"] !== "string") return Result.fail(`calls[${index}] needs a string name`)
+    if (!isRecord(call) || typeof call["name"] !== "string" || call["name"] === "") return Result.fail(`calls[${index}] needs a tool's name (a non-empty string)`)
     const text = argumentsText(call["arguments"])
     if (Result.isFailure(text)) return Result.fail(`calls[${index}]: ${text.failure}`)
     const wireId = call["id"]
@@ -171,7 +171,7 @@ const checkShape = (raw: unknown): Result.Result<LlmResponse, string> => {
   const seen = calls.length > 8 ? new Set<string>() : undefined
   for (let index = 0; index < calls.length; index++) {
     const call: unknown = calls[index]
-    if (!isRecord(call) || typeof call["name"] !== "string") return Result.fail(`calls[${index}] needs a string name`)
+    if (!isRecord(call) || typeof call["name"] !== "string" || call["name"] === "") return Result.fail(`calls[${index}] needs a tool's name (a non-empty string)`)
     if (typeof call["arguments"] !== "string") {
       return Result.fail(`calls[${index}].arguments must be the JSON text the model sent (ModelClient.fromFunction normalises objects)`)
     }

@@ -71,7 +71,7 @@ interface OpenCall {
 
 /**
  * Folds response parts into a response. Tool calls are assembled by index (a delta for an index that
- * was never started is an error, as is a start with another name for an open index); calls without an
+ * was never started is an error, as are a start without a name and a start with another name for an open index); calls without an
  * id get `call_<response>_<index>`; consecutive reasoning deltas make one `Thinking` block, closed (and
  * signed) by `ReasoningEnd`.
  *
@@ -119,7 +119,9 @@ export class PartsAssembler {
       case "ToolCallStart": {
         this.started = true
         const open = this.#calls.get(part.index)
-        if (open === undefined) this.#calls.set(part.index, { id: part.id, name: part.name, arguments: "" })
+        // A call without a name is unreadable, as a whole answer's is: never a call the allowlist refuses as "".
+        if (typeof part.name !== "string" || part.name === "") this.#issue ??= `tool call ${part.index} has no name`
+        else if (open === undefined) this.#calls.set(part.index, { id: part.id, name: part.name, arguments: "" })
         else if (open.name !== part.name) this.#issue ??= `tool call ${part.index} started twice, as "${open.name}" and "${part.name}"`
         else open.id ??= part.id
         return

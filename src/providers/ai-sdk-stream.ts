@@ -12,7 +12,7 @@ import { describeCause } from "../internal/describe-cause.ts"
 import type { FinishReason, ReasoningPart, Usage } from "../model/messages.ts"
 import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 import { checkReply } from "./check-reply.ts"
-import { argumentsText } from "./normalise-calls.ts"
+import { argumentsText, callName } from "./normalise-calls.ts"
 import { type ChunkDecoder, decodeChunk } from "./resilient-stream.ts"
 
 /** A stream part of any specification version, read loosely. */
@@ -86,7 +86,7 @@ export const aiSdkPartDecoder = (provider: string, mappings: AiSdkMappings): Chu
                 skipped.add(id)
                 return []
               }
-              return calls.has(id) ? [] : start(id, str(part.toolName))
+              return calls.has(id) ? [] : start(id, callName(part.toolName, part))
             }
             case "tool-input-delta": {
               const id = str(part.id)
@@ -103,7 +103,7 @@ export const aiSdkPartDecoder = (provider: string, mappings: AiSdkMappings): Chu
             case "tool-call": {
               const id = str(part.toolCallId)
               if (part.providerExecuted === true || skipped.has(id)) return []
-              const out: Array<ResponsePart> = calls.has(id) ? [] : start(id, str(part.toolName))
+              const out: Array<ResponsePart> = calls.has(id) ? [] : start(id, callName(part.toolName, part))
               const call = calls.get(id)!
               if (call.done) return out
               if (!call.streamed) out.push({ _tag: "ToolCallDelta", index: call.index, delta: argumentsText(part.input) })
@@ -136,7 +136,11 @@ export const aiSdkPartDecoder = (provider: string, mappings: AiSdkMappings): Chu
         const unified = typeof raw === "string" ? raw : typeof raw === "object" && raw !== null ? (raw as { unified?: string }).unified : undefined
         const finishReason = mappings.toFinishReason(unified)
         yield* checkReply(provider, { finishReason, wireReason: `finishReason ${JSON.stringify(unified)}`, content, calls: calls.size, reasoning })
-        const parts: Array<ResponsePart> = [...calls.values()].filter((c) => !c.done).map((c) => ({ _tag: "ToolCallEnd", index: c.index }))
+        // A call whose input never came (no delta, no `tool-call`) has no arguments: "{}", as in a whole answer.
+        const parts: Array<ResponsePart> = [...calls.values()].filter((c) => !c.done).flatMap((c): Array<ResponsePart> => [
+          ...(c.streamed ? [] : [{ _tag: "ToolCallDelta" as const, index: c.index, delta: "{}" }]),
+          { _tag: "ToolCallEnd", index: c.index }
+        ])
         const usage = mappings.toUsage(finish.usage)
         if (usage !== undefined) parts.push({ _tag: "Usage", usage })
         parts.push({ _tag: "Finish", reason: finishReason })

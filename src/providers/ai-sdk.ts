@@ -22,7 +22,7 @@ import { describeCause } from "../internal/describe-cause.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice, Usage } from "../model/messages.ts"
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
-import { argumentsText, normaliseCalls } from "./normalise-calls.ts"
+import { argumentsText, callName, normaliseCalls } from "./normalise-calls.ts"
 import { isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 import { effectStream as stream } from "../internal/lazy-effect.ts"
 import { type AiSdkStreamPart, aiSdkPartDecoder } from "./ai-sdk-stream.ts"
@@ -246,7 +246,11 @@ export const fromGenerateResult = (provider: string, result: GenerateResult): Ef
       if (part.type === "text" && typeof part.text === "string") texts.push(part.text)
       else if (part.type === "reasoning" && typeof part.text === "string" && part.text !== "") reasoning.push({ _tag: "Thinking", text: part.text })
       else if (part.type === "tool-call" && part.providerExecuted !== true) {
-        wire.push({ id: String(part.toolCallId ?? ""), name: String(part.toolName), arguments: argumentsText(part.input) })
+        const name = yield* Effect.try({
+          try: () => callName(part.toolName, part),
+          catch: (cause) => new ModelError({ provider, reason: `unexpected response shape: ${describeCause(cause)}`, retryable: false, cause })
+        })
+        wire.push({ id: String(part.toolCallId ?? ""), name, arguments: argumentsText(part.input) })
       }
     }
     const calls = yield* normaliseCalls(wire)

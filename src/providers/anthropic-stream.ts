@@ -13,7 +13,7 @@ import { describeCause } from "../internal/describe-cause.ts"
 import type { FinishReason, ReasoningPart, Usage } from "../model/messages.ts"
 import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 import { checkReply } from "./check-reply.ts"
-import { argumentsText } from "./normalise-calls.ts"
+import { argumentsText, callName } from "./normalise-calls.ts"
 import { type ChunkDecoder, decodeChunk } from "./resilient-stream.ts"
 
 const provider = "anthropic"
@@ -84,7 +84,7 @@ export const anthropicEventDecoder = (): ChunkDecoder<Event> => {
               if (block.type === "tool_use") {
                 blocks.set(event.index, { type: "tool_use", input: block.input, arguments: false })
                 calls += 1
-                return [{ _tag: "ToolCallStart", index: event.index, id: str(block.id) || undefined, name: str(block.name) }]
+                return [{ _tag: "ToolCallStart", index: event.index, id: str(block.id) || undefined, name: callName(block.name, block) }]
               }
               // Server tools (web search, code execution) run at Anthropic: nothing for the loop to do.
               blocks.set(event.index, { type: "other" })

@@ -15,7 +15,7 @@ import { lazyPackage } from "../internal/lazy-package.ts"
 import type { LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice } from "../model/messages.ts"
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
-import { argumentsText, normaliseCalls } from "./normalise-calls.ts"
+import { argumentsText, callName, normaliseCalls } from "./normalise-calls.ts"
 import { innermostMessage, isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 import { effectStream as stream } from "../internal/lazy-effect.ts"
 import { anthropicEventDecoder, statusOfErrorType, toAnthropicFinishReason as toFinishReason, toAnthropicUsage as toUsage } from "./anthropic-stream.ts"
@@ -235,7 +235,13 @@ export const fromAnthropicResponse = (message: Anthropic.Messages.Message): Effe
       if (block.type === "text") texts.push(String(block.text ?? ""))
       else if (block.type === "thinking") reasoning.push({ _tag: "Thinking", text: String(block.thinking ?? ""), signature: String(block.signature ?? "") })
       else if (block.type === "redacted_thinking") reasoning.push({ _tag: "Redacted", data: String(block.data ?? "") })
-      else if (block.type === "tool_use") wire.push({ id: block.id, name: String(block.name), arguments: argumentsText(block.input) })
+      else if (block.type === "tool_use") {
+        const name = yield* Effect.try({
+          try: () => callName(block.name, block),
+          catch: (cause) => new ModelError({ provider, reason: `unexpected response shape: ${describeCause(cause)}`, retryable: false, cause })
+        })
+        wire.push({ id: block.id, name, arguments: argumentsText(block.input) })
+      }
     }
     const calls = yield* normaliseCalls(wire)
     const content = texts.join("")

@@ -27,7 +27,7 @@ import { checkReply, unusableReply } from "./check-reply.ts"
 import { geminiFetch, GeminiHttpError, httpModelError } from "./gemini-fetch.ts"
 import { GeminiSchemaError, toGeminiSchema } from "./gemini-schema.ts"
 import { geminiStreamReader } from "./gemini-stream.ts"
-import { argumentsText } from "./normalise-calls.ts"
+import { argumentsText, callName } from "./normalise-calls.ts"
 import { isConnectionFailure, resilientCall, shouldRetryStatus } from "./resilience.ts"
 import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
 
@@ -300,7 +300,7 @@ class TurnFold {
       const id = typeof wireId === "string" && wireId !== "" && !this.calls.some((c) => c.id === wireId)
         ? wireId
         : `${assignedPrefix}${(this.#response ??= this.nextResponse())}_${index}`
-      const call: ToolCall = { id, name: String(part.functionCall.name ?? ""), arguments: argumentsText(part.functionCall.args ?? {}) }
+      const call: ToolCall = { id, name: callName(part.functionCall.name, part.functionCall), arguments: argumentsText(part.functionCall.args) }
       this.calls.push(call)
       this.signatures.calls.push(part.thoughtSignature ?? null)
       return [
@@ -347,6 +347,10 @@ class TurnFold {
   check(blocked: WireResponse["promptFeedback"]): Effect.Effect<FinishReason | undefined, ModelError> {
     if (blocked?.blockReason !== undefined) {
       return Effect.fail(unusableReply(provider, "content-filter", `promptFeedback.blockReason ${JSON.stringify(blocked.blockReason)}`))
+    }
+    // Gemini could not write (or was not allowed) the call it began: the text before it is a preamble, not an answer.
+    if (this.calls.length === 0 && this.finish !== undefined && unreadableCall.has(this.finish)) {
+      return Effect.fail(unusableReply(provider, "malformed", `finishReason ${JSON.stringify(this.finish)}`, this.content))
     }
     const finishReason = toFinishReason(this.finish, this.calls.length)
     return checkReply(provider, {
@@ -432,6 +436,9 @@ export const geminiChunkDecoder = (nextResponse: () => number): ChunkDecoder<Wir
       })
   }
 }
+
+/** Finish reasons that end a turn in a function call Gemini did not give. */
+const unreadableCall: ReadonlySet<string> = new Set(["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"])
 
 const toFinishReason = (reason: string | undefined, calls: number): FinishReason | undefined => {
   switch (reason) {

@@ -15,15 +15,33 @@ export interface WireCall {
 }
 
 /**
- * Arguments as JSON text: strings pass as they are, anything else is serialised once.
+ * Arguments as JSON text: strings pass as they are, anything else is serialised once; none (missing,
+ * `null` or `""`) is `"{}"`, whether the reply came whole or streamed.
  *
  * @example
  * ```ts
  * argumentsText({ a: 1 }) // '{"a":1}'
+ * argumentsText("") // "{}"
  * ```
  */
 export const argumentsText = (raw: unknown): string =>
-  typeof raw === "string" ? raw : raw === undefined || raw === null ? "{}" : JSON.stringify(raw)
+  typeof raw === "string" && raw !== "" ? raw : raw === undefined || raw === null || raw === "" ? "{}" : JSON.stringify(raw)
+
+/**
+ * A call's name as the wire gave it; a call without one (missing, empty, not a string) throws, inside
+ * the adapter's own `Effect.try` or `decodeChunk`, so the reply fails with a `ModelError` (not
+ * retryable), streamed or whole: a call named `""` or `"undefined"` would only reach the allowlist.
+ *
+ * @example
+ * ```ts
+ * callName("add", call) // "add"
+ * callName(undefined, call) // throws "a tool call has no name: {...}"
+ * ```
+ */
+export const callName = (name: unknown, call: unknown): string => {
+  if (typeof name === "string" && name !== "") return name
+  throw new Error(`a tool call has no name: ${JSON.stringify(call) ?? String(call)}`)
+}
 
 /**
  * Gives every call a non-empty id unique within the reply (`call_<random>` from Effect's `Random`, so a

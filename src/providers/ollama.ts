@@ -14,7 +14,7 @@ import { effectStream as stream } from "../internal/lazy-effect.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolDefinition, Usage } from "../model/messages.ts"
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
-import { normaliseCalls } from "./normalise-calls.ts"
+import { argumentsText, callName, normaliseCalls } from "./normalise-calls.ts"
 import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
 import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
@@ -139,11 +139,10 @@ export const ollamaChunkDecoder = (): ChunkDecoder<ChatResponse> => {
           }
           for (const call of message?.tool_calls ?? []) {
             const fn = (call as { function?: { name?: unknown; arguments?: unknown } }).function
-            if (fn === undefined || typeof fn.name !== "string") throw new Error(`a tool call has no function name: ${JSON.stringify(call)}`)
+            const name = callName(fn?.name, call)
             const index = next++
-            const args = typeof fn.arguments === "string" ? fn.arguments : JSON.stringify(fn.arguments ?? {})
-            parts.push({ _tag: "ToolCallStart", index, id: typeof call.id === "string" && call.id !== "" ? call.id : undefined, name: fn.name })
-            parts.push({ _tag: "ToolCallDelta", index, delta: args }, { _tag: "ToolCallEnd", index })
+            parts.push({ _tag: "ToolCallStart", index, id: typeof call.id === "string" && call.id !== "" ? call.id : undefined, name })
+            parts.push({ _tag: "ToolCallDelta", index, delta: argumentsText(fn?.arguments) }, { _tag: "ToolCallEnd", index })
           }
           if (line.done === true) last = line
           return parts
@@ -281,8 +280,7 @@ export const fromOllamaResponse = (response: ChatResponse): Effect.Effect<LlmRes
       try: () =>
         (message.tool_calls ?? []).map((call) => {
           const fn = (call as { function?: { name?: unknown; arguments?: unknown } }).function
-          if (fn === undefined || typeof fn.name !== "string") throw new Error(`a tool call has no function name: ${JSON.stringify(call)}`)
-          return { id: call.id, name: fn.name, arguments: fn.arguments }
+          return { id: call.id, name: callName(fn?.name, call), arguments: fn?.arguments }
         }),
       catch: (cause) => new ModelError({ provider, reason: `unexpected response shape: ${describeCause(cause)}`, retryable: false, cause })
     })

@@ -18,7 +18,7 @@ import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 import { assembleResponse } from "./assemble-response.ts"
 import { checkReply } from "./check-reply.ts"
-import { normaliseCalls } from "./normalise-calls.ts"
+import { argumentsText, callName, normaliseCalls } from "./normalise-calls.ts"
 import { openAiSdkClient, toModelError } from "./openai.ts"
 import { resilientCall } from "./resilience.ts"
 import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
@@ -277,8 +277,7 @@ const readOutput = (output: ReadonlyArray<WireItem>) => {
         else if (part.type === "refusal") refusal += String(part.refusal ?? "")
       }
     } else if (item.type === "function_call") {
-      if (typeof item.name !== "string") throw new Error(`a function call has no name: ${JSON.stringify(item)}`)
-      wire.push({ id: String(item.call_id ?? ""), name: item.name, arguments: item.arguments })
+      wire.push({ id: String(item.call_id ?? ""), name: callName(item.name, item), arguments: item.arguments })
     } else if (item.type === "reasoning") reasoning.push(thinkingOf(item))
   }
   return { content, refusal, reasoning, wire }
@@ -372,7 +371,7 @@ export const responsesEventDecoder = (): ChunkDecoder<WireEvent> => {
               const item = event.item as WireItem
               if (item.type !== "function_call") return []
               calls.set(index, { streamed: false })
-              return [{ _tag: "ToolCallStart", index, id: item.call_id, name: item.name }]
+              return [{ _tag: "ToolCallStart", index, id: item.call_id, name: callName(item.name, item) }]
             }
             case "response.function_call_arguments.delta": {
               const call = calls.get(index)
@@ -403,9 +402,10 @@ export const responsesEventDecoder = (): ChunkDecoder<WireEvent> => {
                 const call = calls.get(index)
                 if (call === undefined) {
                   calls.set(index, { streamed: true })
-                  return [{ _tag: "ToolCallStart", index, id: item.call_id, name: item.name }, { _tag: "ToolCallDelta", index, delta: item.arguments }, { _tag: "ToolCallEnd", index }]
+                  return [{ _tag: "ToolCallStart", index, id: item.call_id, name: callName(item.name, item) }, { _tag: "ToolCallDelta", index, delta: argumentsText(item.arguments) }, { _tag: "ToolCallEnd", index }]
                 }
-                const rest: Array<ResponsePart> = call.streamed || item.arguments === "" ? [] : [{ _tag: "ToolCallDelta", index, delta: item.arguments }]
+                // Arguments that did not stream come whole here; none at all are "{}", as in a whole reply.
+                const rest: Array<ResponsePart> = call.streamed ? [] : [{ _tag: "ToolCallDelta", index, delta: argumentsText(item.arguments) }]
                 return [...rest, { _tag: "ToolCallEnd", index }]
               }
               return []

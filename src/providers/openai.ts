@@ -30,7 +30,7 @@ import type {
 } from "../model/messages.ts"
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
-import { normaliseCalls, type WireCall } from "./normalise-calls.ts"
+import { callName, normaliseCalls, type WireCall } from "./normalise-calls.ts"
 import { innermostMessage, isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
 import { sseChunks } from "./sse-stream.ts"
@@ -168,6 +168,8 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
   let refusal = ""
   let thinking = ""
   let calls = 0
+  /** The calls (by the index of their parts) that got some argument text. */
+  const argued = new Set<number>()
   let informed = false
   let infoId: unknown
   let infoModel: unknown
@@ -214,7 +216,10 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
             const open = current.get(wire)
             const another = open !== undefined && named && (wire === undefined || (typeof call.id === "string" && call.id !== "" && call.id !== open.id))
             if (open !== undefined && !another) {
-              if (args !== "") parts.push({ _tag: "ToolCallDelta", index: open.index, delta: args })
+              if (args !== "") {
+                argued.add(open.index)
+                parts.push({ _tag: "ToolCallDelta", index: open.index, delta: args })
+              }
               continue
             }
             if (!named) {
@@ -231,7 +236,10 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
             calls += 1
             parts.push({ _tag: "ToolCallStart", index, id, name })
             const text = (pending?.arguments ?? "") + args
-            if (text !== "") parts.push({ _tag: "ToolCallDelta", index, delta: text })
+            if (text !== "") {
+              argued.add(index)
+              parts.push({ _tag: "ToolCallDelta", index, delta: text })
+            }
           }
           if (choice.finish_reason !== null && choice.finish_reason !== undefined) finish = choice.finish_reason
           return parts
@@ -255,7 +263,12 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
           calls,
           reasoning
         })
-        const parts: Array<ResponsePart> = Array.from({ length: calls }, (_, index) => ({ _tag: "ToolCallEnd", index }))
+        // A call that streamed no arguments has none: "{}", as `argumentsText` makes of a whole answer's.
+        const parts: Array<ResponsePart> = []
+        for (let index = 0; index < calls; index++) {
+          if (!argued.has(index)) parts.push({ _tag: "ToolCallDelta", index, delta: "{}" })
+          parts.push({ _tag: "ToolCallEnd", index })
+        }
         if (usage !== undefined) parts.push({ _tag: "Usage", usage })
         parts.push({ _tag: "Finish", reason: finishReason })
         return parts
@@ -401,10 +414,7 @@ const wireCall = (raw: unknown): WireCall => {
   if (call.type === "custom" && call.custom !== undefined) {
     return { id: call.id, name: `custom:${call.custom.name}`, arguments: call.custom.input ?? "" }
   }
-  if (call.function === undefined || typeof call.function.name !== "string") {
-    throw new Error(`a tool call has no function name: ${JSON.stringify(raw)}`)
-  }
-  return { id: call.id, name: call.function.name, arguments: call.function.arguments ?? "{}" }
+  return { id: call.id, name: callName(call.function?.name, raw), arguments: call.function?.arguments }
 }
 
 const toFinishReason = (reason: string | null | undefined): FinishReason | undefined => {
