@@ -47,7 +47,7 @@ import { ResumeLedger, type ResumeLedgerStore, resumeKey } from "./resume-ledger
 import { drive, type DriveControl, type Driven } from "./step.ts"
 import { withDeadline } from "./deadline.ts"
 import { Durability } from "./durability.ts"
-import { agentSpan, CurrentConversation, withErrorType } from "./gen-ai-spans.ts"
+import { agentSpan, CurrentConversation, GenAi, withErrorType } from "./gen-ai-spans.ts"
 
 /**
  * Runs `definition` on `input` to the end. Needs a `ModelClientService` unless the definition has a
@@ -579,7 +579,9 @@ const runEnd = (
     Effect.annotateCurrentSpan({
       "agent.outcome": outcome._tag === "Failure" ? outcome.error._tag : outcome._tag,
       "agent.turns": turns,
-      "agent.tool_calls": toolCalls
+      "agent.tool_calls": toolCalls,
+      // The tokens of this run's own model calls (the conventions' invoke_agent usage; a child's are on its span).
+      ...(ctx === undefined || ctx.inputTokens + ctx.outputTokens === 0 ? {} : { [GenAi.inputTokens]: ctx.inputTokens, [GenAi.outputTokens]: ctx.outputTokens })
     }),
     end
   )

@@ -128,6 +128,9 @@ export class RunContext {
   #landing: Overrun | undefined = undefined
   /** The durable run's seam (`durability.ts`), read once per run; undefined in a plain run. */
   durability: Durability | undefined = undefined
+  /** This run's own model calls' input and output tokens (its children count theirs), for its `invoke_agent` span. */
+  inputTokens = 0
+  outputTokens = 0
 
   private constructor(
     readonly plan: AgentPlan,

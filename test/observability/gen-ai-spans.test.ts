@@ -148,6 +148,24 @@ describe("GenAI spans", () => {
   })
 })
 
+describe("invoke_agent usage", () => {
+  it("sums the run's own model calls' input and output tokens; an agent called as a tool has its own", async () => {
+    const { spans, tracer } = captureSpans()
+    const research = agent("researcher").model(scriptedModel(text("found", { inputTokens: 50, outputTokens: 5 }))).asTool({ name: "research" })
+    const model = scriptedModel([
+      { ...toolCalls([{ id: "r1", name: "research", arguments: { input: "x" } }]), usage: { inputTokens: 10, outputTokens: 3 } },
+      text("done", { inputTokens: 20, outputTokens: 4 })
+    ])
+    await Effect.runPromise(agent("writer").model(model).tools({ research }).runEffect("go").pipe(Effect.withTracer(tracer)))
+    const usage = (name: string) => {
+      const attributes = Object.fromEntries(spans.find((s) => s.name === `invoke_agent ${name}`)!.attributes)
+      return [attributes["gen_ai.usage.input_tokens"], attributes["gen_ai.usage.output_tokens"]]
+    }
+    expect(usage("writer")).toEqual([30, 7])
+    expect(usage("researcher")).toEqual([50, 5])
+  })
+})
+
 describe("gen_ai.tool.call.result", () => {
   it("is recorded for a call that ran, not for one refused with invalid arguments (the model gets feedback, not a result)", async () => {
     const { spans, tracer } = captureSpans()
