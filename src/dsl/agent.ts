@@ -37,6 +37,7 @@ import {
   listenerAdvice,
   nearMiss
 } from "./builder-validation.ts"
+import { unreadableFromJson } from "../internal/json-readable.ts"
 import { isModelFree, layerFailed, modelInContext, noModel, withDefinitionServices } from "./definition-services.ts"
 import { type AgentResumeChecker, ResumeCheck } from "./resume-check.ts"
 import type {
@@ -493,7 +494,17 @@ export const agentFactory = (
     }
     checkOptions(`agent "${name}"`, "agent(name, options)", options, agentOptionKeys)
     if (options.input !== undefined) checkSchema(`agent "${name}"`, "agent(name, { input })'s `input`", options.input)
-    if (options.output !== undefined) checkSchema(`agent "${name}"`, "agent(name, { output })'s `output`", options.output)
+    if (options.output !== undefined) {
+      checkSchema(`agent "${name}"`, "agent(name, { output })'s `output`", options.output)
+      // The model answers in JSON: a value JSON cannot give (a Schema.declare without a JSON encoding) could never decode.
+      const unreadable = unreadableFromJson(options.output as Schema.Top)
+      if (unreadable !== undefined) {
+        throw new AgentConfigError({
+          subject: `agent "${name}"`,
+          reason: `its output's value at ${unreadable === "" ? "the root" : unreadable} cannot come from JSON (a Schema.declare without a JSON encoding, such as a function or a class instance): the model answers in JSON, so no answer could decode; use a Schema that JSON can give`
+        })
+      }
+    }
     return makeBuilder({ runner, streamer, resumer, checker: extras.checkResume, resumeStreamer: extras.resumeStream }, Object.freeze({
     name,
     registry: Symbol(name),

@@ -7,6 +7,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 // The module itself, not the `effect/ai` barrel: that one loads ~120 more modules (http, rpc, workers, sql).
 import * as OpenAiStructuredOutput from "effect/ai/OpenAiStructuredOutput"
+import { unreadableFromJson } from "../internal/json-readable.ts"
 import { declaresPrototypeKey } from "../internal/prototype-free.ts"
 import { strictOptions, strictResultDecoder } from "../internal/strict-decode.ts"
 import type { JsonSchemaObject } from "../model/messages.ts"
@@ -38,6 +39,10 @@ export const toolParameters = <S extends ArgsSchema>(
   const { codec, jsonSchema } = options.strict ? strictContract(schema) : standardContract(schema)
   if (jsonSchema.type !== "object") {
     throw new Error(`arguments must be described by an object Schema (Schema.Struct), got ${describeRoot(jsonSchema)}`)
+  }
+  const unreadable = unreadableFromJson(schema)
+  if (unreadable !== undefined) {
+    throw new Error(`the arguments' field at ${unreadable} cannot come from JSON (a Schema.declare without a JSON encoding, such as a function or a class instance): the model sends JSON, so no call could fill it; use a Schema that JSON can give (Schema.String, Schema.Date, Schema.Json, …)`)
   }
   return { jsonSchema, decode: argsDecoder(codec), codec }
 }

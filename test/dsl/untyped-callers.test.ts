@@ -174,3 +174,28 @@ describe("agent builder methods", () => {
     expect(await Effect.runPromise(agent("d").skills(() => [skill("d").implementedBy((i: string) => i.toUpperCase())]).runEffect("x"))).toBe("X")
   })
 })
+
+describe("Schemas whose values cannot come from JSON (the model sends JSON)", () => {
+  const Fn = Schema.declare((u: unknown): u is (...args: ReadonlyArray<unknown>) => unknown => typeof u === "function")
+  it("a tool whose arguments hold one is refused, naming the field (every call was refused at run time with \"Expected <Declaration>\")", () => {
+    expect(() => tool("t", { args: Schema.Struct({ callback: Fn }), run: () => 1 })).toThrow(/\["callback"\] cannot come from JSON/)
+    expect(() => tool("t", { args: Schema.Struct({ items: Schema.Array(Schema.Struct({ f: Fn })) }), run: () => 1 })).toThrow(/\["items"\]\[\*\]\["f"\]/)
+    expect(() => tool("t", { args: Schema.Struct({ o: Schema.Option(Fn) }), run: () => 1 })).toThrow(/\["o"\]/)
+  })
+  it("one JSON can give is accepted: Date, Option, ReadonlyMap, Json, a Class, a union with a readable member", () => {
+    class Point extends Schema.Class<Point>("Point")({ x: Schema.Finite }) {}
+    const args = Schema.Struct({
+      at: Schema.Date,
+      o: Schema.Option(Schema.String),
+      m: Schema.ReadonlyMap(Schema.String, Schema.Finite),
+      j: Schema.Json,
+      p: Point,
+      u: Schema.Union([Fn, Schema.String])
+    })
+    expect(() => tool("t", { args, run: () => 1 })).not.toThrow()
+  })
+  it("an agent whose output holds one is refused", () => {
+    expect(() => agent("a", { output: Schema.Struct({ f: Fn }) })).toThrow(/output's value at \["f"\] cannot come from JSON/)
+    expect(() => agent("a", { output: Schema.Struct({ at: Schema.Date }) })).not.toThrow()
+  })
+})
