@@ -172,6 +172,11 @@ export const parseReply = (content: string, tools: ReadonlyArray<ToolDefinition>
   // Strict JSON first; else the first JSON object in the text (a fence followed by "Hope this helps",
   // prose around it), trailing commas tolerated. Every call's arguments are decoded by its tool's Schema.
   const value = parseLenientJson(body)?.value
+  // Tool calls are only read from a reply that opens with them (the object, or a fence around it):
+  // prose that shows or refuses a call ("a deletion would look like {"calls": …}") is no call.
+  if (typeof value === "object" && value !== null && "calls" in value && !/^(?:```[a-zA-Z]*\s*)?\{/.test(trimmed)) {
+    return { _tag: "Malformed", issues: "tool calls must open the reply (the JSON object, or a fence around it), not sit inside prose" }
+  }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return { _tag: "Malformed", issues: "expected one JSON object" }
   }

@@ -40,11 +40,28 @@ describe("an envelope wrapped in text", () => {
 
   it.each([
     ["a fence followed by prose", "```json\n{\"calls\":[{\"_tool\":\"add\",\"a\":1,\"b\":2}]}\n```\nHope this helps!"],
-    ["prose around it", "Sure, here it is: {\"calls\":[{\"_tool\":\"add\",\"a\":1,\"b\":2}]} Let me know."]
+    ["the object followed by prose", "{\"calls\":[{\"_tool\":\"add\",\"a\":1,\"b\":2}]} Let me know."]
   ])("%s is read without a correction", async (_, reply) => {
     const inner = scriptedModel([text(reply), text(`{"output":"3"}`)])
     expect(await agent("calc").model(jsonMode(inner, { maxRepairs: 0 })).tools({ add }).run("1+2")).toBe("3")
     expect(inner.requests).toHaveLength(2)
+  })
+
+  it("calls shown inside prose are no calls: the tool does not run, the reply is sent back for a correction", async () => {
+    const deleted: Array<unknown> = []
+    const drop = tool("drop", { args: Schema.Struct({}), run: () => void deleted.push("dropped") })
+    const inner = scriptedModel([
+      text(`I will not delete anything. For reference, a deletion would look like {"calls":[{"_tool":"drop"}]} but you must confirm first.`),
+      text(`{"output":"waiting for your confirmation"}`)
+    ])
+    expect(await agent("db").model(jsonMode(inner, { maxRepairs: 1 })).tools({ drop }).run("clean up")).toBe("waiting for your confirmation")
+    expect(deleted).toEqual([])
+    expect(inner.requests).toHaveLength(2)
+  })
+
+  it("a typed answer inside prose is still read (it is decoded by the output Schema)", async () => {
+    const inner = scriptedModel([text(`Sure, here it is: {"output":"3"} Let me know.`)])
+    expect(await agent("calc").model(jsonMode(inner, { maxRepairs: 0 })).tools({ add }).run("1+2")).toBe("3")
   })
 
   test.prop([fc.string(), fc.anything(), fc.string()], { numRuns: 200 })(
