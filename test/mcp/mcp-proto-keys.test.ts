@@ -11,6 +11,7 @@ import { join, resolve } from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Exit, Schema, Scope } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { agent, ModelClient, text, tool, toolCalls } from "../../src/index.ts"
@@ -111,6 +112,12 @@ describe("MCP server: a client's arguments with a \"__proto__\" key", { timeout:
       expect((await call("echo", '{"input":"hi"}')).isError).toBeUndefined()
       expect(ran).toEqual([{ b: 2, constructor: "c" }])
       expect(models).toEqual(["hi"])
+      // Arguments that are no object are invalid params, as the SDK's own schema has them: nothing runs.
+      for (const bad of ["a string", 42, [1, 2], null]) {
+        const refused = await client.request({ method: "tools/call", params: { name: "keys", arguments: bad as never } }, CallToolResultSchema).then(() => "answered", (error: unknown) => String(error))
+        expect(refused).toMatch(/-32602/)
+      }
+      expect(ran).toEqual([{ b: 2, constructor: "c" }])
     } finally {
       await client.close()
       await Effect.runPromise(Scope.close(scope, Exit.void))
