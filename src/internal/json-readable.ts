@@ -7,7 +7,7 @@
  * `toCodecJson` or `toCodec` annotation) or encodes to another Schema (a `Schema.Class`); `toCodecJson` itself cannot
  * tell, as it reads an unknown declaration as any JSON value and refuses every one at its guard.
  */
-import type * as SchemaAST from "effect/SchemaAST"
+import * as SchemaAST from "effect/SchemaAST"
 
 /**
  * The path (`["a"][0]`, `""` for the root) of the first value of `schema` that JSON cannot give, or
@@ -26,7 +26,8 @@ export const unreadableFromJson = (schema: { readonly ast: SchemaAST.AST }): str
     seen.add(ast)
     switch (ast._tag) {
       case "Declaration": {
-        if (ast.encoding !== undefined) return undefined
+        // A Class (or any declaration that encodes to another Schema): what it encodes to must be readable.
+        if (ast.encoding !== undefined) return visit(SchemaAST.toEncoded(ast), path)
         if (ast.annotations?.["toCodecJson"] === undefined && ast.annotations?.["toCodec"] === undefined) return path
         for (const parameter of ast.typeParameters) {
           const found = visit(parameter, path)

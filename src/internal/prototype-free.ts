@@ -5,7 +5,9 @@
  * ("Expected string at ["constructor"]"), and a missing required one is reported as the wrong value
  * rather than as missing. A Schema that declares such a key decodes a copy of its input whose objects
  * have no prototype (`withoutPrototypes`), and hands its result on as plain objects again
- * (`withPlainPrototypes`). Schemas that declare none (nearly all) pay nothing.
+ * (`withPlainPrototypes`). Schemas that declare none (nearly all) pay nothing. Limit: objects inside a
+ * value the decode wraps (an `Option`'s value, a `Map`'s entries, a `Schema.Unknown` field of a Class
+ * instance) are not walked back and keep no prototype.
  */
 import * as SchemaAST from "effect/SchemaAST"
 

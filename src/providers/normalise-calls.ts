@@ -16,7 +16,7 @@ export interface WireCall {
 
 /**
  * Arguments as JSON text: strings pass as they are, anything else is serialised once; none (missing,
- * `null` or `""`) is `"{}"`, whether the reply came whole or streamed.
+ * `null`, `""` or only whitespace) is `"{}"`, whether the reply came whole or streamed.
  *
  * @example
  * ```ts
@@ -25,7 +25,7 @@ export interface WireCall {
  * ```
  */
 export const argumentsText = (raw: unknown): string =>
-  typeof raw === "string" && raw !== "" ? raw : raw === undefined || raw === null || raw === "" ? "{}" : JSON.stringify(raw)
+  typeof raw === "string" ? (raw.trim() === "" ? "{}" : raw) : raw === undefined || raw === null ? "{}" : JSON.stringify(raw)
 
 /**
  * A call's name as the wire gave it; a call without one (missing, empty, not a string) throws, inside

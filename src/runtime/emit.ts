@@ -86,10 +86,14 @@ export const holdSink = (sink: EventSink): { readonly sink: EventSink; readonly 
       return Effect.void
     },
     held: () => pending !== undefined && pending.length > 0,
-    release: Effect.suspend(() => {
-      const events = pending ?? []
-      pending = undefined
-      return Effect.forEach(events, sink, { discard: true })
+    // Held events go first, in order; one that comes while they are sent (a hook's late failure) waits its turn.
+    release: Effect.suspend(function next(): Effect.Effect<void> {
+      const event = pending?.shift()
+      if (event === undefined) {
+        pending = undefined
+        return Effect.void
+      }
+      return Effect.flatMap(sink(event), () => Effect.suspend(next))
     })
   }
 }

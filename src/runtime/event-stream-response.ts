@@ -201,6 +201,9 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, show
           }
           break
         case "Turn":
+          // A new turn: the calls of the last one are done (some end without an event of their own: those
+          // after a handoff or a submit, a refused submit, a knowledge call).
+          openCalls.delete(event.runId)
           if (stepOpen) out.push({ type: "finish-step" })
           out.push({ type: "start-step" })
           stepOpen = true
@@ -266,7 +269,8 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, show
           out.push({ type: "tool-output-error", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, errorText: new ToolNotAllowed({ agent: event.agent, skill: event.skill, tool: event.tool, allowed: event.allowed }).message })
           break
         case "Handoff":
-          settle(event.runId, event.toolCallId)
+          // Nothing after a handoff runs: the target that starts next is the conversation's, not a child of an open call.
+          openCalls.delete(event.runId)
           out.push({ type: "tool-output-available", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, output: `Handed off to agent "${event.to}".` })
           break
         case "ApprovalDecided":

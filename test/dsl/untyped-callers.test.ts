@@ -194,6 +194,10 @@ describe("Schemas whose values cannot come from JSON (the model sends JSON)", ()
     })
     expect(() => tool("t", { args, run: () => 1 })).not.toThrow()
   })
+  it("a Class encodes to what it holds: one holding such a field is refused too", () => {
+    class Holder extends Schema.Class<Holder>("Holder")({ f: Schema.instanceOf(Map) }) {}
+    expect(() => tool("t", { args: Schema.Struct({ h: Holder }), run: () => 1 })).toThrow(/\["h"\]\["f"\] cannot come from JSON/)
+  })
   it("an agent whose output holds one is refused", () => {
     expect(() => agent("a", { output: Schema.Struct({ f: Fn }) })).toThrow(/output's value at \["f"\] cannot come from JSON/)
     expect(() => agent("a", { output: Schema.Struct({ at: Schema.Date }) })).not.toThrow()

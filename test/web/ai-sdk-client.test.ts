@@ -230,3 +230,18 @@ describe("errors shown to the client", () => {
     expect(chunks.at(-1)).toMatchObject({ type: "finish", finishReason: "stop" })
   })
 })
+
+describe("a handoff target is the conversation's, even when its caller left calls without an outcome", () => {
+  it("a handoff followed by another call in its turn: the target's answer is not marked as a child's", async () => {
+    const add = tool("add", { args: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }), run: ({ a, b }) => a + b })
+    const billing = agent("billing").model(scriptedModel(text("Refunded.")))
+    const triage = agent("triage")
+      .model(scriptedModel([toolCalls([{ id: "h1", name: "handoff_to_billing", arguments: {} }, { id: "a1", name: "add", arguments: { a: 1, b: 2 } }])]))
+      .tools({ add })
+      .skills((t) => [skill("triage").tools(t.add).handoffs(billing)])
+    const { chunks } = await ui(chatStream(triage, [], "refund"))
+    const textStart = chunks.find((c) => c.type === "text-start") as { providerMetadata?: unknown } | undefined
+    expect(textStart).toBeDefined()
+    expect(textStart!.providerMetadata).toBeUndefined()
+  })
+})
