@@ -1,54 +1,72 @@
 /**
  * One backend per data directory. PGlite is a single PostgreSQL backend inside the process: two
  * processes (or two engines of one process) opening the same files would corrupt them. The lock is a
- * file naming its owner (`<pid> <start time>`), put in place whole and atomically (written aside, then
- * hard-linked to its name: no process ever reads a half-written lock). A lock whose owner is gone (a
- * crashed worker, or its pid now another process's: the start time differs) is taken over, so a
- * restart after SIGKILL needs no cleanup. A lock holding this process's own pid is stale too (a
- * container restarted with the same pid) unless this process holds it now: the directories it holds
- * are kept in a registry shared by every copy of this module.
+ * file holding its owner's pid (only that, as every earlier version wrote and reads it), put in place
+ * whole and atomically (written aside, then hard-linked to its name: no process ever reads a
+ * half-written lock). A lock whose owner is gone (a crashed worker, or its pid now another process's,
+ * started after the lock was written) is taken over, so a restart after SIGKILL needs no cleanup. A
+ * lock holding this process's own pid is stale too (a container restarted with the same pid) unless
+ * this process holds it now: the directories it holds are kept in a registry shared by every copy of
+ * this module.
  *
- * Taking over is safe when several processes start at once on a stale lock: a process moves the
- * stale lock aside (`rename`, which only one of them can do to that file) and removes it only if it
- * is still the very lock it judged stale; a lock another process put in place meanwhile is put back.
- * Then every process tries to create the lock again, and exactly one succeeds.
+ * Taking over is safe when two processes start at once on a stale lock: a process moves the stale
+ * lock aside (`rename`, which only one of them can do to that file) and removes it only if it is
+ * still the very lock it judged stale; a lock another process put in place meanwhile is put back. Then
+ * each tries to create the lock again, and exactly one succeeds. (Three processes within the same
+ * microseconds, or a kill between the move and the put-back, can still leave a live owner without
+ * its file: a known limit.)
  */
 import { randomUUID } from "node:crypto"
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { EngineUnavailable } from "./engine-unavailable.ts"
 import { isProcessAlive } from "../../internal/process-alive.ts"
 
-/** When a process started (clock ticks since boot, `/proc/<pid>/stat`), or undefined where it cannot be read. */
-const startTimeOf = (pid: number): string | undefined => {
+/** When the system booted (ms since the epoch, `/proc/stat`'s `btime`), read once; undefined where it cannot be read. */
+let bootMs: number | undefined | null = null
+const bootTime = (): number | undefined => {
+  if (bootMs === null) {
+    try {
+      const line = readFileSync("/proc/stat", "utf8").split("\n").find((l) => l.startsWith("btime "))
+      bootMs = line === undefined ? undefined : Number(line.slice(6)) * 1000
+    } catch {
+      bootMs = undefined
+    }
+  }
+  return bootMs
+}
+
+/**
+ * When a process started (ms since the epoch), from `/proc/<pid>/stat` (field 22, in clock ticks since
+ * boot; Linux's USER_HZ is 100 everywhere it runs), or undefined where it cannot be read.
+ */
+const startedAt = (pid: number): number | undefined => {
+  const boot = bootTime()
+  if (boot === undefined) return undefined
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
     // The command name (field 2) may hold spaces and parentheses: the fields after it follow the last ")".
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]
+    const ticks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19])
+    return Number.isFinite(ticks) ? boot + ticks * 10 : undefined
   } catch {
     return undefined
   }
 }
 
-/** What this process writes in a lock it holds. */
-const ownContent = (): string => {
-  const started = startTimeOf(process.pid)
-  return started === undefined ? String(process.pid) : `${process.pid} ${started}`
-}
-
 /**
- * Whether the owner a lock names (`content`) may still be alive: a live pid whose start time, when
- * both are known, is the one recorded. This very pid is never alive here (see the module header).
+ * Whether the owner a lock names may still be alive: `content` is its pid (all the lock holds, so that
+ * every version of this module reads it), `writtenAt` when the lock was written (its mtime). A live pid
+ * whose process started after the lock was written (more than the clocks' slack) is another process
+ * that was given the same pid: the lock is stale. This very pid is never alive here (see the module
+ * header).
  */
-export const lockOwnerAlive = (content: string): boolean => {
-  const [pidText, started] = content.trim().split(/\s+/)
-  const pid = Number(pidText)
+export const lockOwnerAlive = (content: string, writtenAt: number): boolean => {
+  const pid = Number(content.trim())
   if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || !isProcessAlive(pid)) return false
-  if (started === undefined) return true
-  const now = startTimeOf(pid)
-  return now === undefined || now === started
+  const started = startedAt(pid)
+  return started === undefined || started <= writtenAt + 2_000
 }
 
 /** Creates `file` holding `content`, whole, or answers false when it exists. */
@@ -71,6 +89,15 @@ const create = (file: string, content: string): boolean => {
     }
   } finally {
     rmSync(aside, { force: true })
+  }
+}
+
+/** When `file` was last written (its mtime, ms); now when it cannot be read (then no start time is "after" it). */
+const writtenAt = (file: string): number => {
+  try {
+    return statSync(file).mtimeMs
+  } catch {
+    return Date.now()
   }
 }
 
@@ -122,7 +149,7 @@ const lock = (dataDir: string): { readonly file: string; readonly content: strin
   if (held.has(file)) {
     throw new EngineUnavailable({ engine: "embedded", reason: `${dataDir} is open in this process already (one engine per data directory: share its layer)` })
   }
-  const content = ownContent()
+  const content = String(process.pid)
   for (let attempt = 0; attempt < 5; attempt++) {
     if (create(file, content)) {
       held.add(file)
@@ -130,8 +157,8 @@ const lock = (dataDir: string): { readonly file: string; readonly content: strin
     }
     const owner = readLock(file)
     if (owner === undefined) continue // released meanwhile
-    if (lockOwnerAlive(owner)) {
-      throw new EngineUnavailable({ engine: "embedded", reason: `${dataDir} is in use by process ${owner.trim().split(/\s+/)[0]} (one process per data directory)` })
+    if (lockOwnerAlive(owner, writtenAt(file))) {
+      throw new EngineUnavailable({ engine: "embedded", reason: `${dataDir} is in use by process ${owner.trim()} (one process per data directory)` })
     }
     removeStaleLock(file, owner)
   }
