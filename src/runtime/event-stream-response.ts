@@ -177,6 +177,15 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, show
     const inner = new Map<string, ChildRunMark>()
     const openCalls = new Map<string, Set<string>>()
     const settle = (runId: string, toolCallId: string) => void openCalls.get(runId)?.delete(toolCallId)
+    /**
+     * Every call of `runId` still without an outcome gets one, `errorText` saying why (the calls after a
+     * handoff or a submit, a refused submit, the calls of a run that ended): a UI never shows a call as
+     * running for ever, and the next turn's transcript has a result for each.
+     */
+    const closeOpen = (runId: string, errorText: string, out: Array<unknown>) => {
+      for (const id of openCalls.get(runId) ?? []) out.push({ type: "tool-output-error", toolCallId: byCallId.get(id) ?? id, errorText })
+      openCalls.delete(runId)
+    }
     const closeBlocks = (out: Array<unknown>) => {
       if (text !== undefined) out.push({ type: "text-end", id: text })
       if (reasoning !== undefined) out.push({ type: "reasoning-end", id: reasoning })
@@ -202,8 +211,8 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, show
           break
         case "Turn":
           // A new turn: the calls of the last one are done (some end without an event of their own: those
-          // after a handoff or a submit, a refused submit, a knowledge call).
-          openCalls.delete(event.runId)
+          // after a submit, a refused submit).
+          closeOpen(event.runId, "not run", out)
           if (stepOpen) out.push({ type: "finish-step" })
           out.push({ type: "start-step" })
           stepOpen = true
@@ -270,8 +279,9 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, show
           break
         case "Handoff":
           // Nothing after a handoff runs: the target that starts next is the conversation's, not a child of an open call.
-          openCalls.delete(event.runId)
+          settle(event.runId, event.toolCallId)
           out.push({ type: "tool-output-available", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, output: `Handed off to agent "${event.to}".` })
+          closeOpen(event.runId, `not run: handed off to agent "${event.to}"`, out)
           break
         case "ApprovalDecided":
           if (event.decision === "deny") settle(event.runId, event.toolCallId)
@@ -279,6 +289,17 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, show
           break
         case "RunEnd":
           closeBlocks(out)
+          // A run waiting for decisions keeps its calls open (the approval requests below name them). One that
+          // answered through its typed-answer tool (`submit`): that call is the first still open (every call
+          // before it has its outcome), and its output is the answer; the calls after it did not run.
+          if (event.outcome._tag === "Success") {
+            const submitted = openCalls.get(event.runId)?.values().next().value
+            if (submitted !== undefined) {
+              settle(event.runId, submitted)
+              out.push({ type: "tool-output-available", toolCallId: byCallId.get(submitted) ?? submitted, output: jsonOr(event.outcome.output ?? null) })
+            }
+            closeOpen(event.runId, "not run: the run ended with its answer", out)
+          } else if (event.outcome._tag !== "Suspended") closeOpen(event.runId, "not run: the run ended", out)
           // The calls the run waits on, named by the top-level run (a child's are among them, by path).
           if (event.parentRunId === undefined && event.outcome._tag === "Suspended") {
             for (const pending of event.outcome.pending) {

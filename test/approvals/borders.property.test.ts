@@ -34,6 +34,10 @@ import { secret } from "./bank.ts"
 import { reorderKeys } from "./reorder-keys.ts"
 
 const numRuns = Number(process.env.PROPERTY_RUNS ?? 80)
+// The coverage counters below need every kind of border in one run of `numRuns` examples: with a random
+// seed, about one run in seven missed one of them and failed `afterAll` (found 2026-11-29). A fixed seed
+// by default keeps CI deterministic; PROPERTY_SEED (or more PROPERTY_RUNS) explores others.
+const seed = Number(process.env.PROPERTY_SEED ?? 20261129)
 
 interface Execution {
   readonly id: string
@@ -146,7 +150,7 @@ describe("approvals across borders", () => {
         .map(([amount, rest]) => [toolCalls([{ id: "a", name: "s_guarded", arguments: { amount } }]), ...rest]),
       fc.boolean()
     ],
-    { numRuns }
+    { numRuns, seed }
   )("a gated call runs only once per approval of that exact call; a denied one never; every call gets one result; a second resume runs nothing", async (front, child, grandchild, desk, decisionStream, sign, againStream, container, side, sideFirst) => {
     const models = { front: scriptedModel(front), child: scriptedModel(child), grandchild: scriptedModel(grandchild), desk: scriptedModel(desk) }
     const sideModel = scriptedModel(side)

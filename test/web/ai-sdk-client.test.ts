@@ -243,5 +243,23 @@ describe("a handoff target is the conversation's, even when its caller left call
     const textStart = chunks.find((c) => c.type === "text-start") as { providerMetadata?: unknown } | undefined
     expect(textStart).toBeDefined()
     expect(textStart!.providerMetadata).toBeUndefined()
+    // The call after the handoff never ran: it still gets its outcome part.
+    expect(chunks.find((c) => c.type === "tool-output-error" && c.toolCallId === "a1")).toMatchObject({ errorText: 'not run: handed off to agent "billing"' })
+  })
+
+  it("every call ends in an outcome part: the calls after a submit, and a refused submit", async () => {
+    const add = tool("add", { args: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }), run: ({ a, b }) => a + b })
+    const typed = agent("t", { output: Schema.Struct({ x: Schema.Finite }) })
+      .model(scriptedModel([
+        toolCalls([{ id: "s1", name: "submit", arguments: { x: "bad" } }]),
+        toolCalls([{ id: "s2", name: "submit", arguments: { x: 1 } }, { id: "a1", name: "add", arguments: { a: 1, b: 2 } }])
+      ]))
+      .tools({ add })
+    const { chunks, message } = await ui(chatStream(typed, [], "go"))
+    const outcome = (id: string) => chunks.find((c) => (c.type === "tool-output-error" || c.type === "tool-output-available") && c.toolCallId === id)
+    expect(outcome("s1")).toMatchObject({ type: "tool-output-error", errorText: "not run" })
+    expect(outcome("s2")).toMatchObject({ type: "tool-output-available", output: { x: 1 } })
+    expect(outcome("a1")).toMatchObject({ type: "tool-output-error", errorText: "not run: the run ended with its answer" })
+    expect(parts(message).filter((p) => p.type.startsWith("tool-")).every((p) => p.state === "output-available" || p.state === "output-error")).toBe(true)
   })
 })
