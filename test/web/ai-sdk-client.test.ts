@@ -12,12 +12,13 @@
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { getRequestListener } from "@hono/node-server"
-import { Effect, Schedule, Schema, Stream } from "effect"
+import { Effect, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { agent, type ModelClient, skill, text, tool, toolCalls } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { chatHandler, chatStream, eventStreamResponse, nodeHandler } from "../../src/web/index.ts"
 import { readUI, TestChat } from "./ai-sdk-client.ts"
+import { abortMidStream, endlessModel, settle } from "../support/client-gone.ts"
 import { makeBank } from "../approvals/bank.ts"
 
 type Part = { type: string; state?: string; text?: string; toolCallId?: string; output?: unknown; errorText?: string }
@@ -85,42 +86,22 @@ describe("every call ends in an outcome part", () => {
   })
 })
 
-/** A model that streams a word every 20 ms until it is stopped, and records that it was. */
-const endlessModel = () => {
-  const closed: Array<string> = []
-  const model: ModelClient = {
-    chat: () => Effect.die("streaming only"),
-    stream: () =>
-      Stream.fromSchedule(Schedule.spaced("20 millis")).pipe(
-        Stream.map((n) => ({ _tag: "TextDelta" as const, delta: `word${n} ` })),
-        Stream.ensuring(Effect.sync(() => void closed.push("model request closed")))
-      )
-  }
-  return { model, closed }
-}
 const firstTurn = JSON.stringify([{ id: "u1", role: "user", parts: [{ type: "text", text: "talk" }] }])
-const settle = () => new Promise((resolve) => setTimeout(resolve, 200))
 
 describe("a client that goes away", () => {
   it("stops the run and its model request when only the request's signal aborts (the body is never cancelled)", async () => {
     const { model, closed } = endlessModel()
     const abort = new AbortController()
-    const response = await chatHandler(agent("talker").model(model))(new Request("http://localhost/api/chat", { method: "POST", body: firstTurn, signal: abort.signal }))
-    const reader = response.body!.getReader()
-    await reader.read()
-    await reader.read()
-    abort.abort()
+    await abortMidStream(await chatHandler(agent("talker").model(model))(new Request("http://localhost/api/chat", { method: "POST", body: firstTurn, signal: abort.signal })), abort)
     await settle()
     expect(closed).toEqual(["model request closed"])
   })
 
   it("a request aborted before it is answered runs nothing", async () => {
-    const { model, closed } = endlessModel()
-    const calls: Array<unknown> = []
-    const counted: ModelClient = { ...model, stream: (request) => (calls.push(request), model.stream!(request)) }
+    const { model, closed, calls } = endlessModel()
     const abort = new AbortController()
     abort.abort()
-    const response = await chatHandler(agent("talker").model(counted))(new Request("http://localhost/api/chat", { method: "POST", body: firstTurn, signal: abort.signal }))
+    const response = await chatHandler(agent("talker").model(model))(new Request("http://localhost/api/chat", { method: "POST", body: firstTurn, signal: abort.signal }))
     await response.body?.cancel().catch(() => {})
     await settle()
     expect(calls).toEqual([])
@@ -149,11 +130,7 @@ describe("a client that goes away, over HTTP", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
     try {
       const abort = new AbortController()
-      const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/chat`, { method: "POST", body: firstTurn, signal: abort.signal })
-      const reader = response.body!.getReader()
-      await reader.read()
-      await reader.read()
-      abort.abort()
+      await abortMidStream(await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/chat`, { method: "POST", body: firstTurn, signal: abort.signal }), abort)
       await settle()
       expect(closed).toEqual(["model request closed"])
     } finally {
