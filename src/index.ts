@@ -174,7 +174,12 @@ export type { EnvModel } from "./providers/from-env.ts"
 export { ModelClient, ModelClientService } from "./model/model-client.ts"
 export type { ModelMetadata } from "./model/model-client.ts"
 export { CaptureMessageContent } from "./runtime/gen-ai-content.ts"
-export { operationDuration as genAiOperationDuration, tokenUsage as genAiTokenUsage } from "./runtime/gen-ai-metrics.ts"
+export {
+  operationDuration as genAiOperationDuration,
+  timePerOutputChunk as genAiTimePerOutputChunk,
+  timeToFirstChunk as genAiTimeToFirstChunk,
+  tokenUsage as genAiTokenUsage
+} from "./runtime/gen-ai-metrics.ts"
 export { ModelErrorPolicy, withModelErrorPolicy } from "./model/model-error-policy.ts"
 export type { ModelFunction } from "./model/model-client.ts"
 export { announceRetry, ModelRetryListener, retryLine } from "./model/model-retry.ts"

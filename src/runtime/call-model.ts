@@ -28,7 +28,7 @@ import type { Steps } from "../internal/steps.ts"
 import { withTracing } from "../internal/tracing.ts"
 import type { ModelMetadata } from "../model/model-client.ts"
 import { CaptureMessageContent, inputContent, outputContent } from "./gen-ai-content.ts"
-import { recordModelCall, recordModelCallUnsafe } from "./gen-ai-metrics.ts"
+import { ChunkTimes, recordModelCall, recordModelCallUnsafe } from "./gen-ai-metrics.ts"
 import { chatResponseAttributes, chatSpan, errorTypeOf, withErrorType } from "./gen-ai-spans.ts"
 
 /** Wraps the call of a durable run (`Durability.model`, bound to the step). */
@@ -120,26 +120,35 @@ export function* callModelSteps<E>(
   if (capture) yield* Effect.annotateCurrentSpan(inputContent(request.messages))
   // What is not yielded is done in plain functions: this generator's frame lives as long as the call.
   const started = env.clock.currentTimeMillisUnsafe()
-  const exit = yield* Effect.exit(answerOf(announcer, client, turn, request, onPart, record, env))
+  // A streamed call's parts are timed (`gen_ai.client.operation.time_to_first_chunk`, `…time_per_output_chunk`).
+  const chunks = onPart === undefined ? undefined : new ChunkTimes(env.clock)
+  const exit = yield* Effect.exit(answerOf(announcer, client, turn, request, onPart, record, env, chunks))
   const durationMs = env.clock.currentTimeMillisUnsafe() - started
   const checked = checkedOutcome(exit, client, turn, onPart, record)
   // A failed call is measured too (`gen_ai.client.operation.duration` with its `error.type`). A durable
   // run's call is measured inside what it records (`answerOf`): a replay, which reads the recorded
   // answer back, is no call to the model and is not counted again.
   if (record === undefined) {
-    const measure = measureCall(client, durationMs, checked, env)
+    const measure = measureCall(client, durationMs, checked, env, chunks)
     if (measure !== undefined) yield* measure
   }
   if (Exit.isFailure(checked)) return yield* (checked as Exit.Exit<never, ModelError | E>)
   const response = checked.value as LlmResponse
-  if (env.traced) yield* Effect.annotateCurrentSpan(capture ? { ...chatResponseAttributes(response), ...outputContent(response) } : chatResponseAttributes(response))
+  if (env.traced) yield* Effect.annotateCurrentSpan(responseAttributes(response, capture, chunks))
   if (announcer.hears?.("ModelResponse") !== false) yield* announcer.emit({ _tag: "ModelResponse", response, durationMs })
   return response
 }
 
+/** The span's attributes of an answer: the response's, its content when captured, a streamed call's `gen_ai.response.time_to_first_chunk`. */
+const responseAttributes = (response: LlmResponse, capture: boolean, chunks: ChunkTimes | undefined): Record<string, unknown> => {
+  const attributes: Record<string, unknown> = capture ? { ...chatResponseAttributes(response), ...outputContent(response) } : chatResponseAttributes(response)
+  if (chunks?.first !== undefined) attributes["gen_ai.response.time_to_first_chunk"] = chunks.first
+  return attributes
+}
+
 /**
- * The call as an Effect: the client's stream (handed to `onPart`) or its `chat`, with a `Retrying`
- * event per wait of a retrying provider, recorded in a durable run.
+ * The call as an Effect: the client's stream (handed to `onPart`, its parts timed in `chunks`) or its
+ * `chat`, with a `Retrying` event per wait of a retrying provider, recorded in a durable run.
  */
 const answerOf = <E>(
   announcer: Announcer,
@@ -148,11 +157,12 @@ const answerOf = <E>(
   request: ModelRequest,
   onPart: OnPart<E> | undefined,
   record: RecordModelCall | undefined,
-  env: CallEnv
+  env: CallEnv,
+  chunks: ChunkTimes | undefined
 ): Effect.Effect<unknown, ModelError | E> => {
   const call: Effect.Effect<unknown, ModelError | E> = onPart === undefined
     ? chatSafely(client, request)
-    : streamed(client, request, turn, onPart).pipe(Effect.catchDefect((defect) => Effect.fail(crashed("crashed", defect))))
+    : streamed(client, request, turn, onPart, chunks).pipe(Effect.catchDefect((defect) => Effect.fail(crashed("crashed", defect))))
   // A retrying provider announces each wait (`announceRetry`); in a run, that is a `Retrying` event
   // (when something can hear it: providing the listener costs a copy of the fiber's services per call).
   const raw = env.retryHeard === false ? call : Effect.provideService(call, ModelRetryListener, (notice) => announcer.emit({ _tag: "Retrying", ...notice }))
@@ -163,21 +173,27 @@ const answerOf = <E>(
   const answered = (unchecked === undefined ? raw : Effect.flatMap(raw, (raw) => checkedResponse(raw, unchecked))) as Effect.Effect<LlmResponse, ModelError>
   return record(Effect.suspend(() => {
     const started = env.clock.currentTimeMillisUnsafe()
-    return Effect.onExit(answered, (exit) => measureCall(client, env.clock.currentTimeMillisUnsafe() - started, exit, env) ?? Effect.void)
+    return Effect.onExit(answered, (exit) => measureCall(client, env.clock.currentTimeMillisUnsafe() - started, exit, env, chunks) ?? Effect.void)
   }))
 }
 
 /**
- * Records the GenAI metrics of a call that ended with `exit` (its duration, its usage or `error.type`),
- * in plain code when the run read its services once (`env.context`); an Effect to run otherwise, or
- * undefined when there is nothing to record (an interruption).
+ * Records the GenAI metrics of a call that ended with `exit` (its duration, its usage or `error.type`,
+ * a streamed call's chunk times), in plain code when the run read its services once (`env.context`);
+ * an Effect to run otherwise, or undefined when there is nothing to record (an interruption).
  */
-const measureCall = (client: ModelClient, durationMs: number, exit: Exit.Exit<unknown, unknown>, env: CallEnv): Effect.Effect<void> | undefined => {
+const measureCall = (
+  client: ModelClient,
+  durationMs: number,
+  exit: Exit.Exit<unknown, unknown>,
+  env: CallEnv,
+  chunks: ChunkTimes | undefined
+): Effect.Effect<void> | undefined => {
   const errorType = Exit.isFailure(exit) ? errorTypeOf(exit.cause) : undefined
   if (Exit.isFailure(exit) && errorType === undefined) return undefined
   const usage = Exit.isSuccess(exit) ? (exit.value as LlmResponse).usage : undefined
-  if (env.context === undefined) return recordModelCall(client.metadata, durationMs, usage, errorType)
-  recordModelCallUnsafe(client.metadata, durationMs, usage, errorType, env.context)
+  if (env.context === undefined) return recordModelCall(client.metadata, durationMs, usage, errorType, chunks)
+  recordModelCallUnsafe(client.metadata, durationMs, usage, errorType, env.context, chunks)
   return undefined
 }
 
@@ -235,12 +251,33 @@ const chatSafely = (client: ModelClient, request: ModelRequest): Effect.Effect<u
   )
 }
 
-/** The client's stream, each part handed to `onPart`, folded into the response. */
-const streamed = <E>(client: ModelClient, request: ModelRequest, turn: number, onPart: OnPart<E>): Effect.Effect<LlmResponse, ModelError | E> =>
+/** Whether a part is output (text, reasoning, a tool call's start or arguments), not a report about it. */
+const carriesOutput = (part: ResponsePart): boolean => {
+  switch (part._tag) {
+    case "TextDelta":
+    case "ReasoningDelta":
+    case "Reasoning":
+    case "ToolCallStart":
+    case "ToolCallDelta":
+      return true
+    default:
+      return false
+  }
+}
+
+/** The client's stream, each part timed (`chunks`) and handed to `onPart`, folded into the response. */
+const streamed = <E>(
+  client: ModelClient,
+  request: ModelRequest,
+  turn: number,
+  onPart: OnPart<E>,
+  chunks: ChunkTimes | undefined
+): Effect.Effect<LlmResponse, ModelError | E> =>
   Effect.suspend(() => {
     const assembler = new PartsAssembler(turn)
     return ModelClient.streamOf(client, request).pipe(
       effectStream().runForEach((part) => {
+        chunks?.arrived(carriesOutput(part))
         assembler.add(part)
         return onPart(part)
       }),

@@ -2,7 +2,12 @@
  * The GenAI client metrics of the OpenTelemetry conventions, as Effect metrics: every model call
  * records `gen_ai.client.operation.duration` (seconds, with `error.type` when it failed) and, when
  * the provider reported usage, `gen_ai.client.token.usage` once per token type (`input`, `output`).
- * Both are histograms with the bucket boundaries the conventions advise. `@effect/opentelemetry`'s
+ * A streamed call also records `gen_ai.client.operation.time_to_first_chunk` (seconds from the request
+ * to its first part) and `gen_ai.client.operation.time_per_output_chunk` (seconds from one output part
+ * to the next, for each after the first); a call that is not streamed records neither, as the
+ * conventions say. All are histograms with the bucket boundaries the conventions advise (for the two
+ * chunk metrics, those of their server-side twins `gen_ai.server.time_to_first_token` and
+ * `gen_ai.server.time_per_output_token`). `@effect/opentelemetry`'s
  * `OtelMetrics.layer` (or `NodeSdk.layer` with a `metricReader`) exports them; without it they stay
  * in Effect's metric registry.
  *
@@ -11,6 +16,7 @@
  * takes an instrument's unit from an attribute named `unit`, so each series also carries `unit`
  * (`s`, `{token}`).
  */
+import type * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
@@ -28,6 +34,12 @@ const durationBoundaries = Metric.boundariesFromIterable([0.01, 0.02, 0.04, 0.08
 
 /** Tokens; the boundaries the conventions advise for `gen_ai.client.token.usage`. */
 const tokenBoundaries = Metric.boundariesFromIterable([1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864])
+
+/** Seconds; the boundaries advised for `gen_ai.server.time_to_first_token`. */
+const firstChunkBoundaries = Metric.boundariesFromIterable([0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10])
+
+/** Seconds; the boundaries advised for `gen_ai.server.time_per_output_token`. */
+const chunkGapBoundaries = Metric.boundariesFromIterable([0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5])
 
 /**
  * `gen_ai.client.operation.duration`: how long each model call took, in seconds.
@@ -56,6 +68,70 @@ export const tokenUsage = Metric.histogram("gen_ai.client.token.usage", {
 })
 
 /**
+ * `gen_ai.client.operation.time_to_first_chunk`: how long a streamed call waited for its first part, in seconds.
+ *
+ * @example
+ * ```ts
+ * const state = yield* Metric.value(timeToFirstChunk.pipe(Metric.withAttributes({ "gen_ai.operation.name": "chat", unit: "s" })))
+ * ```
+ */
+export const timeToFirstChunk = Metric.histogram("gen_ai.client.operation.time_to_first_chunk", {
+  description: "Time to receive the first chunk of a streamed GenAI response",
+  boundaries: firstChunkBoundaries
+})
+
+/**
+ * `gen_ai.client.operation.time_per_output_chunk`: for each output part of a streamed call after the
+ * first, the seconds since the one before.
+ *
+ * @example
+ * ```ts
+ * const state = yield* Metric.value(timePerOutputChunk.pipe(Metric.withAttributes({ "gen_ai.operation.name": "chat", unit: "s" })))
+ * ```
+ */
+export const timePerOutputChunk = Metric.histogram("gen_ai.client.operation.time_per_output_chunk", {
+  description: "Time between two output chunks of a streamed GenAI response",
+  boundaries: chunkGapBoundaries
+})
+
+/**
+ * When the parts of a streamed call arrived: the seconds to the first part, and between two output
+ * parts (text, reasoning, a tool call's start or arguments) after it. Read on the run's clock.
+ *
+ * @example
+ * ```ts
+ * const chunks = new ChunkTimes(clock)
+ * stream.pipe(Stream.tap((part) => Effect.sync(() => chunks.arrived(part._tag === "TextDelta"))))
+ * ```
+ */
+export class ChunkTimes {
+  readonly #clock: Clock.Clock
+  readonly #start: bigint
+  #last: bigint | undefined = undefined
+  /** Seconds from the call's start to its first part; undefined while none came. */
+  first: number | undefined = undefined
+  /** Seconds between consecutive output parts, one per output part after the first. */
+  readonly gaps: Array<number> = []
+
+  constructor(clock: Clock.Clock) {
+    this.#clock = clock
+    this.#start = clock.currentTimeNanosUnsafe()
+  }
+
+  /** A part arrived; `output` when it carries output (text, reasoning, a tool call), not a report (usage, finish, response id). */
+  arrived(output: boolean): void {
+    if (this.first !== undefined && !output) return
+    const now = this.#clock.currentTimeNanosUnsafe()
+    if (this.first === undefined) this.first = seconds(now - this.#start)
+    if (!output) return
+    if (this.#last !== undefined) this.gaps.push(seconds(now - this.#last))
+    this.#last = now
+  }
+}
+
+const seconds = (nanos: bigint): number => Math.max(0, Number(nanos) / 1e9)
+
+/**
  * The series of one client (provider and model), made once. Each is a histogram with its attributes
  * given at construction, so its registry key is computed once: `Metric.withAttributes` recomputes it
  * on every update (about 5 us a call). Same name and attributes, same series as `withAttributes` gives.
@@ -65,7 +141,19 @@ interface Series {
   readonly duration: Metric.Metric<number, unknown>
   readonly input: Metric.Metric<number, unknown>
   readonly output: Metric.Metric<number, unknown>
-  readonly failed: Map<string, Metric.Metric<number, unknown>>
+  /** Made on the client's first streamed call. */
+  chunks: ChunkSeries | undefined
+  readonly failed: Map<string, FailedSeries>
+}
+/** A streamed call's two series (made on the first streamed call). */
+interface ChunkSeries {
+  readonly first: Metric.Metric<number, unknown>
+  readonly gap: Metric.Metric<number, unknown>
+}
+/** The series of calls that failed with one `error.type`. */
+interface FailedSeries {
+  readonly duration: Metric.Metric<number, unknown>
+  chunks: ChunkSeries | undefined
 }
 
 /** Series by provider and model; bounded, as model names may come from configuration at run time. */
@@ -75,6 +163,19 @@ const maxErrorTypes = 64
 
 const durationSeries = (attributes: Record<string, string>) =>
   Metric.histogram("gen_ai.client.operation.duration", { description: "GenAI operation duration", boundaries: durationBoundaries, attributes: { ...attributes, unit: "s" } })
+
+const chunkSeries = (attributes: Record<string, string>): ChunkSeries => ({
+  first: Metric.histogram("gen_ai.client.operation.time_to_first_chunk", {
+    description: "Time to receive the first chunk of a streamed GenAI response",
+    boundaries: firstChunkBoundaries,
+    attributes: { ...attributes, unit: "s" }
+  }),
+  gap: Metric.histogram("gen_ai.client.operation.time_per_output_chunk", {
+    description: "Time between two output chunks of a streamed GenAI response",
+    boundaries: chunkGapBoundaries,
+    attributes: { ...attributes, unit: "s" }
+  })
+})
 
 const tokenSeries = (attributes: Record<string, string>) =>
   Metric.histogram("gen_ai.client.token.usage", { description: "Number of input and output tokens used", boundaries: tokenBoundaries, attributes: { ...attributes, unit: "{token}" } })
@@ -106,6 +207,7 @@ const seriesByKey = (model: ModelMetadata | undefined): Series => {
     duration: durationSeries(base),
     input: tokenSeries({ ...base, "gen_ai.token.type": "input" }),
     output: tokenSeries({ ...base, "gen_ai.token.type": "output" }),
+    chunks: undefined,
     failed: new Map()
   }
   if (seriesByClient.size >= maxClients) seriesByClient.clear()
@@ -113,12 +215,19 @@ const seriesByKey = (model: ModelMetadata | undefined): Series => {
   return series
 }
 
-const failedSeries = (series: Series, errorType: string): Metric.Metric<number, unknown> => {
+const failedSeries = (series: Series, errorType: string): FailedSeries => {
   const known = series.failed.get(errorType)
   if (known !== undefined) return known
-  const metric = durationSeries({ ...series.base, "error.type": errorType })
-  if (series.failed.size < maxErrorTypes) series.failed.set(errorType, metric)
-  return metric
+  const failed: FailedSeries = { duration: durationSeries({ ...series.base, "error.type": errorType }), chunks: undefined }
+  if (series.failed.size < maxErrorTypes) series.failed.set(errorType, failed)
+  return failed
+}
+
+/** The chunk series of `series` (`errorType` when the call failed), made on first use. */
+const chunkSeriesOf = (series: Series, errorType: string | undefined): ChunkSeries => {
+  if (errorType === undefined) return series.chunks ??= chunkSeries(series.base)
+  const failed = failedSeries(series, errorType)
+  return failed.chunks ??= chunkSeries({ ...series.base, "error.type": errorType })
 }
 
 /**
@@ -134,10 +243,11 @@ export const recordModelCall = (
   model: ModelMetadata | undefined,
   durationMs: number,
   usage: Usage | undefined,
-  errorType: string | undefined
+  errorType: string | undefined,
+  chunks?: ChunkTimes | undefined
 ): Effect.Effect<void> =>
   Effect.withFiber((fiber) => {
-    recordModelCallUnsafe(model, durationMs, usage, errorType, fiber.context)
+    recordModelCallUnsafe(model, durationMs, usage, errorType, fiber.context, chunks)
     return Effect.void
   })
 
@@ -147,6 +257,7 @@ export const recordModelCall = (
  * @example
  * ```ts
  * recordModelCallUnsafe(client.metadata, 1250, response.usage, undefined, fiber.context)
+ * recordModelCallUnsafe(client.metadata, 1250, response.usage, undefined, fiber.context, chunks) // a streamed call
  * ```
  */
 export const recordModelCallUnsafe = (
@@ -154,14 +265,19 @@ export const recordModelCallUnsafe = (
   durationMs: number,
   usage: Usage | undefined,
   errorType: string | undefined,
-  context: Context.Context<never>
+  context: Context.Context<never>,
+  chunks?: ChunkTimes | undefined
 ): void => {
   const series = seriesOf(model)
   const seconds = Math.max(0, durationMs) / 1000
   if (errorType === undefined) series.duration.updateUnsafe(seconds, context)
-  else failedSeries(series, errorType).updateUnsafe(seconds, context)
+  else failedSeries(series, errorType).duration.updateUnsafe(seconds, context)
   if (usage !== undefined) {
     series.input.updateUnsafe(usage.inputTokens, context)
     series.output.updateUnsafe(usage.outputTokens, context)
   }
+  if (chunks?.first === undefined) return
+  const streamed = chunkSeriesOf(series, errorType)
+  streamed.first.updateUnsafe(chunks.first, context)
+  for (const gap of chunks.gaps) streamed.gap.updateUnsafe(gap, context)
 }
