@@ -49,7 +49,7 @@ const onEngine = (d: { readonly layer: Layer.Layer<never, never, any> }) =>
 
 /** One operation on a store. */
 type Op =
-  | { readonly _tag: "create"; readonly id: number; readonly payload: string }
+  | { readonly _tag: "create"; readonly id: number; readonly payload: string; readonly parent: number | undefined }
   | { readonly _tag: "activity"; readonly id: number; readonly name: string; readonly value: number }
   | { readonly _tag: "deferred"; readonly id: number; readonly name: string; readonly value: number }
   | { readonly _tag: "suspend"; readonly id: number; readonly wake: number }
@@ -61,7 +61,7 @@ type Op =
 const name = fc.constantFrom("a/1", "b/1", "a/2", "go", "\u0000odd\"name")
 const id = fc.integer({ min: 0, max: 2 })
 const op: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({ _tag: fc.constant("create" as const), id, payload: fc.string() }),
+  fc.record({ _tag: fc.constant("create" as const), id, payload: fc.string(), parent: fc.option(id, { nil: undefined }) }),
   fc.record({ _tag: fc.constant("activity" as const), id, name, value: fc.integer() }),
   fc.record({ _tag: fc.constant("deferred" as const), id, name, value: fc.integer() }),
   fc.record({ _tag: fc.constant("suspend" as const), id, wake: fc.integer({ min: 0, max: 3 }) }),
@@ -80,7 +80,7 @@ const apply = (store: WorkflowStore, prefix: string, ops: ReadonlyArray<Op>) =>
     for (const o of ops) {
       switch (o._tag) {
         case "create": {
-          const { created, execution } = yield* store.create({ executionId: eid(o.id), workflow: prefix, payload: { p: o.payload }, parent: undefined })
+          const { created, execution } = yield* store.create({ executionId: eid(o.id), workflow: prefix, payload: { p: o.payload }, parent: o.parent === undefined ? undefined : eid(o.parent) })
           answers.push({ created, status: execution.status, wake: execution.wake })
           break
         }
@@ -126,6 +126,23 @@ describe("the embedded engine's store on PGlite", () => {
     const model = await Effect.runPromise(apply(memoryWorkflowStore(), prefix, ops))
     const pglite = await Effect.runPromise(apply(stores.store, prefix, ops))
     expect(pglite).toEqual(model)
+  })
+
+  it("a child's completion wakes its suspended parent in the same write, on both stores (a process stopped before it resumed the parent leaves it running)", async () => {
+    for (const [store, prefix] of [[memoryWorkflowStore(), "wake-m"], [stores.store, "wake-p"]] as const) {
+      const parent = await Effect.runPromise(Effect.gen(function*() {
+        yield* store.create({ executionId: `${prefix}-parent`, workflow: prefix, payload: {}, parent: undefined })
+        yield* store.create({ executionId: `${prefix}-child`, workflow: prefix, payload: {}, parent: `${prefix}-parent` })
+        yield* store.suspend(`${prefix}-parent`, 0)
+        yield* store.suspend(`${prefix}-child`, 0)
+        yield* store.complete(`${prefix}-child`, { r: 1 })
+        // The parent's own stale suspension (the run that saw its child suspended) no longer lands.
+        yield* store.suspend(`${prefix}-parent`, 0)
+        return yield* store.load(`${prefix}-parent`)
+      }))
+      expect(parent, prefix).toMatchObject({ status: "running", wake: 1 })
+      expect(await Effect.runPromise(store.running(prefix)), prefix).toEqual([`${prefix}-parent`])
+    }
   })
 
   it("journal: events wait for the next step and ride along with it; ids 1, 2, … in order, each key once; a NUL becomes U+FFFD", async () => {

@@ -196,6 +196,70 @@ describe("local workflow engine", () => {
     expect(value).toMatchObject({ _tag: "Complete", exit: Exit.succeed(9) })
   })
 
+  it("a child completed by a process that does not run its parent: the parent, suspended on it, is finished by the next runner", async () => {
+    const store = memoryWorkflowStore()
+    const Go = DurableDeferred.make("go", { success: Schema.Number })
+    const Child = Workflow.make("Child", { payload: { id: Schema.String }, success: Schema.Number, idempotencyKey: (p) => p.id })
+    const Parent = Workflow.make("Parent", { payload: { id: Schema.String }, success: Schema.Number, idempotencyKey: (p) => p.id })
+    const probe = makeProbe()
+    const child = Child.toLayer(Effect.fnUntraced(function*() {
+      return (yield* DurableDeferred.await(Go)) + (yield* probe.step("child", 1))
+    }))
+    const parent = Parent.toLayer(Effect.fnUntraced(function*({ id }) {
+      return (yield* Child.execute({ id })) + (yield* probe.step("parent", 100))
+    }))
+    const value = await Effect.runPromise(Effect.gen(function*() {
+      const parentId = yield* Parent.executionId({ id: "p1" })
+      const childId = yield* Child.executionId({ id: "p1" })
+      const first = yield* runnerOf(store, Layer.merge(parent, child))
+      yield* Parent.execute({ id: "p1" }, { discard: true }).pipe(Effect.provide(first.context))
+      while ((yield* store.load(parentId))?.status !== "suspended") yield* Effect.sleep("5 millis")
+      yield* first.stop
+      // A process that runs the child only (the parent's resume has nothing to run there), as a process
+      // killed right after the child's result was written would leave it.
+      const second = yield* runnerOf(store, child)
+      const token = DurableDeferred.tokenFromExecutionId(Go, { workflow: Child, executionId: childId })
+      yield* DurableDeferred.succeed(Go, { token, value: 10 }).pipe(Effect.provide(second.context))
+      while ((yield* store.load(childId))?.status !== "complete") yield* Effect.sleep("5 millis")
+      yield* second.stop
+      expect((yield* store.load(parentId))?.status).toBe("running")
+      const third = yield* runnerOf(store, Layer.merge(parent, child))
+      while ((yield* store.load(parentId))?.status !== "complete") yield* Effect.sleep("5 millis")
+      const polled = yield* Parent.poll(parentId).pipe(Effect.provide(third.context))
+      yield* third.stop
+      return Option.getOrUndefined(polled)
+    }).pipe(Effect.timeout("10 seconds")))
+    expect(value).toMatchObject({ _tag: "Complete", exit: Exit.succeed(111) })
+    expect([...probe.runs].sort()).toEqual([["child", 1], ["parent", 1]])
+  })
+
+  it("a child that completes while its parent runs wakes the parent once: the parent completes in the same process", async () => {
+    const store = memoryWorkflowStore()
+    const Go = DurableDeferred.make("go", { success: Schema.Number })
+    const Child = Workflow.make("Child2", { payload: { id: Schema.String }, success: Schema.Number, idempotencyKey: (p) => p.id })
+    const Parent = Workflow.make("Parent2", { payload: { id: Schema.String }, success: Schema.Number, idempotencyKey: (p) => p.id })
+    const child = Child.toLayer(Effect.fnUntraced(function*() {
+      return yield* DurableDeferred.await(Go)
+    }))
+    const parent = Parent.toLayer(Effect.fnUntraced(function*({ id }) {
+      return (yield* Child.execute({ id })) + 1
+    }))
+    const value = await Effect.runPromise(Effect.gen(function*() {
+      const runner = yield* runnerOf(store, Layer.merge(parent, child))
+      const childId = yield* Child.executionId({ id: "q1" })
+      const parentId = yield* Parent.executionId({ id: "q1" })
+      yield* Parent.execute({ id: "q1" }, { discard: true }).pipe(Effect.provide(runner.context))
+      while ((yield* store.load(parentId))?.status !== "suspended") yield* Effect.sleep("5 millis")
+      const token = DurableDeferred.tokenFromExecutionId(Go, { workflow: Child, executionId: childId })
+      yield* DurableDeferred.succeed(Go, { token, value: 41 }).pipe(Effect.provide(runner.context))
+      while ((yield* store.load(parentId))?.status !== "complete") yield* Effect.sleep("5 millis")
+      const polled = yield* Parent.poll(parentId).pipe(Effect.provide(runner.context))
+      yield* runner.stop
+      return Option.getOrUndefined(polled)
+    }).pipe(Effect.timeout("10 seconds")))
+    expect(value).toMatchObject({ _tag: "Complete", exit: Exit.succeed(42) })
+  })
+
   it("a durable clock keeps its time across a restart: the next runner wakes the run when it was due", async () => {
     const store = memoryWorkflowStore()
     const body = Job.toLayer(Effect.fnUntraced(function*() {

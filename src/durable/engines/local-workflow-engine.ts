@@ -225,6 +225,10 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
           return durably(store.complete(executionId, codecsOf(state.workflow).encodeResult(result))).pipe(
             Effect.andThen(Effect.sync(() => {
               if (executions.get(executionId) === state) executions.delete(executionId)
+              // The store woke the parent with this write (`complete`); its live state follows, so that
+              // a run of it that ends now is not let go of or recorded suspended by a stale wake.
+              const parent = state.parent === undefined ? undefined : executions.get(state.parent)
+              if (parent !== undefined) parent.wake += 1
             })),
             Effect.andThen(Deferred.succeed(completion(executionId), void 0)),
             Effect.andThen(Effect.sync(() => completions.delete(executionId)))

@@ -76,7 +76,13 @@ const suspendExecution = prepared(
   "awe_suspend",
   "update agent_workflow_executions set status = 'suspended' where execution_id = $1 and wake = $2 and status <> 'complete'"
 )
-const completeExecution = prepared("awe_complete", "update agent_workflow_executions set status = 'complete', result = $2 where execution_id = $1")
+// Complete, and wake its parent (a child's result is what a parent suspended on it waits for).
+const completeExecution = prepared(
+  "awe_complete_wake",
+  `with done as (update agent_workflow_executions set status = 'complete', result = $2 where execution_id = $1 returning parent)
+  update agent_workflow_executions set wake = wake + 1, status = 'running'
+  where execution_id = (select parent from done) and status <> 'complete'`
+)
 const dropClocks = prepared("awc_drop", "delete from agent_workflow_clocks where execution_id = $1")
 const interruptExecution = prepared(
   "awe_interrupt",

@@ -72,7 +72,12 @@ export interface WorkflowStore {
   readonly recordActivity: (executionId: string, name: string, value: unknown) => Effect.Effect<void, WorkflowStoreFailed>
   /** Marks the execution suspended, unless a deferred result was recorded since `wake`. */
   readonly suspend: (executionId: string, wake: number) => Effect.Effect<void, WorkflowStoreFailed>
-  /** Marks the execution complete with its result; its clocks are dropped. */
+  /**
+   * Marks the execution complete with its result; its clocks are dropped. Its parent, when it has one
+   * that is not complete, is woken in the same write (running, `wake` + 1): a child's result is what a
+   * parent suspended on it waits for, and a process stopped before it resumed the parent leaves it to
+   * the next one, which picks up running executions.
+   */
   readonly complete: (executionId: string, result: unknown) => Effect.Effect<void, WorkflowStoreFailed>
   /** Marks the execution interrupted (and running, so a runner picks it up to finish it). */
   readonly interrupt: (executionId: string) => Effect.Effect<void, WorkflowStoreFailed>
@@ -148,6 +153,9 @@ export const memoryWorkflowStore = (): WorkflowStore => {
       Effect.sync(() => {
         update(executionId, { status: "complete", result })
         for (const [key, clock] of clocks) if (clock.executionId === executionId) clocks.delete(key)
+        const parent = executions.get(executionId)?.parent
+        const parentRow = parent === undefined ? undefined : executions.get(parent)
+        if (parent !== undefined && parentRow !== undefined && parentRow.status !== "complete") update(parent, { wake: parentRow.wake + 1, status: "running" })
       }),
     interrupt: (executionId) =>
       Effect.sync(() => {
