@@ -14,6 +14,7 @@ import * as JsonSchema from "effect/JsonSchema"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaRepresentation from "effect/SchemaRepresentation"
+import { withLinearPatterns } from "../internal/linear-patterns.ts"
 import type { JsonSchemaObject } from "../model/messages.ts"
 import { argsDecoder, type ArgsSchema } from "./tool-parameters.ts"
 
@@ -76,7 +77,8 @@ export const compileJsonSchema = (document: unknown, options: { readonly strict:
   }
   let schema: ArgsSchema
   try {
-    schema = SchemaRepresentation.fromJsonSchemaDocument(imported, { patterns: "apply" }) as unknown as ArgsSchema
+    // Patterns run in linear time (RE2): a schema from outside (an MCP server's) cannot freeze the process.
+    schema = withLinearPatterns(SchemaRepresentation.fromJsonSchemaDocument(imported, { patterns: "apply" })) as unknown as ArgsSchema
   } catch (error) {
     throw new Error(`cannot be validated: ${error instanceof Error ? error.message : String(error)}`)
   }

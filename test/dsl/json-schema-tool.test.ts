@@ -1,3 +1,4 @@
+import { fc, it as fcIt } from "@fast-check/vitest"
 import { Result } from "effect"
 import { describe, expect, expectTypeOf, it } from "vitest"
 import { AgentConfigError, agent, type InvalidArgsContext, Recovery, text, type Tool, tool, toolCalls } from "../../src/index.ts"
@@ -25,6 +26,9 @@ const Weather = {
   additionalProperties: false,
   examples: [{ place: { city: "Oslo" }, unit: "celsius" }]
 } as const
+
+/** Patterns whose meaning is the same in RE2 and ECMAScript (no `\\s`, no lookaround). */
+const parityPatterns = ["^[a-z]+$", "\\d{2}-\\d", "^[A-Z][a-z]*$", "ab|9", "^\\w+@\\w+\\.\\w+$", "a?b", "^(a|b)+$", "[^a]Z", "^.{2,5}$", "^$", "\\.", "^[^@]+@", "😀", "é+", "^[0-9]*$"]
 
 const call = (args: unknown) => toolCalls([{ id: "c1", name: "weather", arguments: args }])
 
@@ -157,6 +161,23 @@ describe("tools from a JSON Schema", () => {
     refuse({ type: "string" }, /object schema/)
     refuse({ $schema: "http://json-schema.org/draft-04/schema#", type: "object" }, /unsupported \$schema/)
   })
+
+  it("checks a pattern in linear time (RE2): one that backtracks catastrophically refuses a hostile string at once", () => {
+    const t = tool("m", { parameters: { type: "object", properties: { s: { type: "string", pattern: "^(a+)+$" } }, required: ["s"] }, run: () => "ok" })
+    const started = performance.now()
+    const refused = t.codec.check({ s: "a".repeat(25) + "!" }) // about 2.5 s in a backtracking engine
+    expect(performance.now() - started).toBeLessThan(500)
+    expect(Result.isFailure(refused)).toBe(true)
+    expect(Result.isSuccess(t.codec.check({ s: "aaa" }))).toBe(true)
+  })
+
+  fcIt.prop([fc.constantFrom(...parityPatterns), fc.array(fc.constantFrom("a", "b", "Z", "0", "9", "-", "@", ".", " ", "\n", "é", "😀", "_"), { maxLength: 12 }).map((cs) => cs.join(""))], { numRuns: 400 })(
+    "a pattern RE2 runs accepts exactly the strings the ECMAScript RegExp accepts",
+    (pattern, input) => {
+      const t = tool("p", { parameters: { type: "object", properties: { s: { type: "string", pattern } }, required: ["s"] }, run: () => "ok" })
+      expect(Result.isSuccess(t.codec.check({ s: input }))).toBe(new RegExp(pattern, "u").test(input))
+    }
+  )
 
   it("checks OpenAI strict-mode compatibility at registration", () => {
     const ok = tool("s", {

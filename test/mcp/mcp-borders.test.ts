@@ -55,6 +55,35 @@ describe("MCP client borders", { timeout: 30_000 }, () => {
     const names = await Effect.runPromise(Effect.scoped(Effect.map(mcpTools(paged("cycle"), { unsupportedSchemas: "skip" }), ({ byServerName }) => Object.keys(byServerName))))
     expect(names).toEqual(["plain"])
   })
+
+  it("a server's pattern that backtracks catastrophically is checked in linear time: a hostile argument is refused at once, the server never called", async () => {
+    const hostile = "a".repeat(25) + "!" // about 2.5 s in a backtracking engine, and every further "a" doubles it
+    const { contents, ms } = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const { tools, nameOf } = yield* mcpTools(paged("redos"), { untrustedOutput: false })
+      const match = nameOf("match")!
+      const nonblank = nameOf("nonblank")!
+      const model = scriptedModel([
+        toolCalls([
+          { id: "h", name: match, arguments: { s: hostile } },
+          { id: "v", name: match, arguments: { s: "aaaa" } },
+          { id: "b", name: nonblank, arguments: { s: "   " } },
+          { id: "n", name: nonblank, arguments: { s: " x" } }
+        ]),
+        text("done")
+      ])
+      const started = Date.now()
+      yield* agent("a").model(model).tools(tools).runEffect("x")
+      const ms = Date.now() - started
+      return { contents: model.requests.at(-1)!.messages.filter((m) => m.role === "tool").map((m) => m.content), ms }
+    })))
+    expect(contents[0]).toMatch(/\^\(a\+\)\+\$/)
+    expect(contents[0]).not.toMatch(/^ran/)
+    expect(contents[1]).toBe('ran match {"s":"aaaa"}')
+    // A pattern RE2 cannot run (lookahead) is still applied, by the native engine.
+    expect(contents[2]).not.toMatch(/^ran/)
+    expect(contents[3]).toBe('ran nonblank {"s":" x"}')
+    expect(ms).toBeLessThan(1_500)
+  })
 })
 
 describe("MCP server borders", { timeout: 30_000 }, () => {
