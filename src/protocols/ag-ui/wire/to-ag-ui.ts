@@ -20,6 +20,7 @@ import { effectStream } from "../../../internal/lazy-effect.ts"
 import type { LlmMessage } from "../../../model/messages.ts"
 import type { AgUiEvent, AgUiInputMessage, AgUiInterrupt, AgUiMessage, JsonPatchOperation } from "./ag-ui-event.ts"
 import { messagesFold } from "./messages-fold.ts"
+import { echoedMessages } from "./input-echo.ts"
 
 /**
  * Where a stream reads a run's shared state (an `AgUiStateCell` from `agUiState`): the state the run
@@ -72,7 +73,9 @@ export interface AgUiStreamOptions {
    * The conversation before this run, as the client holds it (the input's messages, their ids kept).
    * When given, the stream ends with a `MESSAGES_SNAPSHOT` of it followed by the messages this run
    * produced (with the ids its events used) just before `RUN_FINISHED`, as AG-UI agents do at the
-   * end of a run: a client's history is then the server's, whatever it dropped or reordered.
+   * end of a run: a client's history is then the server's, whatever it dropped or reordered. Its
+   * messages are repeated in AG-UI's shapes (a `null` left out, tool calls typed `function`, an
+   * activity or reasoning message without its content left out): `echoedMessage`.
    */
   readonly conversation?: ReadonlyArray<AgUiMessage | AgUiInputMessage>
   /**
@@ -398,7 +401,8 @@ export const toAgUiEvents = (events: Stream.Stream<RunStreamEvent, AgentError>, 
     }
     const state = options.state
     let sentState: unknown = undefined
-    const fold = options.conversation === undefined ? undefined : messagesFold(options.conversation)
+    // The client's messages are read leniently; the snapshot repeats them in AG-UI's shapes (`input-echo.ts`).
+    const fold = options.conversation === undefined ? undefined : messagesFold(echoedMessages(options.conversation))
     const opening = (): Array<AgUiEvent> => {
       if (started) return []
       started = true
