@@ -4,6 +4,7 @@
  */
 import * as Data from "effect/Data"
 import { AgentErrorTypeId } from "../internal/agent-error-marker.ts"
+import type { Usage } from "./messages.ts"
 
 /**
  * Why a model answered without a usable reply, when it did (`ModelError.kind`):
@@ -26,7 +27,7 @@ export type ModelErrorKind = "length" | "content-filter" | "refusal" | "thinking
  * scripted mock that ran out of responses. `isRetryable` says whether another attempt may succeed
  * (429, 5xx, network, timeout); providers retry those before the error reaches the loop. `kind` names a
  * reply the model did give but that cannot be used (truncated, filtered, refused); `retryAfterMs` is the
- * delay the server asked for, if any.
+ * delay the server asked for, if any; `usage` the tokens such a reply cost.
  *
  * @example
  * ```ts
@@ -42,6 +43,12 @@ export class ModelError extends Data.TaggedError("ModelError")<{
   readonly kind?: ModelErrorKind
   readonly partial?: string
   readonly retryAfterMs?: number
+  /**
+   * The tokens the model spent on what failed, when it reported them: a reply it did give but that
+   * cannot be used (truncated, filtered, refused), or `jsonMode`'s replies and corrections. A run
+   * charges them to its budget and its usage like an answered call's.
+   */
+  readonly usage?: Usage
   readonly cause?: unknown
 }> {
   get [AgentErrorTypeId](): true {
@@ -50,6 +57,28 @@ export class ModelError extends Data.TaggedError("ModelError")<{
   /** True when another attempt may succeed. */
   get isRetryable(): boolean {
     return this.retryable === true
+  }
+  /**
+   * This error carrying `usage` (its other fields kept): for a client that knows what a failed call cost.
+   *
+   * @example
+   * ```ts
+   * Effect.mapError(call, (error) => error.withUsage({ inputTokens: 120, outputTokens: 4096 }))
+   * ```
+   */
+  withUsage(usage: Usage): ModelError {
+    const { provider, reason, status, retryable, kind, partial, retryAfterMs, cause } = this
+    return new ModelError({
+      provider,
+      reason,
+      ...(status === undefined ? {} : { status }),
+      ...(retryable === undefined ? {} : { retryable }),
+      ...(kind === undefined ? {} : { kind }),
+      ...(partial === undefined ? {} : { partial }),
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      ...(cause === undefined ? {} : { cause }),
+      usage
+    })
   }
   override get message(): string {
     const status = this.status === undefined ? "" : ` (HTTP ${this.status})`

@@ -135,7 +135,7 @@ export const aiSdkPartDecoder = (provider: string, mappings: AiSdkMappings): Chu
         const raw = finish.reason
         const unified = typeof raw === "string" ? raw : typeof raw === "object" && raw !== null ? (raw as { unified?: string }).unified : undefined
         const finishReason = mappings.toFinishReason(unified)
-        yield* checkReply(provider, { finishReason, wireReason: `finishReason ${JSON.stringify(unified)}`, content, calls: calls.size, reasoning })
+        yield* checkReply(provider, { finishReason, wireReason: `finishReason ${JSON.stringify(unified)}`, content, calls: calls.size, reasoning, usage: mappings.toUsage(finish.usage) })
         // A call whose input never came (no delta, no `tool-call`) has no arguments: "{}", as in a whole answer.
         const parts: Array<ResponsePart> = [...calls.values()].filter((c) => !c.done).flatMap((c): Array<ResponsePart> => [
           ...(c.streamed ? [] : [{ _tag: "ToolCallDelta" as const, index: c.index, delta: "{}" }]),

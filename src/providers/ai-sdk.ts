@@ -257,12 +257,13 @@ export const fromGenerateResult = (provider: string, result: GenerateResult): Ef
     const content = texts.join("")
     const unified = typeof result.finishReason === "string" ? result.finishReason : result.finishReason?.unified
     const finishReason = toFinishReason(unified)
-    yield* checkReply(provider, { finishReason, wireReason: `finishReason ${JSON.stringify(unified)}`, content, calls: calls.length, reasoning })
+    const usage = toUsage(result.usage)
+    yield* checkReply(provider, { finishReason, wireReason: `finishReason ${JSON.stringify(unified)}`, content, calls: calls.length, reasoning, usage })
     const info = typeof result.response === "object" && result.response !== null ? result.response : {}
     return assembleResponse({
       content,
       calls,
-      usage: toUsage(result.usage),
+      usage,
       finishReason,
       reasoning,
       responseId: typeof info.id === "string" ? info.id : undefined,

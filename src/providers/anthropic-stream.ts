@@ -155,7 +155,7 @@ export const anthropicEventDecoder = (): ChunkDecoder<Event> => {
           return yield* new ModelError({ provider, reason: "the stream ended before the answer finished (no stop_reason)", retryable: true })
         }
         const finishReason = toAnthropicFinishReason(stop)
-        yield* checkReply(provider, { finishReason, wireReason: `stop_reason ${JSON.stringify(stop)}`, content, calls, reasoning })
+        yield* checkReply(provider, { finishReason, wireReason: `stop_reason ${JSON.stringify(stop)}`, content, calls, reasoning, usage: toAnthropicUsage(usage) })
         return [{ _tag: "Finish", reason: finishReason }]
       })
   }

@@ -246,14 +246,16 @@ export const fromAnthropicResponse = (message: Anthropic.Messages.Message): Effe
     const calls = yield* normaliseCalls(wire)
     const content = texts.join("")
     const finishReason = toFinishReason(message.stop_reason)
+    const usage = toUsage(message.usage)
     yield* checkReply(provider, {
       finishReason,
       wireReason: `stop_reason ${JSON.stringify(message.stop_reason)}`,
       content,
       calls: calls.length,
-      reasoning
+      reasoning,
+      usage
     })
-    return assembleResponse({ content, calls, usage: toUsage(message.usage), finishReason, reasoning, responseId: message.id, responseModel: message.model })
+    return assembleResponse({ content, calls, usage, finishReason, reasoning, responseId: message.id, responseModel: message.model })
   })
 
 const toModelError = (cause: unknown): ModelError => {

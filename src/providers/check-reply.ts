@@ -6,7 +6,7 @@
 import * as Effect from "effect/Effect"
 import { ModelError } from "../errors.ts"
 import type { ModelErrorKind } from "../model/model-error.ts"
-import type { FinishReason, ReasoningPart } from "../model/messages.ts"
+import type { FinishReason, ReasoningPart, Usage } from "../model/messages.ts"
 
 const explanations: Record<ModelErrorKind, string> = {
   length: "the reply was cut off at the output token limit; raise the provider's max tokens option",
@@ -19,20 +19,21 @@ const explanations: Record<ModelErrorKind, string> = {
 
 /**
  * The `ModelError` for a reply that cannot be used. `detail` is added to the message (the wire's own
- * reason); `partial` keeps what text there was.
+ * reason); `partial` keeps what text there was, `usage` what the reply cost (when the provider said).
  *
  * @example
  * ```ts
  * unusableReply("openai", "length", 'finish_reason "length"', "The answer is")
  * ```
  */
-export const unusableReply = (provider: string, kind: ModelErrorKind, detail: string, partial?: string): ModelError =>
+export const unusableReply = (provider: string, kind: ModelErrorKind, detail: string, partial?: string, usage?: Usage): ModelError =>
   new ModelError({
     provider,
     kind,
     retryable: false,
     reason: `${explanations[kind]} (${detail})`,
-    ...(partial === undefined || partial === "" ? {} : { partial })
+    ...(partial === undefined || partial === "" ? {} : { partial }),
+    ...(usage === undefined ? {} : { usage })
   })
 
 /**
@@ -52,21 +53,24 @@ export const checkReply = (
     readonly content: string
     readonly calls: number
     readonly reasoning?: ReadonlyArray<ReasoningPart> | undefined
+    /** What the reply cost, when known: an unusable reply's error carries it. */
+    readonly usage?: Usage | undefined
   }
 ): Effect.Effect<void, ModelError> => {
+  const usage = reply.usage
   if (reply.finishReason === "length") {
     const detail = reply.calls > 0 ? `${reply.wireReason}, while writing tool calls` : reply.wireReason
-    return Effect.fail(unusableReply(provider, "length", detail, reply.content))
+    return Effect.fail(unusableReply(provider, "length", detail, reply.content, usage))
   }
-  if (reply.finishReason === "content-filter") return Effect.fail(unusableReply(provider, "content-filter", reply.wireReason, reply.content))
-  if (reply.finishReason === "refusal") return Effect.fail(unusableReply(provider, "refusal", reply.wireReason, reply.content))
+  if (reply.finishReason === "content-filter") return Effect.fail(unusableReply(provider, "content-filter", reply.wireReason, reply.content, usage))
+  if (reply.finishReason === "refusal") return Effect.fail(unusableReply(provider, "refusal", reply.wireReason, reply.content, usage))
   const thought = (reply.reasoning ?? []).some((part) => part._tag === "Redacted" || part.text.trim() !== "")
   if (reply.calls === 0 && reply.content.trim() === "" && thought) {
-    return Effect.fail(unusableReply(provider, "thinking-only", reply.wireReason))
+    return Effect.fail(unusableReply(provider, "thinking-only", reply.wireReason, undefined, usage))
   }
   // Nothing to act on, and not a plain stop: asking again as if it answered would spend the turns.
   if (reply.calls === 0 && reply.content.trim() === "" && reply.finishReason === "other") {
-    return Effect.fail(unusableReply(provider, "malformed", reply.wireReason))
+    return Effect.fail(unusableReply(provider, "malformed", reply.wireReason, undefined, usage))
   }
   return Effect.void
 }

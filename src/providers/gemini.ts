@@ -346,11 +346,11 @@ class TurnFold {
   /** Why the turn cannot be used, or its finish reason. */
   check(blocked: WireResponse["promptFeedback"]): Effect.Effect<FinishReason | undefined, ModelError> {
     if (blocked?.blockReason !== undefined) {
-      return Effect.fail(unusableReply(provider, "content-filter", `promptFeedback.blockReason ${JSON.stringify(blocked.blockReason)}`))
+      return Effect.fail(unusableReply(provider, "content-filter", `promptFeedback.blockReason ${JSON.stringify(blocked.blockReason)}`, undefined, this.usage))
     }
     // Gemini could not write (or was not allowed) the call it began: the text before it is a preamble, not an answer.
     if (this.calls.length === 0 && this.finish !== undefined && unreadableCall.has(this.finish)) {
-      return Effect.fail(unusableReply(provider, "malformed", `finishReason ${JSON.stringify(this.finish)}`, this.content))
+      return Effect.fail(unusableReply(provider, "malformed", `finishReason ${JSON.stringify(this.finish)}`, this.content, this.usage))
     }
     const finishReason = toFinishReason(this.finish, this.calls.length)
     return checkReply(provider, {
@@ -358,7 +358,8 @@ class TurnFold {
       wireReason: `finishReason ${JSON.stringify(this.finish)}`,
       content: this.content,
       calls: this.calls.length,
-      reasoning: this.reasoning()
+      reasoning: this.reasoning(),
+      usage: this.usage
     }).pipe(Effect.as(finishReason))
   }
 }

@@ -10,8 +10,9 @@
  * arguments are routed to the recovery handlers as for any model. A reply that is not such an object
  * at all (not JSON, no `calls` and no `output`, an unknown `_tool`) is sent back to the model with the
  * issues, like invalid arguments under the default feedback policy, up to `maxRepairs` times, then
- * fails the call with `ModelError`. The response carries the usage of every reply, the ones sent back
- * included, so corrections count against the run's token budget. `_reasoningForCall` becomes the
+ * fails the call with `ModelError` (whose `usage` is what the replies cost). The response carries the
+ * usage of every reply, the ones sent back included, so corrections count against the run's token
+ * budget. `_reasoningForCall` becomes the
  * response's `content`, which the `ModelResponse` event records.
  */
 import * as Effect from "effect/Effect"
@@ -55,7 +56,10 @@ export const jsonMode = (client: ModelClient, options: JsonModeOptions = {}): Mo
         // Every reply is paid for, the ones sent back for correction too: the response carries their sum.
         let spent: Usage | undefined
         for (let attempt = 0;; attempt++) {
-          const reply = yield* client.chat({ messages: [...messages], tools: [], ...(request.temperature === undefined ? {} : { temperature: request.temperature }) })
+          const reply = yield* client.chat({ messages: [...messages], tools: [], ...(request.temperature === undefined ? {} : { temperature: request.temperature }) }).pipe(
+            // A failure after replies that were paid for carries them (and its own, if any).
+            Effect.mapError((error) => (spent === undefined ? error : error.withUsage(addUsage(spent, error.usage)!)))
+          )
           spent = addUsage(spent, reply.usage)
           if (reply._tag === "ToolCalls") return withUsage(reply, spent)
           const parsed = parseReply(reply.content, request.tools, request.messages.length)
@@ -63,7 +67,8 @@ export const jsonMode = (client: ModelClient, options: JsonModeOptions = {}): Mo
           if (attempt >= maxRepairs) {
             return yield* new ModelError({
               provider: "json-mode",
-              reason: `the model's reply is not a valid JSON-mode answer after ${maxRepairs} correction(s): ${parsed.issues}`
+              reason: `the model's reply is not a valid JSON-mode answer after ${maxRepairs} correction(s): ${parsed.issues}`,
+              ...(spent === undefined ? {} : { usage: spent })
             })
           }
           messages.push({ role: "assistant", content: reply.content })

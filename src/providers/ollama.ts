@@ -157,8 +157,8 @@ export const ollamaChunkDecoder = (): ChunkDecoder<ChatResponse> => {
         const doneReason = (last as { done_reason?: string }).done_reason
         const finishReason = toFinishReason(doneReason, next)
         const reasoning: Array<ReasoningPart> = thinking === "" ? [] : [{ _tag: "Thinking", text: thinking }]
-        yield* checkReply(provider, { finishReason, wireReason: `done_reason ${JSON.stringify(doneReason)}`, content, calls: next, reasoning })
         const usage = toUsage(last)
+        yield* checkReply(provider, { finishReason, wireReason: `done_reason ${JSON.stringify(doneReason)}`, content, calls: next, reasoning, usage })
         const parts: Array<ResponsePart> = usage === undefined ? [] : [{ _tag: "Usage", usage }]
         parts.push({ _tag: "Finish", reason: finishReason })
         return parts
@@ -291,8 +291,9 @@ export const fromOllamaResponse = (response: ChatResponse): Effect.Effect<LlmRes
     const reasoning: Array<ReasoningPart> = typeof thought === "string" && thought !== "" ? [{ _tag: "Thinking", text: thought }] : []
     const doneReason = (response as { done_reason?: string }).done_reason
     const finishReason = toFinishReason(doneReason, calls.length)
-    yield* checkReply(provider, { finishReason, wireReason: `done_reason ${JSON.stringify(doneReason)}`, content, calls: calls.length, reasoning })
-    return assembleResponse({ content, calls, usage: toUsage(response), finishReason, reasoning, responseModel: response.model })
+    const usage = toUsage(response)
+    yield* checkReply(provider, { finishReason, wireReason: `done_reason ${JSON.stringify(doneReason)}`, content, calls: calls.length, reasoning, usage })
+    return assembleResponse({ content, calls, usage, finishReason, reasoning, responseModel: response.model })
   })
 
 const toFinishReason = (reason: string | undefined, calls: number): FinishReason | undefined => {

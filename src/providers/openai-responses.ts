@@ -252,11 +252,12 @@ export const fromResponsesResponse = (response: WireResponse): Effect.Effect<Llm
     })
     const calls = yield* normaliseCalls(wire)
     const finishReason = finishOf(response, refusal, calls.length)
-    yield* checkReply(provider, { finishReason, wireReason: wireReasonOf(response, refusal), content: refusal !== "" ? refusal : content, calls: calls.length, reasoning })
+    const usage = toUsage(response.usage)
+    yield* checkReply(provider, { finishReason, wireReason: wireReasonOf(response, refusal), content: refusal !== "" ? refusal : content, calls: calls.length, reasoning, usage })
     return assembleResponse({
       content,
       calls,
-      usage: toUsage(response.usage),
+      usage,
       finishReason,
       reasoning,
       responseId: response.id,
@@ -432,8 +433,8 @@ export const responsesEventDecoder = (): ChunkDecoder<WireEvent> => {
           return yield* new ModelError({ provider, reason: "the stream ended before the answer finished (no response.completed)", retryable: true })
         }
         const finishReason = finishOf(final, refusal, calls.size)
-        yield* checkReply(provider, { finishReason, wireReason: wireReasonOf(final, refusal), content: refusal !== "" ? refusal : content, calls: calls.size, reasoning })
         const usage = toUsage(final.usage)
+        yield* checkReply(provider, { finishReason, wireReason: wireReasonOf(final, refusal), content: refusal !== "" ? refusal : content, calls: calls.size, reasoning, usage })
         return [...(usage === undefined ? [] : [{ _tag: "Usage", usage } as const]), { _tag: "Finish", reason: finishReason }]
       })
   }

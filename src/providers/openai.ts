@@ -261,7 +261,8 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
           wireReason: refusal !== "" ? "refusal" : `finish_reason ${JSON.stringify(finish)}`,
           content: refusal !== "" ? refusal : content,
           calls,
-          reasoning
+          reasoning,
+          usage
         })
         // A call that streamed no arguments has none: "{}", as `argumentsText` makes of a whole answer's.
         const parts: Array<ResponsePart> = []
@@ -377,17 +378,19 @@ export const fromOpenAiResponse = (completion: ChatCompletion): Effect.Effect<Ll
     const reasoning: Array<ReasoningPart> = typeof thinking === "string" && thinking !== "" ? [{ _tag: "Thinking", text: thinking }] : []
     const refusal = typeof message.refusal === "string" && message.refusal !== "" ? message.refusal : undefined
     const finishReason = refusal !== undefined ? "refusal" : toFinishReason(choice.finish_reason)
+    const usage = toUsage(completion.usage)
     yield* checkReply(provider, {
       finishReason,
       wireReason: refusal !== undefined ? "refusal" : `finish_reason ${JSON.stringify(choice.finish_reason)}`,
       content: refusal ?? content,
       calls: calls.length,
-      reasoning
+      reasoning,
+      usage
     })
     return assembleResponse({
       content,
       calls,
-      usage: toUsage(completion.usage),
+      usage,
       finishReason,
       reasoning,
       responseId: completion.id,

@@ -16,7 +16,7 @@ import * as Exit from "effect/Exit"
 import * as Result from "effect/Result"
 import { effectStream } from "../internal/lazy-effect.ts"
 import { ModelError } from "../errors.ts"
-import type { LlmResponse, ModelRequest } from "../model/messages.ts"
+import type { LlmResponse, ModelRequest, Usage } from "../model/messages.ts"
 import { isSafeChat, ModelClient, ModelClientService } from "../model/model-client.ts"
 import { PartsAssembler, type ResponsePart } from "../model/response-part.ts"
 import { ModelRetryListener } from "../model/model-retry.ts"
@@ -42,6 +42,8 @@ export type RecordModelCall = (call: Effect.Effect<LlmResponse, ModelError>) => 
 export interface Announcer {
   emit(event: UnscopedEvent): Effect.Effect<void>
   hears?(tag: UnscopedEvent["_tag"]): boolean
+  /** The tokens of a call that failed but cost them (`ModelError.usage`), to count with the run's. */
+  spent?(usage: Usage): void
 }
 
 /** What a streaming call does with each part of the answer as it arrives. */
@@ -132,7 +134,13 @@ export function* callModelSteps<E>(
     const measure = measureCall(client, durationMs, checked, env, chunks)
     if (measure !== undefined) yield* measure
   }
-  if (Exit.isFailure(checked)) return yield* (checked as Exit.Exit<never, ModelError | E>)
+  if (Exit.isFailure(checked)) {
+    // A reply that cannot be used was still paid for (`ModelError.usage`); a durable run's is counted
+    // when it is read back too, as its answered calls are.
+    const usage = failedUsage(checked)
+    if (usage !== undefined) announcer.spent?.(usage)
+    return yield* (checked as Exit.Exit<never, ModelError | E>)
+  }
   const response = checked.value as LlmResponse
   if (env.traced) yield* Effect.annotateCurrentSpan(responseAttributes(response, capture, chunks))
   if (announcer.hears?.("ModelResponse") !== false) yield* announcer.emit({ _tag: "ModelResponse", response, durationMs })
@@ -191,7 +199,7 @@ const measureCall = (
 ): Effect.Effect<void> | undefined => {
   const errorType = Exit.isFailure(exit) ? errorTypeOf(exit.cause) : undefined
   if (Exit.isFailure(exit) && errorType === undefined) return undefined
-  const usage = Exit.isSuccess(exit) ? (exit.value as LlmResponse).usage : undefined
+  const usage = Exit.isSuccess(exit) ? (exit.value as LlmResponse).usage : failedUsage(exit)
   if (env.context === undefined) return recordModelCall(client.metadata, durationMs, usage, errorType, chunks)
   recordModelCallUnsafe(client.metadata, durationMs, usage, errorType, env.context, chunks)
   return undefined
@@ -251,6 +259,13 @@ const chatSafely = (client: ModelClient, request: ModelRequest): Effect.Effect<u
   )
 }
 
+/** What a failed call cost, when its `ModelError` says (`usage`). */
+const failedUsage = (exit: Exit.Exit<unknown, unknown>): Usage | undefined => {
+  if (Exit.isSuccess(exit)) return undefined
+  const failure = exit.cause.reasons.find(Cause.isFailReason)
+  return failure !== undefined && failure.error instanceof ModelError ? failure.error.usage : undefined
+}
+
 /** Whether a part is output (text, reasoning, a tool call's start or arguments), not a report about it. */
 const carriesOutput = (part: ResponsePart): boolean => {
   switch (part._tag) {
@@ -280,6 +295,11 @@ const streamed = <E>(
         chunks?.arrived(carriesOutput(part))
         assembler.add(part)
         return onPart(part)
+      }),
+      // A stream that fails after it reported usage: the error carries what was spent.
+      Effect.mapError((error) => {
+        const usage = assembler.usage
+        return error instanceof ModelError && error.usage === undefined && usage !== undefined ? error.withUsage(usage) as typeof error : error
       }),
       Effect.flatMap(() => {
         const response = assembler.response()

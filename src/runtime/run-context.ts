@@ -12,7 +12,7 @@ import type * as Schema from "effect/Schema"
 import type { AgentEvent, DeltaEvent } from "../dsl/events.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import { BudgetExceeded } from "../errors.ts"
-import type { LlmMessage, ModelRequest, ToolCall, ToolDefinition } from "../model/messages.ts"
+import type { LlmMessage, ModelRequest, ToolCall, ToolDefinition, Usage } from "../model/messages.ts"
 import type { BudgetScope } from "../dsl/lineage.ts"
 import { BudgetLedger, emptyLedger, type LedgerState, type Overrun } from "./budget-ledger.ts"
 import { emit, emitInRun, emitWithin, type EventSink, offerNow } from "./emit.ts"
@@ -355,6 +355,18 @@ export class RunContext {
    */
   hears(tag: AgentEvent["_tag"]): boolean {
     return this.sink !== undefined || this.plan.listeners.has(tag)
+  }
+
+  /**
+   * The tokens of a model call that failed but cost them (`ModelError.usage`: a truncated or refused
+   * reply, `jsonMode`'s corrections): counted in the run's usage and charged to its budget (and a
+   * parent's), as an answered call's are. The run ends with the call's error, so an overrun is not
+   * reported here; a budget shared with a parent sees the tokens spent.
+   */
+  spent(usage: Usage): void {
+    this.inputTokens += usage.inputTokens
+    this.outputTokens += usage.outputTokens
+    this.ledger.spendTokens(usage.inputTokens + usage.outputTokens)
   }
 
   /** Whether the budget has thresholds to report (`checkThresholds` does nothing otherwise). */
