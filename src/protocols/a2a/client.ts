@@ -69,22 +69,30 @@ export const toolNameOf = (name: string): string => (name.replace(/[^A-Za-z0-9_-
 export const partsText = (parts: ReadonlyArray<Part> | undefined): string =>
   (parts ?? []).map((p) => (p.content?.$case === "text" ? p.content.value : p.content?.$case === "data" ? JSON.stringify(p.content.value) : "")).join("")
 
-/** A2A error names of the SDK, as protocol codes. */
+/** A2A error names of the SDK, as protocol codes (for errors that do not carry the server's own code). */
 const protocolCodes: Readonly<Record<string, number>> = {
   TaskNotFoundError: -32001,
   TaskNotCancelableError: -32002,
+  PushNotificationNotSupportedError: -32003,
   UnsupportedOperationError: -32004,
   ContentTypeNotSupportedError: -32005,
   InvalidAgentResponseError: -32006,
-  RequestMalformedError: -32602,
-  VersionNotSupportedError: -32009
+  ExtendedAgentCardNotConfiguredError: -32007,
+  ExtensionSupportRequiredError: -32008,
+  VersionNotSupportedError: -32009,
+  RequestMalformedError: -32602
 }
 
-/** A thrown value of the SDK or of fetch as an `A2aError`. */
+/**
+ * A thrown value of the SDK or of fetch as an `A2aError`. An error the server answered (a JSON-RPC
+ * error: the SDK keeps its code as `envelopeCode`) is a `protocol` error with the server's own code,
+ * whatever SDK class it came as (the SDK reads -32600 and -32601 as its `RequestMalformedError`, and
+ * codes it has no class for, -32603 included, as a transport error).
+ */
 export const toA2aError = (agent: string, taskId: string | undefined) => (cause: unknown): A2aError => {
   if (cause instanceof A2aError) return cause
-  const name = (cause as { readonly name?: unknown } | null)?.name
-  const code = typeof name === "string" ? protocolCodes[name] : undefined
+  const { name, envelopeCode } = (typeof cause === "object" && cause !== null ? cause : {}) as { readonly name?: unknown; readonly envelopeCode?: unknown }
+  const code = typeof envelopeCode === "number" && Number.isInteger(envelopeCode) ? envelopeCode : typeof name === "string" ? protocolCodes[name] : undefined
   return new A2aError({ agent, kind: code === undefined ? "transport" : "protocol", reason: describeCause(cause), taskId, code, cause })
 }
 

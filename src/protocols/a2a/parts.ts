@@ -27,7 +27,25 @@ export const dataPart = (data: unknown): Part => ({ content: { $case: "data", va
  */
 export const outputParts = (output: unknown): ReadonlyArray<Part> => (typeof output === "string" ? [textPart(output)] : [dataPart(output ?? null)])
 
-/** The kind of each part, refusing parts with no content or content of an unknown kind. */
+/**
+ * How deep a data part may nest (arrays and objects): far beyond any input an agent takes, and well
+ * short of the depth where JSON handling (ours and the SDK's) overflows the stack.
+ */
+const maxDataDepth = 64
+
+/** True when `value` nests deeper than `max` levels (walked without recursion). */
+const nestsDeeperThan = (value: unknown, max: number): boolean => {
+  const stack: Array<readonly [unknown, number]> = [[value, 1]]
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!
+    if (typeof item !== "object" || item === null) continue
+    if (depth > max) return true
+    for (const child of Object.values(item)) if (typeof child === "object" && child !== null) stack.push([child, depth + 1])
+  }
+  return false
+}
+
+/** The kind of each part, refusing parts with no content, content of an unknown kind, or data nested too deep. */
 const readParts = (parts: unknown): Result.Result<ReadonlyArray<{ readonly kind: "text"; readonly text: string } | { readonly kind: "data"; readonly data: unknown }>, string> => {
   if (!Array.isArray(parts) || parts.length === 0) return Result.fail("the message has no parts")
   const read: Array<{ readonly kind: "text"; readonly text: string } | { readonly kind: "data"; readonly data: unknown }> = []
@@ -39,6 +57,7 @@ const readParts = (parts: unknown): Result.Result<ReadonlyArray<{ readonly kind:
       read.push({ kind: "text", text: content.value })
     } else if (content.$case === "data") {
       if (content.value === undefined) return Result.fail(`part ${index}: its data is missing`)
+      if (nestsDeeperThan(content.value, maxDataDepth)) return Result.fail(`part ${index}: its data is nested more than ${maxDataDepth} levels deep`)
       read.push({ kind: "data", data: content.value })
     } else if (content.$case === "raw" || content.$case === "url") {
       return Result.fail(`part ${index}: file parts are not accepted by this agent (text or data only)`)

@@ -4,13 +4,15 @@
  * `/a2a/jsonrpc` speaking A2A 1.0 (`SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`)
  * and, through the SDK's compatibility layer, v0.3 (`message/send`, `message/stream`, `tasks/get`,
  * `tasks/cancel`). A `bearer` check guards the JSON-RPC endpoint (the card stays public and declares
- * the scheme): a request without an accepted `Authorization: Bearer <token>` gets HTTP 401.
+ * the scheme): a request without an accepted `Authorization: Bearer <token>` gets HTTP 401. A task
+ * takes one message at a time (another one while its run is in flight is refused with -32004), and a
+ * streaming client that disconnects before its task settles cancels it.
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import type { AgentCard, SendMessageRequest } from "@a2a-js/sdk"
-import { RequestMalformedError } from "@a2a-js/sdk/errors"
-import { DefaultRequestHandler, InMemoryTaskStore, type ServerCallContext, type TaskStore } from "@a2a-js/sdk/server"
+import type { AgentCard, SendMessageRequest, StreamResponse } from "@a2a-js/sdk"
+import { RequestMalformedError, UnsupportedOperationError } from "@a2a-js/sdk/errors"
+import { DefaultRequestHandler, InMemoryTaskStore, type ServerCallContext, STATE_HEADERS_KEY, type TaskStore } from "@a2a-js/sdk/server"
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from "@a2a-js/sdk/server/express"
 import express from "express"
 import { type AgentDefinition, AgentDefinitionKey, definitionOf } from "../../dsl/agent-definition.ts"
@@ -18,6 +20,7 @@ import { AgentConfigError } from "../../errors.ts"
 import { type AnyRunnable, isRunnable } from "../../compose/runnable.ts"
 import { agentCardOf, type AgentCardOptions, type CardSource } from "./agent-card.ts"
 import { agentExecutor, runnableDriver, type TaskExecutor, taskExecutor, type TaskExecutorOptions } from "./task-executor.ts"
+import { isSettledState } from "./task-state.ts"
 
 /** An agent that can be served: anything built by `agent(...)` with a model. */
 export interface A2aServableAgent {
@@ -61,36 +64,108 @@ export interface A2aServer {
   readonly card: AgentCard
   /** Runs in flight. */
   readonly running: () => number
-  /** Stops accepting requests and closes open connections (streams in flight end; their runs are interrupted). */
+  /**
+   * Stops accepting requests, interrupts every run in flight (streamed or blocking: their tasks end
+   * canceled) and closes open connections; resolves once those runs have ended, so nothing of them runs after.
+   */
   readonly close: () => Promise<void>
 }
 
+/** The id of the task a streamed event is about. */
+const taskIdOf = (event: StreamResponse): string | undefined => {
+  const payload = event.payload
+  if (payload === undefined) return undefined
+  return payload.$case === "task" ? payload.value.id : payload.value.taskId || undefined
+}
+
+/** True for an event after which a stream has nothing more to wait for (a settled task, or a direct message). */
+const settles = (event: StreamResponse): boolean => {
+  const payload = event.payload
+  if (payload?.$case === "message") return true
+  const state = payload?.$case === "task" ? payload.value.status?.state : payload?.$case === "statusUpdate" ? payload.value.status?.state : undefined
+  return isSettledState(state)
+}
+
 /**
- * The SDK's request handler, refusing a message whose parts or decisions do not fit before it
- * starts a task: the client gets the invalid-params error (-32602) instead of a failed task.
+ * The SDK's request handler, with the borders it leaves open closed before anything starts:
+ * - a message whose parts or decisions do not fit is refused with the invalid-params error (-32602),
+ *   as is a `taskId` that is not a string, instead of a failed task;
+ * - a message on a task whose run is in flight (or that another message is resuming at this moment)
+ *   is refused with the unsupported-operation error (-32004): the SDK would start a second execution
+ *   on the task's event bus and mark the running task failed;
+ * - a streaming client whose connection drops before its task settles cancels the task: the run is
+ *   interrupted (`dropped` says when the HTTP response of a call closed before it ended).
  */
 class CheckingRequestHandler extends DefaultRequestHandler {
   readonly #executor: TaskExecutor
   readonly #store: TaskStore
-  constructor(card: AgentCard, store: TaskStore, executor: TaskExecutor) {
+  readonly #dropped: (context: ServerCallContext) => AbortSignal | undefined
+  /** Tasks a message is being admitted or run for. */
+  readonly #busy = new Set<string>()
+  constructor(card: AgentCard, store: TaskStore, executor: TaskExecutor, dropped: (context: ServerCallContext) => AbortSignal | undefined) {
     super(card, store, executor)
     this.#executor = executor
     this.#store = store
+    this.#dropped = dropped
   }
-  async #check(params: SendMessageRequest, context: ServerCallContext): Promise<void> {
+  /** Checks `params` and claims its task, if it names one; gives what releases the claim. */
+  async #admit(params: SendMessageRequest, context: ServerCallContext): Promise<() => void> {
     const message = params.message
-    if (message === undefined) return
-    const task = message.taskId ? await this.#store.load(message.taskId, context) : undefined
-    const reason = await this.#executor.check(message, task)
-    if (reason !== undefined) throw new RequestMalformedError(reason)
+    if (message === undefined || message === null) return () => undefined
+    const taskId: unknown = message.taskId
+    if (taskId !== undefined && taskId !== null && typeof taskId !== "string") throw new RequestMalformedError("message.taskId must be a string")
+    if (typeof taskId !== "string" || taskId === "") {
+      const reason = await this.#executor.check(message)
+      if (reason !== undefined) throw new RequestMalformedError(reason)
+      return () => undefined
+    }
+    if (this.#busy.has(taskId) || this.#executor.isRunning(taskId)) throw new UnsupportedOperationError(`task ${taskId} is running; wait for it to end or cancel it`)
+    this.#busy.add(taskId)
+    const release = () => void this.#busy.delete(taskId)
+    try {
+      const task = await this.#store.load(taskId, context)
+      const state = task?.status?.state
+      // Only a task waiting for input takes a message; the SDK refuses one on a settled task itself.
+      if (task !== undefined && !isSettledState(state)) throw new UnsupportedOperationError(`task ${taskId} is running; wait for it to end or cancel it`)
+      const reason = await this.#executor.check(message, task)
+      if (reason !== undefined) throw new RequestMalformedError(reason)
+      return release
+    } catch (error) {
+      release()
+      throw error
+    }
   }
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext) {
-    await this.#check(params, context)
-    return super.sendMessage(params, context)
+    const release = await this.#admit(params, context)
+    try {
+      return await super.sendMessage(params, context)
+    } finally {
+      release()
+    }
   }
   override async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext) {
-    await this.#check(params, context)
-    yield* super.sendMessageStream(params, context)
+    const release = await this.#admit(params, context)
+    const dropped = this.#dropped(context)
+    let taskId: string | undefined = params.message?.taskId || undefined
+    let settled = false
+    let canceled = false
+    const cancel = () => {
+      if (settled || canceled || taskId === undefined) return
+      canceled = true
+      this.cancelTask({ tenant: params.tenant ?? "", id: taskId, metadata: undefined }, context).catch(() => undefined)
+    }
+    dropped?.addEventListener("abort", cancel)
+    try {
+      for await (const event of super.sendMessageStream(params, context)) {
+        taskId ??= taskIdOf(event)
+        if (settles(event)) settled = true
+        else if (dropped?.aborted === true) cancel()
+        yield event
+      }
+    } finally {
+      dropped?.removeEventListener("abort", cancel)
+      release()
+    }
   }
 }
 
@@ -130,7 +205,14 @@ export const serveA2a = async (agent: A2aServable, options: ServeA2aOptions = {}
     bearer: options.bearer !== undefined
   })
   const executor = isAgent ? agentExecutor(definitionOf(agent as A2aServableAgent), options) : taskExecutor(runnableDriver(agent as AnyRunnable))
-  const handler = new CheckingRequestHandler(card, options.taskStore ?? new InMemoryTaskStore(), executor)
+  // Each JSON-RPC call's HTTP response, by its request's headers (the SDK keeps them in the call's
+  // context): aborted when the response closes before it ended, so a dropped stream cancels its task.
+  const responses = new WeakMap<object, AbortSignal>()
+  const dropped = (context: ServerCallContext): AbortSignal | undefined => {
+    const headers: unknown = context.state.get(STATE_HEADERS_KEY)
+    return typeof headers === "object" && headers !== null ? responses.get(headers) : undefined
+  }
+  const handler = new CheckingRequestHandler(card, options.taskStore ?? new InMemoryTaskStore(), executor, dropped)
   const app = express()
   app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler, legacyCompat: { enabled: true } }))
   const check = options.bearer
@@ -144,6 +226,14 @@ export const serveA2a = async (agent: A2aServable, options: ServeA2aOptions = {}
       )
     })
   }
+  app.use(jsonRpcPath, (req, res, next) => {
+    const closed = new AbortController()
+    res.once("close", () => {
+      if (!res.writableFinished) closed.abort()
+    })
+    responses.set(req.headers, closed.signal)
+    next()
+  })
   app.use(jsonRpcPath, jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }))
   // Anything that fails outside the SDK's own JSON-RPC answers (a bearer check that throws, a body
   // over the body parser's limit) answers a JSON-RPC error, never Express's page with a stack trace.
@@ -161,10 +251,12 @@ export const serveA2a = async (agent: A2aServable, options: ServeA2aOptions = {}
     endpoint: `${url}${jsonRpcPath}`,
     card,
     running: executor.running,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        server.closeAllConnections()
-      })
+    close: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      // The runs in flight end (their tasks canceled) before their connections close and `close` resolves.
+      await executor.interrupt()
+      server.closeAllConnections()
+      await closed
+    }
   }
 }

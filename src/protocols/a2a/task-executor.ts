@@ -8,7 +8,8 @@
  * takes its waiting run). `CancelTask` interrupts the run, its model request and its tools.
  *
  * Malformed parts and decisions are refused before anything runs, with the protocol's invalid-params
- * error (-32602).
+ * error (-32602). `serveA2a`'s handler also admits one message per task at a time; under a plain
+ * `DefaultRequestHandler` a second message on a running task reaches `execute` and fails that task.
  */
 import { type Message, Role, type Task, TaskState } from "@a2a-js/sdk"
 import { RequestMalformedError, UnsupportedOperationError } from "@a2a-js/sdk/errors"
@@ -154,6 +155,13 @@ export interface TaskExecutor extends AgentExecutor {
   readonly check: (message: Message, task?: Task) => Promise<string | undefined>
   /** Runs in flight. */
   readonly running: () => number
+  /** True while task `taskId` has a run in flight. */
+  readonly isRunning: (taskId: string) => boolean
+  /**
+   * Interrupts every run in flight (as `CancelTask` does: each task ends canceled); resolves once they
+   * have all ended, their finalizers run and their last status published, so nothing of them runs after.
+   */
+  readonly interrupt: () => Promise<void>
 }
 
 /** How tasks become runs. */
@@ -206,6 +214,8 @@ export const agentExecutor = (definition: AgentDefinition, options: TaskExecutor
  */
 export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
   const running = new Map<string, AbortController>()
+  // The executions with a run in flight, until they have published their end (what `interrupt` waits for).
+  const executions = new Set<Promise<void>>()
   const taskContexts = new Map<string, string>()
   // Tasks whose run waits for decisions in their context's session.
   const waitingTasks = new Map<string, string>()
@@ -289,42 +299,50 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
     }
     const controller = new AbortController()
     running.set(taskId, controller)
-    let exit: Exit.Exit<unknown, AgentError>
+    let ended!: () => void
+    const execution = new Promise<void>((resolve) => (ended = resolve))
+    executions.add(execution)
     try {
-      exit = await run(start(sink), controller.signal)
+      let exit: Exit.Exit<unknown, AgentError>
+      try {
+        exit = await run(start(sink), controller.signal)
+      } finally {
+        running.delete(taskId)
+      }
+      const outcome = outcomeOfExit(driver.name, exit)
+      // What the run used, for clients that charge it to their own budgets (`a2aAgent` does).
+      const usage = { usage: tokens, ...(end === undefined ? {} : { turns: end.turns, toolCalls: end.toolCalls, durationMs: end.durationMs }) }
+      const final = taskStateOf(outcome)
+      switch (outcome._tag) {
+        case "Success":
+          bus.publish(AgentEvent.artifactUpdate({
+            taskId,
+            contextId,
+            artifact: { artifactId: `${taskId}-output`, name: "output", description: "", parts: [...outputParts(outcome.output)], metadata: undefined, extensions: [] },
+            append: false,
+            lastChunk: true,
+            metadata: undefined
+          }))
+          status(final, undefined, usage)
+          break
+        case "Failure":
+          status(final, [textPart(outcome.error.message)], { ...usage, error: outcome.error._tag })
+          break
+        case "Interrupted":
+          status(final, [textPart("the run was canceled")], usage)
+          break
+        case "Suspended":
+          waitingTasks.set(taskId, outcome.snapshot.state.runId)
+          status(final, [...pendingParts(outcome.pending)], { ...usage, waitingRun: outcome.snapshot.state.runId })
+          break
+      }
+      // Only a waiting task needs its context later (to check and resume its decisions).
+      if (outcome._tag !== "Suspended") taskContexts.delete(taskId)
+      bus.finished()
     } finally {
-      running.delete(taskId)
+      executions.delete(execution)
+      ended()
     }
-    const outcome = outcomeOfExit(driver.name, exit)
-    // What the run used, for clients that charge it to their own budgets (`a2aAgent` does).
-    const usage = { usage: tokens, ...(end === undefined ? {} : { turns: end.turns, toolCalls: end.toolCalls, durationMs: end.durationMs }) }
-    const final = taskStateOf(outcome)
-    switch (outcome._tag) {
-      case "Success":
-        bus.publish(AgentEvent.artifactUpdate({
-          taskId,
-          contextId,
-          artifact: { artifactId: `${taskId}-output`, name: "output", description: "", parts: [...outputParts(outcome.output)], metadata: undefined, extensions: [] },
-          append: false,
-          lastChunk: true,
-          metadata: undefined
-        }))
-        status(final, undefined, usage)
-        break
-      case "Failure":
-        status(final, [textPart(outcome.error.message)], { ...usage, error: outcome.error._tag })
-        break
-      case "Interrupted":
-        status(final, [textPart("the run was canceled")], usage)
-        break
-      case "Suspended":
-        waitingTasks.set(taskId, outcome.snapshot.state.runId)
-        status(final, [...pendingParts(outcome.pending)], { ...usage, waitingRun: outcome.snapshot.state.runId })
-        break
-    }
-    // Only a waiting task needs its context later (to check and resume its decisions).
-    if (outcome._tag !== "Suspended") taskContexts.delete(taskId)
-    bus.finished()
   }
 
   const cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
@@ -353,5 +371,11 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
     return refusedDecisions(contextId, waitingRunOf(message.taskId, task)!, decisions.success)
   }
 
-  return { execute, cancelTask, check, running: () => running.size }
+  const interrupt = async (): Promise<void> => {
+    const inFlight = [...executions]
+    for (const controller of running.values()) controller.abort()
+    await Promise.all(inFlight)
+  }
+
+  return { execute, cancelTask, check, running: () => running.size, isRunning: (taskId) => running.has(taskId), interrupt }
 }

@@ -1,0 +1,223 @@
+/**
+ * Our A2A server at its harder borders, driven by the official SDK's client (and raw JSON-RPC): a
+ * second message on a task whose run is in flight, several approvals of one waiting task at once, a
+ * streaming client that drops its connection mid-run, `close()` with runs in flight, and a request
+ * whose ids have the wrong type; and our client (`a2aAgent`) reading a server's JSON-RPC errors.
+ */
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { TaskState } from "@a2a-js/sdk"
+import { Effect, Exit, Schema } from "effect"
+import { afterEach, describe, expect, it } from "vitest"
+import { agent, tool } from "../../../src/index.ts"
+import { executeTool } from "../../../src/dsl/tool.ts"
+import { a2aAgent, serveA2a, type A2aServer } from "../../../src/protocols/a2a/index.ts"
+import { scriptedModel } from "../../../src/testing/index.ts"
+import { asTask, outputText, request, sdkClient, sleep, text, userMessage } from "./helpers.ts"
+
+const servers: Array<A2aServer> = []
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()))
+})
+const serve = async (...args: Parameters<typeof serveA2a>) => {
+  const server = await serveA2a(...args)
+  servers.push(server)
+  return server
+}
+
+/** Waits until `done()` holds, at most `ms` milliseconds; says whether it held. */
+const waitFor = async (done: () => boolean, ms = 1_000): Promise<boolean> => {
+  const deadline = Date.now() + ms
+  while (!done()) {
+    if (Date.now() > deadline) return false
+    await sleep(5)
+  }
+  return true
+}
+
+/**
+ * An agent that calls `gate` (which waits until `open()`), then `after`, then answers "end":
+ * `afterRuns()` counts the runs that got past the gate.
+ */
+const makeGated = () => {
+  let opener: (() => void) | undefined
+  let afterRuns = 0
+  const gate = tool("gate", { args: Schema.Struct({}), run: () => Effect.as(Effect.promise(() => new Promise<void>((resolve) => (opener = resolve))), "opened") })
+  const after = tool("after", { args: Schema.Struct({}), run: () => (afterRuns += 1, "after ran") })
+  const gated = agent("gated").model(scriptedModel((req) => {
+    const results = req.messages.filter((m) => m.role === "tool").length
+    return results === 0
+      ? { _tag: "ToolCalls", calls: [{ id: "g1", name: "gate", arguments: {} }] }
+      : results === 1
+      ? { _tag: "ToolCalls", calls: [{ id: "a1", name: "after", arguments: {} }] }
+      : { _tag: "Text", content: "end" }
+  })).tools({ gate, after })
+  return { gated, waiting: () => opener !== undefined, open: () => opener?.(), afterRuns: () => afterRuns }
+}
+
+/** A bank whose approved `transfer` takes 100 ms; `transfers()` counts the transfers that ran. */
+const makeSlowBank = () => {
+  let transfers = 0
+  const transfer = tool("transfer", {
+    args: Schema.Struct({}),
+    needsApproval: true,
+    run: () => Effect.map(Effect.sleep("100 millis"), () => (transfers += 1, "sent"))
+  })
+  const bank = agent("bank").model(scriptedModel((req) =>
+    req.messages.some((m) => m.role === "tool") ? { _tag: "Text", content: "done" } : { _tag: "ToolCalls", calls: [{ id: "t1", name: "transfer", arguments: {} }] }
+  )).tools({ transfer })
+  return { bank, transfers: () => transfers }
+}
+
+describe("one task, one message at a time", () => {
+  it("a message on a task whose run is in flight is refused (-32004); the run goes on and completes", async () => {
+    const { gated, waiting, open, afterRuns } = makeGated()
+    const server = await serve(gated)
+    const client = await sdkClient(server.url)
+    const stream = client.sendMessageStream(request(userMessage([text("go")])))
+    const first = await stream.next()
+    const taskId = (first.value as { payload: { value: { id: string } } }).payload.value.id
+    expect(await waitFor(waiting)).toBe(true)
+    await expect(client.sendMessage(request(userMessage([text("again")], { taskId })))).rejects.toMatchObject({ name: "UnsupportedOperationError" })
+    // The refused message changed nothing: the task still works, and its stream ends completed.
+    expect((await client.getTask({ tenant: "", id: taskId })).status?.state).toBe(TaskState.TASK_STATE_WORKING)
+    open()
+    const states: Array<TaskState> = []
+    for await (const event of stream) if (event.payload?.$case === "statusUpdate") states.push(event.payload.value.status!.state)
+    expect(states.at(-1)).toBe(TaskState.TASK_STATE_COMPLETED)
+    expect(states).not.toContain(TaskState.TASK_STATE_FAILED)
+    const done = await client.getTask({ tenant: "", id: taskId })
+    expect([done.status?.state, outputText(done), afterRuns()]).toEqual([TaskState.TASK_STATE_COMPLETED, "end", 1])
+  })
+
+  it("approvals of one waiting task sent at once: one resumes it, the others are refused; the task completes and the tool runs once", async () => {
+    const { bank, transfers } = makeSlowBank()
+    const server = await serve(bank)
+    const client = await sdkClient(server.url)
+    const task = asTask(await client.sendMessage(request(userMessage([text("pay")]))))
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
+    const ids = { taskId: task.id, contextId: task.contextId }
+    const answers = await Promise.allSettled([0, 1, 2].map(() => client.sendMessage(request(userMessage([text("approve")], ids)))))
+    const resumed = answers.flatMap((a) => (a.status === "fulfilled" ? [asTask(a.value)] : []))
+    expect(resumed.map((t) => [t.status?.state, outputText(t)])).toEqual([[TaskState.TASK_STATE_COMPLETED, "done"]])
+    const refusals = answers.flatMap((a) => (a.status === "rejected" ? [(a.reason as Error).name] : []))
+    expect(refusals).toEqual(["UnsupportedOperationError", "UnsupportedOperationError"])
+    const stored = await client.getTask({ tenant: "", id: task.id })
+    expect([stored.status?.state, outputText(stored), transfers()]).toEqual([TaskState.TASK_STATE_COMPLETED, "done", 1])
+  })
+})
+
+describe("dropped connections", () => {
+  it("a streaming client that disconnects interrupts the run: the task ends canceled and nothing after it runs", async () => {
+    const { gated, waiting, open, afterRuns } = makeGated()
+    const server = await serve(gated)
+    const client = await sdkClient(server.url)
+    const controller = new AbortController()
+    const stream = client.sendMessageStream(request(userMessage([text("go")])), { signal: controller.signal })
+    const first = await stream.next()
+    const taskId = (first.value as { payload: { value: { id: string } } }).payload.value.id
+    expect(await waitFor(() => waiting() && server.running() === 1)).toBe(true)
+    controller.abort()
+    await stream.return(undefined).catch(() => undefined)
+    const stopped = await waitFor(() => server.running() === 0)
+    open()
+    await sleep(50)
+    expect({ stopped, afterRuns: afterRuns() }).toEqual({ stopped: true, afterRuns: 0 })
+    expect((await client.getTask({ tenant: "", id: taskId })).status?.state).toBe(TaskState.TASK_STATE_CANCELED)
+  })
+
+  it("a stream that ends at input-required is not canceled when its connection closes: the approval still resumes it", async () => {
+    const { bank, transfers } = makeSlowBank()
+    const server = await serve(bank)
+    const client = await sdkClient(server.url)
+    let taskId = ""
+    for await (const event of client.sendMessageStream(request(userMessage([text("pay")])))) {
+      if (event.payload?.$case === "task") taskId = event.payload.value.id
+    }
+    await sleep(50)
+    expect((await client.getTask({ tenant: "", id: taskId })).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
+    const done = asTask(await client.sendMessage(request(userMessage([text("approve")], { taskId }))))
+    expect([done.status?.state, transfers()]).toEqual([TaskState.TASK_STATE_COMPLETED, 1])
+  })
+
+  it("close() interrupts a run in flight before it resolves; nothing after it runs", async () => {
+    const first = makeGated()
+    const server = await serveA2a(first.gated)
+    const client = await sdkClient(server.url)
+    const blocking = client.sendMessage(request(userMessage([text("go")]))).catch((error: unknown) => error)
+    expect(await waitFor(() => first.waiting() && server.running() === 1)).toBe(true)
+    await server.close()
+    expect(server.running()).toBe(0)
+    first.open()
+    await sleep(50)
+    expect(first.afterRuns()).toBe(0)
+    await blocking
+  })
+})
+
+describe("hostile JSON-RPC", () => {
+  const rpc = async (server: A2aServer, body: unknown): Promise<any> =>
+    (await fetch(server.endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).json()
+
+  it("a task id that is not a string is invalid params (-32602), not an internal error", async () => {
+    const { gated } = makeGated()
+    const server = await serve(gated)
+    for (const taskId of [5, { id: "x" }, ["x"], true]) {
+      const answer = await rpc(server, { jsonrpc: "2.0", id: 1, method: "message/send", params: { message: { kind: "message", messageId: "m1", role: "user", taskId, parts: [{ kind: "text", text: "hi" }] } } })
+      expect(answer.error?.code).toBe(-32602)
+    }
+    expect(server.running()).toBe(0)
+  })
+
+  it("a data part nested thousands of levels deep is invalid params (-32602), not a stack overflow answered -32603", async () => {
+    const { gated } = makeGated()
+    const server = await serve(gated)
+    const deep = "[".repeat(3_000) + "]".repeat(3_000)
+    const body = `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"data":${deep}}]}}}`
+    const answer: any = await (await fetch(server.endpoint, { method: "POST", headers: { "content-type": "application/json", "A2A-Version": "1.0" }, body })).json()
+    expect(answer.error?.code).toBe(-32602)
+    expect(answer.error?.message).toMatch(/nested/)
+  })
+})
+
+describe("a2aAgent reading JSON-RPC errors", () => {
+  /** A server whose card is fine (no streaming) and that answers every call with the JSON-RPC error `code`. */
+  const erring = async (code: number) => {
+    const server = createServer((req, res) => {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      res.setHeader("content-type", "application/json")
+      if (req.method !== "POST") {
+        res.end(JSON.stringify({
+          name: "erring",
+          description: "answers errors",
+          supportedInterfaces: [{ url: `${url}/rpc`, protocolBinding: "JSONRPC", protocolVersion: "1.0" }],
+          version: "1",
+          capabilities: { streaming: false },
+          defaultInputModes: ["text/plain"],
+          defaultOutputModes: ["text/plain"],
+          skills: []
+        }))
+        return
+      }
+      let body = ""
+      req.on("data", (chunk) => (body += chunk))
+      req.on("end", () => res.end(JSON.stringify({ jsonrpc: "2.0", id: JSON.parse(body).id, error: { code, message: `error ${code}` } })))
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())) }
+  }
+
+  it("a JSON-RPC error answer is a protocol error carrying the server's own code", async () => {
+    for (const code of [-32001, -32601, -32603, -32004, -32008]) {
+      const server = await erring(code)
+      try {
+        const remote = await a2aAgent(server.url, { name: "erring" })
+        const exit = await Effect.runPromiseExit(executeTool(remote, { input: "x" }, "c1"))
+        const error = Exit.isFailure(exit) ? (exit.cause.reasons.find((r) => r._tag === "Fail") as { readonly error: unknown } | undefined)?.error : undefined
+        expect({ code, error }).toMatchObject({ code, error: { _tag: "A2aError", kind: "protocol", code } })
+      } finally {
+        await server.close()
+      }
+    }
+  })
+})
