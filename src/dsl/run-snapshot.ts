@@ -9,14 +9,8 @@ import * as Schema from "effect/Schema"
 import { SnapshotInvalid } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import { strictOptions, strictResultDecoder } from "../internal/strict-decode.ts"
+import { LlmMessageSchema, ToolCallSchema } from "../model/message-schemas.ts"
 
-const ToolCallSchema = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.String })
-
-const MessageSchema = Schema.Union([
-  Schema.Struct({ role: Schema.Literals(["system", "user"]), content: Schema.String }),
-  Schema.Struct({ role: Schema.Literal("assistant"), content: Schema.String, toolCalls: Schema.optionalKey(Schema.Array(ToolCallSchema)) }),
-  Schema.Struct({ role: Schema.Literal("tool"), toolCallId: Schema.String, name: Schema.String, content: Schema.String })
-])
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
@@ -35,7 +29,7 @@ const StateSchema = Schema.Struct({
   input: Schema.String,
   skill: Schema.String,
   elapsedMs: Schema.Finite,
-  transcript: Schema.Array(MessageSchema),
+  transcript: Schema.Array(LlmMessageSchema),
   pending: Schema.Array(ToolCallSchema),
   offered: Schema.Array(Schema.String),
   ledger: LedgerSchema,

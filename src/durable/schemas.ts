@@ -33,8 +33,8 @@ import {
   ToolNotAllowed
 } from "../errors.ts"
 import type { LlmResponse } from "../model/messages.ts"
+import { ReasoningPartSchema, ToolCallSchema } from "../model/message-schemas.ts"
 
-const ToolCallSchema = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.String })
 
 const UsageSchema = Schema.Struct({
   inputTokens: Schema.Finite,
@@ -43,10 +43,6 @@ const UsageSchema = Schema.Struct({
   reasoningTokens: Schema.optionalKey(Schema.Finite)
 })
 
-const ReasoningPartSchema = Schema.Union([
-  Schema.Struct({ _tag: Schema.Literal("Thinking"), text: Schema.String, signature: Schema.optionalKey(Schema.String) }),
-  Schema.Struct({ _tag: Schema.Literal("Redacted"), data: Schema.String })
-])
 
 const meta = {
   usage: Schema.optionalKey(UsageSchema),
