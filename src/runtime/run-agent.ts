@@ -144,7 +144,8 @@ export const checkResumeAgent = (definition: AgentDefinition, snapshot: unknown,
 /**
  * One run of a session: `history` (earlier messages, without a system prompt) between the system
  * prompt and the new input. Gives what the builder's `run` gives, and the messages this run added
- * (from the new user message on) when it completed, for the session store.
+ * (from the new user message on, those of the agents it handed off to included) when it completed,
+ * for the session store.
  *
  * @example
  * ```ts
@@ -159,24 +160,55 @@ export const runSessionTurn = (
   Effect.gen(() => runSessionTurnSteps(definition, input, history))
 
 function* runSessionTurnSteps(definition: AgentDefinition, input: unknown, history: ReadonlyArray<LlmMessage>): Steps<{ readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined }, AgentError, ModelClientService> {
-  let ctx: RunContext | undefined
-  const result = yield* execute(definition, { _tag: "Fresh", input, history }, {}, undefined, (c) => {
-    ctx = c
-  })
-  const transcript = ctx?.transcript ?? []
-  // A deterministic skill has no transcript: the turn is the input and the output as text.
-  const added = result._tag !== "Done"
-    ? undefined
-    : transcript.length === 0
-    ? [{ role: "user" as const, content: ctx?.input ?? String(input) }, { role: "assistant" as const, content: typeof result.output === "string" ? result.output : JSON.stringify(result.output) }]
-    : transcript.slice(1 + history.length)
+  const chain = handoffChain()
+  const result = yield* execute(definition, { _tag: "Fresh", input, history }, {}, undefined, chain.observe)
+  const added = result._tag !== "Done" ? undefined : turnAdded(chain.contexts, history.length, result.output)
   return { result: yield* builderResult(definition, result), added }
+}
+
+/**
+ * The contexts of a session's run, in order: the run's own, then each handoff target's (`handOff` and
+ * `resumeHandoff` observe a target with the observer of the context that hands off).
+ */
+const handoffChain = () => {
+  const contexts: Array<RunContext> = []
+  const observe = (ctx: RunContext) => {
+    contexts.push(ctx)
+    handoffObservers.set(ctx, observe)
+  }
+  return { contexts, observe }
+}
+
+/** The observer of a session's run, by context, inherited by the targets it hands off to. */
+const handoffObservers = new WeakMap<RunContext, (ctx: RunContext) => void>()
+
+/**
+ * The messages a session's turn added, from its user message on: the run's own (after the system
+ * prompt and the `historyLength` earlier messages), then what each handoff target added after the
+ * conversation it was handed (which is the handing-off run's transcript without system messages). A
+ * deterministic skill has no transcript: its part is its output as text (after the input, when it is
+ * the turn's own skill).
+ */
+const turnAdded = (contexts: ReadonlyArray<RunContext>, historyLength: number, output: unknown): ReadonlyArray<LlmMessage> => {
+  const answer = { role: "assistant" as const, content: typeof output === "string" ? output : JSON.stringify(output) }
+  const added: Array<LlmMessage> = []
+  let handed = historyLength
+  for (const [i, ctx] of contexts.entries()) {
+    if (ctx.transcript.length === 0) {
+      if (i === 0) added.push({ role: "user", content: ctx.input })
+      added.push(answer)
+      break
+    }
+    added.push(...ctx.transcript.slice(1 + handed))
+    handed = ctx.transcript.filter((message) => message.role !== "system").length
+  }
+  return added
 }
 
 /**
  * Resumes a run of a session from its snapshot: what the builder's `resume` gives, and the messages
  * the run added from the session's new user message on (`historyLength` earlier messages were given
- * to it) when it completed, for the session store.
+ * to it; a handoff target's included) when it completed, for the session store.
  *
  * @example
  * ```ts
@@ -193,11 +225,9 @@ export const resumeSessionTurn = (
 
 function* resumeSessionTurnSteps(definition: AgentDefinition, snapshot: unknown, decisions: Decisions, historyLength: number): Steps<{ readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined }, AgentError, ModelClientService> {
   const decoded = yield* decodeSnapshotValue(snapshot)
-  let ctx: RunContext | undefined
-  const result = yield* execute(definition, { _tag: "Resume", snapshot: decoded, decisions }, {}, undefined, (c) => {
-    ctx = c
-  })
-  const added = result._tag === "Done" && ctx !== undefined ? ctx.transcript.slice(1 + historyLength) : undefined
+  const chain = handoffChain()
+  const result = yield* execute(definition, { _tag: "Resume", snapshot: decoded, decisions }, {}, undefined, chain.observe)
+  const added = result._tag === "Done" && chain.contexts.length > 0 ? turnAdded(chain.contexts, historyLength, result.output) : undefined
   return { result: yield* builderResult(definition, result), added }
 }
 
@@ -478,8 +508,8 @@ const resultOf = (ctx: RunContext, driven: Driven, input: unknown): Effect.Effec
  */
 const handOff = (ctx: RunContext, target: AgentDefinition, input: unknown): Effect.Effect<RunResult, AgentError, ModelClientService> => {
   const transcript = ctx.transcript.filter((message) => message.role !== "system")
-  // A streaming run streams the target's events too.
-  const run = execute(target, { _tag: "Handoff", input, text: ctx.input, transcript }, {}, ctx.sink)
+  // A streaming run streams the target's events too; a session's run observes it (its messages are the turn's).
+  const run = execute(target, { _tag: "Handoff", input, text: ctx.input, transcript }, {}, ctx.sink, handoffObservers.get(ctx))
   return (withDefinitionServices(target, run) as Effect.Effect<RunResult, AgentError, ModelClientService>).pipe(
     Effect.provideService(ParentRun, ctx.runId),
     Effect.provideService(CurrentBudgetScope, ctx.ledger.scope)
@@ -504,7 +534,7 @@ const encodeSnapshotValue = Schema.encodeSync(RunSnapshotSchema)
 
 /** Continues the handoff target of a resumed run, as a child run of it, with the decisions. */
 const resumeHandoff = (ctx: RunContext, target: AgentDefinition, snapshot: RunSnapshot, decisions: Decisions): Effect.Effect<RunResult, AgentError, ModelClientService> => {
-  const run = execute(target, { _tag: "Resume", snapshot, decisions }, {}, ctx.sink)
+  const run = execute(target, { _tag: "Resume", snapshot, decisions }, {}, ctx.sink, handoffObservers.get(ctx))
   return (withDefinitionServices(target, run) as Effect.Effect<RunResult, AgentError, ModelClientService>).pipe(
     Effect.provideService(ParentRun, ctx.runId),
     Effect.provideService(CurrentBudgetScope, ctx.ledger.scope),

@@ -2,19 +2,26 @@
  * Sessions: a conversation with one agent that continues across runs. Each `send` loads the session's
  * messages from its store, keeps the part the context window allows (whole turns: a tool call and its
  * result are never split), runs the agent with them between its system prompt and the new input, and,
- * when the run completes, appends the messages it added. Sends on one session value run one at a time.
+ * when the run completes, appends the messages it added (a handoff target's included). The stored
+ * messages are checked first: a value that is not a message fails the send (`SessionStoreFailed`), and
+ * a tool result or call without its counterpart is left out of what the run sees. A send that fails
+ * records nothing and leaves the waiting run it would have abandoned. Sends on one session value run one at a time.
  * A run that suspends for approval is the session's waiting run (in the store when it keeps one):
  * `resume(decisions)` takes it (once) and continues it, and its exchange is recorded when it completes.
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import { applyWindow, type ContextWindow } from "../dsl/context-window.ts"
 import { inMemorySessionStore, type SessionStore, type WaitingRun } from "../dsl/session-store.ts"
 import type { Decisions } from "../dsl/decision.ts"
 import type { RunSnapshot } from "../dsl/run-snapshot.ts"
-import { type AgentError, DecisionsInvalid } from "../errors.ts"
+import { type AgentError, DecisionsInvalid, SessionStoreFailed } from "../errors.ts"
+import { describeCause } from "../internal/describe-cause.ts"
 import type { LlmMessage } from "../model/messages.ts"
+import { LlmMessageSchema } from "../model/message-schemas.ts"
 import type { ModelClientService } from "../model/model-client.ts"
 import { CurrentConversation } from "./gen-ai-spans.ts"
 import { resumeSessionTurn, runSessionTurn } from "./run-agent.ts"
@@ -40,6 +47,67 @@ export interface SessionCore {
 
 /** Refusals that leave a waiting run as it was: nothing ran, the reviewer may decide again. */
 const refusedBeforeRunning: ReadonlySet<string> = new Set(["DecisionsInvalid", "SnapshotRejected", "SnapshotInvalid", "DefinitionChanged"])
+
+const decodeMessage = Schema.decodeUnknownResult(LlmMessageSchema)
+
+/**
+ * The stored messages of session `id` as messages, or `SessionStoreFailed` (`load`) naming the first
+ * stored value that is not one (an edited or corrupted store, another format): a run never sends it to
+ * a model, and the window never reads it.
+ */
+const decodeHistory = (id: string, stored: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<LlmMessage>, SessionStoreFailed> =>
+  Effect.suspend(() => {
+    if (!Array.isArray(stored)) return Effect.fail(new SessionStoreFailed({ session: id, operation: "load", reason: "the store gave no list of messages" }))
+    const messages: Array<LlmMessage> = []
+    for (const [i, value] of stored.entries()) {
+      let problem: string | undefined
+      try {
+        const decoded = decodeMessage(value)
+        if (Result.isSuccess(decoded)) messages.push(decoded.success as LlmMessage)
+        else problem = decoded.failure.message
+      } catch (cause) {
+        // A value that throws when read (a getter, a proxy trap) is no message either.
+        problem = describeCause(cause)
+      }
+      if (problem !== undefined) return Effect.fail(new SessionStoreFailed({ session: id, operation: "load", reason: `stored message ${i} is not a message: ${problem}` }))
+    }
+    return Effect.succeed(soundConversation(messages))
+  })
+
+/**
+ * `history` as a provider accepts it: every call of an assistant message answered by exactly one tool
+ * result in the results that follow it. A result that answers no call of that message (or answers a
+ * call a second time) is left out, a call without a result is left out of its message, and an
+ * assistant message left with neither text nor calls is left out. What a sound store holds is kept as is.
+ */
+const soundConversation = (history: ReadonlyArray<LlmMessage>): ReadonlyArray<LlmMessage> => {
+  const kept: Array<LlmMessage> = []
+  let i = 0
+  while (i < history.length) {
+    const message = history[i]!
+    i++
+    if (message.role === "tool") continue // a result no call of the message before it asked for
+    if (message.role !== "assistant" || message.toolCalls === undefined) {
+      kept.push(message)
+      continue
+    }
+    const answered = new Set<string>()
+    const results: Array<LlmMessage> = []
+    while (i < history.length && history[i]!.role === "tool") {
+      const result = history[i] as Extract<LlmMessage, { role: "tool" }>
+      i++
+      if (answered.has(result.toolCallId) || !message.toolCalls.some((call) => call.id === result.toolCallId)) continue
+      answered.add(result.toolCallId)
+      results.push(result)
+    }
+    const calls = message.toolCalls.filter((call, at, all) => answered.has(call.id) && all.findIndex((other) => other.id === call.id) === at)
+    const { toolCalls: _, ...rest } = message
+    if (calls.length > 0) kept.push(calls.length === message.toolCalls.length ? message : { ...rest, toolCalls: calls })
+    else if (message.content.length > 0) kept.push(rest)
+    kept.push(...results)
+  }
+  return kept
+}
 
 /** The session `id` of `definition`. */
 export const makeSession = (definition: AgentDefinition, id: string, options: SessionOptions = {}): SessionCore => {
@@ -73,11 +141,15 @@ export const makeSession = (definition: AgentDefinition, id: string, options: Se
       lock.withPermit(Effect.gen(function*() {
         // A new turn abandons a run that waits for decisions (its calls never run; a later `resume`
         // finds none): resuming it after this turn would record its exchange after this one's.
-        yield* takeWaiting
-        const history = applyWindow(yield* store.load(id), options.window)
-        // The session's id is the run's `gen_ai.conversation.id`.
-        const outcome = yield* Effect.provideService(runSessionTurn(definition, input, history), CurrentConversation, id)
-        return yield* settle(outcome, history.length)
+        const abandoned = yield* takeWaiting
+        const turn = Effect.gen(function*() {
+          const history = applyWindow(yield* decodeHistory(id, yield* store.load(id)), options.window)
+          // The session's id is the run's `gen_ai.conversation.id`.
+          const outcome = yield* Effect.provideService(runSessionTurn(definition, input, history), CurrentConversation, id)
+          return yield* settle(outcome, history.length)
+        })
+        // A send that fails (or is interrupted) records nothing: the run it abandoned waits again.
+        return yield* abandoned === undefined ? turn : Effect.onError(turn, () => Effect.ignore(setWaiting(abandoned)))
       })),
     history: () => store.load(id),
     waiting: () => (store.waiting !== undefined ? store.waiting(id) : Effect.sync(() => local)),
