@@ -7,10 +7,10 @@
  * survive a restart; the file is rewritten without evicted runs when it grows past twice what is kept.
  * Listeners hear each new event (the run's live stream) and each change of the lists.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
 import type { ListChange, RunSource, StoredEvent } from "../server/api.ts"
-import type { EventJson } from "./event-json.ts"
+import { type EventJson, isEventJson } from "./event-json.ts"
 import { type RunFacts, summarizeRun } from "./summarize.ts"
 
 /**
@@ -75,6 +75,8 @@ export class RunStore {
   readonly #listListeners = new Set<(change: ListChange) => void>()
   #bytes = 0
   #fileBytes = 0
+  /** After a failed rewrite, the file size at which to try again. */
+  #retryCompactAt = 0
   #pending: Array<string> = []
   #flushTimer: ReturnType<typeof setTimeout> | undefined
 
@@ -117,9 +119,10 @@ export class RunStore {
   }
 
   /** Adds one event to its run (created on its first event); events without a run id are ignored. */
-  append(source: RunSource, at: number, event: EventJson): StoredEvent | undefined {
-    const runId = event.runId
-    if (typeof runId !== "string" || runId === "") return undefined
+  append(source: RunSource, at: number, given: EventJson): StoredEvent | undefined {
+    if (typeof given.runId !== "string" || given.runId === "") return undefined
+    const event = wellFormedIds(given)
+    const runId = event.runId as string
     const stored = this.#add(source, runId, at, ...measured(event, runId))
     this.#write({ run: runId, source, id: stored.id, at, event: stored.event })
     this.#evict()
@@ -185,10 +188,14 @@ export class RunStore {
     } catch (error) {
       process.emitWarning(`effect-agent-studio: cannot write ${this.#file}: ${error instanceof Error ? error.message : String(error)}`)
     }
-    if (this.#fileBytes > 2 * this.#bytes + 1024 * 1024) this.compact()
+    if (this.#fileBytes > 2 * this.#bytes + 1024 * 1024 && this.#fileBytes >= this.#retryCompactAt) this.compact()
   }
 
-  /** Rewrites the file with the runs kept only. */
+  /**
+   * Rewrites the file with the runs kept only. A rewrite that fails (disk full, no permission) leaves
+   * the file as it was and costs a warning, never the studio (it runs from a flush timer); it is tried
+   * again once the file grew by as much again.
+   */
   compact(): void {
     if (this.#file === undefined) return
     const lines: Array<string> = []
@@ -196,11 +203,23 @@ export class RunStore {
       for (const stored of run.events) lines.push(`${JSON.stringify({ run: run.runId, source: run.source, ...stored })}\n`)
     }
     const text = lines.join("")
-    mkdirSync(dirname(this.#file), { recursive: true, mode: 0o700 })
     const temporary = `${this.#file}.${process.pid}.tmp`
-    writeFileSync(temporary, text, { mode: 0o600 })
-    renameSync(temporary, this.#file)
+    try {
+      mkdirSync(dirname(this.#file), { recursive: true, mode: 0o700 })
+      writeFileSync(temporary, text, { mode: 0o600 })
+      renameSync(temporary, this.#file)
+    } catch (error) {
+      try {
+        rmSync(temporary, { force: true })
+      } catch {
+        // a folder in the way, or the disk refuses even that: the next rewrite tries again
+      }
+      this.#retryCompactAt = 2 * this.#fileBytes + 1024 * 1024
+      process.emitWarning(`effect-agent-studio: cannot rewrite ${this.#file}: ${error instanceof Error ? error.message : String(error)}`)
+      return
+    }
     this.#fileBytes = Buffer.byteLength(text)
+    this.#retryCompactAt = 0
   }
 
   #add(source: RunSource, runId: string, at: number, event: EventJson, size: number): StoredEvent {
@@ -266,23 +285,31 @@ export class RunStore {
       process.emitWarning(`effect-agent-studio: cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`)
       return
     }
+    this.#fileBytes = Buffer.byteLength(text)
     for (const raw of text.split("\n")) {
       if (raw.trim() === "") continue
-      let line: FileLine
+      let parsed: unknown
       try {
-        line = JSON.parse(raw) as FileLine
+        parsed = JSON.parse(raw)
       } catch {
         continue // a line cut by a crash mid-write
       }
+      // A hand-edited file may hold any JSON: what is not a line the store wrote is skipped.
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) continue
+      const line = parsed as Partial<Record<string, unknown>>
       if ("drop" in line) {
-        const run = this.#runs.get(line.drop)
+        const run = typeof line.drop === "string" ? this.#runs.get(line.drop) : undefined
         if (run !== undefined) {
-          this.#runs.delete(line.drop)
-          this.#recency.delete(line.drop)
+          this.#runs.delete(run.runId)
+          this.#recency.delete(run.runId)
           this.#bytes -= run.bytes
         }
-      } else if (typeof line.run === "string" && typeof line.event?._tag === "string" && typeof line.at === "number") {
-        this.#add(line.source, line.run, line.at, ...measured(line.event, line.run))
+      } else if (
+        typeof line.run === "string" && line.run !== "" && isEventJson(line.event) &&
+        typeof line.at === "number" && Number.isFinite(line.at) && sources.has(line.source as RunSource)
+      ) {
+        const event = wellFormedIds({ ...line.event, runId: line.run })
+        this.#add(line.source as RunSource, event.runId as string, line.at, ...measured(event, event.runId as string))
       }
     }
     while (this.#overBounds()) {
@@ -308,6 +335,27 @@ const measured = (event: EventJson, runId: string): [EventJson, number] => {
     return [reduced, JSON.stringify(reduced).length + 40]
   }
 }
+
+/** A lone surrogate: half of a UTF-16 pair without its other half. */
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+
+/**
+ * The event with its run ids (`runId`, `parentRunId`, `parentRun`) well-formed: a lone surrogate (an
+ * application may send one) becomes U+FFFD. Such an id could not be put in a URL (`encodeURIComponent`
+ * throws, and a `%ED%A0%80` path is not UTF-8), so its run could be listed but never opened.
+ */
+const wellFormedIds = (event: EventJson): EventJson => {
+  let fixed: Record<string, unknown> | undefined
+  for (const key of ["runId", "parentRunId", "parentRun"] as const) {
+    const value = event[key]
+    if (typeof value !== "string") continue
+    const replaced = value.replace(loneSurrogate, "\ufffd")
+    if (replaced !== value) (fixed ??= { ...event })[key] = replaced
+  }
+  return (fixed ?? event) as EventJson
+}
+
+const sources: ReadonlySet<RunSource> = new Set<RunSource>(["studio", "ingest", "trace", "durable"])
 
 const isSuspension = (event: EventJson): boolean => {
   const outcome = event.outcome as { _tag?: unknown; output?: { _tag?: unknown } } | undefined

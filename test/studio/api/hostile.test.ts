@@ -94,6 +94,19 @@ describe("the studio API under hostile requests", () => {
     expect(twice.status).toBe(400)
   })
 
+  it("a run id with a lone surrogate is stored well-formed (U+FFFD in its place), so its run can be opened by URL, and its children are linked", async () => {
+    const events = [
+      { at: 1, event: { _tag: "RunStart", runId: "lone-\ud800-parent", agent: "a" } },
+      { at: 2, event: { _tag: "RunStart", runId: "lone-\udc00-child", parentRunId: "lone-\ud800-parent", agent: "b" } }
+    ]
+    expect((await call(studio, "POST", "/api/ingest", events)).status).toBe(400)
+    expect((await call(studio, "POST", "/api/ingest", { events })).body).toEqual({ accepted: 2 })
+    const detail = await call(studio, "GET", `/api/runs/${encodeURIComponent("lone-\ufffd-parent")}`)
+    expect(detail.status).toBe(200)
+    expect(detail.body.children).toEqual(["lone-\ufffd-child"])
+    expect((await call(studio, "GET", `/api/runs/${encodeURIComponent("lone-\ufffd-child")}`)).body.summary.parentRunId).toBe("lone-\ufffd-parent")
+  })
+
   it("a body over the limit is refused with 413, and the studio still answers", async () => {
     const big = JSON.stringify({ events: [{ at: 1, event: { _tag: "RunStart", runId: "run_big", agent: "a", input: "x".repeat(100 * 1024) } }] })
     expect((await call(studio, "POST", "/api/ingest", big)).status).toBe(413)

@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import fc from "fast-check"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { agent, jsonlTrace, text, tool, toolCalls } from "../../../src/index.ts"
 import { scriptedModel } from "../../../src/testing/index.ts"
 import { RunStore, type Studio, startStudio } from "../../../src/studio/index.ts"
@@ -117,6 +117,44 @@ describe("the studio's run store", () => {
     store.flush()
     writeFileSync(file, `${readFileSync(file, "utf8")}{"run":"run_b","sou`)
     expect(new RunStore({ file }).runs().map((r) => r.runId)).toEqual(["run_a"])
+  })
+
+  it("starts from a hand-edited file: lines that are JSON but not a stored event (null, a number, a string, no source, an infinite time) are skipped", () => {
+    const file = join(dir, "runs.jsonl")
+    const good = JSON.stringify({ run: "run_ok", source: "ingest", id: 1, at: 5, event: { _tag: "RunStart", runId: "run_ok", agent: "a" } })
+    const bad = ["null", "42", "\"text\"", "true", "[]", "{\"drop\":null}",
+      JSON.stringify({ run: "run_nosource", id: 1, at: 1, event: { _tag: "RunStart", runId: "run_nosource", agent: "a" } }),
+      JSON.stringify({ run: "run_source", source: "elsewhere", id: 1, at: 1, event: { _tag: "RunStart", runId: "run_source", agent: "a" } }),
+      `{"run":"run_infinite","source":"ingest","id":1,"at":1e999,"event":{"_tag":"RunStart","runId":"run_infinite","agent":"a"}}`]
+    writeFileSync(file, `${bad.join("\n")}\n${good}\n`)
+    const store = new RunStore({ file })
+    expect(store.runs().map((r) => [r.runId, r.source])).toEqual([["run_ok", "ingest"]])
+    // Compacted at load: the file keeps the good line only.
+    expect(readFileSync(file, "utf8").trim().split("\n").map((line) => JSON.parse(line).run)).toEqual(["run_ok"])
+  })
+
+  it("a file it cannot rewrite (disk full, a folder in the way) costs a warning, never the studio: loading and compacting go on with the runs in memory", () => {
+    const file = join(dir, "runs.jsonl")
+    for (const { at, event } of runEvents("run_a", 1)) appendFileSync(file, `${JSON.stringify({ run: "run_a", source: "ingest", id: 1, at, event })}\n`)
+    // The compaction writes a temporary file next to the store's, then renames it: make that write fail.
+    mkdirSync(`${file}.${process.pid}.tmp`)
+    const warnings = vi.spyOn(process, "emitWarning").mockImplementation(() => undefined)
+    try {
+      const store = new RunStore({ file, maxBytes: 2_000 })
+      expect(store.runs().map((r) => r.runId)).toEqual(["run_a"])
+      // Far more than is kept: the flush appends, then tries to compact.
+      for (let i = 0; i < 60; i++) for (const { at, event } of runEvents(`run_${i}`, 10 + i * 10, "x".repeat(20_000))) store.append("ingest", at, event)
+      expect(() => store.flush()).not.toThrow()
+      expect(statSync(file).size).toBeGreaterThan(1024 * 1024)
+      expect(store.runs().at(-1)!.runId).toBe("run_59")
+      expect(warnings.mock.calls.some(([message]) => String(message).includes("cannot rewrite"))).toBe(true)
+    } finally {
+      warnings.mockRestore()
+    }
+    rmSync(`${file}.${process.pid}.tmp`, { recursive: true })
+    // Nothing was lost: the next start reads the appended file and compacts it.
+    expect(new RunStore({ file, maxBytes: 2_000 }).runs().at(-1)!.runId).toBe("run_59")
+    expect(statSync(file).size).toBeLessThan(100_000)
   })
 
   it("refuses bounds that are not positive", () => {

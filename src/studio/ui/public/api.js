@@ -125,12 +125,14 @@ export const api = {
 /**
  * Follows a Server-Sent Events endpoint until `close()` or until the server ends it for good
  * (`final()` says so, e.g. after a run's `RunEnd`); reconnects after a dropped connection with
- * `Last-Event-ID` so that no event is lost or repeated.
+ * `Last-Event-ID` so that no event is lost or repeated. A refusal of the token (401, 403) ends it
+ * with `onRefused`.
  * @param {string} path
  * @param {{
  *   lastEventId?: string | undefined,
  *   onData: (data: unknown, id: string | undefined) => void,
  *   onState?: (state: "open" | "reconnecting" | "ended") => void,
+ *   onRefused?: (error: ApiError) => void,
  *   final?: (data: unknown) => boolean
  * }} options
  * @returns {{ close: () => void }}
@@ -178,7 +180,9 @@ export const follow = (path, options) => {
       } catch (error) {
         if (controller.signal.aborted) break
         if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+          // The token is wrong (a studio restarted with a new one): retrying cannot help, asking can.
           ended = true
+          options.onRefused?.(error)
           break
         }
       }

@@ -142,6 +142,9 @@ let feed
 /** Follows the list changes (again, after a token was given: the first attempt was refused). */
 const startFeed = () => {
   feed?.close()
+  // The feed has no ids to resume from: what changed while it was down (a studio restarted, its
+  // runs read back from its file) is never sent, so every list reloads once it is back.
+  let dropped = false
   feed = follow("/api/events", {
     onData: (data) => {
       const change = /** @type {ListChange} */ (data)
@@ -151,6 +154,23 @@ const startFeed = () => {
     onState: (state) => {
       liveState.textContent = state === "open" ? "live" : state === "reconnecting" ? "reconnecting…" : "offline"
       liveState.className = `live-state live-${state}`
+      if (state === "reconnecting") dropped = true
+      if (state === "open" && dropped) {
+        dropped = false
+        refreshApprovalCount()
+        for (const listener of [...listeners]) {
+          listener({ type: "run", runId: "" })
+          listener({ type: "approval", runId: "" })
+        }
+      }
+    },
+    // A studio restarted under a new token (the CLI makes one at each start) refuses the old one:
+    // ask for the new one instead of going quietly offline.
+    onRefused: (error) => {
+      if (document.getElementById("token-input") !== null) return
+      if (typeof cleanup === "function") cleanup()
+      cleanup = undefined
+      mount(main, showError(error))
     }
   })
 }

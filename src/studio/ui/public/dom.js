@@ -58,6 +58,17 @@ export const mount = (container, ...children) => {
   append(container, children)
 }
 
+/** A lone surrogate: half of a UTF-16 pair without its other half. */
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+
+/**
+ * One segment of a path or hash (`#/runs/<id>`, `/api/runs/<id>`) for any text: `encodeURIComponent`
+ * throws on a lone surrogate (a run id an application sent), which would take a whole list down; the
+ * server stores such ids with U+FFFD in its place, so the segment names the same run.
+ * @param {unknown} text
+ */
+export const pathPart = (text) => encodeURIComponent(String(text).replace(loneSurrogate, "\ufffd"))
+
 /**
  * A duration for people: `850 ms`, `1.2 s`, `3 min 4 s`.
  * @param {number | undefined} ms

@@ -10,7 +10,7 @@
  * // routed at #/approvals
  */
 import { api } from "../api.js"
-import { formatTime, h, mount } from "../dom.js"
+import { formatTime, h, mount, pathPart } from "../dom.js"
 import { jsonView } from "../json-view.js"
 import { schemaForm } from "../schema-form.js"
 
@@ -126,6 +126,13 @@ const callDecision = (approval, call, index) => {
 }
 
 /**
+ * What one card decides: the run and the calls it waits for. A run that waits again after a decision
+ * (its next tool call) keeps its run id but waits for other calls: a new card, not the decided one.
+ * @param {PendingApproval} approval
+ */
+const waitKey = (approval) => JSON.stringify([approval.runId, approval.calls.map((call) => call.callId)])
+
+/**
  * @param {PendingApproval} approval
  * @param {HTMLInputElement} decidedBy
  * @param {() => void} done
@@ -134,18 +141,25 @@ const approvalCard = (approval, decidedBy, done) => {
   const calls = approval.calls.map((call, index) => callDecision(approval, call, index))
   const status = h("div", { role: "status" })
   const send = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "primary" }, "Send decisions"))
+  // One decision per wait: a second click (a double click, Approve then Send) while the first is on
+  // its way, or after it was taken, sends nothing; the server would refuse it as not waiting.
+  /** @type {"open" | "sending" | "sent"} */
+  let state = "open"
   const submit = async () => {
+    if (state !== "open") return
     const read = calls.map((call) => call.read())
     if (read.some((result) => !result.ok)) {
       status.textContent = "Not sent: fix the decisions marked above."
       return
     }
     const decisions = read.map((result) => /** @type {{ ok: true, decision: Decision }} */ (result).decision)
+    state = "sending"
     send.disabled = true
+    approveAll.disabled = true
     status.textContent = "Sending…"
     try {
       const who = decidedBy.value.trim()
-      await api.post(`/api/approvals/${encodeURIComponent(approval.runId)}`, { decisions, ...(who === "" ? {} : { decidedBy: who }) })
+      await api.post(`/api/approvals/${pathPart(approval.runId)}`, { decisions, ...(who === "" ? {} : { decidedBy: who }) })
       addToLog({
         runId: approval.runId,
         agent: approval.agent,
@@ -153,10 +167,13 @@ const approvalCard = (approval, decidedBy, done) => {
         at: new Date().toISOString(),
         decisions: decisions.map((decision, index) => ({ callId: decision.callId, tool: calls[index]?.tool ?? "?", decision: decision.decision, reason: "reason" in decision ? decision.reason : undefined }))
       })
+      state = "sent"
       status.textContent = "Sent: the run resumes."
       done()
     } catch (error) {
+      state = "open"
       send.disabled = false
+      approveAll.disabled = false
       const details = /** @type {{ details?: unknown }} */ (error).details
       const lines = refusalLines(details)
       mount(status, h(
@@ -170,15 +187,16 @@ const approvalCard = (approval, decidedBy, done) => {
     }
   }
   send.addEventListener("click", () => void submit())
-  const approveAll = h("button", { type: "button", onclick: () => {
+  const approveAll = /** @type {HTMLButtonElement} */ (h("button", { type: "button", onclick: () => {
+    if (state !== "open") return
     for (const call of calls) call.choose("approve")
     for (const radio of card.querySelectorAll('input[type="radio"][value="approve"]')) /** @type {HTMLInputElement} */ (radio).checked = true
     void submit()
-  } }, calls.length === 1 ? "Approve" : "Approve all")
+  } }, calls.length === 1 ? "Approve" : "Approve all"))
   const card = h(
     "article",
-    { class: "card approval", "data-run-id": approval.runId, "aria-label": `Approval for ${approval.agent}` },
-    h("div", { class: "page-head" }, h("h2", {}, approval.agent), h("a", { href: `#/runs/${encodeURIComponent(approval.runId)}`, class: "mono" }, approval.runId.slice(0, 12)), h("span", { class: "muted" }, `${approval.source} · waiting since ${formatTime(approval.since)}`)),
+    { class: "card approval", "data-run-id": approval.runId, "data-wait": waitKey(approval), "aria-label": `Approval for ${approval.agent}` },
+    h("div", { class: "page-head" }, h("h2", {}, approval.agent), h("a", { href: `#/runs/${pathPart(approval.runId)}`, class: "mono" }, approval.runId.slice(0, 12)), h("span", { class: "muted" }, `${approval.source} · waiting since ${formatTime(approval.since)}`)),
     calls.map((call) => call.element),
     h("div", { class: "actions" }, approveAll, send),
     status
@@ -192,9 +210,6 @@ export const approvalsPage = (container, _params, context) => {
   decidedBy.addEventListener("change", () => localStorage.setItem(nameKey, decidedBy.value.trim()))
   const list = h("div", { class: "approvals" })
   const log = h("section", { class: "card", "aria-labelledby": "log-title" })
-  /** @type {Set<string>} */
-  let shown = new Set()
-
   const renderLog = () => {
     const records = readLog()
     mount(
@@ -208,7 +223,7 @@ export const approvalsPage = (container, _params, context) => {
             {},
             h("strong", {}, record.decidedBy),
             ` · ${formatTime(record.at)} · `,
-            h("a", { href: `#/runs/${encodeURIComponent(record.runId)}` }, record.agent),
+            h("a", { href: `#/runs/${pathPart(record.runId)}` }, record.agent),
             ": ",
             record.decisions.map((decision) => `${decision.decision} ${decision.tool}${decision.reason === undefined ? "" : ` (${decision.reason})`}`).join(", ")
           )))
@@ -218,20 +233,24 @@ export const approvalsPage = (container, _params, context) => {
   const load = async () => {
     try {
       const approvals = /** @type {PendingApproval[]} */ (await api.get("/api/approvals"))
-      const ids = new Set(approvals.map((approval) => approval.runId))
-      // Keep cards someone is filling in; add new ones, drop decided ones.
+      const waits = new Set(approvals.map(waitKey))
+      // Keep cards someone is filling in; add new ones, drop decided ones (a run waiting again for
+      // other calls gets a new card: the old one's calls are decided).
+      /** @type {Set<string>} */
+      const shown = new Set()
       for (const card of [...list.querySelectorAll("article.approval")]) {
-        if (!ids.has(card.getAttribute("data-run-id") ?? "")) card.remove()
+        const key = card.getAttribute("data-wait") ?? ""
+        if (waits.has(key)) shown.add(key)
+        else card.remove()
       }
       for (const approval of approvals) {
-        if (shown.has(approval.runId) && list.querySelector(`article[data-run-id="${CSS.escape(approval.runId)}"]`) !== null) continue
+        if (shown.has(waitKey(approval))) continue
         list.append(approvalCard(approval, decidedBy, () => {
           renderLog()
           context.refreshApprovalCount()
           setTimeout(() => void load(), 300)
         }))
       }
-      shown = ids
       const empty = list.querySelector(".empty")
       if (approvals.length === 0 && empty === null) list.append(h("p", { class: "empty" }, "No run is waiting for a decision."))
       if (approvals.length > 0) empty?.remove()

@@ -9,7 +9,7 @@
  * // routed at #/playground and #/playground/<agentId>
  */
 import { api, follow } from "../api.js"
-import { describeError, formatDuration, h, mount, statusBadge } from "../dom.js"
+import { describeError, formatDuration, h, mount, pathPart, statusBadge } from "../dom.js"
 import { jsonView } from "../json-view.js"
 import { applyEvent, emptyRunView, isRunEnd } from "../run-view.js"
 import { schemaForm } from "../schema-form.js"
@@ -80,7 +80,7 @@ const liveRun = (runId, context) => {
   const stop = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "danger", onclick: async () => {
     stop.disabled = true
     try {
-      await api.post(`/api/runs/${encodeURIComponent(runId)}/stop`)
+      await api.post(`/api/runs/${pathPart(runId)}/stop`)
     } catch (error) {
       mount(problem, showError(error))
       stop.disabled = false
@@ -119,7 +119,7 @@ const liveRun = (runId, context) => {
     }
   }
   let lastId = /** @type {string | undefined} */ (undefined)
-  const open = () => follow(`/api/runs/${encodeURIComponent(runId)}/stream`, {
+  const open = () => follow(`/api/runs/${pathPart(runId)}/stream`, {
     lastEventId: lastId,
     onData: (data, id) => {
       if (id !== undefined) lastId = id
@@ -138,7 +138,7 @@ const liveRun = (runId, context) => {
   const element = h(
     "section",
     { class: "card live-run", "aria-labelledby": "live-title", "data-run-id": runId },
-    h("div", { class: "page-head" }, h("h2", { id: "live-title" }, "Run"), status, h("a", { href: `#/runs/${encodeURIComponent(runId)}`, class: "mono" }, `${runId.slice(0, 12)} → details`), stop),
+    h("div", { class: "page-head" }, h("h2", { id: "live-title" }, "Run"), status, h("a", { href: `#/runs/${pathPart(runId)}`, class: "mono" }, `${runId.slice(0, 12)} → details`), stop),
     problem,
     body
   )
@@ -180,7 +180,7 @@ export const playgroundPage = (container, params, context) => {
       runButton.disabled = true
       mount(problem)
       try {
-        const { runId } = /** @type {{ runId: string }} */ (await api.post(`/api/agents/${encodeURIComponent(agent.id)}/runs`, { input }))
+        const { runId } = /** @type {{ runId: string }} */ (await api.post(`/api/agents/${pathPart(agent.id)}/runs`, { input }))
         current?.close()
         const live = liveRun(runId, context)
         current = live
@@ -227,7 +227,7 @@ export const playgroundPage = (container, params, context) => {
         side,
         h("h2", {}, "Agents"),
         h("ul", {}, agents.map((agent) =>
-          h("li", {}, h("a", { href: `#/playground/${encodeURIComponent(agent.id)}`, ...(agent === selected ? { "aria-current": "page" } : {}) }, h("strong", {}, agent.name), h("span", { class: "muted small" }, ` ${agent.kind}`)))))
+          h("li", {}, h("a", { href: `#/playground/${pathPart(agent.id)}`, ...(agent === selected ? { "aria-current": "page" } : {}) }, h("strong", {}, agent.name), h("span", { class: "muted small" }, ` ${agent.kind}`)))))
       )
       if (selected !== undefined) showAgent(selected)
     },

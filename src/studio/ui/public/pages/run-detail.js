@@ -9,7 +9,7 @@
  * // routed at #/runs/<runId>
  */
 import { api, follow } from "../api.js"
-import { describeError, formatTime, h, mount, statusBadge } from "../dom.js"
+import { describeError, formatTime, h, mount, pathPart, statusBadge } from "../dom.js"
 import { jsonView } from "../json-view.js"
 import { applyEvent, emptyRunView, isRunEnd } from "../run-view.js"
 import { virtualList } from "../virtual-list.js"
@@ -28,19 +28,19 @@ import { budgetBars, budgetLine, summaryFacts, turnView, waterfall } from "./run
  */
 const childTree = async (children, depth, allowance) => {
   const items = await Promise.all(children.map(async (childId) => {
-    if (allowance.left <= 0 || depth > 6) return h("li", {}, h("a", { href: `#/runs/${encodeURIComponent(childId)}` }, childId))
+    if (allowance.left <= 0 || depth > 6) return h("li", {}, h("a", { href: `#/runs/${pathPart(childId)}` }, childId))
     allowance.left -= 1
     try {
-      const child = /** @type {RunDetail} */ (await api.get(`/api/runs/${encodeURIComponent(childId)}`))
+      const child = /** @type {RunDetail} */ (await api.get(`/api/runs/${pathPart(childId)}`))
       return h(
         "li",
         { class: "child" },
-        h("a", { href: `#/runs/${encodeURIComponent(childId)}` }, statusBadge(child.summary.status), " ", h("strong", {}, child.summary.agent), " ", h("span", { class: "mono muted" }, childId.slice(0, 12))),
+        h("a", { href: `#/runs/${pathPart(childId)}` }, statusBadge(child.summary.status), " ", h("strong", {}, child.summary.agent), " ", h("span", { class: "mono muted" }, childId.slice(0, 12))),
         Object.keys(child.budgets ?? {}).length === 0 ? null : budgetLine(child.budgets),
         child.children.length === 0 ? null : await childTree(child.children, depth + 1, allowance)
       )
     } catch {
-      return h("li", {}, h("a", { href: `#/runs/${encodeURIComponent(childId)}` }, childId), h("span", { class: "muted" }, " (not found)"))
+      return h("li", {}, h("a", { href: `#/runs/${pathPart(childId)}` }, childId), h("span", { class: "muted" }, " (not found)"))
     }
   }))
   return h("ul", { class: "child-tree" }, items)
@@ -49,7 +49,7 @@ const childTree = async (children, depth, allowance) => {
 /** @type {import("../app.js").Page} */
 export const runDetailPage = (container, params, context) => {
   const runId = params[0] ?? ""
-  const path = `/api/runs/${encodeURIComponent(runId)}`
+  const path = `/api/runs/${pathPart(runId)}`
   /** @type {Set<string>} */
   const openKeys = new Set()
   let view = emptyRunView()
@@ -122,7 +122,7 @@ export const runDetailPage = (container, params, context) => {
       head,
       h("h1", {}, summary?.agent ?? view.agent ?? "Run", " ", statusBadge(status)),
       h("span", { class: "mono muted" }, runId),
-      view.parentRunId ?? summary?.parentRunId ? h("a", { href: `#/runs/${encodeURIComponent(String(view.parentRunId ?? summary?.parentRunId))}` }, "↑ parent run") : null,
+      view.parentRunId ?? summary?.parentRunId ? h("a", { href: `#/runs/${pathPart(String(view.parentRunId ?? summary?.parentRunId))}` }, "↑ parent run") : null,
       live,
       // Only the studio's own runs can be stopped from here; an application's runs run in its process.
       !view.ended && summary?.status === "running" && summary.source === "studio" ? stopButton : null

@@ -8,12 +8,15 @@
  * // routed at #/runs
  */
 import { api } from "../api.js"
-import { describeError, formatCount, formatDuration, formatTime, h, mount, statusBadge } from "../dom.js"
+import { describeError, formatCount, formatDuration, formatTime, h, mount, pathPart, statusBadge } from "../dom.js"
 import { virtualList } from "../virtual-list.js"
 
 /** @typedef {import("../../api-types.ts").RunSummary} RunSummary */
 
 const statuses = ["running", "suspended", "completed", "failed", "cancelled"]
+
+/** The runs the list holds at most (the newest first). */
+const shownRuns = 1000
 
 /**
  * The row of one run: a link to its detail with its numbers.
@@ -22,7 +25,7 @@ const statuses = ["running", "suspended", "completed", "failed", "cancelled"]
 export const runRow = (run) =>
   h(
     "a",
-    { class: `run-row${run.parentRunId === undefined ? "" : " child-run"}`, href: `#/runs/${encodeURIComponent(run.runId)}`, "data-run-id": run.runId },
+    { class: `run-row${run.parentRunId === undefined ? "" : " child-run"}`, href: `#/runs/${pathPart(run.runId)}`, "data-run-id": run.runId },
     h("span", { class: "col-status" }, statusBadge(run.status)),
     h("span", { class: "col-agent" }, run.agent, run.parentRunId === undefined ? null : h("span", { class: "muted" }, " (child)")),
     h("span", { class: "col-id mono", title: run.runId }, run.runId.slice(0, 12)),
@@ -61,13 +64,17 @@ export const runsPage = (container, _params, context) => {
     if (status.value !== "") query.set("status", status.value)
     if (agent.value.trim() !== "") query.set("agent", agent.value.trim())
     if (source.value !== "") query.set("source", source.value)
-    query.set("limit", "1000")
     sessionStorage.setItem("studio-runs-filter", query.toString())
+    // One more than is shown: a store keeping more runs (`--max-runs`) must not read as "1,000 runs".
+    query.set("limit", String(shownRuns + 1))
     try {
       const result = await api.get(`/api/runs?${query}`)
-      runs = Array.isArray(result) ? /** @type {RunSummary[]} */ (result) : []
+      const all = Array.isArray(result) ? /** @type {RunSummary[]} */ (result) : []
+      runs = all.slice(0, shownRuns)
       mount(problem)
-      count.textContent = `${runs.length.toLocaleString("en-US")} run${runs.length === 1 ? "" : "s"}`
+      count.textContent = all.length > shownRuns
+        ? `more than ${shownRuns.toLocaleString("en-US")} runs: the newest ${shownRuns.toLocaleString("en-US")} shown (filter to see older ones)`
+        : `${runs.length.toLocaleString("en-US")} run${runs.length === 1 ? "" : "s"}`
       empty.hidden = runs.length > 0
       list.setCount(runs.length)
     } catch (error) {

@@ -7,7 +7,7 @@
  * // routed at #/sessions and #/sessions/<id>
  */
 import { api } from "../api.js"
-import { formatCount, formatTime, h, mount } from "../dom.js"
+import { formatCount, formatTime, h, mount, pathPart } from "../dom.js"
 import { jsonView } from "../json-view.js"
 import { virtualList } from "../virtual-list.js"
 import { transcript } from "./run-view-parts.js"
@@ -28,7 +28,7 @@ export const sessionsPage = (container, params, context) => {
       const session = /** @type {SessionSummary} */ (sessions[index])
       return h(
         "a",
-        { class: `session-row${session.id === selectedId ? " selected" : ""}`, href: `#/sessions/${encodeURIComponent(session.id)}`, ...(session.id === selectedId ? { "aria-current": "true" } : {}) },
+        { class: `session-row${session.id === selectedId ? " selected" : ""}`, href: `#/sessions/${pathPart(session.id)}`, ...(session.id === selectedId ? { "aria-current": "true" } : {}) },
         h("span", { class: "mono" }, session.id),
         h("span", { class: "muted" }, `${formatCount(session.messages)} messages · ${formatTime(session.updatedAt)}`),
         session.waiting ? h("span", { class: "badge status-suspended" }, "waiting") : null
@@ -49,7 +49,7 @@ export const sessionsPage = (container, params, context) => {
     (error) => mount(container, context.showError(error))
   )
   if (selectedId !== "") {
-    void api.get(`/api/sessions/${encodeURIComponent(selectedId)}`).then(
+    void api.get(`/api/sessions/${pathPart(selectedId)}`).then(
       (result) => {
         const session = /** @type {SessionDetail} */ (result)
         mount(
