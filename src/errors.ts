@@ -458,17 +458,24 @@ export class ResumeLedgerFailed extends Data.TaggedError("ResumeLedgerFailed")<{
 }
 
 /**
- * A session store could not load or save a conversation (the database is down, a row is corrupt).
+ * A session store could not load or save a conversation (the database is down, a row is corrupt). A
+ * turn that ran but could not be saved carries what it gave (`turn`).
  *
  * @example
  * ```ts
- * Effect.catchTag("SessionStoreFailed", (e) => Effect.succeed(`session ${e.session}: ${e.reason}`))
+ * Effect.catchTag("SessionStoreFailed", (e) => Effect.succeed(e.turn?.result ?? `session ${e.session}: ${e.reason}`))
  * ```
  */
 export class SessionStoreFailed extends Data.TaggedError("SessionStoreFailed")<{
   readonly session: string
   readonly operation: "load" | "append"
   readonly reason: string
+  /**
+   * When a turn ran but could not be recorded (`append`): what the turn gave (its output, or the
+   * `Suspended` result with its snapshot) and the messages it would have appended. Its tools ran:
+   * keep these rather than sending the turn again.
+   */
+  readonly turn?: { readonly result: unknown; readonly unsaved: ReadonlyArray<LlmMessage> }
   readonly cause?: unknown
 }> {
   get [AgentErrorTypeId](): true {

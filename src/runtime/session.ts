@@ -9,8 +9,10 @@
  * A run that suspends for approval is the session's waiting run (in the store when it keeps one):
  * `resume(decisions)` takes it (once) and continues it, and its exchange is recorded when it completes.
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
@@ -109,6 +111,18 @@ const soundConversation = (history: ReadonlyArray<LlmMessage>): ReadonlyArray<Ll
   return kept
 }
 
+/** A store write tried twice more after a failure, 50 then 100 ms later. */
+const retried = <A>(write: Effect.Effect<A, SessionStoreFailed>): Effect.Effect<A, SessionStoreFailed> =>
+  Effect.retry(write, { times: 2, schedule: Schedule.exponential(Duration.millis(50)) })
+
+/** A `SessionStoreFailed`'s own fields (to make a copy with more). */
+const fieldsOf = (error: SessionStoreFailed) => ({
+  session: error.session,
+  operation: error.operation,
+  reason: error.reason,
+  ...(error.cause === undefined ? {} : { cause: error.cause })
+})
+
 /** The session `id` of `definition`. */
 export const makeSession = (definition: AgentDefinition, id: string, options: SessionOptions = {}): SessionCore => {
   const store = options.store ?? inMemorySessionStore()
@@ -124,14 +138,21 @@ export const makeSession = (definition: AgentDefinition, id: string, options: Se
       local = undefined
       return run
     })
-  /** Records what a run of the session gave: its exchange when it completed, the run when it waits. */
+  /**
+   * Records what a run of the session gave: its exchange when it completed, the run when it waits. A
+   * write that fails is tried twice more (a store briefly unavailable); one that still fails carries
+   * the turn (its result and its unsaved messages): its tools ran, and sending it again would run them again.
+   */
   const settle = (outcome: { readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined }, historyLength: number) =>
     Effect.gen(function*() {
       const { result, added } = outcome
-      if (added !== undefined && added.length > 0) yield* store.append(id, added)
+      const unsaved = added ?? []
+      const withTurn = (error: SessionStoreFailed) => new SessionStoreFailed({ ...fieldsOf(error), turn: { result, unsaved } })
+      if (unsaved.length > 0) yield* store.append(id, unsaved).pipe(retried, Effect.mapError(withTurn))
       const suspended = result as { readonly _tag?: unknown; readonly snapshot?: RunSnapshot; readonly pending?: WaitingRun["pending"] }
       if (suspended?._tag === "Suspended" && suspended.snapshot !== undefined) {
-        yield* setWaiting({ runId: suspended.snapshot.state.runId, snapshot: suspended.snapshot, pending: suspended.pending ?? [], historyLength })
+        const waiting = { runId: suspended.snapshot.state.runId, snapshot: suspended.snapshot, pending: suspended.pending ?? [], historyLength }
+        yield* setWaiting(waiting).pipe(retried, Effect.mapError(withTurn))
       }
       return result
     })
