@@ -24,7 +24,10 @@ const flakyStore = (failures: number) => {
 
 const makeShop = () => {
   const orders: Array<string> = []
-  const order = tool("order", { args: Schema.Struct({ item: Schema.String }), run: ({ item }) => void orders.push(item) ?? `ordered ${item}` })
+  const order = tool("order", { args: Schema.Struct({ item: Schema.String }), run: ({ item }) => {
+    orders.push(item)
+    return `ordered ${item}`
+  } })
   const model = scriptedModel((request) =>
     request.messages.at(-1)?.role === "tool" ? text("Your tea is on its way.") : toolCalls([{ id: `o${request.messages.length}`, name: "order", arguments: { item: "tea" } }])
   )
