@@ -1,8 +1,9 @@
 /**
  * `npm run bench:durable`: the durable engines' long sections, each printing a progress line, then its
  * figures as markdown (what bench/README.md "Durable runs" gives).
- * Sections (`BENCH_ONLY=write-path,suspended,throughput,ready`):
+ * Sections (`BENCH_ONLY=write-path,pglite-floor,suspended,throughput,ready`):
  *   write-path   bench/durable-write-path.ts (a step's statements and time, embedded and PostgreSQL)
+ *   pglite-floor bench/durable-pglite-floor.ts (what one call into PGlite costs: select 1, an insert, the step's statement)
  *   suspended    bench/durable-suspended.ts (bytes at rest per suspended run, resume latency; BENCH_SUSPENDED_RUNS)
  *   throughput   bench/durable-throughput.ts (runs/s through two PostgreSQL runner processes)
  *   ready        bench/durable-ready.ts (a worker ready on an existing embedded store)
@@ -18,6 +19,11 @@ if (section("write-path")) {
   progress("write-path", "a durable step's statements, embedded and PostgreSQL")
   const { writePathFigures, writePathMarkdown } = await import("./durable-write-path.ts")
   console.log(`\n### Where a durable step's time goes (${load()})\n\n${writePathMarkdown(await writePathFigures())}`)
+}
+if (section("pglite-floor")) {
+  progress("pglite-floor", "what one call into PGlite costs, under a durable step")
+  const { pgliteFloorFigures, pgliteFloorMarkdown } = await import("./durable-pglite-floor.ts")
+  console.log(`\n### The floor under an embedded step (${load()})\n\n${pgliteFloorMarkdown(await pgliteFloorFigures())}`)
 }
 if (section("suspended")) {
   progress("suspended", "suspending runs in one embedded store")
