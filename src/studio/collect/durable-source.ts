@@ -5,6 +5,7 @@
  * `DecisionsInvalid`, as anywhere else). A stop cancels the run (`d.cancel`).
  */
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import type { DurableAgent, DurableClient, DurableRunInfo } from "../../durable/durable-agent.ts"
@@ -50,6 +51,8 @@ export class DurableWatcher {
   readonly #runtime: ManagedRuntime.ManagedRuntime<DurableClient, unknown>
   readonly #known = new Map<string, string>()
   readonly #waiting = new Map<string, Waiting>()
+  /** Runs a decision is being given to right now (`decide`). */
+  readonly #deciding = new Set<string>()
   readonly #journalSizes = new Map<string, number>()
   #timer: ReturnType<typeof setInterval> | undefined
   #polling: Promise<void> | undefined
@@ -176,8 +179,16 @@ export class DurableWatcher {
   /** Decides a waiting durable run (`d.decide`); refused decisions reject with `DecisionRefused` (400). */
   async decide(runId: string, inputs: ReadonlyArray<DecisionInput>, decidedBy: string): Promise<void> {
     const waiting = this.#waiting.get(runId)
-    if (waiting === undefined) throw new DecisionRefused(404, "NotWaiting", `durable run ${runId} does not wait for a decision`)
-    const exit = await this.#runtime.runPromise(Effect.exit(waiting.agent.decide(runId, toDecisions(inputs))))
+    if (waiting === undefined || this.#deciding.has(runId)) throw new DecisionRefused(404, "NotWaiting", `durable run ${runId} does not wait for a decision`)
+    // Taken now, so two reviewers deciding at once (two tabs, a double click) cannot both record a
+    // decision (a poll meanwhile still sees it waiting); given back if the engine refused it.
+    this.#deciding.add(runId)
+    let exit: Exit.Exit<void, unknown>
+    try {
+      exit = await this.#runtime.runPromise(Effect.exit(waiting.agent.decide(runId, toDecisions(inputs))))
+    } finally {
+      this.#deciding.delete(runId)
+    }
     if (exit._tag === "Failure") {
       const failure = exit.cause.reasons.find((r) => r._tag === "Fail")
       const error = failure?._tag === "Fail" ? failure.error : undefined

@@ -86,4 +86,25 @@ describe("durable runs", () => {
     expect(steps.output).toBe("ok")
     expect((await call(s, "GET", "/api/approvals")).body).toEqual([])
   })
+
+  it("two reviewers deciding one durable wait at once: one decision is taken, the other is refused; one is recorded", async () => {
+    const transfer = tool("transfer", { args: Schema.Struct({ to: Schema.String }), needsApproval: true, run: ({ to }) => `sent to ${to}` })
+    const model = scriptedModel((request) => (request.messages.some((m) => m.role === "tool") ? text("ok") : toolCalls([{ id: "t1", name: "transfer", arguments: { to: "bob" } }])))
+    const d = durable(agent("payer").model(model).tools({ transfer }))
+    const runtime = ManagedRuntime.make(d.layer.pipe(Layer.provideMerge(memoryEngine)))
+    cleanups.push(() => runtime.dispose())
+    await runtime.runPromise(d.run("wait", { runId: "d-twice" }))
+    // The engine takes a while to record a decision, as a database does: both requests arrive meanwhile.
+    const slow: typeof d = Object.assign(Object.create(d), { decide: (...args: Parameters<typeof d.decide>) => Effect.delay(d.decide(...args), "150 millis") })
+    studio = await startStudio({ port: 0, durable: { agents: [slow], layer: Layer.succeedContext(await runtime.context()), pollMs: 100 } })
+    const s = studio
+    await eventually(async () => (await call(s, "GET", "/api/approvals")).body.length === 1 || undefined)
+    const [approve, deny] = await Promise.all([
+      call(s, "POST", "/api/approvals/d-twice", { decisions: [{ callId: "t1", decision: "approve" }], decidedBy: "ann" }),
+      call(s, "POST", "/api/approvals/d-twice", { decisions: [{ callId: "t1", decision: "deny", reason: "no" }], decidedBy: "bo" })
+    ])
+    expect([approve.status, deny.status].sort()).toEqual([200, 404])
+    await eventually(async () => (await call(s, "GET", "/api/runs/d-twice")).body.summary.status === "completed" || undefined)
+    expect((await call(s, "GET", "/api/runs/d-twice")).body.decisions).toHaveLength(1)
+  })
 })
