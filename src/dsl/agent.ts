@@ -69,9 +69,9 @@ import type { PickToolsOptions } from "./pick-tools.ts"
 import type { Decisions } from "./decision.ts"
 import type { Interceptor } from "./interceptor.ts"
 import type { BudgetLimitPolicy } from "./budget-policy.ts"
-import type { MayNeedApproval, RunResultOf } from "./run-outcome.ts"
+import type { MayNeedApproval, RunResultOf, WithHandoffWaits } from "./run-outcome.ts"
 import { inMemoryStore, type MemoryStore, memoryTools } from "./memory.ts"
-import type { AllDeterministic, Skill, SkillKind, SkillRequirements } from "./skill.ts"
+import type { AllDeterministic, Skill, SkillKind, SkillRequirements, SkillWaits } from "./skill.ts"
 import { makeHandles, type RegisterFirst, type SkillHandles } from "./tool-handle.ts"
 import type { AnyTool, Tool } from "./tool.ts"
 import type { AgentTypeError } from "./agent-type-error.ts"
@@ -225,11 +225,13 @@ export interface AgentBuilder<T extends AgentShape> {
   /**
    * Declares skills from the handles of the registered tools. Only these handles are accepted, so a
    * skill cannot name an unregistered tool or another agent's tool. Without skills, the agent has one
-   * implicit skill that may use every registered tool.
+   * implicit skill that may use every registered tool. A skill handing off to a target that may wait
+   * for approval makes the run's result `Completed | Suspended` (recorded in `tools`, see `HandoffWaits`).
    */
-  skills<const $Skills extends ReadonlyArray<Skill<T["name"], T["input"], T["output"], SkillKind, any>>>(
+  skills<const $Skills extends ReadonlyArray<Skill<T["name"], T["input"], T["output"], SkillKind, any, any>>>(
     define: (tools: SkillHandles<RegisterFirst, T["name"], T["tools"]>) => $Skills & NotEmpty<$Skills>
   ): Next<T, {
+    tools: WithHandoffWaits<T["tools"], SkillWaits<$Skills[number]>>
     requirements:
       | (AllDeterministic<$Skills> extends true ? Exclude<T["requirements"], ModelClientService> : T["requirements"])
       | SkillRequirements<$Skills[number]>

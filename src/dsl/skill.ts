@@ -14,6 +14,7 @@ import { checkFunction, checkMemoryStore, checkSchema, checkString } from "./bui
 import type { Tool } from "./tool.ts"
 import type { ToolChoicePolicy } from "./tool-choice.ts"
 import type { ModelClientService } from "../model/model-client.ts"
+import type { Completed } from "./run-outcome.ts"
 
 /**
  * An agent a skill may hand the conversation to (see `Skill.handoffs`): any agent built with `agent(...)`.
@@ -25,7 +26,14 @@ export interface HandoffTarget<In = any, Out = any> {
 }
 
 type TargetInput<T> = T extends HandoffTarget<infer In, any> ? In : never
-type TargetOutput<T> = T extends HandoffTarget<any, infer Out> ? Out : never
+/** What a target answers once it completed: `X` of `Completed<X> | Suspended`, else its result. */
+type TargetOutput<T> = T extends HandoffTarget<any, infer Out> ? Settled<Out> : never
+type Settled<Out> = [Extract<Out, Suspension>] extends [never] ? Out : CompletedOutput<Out>
+type CompletedOutput<Out> = Out extends Completed<infer X> ? X : never
+/** The calls a target may wait on: the pending calls of its `Suspended` (`never` for a target that never waits). */
+type TargetWaits<T> = T extends HandoffTarget<any, infer Out> ? PendingOf<Out> : never
+type PendingOf<Out> = Out extends Suspension ? Out["pending"][number] : never
+type Suspension = { readonly _tag: "Suspended"; readonly pending: ReadonlyArray<unknown> }
 type TargetRequirements<T> = T extends { runEffect(input: any): Effect.Effect<any, any, infer R> } ? R : never
 type IsAny<T> = 0 extends 1 & T ? true : false
 
@@ -44,7 +52,8 @@ export type SkillKind = "agentic" | "deterministic"
  * An immutable skill description. `TAgent` is the agent whose tool handles it uses (`never` while it
  * uses none); `TInput`/`TOutput` are fixed by `implementedBy`, which also makes `TKind`
  * `"deterministic"` (an agent whose skills are all deterministic runs without a model); `R` is what
- * its implementation and knowledge loaders require.
+ * its implementation and knowledge loaders require; `TWaits` the calls its handoff targets may wait
+ * on for a human decision (`never` while none may), which make the agent's run `Completed | Suspended`.
  *
  * @example
  * ```ts
@@ -52,7 +61,7 @@ export type SkillKind = "agentic" | "deterministic"
  * const echo = skill("echo").implementedBy((input: string) => input)
  * ```
  */
-export interface Skill<TAgent extends string = never, TInput = any, TOutput = any, TKind extends SkillKind = SkillKind, R = never> {
+export interface Skill<TAgent extends string = never, TInput = any, TOutput = any, TKind extends SkillKind = SkillKind, R = never, TWaits = never> {
   readonly _tag: "Skill"
   readonly name: string
   readonly description: string
@@ -77,6 +86,8 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
   readonly "~requires"?: R
   /** Phantom: whether the skill is implemented by a function. */
   readonly "~kind"?: TKind
+  /** Phantom: the calls its handoff targets may wait on. */
+  readonly "~handoff waits"?: TWaits
   /**
    * Adds tools to the skill's allowlist, by the handles `.skills(...)` provides. A raw tool, or a handle
    * of another agent than the skill's other handles, is a compile error at that argument. Called with
@@ -85,16 +96,16 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
    */
   tools<const H extends ReadonlyArray<unknown>>(
     ...handles: CheckHandles<[TAgent] extends [never] ? FirstAgent<H> : TAgent, H>
-  ): Skill<[TAgent] extends [never] ? FirstAgent<H> : TAgent, TInput, TOutput, TKind, R>
+  ): Skill<[TAgent] extends [never] ? FirstAgent<H> : TAgent, TInput, TOutput, TKind, R, TWaits>
   /** Makes the skill deterministic: `run` produces the final output, with no model call. */
   implementedBy<$Input, $Output, $R = never>(
     run: SkillImplementation<$Input, $Output, $R>
-  ): Skill<TAgent, $Input, $Output, "deterministic", R | NoInfer<$R>>
+  ): Skill<TAgent, $Input, $Output, "deterministic", R | NoInfer<$R>, TWaits>
   /**
    * Chooses this skill for inputs the predicate accepts. Among several skills the first accepting one
    * wins; a single skill without `.when` is the fallback.
    */
-  when(predicate: SkillPredicate): Skill<TAgent, TInput, TOutput, TKind, R>
+  when(predicate: SkillPredicate): Skill<TAgent, TInput, TOutput, TKind, R, TWaits>
   /**
    * Exposes a lazy knowledge source to the model as a tool named `name` (no arguments), on this skill's
    * allowlist only. Loaded on first use, cached for the run; each use fires `onKnowledgeUsed`. The
@@ -105,14 +116,16 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
     description: string,
     loader: KnowledgeLoader<$R>,
     options?: { readonly preload?: boolean }
-  ): Skill<TAgent, TInput, TOutput, TKind, R | NoInfer<$R>>
+  ): Skill<TAgent, TInput, TOutput, TKind, R | NoInfer<$R>, TWaits>
   /**
    * Lets the model hand the whole conversation to another agent: each target is offered as a tool
    * `handoff_to_<name>`; calling it ends this run's loop and runs the target on the transcript so far
    * (its own prompt, tools and model; the caller's model when it has none), as a child run (a `Handoff`
    * event, `parentRunId`, the caller's budget charged). The target's output is the run's output, so its
-   * output type must be the agent's, and its input type the agent's. The services the targets still
-   * require (but a model) join the skill's.
+   * output type (once completed) must be the agent's, and its input type the agent's. A target that may
+   * wait for a human decision suspends the run with it, so the agent's run becomes `Completed |
+   * Suspended`, listing the target's waiting calls. The services the targets still require (but a
+   * model) join the skill's.
    */
   handoffs<const $Targets extends ReadonlyArray<HandoffTarget>>(
     ...targets: $Targets
@@ -121,31 +134,32 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
     IsAny<TInput> extends true ? TargetInput<$Targets[number]> : TInput,
     IsAny<TOutput> extends true ? TargetOutput<$Targets[number]> : TOutput,
     "agentic",
-    R | Exclude<TargetRequirements<$Targets[number]>, ModelClientService>
+    R | Exclude<TargetRequirements<$Targets[number]>, ModelClientService>,
+    TWaits | TargetWaits<$Targets[number]>
   >
   /**
    * Makes this skill's final answer typed: the model answers by calling a `submit` tool whose parameters
    * are this Schema (or with text that decodes into it). Overrides the agent's output Schema.
    */
-  output<$Output>(schema: Schema.Codec<$Output, any, never, never>): Skill<TAgent, TInput, $Output, TKind, R>
+  output<$Output>(schema: Schema.Codec<$Output, any, never, never>): Skill<TAgent, TInput, $Output, TKind, R, TWaits>
   /**
    * Declares a skill that talks to the model without tools (a pure chat skill; several of them can be
    * routed between), as `.tools()` with no handles does. A skill given nothing (no tools, knowledge,
    * handoffs, memory nor implementation, and not `.chat()`) is refused as a mistake.
    */
-  chat(): Skill<TAgent, TInput, TOutput, "agentic", R>
+  chat(): Skill<TAgent, TInput, TOutput, "agentic", R, TWaits>
   /**
    * Gives this skill (only) memory: `memory_read`, `memory_write`, `memory_search` over `store` (in-memory
    * by default). It replaces the agent's `.memory(...)` for this skill.
    */
-  memory<$R = never>(store?: MemoryStore<$R>): Skill<TAgent, TInput, TOutput, TKind, R | NoInfer<$R>>
+  memory<$R = never>(store?: MemoryStore<$R>): Skill<TAgent, TInput, TOutput, TKind, R | NoInfer<$R>, TWaits>
   /**
    * What the model is told about calling tools on each turn: `"auto"`, `"required"`, `"none"`,
    * `"output"` (the typed-answer tool), one of this skill's tool handles, or `{ lastTurn, otherTurns }`
    * to force a choice only on the last turn `maxTurns` allows. A handle outside the skill's tools is
    * refused when the agent is built (another agent's handle does not compile).
    */
-  toolChoice(policy: ToolChoicePolicy<[TAgent] extends [never] ? never : ToolHandle<NoInfer<TAgent>, any>>): Skill<TAgent, TInput, TOutput, TKind, R>
+  toolChoice(policy: ToolChoicePolicy<[TAgent] extends [never] ? never : ToolHandle<NoInfer<TAgent>, any>>): Skill<TAgent, TInput, TOutput, TKind, R, TWaits>
 }
 
 /** The agent of the first handle in `H` (`never` for `any`, already reported where it came from). */
@@ -167,10 +181,13 @@ export type CheckHandles<TAgent extends string, H extends ReadonlyArray<unknown>
 export type SkillPredicate = (input: string) => boolean
 
 /** Any skill. */
-export type AnySkill = Skill<string, any, any, SkillKind, any>
+export type AnySkill = Skill<string, any, any, SkillKind, any, any>
 
 /** The services a skill (or a union of skills) requires. */
-export type SkillRequirements<S> = S extends Skill<any, any, any, any, infer R> ? R : never
+export type SkillRequirements<S> = S extends Skill<any, any, any, any, infer R, any> ? R : never
+
+/** The calls the handoff targets of a skill (or a union of skills) may wait on (`never` when none may). */
+export type SkillWaits<S> = S extends Skill<any, any, any, any, any, infer W> ? W : never
 
 /**
  * True when every skill of the list is deterministic: an agent made of them needs no model.
@@ -180,7 +197,7 @@ export type SkillRequirements<S> = S extends Skill<any, any, any, any, infer R> 
  * type Free = AllDeterministic<[Skill<"a", string, string, "deterministic">]> // true
  * ```
  */
-export type AllDeterministic<Skills extends ReadonlyArray<unknown>> = Skills extends ReadonlyArray<Skill<any, any, any, infer K, any>>
+export type AllDeterministic<Skills extends ReadonlyArray<unknown>> = Skills extends ReadonlyArray<Skill<any, any, any, infer K, any, any>>
   ? [K] extends ["deterministic"] ? true : false
   : false
 

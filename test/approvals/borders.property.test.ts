@@ -74,8 +74,7 @@ const build = (models: { readonly front: ModelClient; readonly child: ModelClien
       .budget({ maxTurns: 5 })
       .disallowedToolPolicy("feedback")
       .tools({ free: f.free, guarded: f.guarded, delegate })
-      // The types refuse a handoff target whose result is `Completed | Suspended`; the runtime is what is tested here.
-      .skills(({ free, guarded, delegate }) => [skill("main", "everything").tools(free, guarded, delegate).handoffs(desk as any) as any])
+      .skills(({ free, guarded, delegate }) => [skill("main", "everything").tools(free, guarded, delegate).handoffs(desk)])
   )
 }
 

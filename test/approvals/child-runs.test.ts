@@ -75,19 +75,20 @@ describe("a handoff target that suspends", () => {
   const setup = () => {
     const child = makeBank(childScript())
     const model = scriptedModel([toolCalls([{ id: "h", name: "handoff_to_bank", arguments: {} }])])
-    const front = agent("front").model(model).skills(() => [skill("triage", "route").handoffs(child.bank as any) as any])
+    const front = agent("front").model(model).skills(() => [skill("triage", "route").handoffs(child.bank)])
     return { child, front }
   }
 
   it("suspends the handing-off run with the target's snapshot inside; its resume continues the target", async () => {
     const { child, front } = setup()
     const events: Array<RunStreamEvent> = []
-    const first = await Effect.runPromise(front.onEvent((e) => void events.push(e)).runEffect("pay bob") as Effect.Effect<any>)
+    const first = await Effect.runPromise(front.onEvent((e) => void events.push(e)).runEffect("pay bob"))
     expect(first._tag).toBe("Suspended")
+    if (first._tag !== "Suspended") return
     expect(first.pending).toEqual([{ id: "k1", tool: "transfer", args: { to: "bob", amount: 500 } }])
     expect(first.snapshot.agent).toBe("front")
-    expect(first.snapshot.state.handoff.agent).toBe("bank")
-    const rest = await Effect.runPromise(front.resume(JSON.stringify(first.snapshot), { k1: Decision.approve }) as Effect.Effect<any>)
+    expect(first.snapshot.state.handoff?.agent).toBe("bank")
+    const rest = await Effect.runPromise(front.resume(JSON.stringify(first.snapshot), { k1: Decision.approve }))
     expect(rest).toEqual({ _tag: "Completed", output: "child paid" })
     expect(child.executed).toEqual([{ tool: "transfer", args: { to: "bob", amount: 500 } }])
   })

@@ -80,15 +80,17 @@ describe("resume borders", () => {
     ]))
     const front = agent("front")
       .model(scriptedModel([toolCalls([{ id: "h", name: "handoff_to_bank", arguments: {} }])]))
-      .skills(() => [skill("triage", "route").handoffs(desk.bank as never) as never])
+      .skills(() => [skill("triage", "route").handoffs(desk.bank)])
     const ledger = inMemoryResumeLedger()
     const withLedger = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, ResumeLedger, ledger)
-    const first = await Effect.runPromise(front.runEffect("pay") as Effect.Effect<any>)
+    const first = await Effect.runPromise(front.runEffect("pay"))
     expect(first._tag).toBe("Suspended")
-    const second = await Effect.runPromise(withLedger(front.resume(first.snapshot, { k1: Decision.deny("no") }) as Effect.Effect<any>))
+    if (first._tag !== "Suspended") return
+    const second = await Effect.runPromise(withLedger(front.resume(first.snapshot, { k1: Decision.deny("no") })))
     expect(second._tag).toBe("Suspended")
-    expect(second.pending.map((p: { id: string }) => p.id)).toEqual(["k2"])
-    expect(await Effect.runPromise(withLedger(front.resume(second.snapshot, { k2: Decision.approve }) as Effect.Effect<any>))).toEqual({ _tag: "Completed", output: "desk done" })
+    if (second._tag !== "Suspended") return
+    expect(second.pending.map((p) => p.id)).toEqual(["k2"])
+    expect(await Effect.runPromise(withLedger(front.resume(second.snapshot, { k2: Decision.approve })))).toEqual({ _tag: "Completed", output: "desk done" })
     expect(desk.executed).toEqual([{ tool: "transfer", args: { to: "eve", amount: 700 } }])
   })
 

@@ -248,8 +248,8 @@ describe("a2aRemoteAgent: a remote agent as an agent of ours", () => {
     }))
     const billing = await a2aRemoteAgent(server.url, { name: "billing" })
     const model = scriptedModel((req) => ({ _tag: "ToolCalls", calls: [{ id: `h${req.messages.length}`, name: "handoff_to_billing", arguments: {} }] }))
-    // A target that may ask for input makes the run `Completed | Suspended`; handoffs to such targets need a cast (as in test/approvals).
-    const triage = agent("triage").model(model).skills(() => [skill("route", "Route requests").handoffs(billing as any) as any]) as any
+    // A target that may ask for input makes the run `Completed | Suspended`.
+    const triage = agent("triage").model(model).skills(() => [skill("route", "Route requests").handoffs(billing)])
     expect(await triage.run("refund my order")).toMatchObject({ _tag: "Completed", output: "billing handled: refund my order" })
     expect(model.requests[0]?.tools.map((t) => t.name)).toContain("handoff_to_billing")
     // A handoff after a conversation sends the conversation, not only the input.
