@@ -12,7 +12,7 @@
  * | `OLLAMA_HOST` | for `ollama`: `host`, `host:port` or a URL; default `localhost:11434` |
  * | `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL` | for `anthropic`; the key may be left out when a base URL is set |
  * | `GEMINI_API_KEY` (else `GOOGLE_API_KEY`), `GOOGLE_GEMINI_BASE_URL` | for `gemini`; the key may be left out when a base URL is set |
- * | `LLM_THINKING_BUDGET` | for `anthropic`: the token budget of its thinking block (>= 1024); for `gemini`: `thinkingBudget` (>= -1); other providers choose reasoning by model name |
+ * | `LLM_THINKING_BUDGET` | for `anthropic`: the token budget of its thinking block (>= 1024; 0: no thinking block); for `gemini`: `thinkingBudget` (>= -1); other providers choose reasoning by model name |
  */
 import type * as Cause from "effect/Cause"
 import type * as Config from "effect/Config"
@@ -129,7 +129,9 @@ const envModel = (config: Config.Success<ReturnType<typeof envConfig>>): EnvMode
   if (config.provider === "anthropic") {
     const apiKey = Option.getOrUndefined(Option.map(config.anthropicApiKey, Redacted.value))
     const baseURL = Option.getOrUndefined(config.anthropicBaseUrl)
-    const thinkingBudget = Option.getOrUndefined(config.thinkingBudget)
+    // 0 means no thinking (as for gemini, and as seed settings write "off"); else at least Anthropic's 1,024.
+    const given = Option.getOrUndefined(config.thinkingBudget)
+    const thinkingBudget = given === 0 ? undefined : given
     if (apiKey === undefined && baseURL === undefined) {
       throw new AgentConfigError({
         subject,
@@ -137,7 +139,7 @@ const envModel = (config: Config.Success<ReturnType<typeof envConfig>>): EnvMode
       })
     }
     if (thinkingBudget !== undefined && thinkingBudget < 1024) {
-      throw new AgentConfigError({ subject, reason: `LLM_THINKING_BUDGET must be a whole number >= 1024, got ${thinkingBudget}` })
+      throw new AgentConfigError({ subject, reason: `LLM_THINKING_BUDGET must be 0 (no thinking) or a whole number >= 1024, got ${thinkingBudget}` })
     }
     const client = anthropic(config.model, {
       ...sampling,
@@ -150,7 +152,9 @@ const envModel = (config: Config.Success<ReturnType<typeof envConfig>>): EnvMode
   if (config.provider === "gemini") {
     const apiKey = Option.getOrUndefined(Option.map(Option.orElse(config.geminiApiKey, () => config.googleApiKey), Redacted.value))
     const baseURL = Option.getOrUndefined(config.geminiBaseUrl)
-    const thinkingBudget = Option.getOrUndefined(config.thinkingBudget)
+    // 0 means no thinking (as for gemini, and as seed settings write "off"); else at least Anthropic's 1,024.
+    const given = Option.getOrUndefined(config.thinkingBudget)
+    const thinkingBudget = given === 0 ? undefined : given
     if (apiKey === undefined && baseURL === undefined) {
       throw new AgentConfigError({
         subject,

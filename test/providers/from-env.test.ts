@@ -47,6 +47,14 @@ describe("fromEnv", () => {
     expect(server.requests[0]!.body).toMatchObject({ model: "claude-sonnet-4-6", thinking: { type: "enabled", budget_tokens: 2048 } })
   })
 
+  it("reads LLM_THINKING_BUDGET=0 for Anthropic as no thinking block (as for Gemini), not as an error", async () => {
+    const server = await serve([anthropicText("ok")])
+    const env = fromEnv({ AI_PROVIDER: "anthropic", AI_MODEL: "claude-sonnet-4-6", LLM_THINKING_BUDGET: "0", ANTHROPIC_API_KEY: "sk-ant", ANTHROPIC_BASE_URL: server.url })
+    await Effect.runPromise(env.client.chat(request))
+    expect(server.requests[0]!.body).toMatchObject({ model: "claude-sonnet-4-6" })
+    expect(server.requests[0]!.body).not.toHaveProperty("thinking")
+  })
+
   it.each([
     [{}, /AI_PROVIDER/],
     [{ AI_PROVIDER: "mistral", AI_MODEL: "m" }, /AI_PROVIDER/],
