@@ -15,8 +15,10 @@
  * Stopped runs are kept in memory by thread id (keep them in a database to resume in another process).
  * Without AI_PROVIDER the model is scripted (no network, no key); with it, the provider from the environment.
  */
+import { realpathSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { fileURLToPath } from "node:url"
 import { HttpAgent } from "@ag-ui/client"
 import { Effect, Schema } from "effect"
 import { agent, fromEnv, type ModelClient, text, tool, toolCalls } from "effect-agent-dsl"
@@ -116,7 +118,9 @@ export const demo = async (url: string, log: (line: string) => void = console.lo
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Run as a command, not imported: compared as real paths, so a path with a space, a symlinked checkout or
+// Windows still matches (a `file://${process.argv[1]}` string does not, and the command would do nothing).
+if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))) {
   const server = await startAgUiServer({ port: process.argv.includes("--demo") ? 0 : Number(process.env.PORT ?? 8789) })
   console.log(`AG-UI endpoint on ${server.url}`)
   if (process.argv.includes("--demo")) {

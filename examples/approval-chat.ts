@@ -12,11 +12,12 @@
  * scripted (no network, no key); with it, the provider from the environment.
  */
 import { createHash } from "node:crypto"
-import { mkdirSync } from "node:fs"
+import { mkdirSync, realpathSync } from "node:fs"
 import { readFile, writeFile } from "node:fs/promises"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { Effect, Schema } from "effect"
 import { agent, fromEnv, type ModelClient, ResumeLedgerFailed, type ResumeLedgerStore, text, tool, toolCalls } from "effect-agent-dsl"
 import { scriptedModel } from "effect-agent-dsl/testing"
@@ -93,7 +94,9 @@ export const startApprovalChat = async (options: { readonly port?: number; reado
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Run as a command, not imported: compared as real paths, so a path with a space, a symlinked checkout or
+// Windows still matches (a `file://${process.argv[1]}` string does not, and the command would do nothing).
+if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))) {
   const { url } = await startApprovalChat({ port: Number(process.env.PORT ?? 8788) })
   console.log(`approval chat on ${url}`)
 }

@@ -5,7 +5,7 @@
  * Run: npm run example:effect
  */
 import * as NodeFileSystem from "@effect/platform-node-shared/NodeFileSystem"
-import { mkdtemp, writeFile } from "node:fs/promises"
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Context, Effect, Layer, Ref, Schema } from "effect"
@@ -32,7 +32,11 @@ const refund = tool("refund", {
 })
 
 const main = Effect.gen(function*() {
-  const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "effect-services-")))
+  // A policy file for the knowledge source, in a temporary directory removed when the program ends.
+  const dir = yield* Effect.acquireRelease(
+    Effect.promise(() => mkdtemp(join(tmpdir(), "effect-services-"))),
+    (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+  )
   const policy = join(dir, "refunds.md")
   yield* Effect.promise(() => writeFile(policy, "Refunds are possible within 30 days."))
 
@@ -81,7 +85,7 @@ const main = Effect.gen(function*() {
   console.log("test run:", tested)
 })
 
-Effect.runPromise(main).catch((error) => {
+Effect.runPromise(Effect.scoped(main)).catch((error) => {
   console.error(error)
   process.exitCode = 1
 })

@@ -6,8 +6,10 @@
  * model that streams its answer in small chunks (no network, no key); with it, on the provider from
  * the environment (`AI_PROVIDER=ollama AI_MODEL=qwen2.5:7b npm run example:stream`).
  */
+import { realpathSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import { fileURLToPath } from "node:url"
 import { Schema } from "effect"
 import { agent, eventStreamResponse, fromEnv, type ModelClient, sendResponse, text, tool, toolCalls } from "effect-agent-dsl"
 import { scriptedModel } from "effect-agent-dsl/testing"
@@ -55,7 +57,9 @@ export const startServer = async (port = 8787, model: ModelClient = process.env.
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Run as a command, not imported: compared as real paths, so a path with a space, a symlinked checkout or
+// Windows still matches (a `file://${process.argv[1]}` string does not, and the command would do nothing).
+if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))) {
   const { url } = await startServer(Number(process.env.PORT ?? 8787))
   console.log(`streaming calculator on ${url}/run?q=What%20is%20(3%2B5)*2%3F  (add &format=ui-message-stream for useChat)`)
 }

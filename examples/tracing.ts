@@ -5,7 +5,7 @@
  * 2. A JSON Lines trace file, rendered as a timeline (what `npm run trace -- <file>` prints).
  * Run: npx tsx examples/tracing.ts
  */
-import { mkdtempSync, readFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
@@ -18,7 +18,8 @@ const Operands = Schema.Struct({ a: Schema.Finite, b: Schema.Finite })
 const add = tool("add", { description: "Add two numbers", args: Operands, run: ({ a, b }) => a + b })
 const multiply = tool("multiply", { description: "Multiply two numbers", args: Operands, run: ({ a, b }) => a * b })
 
-const traceFile = join(mkdtempSync(join(tmpdir(), "agent-trace-")), "trace.jsonl")
+const traceDir = mkdtempSync(join(tmpdir(), "agent-trace-"))
+const traceFile = join(traceDir, "trace.jsonl")
 const calculator = agent("calculator")
   .model(scriptedModel([
     toolCalls([{ id: "call_1", name: "add", arguments: '{"a":3,"b":5}' }]),
@@ -52,5 +53,6 @@ for (const span of [...spans].sort((a, b) => a.startTime[0] - b.startTime[0] || 
   const attributes = interesting.filter((k) => span.attributes[k] !== undefined).map((k) => `${k}=${String(span.attributes[k])}`)
   console.log(`  ${"  ".repeat(depth(span))}${span.name}  ${attributes.join(" ")}`)
 }
-console.log(`\nJSON Lines trace (${traceFile}):`)
+console.log(`\nJSON Lines trace (${traceFile}, removed after printing):`)
 console.log(renderTrace(readFileSync(traceFile, "utf8")))
+rmSync(traceDir, { recursive: true, force: true })

@@ -6,10 +6,11 @@
  *   the real vocabulary ("motoway" → "motorway");
  * - domains: each filtered property's domains come from the property → domain map; missing ones are
  *   added, valid ones kept, unknown ones corrected like values or reported;
- * - confidence: recomputed from how the values matched (exact high, fuzzy medium, any gap low), never
- *   the model's own say.
+ * - confidence: recomputed from how the terms matched, domains and property keys as well as values
+ *   (exact or case-insensitive high, substring or fuzzy medium, any gap low), never the model's own say.
  * Several cross-domain references: the first valid one is kept, the others are gaps explaining the
- * single-slot rule.
+ * single-slot rule. The model's own gaps keep only suggestions that are vocabulary terms, joined by a
+ * tokenised match against the vocabulary; a term reported twice is one gap.
  */
 import type { Gap, Submission } from "./slots.ts"
 import type { Vocabulary } from "./vocabulary.ts"
@@ -88,10 +89,23 @@ export const matchTerm = (term: string, vocabulary: ReadonlyArray<string>): { re
  * ```
  */
 export const suggest = (term: string, vocabulary: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const mine = tokens(term)
-  const byToken = vocabulary.filter((v) => tokens(v).some((vt) => mine.some((t) => t === vt || (t.length > 3 && editDistance(t, vt) <= 2))))
-  if (byToken.length > 0) return byToken.slice(0, 5)
+  const byToken = tokenMatches(term, vocabulary)
+  if (byToken.length > 0) return byToken
   return [...vocabulary].sort((a, b) => editDistance(term.toLowerCase(), a.toLowerCase()) - editDistance(term.toLowerCase(), b.toLowerCase())).slice(0, 3)
+}
+
+/**
+ * The tokenised match alone: vocabulary values sharing a token with `term` (or a token within edit
+ * distance 2), at most five; none when nothing is alike.
+ *
+ * @example
+ * ```ts
+ * tokenMatches("lidar scans", ["lidar", "camera"]) // ["lidar"]
+ * ```
+ */
+export const tokenMatches = (term: string, vocabulary: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const mine = tokens(term)
+  return vocabulary.filter((v) => tokens(v).some((vt) => mine.some((t) => t === vt || (t.length > 3 && editDistance(t, vt) <= 2)))).slice(0, 5)
 }
 
 const single = "only one cross-domain reference is supported per search (a single JOIN slot)"
@@ -107,17 +121,38 @@ const single = "only one cross-domain reference is supported per search (a singl
  */
 export const correctSlots = (vocabulary: Vocabulary, submission: Submission): CorrectedSlots => {
   const corrections: Array<Correction> = []
-  const gaps: Array<Gap> = [...submission.gaps]
+  // How every term the answer used matched (domains, property keys, values): the confidence.
   const kinds: Array<MatchKind> = []
   const domainNames = [...vocabulary.domains.keys()]
   const propertyNames = [...vocabulary.propertyDomains.keys()]
+  const allTerms = [...new Set([...domainNames, ...propertyNames, ...[...vocabulary.enumValues.values()].flat()])]
+
+  // One gap per term: a term the model and the corrections both report is merged, suggestions joined.
+  const gaps: Array<Gap> = []
+  const addGap = (gap: Gap) => {
+    const same = gaps.findIndex((g) => g.term.trim().toLowerCase() === gap.term.trim().toLowerCase())
+    if (same === -1) {
+      gaps.push(gap)
+      return
+    }
+    const joined = [...new Set([...(gaps[same]!.suggestions ?? []), ...(gap.suggestions ?? [])])]
+    gaps[same] = { ...gaps[same]!, ...(joined.length === 0 ? {} : { suggestions: joined }) }
+  }
+  // The model's own gaps: suggestions come from the real vocabulary only (seed 000): its own where
+  // they name a vocabulary term, then a tokenised match of the term; none when nothing is alike.
+  for (const g of submission.gaps) {
+    const own = (g.suggestions ?? []).flatMap((s) => { const m = matchTerm(s, allTerms); return m === undefined ? [] : [m.value] })
+    const suggestions = [...new Set([...own, ...tokenMatches(g.term, allTerms)])].slice(0, 5)
+    addGap({ term: g.term, reason: g.reason, ...(suggestions.length === 0 ? {} : { suggestions }) })
+  }
 
   // Domains the model named: kept when valid, corrected like values, else a gap.
   const domains: Array<string> = []
   for (const d of submission.slots.domains) {
     const m = matchTerm(d, domainNames)
-    if (m === undefined) gaps.push({ term: d, reason: "not a searchable asset type", suggestions: suggest(d, domainNames) })
+    if (m === undefined) addGap({ term: d, reason: "not a searchable asset type", suggestions: suggest(d, domainNames) })
     else {
+      kinds.push(m.match)
       if (m.match !== "exact") corrections.push({ slot: "domains", from: d, to: m.value, match: m.match })
       if (!domains.includes(m.value)) domains.push(m.value)
     }
@@ -137,9 +172,10 @@ export const correctSlots = (vocabulary: Vocabulary, submission: Submission): Co
     const candidates = propertyNames.filter((p) => isNumeric(vocabulary, p) === numeric)
     const m = matchTerm(key, candidates)
     if (m === undefined) {
-      gaps.push({ term: key, reason: numeric ? "no numeric property of that name" : "no enumerated property of that name", suggestions: suggest(key, candidates) })
+      addGap({ term: key, reason: numeric ? "no numeric property of that name" : "no enumerated property of that name", suggestions: suggest(key, candidates) })
       return undefined
     }
+    kinds.push(m.match)
     if (m.match !== "exact") corrections.push({ slot, from: key, to: m.value, match: m.match })
     return m.value
   }
@@ -152,7 +188,7 @@ export const correctSlots = (vocabulary: Vocabulary, submission: Submission): Co
     for (const value of typeof raw === "string" ? [raw] : raw) {
       const m = matchTerm(value, allowed)
       if (m === undefined) {
-        gaps.push({ term: value, reason: `not a value of ${property}`, suggestions: suggest(value, allowed) })
+        addGap({ term: value, reason: `not a value of ${property}`, suggestions: suggest(value, allowed) })
         continue
       }
       kinds.push(m.match)
@@ -182,11 +218,11 @@ export const correctSlots = (vocabulary: Vocabulary, submission: Submission): Co
   for (const r of nominated) {
     const m = matchTerm(r.domain, domainNames)
     if (m === undefined) {
-      gaps.push({ term: r.domain, reason: "not a searchable asset type to reference", suggestions: suggest(r.domain, domainNames) })
+      addGap({ term: r.domain, reason: "not a searchable asset type to reference", suggestions: suggest(r.domain, domainNames) })
     } else if (reference !== undefined) {
-      gaps.push({ term: r.domain, reason: `${single}; kept the reference to ${reference}` })
+      addGap({ term: r.domain, reason: `${single}; kept the reference to ${reference}` })
     } else if (!vocabulary.connections.some((c) => c.to === m.value && domains.includes(c.from))) {
-      gaps.push({ term: r.domain, reason: `none of ${domains.join(", ")} references ${m.value}`, suggestions: vocabulary.connections.filter((c) => domains.includes(c.from)).map((c) => c.to) })
+      addGap({ term: r.domain, reason: `none of ${domains.join(", ")} references ${m.value}`, suggestions: vocabulary.connections.filter((c) => domains.includes(c.from)).map((c) => c.to) })
     } else reference = m.value
   }
 

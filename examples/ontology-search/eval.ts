@@ -7,6 +7,7 @@
  *   RECORD=1 AI_PROVIDER=... AI_MODEL=... npm run eval:search      re-record the cassette from that provider
  *   RECORD=stand-in npm run eval:search        re-record it from the scripted stand-in (how the committed one was made)
  */
+import { realpathSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { Effect, Schema } from "effect"
 import type { ModelClient } from "effect-agent-dsl"
@@ -51,7 +52,9 @@ export const runSearchEval = (model: { readonly client: ModelClient; readonly ma
     })
   })
 
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+// Run as a command, not imported: compared as real paths, so a path with a space, a symlinked checkout or
+// Windows still matches (a `file://${process.argv[1]}` string does not, and the command would do nothing).
+if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))) {
   const mode = process.env.RECORD === "1" ? "record" : process.env.RECORD === "stand-in" ? "record-stand-in" : process.env.LIVE === "1" ? "live" : undefined
   Effect.runPromise(runSearchEval(evalModel(mode), { progress: true })).then((report) => {
     console.log(formatTable(report))

@@ -43,7 +43,7 @@ export interface SearchSettings {
 
 /**
  * Reads `AI_PROVIDER`, `AI_MODEL`, `LLM_TEMPERATURE` (default 0 here: slot filling is extraction),
- * `LLM_THINKING_BUDGET` and `LLM_MAX_AGENT_STEPS` (default 3) through `fromEnv`.
+ * `LLM_THINKING_BUDGET` (0 or unset: no thinking block) and `LLM_MAX_AGENT_STEPS` (default 3) through `fromEnv`.
  *
  * @example
  * ```ts
@@ -52,7 +52,15 @@ export interface SearchSettings {
  * ```
  */
 export const settingsFromEnv = (env: Record<string, string | undefined> = process.env): SearchSettings => {
-  const resolved = fromEnv({ ...env, LLM_TEMPERATURE: env.LLM_TEMPERATURE ?? "0", LLM_MAX_AGENT_STEPS: env.LLM_MAX_AGENT_STEPS ?? "3" })
+  // LLM_THINKING_BUDGET=0 is seed 000's default and means no thinking block; `fromEnv` reads any value
+  // as a budget, and Anthropic's is at least 1024, so 0 is left out there (Gemini takes 0 as "off").
+  const noThinking = env.AI_PROVIDER === "anthropic" && env.LLM_THINKING_BUDGET?.trim() === "0"
+  const resolved = fromEnv({
+    ...env,
+    LLM_TEMPERATURE: env.LLM_TEMPERATURE ?? "0",
+    LLM_MAX_AGENT_STEPS: env.LLM_MAX_AGENT_STEPS ?? "3",
+    LLM_THINKING_BUDGET: noThinking ? undefined : env.LLM_THINKING_BUDGET
+  })
   return {
     client: resolved.client,
     label: `${resolved.provider} ${resolved.model}`,

@@ -7,8 +7,10 @@
  * Run: npm run example:search:server     then open http://127.0.0.1:8788/
  * Without AI_PROVIDER it answers from the scripted stand-in; with it, from the provider of the environment.
  */
+import { realpathSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import { fileURLToPath } from "node:url"
 import { Stream } from "effect"
 import { type AgentError, eventStreamResponse, type ModelClient, type RunStreamEvent, sendResponse } from "effect-agent-dsl"
 import { searchPage } from "./page.ts"
@@ -70,7 +72,9 @@ export const startSearchServer = async (port = 8788, model?: { readonly client: 
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Run as a command, not imported: compared as real paths, so a path with a space, a symlinked checkout or
+// Windows still matches (a `file://${process.argv[1]}` string does not, and the command would do nothing).
+if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))) {
   const { url } = await startSearchServer(Number(process.env.PORT ?? 8788))
   console.log(`ontology search on ${url}/  (SSE: ${url}/search?q=motorway%20maps%20in%20Germany)`)
 }

@@ -1,6 +1,8 @@
 // The agent on scripted models: forced submit_slots, cautious models, the investigation tools'
 // safety (SELECT only, parsed with sparqljs; no SERVICE, LOAD, updates; 50-row cap), the compiled
 // queries, and the fromEnv knobs.
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { ModelClient, type ModelRequest, toolCalls } from "effect-agent-dsl"
@@ -9,7 +11,7 @@ import { compileQuery, sparqlString } from "../../../examples/ontology-search/co
 import { correctSlots } from "../../../examples/ontology-search/corrections.ts"
 import { SUBMIT_SLOTS } from "../../../examples/ontology-search/forced-choice.ts"
 import { investigateSchema, investigationTools, MAX_SCHEMA_ROWS } from "../../../examples/ontology-search/investigation-tools.ts"
-import { answer, search, settingsFromEnv, systemPrompt } from "../../../examples/ontology-search/search-agent.ts"
+import { answer, search, searchAgent, settingsFromEnv, systemPrompt } from "../../../examples/ontology-search/search-agent.ts"
 import { loadCatalogue, shapesTurtle } from "../../../examples/ontology-search/store.ts"
 
 const catalogue = loadCatalogue()
@@ -172,6 +174,30 @@ describe("settings from the environment", () => {
     const s = settingsFromEnv({ AI_PROVIDER: "anthropic", AI_MODEL: "claude-x", ANTHROPIC_API_KEY: "k", LLM_TEMPERATURE: "0.5", LLM_MAX_AGENT_STEPS: "5", LLM_THINKING_BUDGET: "2048" })
     expect([s.temperature, s.maxSteps, s.label]).toEqual([0.5, 5, "anthropic claude-x"])
     expect(() => settingsFromEnv({ AI_PROVIDER: "anthropic", AI_MODEL: "m", ANTHROPIC_API_KEY: "k", LLM_THINKING_BUDGET: "10" })).toThrow(/LLM_THINKING_BUDGET/)
+  })
+
+  it("LLM_THINKING_BUDGET=0, seed 000's default, means no thinking block (not a budget below Anthropic's 1024)", async () => {
+    const s = settingsFromEnv({ AI_PROVIDER: "anthropic", AI_MODEL: "claude-x", ANTHROPIC_API_KEY: "k", LLM_THINKING_BUDGET: "0" })
+    expect(s.label).toBe("anthropic claude-x")
+    // The request it sends: no thinking, the temperature kept, submit_slots still forced.
+    let body: Record<string, unknown> | undefined
+    const server = createServer(async (req, res) => {
+      let text = ""
+      for await (const chunk of req) text += chunk
+      body = JSON.parse(text)
+      res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: "stop here" } }))
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    try {
+      const { port } = server.address() as AddressInfo
+      const settings = settingsFromEnv({ AI_PROVIDER: "anthropic", AI_MODEL: "claude-x", ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}`, LLM_THINKING_BUDGET: "0" })
+      await expect(searchAgent(catalogue, { client: settings.client, maxSteps: 1 }).run("maps")).rejects.toMatchObject({ _tag: "ModelError" })
+      expect(body).toMatchObject({ temperature: 0, tool_choice: { type: "tool", name: SUBMIT_SLOTS } })
+      expect(body).not.toHaveProperty("thinking")
+    } finally {
+      server.closeAllConnections()
+      server.close()
+    }
   })
 })
 

@@ -48,6 +48,45 @@ describe("filter values", () => {
   })
 })
 
+describe("confidence counts every correction the answer needed", () => {
+  it("a property key or a domain found by substring or edit distance makes it medium, as a value would", () => {
+    const key = correctSlots(vocabulary, submit({ domains: ["hdmap"], filters: { roadtype: "motorway" } }))
+    expect(key.corrections).toContainEqual({ slot: "filters", from: "roadtype", to: "roadTypes", match: "substring" })
+    expect(key.confidence).toBe("medium")
+    const range = correctSlots(vocabulary, submit({ domains: ["hdmap"], ranges: { lanecnt: { min: 2 } } }))
+    expect(range.ranges).toEqual({ laneCount: { min: 2 } })
+    expect(range.confidence).toBe("medium")
+    const domain = correctSlots(vocabulary, submit({ domains: ["hd-map"], filters: { roadTypes: "motorway" } }))
+    expect(domain.domains).toEqual(["hdmap"])
+    expect(domain.confidence).toBe("medium")
+    // Exact or only differing in case: high.
+    expect(correctSlots(vocabulary, submit({ domains: ["HDMAP"], filters: { RoadTypes: "motorway" } })).confidence).toBe("high")
+  })
+})
+
+describe("the model's own gaps", () => {
+  const all = new Set([...vocabulary.domains.keys(), ...vocabulary.propertyDomains.keys(), ...[...vocabulary.enumValues.values()].flat()])
+
+  it("carry suggestions from the real vocabulary only: the model's own when they are vocabulary terms, else a tokenised match", () => {
+    const out = correctSlots(vocabulary, submit({ domains: ["hdmap"], filters: { roadTypes: "motorway" } }, [
+      { term: "autobahn", reason: "no such road type", suggestions: ["autobahn-ramp", "Motorway"] },
+      { term: "lidar scans", reason: "not a map property" },
+      { term: "thermal", reason: "no property or value of the shapes", suggestions: ["infrared"] }
+    ]))
+    const of = (term: string) => out.gaps.find((g) => g.term === term)
+    expect(of("autobahn")?.suggestions).toEqual(["motorway"])
+    expect(of("lidar scans")?.suggestions).toContain("lidar")
+    expect(of("thermal")).toEqual({ term: "thermal", reason: "no property or value of the shapes" })
+    for (const g of out.gaps) for (const suggestion of g.suggestions ?? []) expect(all.has(suggestion), suggestion).toBe(true)
+  })
+
+  it("a term both the model and the corrections report is one gap", () => {
+    const out = correctSlots(vocabulary, submit({ domains: ["scenario"], filters: { country: "Germnay" } }, [{ term: "Germnay", reason: "unknown country" }]))
+    expect(out.gaps.map((g) => g.term)).toEqual(["Germnay"])
+    expect(out.gaps[0]!.suggestions?.every((s) => vocabulary.enumValues.get("country")!.includes(s))).toBe(true)
+  })
+})
+
 describe("domains", () => {
   it("scenario + roadTypes adds hdmap and keeps scenario", () => {
     const out = correctSlots(vocabulary, submit({ domains: ["scenario"], filters: { roadTypes: "motorway" } }))

@@ -1,5 +1,8 @@
 // The search over HTTP: SSE progress then the SearchResult event; the page; bad requests.
+import { readFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ModelClient, toolCalls } from "effect-agent-dsl"
+import { SUBMIT_SLOTS } from "../../../examples/ontology-search/forced-choice.ts"
 import { startSearchServer } from "../../../examples/ontology-search/server.ts"
 import { standInModel } from "../../../examples/ontology-search/stand-in-model.ts"
 
@@ -38,5 +41,31 @@ describe("search server", () => {
     expect((await fetch(`${server.url}/search?q=`)).status).toBe(400)
     expect((await fetch(`${server.url}/search?q=${"x".repeat(1001)}`)).status).toBe(400)
     expect((await fetch(`${server.url}/nope`)).status).toBe(404)
+  })
+
+  it("the README's Over HTTP section says what the stream carries: the events, and submit_slots under the name the model sees", async () => {
+    const readme = readFileSync(new URL("../../../examples/ontology-search/README.md", import.meta.url), "utf8")
+    const section = readme.split("## Over HTTP")[1]!.split("\n## ")[0]!
+    const events = frames(await (await fetch(`${server.url}/search?q=${encodeURIComponent("motorway maps")}`)).text())
+    const tags = events.map((e) => e.event)
+    for (const tag of ["RunStart", "Turn", "ToolCallStart", "ModelResponse", "RunEnd", "SearchResult"]) {
+      expect(section).toContain(`\`${tag === "RunStart" || tag === "SearchResult" ? `event: ${tag}` : tag}\``)
+      expect(tags).toContain(tag)
+    }
+    const called = events.filter((e) => e.event === "ToolCallStart").map((e) => e.data.tool)
+    expect(called).toEqual([SUBMIT_SLOTS])
+    expect(/typed-answer call appears as `(\w+)`/.exec(section)?.[1]).toBe(SUBMIT_SLOTS)
+  })
+
+  it("a run that ends without slots ends its stream with RunEnd (a Failure) and an error event, and no SearchResult", async () => {
+    const never = await startSearchServer(0, { client: ModelClient.fromFunction(() => toolCalls([{ name: SUBMIT_SLOTS, arguments: "{not json" }])), maxSteps: 2 })
+    try {
+      const events = frames(await (await fetch(`${never.url}/search?q=maps`)).text())
+      expect(events.slice(-2).map((e) => e.event)).toEqual(["RunEnd", "error"])
+      expect(events.at(-2)!.data.outcome._tag).toBe("Failure")
+      expect(events.at(-1)!.data._tag).toBe("OutputInvalid")
+    } finally {
+      await never.close()
+    }
   })
 })
