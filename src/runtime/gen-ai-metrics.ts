@@ -3,11 +3,11 @@
  * records `gen_ai.client.operation.duration` (seconds, with `error.type` when it failed) and, when
  * the provider reported usage, `gen_ai.client.token.usage` once per token type (`input`, `output`).
  * A streamed call also records `gen_ai.client.operation.time_to_first_chunk` (seconds from the request
- * to its first part) and `gen_ai.client.operation.time_per_output_chunk` (seconds from one output part
- * to the next, for each after the first); a call that is not streamed records neither, as the
- * conventions say. All are histograms with the bucket boundaries the conventions advise (for the two
- * chunk metrics, those of their server-side twins `gen_ai.server.time_to_first_token` and
- * `gen_ai.server.time_per_output_token`). `@effect/opentelemetry`'s
+ * to its first part) and `gen_ai.client.operation.time_per_output_chunk` (seconds from one output chunk
+ * to the next, for each after the first; output parts of one millisecond are one chunk); a call that is
+ * not streamed records neither, as the conventions say. All are histograms with the bucket boundaries
+ * the conventions advise (for the two chunk metrics, those of their server-side twins
+ * `gen_ai.server.time_to_first_token` and `gen_ai.server.time_per_output_token`). `@effect/opentelemetry`'s
  * `OtelMetrics.layer` (or `NodeSdk.layer` with a `metricReader`) exports them; without it they stay
  * in Effect's metric registry.
  *
@@ -81,8 +81,8 @@ export const timeToFirstChunk = Metric.histogram("gen_ai.client.operation.time_t
 })
 
 /**
- * `gen_ai.client.operation.time_per_output_chunk`: for each output part of a streamed call after the
- * first, the seconds since the one before.
+ * `gen_ai.client.operation.time_per_output_chunk`: for each output chunk of a streamed call after the
+ * first (output parts of one millisecond are one chunk), the seconds since the one before.
  *
  * @example
  * ```ts
@@ -110,7 +110,7 @@ export class ChunkTimes {
   #last = -1
   /** Seconds from the call's start to its first part; undefined while none came. */
   first: number | undefined = undefined
-  /** Seconds between consecutive output parts, one per output part after the first. */
+  /** Seconds between consecutive output chunks, one per chunk after the first. */
   readonly gaps: Array<number> = []
 
   constructor(clock: Clock.Clock) {
@@ -121,15 +121,17 @@ export class ChunkTimes {
   /**
    * A part arrived; `output` when it carries output (text, reasoning, a tool call), not a report
    * (usage, finish, response id). Read in milliseconds (the run's clock, no allocation per part): the
-   * conventions' buckets start at 1 ms (first chunk) and 10 ms (between chunks).
+   * conventions' buckets start at 1 ms (first chunk) and 10 ms (between chunks). Output parts within
+   * the same millisecond as the one before are one chunk: a provider's chunk (one network read) often
+   * gives several parts (a tool call's start and its first arguments; several deltas of one read).
    */
   arrived(output: boolean): void {
     if (this.first !== undefined && !output) return
     const now = this.#clock.currentTimeMillisUnsafe()
     if (this.first === undefined) this.first = Math.max(0, now - this.#start) / 1000
     if (!output) return
-    if (this.#last >= 0) this.gaps.push(Math.max(0, now - this.#last) / 1000)
-    this.#last = now
+    if (this.#last >= 0 && now > this.#last) this.gaps.push((now - this.#last) / 1000)
+    if (this.#last < 0 || now > this.#last) this.#last = now
   }
 }
 

@@ -29,7 +29,7 @@ const pacedClient = (firstMs: number, gapMs: number, failAfter?: number): ModelC
     chat: () => Effect.succeed(text("one two three", { inputTokens: 5, outputTokens: 3 })),
     stream: () => {
       const paced = Stream.fromIterable(parts.map((part, i) => [part, delays[i]!] as const)).pipe(
-        Stream.mapEffect(([part, ms]) => Effect.as(Effect.sleep(ms), part))
+        Stream.mapEffect(([part, ms]) => (ms === 0 ? Effect.succeed(part) : Effect.as(Effect.sleep(ms), part)))
       )
       return failAfter === undefined
         ? paced
@@ -62,6 +62,15 @@ describe("GenAI streaming metrics", () => {
     // Three text deltas: two gaps (the response id, usage and finish are no output).
     expect(gaps.count).toBe(2)
     expect(gaps.min).toBeGreaterThanOrEqual(0.02)
+  })
+
+  it("output parts that arrive within one millisecond are one chunk (one network read gives several parts)", async () => {
+    const { first, gaps } = await Effect.gen(function*() {
+      yield* Stream.runDrain(streamer(pacedClient(5, 0)).runStream("count"))
+      return yield* read
+    }).pipe(Effect.provideService(Metric.MetricRegistry, new Map()), Effect.runPromise)
+    expect(first.count).toBe(1)
+    expect(gaps.count).toBeLessThanOrEqual(1)
   })
 
   it("a call that is not streamed records neither", async () => {
