@@ -152,9 +152,8 @@ const envModel = (config: Config.Success<ReturnType<typeof envConfig>>): EnvMode
   if (config.provider === "gemini") {
     const apiKey = Option.getOrUndefined(Option.map(Option.orElse(config.geminiApiKey, () => config.googleApiKey), Redacted.value))
     const baseURL = Option.getOrUndefined(config.geminiBaseUrl)
-    // 0 means no thinking (as for gemini, and as seed settings write "off"); else at least Anthropic's 1,024.
-    const given = Option.getOrUndefined(config.thinkingBudget)
-    const thinkingBudget = given === 0 ? undefined : given
+    // 0 is Gemini's own "no thinking" (`thinkingConfig.thinkingBudget: 0`), sent as it is.
+    const thinkingBudget = Option.getOrUndefined(config.thinkingBudget)
     if (apiKey === undefined && baseURL === undefined) {
       throw new AgentConfigError({
         subject,
