@@ -4,7 +4,7 @@
 // `import.meta.url` with `file://${process.argv[1]}` fails there (the URL percent-encodes, the argument
 // does not; the URL is the real path, the argument the link), and the command exits 0 having done nothing.
 import { type ChildProcess, spawn } from "node:child_process"
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
@@ -50,15 +50,22 @@ const linked = join(scratch, "linked checkout")
 symlinkSync(root, linked, "dir")
 
 describe("example entry points start from any path", () => {
+  // The servers share one entry check (stream-server's stands for approval-chat's and ag-ui-server's,
+  // which are the same line); the ontology search's server and eval are the reference application's.
   it.each([
     ["examples/stream-server.ts", /streaming calculator on http:\/\/127\.0\.0\.1:\d+/, []],
-    ["examples/approval-chat.ts", /approval chat on http:\/\/127\.0\.0\.1:\d+/, []],
-    ["examples/ag-ui-server.ts", /AG-UI endpoint on http:\/\/127\.0\.0\.1:\d+/, []],
     ["examples/ontology-search/server.ts", /ontology search on http:\/\/127\.0\.0\.1:\d+/, []],
     ["examples/ontology-search/eval.ts", /"slotPrecision":/, []]
   ] as const)("%s, run through a symlinked path with a space", { timeout: 60_000 }, async (file, ready, args) => {
     const { output, started } = await run(join(linked, file), linked, ready, args, { STORE_DIR: join(scratch, "approvals") })
     expect(started, output).toBe(true)
+  })
+
+  it("no example tells it runs as a command by comparing import.meta.url with a file:// string (what failed above)", () => {
+    const files = (dir: string): Array<string> =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []))
+    const naive = files(join(root, "examples")).filter((file) => /import\.meta\.url\s*===\s*`file:\/\//.test(readFileSync(file, "utf8")))
+    expect(naive).toEqual([])
   })
 
   it("a copy in a real directory whose path has a space", { timeout: 60_000 }, async () => {
