@@ -171,6 +171,18 @@ describe("tools from a JSON Schema", () => {
     expect(Result.isSuccess(t.codec.check({ s: "aaa" }))).toBe(true)
   })
 
+  it("the keys of patternProperties and a propertyNames pattern run in linear time too", () => {
+    const evil = "^(a+)+$"
+    const hostile = "a".repeat(25) + "!" // about 2.5 s a match in a backtracking engine
+    const keyed = tool("k", { parameters: { type: "object", patternProperties: { [evil]: { type: "string" } }, additionalProperties: false }, run: () => "ok" })
+    const named = tool("n", { parameters: { type: "object", propertyNames: { pattern: evil } }, run: () => "ok" })
+    const started = performance.now()
+    expect(Result.isFailure(keyed.codec.check({ [hostile]: "x" }))).toBe(true)
+    expect(Result.isFailure(named.codec.check({ [hostile]: "x" }))).toBe(true)
+    expect(performance.now() - started).toBeLessThan(500)
+    expect(Result.isSuccess(keyed.codec.check({ aaa: "x" }))).toBe(true)
+  })
+
   fcIt.prop([fc.constantFrom(...parityPatterns), fc.array(fc.constantFrom("a", "b", "Z", "0", "9", "-", "@", ".", " ", "\n", "é", "😀", "_"), { maxLength: 12 }).map((cs) => cs.join(""))], { numRuns: 400 })(
     "a pattern RE2 runs accepts exactly the strings the ECMAScript RegExp accepts",
     (pattern, input) => {
