@@ -29,17 +29,53 @@ import type { ModelMetadata } from "../model/model-client.ts"
  * `Infinity`, so every advised boundary reaches the exporter and a value past the last is counted.
  */
 
-/** Seconds; the boundaries the conventions advise for `gen_ai.client.operation.duration`. */
-const durationBoundaries = Metric.boundariesFromIterable([0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92])
+/** One histogram of the conventions: its name, description, unit and advised bucket boundaries. */
+interface Instrument {
+  readonly name: string
+  readonly description: string
+  readonly unit: string
+  readonly boundaries: ReadonlyArray<number>
+}
 
-/** Tokens; the boundaries the conventions advise for `gen_ai.client.token.usage`. */
-const tokenBoundaries = Metric.boundariesFromIterable([1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864])
+/** `gen_ai.client.operation.duration`, in seconds, with the boundaries the conventions advise. */
+const durationInstrument: Instrument = {
+  name: "gen_ai.client.operation.duration",
+  description: "GenAI operation duration",
+  unit: "s",
+  boundaries: Metric.boundariesFromIterable([0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92])
+}
 
-/** Seconds; the boundaries advised for `gen_ai.server.time_to_first_token`. */
-const firstChunkBoundaries = Metric.boundariesFromIterable([0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10])
+/** `gen_ai.client.token.usage`, in tokens, with the boundaries the conventions advise. */
+const tokenInstrument: Instrument = {
+  name: "gen_ai.client.token.usage",
+  description: "Number of input and output tokens used",
+  unit: "{token}",
+  boundaries: Metric.boundariesFromIterable([1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864])
+}
 
-/** Seconds; the boundaries advised for `gen_ai.server.time_per_output_token`. */
-const chunkGapBoundaries = Metric.boundariesFromIterable([0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5])
+/** `gen_ai.client.operation.time_to_first_chunk`, in seconds, with the boundaries of `gen_ai.server.time_to_first_token`. */
+const firstChunkInstrument: Instrument = {
+  name: "gen_ai.client.operation.time_to_first_chunk",
+  description: "Time to receive the first chunk of a streamed GenAI response",
+  unit: "s",
+  boundaries: Metric.boundariesFromIterable([0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10])
+}
+
+/** `gen_ai.client.operation.time_per_output_chunk`, in seconds, with the boundaries of `gen_ai.server.time_per_output_token`. */
+const chunkGapInstrument: Instrument = {
+  name: "gen_ai.client.operation.time_per_output_chunk",
+  description: "Time between two output chunks of a streamed GenAI response",
+  unit: "s",
+  boundaries: Metric.boundariesFromIterable([0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5])
+}
+
+/** The histogram of `instrument`: the metric itself, or one of its series (`attributes` and the instrument's `unit`). */
+const histogramOf = (instrument: Instrument, attributes?: Record<string, string>) =>
+  Metric.histogram(instrument.name, {
+    description: instrument.description,
+    boundaries: instrument.boundaries,
+    ...(attributes === undefined ? {} : { attributes: { ...attributes, unit: instrument.unit } })
+  })
 
 /**
  * `gen_ai.client.operation.duration`: how long each model call took, in seconds.
@@ -49,10 +85,7 @@ const chunkGapBoundaries = Metric.boundariesFromIterable([0.01, 0.025, 0.05, 0.0
  * const state = yield* Metric.value(operationDuration.pipe(Metric.withAttributes({ "gen_ai.operation.name": "chat", unit: "s" })))
  * ```
  */
-export const operationDuration = Metric.histogram("gen_ai.client.operation.duration", {
-  description: "GenAI operation duration",
-  boundaries: durationBoundaries
-})
+export const operationDuration = histogramOf(durationInstrument)
 
 /**
  * `gen_ai.client.token.usage`: the tokens of each model call, one value per `gen_ai.token.type`.
@@ -62,10 +95,7 @@ export const operationDuration = Metric.histogram("gen_ai.client.operation.durat
  * const input = yield* Metric.value(tokenUsage.pipe(Metric.withAttributes({ "gen_ai.operation.name": "chat", "gen_ai.token.type": "input", unit: "{token}" })))
  * ```
  */
-export const tokenUsage = Metric.histogram("gen_ai.client.token.usage", {
-  description: "Number of input and output tokens used",
-  boundaries: tokenBoundaries
-})
+export const tokenUsage = histogramOf(tokenInstrument)
 
 /**
  * `gen_ai.client.operation.time_to_first_chunk`: how long a streamed call waited for its first part, in seconds.
@@ -75,10 +105,7 @@ export const tokenUsage = Metric.histogram("gen_ai.client.token.usage", {
  * const state = yield* Metric.value(timeToFirstChunk.pipe(Metric.withAttributes({ "gen_ai.operation.name": "chat", unit: "s" })))
  * ```
  */
-export const timeToFirstChunk = Metric.histogram("gen_ai.client.operation.time_to_first_chunk", {
-  description: "Time to receive the first chunk of a streamed GenAI response",
-  boundaries: firstChunkBoundaries
-})
+export const timeToFirstChunk = histogramOf(firstChunkInstrument)
 
 /**
  * `gen_ai.client.operation.time_per_output_chunk`: for each output chunk of a streamed call after the
@@ -89,10 +116,7 @@ export const timeToFirstChunk = Metric.histogram("gen_ai.client.operation.time_t
  * const state = yield* Metric.value(timePerOutputChunk.pipe(Metric.withAttributes({ "gen_ai.operation.name": "chat", unit: "s" })))
  * ```
  */
-export const timePerOutputChunk = Metric.histogram("gen_ai.client.operation.time_per_output_chunk", {
-  description: "Time between two output chunks of a streamed GenAI response",
-  boundaries: chunkGapBoundaries
-})
+export const timePerOutputChunk = histogramOf(chunkGapInstrument)
 
 /**
  * When the parts of a streamed call arrived: the seconds to the first part, and between two output
@@ -165,24 +189,12 @@ const seriesByClient = new Map<string, Series>()
 const maxClients = 256
 const maxErrorTypes = 64
 
-const durationSeries = (attributes: Record<string, string>) =>
-  Metric.histogram("gen_ai.client.operation.duration", { description: "GenAI operation duration", boundaries: durationBoundaries, attributes: { ...attributes, unit: "s" } })
-
+const durationSeries = (attributes: Record<string, string>) => histogramOf(durationInstrument, attributes)
+const tokenSeries = (attributes: Record<string, string>) => histogramOf(tokenInstrument, attributes)
 const chunkSeries = (attributes: Record<string, string>): ChunkSeries => ({
-  first: Metric.histogram("gen_ai.client.operation.time_to_first_chunk", {
-    description: "Time to receive the first chunk of a streamed GenAI response",
-    boundaries: firstChunkBoundaries,
-    attributes: { ...attributes, unit: "s" }
-  }),
-  gap: Metric.histogram("gen_ai.client.operation.time_per_output_chunk", {
-    description: "Time between two output chunks of a streamed GenAI response",
-    boundaries: chunkGapBoundaries,
-    attributes: { ...attributes, unit: "s" }
-  })
+  first: histogramOf(firstChunkInstrument, attributes),
+  gap: histogramOf(chunkGapInstrument, attributes)
 })
-
-const tokenSeries = (attributes: Record<string, string>) =>
-  Metric.histogram("gen_ai.client.token.usage", { description: "Number of input and output tokens used", boundaries: tokenBoundaries, attributes: { ...attributes, unit: "{token}" } })
 
 /** The series of a client's metadata object, found without building its key again. */
 const seriesByMetadata = new WeakMap<ModelMetadata, Series>()
