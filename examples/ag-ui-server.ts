@@ -65,7 +65,7 @@ const scripted = (): ModelClient =>
 
 /** Starts the AG-UI endpoint; `port` 0 picks a free one. */
 export const startAgUiServer = async (options: { readonly port?: number; readonly model?: ModelClient } = {}) => {
-  const model = options.model ?? (process.env.AI_PROVIDER === undefined ? scripted() : fromEnv().client)
+  const model = options.model ?? ((process.env.AI_PROVIDER ?? "").trim() === "" ? scripted() : fromEnv().client)
   const assistant = agent("assistant").prompt("You help with the weather, payments and painting.").model(model).tools({ weather, transfer, add_to_cart: addToCart })
   const waiting = new Map<string, ChatSuspension>()
   const handle = agUiHandler(assistant, {

@@ -33,7 +33,7 @@ const offlineModel = ModelClient.fromFunction((request) => {
 
 const adder = agent("adder")
   .prompt("Add the numbers in the question with the add tool, then answer in one sentence.")
-  .model(process.env.AI_PROVIDER === undefined ? offlineModel : fromEnv().client)
+  .model((process.env.AI_PROVIDER ?? "").trim() === "" ? offlineModel : fromEnv().client)
   .tools({ add })
 
 const server = mcpServer({ name: "example", tools: { add, shout }, agents: [{ agent: adder, description: "Adds the numbers in a question" }] })

@@ -38,7 +38,7 @@ const multiply = tool("multiply", {
   run: ({ a, b }) => Effect.as(Effect.sleep("300 millis"), a * b)
 })
 
-const model = (scripted: () => ModelClient): ModelClient => ((process.env.AI_PROVIDER ?? "") === "" ? scripted() : fromEnv().client)
+const model = (scripted: () => ModelClient): ModelClient => ((process.env.AI_PROVIDER ?? "").trim() === "" ? scripted() : fromEnv().client)
 
 export const calculator = agent("calculator")
   .prompt("You are a calculator. Use the tools, then give the result in one sentence.")

@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect, Exit, Schema, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -15,7 +15,9 @@ describe("examples/mcp-server.ts over stdio, with the SDK's client", { timeout: 
   let client: Client
   beforeAll(async () => {
     client = new Client({ name: "test", version: "1.0.0" })
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: ["--import", "tsx", join(root, "examples/mcp-server.ts")], cwd: root, stderr: "ignore" }))
+    // AI_PROVIDER set but empty (as `AI_PROVIDER= npm run …` leaves it): still the offline model, not `fromEnv`.
+    const env = { ...getDefaultEnvironment(), AI_PROVIDER: "" }
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: ["--import", "tsx", join(root, "examples/mcp-server.ts")], cwd: root, env, stderr: "ignore" }))
   }, 30_000)
   afterAll(async () => {
     await client?.close()

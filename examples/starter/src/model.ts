@@ -35,7 +35,7 @@ export const scripted = (): ModelClient =>
 
 /** A provider from the environment when `AI_PROVIDER` is set, the scripted model otherwise. */
 export const chooseModel = (env: NodeJS.ProcessEnv = process.env): ChosenModel => {
-  if (env.AI_PROVIDER !== undefined && env.AI_PROVIDER !== "") {
+  if ((env.AI_PROVIDER ?? "").trim() !== "") {
     const found = fromEnv(env)
     return { client: found.client, label: `${found.provider} ${found.model}`, maxTurns: found.budget.maxTurns ?? 6 }
   }

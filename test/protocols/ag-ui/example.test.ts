@@ -3,10 +3,14 @@
  * (`@ag-ui/client`'s HttpAgent): a server tool, an interrupt approved by a resume entry, and a client
  * tool whose result continues the run.
  */
-import { expect, it } from "vitest"
+import { afterEach, expect, it, vi } from "vitest"
 import { demo, startAgUiServer } from "../../../examples/ag-ui-server.ts"
 
+afterEach(() => void vi.unstubAllEnvs())
+
 it("serves the README's AG-UI example: text and a tool, an approval interrupt and its resume, a client tool, shared state", async () => {
+  // AI_PROVIDER set but blank counts as unset: the scripted model, not `fromEnv` (which would refuse it).
+  vi.stubEnv("AI_PROVIDER", " ")
   const server = await startAgUiServer({ port: 0 })
   const lines: Array<string> = []
   try {
