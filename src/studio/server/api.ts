@@ -22,6 +22,10 @@
  * | GET | /api/events | SSE of `ListChange` |
  * | POST | /api/ingest `IngestBatch` | 202 `{ accepted }` (what `studioHooks` sends) |
  * | POST | /api/import `{ jsonl }` or JSONL text | 200 `{ runs, skipped, kept }` (a JSONL trace file; `kept`: runs of another source it did not replace) |
+ *
+ * A path of this table called with another method answers 405 `MethodNotAllowed` with the methods it
+ * accepts in `Allow`; any other path 404. The two SSE streams send a comment every 15 s (the
+ * `keepAliveMs` option) and name that interval in the header `x-studio-keep-alive-ms`.
  */
 
 /** The run statuses the studio shows. */

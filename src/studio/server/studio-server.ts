@@ -65,6 +65,12 @@ export interface StudioOptions {
   readonly uiDirectory?: string
   /** The largest request body accepted, in bytes (default 8 MiB). */
   readonly maxBodyBytes?: number
+  /**
+   * How often the live streams send a keep-alive comment, in milliseconds (default 15 s). The page
+   * reads it from each stream's `x-studio-keep-alive-ms` header and counts a stream silent for 2.5
+   * times as long as dropped.
+   */
+  readonly keepAliveMs?: number
 }
 
 /**
@@ -128,16 +134,20 @@ const readJson = async (request: IncomingMessage, limit: number): Promise<unknow
 
 const statuses: ReadonlyArray<RunStatus> = ["running", "suspended", "completed", "failed", "cancelled"]
 
-/** Opens an SSE response; returns `send` and `end`. */
-const openSse = (request: IncomingMessage, response: ServerResponse, onClose: () => void) => {
+/**
+ * Opens an SSE response; returns `send` and `end`. A comment every `keepAliveMs` keeps proxies from
+ * closing an idle stream, and its header tells the page how soon a silent stream is a dead one.
+ */
+const openSse = (request: IncomingMessage, response: ServerResponse, keepAliveMs: number, onClose: () => void) => {
   response.writeHead(200, {
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-store",
     connection: "keep-alive",
-    "x-accel-buffering": "no"
+    "x-accel-buffering": "no",
+    "x-studio-keep-alive-ms": String(keepAliveMs)
   })
   response.write(": effect-agent-studio\n\n")
-  const keepAlive = setInterval(() => response.write(": ping\n\n"), 15_000)
+  const keepAlive = setInterval(() => response.write(": ping\n\n"), keepAliveMs)
   keepAlive.unref()
   let closed = false
   const close = () => {
@@ -175,6 +185,7 @@ export const startStudio = async (options: StudioOptions = {}): Promise<Studio> 
   const host = options.host ?? "127.0.0.1"
   const token = options.token ?? newToken()
   const maxBodyBytes = options.maxBodyBytes ?? 8 * 1024 * 1024
+  const keepAliveMs = options.keepAliveMs ?? 15_000
   const store = new RunStore({
     file: options.storeFile,
     ...(options.maxRuns === undefined ? {} : { maxRuns: options.maxRuns }),
@@ -232,8 +243,15 @@ export const startStudio = async (options: StudioOptions = {}): Promise<Studio> 
 
   const routes = async (request: IncomingMessage, response: ServerResponse, url: URL, route: ReadonlyArray<string>): Promise<void> => {
     const method = request.method ?? "GET"
-    const is = (m: string, ...shape: ReadonlyArray<string | null>) =>
-      method === m && route.length === shape.length && shape.every((s, i) => s === null || s === route[i])
+    // The methods of the routes whose shape the path has: a path that has some but not this method is
+    // answered 405 with them in `Allow`, one that has none 404.
+    const allowed = new Set<string>()
+    const is = (m: string, ...shape: ReadonlyArray<string | null>) => {
+      if (route.length !== shape.length || !shape.every((s, i) => s === null || s === route[i])) return false
+      if (method === m) return true
+      allowed.add(m)
+      return false
+    }
 
     if (is("GET", "agents")) return json(response, 200, [...catalog.values()].map((e) => e.info))
     if (is("POST", "agents", null, "runs")) {
@@ -285,7 +303,7 @@ export const startStudio = async (options: StudioOptions = {}): Promise<Studio> 
       if (run === undefined && !runner.isRunning(runId)) return fail(response, 404, "NotFound", `no run ${runId}`)
       const from = Number(request.headers["last-event-id"] ?? url.searchParams.get("lastEventId") ?? 0) || 0
       let stop = () => {}
-      const sse = openSse(request, response, () => stop())
+      const sse = openSse(request, response, keepAliveMs, () => stop())
       let last = from
       const ended = () => {
         const summary = summaryOf(runId)
@@ -367,7 +385,7 @@ export const startStudio = async (options: StudioOptions = {}): Promise<Studio> 
     }
     if (is("GET", "events")) {
       let stop = () => {}
-      const sse = openSse(request, response, () => stop())
+      const sse = openSse(request, response, keepAliveMs, () => stop())
       stop = store.onChange((change) => sse.send(change))
       return
     }
@@ -396,6 +414,10 @@ export const startStudio = async (options: StudioOptions = {}): Promise<Studio> 
       }
       return json(response, 200, importTrace(store, { text: jsonl }))
     }
+    if (allowed.size > 0) {
+      response.setHeader("allow", [...allowed].join(", "))
+      return fail(response, 405, "MethodNotAllowed", `${url.pathname} accepts ${[...allowed].join(", ")}, not ${method}`)
+    }
     return fail(response, 404, "NotFound", `no route ${method} ${url.pathname}`)
   }
 
@@ -423,7 +445,10 @@ export const startStudio = async (options: StudioOptions = {}): Promise<Studio> 
         return
       }
     }
-    if (request.method !== "GET" && request.method !== "HEAD") return fail(response, 405, "MethodNotAllowed", "only GET outside /api/")
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      response.setHeader("allow", "GET, HEAD")
+      return fail(response, 405, "MethodNotAllowed", "only GET outside /api/")
+    }
     // No token cookie: cookies are not kept apart by port, so every other server on this host would
     // receive it. The page keeps the token for its tab and sends it as `Authorization: Bearer`.
     const headers = {

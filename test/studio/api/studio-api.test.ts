@@ -152,6 +152,34 @@ describe("studio API over HTTP on 127.0.0.1", () => {
     expect(messages.map((m) => m.data)).toContainEqual({ type: "run", runId })
     expect(messages.map((m) => m.data)).toContainEqual({ type: "approval", runId })
   })
+
+  it("answers a known path called with another method 405 with the methods it accepts in Allow; an unknown path 404", async () => {
+    const { studio } = await start()
+    const answer = async (method: string, path: string) => {
+      const response = await fetch(`${studio.origin}${path}`, { method, headers: { authorization: `Bearer ${studio.token}` } })
+      const text = await response.text()
+      return { status: response.status, allow: response.headers.get("allow"), error: text === "" ? undefined : JSON.parse(text).error }
+    }
+    const refused = (allow: string) => ({ status: 405, allow, error: "MethodNotAllowed" })
+    expect(await answer("POST", "/api/agents")).toEqual(refused("GET"))
+    expect(await answer("GET", "/api/agents/calculator/runs")).toEqual(refused("POST"))
+    expect(await answer("DELETE", "/api/runs/run_x")).toEqual(refused("GET"))
+    expect(await answer("GET", "/api/runs/run_x/stop")).toEqual(refused("POST"))
+    expect(await answer("POST", "/api/runs/run_x/stream")).toEqual(refused("GET"))
+    expect(await answer("PUT", "/api/approvals/run_x")).toEqual(refused("POST"))
+    expect(await answer("POST", "/api/events")).toEqual(refused("GET"))
+    expect(await answer("GET", "/api/ingest")).toEqual(refused("POST"))
+    expect(await answer("PATCH", "/api/import")).toEqual(refused("POST"))
+    expect(await answer("HEAD", "/api/sessions")).toEqual({ status: 405, allow: "GET", error: undefined })
+    // Outside /api/ only files are served.
+    expect(await answer("POST", "/index.html")).toEqual(refused("GET, HEAD"))
+    // Unknown paths stay 404, whatever the method.
+    expect(await answer("GET", "/api/nope")).toEqual({ status: 404, allow: null, error: "NotFound" })
+    expect(await answer("POST", "/api/agents/calculator")).toEqual({ status: 404, allow: null, error: "NotFound" })
+    expect(await answer("GET", "/api/runs/run_x/stop/now")).toEqual({ status: 404, allow: null, error: "NotFound" })
+    // The refused calls changed nothing.
+    expect((await call(studio, "GET", "/api/runs")).body).toEqual([])
+  })
 })
 
 describe("studio security", () => {

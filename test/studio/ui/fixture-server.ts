@@ -313,9 +313,13 @@ export const startFixtureServer = async (options: FixtureOptions = {}): Promise<
     const text = Buffer.concat(chunks).toString("utf8")
     return text === "" ? {} : JSON.parse(text)
   }
+  // As the studio does: a keep-alive comment, its interval named in a header (the page drops a stream silent for 2.5 of them).
   const sse = (response: ServerResponse) => {
-    response.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-store", Connection: "keep-alive" })
+    response.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-store", Connection: "keep-alive", "x-studio-keep-alive-ms": "15000" })
     response.write(": open\n\n")
+    const ping = setInterval(() => response.write(": ping\n\n"), 15_000)
+    ping.unref()
+    response.on("close", () => clearInterval(ping))
   }
 
   const resume = (run: Run, body: { decisions?: ReadonlyArray<{ callId: string; decision: string; reason?: string; arguments?: unknown }>; decidedBy?: string }) => {

@@ -2,7 +2,8 @@
  * The studio's front end in headless Chromium against the real server, at its borders: run content
  * the page did not expect (a run or session id that is not well-formed UTF-16), more runs than the list
  * holds, a run that waits for a second decision after the first, a decision sent twice, and a studio
- * restarted while a page is open (with the same token, then another).
+ * restarted while a page is open (with the same token, then another), and a live feed that stays open
+ * but goes silent.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -14,9 +15,10 @@ import { agent, inMemorySessionStore, text, tool, toolCalls } from "../../../src
 import { scriptedModel } from "../../../src/testing/index.ts"
 import { RunStore, type Studio, startStudio } from "../../../src/studio/index.ts"
 import { collectPageErrors, describeBrowser } from "../../support/browser.ts"
+import { silencingProxy } from "./silencing-proxy.ts"
 
 // Code passed to page.evaluate runs in the browser; the repository's tsc has no DOM library.
-declare const location: any
+declare const location: any, window: any, document: any, MutationObserver: any
 
 /** A payer whose every payment waits for a human: it pays `to` twice (two waits under one run id), then answers. */
 const payerAgents = () => {
@@ -188,6 +190,38 @@ describeBrowser("studio front end at its borders", (browser) => {
     } finally {
       await restarted?.close()
       rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("a live feed that stays open but goes silent (not even a keep-alive) stops showing live, reconnects and reloads", async () => {
+    // Keep-alives every 200 ms: the page counts the feed dropped after 500 ms without a byte.
+    const quiet = await startStudio({ port: 0, keepAliveMs: 200 })
+    const proxy = await silencingProxy(quiet)
+    try {
+      const runStart = (runId: string) => ({ _tag: "RunStart", runId, agent: `agent-${runId}`, input: "x" })
+      quiet.store.append("ingest", Date.now(), runStart("before-silence"))
+      const { page, errors } = await open(`${proxy.origin}/?token=${quiet.token}#/runs`)
+      await page.locator("a.run-row", { hasText: "agent-before-silence" }).waitFor()
+      await page.locator("#live-state", { hasText: "live" }).waitFor()
+      // Every state the header shows from now on is recorded.
+      await page.evaluate(() => {
+        const element = document.getElementById("live-state")
+        window.liveStates = []
+        new MutationObserver(() => window.liveStates.push(element.textContent)).observe(element, { subtree: true, childList: true, characterData: true })
+      })
+      const shown = (): Promise<Array<string>> => page.evaluate(() => window.liveStates)
+      // A feed quiet but for its keep-alives, for longer than the page waits for a byte, is still live.
+      await new Promise((resolve) => setTimeout(resolve, 750))
+      expect(await shown()).toEqual([])
+      expect(proxy.silence()).toBeGreaterThan(0)
+      // Its change is sent down the silent feed and never arrives: only a reload after the reconnect shows it.
+      quiet.store.append("ingest", Date.now(), runStart("while-silent"))
+      await expect.poll(shown, { timeout: 3_000 }).toEqual(["reconnecting…", "live"])
+      await page.locator("a.run-row", { hasText: "agent-while-silent" }).waitFor({ timeout: 5_000 })
+      expect(errors).toEqual([])
+    } finally {
+      await proxy.close()
+      await quiet.close()
     }
   })
 })

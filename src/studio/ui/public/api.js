@@ -122,11 +122,25 @@ export const api = {
   }
 }
 
+/** A stream silent for this many keep-alive intervals counts as dropped (one late ping is no drop). */
+const silentIntervals = 2.5
+
+/**
+ * The keep-alive interval a stream's response names (`x-studio-keep-alive-ms`), if it names one.
+ * @param {Response} response
+ */
+const keepAliveOf = (response) => {
+  const value = Number(response.headers.get("x-studio-keep-alive-ms") ?? Number.NaN)
+  return Number.isFinite(value) && value > 0 ? value : undefined
+}
+
 /**
  * Follows a Server-Sent Events endpoint until `close()` or until the server ends it for good
  * (`final()` says so, e.g. after a run's `RunEnd`); reconnects after a dropped connection with
- * `Last-Event-ID` so that no event is lost or repeated. A refusal of the token (401, 403) ends it
- * with `onRefused`.
+ * `Last-Event-ID` so that no event is lost or repeated. A connection that stays open but brings
+ * nothing, not even the server's keep-alive, for 2.5 of its intervals is dropped and reconnected the
+ * same way (a sleeping laptop, a proxy that holds a dead stream). A refusal of the token (401, 403)
+ * ends it with `onRefused`.
  * @param {string} path
  * @param {{
  *   lastEventId?: string | undefined,
@@ -141,19 +155,44 @@ export const follow = (path, options) => {
   const controller = new AbortController()
   let lastEventId = options.lastEventId
   let ended = false
+  // The server's own interval once a response named it; until then, its default.
+  let keepAliveMs = 15_000
   const run = async () => {
     let delay = 500
     while (!controller.signal.aborted && !ended) {
+      // Each connection can be dropped on its own (when silent) without closing the whole `follow`.
+      const attempt = new AbortController()
+      const abortAttempt = () => attempt.abort()
+      controller.signal.addEventListener("abort", abortAttempt, { once: true })
+      let silent = false
+      let heardAt = Date.now()
+      /** @type {ReturnType<typeof setTimeout> | undefined} */
+      let watchdog
+      // Compares times rather than trusting the timer alone: a throttled background tab fires it late.
+      const watch = () => {
+        clearTimeout(watchdog)
+        const quiet = Date.now() - heardAt
+        const limit = keepAliveMs * silentIntervals
+        if (quiet < limit) watchdog = setTimeout(watch, limit - quiet)
+        else {
+          silent = true
+          attempt.abort()
+        }
+      }
+      watch()
       try {
         const response = await fetch(path, {
           headers: headers({ Accept: "text/event-stream", ...(lastEventId === undefined ? {} : { "Last-Event-ID": lastEventId }) }),
-          signal: controller.signal
+          signal: attempt.signal
         })
         if (response.status === 204 || response.status === 404) {
           ended = true
           break
         }
         if (!response.ok || response.body === null) throw new ApiError(response.status, `HTTP ${response.status}`)
+        keepAliveMs = keepAliveOf(response) ?? keepAliveMs
+        heardAt = Date.now()
+        watch()
         options.onState?.("open")
         delay = 500
         let received = 0
@@ -173,10 +212,12 @@ export const follow = (path, options) => {
           }
           options.onData(data, message.id)
           if (options.final?.(data) === true) ended = true
-        }, controller.signal)
+        }, attempt.signal, () => {
+          heardAt = Date.now()
+        })
         // A closed stream that had nothing new for us is a finished one (its run ended before we came);
-        // one closed mid-way is reconnected with Last-Event-ID.
-        if (options.final !== undefined && received === 0) ended = true
+        // one closed mid-way, or dropped for its silence, is reconnected with Last-Event-ID.
+        if (options.final !== undefined && received === 0 && !silent) ended = true
       } catch (error) {
         if (controller.signal.aborted) break
         if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
@@ -185,6 +226,9 @@ export const follow = (path, options) => {
           options.onRefused?.(error)
           break
         }
+      } finally {
+        clearTimeout(watchdog)
+        controller.signal.removeEventListener("abort", abortAttempt)
       }
       if (ended || controller.signal.aborted) break
       options.onState?.("reconnecting")

@@ -12,12 +12,14 @@
 /**
  * Splits a Server-Sent Events byte stream into messages (`id`, `event`, `data`), per the HTML spec's
  * parsing rules that matter here: `\n`, `\r\n` or `\r` line ends, `data` lines joined by `\n`,
- * comments (`:`) ignored, a message dispatched on an empty line.
+ * comments (`:`) ignored, a message dispatched on an empty line. `onBytes` hears every chunk, keep-alive
+ * comments included: a watchdog's proof that the connection still lives.
  * @param {ReadableStream<Uint8Array>} body
  * @param {(message: { id: string | undefined, event: string, data: string }) => void} onMessage
  * @param {AbortSignal} signal
+ * @param {() => void} [onBytes]
  */
-export const readEventStream = async (body, onMessage, signal) => {
+export const readEventStream = async (body, onMessage, signal, onBytes) => {
   const reader = body.getReader()
   const decoder = new TextDecoder()
   signal.addEventListener("abort", () => void reader.cancel().catch(() => undefined), { once: true })
@@ -46,6 +48,7 @@ export const readEventStream = async (body, onMessage, signal) => {
   }
   for (;;) {
     const { value, done } = await reader.read()
+    if (!done) onBytes?.()
     let text = buffer + (done ? decoder.decode() : decoder.decode(value, { stream: true }))
     // A chunk that ends on "\r" may be half of a "\r\n": keep it until the next chunk (or the end) says.
     const held = !done && text.endsWith("\r") ? "\r" : ""
