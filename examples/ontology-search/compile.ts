@@ -9,7 +9,7 @@
 import type { Store } from "oxigraph"
 import type { CorrectedSlots } from "./corrections.ts"
 import { DATA_GRAPH } from "./store.ts"
-import type { Vocabulary } from "./vocabulary.ts"
+import { carrierOf, type Vocabulary } from "./vocabulary.ts"
 
 /** A compiled search: the SPARQL text and the domains that have a branch in it. */
 export interface CompiledQuery {
@@ -52,20 +52,17 @@ export const compileQuery = (vocabulary: Vocabulary, slots: CorrectedSlots): Com
     let n = 0
     // The subject carrying `property` for this domain: the asset itself, or the asset it references.
     const subjectFor = (property: string): { s: string; iri: string } | undefined => {
-      const own = info.properties.get(property)
-      if (own !== undefined) return { s: "?asset", iri: own.iri }
-      for (const c of vocabulary.connections.filter((c) => c.from === domain)) {
-        const target = vocabulary.domains.get(c.to)?.properties.get(property)
-        if (target === undefined) continue
-        let v = joins.get(c.via)
-        if (v === undefined) {
-          v = `?join${joins.size}`
-          joins.set(c.via, v)
-          lines.push(`?asset ${iri(c.viaIri)} ${v} .`)
-        }
-        return { s: v, iri: target.iri }
+      const carrier = carrierOf(vocabulary, domain, property)
+      if (carrier === undefined) return undefined
+      const c = carrier.via
+      if (c === undefined) return { s: "?asset", iri: carrier.property.iri }
+      let v = joins.get(c.via)
+      if (v === undefined) {
+        v = `?join${joins.size}`
+        joins.set(c.via, v)
+        lines.push(`?asset ${iri(c.viaIri)} ${v} .`)
       }
-      return undefined
+      return { s: v, iri: carrier.property.iri }
     }
     for (const [property, values] of Object.entries(slots.filters)) {
       const at = subjectFor(property)

@@ -8,22 +8,33 @@
  *   added, valid ones kept, unknown ones corrected like values or reported;
  * - confidence: recomputed from how the terms matched, domains and property keys as well as values
  *   (exact or case-insensitive high, substring or fuzzy medium, any gap low), never the model's own say.
+ * Ranges are held to what the shapes declare for the domains searched (`fitRange`): a bound outside the
+ * declared range is clamped to it, a fractional bound of an `xsd:integer` property rounded inwards, a
+ * reversed range swapped, a bound that is not a number dropped; each change is a correction, and a
+ * bound that excludes every value the shapes allow is also a gap (confidence low), never 0 hits at "high".
  * Several cross-domain references: the first valid one is kept, the others are gaps explaining the
  * single-slot rule. The model's own gaps keep only suggestions that are vocabulary terms, joined by a
  * tokenised match against the vocabulary; a term reported twice is one gap.
  */
 import type { Gap, Submission } from "./slots.ts"
-import type { Vocabulary } from "./vocabulary.ts"
+import { type DeclaredRange, declaredRange, type Vocabulary } from "./vocabulary.ts"
 
 /** How a term matched the vocabulary. */
 export type MatchKind = "exact" | "case-insensitive" | "substring" | "fuzzy"
+
+/**
+ * How a range bound was changed to fit the declared range: `clamped` into it, `rounded` inwards to an
+ * integer, `swapped` (min and max given the wrong way round), `dropped` (not a number, or an infinite
+ * bound on a side the shapes leave open).
+ */
+export type RangeFix = "clamped" | "rounded" | "swapped" | "dropped"
 
 /** One change the corrections made, for the user to see. */
 export interface Correction {
   readonly slot: string
   readonly from: string
   readonly to: string
-  readonly match: MatchKind | "added"
+  readonly match: MatchKind | "added" | RangeFix
 }
 
 /** Slots that only hold vocabulary terms: what the query compiler accepts. */
@@ -199,17 +210,33 @@ export const correctSlots = (vocabulary: Vocabulary, submission: Submission): Co
     if (filters[property] !== undefined) addDomainsFor(property)
   }
 
-  const ranges: Record<string, { min?: number; max?: number }> = {}
+  // Range keys first: they may add domains, and the range a property may take depends on the domains.
+  const requested = new Map<string, { readonly key: string; readonly range: Submission["slots"]["ranges"][string] }>()
   for (const [key, range] of Object.entries(submission.slots.ranges)) {
     const property = resolveKey(key, "ranges", true)
     if (property === undefined) continue
     if (range.min === undefined && range.max === undefined) continue
-    const [min, max] = range.min !== undefined && range.max !== undefined && range.min > range.max ? [range.max, range.min] : [range.min, range.max]
-    ranges[property] = { ...(min === undefined ? {} : { min }), ...(max === undefined ? {} : { max }) }
+    const earlier = requested.get(property)
+    if (earlier !== undefined) {
+      addGap({ term: key, reason: `${property} already has a range (given as ${earlier.key}); one range per property is used` })
+      continue
+    }
+    requested.set(property, { key, range })
     addDomainsFor(property)
   }
 
   if (domains.length === 0) domains.push(...domainNames)
+
+  const ranges: Record<string, { min?: number; max?: number }> = {}
+  let reversed = false
+  for (const [property, { range }] of requested) {
+    const declared = declaredRange(vocabulary, property, domains) ?? declaredRange(vocabulary, property, domainNames) ?? { integer: false }
+    const fitted = fitRange(property, range, declared)
+    corrections.push(...fitted.corrections)
+    for (const gap of fitted.gaps) addGap(gap)
+    reversed ||= fitted.corrections.some((c) => c.match === "swapped")
+    if (fitted.range.min !== undefined || fitted.range.max !== undefined) ranges[property] = fitted.range
+  }
 
   // References: one kept (the first whose target some chosen domain connects to), the others are gaps.
   const raw = submission.slots.references
@@ -226,10 +253,122 @@ export const correctSlots = (vocabulary: Vocabulary, submission: Submission): Co
     } else reference = m.value
   }
 
-  const confidence = gaps.length > 0 ? "low" : kinds.some((k) => k === "substring" || k === "fuzzy") ? "medium" : "high"
+  // A swapped range is a guess at what was meant, like a fuzzy match; a clamp or rounding inside the
+  // declared range finds the same assets as asked (an unsatisfiable bound is a gap, counted above).
+  const confidence = gaps.length > 0 ? "low" : reversed || kinds.some((k) => k === "substring" || k === "fuzzy") ? "medium" : "high"
   return { domains, filters, ranges, ...(reference === undefined ? {} : { reference }), interpretation: submission.interpretation, corrections, gaps, confidence }
 }
 
 const isNumeric = (vocabulary: Vocabulary, property: string) =>
   [...vocabulary.domains.values()].some((d) => { const p = d.properties.get(property); return p !== undefined && (p.datatype === "integer" || p.datatype === "decimal") })
 
+/** A range held to the declared one: the bounds kept, and every change as a correction (and a gap when nothing the shapes allow is left). */
+export interface FittedRange {
+  readonly range: { readonly min?: number; readonly max?: number }
+  readonly corrections: ReadonlyArray<Correction>
+  readonly gaps: ReadonlyArray<Gap>
+}
+
+const between = (declared: DeclaredRange) =>
+  declared.min === undefined ? (declared.max === undefined ? "any number" : `at most ${declared.max}`)
+    : declared.max === undefined ? `at least ${declared.min}` : `from ${declared.min} to ${declared.max}`
+
+/**
+ * Holds a requested range to the declared one, in this order: a bound that is not a number is dropped
+ * (a gap); a reversed range is swapped; a bound beyond the declared range is clamped to it (a bound
+ * reaching past the far end excludes everything the shapes allow: a gap, and the search keeps the
+ * nearest value allowed; an infinite one on an open side is dropped); an `xsd:integer` bound is
+ * rounded inwards, and a range holding no integer becomes the integer nearest its middle (a gap).
+ * What comes out has finite bounds inside `declared`, integers for an integer property, min ≤ max.
+ *
+ * @example
+ * ```ts
+ * fitRange("laneCount", { min: 20 }, { min: 1, max: 8, integer: true })
+ * // range { min: 8 }, corrections [{ slot: "ranges.laneCount.min", from: "20", to: "8", match: "clamped" }],
+ * // gaps [{ term: "laneCount min 20", reason: "the shapes allow laneCount from 1 to 8; searched from 8, the largest value allowed" }]
+ * ```
+ */
+export const fitRange = (property: string, requested: { readonly min?: number | undefined; readonly max?: number | undefined }, declared: DeclaredRange): FittedRange => {
+  const corrections: Array<Correction> = []
+  const gaps: Array<Gap> = []
+  const slot = `ranges.${property}`
+  const change = (bound: "min" | "max", from: number, to: number | undefined, match: RangeFix) =>
+    corrections.push({ slot: `${slot}.${bound}`, from: String(from), to: to === undefined ? "(no bound)" : String(to), match })
+  const unsatisfiable = (bound: "min" | "max", value: number, instead: string) =>
+    gaps.push({ term: `${property} ${bound} ${value}`, reason: `the shapes allow ${property} ${between(declared)}; ${instead}` })
+  let { min, max } = requested
+
+  if (min !== undefined && Number.isNaN(min)) {
+    gaps.push({ term: `${property} min`, reason: "the lower bound is not a number; it was dropped" })
+    change("min", min, undefined, "dropped")
+    min = undefined
+  }
+  if (max !== undefined && Number.isNaN(max)) {
+    gaps.push({ term: `${property} max`, reason: "the upper bound is not a number; it was dropped" })
+    change("max", max, undefined, "dropped")
+    max = undefined
+  }
+
+  if (min !== undefined && max !== undefined && min > max) {
+    corrections.push({ slot, from: `min ${min}, max ${max}`, to: `min ${max}, max ${min}`, match: "swapped" })
+    ;[min, max] = [max, min]
+  }
+
+  // Clamping keeps min ≤ max: both move towards the declared range, and a bound past its far end
+  // takes that end, which the other bound (no nearer) also takes.
+  if (min !== undefined) {
+    if (declared.max !== undefined && min > declared.max) {
+      unsatisfiable("min", min, `searched from ${declared.max}, the largest value allowed`)
+      change("min", min, declared.max, "clamped")
+      min = declared.max
+    } else if (min === Number.POSITIVE_INFINITY) {
+      unsatisfiable("min", min, "the bound was dropped")
+      change("min", min, undefined, "dropped")
+      min = undefined
+    } else if (declared.min !== undefined && min < declared.min) {
+      change("min", min, declared.min, "clamped")
+      min = declared.min
+    } else if (min === Number.NEGATIVE_INFINITY) {
+      change("min", min, undefined, "dropped")
+      min = undefined
+    }
+  }
+  if (max !== undefined) {
+    if (declared.min !== undefined && max < declared.min) {
+      unsatisfiable("max", max, `searched up to ${declared.min}, the smallest value allowed`)
+      change("max", max, declared.min, "clamped")
+      max = declared.min
+    } else if (max === Number.NEGATIVE_INFINITY) {
+      unsatisfiable("max", max, "the bound was dropped")
+      change("max", max, undefined, "dropped")
+      max = undefined
+    } else if (declared.max !== undefined && max > declared.max) {
+      change("max", max, declared.max, "clamped")
+      max = declared.max
+    } else if (max === Number.POSITIVE_INFINITY) {
+      change("max", max, undefined, "dropped")
+      max = undefined
+    }
+  }
+
+  if (declared.integer) {
+    if (min !== undefined && max !== undefined && Math.ceil(min) > Math.floor(max)) {
+      // No integer between them (clamped bounds of an integer property are integers, so both are the
+      // model's own): the nearest integer, which lies inside the declared range as min and max do.
+      const nearest = Math.round((min + max) / 2)
+      gaps.push({ term: `${property} min ${min} max ${max}`, reason: `${property} is an integer and none lies between ${min} and ${max}; searched ${nearest}` })
+      change("min", min, nearest, "rounded")
+      change("max", max, nearest, "rounded")
+      min = max = nearest
+    }
+    if (min !== undefined && !Number.isInteger(min)) {
+      change("min", min, Math.ceil(min), "rounded")
+      min = Math.ceil(min)
+    }
+    if (max !== undefined && !Number.isInteger(max)) {
+      change("max", max, Math.floor(max), "rounded")
+      max = Math.floor(max)
+    }
+  }
+  return { range: { ...(min === undefined ? {} : { min }), ...(max === undefined ? {} : { max }) }, corrections, gaps }
+}

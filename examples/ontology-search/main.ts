@@ -12,7 +12,8 @@ import { loadCatalogue } from "./store.ts"
 const started = Date.now()
 const catalogue = loadCatalogue()
 console.log(`catalogue: ${catalogue.assets} assets, ${catalogue.vocabulary.domains.size} domains (${Date.now() - started} ms)`)
-const live = process.env.AI_PROVIDER !== undefined
+// Set but empty (`AI_PROVIDER= npm run ...`, an emptied line of a .env file) is unset: the stand-in answers.
+const live = (process.env.AI_PROVIDER ?? "").trim() !== ""
 const settings = live ? settingsFromEnv() : { client: standInModel(), label: "scripted stand-in (no LLM; set AI_PROVIDER to use one)", maxSteps: 3 }
 console.log(`model: ${settings.label}`)
 

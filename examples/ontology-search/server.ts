@@ -5,7 +5,7 @@
  * the compiled SPARQL and the hits. `GET /` serves a small page that shows them.
  *
  * Run: npm run example:search:server     then open http://127.0.0.1:8788/
- * Without AI_PROVIDER it answers from the scripted stand-in; with it, from the provider of the environment.
+ * Without AI_PROVIDER (or with it empty) it answers from the scripted stand-in; with it, from the provider of the environment.
  */
 import { realpathSync } from "node:fs"
 import { createServer, type Server } from "node:http"
@@ -47,7 +47,8 @@ export const searchStream = (catalogue: Catalogue, client: ModelClient, maxSteps
  */
 export const startSearchServer = async (port = 8788, model?: { readonly client: ModelClient; readonly maxSteps: number }) => {
   const catalogue = loadCatalogue()
-  const settings = model ?? (process.env.AI_PROVIDER === undefined ? { client: standInModel(), maxSteps: 3 } : settingsFromEnv())
+  // AI_PROVIDER set but empty (or blank) counts as unset, as in main.ts.
+  const settings = model ?? ((process.env.AI_PROVIDER ?? "").trim() === "" ? { client: standInModel(), maxSteps: 3 } : settingsFromEnv())
   const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://localhost")
     if (url.pathname === "/") {

@@ -3,7 +3,8 @@
  * searchable domains (one per `sh:targetClass`), each domain's properties keyed by their leaf local
  * name (datatype, `sh:in` values, bounds, pattern, description) and the cross-domain references
  * (`sh:class`). Everything the corrections and the query compiler accept comes from here, so a value
- * that reaches SPARQL is always one the shapes declare.
+ * that reaches SPARQL is always one the shapes declare, and a numeric bound one inside the range the
+ * shapes declare for the domains searched (`declaredRange`).
  */
 import { namedNode, type Store } from "oxigraph"
 import { SCHEMA_GRAPH } from "./store.ts"
@@ -15,6 +16,12 @@ export interface PropertyInfo {
   readonly datatype: "string" | "integer" | "decimal" | undefined
   /** The `sh:in` enumeration, in declaration order; empty when the property has none. */
   readonly values: ReadonlyArray<string>
+  /**
+   * The smallest and largest value allowed, inclusive (`sh:minInclusive`, `sh:maxInclusive`). An
+   * exclusive bound (`sh:minExclusive`, `sh:maxExclusive`) is kept as the inclusive one it implies: the
+   * next integer for `xsd:integer`, the edge itself otherwise (no conforming value lies on it, so a
+   * search bounded there finds the same assets). Bounds of an `xsd:integer` property are integers.
+   */
   readonly min?: number
   readonly max?: number
   readonly pattern?: string
@@ -62,7 +69,7 @@ const rows = (store: Store, query: string): Array<Row> => {
 const propertyQuery = `
 PREFIX sh: <${SH}>
 PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
-SELECT ?class ?label ?shapeDesc ?ps ?path ?datatype ?target ?min ?max ?pattern ?desc WHERE {
+SELECT ?class ?label ?shapeDesc ?ps ?path ?datatype ?target ?min ?max ?minEx ?maxEx ?pattern ?desc WHERE {
   ?shape a sh:NodeShape ; sh:targetClass ?class ; sh:property ?ps .
   ?class rdfs:label ?label .
   ?ps sh:path ?path .
@@ -71,6 +78,8 @@ SELECT ?class ?label ?shapeDesc ?ps ?path ?datatype ?target ?min ?max ?pattern ?
   OPTIONAL { ?ps sh:class ?target }
   OPTIONAL { ?ps sh:minInclusive ?min }
   OPTIONAL { ?ps sh:maxInclusive ?max }
+  OPTIONAL { ?ps sh:minExclusive ?minEx }
+  OPTIONAL { ?ps sh:maxExclusive ?maxEx }
   OPTIONAL { ?ps sh:pattern ?pattern }
   OPTIONAL { ?ps sh:description ?desc }
 }`
@@ -104,13 +113,15 @@ export const readVocabulary = (store: Store): Vocabulary => {
     }
     const values = listValues(store, row.ps!)
     const dt = row.datatype?.value === undefined ? undefined : localName(row.datatype?.value)
+    const datatype = dt === "integer" || dt === "decimal" || dt === "string" ? dt : undefined
+    const { min, max } = bounds(datatype, row)
     info.properties.set(localName(row.path!.value), {
       localName: localName(row.path!.value),
       iri: row.path!.value,
-      datatype: dt === "integer" || dt === "decimal" || dt === "string" ? dt : undefined,
+      datatype,
       values,
-      ...(row.min?.value === undefined ? {} : { min: Number(row.min?.value) }),
-      ...(row.max?.value === undefined ? {} : { max: Number(row.max?.value) }),
+      ...(min === undefined ? {} : { min }),
+      ...(max === undefined ? {} : { max }),
       ...(row.pattern?.value === undefined ? {} : { pattern: row.pattern?.value }),
       ...(row.desc?.value === undefined ? {} : { description: row.desc?.value })
     })
@@ -125,6 +136,74 @@ export const readVocabulary = (store: Store): Vocabulary => {
     }
   }
   return { domains, connections, propertyDomains, enumValues }
+}
+
+/** The inclusive bounds a property shape declares; a bound that is not a finite number is no bound. */
+const bounds = (datatype: PropertyInfo["datatype"], row: Row): { readonly min?: number; readonly max?: number } => {
+  const read = (term: Term | undefined) => {
+    const n = term === undefined ? Number.NaN : Number(term.value)
+    return Number.isFinite(n) ? n : undefined
+  }
+  const integer = datatype === "integer"
+  const candidates = (inclusive: number | undefined, exclusive: number | undefined, up: boolean) => [
+    ...(inclusive === undefined ? [] : [integer ? (up ? Math.ceil(inclusive) : Math.floor(inclusive)) : inclusive]),
+    ...(exclusive === undefined ? [] : [integer ? (up ? Math.floor(exclusive) + 1 : Math.ceil(exclusive) - 1) : exclusive])
+  ]
+  // Both kinds given: the tighter one holds.
+  const lows = candidates(read(row.min), read(row.minEx), true)
+  const highs = candidates(read(row.max), read(row.maxEx), false)
+  return { ...(lows.length === 0 ? {} : { min: Math.max(...lows) }), ...(highs.length === 0 ? {} : { max: Math.min(...highs) }) }
+}
+
+/**
+ * The property shape a domain's assets carry `property` through: their own, or else the one of the
+ * first domain they reference (`via`) that has it. The query compiler and the range check both use it.
+ *
+ * @example
+ * ```ts
+ * carrierOf(vocabulary, "scenario", "roadTypes") // { property: <hdmap's roadTypes>, via: { from: "scenario", to: "hdmap", via: "hdMap", ... } }
+ * ```
+ */
+export const carrierOf = (vocabulary: Vocabulary, domain: string, property: string): { readonly property: PropertyInfo; readonly via?: Connection } | undefined => {
+  const own = vocabulary.domains.get(domain)?.properties.get(property)
+  if (own !== undefined) return { property: own }
+  for (const via of vocabulary.connections.filter((c) => c.from === domain)) {
+    const target = vocabulary.domains.get(via.to)?.properties.get(property)
+    if (target !== undefined) return { property: target, via }
+  }
+  return undefined
+}
+
+/** What the shapes allow a numeric property to hold in one search: the bounds, and whether only integers. */
+export interface DeclaredRange {
+  readonly min?: number
+  readonly max?: number
+  readonly integer: boolean
+}
+
+/**
+ * The range of `property` over the domains of a search: the smallest `min` and the largest `max` among
+ * the property shapes those domains carry it through (`carrierOf`, as the compiled query does), no
+ * bound on a side where one of them has none; integer when all of them are `xsd:integer`. Undefined
+ * when none of the domains carries a numeric property of that name.
+ *
+ * @example
+ * ```ts
+ * declaredRange(vocabulary, "duration", ["scenario"]) // { min: 1, max: 3600, integer: true }
+ * declaredRange(vocabulary, "duration", ["scenario", "recording"]) // { min: 1, max: 7200, integer: true }
+ * ```
+ */
+export const declaredRange = (vocabulary: Vocabulary, property: string, domains: ReadonlyArray<string>): DeclaredRange | undefined => {
+  const shapes = [...new Set(domains.flatMap((d) => { const c = carrierOf(vocabulary, d, property); return c === undefined ? [] : [c.property] }))]
+    .filter((p) => p.datatype === "integer" || p.datatype === "decimal")
+  if (shapes.length === 0) return undefined
+  const mins = shapes.map((p) => p.min)
+  const maxs = shapes.map((p) => p.max)
+  return {
+    ...(mins.some((m) => m === undefined) ? {} : { min: Math.min(...(mins as Array<number>)) }),
+    ...(maxs.some((m) => m === undefined) ? {} : { max: Math.max(...(maxs as Array<number>)) }),
+    integer: shapes.every((p) => p.datatype === "integer")
+  }
 }
 
 const RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"

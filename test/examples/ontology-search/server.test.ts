@@ -57,6 +57,26 @@ describe("search server", () => {
     expect(/typed-answer call appears as `(\w+)`/.exec(section)?.[1]).toBe(SUBMIT_SLOTS)
   })
 
+  it("AI_PROVIDER set but empty or blank is no provider: the stand-in answers (the environment is not refused)", async () => {
+    const before = process.env.AI_PROVIDER
+    try {
+      for (const provider of ["", "  "]) {
+        process.env.AI_PROVIDER = provider
+        const blank = await startSearchServer(0)
+        try {
+          const events = frames(await (await fetch(`${blank.url}/search?q=${encodeURIComponent("motoway maps")}`)).text())
+          expect(events.at(-1)!.event).toBe("SearchResult")
+          expect(events.at(-1)!.data.slots.corrections).toContainEqual({ slot: "filters.roadTypes", from: "motoway", to: "motorway", match: "fuzzy" })
+        } finally {
+          await blank.close()
+        }
+      }
+    } finally {
+      if (before === undefined) delete process.env.AI_PROVIDER
+      else process.env.AI_PROVIDER = before
+    }
+  })
+
   it("a run that ends without slots ends its stream with RunEnd (a Failure) and an error event, and no SearchResult", async () => {
     const never = await startSearchServer(0, { client: ModelClient.fromFunction(() => toolCalls([{ name: SUBMIT_SLOTS, arguments: "{not json" }])), maxSteps: 2 })
     try {
