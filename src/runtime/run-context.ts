@@ -101,6 +101,12 @@ export interface RunEnv extends CallEnv {
 const noDecisions: ReadonlyMap<string, ResolvedDecision> = new Map()
 const notAwaiting: ReadonlyArray<AwaitingCall> = Object.freeze([])
 
+/** A budget policy's answer to an overrun (`RunContext.negotiate`). */
+export type Negotiated =
+  | { readonly _tag: "Granted" }
+  | { readonly _tag: "Landing" }
+  | { readonly _tag: "Refused"; readonly overrun: Overrun }
+
 /** A Map of `record`'s entries, or undefined when it has none (made on first use instead). */
 const mapOf = <V>(record: Readonly<Record<string, V>> | undefined): Map<string, V> | undefined => {
   if (record === undefined) return undefined
@@ -421,25 +427,38 @@ export class RunContext {
    */
   ensure(overrun: Overrun | undefined): Effect.Effect<void, BudgetExceeded> {
     if (overrun === undefined) return Effect.void
+    return Effect.flatMap(this.negotiate(overrun), (decided): Effect.Effect<void, BudgetExceeded> =>
+      decided._tag === "Granted" ? Effect.void : decided._tag === "Landing" ? this.land(overrun) : this.exceed(decided.overrun))
+  }
+
+  /**
+   * What the agent's budget policy answers to `overrun`, nothing emitted: `Granted` (the limit extended
+   * past it), `Landing` (a final answer asked for) or `Refused` with the overrun to end with (its limit
+   * as extended). Without a policy, or for a limit no policy negotiates (duration, depth), `Refused`.
+   */
+  negotiate(overrun: Overrun): Effect.Effect<Negotiated> {
     const policy = this.plan.definition.budgetPolicy
-    if (policy === undefined || !negotiable.has(overrun.reason)) return this.exceed(overrun)
+    if (policy === undefined || !negotiable.has(overrun.reason)) return Effect.succeed({ _tag: "Refused", overrun })
     const ledger = this.ledger
     const context = { agent: this.agent, reason: overrun.reason, limit: overrun.limit, used: overrun.used, extended: ledger.extended(overrun.reason) }
     return fromMaybeEffect(() => policy(context)).pipe(
       Effect.catchCause(() => Effect.succeed(BudgetPolicy.fail)),
-      Effect.flatMap((decision): Effect.Effect<void, BudgetExceeded> => {
+      Effect.map((decision): Negotiated => {
         if (decision?._tag === "Extend" && ledger.extend(overrun.reason, decision.by)) {
           const limit = ledger.limit(overrun.reason)
           const still = overrun.reason === "tokens" ? overrun.used > limit : overrun.used >= limit
-          return still ? this.exceed({ ...overrun, limit }) : Effect.void
+          return still ? { _tag: "Refused", overrun: { ...overrun, limit } } : { _tag: "Granted" }
         }
-        if (decision?._tag === "FinalAnswer") {
-          this.#landing = overrun
-          return Effect.fail(new BudgetExceeded({ agent: this.agent, ...overrun, transcript: [...this.#transcript] }))
-        }
-        return this.exceed(overrun)
+        if (decision?._tag === "FinalAnswer") return { _tag: "Landing" }
+        return { _tag: "Refused", overrun }
       })
     )
+  }
+
+  /** Fails with `overrun` as a landing: `drive` (step.ts) catches it and asks for the final answer. */
+  land(overrun: Overrun): Effect.Effect<never, BudgetExceeded> {
+    this.#landing = overrun
+    return Effect.fail(new BudgetExceeded({ agent: this.agent, ...overrun, transcript: [...this.#transcript] }))
   }
 
   /** The overrun a budget policy answered with `finalAnswer`, once: the run lands instead of failing. */

@@ -52,7 +52,7 @@ function* softLandingSteps(ctx: RunContext, overrun: Overrun): Steps<{ readonly 
     if (ctx.watchesThresholds) yield* ctx.checkThresholds()
   }
   if (response._tag !== "Text") return yield* ctx.exceed(overrun)
-  const finished = yield* finalText(ctx, response.content).pipe(Effect.orElseSucceed(() => undefined))
+  const finished = yield* finalText(ctx, response.content, true).pipe(Effect.orElseSucceed(() => undefined))
   if (finished === undefined || !("output" in finished)) return yield* ctx.exceed(overrun)
   return { output: finished.output }
 }
