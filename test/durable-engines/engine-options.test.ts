@@ -96,6 +96,31 @@ describe("one process per data directory", () => {
     expect(answers.filter((a) => a === "HELD")).toHaveLength(1)
     expect(answers.filter((a) => a === "REFUSED")).toHaveLength(2)
   }, 30_000)
+
+  it.runIf(process.platform === "linux")("a live holder whose lock file was lost (a takeover race's worst case) still keeps the directory; SIGKILLed, it frees it at once", async () => {
+    const dir = tempDir()
+    const holder = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "fixtures", "lock-racer.ts")], {
+      env: { ...process.env, DATA_DIR: dir, START_AT: "0" },
+      stdio: ["pipe", "pipe", "inherit"]
+    })
+    const exited = new Promise((resolve) => holder.on("close", resolve))
+    try {
+      const said = await new Promise<string>((resolve) => holder.stdout.on("data", (chunk: Buffer) => resolve(chunk.toString().trim())))
+      expect(said).toBe("HELD")
+      // What three processes racing on a stale lock within microseconds could leave: the owner alive, its file gone.
+      rmSync(join(dir, "engine.lock"))
+      const refused = await build(dataDirLock(dir))
+      expect(Exit.isFailure(refused) && refused.cause.reasons.some((r) => "error" in r && r.error instanceof EngineUnavailable && /in use by another process/.test(r.error.reason))).toBe(true)
+      // The file is back with a pid (this time a dead one's, as a SIGKILLed worker leaves it): the kernel decides.
+      writeFileSync(join(dir, "engine.lock"), "999999999")
+      holder.kill("SIGKILL")
+      await exited
+      expect(Exit.isSuccess(await build(dataDirLock(dir)))).toBe(true)
+    } finally {
+      holder.kill("SIGKILL")
+      await exited
+    }
+  }, 30_000)
 })
 
 it("refuses a PostgreSQL runner without an address", async () => {

@@ -12,12 +12,19 @@
  * Taking over is safe when two processes start at once on a stale lock: a process moves the stale
  * lock aside (`rename`, which only one of them can do to that file) and removes it only if it is
  * still the very lock it judged stale; a lock another process put in place meanwhile is put back. Then
- * each tries to create the lock again, and exactly one succeeds. (Three processes within the same
- * microseconds, or a kill between the move and the put-back, can still leave a live owner without
- * its file: a known limit.)
+ * each tries to create the lock again, and exactly one succeeds.
+ *
+ * On Linux the kernel arbitrates first: before the file, a process binds a listening socket in the
+ * abstract namespace named after the directory's real path. Binding is atomic, and the kernel lets
+ * go of the name when its process ends, however it ends (SIGKILL included): processes of one network
+ * namespace never race on the file (three starting within the same microseconds, or a kill between
+ * a takeover's move and put-back, could otherwise leave a live owner without its file). Across
+ * network namespaces (containers sharing a volume), and where the socket cannot be bound, the file
+ * lock alone decides.
  */
-import { randomUUID } from "node:crypto"
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { createHash, randomUUID } from "node:crypto"
+import { linkSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { createServer, type Server } from "node:net"
 import { join, resolve } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -143,12 +150,53 @@ export const removeStaleLock = (file: string, stale: string): boolean => {
 /** The lock files this process holds (shared by every copy of this module in the process). */
 const held: Set<string> = ((globalThis as Record<symbol, unknown>)[Symbol.for("effect-agent-dsl/data-dir-locks")] ??= new Set<string>()) as Set<string>
 
-const lock = (dataDir: string): { readonly file: string; readonly content: string } => {
+/** The lock file of `dataDir` (created if missing), refused when this process holds it already. */
+const lockFileOf = (dataDir: string): string => {
   mkdirSync(dataDir, { recursive: true })
   const file = resolve(join(dataDir, "engine.lock"))
   if (held.has(file)) {
     throw new EngineUnavailable({ engine: "embedded", reason: `${dataDir} is open in this process already (one engine per data directory: share its layer)` })
   }
+  return file
+}
+
+const inUse = (dataDir: string, owner: string | undefined) =>
+  new EngineUnavailable({
+    engine: "embedded",
+    reason: `${dataDir} is in use by ${owner === undefined || owner.trim() === "" ? "another process" : `process ${owner.trim()}`} (one process per data directory)`
+  })
+
+/**
+ * The kernel's half of the lock (Linux): a socket listening in the abstract namespace under a name
+ * made from the directory's real path; the kernel frees it when the process ends. Undefined on other
+ * systems or when it cannot be bound for another reason than its being taken (the file lock decides
+ * then); `EngineUnavailable` when another process holds it.
+ */
+const holdKernelLock = (dataDir: string, file: string): Effect.Effect<Server | undefined, EngineUnavailable> => {
+  if (process.platform !== "linux") return Effect.succeed(undefined)
+  return Effect.callback<Server | undefined, EngineUnavailable>((resume) => {
+    const name = `\0effect-agent-dsl/embedded/${createHash("sha256").update(realpathSync(dataDir)).digest("hex")}`
+    const server = createServer()
+    server.once("error", (e: NodeJS.ErrnoException) => {
+      resume(e.code === "EADDRINUSE" ? Effect.fail(inUse(dataDir, readLockQuietly(file))) : Effect.succeed(undefined))
+    })
+    server.listen(name, () => {
+      // Holding the name must not keep the process alive.
+      server.unref()
+      resume(Effect.succeed(server))
+    })
+  })
+}
+
+const readLockQuietly = (file: string): string | undefined => {
+  try {
+    return readLock(file)
+  } catch {
+    return undefined
+  }
+}
+
+const lock = (dataDir: string, file: string): { readonly file: string; readonly content: string } => {
   const content = String(process.pid)
   for (let attempt = 0; attempt < 5; attempt++) {
     if (create(file, content)) {
@@ -157,25 +205,36 @@ const lock = (dataDir: string): { readonly file: string; readonly content: strin
     }
     const owner = readLock(file)
     if (owner === undefined) continue // released meanwhile
-    if (lockOwnerAlive(owner, writtenAt(file))) {
-      throw new EngineUnavailable({ engine: "embedded", reason: `${dataDir} is in use by process ${owner.trim()} (one process per data directory)` })
-    }
+    if (lockOwnerAlive(owner, writtenAt(file))) throw inUse(dataDir, owner)
     removeStaleLock(file, owner)
   }
   throw new EngineUnavailable({ engine: "embedded", reason: `could not lock ${dataDir}: other processes keep taking it` })
 }
 
-/** Holds `dataDir/engine.lock` while the layer is open; fails when a live process, or another engine of this one, holds it. */
+const asUnavailable = (cause: unknown) =>
+  cause instanceof EngineUnavailable ? cause : new EngineUnavailable({ engine: "embedded", reason: String(cause), cause })
+
+/**
+ * Holds `dataDir` while the layer is open (the kernel's socket on Linux, then `dataDir/engine.lock`);
+ * fails when a live process, or another engine of this one, holds it.
+ *
+ * @example
+ * ```ts
+ * const locked = engineLayer.pipe(Layer.provide(dataDirLock("./data"))) // as embeddedEngine does
+ * ```
+ */
 export const dataDirLock = (dataDir: string): Layer.Layer<never, EngineUnavailable> =>
-  Layer.effectDiscard(Effect.acquireRelease(
-    Effect.try({
-      try: () => lock(dataDir),
-      catch: (cause) =>
-        cause instanceof EngineUnavailable ? cause : new EngineUnavailable({ engine: "embedded", reason: String(cause), cause })
-    }),
-    ({ file, content }) => Effect.sync(() => {
-      held.delete(file)
-      // Only this process's own lock is removed.
-      if (readLock(file) === content) rmSync(file, { force: true })
-    })
-  ))
+  Layer.effectDiscard(Effect.gen(function*() {
+    const file = yield* Effect.try({ try: () => lockFileOf(dataDir), catch: asUnavailable })
+    yield* Effect.acquireRelease(holdKernelLock(dataDir, file), (server) =>
+      // Let go once the name is free again: an engine opened next on this directory binds it at once.
+      server === undefined ? Effect.void : Effect.callback<void>((resume) => void server.close(() => resume(Effect.void))))
+    yield* Effect.acquireRelease(
+      Effect.try({ try: () => lock(dataDir, file), catch: asUnavailable }),
+      ({ file, content }) => Effect.sync(() => {
+        held.delete(file)
+        // Only this process's own lock is removed.
+        if (readLock(file) === content) rmSync(file, { force: true })
+      })
+    )
+  }))
