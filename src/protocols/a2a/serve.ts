@@ -11,7 +11,7 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { AgentCard, SendMessageRequest, StreamResponse } from "@a2a-js/sdk"
-import { RequestMalformedError, UnsupportedOperationError } from "@a2a-js/sdk/errors"
+import { RequestMalformedError } from "@a2a-js/sdk/errors"
 import { DefaultRequestHandler, InMemoryTaskStore, type ServerCallContext, STATE_HEADERS_KEY, type TaskStore } from "@a2a-js/sdk/server"
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from "@a2a-js/sdk/server/express"
 import express from "express"
@@ -19,7 +19,7 @@ import { type AgentDefinition, AgentDefinitionKey, definitionOf } from "../../ds
 import { AgentConfigError } from "../../errors.ts"
 import { type AnyRunnable, isRunnable } from "../../compose/runnable.ts"
 import { agentCardOf, type AgentCardOptions, type CardSource } from "./agent-card.ts"
-import { agentExecutor, runnableDriver, type TaskExecutor, taskExecutor, type TaskExecutorOptions } from "./task-executor.ts"
+import { agentExecutor, runnableDriver, type TaskExecutor, taskExecutor, type TaskExecutorOptions, taskIsRunning } from "./task-executor.ts"
 import { isSettledState } from "./task-state.ts"
 
 /** An agent that can be served: anything built by `agent(...)` with a model. */
@@ -91,8 +91,9 @@ const settles = (event: StreamResponse): boolean => {
  * - a message whose parts or decisions do not fit is refused with the invalid-params error (-32602),
  *   as is a `taskId` that is not a string, instead of a failed task;
  * - a message on a task whose run is in flight (or that another message is resuming at this moment)
- *   is refused with the unsupported-operation error (-32004): the SDK would start a second execution
- *   on the task's event bus and mark the running task failed;
+ *   is refused with the unsupported-operation error (-32004) before the SDK records it in the task's
+ *   history: the handler takes the executor's claim on the task (`execute` refuses the same messages,
+ *   under any handler) for as long as the call lasts;
  * - a streaming client whose connection drops before its task settles cancels the task: the run is
  *   interrupted (`dropped` says when the HTTP response of a call closed before it ended).
  */
@@ -100,8 +101,6 @@ class CheckingRequestHandler extends DefaultRequestHandler {
   readonly #executor: TaskExecutor
   readonly #store: TaskStore
   readonly #dropped: (context: ServerCallContext) => AbortSignal | undefined
-  /** Tasks a message is being admitted or run for. */
-  readonly #busy = new Set<string>()
   constructor(card: AgentCard, store: TaskStore, executor: TaskExecutor, dropped: (context: ServerCallContext) => AbortSignal | undefined) {
     super(card, store, executor)
     this.#executor = executor
@@ -119,14 +118,14 @@ class CheckingRequestHandler extends DefaultRequestHandler {
       if (reason !== undefined) throw new RequestMalformedError(reason)
       return () => undefined
     }
-    if (this.#busy.has(taskId) || this.#executor.isRunning(taskId)) throw new UnsupportedOperationError(`task ${taskId} is running; wait for it to end or cancel it`)
-    this.#busy.add(taskId)
-    const release = () => void this.#busy.delete(taskId)
+    // The claim is this call's: `execute` runs the message under it, as the SDK hands it this `context`.
+    const release = this.#executor.claim(taskId, context)
+    if (release === undefined) throw taskIsRunning(taskId)
     try {
       const task = await this.#store.load(taskId, context)
       const state = task?.status?.state
       // Only a task waiting for input takes a message; the SDK refuses one on a settled task itself.
-      if (task !== undefined && !isSettledState(state)) throw new UnsupportedOperationError(`task ${taskId} is running; wait for it to end or cancel it`)
+      if (task !== undefined && !isSettledState(state)) throw taskIsRunning(taskId)
       const reason = await this.#executor.check(message, task)
       if (reason !== undefined) throw new RequestMalformedError(reason)
       return release

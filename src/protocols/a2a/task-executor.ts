@@ -8,8 +8,9 @@
  * takes its waiting run). `CancelTask` interrupts the run, its model request and its tools.
  *
  * Malformed parts and decisions are refused before anything runs, with the protocol's invalid-params
- * error (-32602). `serveA2a`'s handler also admits one message per task at a time; under a plain
- * `DefaultRequestHandler` a second message on a running task reaches `execute` and fails that task.
+ * error (-32602). A task takes one message at a time, under any request handler: `execute` claims
+ * the task before anything else, and refuses a message on a task it is running (or resuming) with the
+ * unsupported-operation error (-32004), leaving the running task as it is.
  */
 import { type Message, Role, type Task, TaskState } from "@a2a-js/sdk"
 import { RequestMalformedError, UnsupportedOperationError } from "@a2a-js/sdk/errors"
@@ -145,6 +146,10 @@ export const runnableDriver = (runnable: AnyRunnable): TaskDriver => ({
   resume: () => Effect.fail(new AgentConfigError({ subject: `runnable "${runnable.name}"`, reason: "it never waits for decisions" }))
 })
 
+/** The refusal of a message on a task that runs (the protocol's unsupported-operation error, -32004). */
+export const taskIsRunning = (taskId: string): UnsupportedOperationError =>
+  new UnsupportedOperationError(`task ${taskId} is running; wait for it to end or cancel it`)
+
 /** An `AgentExecutor` that can also check a message before the SDK's handler starts a task for it. */
 export interface TaskExecutor extends AgentExecutor {
   /**
@@ -157,6 +162,14 @@ export interface TaskExecutor extends AgentExecutor {
   readonly running: () => number
   /** True while task `taskId` has a run in flight. */
   readonly isRunning: (taskId: string) => boolean
+  /**
+   * Takes task `taskId` for the message that came with `owner` (the request handler's call context,
+   * which `execute` reads back from its `RequestContext`), so a handler can refuse another message
+   * before the SDK records it. Until every claim for that message is released and its execution has
+   * ended, `execute` refuses any other message on the task. Gives what releases the claim, or
+   * `undefined` when another message holds the task.
+   */
+  readonly claim: (taskId: string, owner: object) => (() => void) | undefined
   /**
    * Interrupts every run in flight (as `CancelTask` does: each task ends canceled); resolves once they
    * have all ended, their finalizers run and their last status published, so nothing of them runs after.
@@ -247,13 +260,51 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
     return error instanceof Error ? error.message : String(error)
   }
 
-  const execute = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
+  /**
+   * The message each task is taken for: its owner (see `claim`) and how many hold the claim (the
+   * handler admitting the message, the execution running it); a task is free when none does.
+   */
+  const claims = new Map<string, { readonly owner: object; holds: number }>()
+  const claim = (taskId: string, owner: object): (() => void) | undefined => {
+    const held = claims.get(taskId) ?? { owner, holds: 0 }
+    if (held.owner !== owner) return undefined
+    held.holds += 1
+    claims.set(taskId, held)
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      held.holds -= 1
+      if (held.holds === 0) claims.delete(taskId)
+    }
+  }
+
+  /**
+   * Claims the task before anything else, synchronously, so that of two messages on one task (one
+   * sent while its run is in flight, approvals of one waiting task sent at once) only one executes.
+   * Only a new task, or one waiting for input, takes a message: a task stored as working runs here, or
+   * ran on a server that stopped (`CancelTask` ends it). The refusal is thrown rather than returned
+   * as a rejected promise: the SDK's `DefaultRequestHandler` then answers the request with it
+   * (-32004) and publishes nothing on the task's event bus, which the execution in flight shares
+   * (a rejection it would publish there as the failure of the task, ending that execution's stream).
+   */
+  const execute = (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
+    const state = context.task?.status?.state
+    // A `RequestContext` built by hand may have no call context: its own identity is the owner then.
+    const release = context.task === undefined || state === TaskState.TASK_STATE_INPUT_REQUIRED
+      ? claim(context.taskId, context.context ?? context)
+      : undefined
+    if (release === undefined) throw taskIsRunning(context.taskId)
+    return executeClaimed(context, bus).finally(release)
+  }
+
+  const executeClaimed = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const { taskId, contextId } = context
     const message = context.userMessage
     taskContexts.set(taskId, contextId)
-    const state = context.task?.status?.state
     let start: (sink: EventSink) => Effect.Effect<unknown, AgentError>
-    if (context.task !== undefined && state === TaskState.TASK_STATE_INPUT_REQUIRED) {
+    // `execute` lets through a new task, or one that waits for input: a message on it decides.
+    if (context.task !== undefined) {
       const runId = waitingRunOf(taskId, context.task)
       const pending = await pendingOf(taskId, contextId, context.task)
       if (runId === undefined || pending === undefined) throw new RequestMalformedError(`the run of task ${taskId} no longer waits for decisions`)
@@ -263,8 +314,6 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
       if (refused !== undefined) throw new RequestMalformedError(refused)
       waitingTasks.delete(taskId)
       start = (sink) => driver.resume(contextId, runId, decisions.success, sink)
-    } else if (context.task !== undefined) {
-      throw new UnsupportedOperationError(`task ${taskId} is running; wait for it to end or cancel it`)
     } else {
       const input = inputFromParts(message.parts, driver.input)
       if (Result.isFailure(input)) throw new RequestMalformedError(input.failure)
@@ -377,5 +426,5 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
     await Promise.all(inFlight)
   }
 
-  return { execute, cancelTask, check, running: () => running.size, isRunning: (taskId) => running.has(taskId), interrupt }
+  return { execute, cancelTask, check, running: () => running.size, isRunning: (taskId) => running.has(taskId), claim, interrupt }
 }

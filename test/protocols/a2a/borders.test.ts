@@ -1,21 +1,26 @@
 /**
  * Our A2A server at its harder borders, driven by the official SDK's client (and raw JSON-RPC): a
- * second message on a task whose run is in flight, several approvals of one waiting task at once, a
+ * second message on a task whose run is in flight, several approvals of one waiting task at once
+ * (under `serveA2a`, and with our executor under the SDK's own `DefaultRequestHandler`), a
  * streaming client that drops its connection mid-run, `close()` with runs in flight, and a request
  * whose ids have the wrong type; and our client (`a2aAgent`) reading a server's JSON-RPC errors.
  */
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { TaskState } from "@a2a-js/sdk"
+import { DefaultRequestHandler, InMemoryTaskStore, type TaskStore } from "@a2a-js/sdk/server"
+import { agentCardHandler, jsonRpcHandler, UserBuilder } from "@a2a-js/sdk/server/express"
 import { Effect, Exit, Schema } from "effect"
+import express from "express"
 import { afterEach, describe, expect, it } from "vitest"
-import { agent, tool } from "../../../src/index.ts"
+import { agent, ModelError, tool } from "../../../src/index.ts"
+import { definitionOf } from "../../../src/dsl/agent-definition.ts"
 import { executeTool } from "../../../src/dsl/tool.ts"
-import { a2aAgent, serveA2a, type A2aServer } from "../../../src/protocols/a2a/index.ts"
+import { a2aAgent, agentCardOf, agentExecutor, serveA2a, type A2aServableAgent, type A2aServer } from "../../../src/protocols/a2a/index.ts"
 import { scriptedModel } from "../../../src/testing/index.ts"
 import { asTask, outputText, request, sdkClient, sleep, text, userMessage } from "./helpers.ts"
 
-const servers: Array<A2aServer> = []
+const servers: Array<{ readonly close: () => Promise<void> }> = []
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()))
 })
@@ -104,6 +109,122 @@ describe("one task, one message at a time", () => {
     expect(refusals).toEqual(["UnsupportedOperationError", "UnsupportedOperationError"])
     const stored = await client.getTask({ tenant: "", id: task.id })
     expect([stored.status?.state, outputText(stored), transfers()]).toEqual([TaskState.TASK_STATE_COMPLETED, "done", 1])
+  })
+})
+
+/**
+ * `builder`'s `agentExecutor` under the SDK's own `DefaultRequestHandler` and Express handlers, none of
+ * `serveA2a`'s own, on 127.0.0.1: what a user who mounts the executor in a server of their own gets.
+ */
+const serveOnSdkHandler = async (builder: A2aServableAgent, store: TaskStore = new InMemoryTaskStore()): Promise<{ readonly url: string }> => {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const definition = definitionOf(builder)
+  const handler = new DefaultRequestHandler(agentCardOf(definition, { url: `${url}/rpc` }), store, agentExecutor(definition))
+  const app = express()
+  app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler }))
+  app.use("/rpc", jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }))
+  server.on("request", app)
+  servers.push({ close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())) })
+  return { url }
+}
+
+/**
+ * An in-memory task store that can hold the next `count` loads of a task until they have all been
+ * asked: messages sent at once on that task then all read it before any of them reaches the executor.
+ */
+class LoadBarrierStore extends InMemoryTaskStore {
+  #barrier: { readonly taskId: string; readonly count: number; loads: number; readonly opened: Promise<void>; readonly open: () => void } | undefined
+  holdLoads(taskId: string, count: number): void {
+    let open!: () => void
+    const opened = new Promise<void>((resolve) => (open = resolve))
+    this.#barrier = { taskId, count, loads: 0, opened, open }
+  }
+  override async load(...args: Parameters<InMemoryTaskStore["load"]>) {
+    const task = await super.load(...args)
+    const barrier = this.#barrier
+    if (barrier?.taskId === args[0]) {
+      barrier.loads += 1
+      if (barrier.loads === barrier.count) {
+        this.#barrier = undefined
+        barrier.open()
+      }
+      await barrier.opened
+    }
+    return task
+  }
+}
+
+describe("one task, one message at a time, with our executor under the SDK's own request handler", () => {
+  it("a message on a task whose run is in flight is refused (-32004); the run goes on and completes with its own answer", async () => {
+    const { gated, waiting, open, afterRuns } = makeGated()
+    const server = await serveOnSdkHandler(gated)
+    const client = await sdkClient(server.url)
+    const stream = client.sendMessageStream(request(userMessage([text("go")])))
+    const first = await stream.next()
+    const taskId = (first.value as { payload: { value: { id: string } } }).payload.value.id
+    expect(await waitFor(waiting)).toBe(true)
+    await expect(client.sendMessage(request(userMessage([text("again")], { taskId })))).rejects.toMatchObject({
+      name: "UnsupportedOperationError",
+      message: expect.stringContaining(`task ${taskId} is running`)
+    })
+    expect((await client.getTask({ tenant: "", id: taskId })).status?.state).toBe(TaskState.TASK_STATE_WORKING)
+    open()
+    const states: Array<TaskState> = []
+    for await (const event of stream) if (event.payload?.$case === "statusUpdate") states.push(event.payload.value.status!.state)
+    expect(states.at(-1)).toBe(TaskState.TASK_STATE_COMPLETED)
+    expect(states).not.toContain(TaskState.TASK_STATE_FAILED)
+    const done = await client.getTask({ tenant: "", id: taskId })
+    expect([done.status?.state, outputText(done), afterRuns()]).toEqual([TaskState.TASK_STATE_COMPLETED, "end", 1])
+  })
+
+  it("approvals of one waiting task sent at once: one resumes it, the other is refused (-32004); the approved tool runs once", async () => {
+    const { bank, transfers } = makeSlowBank()
+    const store = new LoadBarrierStore()
+    const server = await serveOnSdkHandler(bank, store)
+    const client = await sdkClient(server.url)
+    const task = asTask(await client.sendMessage(request(userMessage([text("pay")]))))
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
+    const ids = { taskId: task.id, contextId: task.contextId }
+    // Both approvals read the task as waiting for input, so both reach the executor.
+    store.holdLoads(task.id, 2)
+    const answers = await Promise.allSettled([0, 1].map(() => client.sendMessage(request(userMessage([text("approve")], ids)))))
+    const resumed = answers.flatMap((a) => (a.status === "fulfilled" ? [asTask(a.value)] : []))
+    expect(resumed.map((t) => [t.status?.state, outputText(t)])).toEqual([[TaskState.TASK_STATE_COMPLETED, "done"]])
+    const refusals = answers.flatMap((a) => (a.status === "rejected" ? [(a.reason as Error).name] : []))
+    expect(refusals).toEqual(["UnsupportedOperationError"])
+    // Longer than a transfer takes: a second resume, had one started, would have transferred by now.
+    await sleep(150)
+    const stored = await client.getTask({ tenant: "", id: task.id })
+    expect([stored.status?.state, outputText(stored), transfers()]).toEqual([TaskState.TASK_STATE_COMPLETED, "done", 1])
+  })
+
+  it("a task whose execution ended takes its next message as usual: a waiting one resumes, a settled one gets the SDK's own answer", async () => {
+    const { bank, transfers } = makeSlowBank()
+    const client = await sdkClient((await serveOnSdkHandler(bank)).url)
+    const paid = asTask(await client.sendMessage(request(userMessage([text("pay")]))))
+    expect(asTask(await client.sendMessage(request(userMessage([text("approve")], { taskId: paid.id })))).status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    const denied = asTask(await client.sendMessage(request(userMessage([text("pay")]))))
+    expect(asTask(await client.sendMessage(request(userMessage([text("deny not today")], { taskId: denied.id })))).status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    const canceled = asTask(await client.sendMessage(request(userMessage([text("pay")]))))
+    expect((await client.cancelTask({ tenant: "", id: canceled.id, metadata: undefined })).status?.state).toBe(TaskState.TASK_STATE_CANCELED)
+    const broken = agent("broken").model(scriptedModel([new ModelError({ provider: "scripted", reason: "down", retryable: false })]))
+    const brokenClient = await sdkClient((await serveOnSdkHandler(broken)).url)
+    const failed = asTask(await brokenClient.sendMessage(request(userMessage([text("go")]))))
+    expect(failed.status?.state).toBe(TaskState.TASK_STATE_FAILED)
+    const { gated, waiting } = makeGated()
+    const gatedClient = await sdkClient((await serveOnSdkHandler(gated)).url)
+    const stream = gatedClient.sendMessageStream(request(userMessage([text("go")])))
+    const interrupted = ((await stream.next()).value as { payload: { value: { id: string } } }).payload.value.id
+    expect(await waitFor(waiting)).toBe(true)
+    expect((await gatedClient.cancelTask({ tenant: "", id: interrupted, metadata: undefined })).status?.state).toBe(TaskState.TASK_STATE_CANCELED)
+    for await (const event of stream) void event
+    const settled = [[client, paid.id], [client, denied.id], [client, canceled.id], [brokenClient, failed.id], [gatedClient, interrupted]] as const
+    for (const [to, taskId] of settled) {
+      await expect(to.sendMessage(request(userMessage([text("approve")], { taskId })))).rejects.toMatchObject({ message: expect.stringContaining("terminal state") })
+    }
+    expect(transfers()).toBe(1)
   })
 })
 
