@@ -1,7 +1,9 @@
 /**
  * Comparing a report with a baseline, for CI: a scorer whose mean dropped by more than `tolerance`,
  * and a case that passed in the baseline but does not now, are regressions; the exit code is 1 when
- * there is one. Cases and scorers only in one report are listed, not counted as regressions.
+ * there is one. Cases and scorers only in one report are listed, not counted as regressions. With
+ * repetitions a scorer's mean is over every run of every case that ran, and a case passed only when
+ * every one of its runs did, so reports with different repetition counts (1 included) compare too.
  */
 import { type EvalReport, ownValue } from "./report.ts"
 
@@ -23,6 +25,7 @@ export interface Comparison {
 
 /**
  * Compares `current` with `baseline`. `tolerance` (default 0.01) is how far a scorer's mean may drop.
+ * Means and case statuses are the reports' own, repetitions or not (see the module's comment).
  *
  * @example
  * ```ts

@@ -1,9 +1,10 @@
 /**
  * `evaluate(agent, dataset, scorers)`: runs every case of a dataset through an agent (or any function
- * to an Effect), with bounded concurrency and an optional budget (cases, tokens, dollars), grades each
- * answer with every scorer, and returns the report. Effect-native: its requirements are the agent's
- * and the scorers' services, time comes from the `Clock`, interrupting it stops the runs. A case
- * never fails the evaluation: a failed run is an `errored` row, a failing scorer a 0 with its reason.
+ * to an Effect), `repetitions` times each, with bounded concurrency and an optional budget (cases,
+ * tokens, dollars), grades each answer with every scorer, and returns the report. Effect-native: its
+ * requirements are the agent's and the scorers' services, time comes from the `Clock`, interrupting
+ * it stops the runs. A case never fails the evaluation: a failed run is an `errored` row (or
+ * repetition), a failing scorer a 0 with its reason.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -16,14 +17,15 @@ import type { AgentEvent } from "../dsl/events.ts"
 import type { RunResultOf } from "../dsl/run-outcome.ts"
 import type { Usage } from "../model/messages.ts"
 import type { Dataset, EvalCase } from "./dataset.ts"
-import { type CaseResult, type EvalReport, REPORT_VERSION, summarize } from "./report.ts"
+import { type CaseResult, type EvalReport, ownValue, type RepetitionResult, REPORT_VERSION, scorerStats, summarize } from "./report.ts"
 import type { RunTrace, Score, Scorer, TracedToolCall } from "./scorer.ts"
 import { costOf, type Pricing } from "./scorers.ts"
 
 /**
  * Limits over the whole evaluation: cases past a limit are `skipped` (the report says why). Limits
- * are checked as each case starts, so with `concurrency` N the cases already running (at most N - 1)
- * may finish past a token or dollar limit. `maxUsd` needs `pricing` (the types say so): without prices
+ * are checked as each case starts (its first repetition; a case that started runs all its
+ * repetitions), so with `concurrency` N the runs already going (at most N - 1) may finish past a
+ * token or dollar limit. `maxUsd` needs `pricing` (the types say so): without prices
  * no dollar is counted, and the limit would never apply.
  */
 export type EvalBudget = {
@@ -40,11 +42,16 @@ export type EvalBudget = {
   | { readonly maxUsd?: undefined; readonly pricing?: Pricing }
 )
 
-/** One finished case, for progress displays. */
+/**
+ * One finished case, for progress displays. With `repetitions` > 1 one finished run: `done` and
+ * `total` count runs (cases × repetitions), `result` is that run's row and `repetition` its number,
+ * from 1.
+ */
 export interface EvalProgress {
   readonly done: number
   readonly total: number
   readonly result: CaseResult
+  readonly repetition?: number
 }
 
 /** Options of `evaluate`. */
@@ -53,10 +60,17 @@ export interface EvaluateOptions {
   readonly name?: string
   /** Cases run at once: a whole number ≥ 1, or `Infinity` for all at once. Default 1. Anything else throws `AgentConfigError`. */
   readonly concurrency?: number
+  /**
+   * Runs of each case, for answers that vary from run to run: a whole number ≥ 1, default 1. Above 1
+   * each case's row keeps every run (`repetitions`) and each scorer's mean, pass rate, min, max and
+   * standard deviation over them (`stats`); runs share the `concurrency` limit with other cases' runs.
+   * Anything else throws `AgentConfigError`.
+   */
+  readonly repetitions?: number
   readonly budget?: EvalBudget
-  /** A case running longer than this is `errored`. */
+  /** A case (each repetition of it) running longer than this is `errored`. */
   readonly caseTimeout?: Duration.Input
-  /** Called after each case (see `terminalProgress`). */
+  /** Called after each case, or each repetition (see `EvalProgress` and `terminalProgress`). */
   readonly onProgress?: (progress: EvalProgress) => void
 }
 
@@ -133,9 +147,15 @@ export function evaluate(
   if (!(Number.isInteger(concurrency) && concurrency >= 1) && concurrency !== Number.POSITIVE_INFINITY) {
     throw new AgentConfigError({ subject: "evaluate(...)", reason: `concurrency must be a whole number ≥ 1 (or Infinity), got ${String(concurrency)}` })
   }
+  const repetitions: unknown = options.repetitions ?? 1
+  // Checked for plain JavaScript callers too: 1.5 or NaN would miscount the runs, and "3" half work ("3" * 2 is 6, "3" === 3 is false).
+  if (typeof repetitions !== "number" || !Number.isInteger(repetitions) || repetitions < 1) {
+    const got = typeof repetitions === "number" ? String(repetitions) : `${typeof repetitions} ${JSON.stringify(repetitions) ?? String(repetitions)}`
+    throw new AgentConfigError({ subject: "evaluate(...)", reason: `repetitions must be a whole number ≥ 1, got ${got}` })
+  }
   return Effect.gen(function*() {
     const budget = options.budget ?? {}
-    const total = data.cases.length
+    const total = data.cases.length * repetitions
     let done = 0
     const spent = { inputTokens: 0, outputTokens: 0 }
     const started = yield* Clock.currentTimeMillis
@@ -162,11 +182,15 @@ export function evaluate(
       }
       return undefined
     }
+    // The budget is asked once per case, when its first run starts: the other runs follow that answer.
+    const verdicts = new Map<number, string | undefined>()
+    const budgetFor = (index: number): string | undefined => {
+      if (!verdicts.has(index)) verdicts.set(index, overBudget(index))
+      return verdicts.get(index)
+    }
 
-    const runCase = (c: EvalCase<unknown, unknown>, index: number) =>
+    const runOnce = (c: EvalCase<unknown, unknown>) =>
       Effect.gen(function*() {
-        const why = overBudget(index)
-        if (why !== undefined) return skip(c, why)
         const events: Array<AgentEvent> = []
         const program: Effect.Effect<unknown, unknown, unknown> = isBuilder(subject)
           ? (subject.onEvent((event: AgentEvent) => {
@@ -189,11 +213,8 @@ export function evaluate(
         }
         // fromEntries: a scorer named "__proto__" is an own key like any other.
         const scores: Record<string, Score> = Object.fromEntries(graded)
-        const result: CaseResult = {
-          id: c.id,
+        const run: RepetitionResult = {
           status: error !== undefined ? "errored" : Object.values(scores).every((s) => s.pass) ? "passed" : "failed",
-          input: c.input,
-          ...(c.expected === undefined ? {} : { expected: c.expected }),
           ...(output === undefined ? {} : { output }),
           ...(error === undefined ? {} : { error }),
           scores,
@@ -201,20 +222,78 @@ export function evaluate(
           usage: trace.usage,
           toolCalls: trace.toolCalls
         }
-        return result
+        return run
+      })
+
+    /** A run as a case's row: the whole row when each case runs once, and a progress row otherwise. */
+    const rowOf = (c: EvalCase<unknown, unknown>, run: RepetitionResult): CaseResult => ({
+      id: c.id,
+      status: run.status,
+      input: c.input,
+      ...(c.expected === undefined ? {} : { expected: c.expected }),
+      ...(run.output === undefined ? {} : { output: run.output }),
+      ...(run.error === undefined ? {} : { error: run.error }),
+      scores: run.scores,
+      durationMs: run.durationMs,
+      usage: run.usage,
+      toolCalls: run.toolCalls
+    })
+
+    /** A case's runs as its row: means, spread, and every run kept. */
+    const repeatedRow = (c: EvalCase<unknown, unknown>, runs: ReadonlyArray<RepetitionResult>): CaseResult => {
+      const stats = scorerStats(runs, true)
+      const passing = (name: string) => runs.filter((r) => ownValue(r.scores, name)?.pass === true).length
+      const scores: Record<string, Score> = Object.fromEntries(Object.entries(stats).map(([name, s]): [string, Score] => {
+        const passed = passing(name)
+        return [name, passed === runs.length ? { score: s.mean, pass: true } : { score: s.mean, pass: false, reason: `passed ${passed} of ${runs.length} repetitions` }]
+      }))
+      const status = runs.every((r) => r.status === "passed") ? "passed" : runs.every((r) => r.status === "errored") ? "errored" : "failed"
+      return {
+        id: c.id,
+        status,
+        input: c.input,
+        ...(c.expected === undefined ? {} : { expected: c.expected }),
+        ...(status === "errored" ? { error: `all ${runs.length} repetitions errored; #1: ${runs[0]?.error ?? ""}` } : {}),
+        scores,
+        durationMs: runs.reduce((ms, r) => ms + r.durationMs, 0),
+        usage: {
+          inputTokens: runs.reduce((n, r) => n + r.usage.inputTokens, 0),
+          outputTokens: runs.reduce((n, r) => n + r.usage.outputTokens, 0)
+        },
+        toolCalls: runs.flatMap((r) => r.toolCalls),
+        repetitions: runs,
+        stats
+      }
+    }
+
+    // One unit of work per run, so that a case's repetitions share the concurrency limit with the other cases' runs.
+    const units = data.cases.flatMap((c, index) => Array.from({ length: repetitions }, (_, repetition) => ({ c, index, repetition })))
+    const runUnit = ({ c, index, repetition }: (typeof units)[number]) =>
+      Effect.suspend((): Effect.Effect<RepetitionResult | string, never, unknown> => {
+        const why = budgetFor(index)
+        return why === undefined ? runOnce(c) : Effect.succeed(why)
       }).pipe(
-        Effect.tap((result) =>
+        Effect.tap((run) =>
           Effect.suspend(() => {
             done += 1
+            const result = typeof run === "string" ? skip(c, run) : rowOf(c, run)
+            const progress: EvalProgress = repetitions === 1 ? { done, total, result } : { done, total, result, repetition: repetition + 1 }
             // A progress display that throws must not lose the cases already paid for: warn and go on.
-            return Effect.try({ try: () => options.onProgress?.({ done, total, result }), catch: (error) => error }).pipe(
+            return Effect.try({ try: () => options.onProgress?.(progress), catch: (error) => error }).pipe(
               Effect.catch((error) => Effect.logWarning(`evaluate: onProgress threw on case ${result.id}`, error))
             )
           })
         )
       )
 
-    const cases = yield* Effect.forEach(data.cases, runCase, { concurrency: concurrency === Number.POSITIVE_INFINITY ? "unbounded" : concurrency })
+    const runs = yield* Effect.forEach(units, runUnit, { concurrency: concurrency === Number.POSITIVE_INFINITY ? "unbounded" : concurrency })
+    const cases = data.cases.map((c, index): CaseResult => {
+      const own = runs.slice(index * repetitions, (index + 1) * repetitions)
+      const ran = own.filter((run): run is RepetitionResult => typeof run !== "string")
+      // A case's runs are all skipped or all run: the budget is asked once per case.
+      if (ran.length < own.length) return skip(c, own.find((run): run is string => typeof run === "string")!)
+      return repetitions === 1 ? rowOf(c, ran[0]!) : repeatedRow(c, ran)
+    })
     const finished = yield* Clock.currentTimeMillis
     return { version: REPORT_VERSION, name: options.name ?? data.name, cases, summary: summarize(cases, finished - started) } satisfies EvalReport
   })

@@ -1,6 +1,7 @@
 /**
  * Progress of an evaluation in the terminal: one line rewritten in place on a TTY (`[7/20] 6 passed,
  * 1 failed ... case-7`), one line per case otherwise (CI logs), to stderr so stdout keeps the table.
+ * With repetitions the line counts runs and names the run (`[7/80] ... case-2 #3`).
  */
 import type { EvalProgress } from "./evaluate.ts"
 
@@ -22,10 +23,10 @@ const stderr = (): ProgressSink | undefined => (globalThis as { process?: { stde
  */
 export const terminalProgress = (sink: ProgressSink | undefined = stderr()): ((progress: EvalProgress) => void) => {
   const counts = { passed: 0, failed: 0, errored: 0, skipped: 0 }
-  return ({ done, total, result }) => {
+  return ({ done, total, result, repetition }) => {
     if (sink === undefined) return
     counts[result.status] += 1
-    const line = `[${done}/${total}] ${counts.passed} passed, ${counts.failed} failed, ${counts.errored} errored, ${counts.skipped} skipped  ${result.id}`
+    const line = `[${done}/${total}] ${counts.passed} passed, ${counts.failed} failed, ${counts.errored} errored, ${counts.skipped} skipped  ${result.id}${repetition === undefined ? "" : ` #${repetition}`}`
     if (sink.isTTY === true) sink.write(`\r\x1b[2K${line}${done === total ? "\n" : ""}`)
     else sink.write(`${line}\n`)
   }

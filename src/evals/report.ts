@@ -1,8 +1,9 @@
 /**
  * The result of an evaluation: one row per case (status, output or error, a score per scorer, duration,
- * usage, tool calls) and a summary (per scorer: mean and pass rate; counts; totals). It prints as a
- * table for the terminal and as stable JSON (sorted keys) to keep as a baseline; `parseReport` reads
- * one back, refusing an unknown `version`.
+ * usage, tool calls) and a summary (per scorer: mean and pass rate; counts; totals). With
+ * `repetitions` > 1 a case's row also keeps each repetition's own row and its scorers' spread (min,
+ * max, standard deviation). It prints as a table for the terminal and as stable JSON (sorted keys) to
+ * keep as a baseline; `parseReport` reads one back, refusing an unknown `version`.
  */
 import * as Data from "effect/Data"
 import { canonicalJson } from "../internal/canonical-json.ts"
@@ -22,14 +23,12 @@ export const REPORT_VERSION = 1
 /** How a case ended: every scorer passed, one did not, the run failed, or the budget left it out. */
 export type CaseStatus = "passed" | "failed" | "errored" | "skipped"
 
-/** One case's row. */
-export interface CaseResult {
-  readonly id: string
-  readonly status: CaseStatus
-  readonly input: unknown
-  readonly expected?: unknown
+/** One run of a case when `evaluate` repeats it (`repetitions` > 1): what that run answered and how it scored. */
+export interface RepetitionResult {
+  /** Every scorer passed, one did not, or the run failed (still scored, as a case is). */
+  readonly status: Exclude<CaseStatus, "skipped">
   readonly output?: unknown
-  /** Why the run failed, or why the case was skipped. */
+  /** Why the run failed. */
   readonly error?: string
   readonly scores: Readonly<Record<string, Score>>
   readonly durationMs: number
@@ -37,10 +36,54 @@ export interface CaseResult {
   readonly toolCalls: ReadonlyArray<TracedToolCall>
 }
 
-/** A scorer over the whole run: mean score and share of cases passing (skipped cases left out). */
+/**
+ * One case's row. With `repetitions` > 1 (and the case not skipped) it sums up its runs: `status` is
+ * `passed` when every repetition passed, `errored` when every one errored, `failed` otherwise; each
+ * `scores` entry is the mean score, passing when every repetition passed; `durationMs`, `usage` and
+ * `toolCalls` are the repetitions' together; `repetitions` keeps each run and `stats` each scorer's
+ * spread. Without repetitions those two keys are absent.
+ */
+export interface CaseResult {
+  readonly id: string
+  readonly status: CaseStatus
+  readonly input: unknown
+  readonly expected?: unknown
+  readonly output?: unknown
+  /** Why the run failed (with repetitions: why every one did), or why the case was skipped. */
+  readonly error?: string
+  readonly scores: Readonly<Record<string, Score>>
+  readonly durationMs: number
+  readonly usage: Usage
+  readonly toolCalls: ReadonlyArray<TracedToolCall>
+  /** With `repetitions` > 1: each run, in order. */
+  readonly repetitions?: ReadonlyArray<RepetitionResult>
+  /** With `repetitions` > 1: each scorer over this case's runs (mean, pass rate, min, max, standard deviation). */
+  readonly stats?: Readonly<Record<string, ScorerSummary>>
+}
+
+/**
+ * A scorer over the whole run: mean score and share of cases passing (skipped cases left out). With
+ * repetitions the rows are the runs: mean and pass rate over every repetition, and their spread.
+ */
 export interface ScorerSummary {
   readonly mean: number
   readonly passRate: number
+  /** With repetitions: the lowest score of a run. */
+  readonly min?: number
+  /** With repetitions: the highest score of a run. */
+  readonly max?: number
+  /** With repetitions: the population standard deviation of the runs' scores. */
+  readonly stdDev?: number
+}
+
+/** How the runs of a report with repetitions ended (skipped cases have none). */
+export interface RepetitionSummary {
+  /** Runs of each case that ran. */
+  readonly perCase: number
+  readonly runs: number
+  readonly passed: number
+  readonly failed: number
+  readonly errored: number
 }
 
 /** The totals of a report. */
@@ -51,6 +94,8 @@ export interface ReportSummary {
   readonly errored: number
   readonly skipped: number
   readonly scorers: Readonly<Record<string, ScorerSummary>>
+  /** With `repetitions` > 1: how the runs ended. */
+  readonly repetitions?: RepetitionSummary
   readonly usage: Usage
   readonly durationMs: number
 }
@@ -90,7 +135,35 @@ export const ownValue = <A>(record: Readonly<Record<string, A>>, key: string): A
   Object.prototype.hasOwnProperty.call(record, key) ? record[key] : undefined
 
 /**
- * The summary of `cases` (means over the cases that ran; skipped cases are counted, not scored).
+ * Internal: each scorer over `rows` (a missing score counts as a failed 0, a non-finite one as 0): mean
+ * and pass rate, and with `spread` also min, max and the population standard deviation.
+ *
+ * @example
+ * ```ts
+ * scorerStats([{ scores: { exact: { score: 1, pass: true } } }, { scores: {} }], true).exact // { mean: 0.5, passRate: 0.5, min: 0, max: 1, stdDev: 0.5 }
+ * ```
+ */
+export const scorerStats = (rows: ReadonlyArray<{ readonly scores: Readonly<Record<string, Score>> }>, spread: boolean): Record<string, ScorerSummary> => {
+  const names = [...new Set(rows.flatMap((r) => Object.keys(r.scores)))].sort()
+  return Object.fromEntries(names.map((name) => {
+    const scores = rows.map((r) => ownValue(r.scores, name) ?? { score: 0, pass: false })
+    const values = scores.map((s) => (Number.isFinite(s.score) ? s.score : 0))
+    const n = Math.max(1, values.length)
+    const mean = values.reduce((sum, v) => sum + v, 0) / n
+    const passRate = scores.filter((s) => s.pass).length / n
+    if (!spread) return [name, { mean, passRate }]
+    const stdDev = Math.sqrt(values.reduce((sum, v) => sum + (v - mean) ** 2, 0) / n)
+    // reduce, not Math.min(...values): a large evaluation's runs would overflow the call's arguments.
+    const min = values.reduce((lowest, v) => Math.min(lowest, v), Number.POSITIVE_INFINITY)
+    const max = values.reduce((highest, v) => Math.max(highest, v), Number.NEGATIVE_INFINITY)
+    return [name, { mean, passRate, min, max, stdDev }]
+  }))
+}
+
+/**
+ * The summary of `cases` (means over the cases that ran; skipped cases are counted, not scored). When
+ * cases carry `repetitions`, scorers are summed up over every run, with their spread, and
+ * `repetitions` counts how the runs ended.
  *
  * @example
  * ```ts
@@ -99,20 +172,29 @@ export const ownValue = <A>(record: Readonly<Record<string, A>>, key: string): A
  */
 export const summarize = (cases: ReadonlyArray<CaseResult>, durationMs: number): ReportSummary => {
   const ran = cases.filter((c) => c.status !== "skipped")
-  const names = [...new Set(ran.flatMap((c) => Object.keys(c.scores)))].sort()
-  const scorers: Record<string, ScorerSummary> = Object.fromEntries(names.map((name) => {
-    const scores = ran.map((c) => ownValue(c.scores, name) ?? { score: 0, pass: false })
-    const mean = scores.reduce((sum, s) => sum + (Number.isFinite(s.score) ? s.score : 0), 0) / Math.max(1, scores.length)
-    return [name, { mean, passRate: scores.filter((s) => s.pass).length / Math.max(1, scores.length) }]
-  }))
+  const repeated = ran.some((c) => c.repetitions !== undefined)
+  // A hand-made report may mix rows with and without repetitions: a row without is one run.
+  const rows: ReadonlyArray<CaseResult | RepetitionResult> = repeated ? ran.flatMap((c): ReadonlyArray<CaseResult | RepetitionResult> => c.repetitions ?? [c]) : ran
   const count = (status: CaseStatus) => cases.filter((c) => c.status === status).length
+  const countRuns = (status: CaseStatus) => rows.filter((r) => r.status === status).length
   return {
     cases: cases.length,
     passed: count("passed"),
     failed: count("failed"),
     errored: count("errored"),
     skipped: count("skipped"),
-    scorers,
+    scorers: scorerStats(rows, repeated),
+    ...(repeated
+      ? {
+        repetitions: {
+          perCase: ran.reduce((most, c) => Math.max(most, c.repetitions?.length ?? 1), 0),
+          runs: rows.length,
+          passed: countRuns("passed"),
+          failed: countRuns("failed"),
+          errored: countRuns("errored")
+        }
+      }
+      : {}),
     usage: {
       inputTokens: cases.reduce((n, c) => n + c.usage.inputTokens, 0),
       outputTokens: cases.reduce((n, c) => n + c.usage.outputTokens, 0)
@@ -173,7 +255,9 @@ const mark: Record<CaseStatus, string> = { passed: "pass", failed: "FAIL", error
 
 /**
  * The report as a text table: a row per case (status, each scorer's score, ms, tokens), the reasons
- * of what failed, and the summary (mean and pass rate per scorer).
+ * of what failed, and the summary (mean and pass rate per scorer). With repetitions a case's status
+ * says how many of its runs passed (`FAIL 2/4`), its scores are means, the reasons name the run
+ * (`sum #2 exact: ...`), and the summary adds how the runs ended and each scorer's spread.
  *
  * @example
  * ```ts
@@ -185,7 +269,7 @@ export const formatTable = (report: EvalReport): string => {
   const header = ["case", "status", ...scorers, "ms", "tokens"]
   const rows = report.cases.map((c) => [
     clip(c.id, 32),
-    mark[c.status],
+    c.repetitions === undefined ? mark[c.status] : `${mark[c.status]} ${c.repetitions.filter((r) => r.status === "passed").length}/${c.repetitions.length}`,
     ...scorers.map((s) => {
       const score = ownValue(c.scores, s)
       return score === undefined ? "-" : `${Number(score.score).toFixed(2)}${score.pass ? "" : "✗"}`
@@ -197,19 +281,28 @@ export const formatTable = (report: EvalReport): string => {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length), mean[i]!.length))
   const line = (cells: ReadonlyArray<string>) => cells.map((cell, i) => pad(cell, widths[i]!)).join("  ").trimEnd()
   const rule = widths.map((w) => "-".repeat(w)).join("  ")
-  const notes = report.cases.flatMap((c) => [
-    ...(c.error === undefined ? [] : [`  ${c.id}: ${clip(c.error, 200)}`]),
-    ...Object.entries(c.scores).filter(([, s]) => !s.pass && s.reason !== undefined).map(([name, s]) => `  ${c.id} ${name}: ${clip(s.reason!, 200)}`)
-  ])
+  const why = (label: string, row: { readonly error?: string; readonly scores: Readonly<Record<string, Score>> }) => [
+    ...(row.error === undefined ? [] : [`  ${label}: ${clip(row.error, 200)}`]),
+    ...Object.entries(row.scores).filter(([, s]) => !s.pass && s.reason !== undefined).map(([name, s]) => `  ${label} ${name}: ${clip(s.reason!, 200)}`)
+  ]
+  // With repetitions the reasons are the runs' own: the case's would only repeat them.
+  const notes = report.cases.flatMap((c) => c.repetitions === undefined ? why(c.id, c) : c.repetitions.flatMap((r, i) => why(`${c.id} #${i + 1}`, r)))
   const rates = scorers.map((s) => `${s} ${(Number(ownValue(report.summary.scorers, s)?.passRate) * 100).toFixed(0)}%`).join(", ")
+  const runs = report.summary.repetitions
+  const spread = scorers.map((s) => {
+    const stats = ownValue(report.summary.scorers, s)
+    return `${s} ${Number(stats?.min).toFixed(2)}–${Number(stats?.max).toFixed(2)} (sd ${Number(stats?.stdDev).toFixed(2)})`
+  }).join(", ")
   return [
-    `${report.name}: ${report.summary.passed} passed, ${report.summary.failed} failed, ${report.summary.errored} errored, ${report.summary.skipped} skipped`,
+    `${report.name}: ${report.summary.passed} passed, ${report.summary.failed} failed, ${report.summary.errored} errored, ${report.summary.skipped} skipped` +
+    (runs === undefined ? "" : `; ${runs.runs} runs (${runs.perCase} per case): ${runs.passed} passed, ${runs.failed} failed, ${runs.errored} errored`),
     line(header),
     rule,
     ...rows.map(line),
     rule,
     line(mean),
     ...(scorers.length === 0 ? [] : [`pass rates: ${rates}`]),
+    ...(scorers.length === 0 || runs === undefined ? [] : [`spread over runs: ${spread}`]),
     ...(notes.length === 0 ? [] : ["", "why:", ...notes])
   ].join("\n")
 }

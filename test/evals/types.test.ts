@@ -6,7 +6,7 @@
 import { Context, Effect, Schema } from "effect"
 import { describe, expectTypeOf, it } from "vitest"
 import { agent, type ModelClientService } from "../../src/index.ts"
-import { type Dataset, type EvalReport, evaluate, exactMatch, scorer } from "../../src/evals/index.ts"
+import { type CaseResult, type Dataset, type EvalReport, evaluate, type EvaluateOptions, exactMatch, type RepetitionResult, scorer } from "../../src/evals/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 
 class Rubrics extends Context.Service<Rubrics, { readonly strict: boolean }>()("test/Rubrics") {}
@@ -39,5 +39,16 @@ describe("evaluate types", () => {
     evaluate(fn, numbers, [exactMatch()], { budget: { maxTokens: 1_000, pricing: { inputPerMillion: 0.15, outputPerMillion: 0.6 } } })
     // @ts-expect-error maxUsd needs pricing: without it no dollar is counted and the limit would never apply
     evaluate(fn, numbers, [exactMatch()], { budget: { maxUsd: 1 } })
+  })
+  it("takes repetitions as a number, and types the runs it keeps", () => {
+    const fn = (n: number) => Effect.succeed(n * 2)
+    expectTypeOf<EvaluateOptions["repetitions"]>().toEqualTypeOf<number | undefined>()
+    evaluate(fn, numbers, [exactMatch()], { repetitions: 3, concurrency: 4 })
+    // Not called: at run time "3" throws AgentConfigError (test/evals/repetitions.test.ts).
+    const fromJavaScript = () =>
+      // @ts-expect-error repetitions is a number: "3" is refused here (and at run time, for JavaScript callers)
+      evaluate(fn, numbers, [exactMatch()], { repetitions: "3" })
+    expectTypeOf(fromJavaScript).toBeFunction()
+    expectTypeOf<CaseResult["repetitions"]>().toEqualTypeOf<ReadonlyArray<RepetitionResult> | undefined>()
   })
 })
