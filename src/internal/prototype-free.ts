@@ -4,10 +4,10 @@
  * `Object.prototype`) is read from the prototype: a valid call without that optional key is refused
  * ("Expected string at ["constructor"]"), and a missing required one is reported as the wrong value
  * rather than as missing. A Schema that declares such a key decodes a copy of its input whose objects
- * have no prototype (`withoutPrototypes`), and hands its result on as plain objects again
- * (`withPlainPrototypes`). Schemas that declare none (nearly all) pay nothing. Limit: objects inside a
- * value the decode wraps (an `Option`'s value, a `Map`'s entries, a `Schema.Unknown` field of a Class
- * instance) are not walked back and keep no prototype.
+ * have no prototype (`detachPrototypes`), gives those copies their prototype back once decoded,
+ * wherever the decode put them (inside an `Option`, a `Map`, a `Schema.Unknown` field of a Class
+ * instance), and hands the result on as plain objects (`withPlainPrototypes`). Schemas that declare
+ * none (nearly all) pay nothing.
  */
 import * as SchemaAST from "effect/SchemaAST"
 
@@ -54,15 +54,30 @@ export const isContainer = (u: unknown): u is object => {
 }
 
 /**
- * `value` with every plain object copied to an object without a prototype (the same own enumerable
- * string keys, as own data properties, whatever their name); arrays copied; anything else as it is.
+ * A copy of `value` whose plain objects have no prototype (the same own enumerable string keys, as own
+ * data properties, whatever their name; arrays copied; anything else as it is), and `reattach`, which
+ * gives every one of those copies `Object.prototype` again: call it once the copy is decoded, so that
+ * the copies a decode kept inside what it built (an `Option`'s value, a `Map`'s entries, a Class
+ * instance's `Schema.Unknown` field) are plain objects too. Throws what a getter or proxy trap of
+ * `value` throws.
  *
  * @example
  * ```ts
- * Object.getPrototypeOf(withoutPrototypes({ a: { b: 1 } }).a) // null
+ * const detached = detachPrototypes({ a: { b: 1 } })
+ * Object.getPrototypeOf(detached.value.a) // null
+ * const decoded = decode(detached.value)
+ * detached.reattach()                     // detached.value.a, and wherever decoded holds it: Object.prototype
  * ```
  */
-export const withoutPrototypes = <A>(value: A): A => copy(value, () => Object.create(null)) as A
+export const detachPrototypes = <A>(value: A): { readonly value: A; readonly reattach: () => void } => {
+  const copies: Array<object> = []
+  const detached = copy(value, () => {
+    const object: Record<string, unknown> = Object.create(null)
+    copies.push(object)
+    return object
+  }) as A
+  return { value: detached, reattach: () => copies.forEach((object) => Object.setPrototypeOf(object, Object.prototype)) }
+}
 
 /**
  * `value` with every object without a prototype (and every plain object) copied to a plain object, a
@@ -70,7 +85,7 @@ export const withoutPrototypes = <A>(value: A): A => copy(value, () => Object.cr
  *
  * @example
  * ```ts
- * Object.getPrototypeOf(withPlainPrototypes(withoutPrototypes({ a: 1 }))) // Object.prototype
+ * Object.getPrototypeOf(withPlainPrototypes(Object.assign(Object.create(null), { a: 1 }))) // Object.prototype
  * ```
  */
 export const withPlainPrototypes = <A>(value: A): A => copy(value, () => ({})) as A

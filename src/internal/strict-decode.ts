@@ -15,7 +15,7 @@
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as SchemaAST from "effect/SchemaAST"
-import { declaresPrototypeKey, withoutPrototypes, withPlainPrototypes } from "./prototype-free.ts"
+import { declaresPrototypeKey, detachPrototypes, withPlainPrototypes } from "./prototype-free.ts"
 
 /** The options of every strict decode: every issue reported, an unknown key refused. */
 export const strictOptions = { errors: "all", onExcessProperty: "error" } as const
@@ -35,7 +35,14 @@ export const strictResultDecoder = <A>(codec: Schema.ConstraintCodec<A, unknown,
   const decode = Schema.decodeUnknownResult(codec)
   // A Schema that declares a key named like a member of `Object.prototype` reads its input's own keys
   // only (`prototype-free.ts`): decoded from a copy without prototypes, handed on as plain objects.
-  if (declaresPrototypeKey(codec.ast)) return (input) => Result.map(decode(withoutPrototypes(input), strictOptions), withPlainPrototypes)
+  if (declaresPrototypeKey(codec.ast)) {
+    return (input) => {
+      const detached = detachPrototypes(input)
+      const decoded = decode(detached.value, strictOptions)
+      detached.reattach()
+      return Result.map(decoded, withPlainPrototypes)
+    }
+  }
   const strict = (input: unknown) => decode(input, strictOptions)
   if (!keepsShape(codec.ast)) return strict
   return (input) => {

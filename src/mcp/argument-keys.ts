@@ -14,7 +14,7 @@
  * checked as objects without a prototype, then handed on as plain objects again.
  */
 import * as Result from "effect/Result"
-import { isContainer, withPlainPrototypes, withoutPrototypes } from "../internal/prototype-free.ts"
+import { detachPrototypes, isContainer, withPlainPrototypes } from "../internal/prototype-free.ts"
 
 /**
  * The issue refusing the first `"__proto__"` own key in `value` (the arguments, at any depth), in the
@@ -76,16 +76,18 @@ export const outgoingArguments = (decode: (raw: unknown) => Result.Result<unknow
   }
   // Anything but an object or array is refused by `decode` in its own words (a string would be read as JSON text).
   if (!isContainer(parsed)) return decode(raw)
-  let detached: unknown
+  let detached: ReturnType<typeof detachPrototypes<unknown>>
   try {
     const refused = protoKeyIssue(parsed)
     if (refused !== undefined) return Result.fail(refused)
-    detached = withoutPrototypes(parsed)
+    detached = detachPrototypes<unknown>(parsed)
   } catch (error) {
     // Fixed arguments (from a recovery handler) with a throwing getter or proxy trap: refused, never a defect.
     return Result.fail(`the arguments could not be checked: ${error instanceof Error ? error.message : String(error)}`)
   }
-  return Result.map(decode(detached), withPlainPrototypes)
+  const decoded = decode(detached.value)
+  detached.reattach()
+  return Result.map(decoded, withPlainPrototypes)
 }
 
 interface Frame {

@@ -3,7 +3,7 @@
  * JSON or not, it answers exactly what Schema's JSON-text decoder answers (value, or report text).
  */
 import { fc, test } from "@fast-check/vitest"
-import { Result, Schema } from "effect"
+import { Option, Result, Schema } from "effect"
 import { describe, expect } from "vitest"
 import { argsDecoder } from "../../src/dsl/tool-parameters.ts"
 
@@ -93,5 +93,31 @@ describe("argsDecoder on keys named like Object.prototype's members", () => {
     expect(argsDecoder(namedCodec)('{"valueOf":1}')).toEqual(Result.succeed({ valueOf: 1 }))
     expect(argsDecoder(namedCodec)({ valueOf: 1 })).toEqual(Result.succeed({ valueOf: 1 }))
     expect(argsDecoder(namedCodec)("{}")).toEqual(Result.fail('Missing key\n  at ["valueOf"]'))
+  })
+})
+
+describe("argsDecoder on a Schema with such keys that wraps values", () => {
+  class Box extends Schema.Class<Box>("Box")({ content: Schema.Unknown }) {}
+  const Wrapping = Schema.Struct({
+    constructor: Schema.optionalKey(Schema.String),
+    maybe: Schema.OptionFromNullOr(Schema.Unknown),
+    box: Box
+  })
+  const wrappingCodec = Schema.toCodecJson(Wrapping) as unknown as Schema.ConstraintCodec<{ readonly maybe: Option.Option<unknown>; readonly box: Box }, unknown, never, never>
+
+  test.prop([fc.jsonValue(), fc.jsonValue()], { numRuns })("hands on every object as a plain one, also inside an Option or a Class instance", (inOption, inBox) => {
+    const decoded = argsDecoder(wrappingCodec)(JSON.stringify({ maybe: { value: inOption }, box: { content: [inBox] } }))
+    expect(Result.isSuccess(decoded), JSON.stringify(decoded)).toBe(true)
+    if (Result.isFailure(decoded)) return
+    const objects: Array<unknown> = []
+    const walk = (u: unknown): void => {
+      if (typeof u !== "object" || u === null) return
+      objects.push(u)
+      for (const v of Object.values(u)) walk(v)
+    }
+    walk(Option.getOrThrow(decoded.success.maybe))
+    walk(decoded.success.box.content)
+    expect(objects.every((o) => Array.isArray(o) || Object.getPrototypeOf(o) === Object.prototype)).toBe(true)
+    expect(typeof (Option.getOrThrow(decoded.success.maybe) as { hasOwnProperty: unknown }).hasOwnProperty).toBe("function")
   })
 })
