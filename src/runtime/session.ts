@@ -4,10 +4,13 @@
  * result are never split), runs the agent with them between its system prompt and the new input, and,
  * when the run completes, appends the messages it added (a handoff target's included). The stored
  * messages are checked first: a value that is not a message fails the send (`SessionStoreFailed`), and
- * a tool result or call without its counterpart is left out of what the run sees. A send that fails
- * records nothing and leaves the waiting run it would have abandoned. Sends on one session value run one at a time.
- * A run that suspends for approval is the session's waiting run (in the store when it keeps one):
- * `resume(decisions)` takes it (once) and continues it, and its exchange is recorded when it completes.
+ * a tool result or call without its counterpart is left out of what the run sees. A turn (a send or a
+ * resume) that fails after some of its calls got results records its messages up to the failure, each
+ * call paired with its result (`turn-trail.ts`), and fails with its error; a send that fails before that
+ * records nothing and leaves the waiting run it would have abandoned. Sends on one session value run
+ * one at a time. A run that suspends for approval is the session's waiting run (in the store when it
+ * keeps one): `resume(decisions)` takes it (once) and continues it, and its exchange is recorded when it
+ * completes; a send abandons it, and records what of it ran with its own turn.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -27,6 +30,7 @@ import { LlmMessageSchema } from "../model/message-schemas.ts"
 import type { ModelClientService } from "../model/model-client.ts"
 import { CurrentConversation } from "./gen-ai-spans.ts"
 import { resumeSessionTurn, runSessionTurn } from "./run-agent.ts"
+import { failedTurn, trailedDefinition, TurnTrail, waitingTurn, withTurnTrail } from "./turn-trail.ts"
 
 /** Where a session keeps its messages and how much of them a run sees. */
 export interface SessionOptions {
@@ -43,12 +47,18 @@ export interface SessionCore {
   readonly history: () => Effect.Effect<ReadonlyArray<LlmMessage>, AgentError>
   /** The session's run waiting for decisions, if any. */
   readonly waiting: () => Effect.Effect<WaitingRun | undefined, AgentError>
-  /** Resumes the waiting run with the decisions; its exchange is recorded once, when it completes. */
+  /**
+   * Resumes the waiting run with the decisions; its exchange is recorded once, when it completes, or
+   * as far as it went when it fails after its calls ran.
+   */
   readonly resume: (decisions: Decisions) => Effect.Effect<unknown, AgentError, ModelClientService>
 }
 
-/** Refusals that leave a waiting run as it was: nothing ran, the reviewer may decide again. */
-const refusedBeforeRunning: ReadonlySet<string> = new Set(["DecisionsInvalid", "SnapshotRejected", "SnapshotInvalid", "DefinitionChanged"])
+/**
+ * Failures of a resume before anything ran, which leave a waiting run as it was: refusals (the reviewer
+ * may decide again) and a resume ledger that could not record the resume (it may be tried again).
+ */
+const refusedBeforeRunning: ReadonlySet<string> = new Set(["DecisionsInvalid", "SnapshotRejected", "SnapshotInvalid", "DefinitionChanged", "ResumeLedgerFailed"])
 
 const decodeMessage = Schema.decodeUnknownResult(LlmMessageSchema)
 
@@ -111,6 +121,9 @@ const soundConversation = (history: ReadonlyArray<LlmMessage>): ReadonlyArray<Ll
   return kept
 }
 
+/** True when some call in `messages` got a result (it ran, or was answered without running): the turn got somewhere. */
+const answersACall = (messages: ReadonlyArray<LlmMessage>): boolean => messages.some((message) => message.role === "tool")
+
 /** A store write tried twice more after a failure, 50 then 100 ms later. */
 const retried = <A>(write: Effect.Effect<A, SessionStoreFailed>): Effect.Effect<A, SessionStoreFailed> =>
   Effect.retry(write, { times: 2, schedule: Schedule.exponential(Duration.millis(50)) })
@@ -127,6 +140,8 @@ const fieldsOf = (error: SessionStoreFailed) => ({
 export const makeSession = (definition: AgentDefinition, id: string, options: SessionOptions = {}): SessionCore => {
   const store = options.store ?? inMemorySessionStore()
   const lock = Semaphore.makeUnsafe(1)
+  // The definition its turns run: the same, heard by the trail of the turn (for a turn that fails).
+  const trailed = trailedDefinition(definition)
   // A store without the waiting methods: the waiting run is kept here, in this session value.
   let local: WaitingRun | undefined
   const setWaiting = (run: WaitingRun | undefined) =>
@@ -139,22 +154,50 @@ export const makeSession = (definition: AgentDefinition, id: string, options: Se
       return run
     })
   /**
-   * Records what a run of the session gave: its exchange when it completed, the run when it waits. A
-   * write that fails is tried twice more (a store briefly unavailable); one that still fails carries
-   * the turn (its result and its unsaved messages): its tools ran, and sending it again would run them again.
+   * A store write of a turn that ran, tried twice more after a failure (a store briefly unavailable);
+   * one that still fails carries the turn (its result, or the error it failed with, and its unsaved
+   * messages): its tools ran, and sending it again would run them again.
    */
-  const settle = (outcome: { readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined }, historyLength: number) =>
+  const recordTurn = (write: Effect.Effect<void, SessionStoreFailed>, result: unknown, unsaved: ReadonlyArray<LlmMessage>) =>
+    write.pipe(retried, Effect.mapError((error) => new SessionStoreFailed({ ...fieldsOf(error), turn: { result, unsaved } })))
+  /**
+   * Records what a run of the session gave: its exchange when it completed, the run when it waits;
+   * `carried` (what ran of a run the turn abandoned) first, once either.
+   */
+  const settle = (
+    outcome: { readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined },
+    historyLength: number,
+    carried: ReadonlyArray<LlmMessage> = []
+  ) =>
     Effect.gen(function*() {
       const { result, added } = outcome
-      const unsaved = added ?? []
-      const withTurn = (error: SessionStoreFailed) => new SessionStoreFailed({ ...fieldsOf(error), turn: { result, unsaved } })
-      if (unsaved.length > 0) yield* store.append(id, unsaved).pipe(retried, Effect.mapError(withTurn))
+      const unsaved = [...carried, ...(added ?? [])]
+      if (unsaved.length > 0) yield* recordTurn(store.append(id, unsaved), result, unsaved)
       const suspended = result as { readonly _tag?: unknown; readonly snapshot?: RunSnapshot; readonly pending?: WaitingRun["pending"] }
       if (suspended?._tag === "Suspended" && suspended.snapshot !== undefined) {
         const waiting = { runId: suspended.snapshot.state.runId, snapshot: suspended.snapshot, pending: suspended.pending ?? [], historyLength }
-        yield* setWaiting(waiting).pipe(retried, Effect.mapError(withTurn))
+        yield* recordTurn(setWaiting(waiting), result, unsaved)
       }
       return result
+    })
+  /**
+   * Records what a turn that failed with `error` did: its messages up to the failure (after `carried`),
+   * each call with its result (a call without one is left out: it did not run, or it failed the run),
+   * when some call got one; true when it recorded them. Earlier in the turn nothing ran, and nothing is
+   * recorded. `waiting` is the run a resume continued.
+   */
+  const settleFailed = (
+    error: AgentError,
+    trail: TurnTrail,
+    historyLength: number,
+    from: { readonly waiting?: WaitingRun; readonly carried?: ReadonlyArray<LlmMessage> }
+  ) =>
+    Effect.gen(function*() {
+      const ran = soundConversation(yield* failedTurn(trail, error, historyLength, from.waiting?.snapshot))
+      if (!answersACall(ran)) return false
+      const unsaved = [...(from.carried ?? []), ...ran]
+      yield* recordTurn(store.append(id, unsaved), error, unsaved)
+      return true
     })
   return {
     id,
@@ -163,14 +206,28 @@ export const makeSession = (definition: AgentDefinition, id: string, options: Se
         // A new turn abandons a run that waits for decisions (its calls never run; a later `resume`
         // finds none): resuming it after this turn would record its exchange after this one's.
         const abandoned = yield* takeWaiting
+        let recorded = false
         const turn = Effect.gen(function*() {
-          const history = applyWindow(yield* decodeHistory(id, yield* store.load(id)), options.window)
+          const stored = yield* decodeHistory(id, yield* store.load(id))
+          // What ran of the abandoned run before it suspended (its calls with their results) happened:
+          // the run sees it, and it is recorded with this turn, as this turn's history.
+          const carried = abandoned === undefined ? [] : soundConversation(yield* waitingTurn(abandoned))
+          const kept = answersACall(carried) ? carried : []
+          const history = applyWindow(kept.length === 0 ? stored : [...stored, ...kept], options.window)
+          const trail = new TurnTrail()
           // The session's id is the run's `gen_ai.conversation.id`.
-          const outcome = yield* Effect.provideService(runSessionTurn(definition, input, history), CurrentConversation, id)
-          return yield* settle(outcome, history.length)
+          const outcome = yield* withTurnTrail(Effect.provideService(runSessionTurn(trailed, input, history), CurrentConversation, id), trail).pipe(
+            Effect.catch((error) =>
+              Effect.flatMap(settleFailed(error, trail, history.length, { carried: kept }), (done) => {
+                recorded = done
+                return Effect.fail(error)
+              })
+            )
+          )
+          return yield* settle(outcome, history.length, kept)
         })
-        // A send that fails (or is interrupted) records nothing: the run it abandoned waits again.
-        return yield* abandoned === undefined ? turn : Effect.onError(turn, () => Effect.ignore(setWaiting(abandoned)))
+        // A send that fails (or is interrupted) having recorded nothing: the run it abandoned waits again.
+        return yield* abandoned === undefined ? turn : Effect.onError(turn, () => (recorded ? Effect.void : Effect.ignore(setWaiting(abandoned))))
       })),
     history: () => store.load(id),
     waiting: () => (store.waiting !== undefined ? store.waiting(id) : Effect.sync(() => local)),
@@ -181,8 +238,16 @@ export const makeSession = (definition: AgentDefinition, id: string, options: Se
         if (run === undefined) {
           return yield* new DecisionsInvalid({ agent: definition.name, toolCallId: "*", reason: `no run of session "${id}" waits for decisions` })
         }
-        const outcome = yield* Effect.provideService(resumeSessionTurn(definition, run.snapshot, decisions, run.historyLength), CurrentConversation, id).pipe(
-          Effect.tapError((error) => (refusedBeforeRunning.has(error._tag) ? setWaiting(run) : Effect.void))
+        const trail = new TurnTrail()
+        const resumed = Effect.provideService(resumeSessionTurn(trailed, run.snapshot, decisions, run.historyLength), CurrentConversation, id)
+        // Once past the refusals, the decisions were taken: the run no longer waits, whatever ran is recorded.
+        const outcome = yield* withTurnTrail(resumed, trail).pipe(
+          Effect.catch((error) =>
+            Effect.andThen(
+              refusedBeforeRunning.has(error._tag) ? setWaiting(run) : settleFailed(error, trail, run.historyLength, { waiting: run }),
+              Effect.fail(error)
+            )
+          )
         )
         return yield* settle(outcome, run.historyLength)
       }))

@@ -1,0 +1,214 @@
+/**
+ * The trail of a session's turn: what its run (and the agents it handed off to) exchanged so far, kept
+ * for the turn that fails. Most errors carry no transcript, yet the calls that ran before the failure
+ * really happened, and the session must record them, or the next turn's model does not know and may
+ * run them again. So a session runs a copy of its definition (its handoff targets too) that hears four
+ * events: each `ModelCall`'s request is the transcript at that call (the trail's checkpoint); the
+ * `ModelResponse` after it holds the calls the model asked for, and `ToolUse` (or a failed call's
+ * feedback, `ToolError`) gives the result each got, rendered as the loop renders it. An error that
+ * carries its transcript (`BudgetExceeded`, `OutputInvalid`) gives it exactly, but for the results of a
+ * concurrent batch cut short. Hearing changes nothing in the run: these events cost what a hook on them costs.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import type { AgentDefinition, SkillDefinition } from "../dsl/agent-definition.ts"
+import type { AgentEvent, RegisteredListener } from "../dsl/events.ts"
+import { decodeSnapshotValue } from "../dsl/run-snapshot.ts"
+import type { WaitingRun } from "../dsl/session-store.ts"
+import type { AnyTool } from "../dsl/tool.ts"
+import type { AgentError } from "../errors.ts"
+import type { LlmMessage } from "../model/messages.ts"
+import { routingScope } from "./choose-skill.ts"
+import { toolFailedFeedback, toolResultContent, untrustedContent } from "./prompt.ts"
+
+/**
+ * What a session's turn exchanged so far, as its events tell it.
+ *
+ * @example
+ * ```ts
+ * const trail = new TurnTrail() // heard through withTurnTrail, read by failedTurn
+ * ```
+ */
+export class TurnTrail {
+  /** The request of the turn's last model call: the transcript then, system prompt first. */
+  #checkpoint: ReadonlyArray<LlmMessage> | undefined
+  /** The model's answer to that call when it asked for tools. */
+  #asked: LlmMessage | undefined
+  /** The results the calls got since, by call id, in the order they came. */
+  readonly #answered = new Map<string, LlmMessage>()
+
+  /** Hears an event of a run of the turn whose registered tools are `tools`. */
+  hear(tools: ReadonlyArray<AnyTool>, event: AgentEvent): void {
+    // A model-routed skill choice is no part of the conversation.
+    if ("skill" in event && event.skill === routingScope) return
+    switch (event._tag) {
+      case "ModelCall":
+        this.#checkpoint = event.request.messages
+        this.#asked = undefined
+        this.#answered.clear()
+        return
+      case "ModelResponse": {
+        const response = event.response
+        // As the loop appends it (`modelAnswered` in step.ts).
+        this.#asked = response._tag !== "ToolCalls" || response.calls.length === 0
+          ? undefined
+          : response.reasoning === undefined || response.reasoning.length === 0
+          ? { role: "assistant", content: response.content ?? "", toolCalls: response.calls }
+          : { role: "assistant", content: response.content ?? "", toolCalls: response.calls, reasoning: response.reasoning }
+        return
+      }
+      case "ToolUse": {
+        const untrusted = tools.find((tool) => tool.name === event.tool)?.untrustedOutput === true
+        const content = untrusted ? untrustedContent(event.tool, event.result) : toolResultContent(event.result)
+        this.#answered.set(event.toolCallId, { role: "tool", toolCallId: event.toolCallId, name: event.tool, content })
+        return
+      }
+      case "ToolError":
+        // Feedback is what the model gets, also after the last retry; a run again replaces it. Any other
+        // recovery's reply is not in the event: the call is left out (the run ends, or the reply is unknown).
+        if (event.recovery === "Feedback" || event.recovery === "Retry") {
+          const content = toolFailedFeedback(event.tool, event.error)
+          this.#answered.set(event.toolCallId, { role: "tool", toolCallId: event.toolCallId, name: event.tool, content })
+        } else {
+          this.#answered.delete(event.toolCallId)
+        }
+        return
+      default:
+        return
+    }
+  }
+
+  /** The transcript at the turn's last model call, if it made one. */
+  get checkpoint(): ReadonlyArray<LlmMessage> | undefined {
+    return this.#checkpoint
+  }
+
+  /** `base` (the last checkpoint, or what a resumed run started from), then what was asked and answered since. */
+  since(base: ReadonlyArray<LlmMessage>): ReadonlyArray<LlmMessage> {
+    return [...base, ...(this.#asked === undefined ? [] : [this.#asked]), ...this.#answered.values()]
+  }
+
+  /**
+   * `transcript` (an error's, at the failure) with the results heard for its last calls that it lacks:
+   * a concurrent batch appends its results when all of them are done, so one that ended the run leaves
+   * its siblings' results out of the transcript although they ran.
+   */
+  answering(transcript: ReadonlyArray<LlmMessage>): ReadonlyArray<LlmMessage> {
+    let at = transcript.length - 1
+    while (at >= 0 && !(transcript[at]!.role === "assistant" && "toolCalls" in transcript[at]!)) at--
+    const asked = transcript[at]
+    if (asked?.role !== "assistant" || this.#answered.size === 0) return transcript
+    let end = at + 1
+    while (transcript[end]?.role === "tool") end++
+    const given = new Set(transcript.slice(at + 1, end).map((message) => (message as Extract<LlmMessage, { role: "tool" }>).toolCallId))
+    const missing = [...this.#answered.values()].filter((result) =>
+      result.role === "tool" && !given.has(result.toolCallId) && (asked.toolCalls ?? []).some((call) => call.id === result.toolCallId)
+    )
+    return missing.length === 0 ? transcript : [...transcript.slice(0, end), ...missing, ...transcript.slice(end)]
+  }
+}
+
+/** The trail of the session turn being run, if any. */
+const CurrentTurnTrail = Context.Reference<TurnTrail | undefined>("effect-agent-dsl/CurrentTurnTrail", {
+  defaultValue: () => undefined
+})
+
+/**
+ * `effect` with its session turn's runs heard by `trail` (they must run a `trailedDefinition`).
+ *
+ * @example
+ * ```ts
+ * const outcome = yield* withTurnTrail(runSessionTurn(trailedDefinition(definition), input, history), trail)
+ * ```
+ */
+export const withTurnTrail = <A, E, R>(effect: Effect.Effect<A, E, R>, trail: TurnTrail): Effect.Effect<A, E, R> =>
+  Effect.provideService(effect, CurrentTurnTrail, trail)
+
+const heard: ReadonlyArray<AgentEvent["_tag"]> = ["ModelCall", "ModelResponse", "ToolUse", "ToolError"]
+
+/** One copy per definition (so one plan each), made once. */
+const trailed = new WeakMap<AgentDefinition, AgentDefinition>()
+
+/**
+ * `definition` with listeners that tell the trail of the current turn what its runs exchange, and its
+ * handoff targets likewise (targets that hand back to it included). Listeners are no part of a
+ * definition's fingerprint, so its snapshots resume with the definition itself and the other way round.
+ *
+ * @example
+ * ```ts
+ * const trailed = trailedDefinition(definition) // made once per definition
+ * ```
+ */
+export const trailedDefinition = (definition: AgentDefinition): AgentDefinition => {
+  const known = trailed.get(definition)
+  if (known !== undefined) return known
+  const tools = definition.tools
+  const listener = (event: AgentEvent) => Effect.map(CurrentTurnTrail, (trail) => trail?.hear(tools, event))
+  const skills: Array<SkillDefinition> = []
+  const copy: AgentDefinition = Object.freeze({
+    ...definition,
+    listeners: [...definition.listeners, ...heard.map((event): RegisteredListener => ({ event, listener }))],
+    skills
+  })
+  // Set before the targets are copied: a target that hands back finds this copy.
+  trailed.set(definition, copy)
+  for (const skill of definition.skills) {
+    skills.push(skill.handoffs.length === 0 ? skill : Object.freeze({ ...skill, handoffs: skill.handoffs.map(trailedDefinition) }))
+  }
+  Object.freeze(skills)
+  return copy
+}
+
+/**
+ * The messages of a failed turn from its user message on (`historyLength` earlier messages were given
+ * to its run): the error's transcript when it has one that continues the trail, else the trail's;
+ * `waiting`, the snapshot a resumed turn started from, stands for what the trail has not heard yet.
+ * Calls may be left without their results (the caller keeps the paired ones); empty when the turn's
+ * run never got as far as a model call.
+ *
+ * @example
+ * ```ts
+ * const unsaved = yield* failedTurn(trail, error, history.length) // [user, assistant (calls), tool, …]
+ * ```
+ */
+export const failedTurn = (trail: TurnTrail, error: AgentError, historyLength: number, waiting?: unknown): Effect.Effect<ReadonlyArray<LlmMessage>> =>
+  Effect.map(trail.checkpoint !== undefined || waiting === undefined ? Effect.succeed(undefined) : waitingTranscript(waiting), (start) => {
+    const base = trail.checkpoint ?? start
+    if (base === undefined) return []
+    const exact = error._tag === "BudgetExceeded" || error._tag === "OutputInvalid" ? error.transcript : undefined
+    // Another run's (an agent called as a tool whose budget ran out) is not this conversation.
+    const transcript = exact !== undefined && continues(exact, base) ? trail.answering(exact) : trail.since(base)
+    return transcript.slice(1 + historyLength)
+  })
+
+/**
+ * The messages of a waiting run's turn from its user message on, as far as it went: what a send that
+ * abandons it keeps of it (the calls that ran before it suspended). Empty when its snapshot does not decode.
+ *
+ * @example
+ * ```ts
+ * const turn = yield* waitingTurn(abandoned) // [user, assistant (calls), tool, …]
+ * ```
+ */
+export const waitingTurn = (run: WaitingRun): Effect.Effect<ReadonlyArray<LlmMessage>> =>
+  Effect.map(waitingTranscript(run.snapshot), (transcript) => transcript?.slice(1 + run.historyLength) ?? [])
+
+/** The transcript of a suspended run where it waits: its own, or its handoff target's (which holds it). */
+const waitingTranscript = (snapshot: unknown): Effect.Effect<ReadonlyArray<LlmMessage> | undefined> =>
+  decodeSnapshotValue(snapshot).pipe(
+    Effect.flatMap((decoded): Effect.Effect<ReadonlyArray<LlmMessage> | undefined> => {
+      const handoff = decoded.state.handoff
+      return handoff === undefined ? Effect.succeed(decoded.state.transcript) : waitingTranscript(handoff.snapshot)
+    }),
+    Effect.orElseSucceed(() => undefined)
+  )
+
+/**
+ * True when `transcript` is `base` and then some, system prompts aside (a handoff target's
+ * transcript is the conversation handed to it after its own prompt).
+ */
+const continues = (transcript: ReadonlyArray<LlmMessage>, base: ReadonlyArray<LlmMessage>): boolean => {
+  const longer = transcript.filter((message) => message.role !== "system")
+  const prefix = base.filter((message) => message.role !== "system")
+  return prefix.length <= longer.length && prefix.every((message, i) => message === longer[i] || JSON.stringify(message) === JSON.stringify(longer[i]))
+}
