@@ -80,9 +80,10 @@ export const resume = (
 
 /**
  * A conversation with `builder` that continues across runs: `send` runs the agent with the session's
- * earlier messages (from `store`, cut by `window`) and records the new ones when the run completes.
- * A run that suspends for approval becomes the session's waiting run (`waiting()`); `resume(decisions)`
- * continues it once and records its exchange when it completes.
+ * earlier messages (from `store`, cut by `window`) and records the new ones when the run completes
+ * (and, when it fails, the tool calls that ran before, with their results). A run that suspends for
+ * approval becomes the session's waiting run (`waiting()`); `resume(decisions)` continues it once and
+ * records its exchange the same way.
  *
  * @example
  * ```ts

@@ -471,9 +471,10 @@ export class SessionStoreFailed extends Data.TaggedError("SessionStoreFailed")<{
   readonly operation: "load" | "append"
   readonly reason: string
   /**
-   * When a turn ran but could not be recorded (`append`): what the turn gave (its output, or the
-   * `Suspended` result with its snapshot) and the messages it would have appended. Its tools ran:
-   * keep these rather than sending the turn again.
+   * When a turn ran but could not be recorded (`append`): what the turn gave (its output, the
+   * `Suspended` result with its snapshot, or the error a run that failed after some of its tools ran
+   * ended with) and the messages it would have appended. Its tools ran: keep these rather than
+   * sending the turn again.
    */
   readonly turn?: { readonly result: unknown; readonly unsaved: ReadonlyArray<LlmMessage> }
   readonly cause?: unknown
