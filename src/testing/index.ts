@@ -9,7 +9,7 @@
 export { recordingModel } from "./recording-model.ts"
 export type { RecordingModel } from "./recording-model.ts"
 export { runInvariants, runScript } from "./run-script.ts"
-export type { ScriptOutcome, ScriptRun } from "./run-script.ts"
+export type { RunScriptOptions, ScriptOutcome, ScriptRun } from "./run-script.ts"
 export { scriptedModel, streamed } from "./scripted-model.ts"
 export type { ModelScript, ScriptedModelOptions, ScriptStep, StreamedStep } from "./scripted-model.ts"
 export { recordCassette, replayCassette } from "./cassette.ts"

@@ -1,21 +1,28 @@
 /**
  * Runs an agent against a model script and reports everything a property test needs: the outcome,
  * every event in order, every model request, and every tool execution (with its decoded arguments).
+ * Deterministic by default: a seeded Random and virtual time (see `virtual-clock.ts`), so a failing
+ * case replays exactly and a shrinking run behaves as the one that failed.
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Random from "effect/Random"
 import * as References from "effect/References"
 import * as Result from "effect/Result"
+import * as Scheduler from "effect/Scheduler"
 import * as Schema from "effect/Schema"
 import type { AgentBuilder, AgentShape } from "../dsl/agent.ts"
 import type { ModelClientService } from "../model/model-client.ts"
 import type { AgentEvent } from "../dsl/events.ts"
 import type { RunResultOf } from "../dsl/run-outcome.ts"
 import type { AnyTool } from "../dsl/tool.ts"
-import { type AgentError, isAgentError } from "../errors.ts"
+import { type AgentError, AgentConfigError, isAgentError } from "../errors.ts"
 import type { ModelRequest } from "../model/messages.ts"
 import { type ModelScript, scriptedModel } from "./scripted-model.ts"
+import { virtualTime } from "./virtual-clock.ts"
 
 /** How a run ended. `Defect` and `Interrupted` should never happen: tests assert against them. */
 export type ScriptOutcome<TOutput> =
@@ -34,8 +41,37 @@ export interface ScriptRun<TOutput> {
 }
 
 /**
- * Runs `subject` (any agent, with or without a model: the script replaces it) on `input`. Other services
- * its tools or hooks require must be provided first (`.provide(layer)`).
+ * Options of `runScript`. By default a run is deterministic: the same agent, script and input give the
+ * same `ScriptRun` (events with their durations and run ids, requests, executions, outcome) on any
+ * machine, however loaded.
+ *
+ * @example
+ * ```ts
+ * const run = await runScript(calculator, script, "1 + 2", { seed: 7, startAt: new Date("2030-01-01") })
+ * ```
+ */
+export interface RunScriptOptions {
+  /** The seed of the run's `Random` (run ids, retry jitter, anything drawn from Random), on either clock. Default `0`. */
+  readonly seed?: string | number
+  /**
+   * `"virtual"` (default): time starts at `startAt` and passes only when the run has nothing left to do
+   * but wait, jumping to the next sleep at once, so sleeps, retry backoffs and `maxDuration` take no wall
+   * time and are decided the same way on every machine. Real async work the run starts (a timer, a file
+   * or network request) takes no virtual time: time never passes while it is in flight.
+   * `"live"`: the real clock, as `agent.run` has (sleeps wait, durations are measured).
+   */
+  readonly clock?: "virtual" | "live"
+  /** Where virtual time starts: epoch milliseconds or a `Date`. Default 2025-01-01T00:00:00Z. */
+  readonly startAt?: number | Date
+}
+
+const defaultStart = Date.UTC(2025, 0, 1)
+
+/**
+ * Runs `subject` (any agent, with or without a model: the script replaces it) on `input`, on a seeded
+ * Random and in virtual time unless `options` say otherwise (`RunScriptOptions`). Other services its
+ * tools or hooks require must be provided first (`.provide(layer)`). The record is taken when the run
+ * ends: what a detached hook does afterwards is not in it.
  *
  * @example
  * ```ts
@@ -47,19 +83,37 @@ export interface ScriptRun<TOutput> {
 export const runScript = async <T extends AgentShape & { readonly requirements: ModelClientService }>(
   subject: AgentBuilder<T>,
   script: ModelScript,
-  input: T["input"]
+  input: T["input"],
+  options: RunScriptOptions = {}
 ): Promise<ScriptRun<RunResultOf<T["tools"], T["output"]>>> => {
   const model = scriptedModel(script)
   const events: Array<AgentEvent> = []
   const scripted = subject.model(model).onEvent((event: AgentEvent) => {
     events.push(event)
   })
-  // Hook failures are in `events` (HookFailed); keep Effect's warning log out of test output.
   // The script stands in for the model, and the type admits no other missing service.
   const run = scripted.runEffect(input) as Effect.Effect<RunResultOf<T["tools"], T["output"]>, AgentError>
-  const exit = await Effect.runPromise(Effect.exit(run).pipe(Effect.provideService(References.MinimumLogLevel, "None")))
-  const executed = events.flatMap((e) => (e._tag === "ToolUse" || e._tag === "ToolError" ? [{ tool: e.tool, args: e.args }] : []))
-  return { outcome: outcomeOf(exit), events, requests: model.requests, executed }
+  const recorded = Effect.exit(run).pipe(
+    Effect.map((exit): ScriptRun<RunResultOf<T["tools"], T["output"]>> => {
+      const seen = [...events]
+      const executed = seen.flatMap((e) => (e._tag === "ToolUse" || e._tag === "ToolError" ? [{ tool: e.tool, args: e.args }] : []))
+      return { outcome: outcomeOf(exit), events: seen, requests: [...model.requests], executed }
+    }),
+    // Hook failures are in `events` (HookFailed); keep Effect's warning log out of test output.
+    Effect.provideService(References.MinimumLogLevel, "None"),
+    Random.withSeed(options.seed ?? 0)
+  )
+  if (options.clock === "live") return Effect.runPromise(recorded)
+  const start = options.startAt ?? defaultStart
+  const startAt = typeof start === "number" ? start : start.getTime()
+  if (!Number.isFinite(startAt)) throw new AgentConfigError({ subject: "runScript(...)", reason: `startAt must be a finite time, got ${String(start)}` })
+  const time = virtualTime(startAt)
+  const context = Context.make(Clock.Clock, time.clock).pipe(Context.add(Scheduler.Scheduler, time.scheduler))
+  try {
+    return await time.enter(() => Effect.runPromiseWith(context)(recorded))
+  } finally {
+    time.stop()
+  }
 }
 
 const outcomeOf = <A>(exit: Exit.Exit<A, AgentError>): ScriptOutcome<A> => {
