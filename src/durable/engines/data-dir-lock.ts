@@ -174,8 +174,13 @@ const inUse = (dataDir: string, owner: string | undefined) =>
  */
 const holdKernelLock = (dataDir: string, file: string): Effect.Effect<Server | undefined, EngineUnavailable> => {
   if (process.platform !== "linux") return Effect.succeed(undefined)
+  let name: string
+  try {
+    name = `\0effect-agent-dsl/embedded/${createHash("sha256").update(realpathSync(dataDir)).digest("hex")}`
+  } catch {
+    return Effect.succeed(undefined) // its real path cannot be read: the file lock decides
+  }
   return Effect.callback<Server | undefined, EngineUnavailable>((resume) => {
-    const name = `\0effect-agent-dsl/embedded/${createHash("sha256").update(realpathSync(dataDir)).digest("hex")}`
     const server = createServer()
     server.once("error", (e: NodeJS.ErrnoException) => {
       resume(e.code === "EADDRINUSE" ? Effect.fail(inUse(dataDir, readLockQuietly(file))) : Effect.succeed(undefined))
