@@ -39,7 +39,7 @@ describe.skipIf(!hasPostgres)("cancel, postgres runner", () => {
   it("a client-only process cancels a run a runner is inside a tool of: it ends Cancelled within about a second", async () => {
     pg = await startPostgres()
     const base = { ENGINE: "postgres", DATABASE_URL: pg.url }
-    const runner = startWorker({ ...base, RUNNER_PORT: String(43000 + Math.floor(Math.random() * 2000)), MODE: "serve", SLOW_TOOLS_MS: "30000" })
+    const runner = startWorker({ ...base, RUNNER_PORT: String(26000 + Math.floor(Math.random() * 1500)), MODE: "serve", SLOW_TOOLS_MS: "30000" })
     try {
       await runner.ready
       const client = startWorker({ ...base, MODE: "start", RUN_IDS: "pc-1" })

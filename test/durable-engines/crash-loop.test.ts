@@ -133,7 +133,7 @@ describe.skipIf(!enabled)("crash loop", () => {
   it.skipIf(!postgresAvailable())("postgres: two runners, a random one killed and restarted, a client waiting for every run", async () => {
     const random = seeded(seed + 1)
     const pg: TestPostgres = await startPostgres()
-    let port = 45000 + Math.floor(random() * 2000)
+    let port = 29000 + Math.floor(random() * 1500)
     const base = { ENGINE: "postgres", DATABASE_URL: pg.url, SLOW_TOOLS_MS: "700", SLOW_AFTER_MS: "300" }
     const report: Report = { engine: "postgres", seed, kills: 0, lostRuns: 0, wrongOutputs: 0, duplicatedMutating: 0, duplicatedIdempotent: 0, bypassedApprovals: 0, brokenJournals: 0, recoveryMs: [] }
     const runner = () => startWorker({ ...base, RUNNER_PORT: String(port++), MODE: "serve" })

@@ -17,7 +17,11 @@ if (!hasPostgres) console.warn("crash-postgres: skipped, no DATABASE_URL and no 
 const long = process.env.DURABLE_LONG === "1"
 let pg: TestPostgres
 let reference = ""
-let port = 35000 + Math.floor(Math.random() * 2000)
+// Runner ports lie below Linux's ephemeral range (32768–60999), each test file in a range of its own
+// (crash-postgres 20000, follow 21500/23000, start-together 24500, cancel 26000, timings 27500,
+// crash-loop 29000): no outgoing connection takes a killed runner's port (a ping of it could then
+// connect to itself), and two files running at once never pick the same one.
+let port = 20000 + Math.floor(Math.random() * 1500)
 const base = () => ({ ENGINE: "postgres", DATABASE_URL: pg.url })
 
 describe.skipIf(!hasPostgres)("postgres runners", () => {

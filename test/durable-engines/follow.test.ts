@@ -57,7 +57,7 @@ describe("following a durable run, embedded engine, over SSE", () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
   it("a worker killed inside the mutating pay: the client re-attaches with Last-Event-ID and sees every event once; pay ran once", async () => {
-    const port = 36000 + Math.floor(Math.random() * 2000)
+    const port = 21500 + Math.floor(Math.random() * 1500)
     const url = `http://127.0.0.1:${port}/runs/f-1/events`
     const seen: Array<Seen> = []
     let second: Worker | undefined
@@ -99,7 +99,7 @@ describe.skipIf(!hasPostgres)("following a durable run, PostgreSQL, from a clien
 
   it("a follower killed mid-run re-attaches from its last id while the runner is killed inside pay and restarted: every event once; pay ran once", async () => {
     pg = await startPostgres()
-    let port = 38000 + Math.floor(Math.random() * 2000)
+    let port = 23000 + Math.floor(Math.random() * 1500)
     const base = { ENGINE: "postgres", DATABASE_URL: pg.url }
     // The tables exist before the follower starts (the first runner creates them).
     const warm = await runWorker({ ...base, RUNNER_PORT: String(port++), RUN_ID: "warm" })

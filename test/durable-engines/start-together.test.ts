@@ -11,7 +11,7 @@ import { execPostgres, runWorker, startWorker, type Worker } from "./processes.t
 const hasPostgres = postgresAvailable()
 const long = process.env.DURABLE_LONG === "1"
 let pg: TestPostgres
-let port = 38000 + Math.floor(Math.random() * 2000)
+let port = 24500 + Math.floor(Math.random() * 1500)
 
 describe.skipIf(!hasPostgres)("postgres runners starting together on a new database", () => {
   beforeAll(async () => {

@@ -57,7 +57,7 @@ describe.skipIf(!hasPostgres || !long)("postgres runners: a killed runner's run 
   afterAll(() => pg?.stop(), 60_000)
   it("goes on on the other runner within seconds of the SIGKILL", async () => {
     pg = await startPostgres()
-    let port = 41000 + Math.floor(Math.random() * 2000)
+    let port = 27500 + Math.floor(Math.random() * 1500)
     const base = { ENGINE: "postgres", DATABASE_URL: pg.url }
     const pickups: Array<number> = []
     for (let trial = 0; trial < 3; trial++) {
