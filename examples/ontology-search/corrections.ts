@@ -296,60 +296,55 @@ export const fitRange = (property: string, requested: { readonly min?: number | 
     corrections.push({ slot: `${slot}.${bound}`, from: String(from), to: to === undefined ? "(no bound)" : String(to), match })
   const unsatisfiable = (bound: "min" | "max", value: number, instead: string) =>
     gaps.push({ term: `${property} ${bound} ${value}`, reason: `the shapes allow ${property} ${between(declared)}; ${instead}` })
-  let { min, max } = requested
-
-  if (min !== undefined && Number.isNaN(min)) {
-    gaps.push({ term: `${property} min`, reason: "the lower bound is not a number; it was dropped" })
-    change("min", min, undefined, "dropped")
-    min = undefined
+  // Each side in the same words: `toward` is +1 for min (its far end is the declared max), -1 for max.
+  const side = (bound: "min" | "max") => {
+    const toward = bound === "min" ? 1 : -1
+    const near = bound === "min" ? declared.min : declared.max
+    const far = bound === "min" ? declared.max : declared.min
+    const dropNaN = (value: number | undefined) => {
+      if (value === undefined || !Number.isNaN(value)) return value
+      gaps.push({ term: `${property} ${bound}`, reason: `the ${bound === "min" ? "lower" : "upper"} bound is not a number; it was dropped` })
+      change(bound, value, undefined, "dropped")
+      return undefined
+    }
+    // Clamping keeps min ≤ max: both move towards the declared range, and a bound past its far end
+    // takes that end, which the other bound (no nearer) also takes.
+    const clamp = (value: number | undefined) => {
+      if (value === undefined) return value
+      if (far !== undefined && toward * value > toward * far) {
+        unsatisfiable(bound, value, `searched ${bound === "min" ? "from" : "up to"} ${far}, the ${bound === "min" ? "largest" : "smallest"} value allowed`)
+        change(bound, value, far, "clamped")
+        return far
+      }
+      if (value === toward * Number.POSITIVE_INFINITY) {
+        unsatisfiable(bound, value, "the bound was dropped")
+        change(bound, value, undefined, "dropped")
+        return undefined
+      }
+      if (near !== undefined && toward * value < toward * near) {
+        change(bound, value, near, "clamped")
+        return near
+      }
+      if (value === -toward * Number.POSITIVE_INFINITY) {
+        change(bound, value, undefined, "dropped")
+        return undefined
+      }
+      return value
+    }
+    return { dropNaN, clamp }
   }
-  if (max !== undefined && Number.isNaN(max)) {
-    gaps.push({ term: `${property} max`, reason: "the upper bound is not a number; it was dropped" })
-    change("max", max, undefined, "dropped")
-    max = undefined
-  }
+  const lower = side("min")
+  const upper = side("max")
+  let min = lower.dropNaN(requested.min)
+  let max = upper.dropNaN(requested.max)
 
   if (min !== undefined && max !== undefined && min > max) {
     corrections.push({ slot, from: `min ${min}, max ${max}`, to: `min ${max}, max ${min}`, match: "swapped" })
     ;[min, max] = [max, min]
   }
 
-  // Clamping keeps min ≤ max: both move towards the declared range, and a bound past its far end
-  // takes that end, which the other bound (no nearer) also takes.
-  if (min !== undefined) {
-    if (declared.max !== undefined && min > declared.max) {
-      unsatisfiable("min", min, `searched from ${declared.max}, the largest value allowed`)
-      change("min", min, declared.max, "clamped")
-      min = declared.max
-    } else if (min === Number.POSITIVE_INFINITY) {
-      unsatisfiable("min", min, "the bound was dropped")
-      change("min", min, undefined, "dropped")
-      min = undefined
-    } else if (declared.min !== undefined && min < declared.min) {
-      change("min", min, declared.min, "clamped")
-      min = declared.min
-    } else if (min === Number.NEGATIVE_INFINITY) {
-      change("min", min, undefined, "dropped")
-      min = undefined
-    }
-  }
-  if (max !== undefined) {
-    if (declared.min !== undefined && max < declared.min) {
-      unsatisfiable("max", max, `searched up to ${declared.min}, the smallest value allowed`)
-      change("max", max, declared.min, "clamped")
-      max = declared.min
-    } else if (max === Number.NEGATIVE_INFINITY) {
-      unsatisfiable("max", max, "the bound was dropped")
-      change("max", max, undefined, "dropped")
-      max = undefined
-    } else if (declared.max !== undefined && max > declared.max) {
-      change("max", max, declared.max, "clamped")
-      max = declared.max
-    } else if (max === Number.POSITIVE_INFINITY) {
-      change("max", max, undefined, "dropped")
-      max = undefined
-    }
-  }
+  min = lower.clamp(min)
+  max = upper.clamp(max)
 
   if (declared.integer) {
     if (min !== undefined && max !== undefined && Math.ceil(min) > Math.floor(max)) {

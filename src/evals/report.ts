@@ -43,18 +43,13 @@ export interface RepetitionResult {
  * `toolCalls` are the repetitions' together; `repetitions` keeps each run and `stats` each scorer's
  * spread. Without repetitions those two keys are absent.
  */
-export interface CaseResult {
+export interface CaseResult extends Omit<RepetitionResult, "status" | "error"> {
   readonly id: string
   readonly status: CaseStatus
   readonly input: unknown
   readonly expected?: unknown
-  readonly output?: unknown
   /** Why the run failed (with repetitions: why every one did), or why the case was skipped. */
   readonly error?: string
-  readonly scores: Readonly<Record<string, Score>>
-  readonly durationMs: number
-  readonly usage: Usage
-  readonly toolCalls: ReadonlyArray<TracedToolCall>
   /** With `repetitions` > 1: each run, in order. */
   readonly repetitions?: ReadonlyArray<RepetitionResult>
   /** With `repetitions` > 1: each scorer over this case's runs (mean, pass rate, min, max, standard deviation). */
