@@ -56,6 +56,30 @@ export const defaultHandOverMs = 60_000
 const ErrorSchema = AgentErrorSchema as unknown as Schema.Codec<any, any>
 
 /**
+ * `Activity.make`, with the Schema its engine decodes a result by made once per pair of Schemas.
+ * effect/workflow builds `exitSchemaPartial` afresh in every `Activity.make`, so the engine compiled
+ * a parser for every step (a step's Schemas here are the same few module-level ones).
+ */
+const makeActivity = <S extends Schema.Top = typeof Schema.Void, E extends Schema.Top = typeof Schema.Never>(options: {
+  readonly name: string
+  readonly success?: S
+  readonly error?: E
+  readonly execute: Effect.Effect<S["Type"], E["Type"], any>
+}): Activity.Activity<S, E, never> => {
+  const activity = Activity.make(options as any) as unknown as Activity.Activity<S, E, never>
+  const success = options.success ?? Schema.Void
+  const error = options.error ?? Schema.Never
+  let byError = exitSchemas.get(success)
+  if (byError === undefined) exitSchemas.set(success, byError = new WeakMap())
+  let exit = byError.get(error)
+  if (exit === undefined) byError.set(error, exit = Schema.Exit(Schema.toCodecJson(success), Schema.toCodecJson(error), Schema.Unknown))
+  ;(activity as { exitSchemaPartial: unknown }).exitSchemaPartial = exit
+  return activity
+}
+const exitSchemas = new WeakMap<Schema.Top, WeakMap<Schema.Top, Schema.Top>>()
+const ToolNames = Schema.Array(Schema.String)
+
+/**
  * A fresh `Durability` for one execution of the workflow of run `rootRunId` (every replay makes its
  * own: the occurrence counters start again).
  */
@@ -96,9 +120,9 @@ export const recordedSteps = (options: {
         return Effect.succeed(runs === 1 ? options.rootRunId : `${options.rootRunId}~${runs}`)
       },
       startedAt: (runId, now) =>
-        record<number, never>(Activity.make({ name: `start/${runId}`, success: Schema.Finite, execute: Effect.succeed(now) })),
+        record<number, never>(makeActivity({ name: `start/${runId}`, success: Schema.Finite, execute: Effect.succeed(now) })),
       model: (step: ModelStep, call: Effect.Effect<LlmResponse, ModelError>) =>
-        record<LlmResponse, ModelError>(Activity.make({
+        record<LlmResponse, ModelError>(makeActivity({
           name: nameOf(`model/${step.runId}/${step.purpose}/${step.turn}`),
           success: LlmResponseSchema,
           error: ErrorSchema,
@@ -117,7 +141,7 @@ export const recordedSteps = (options: {
             Effect.map((outcome): ToolExecution => ({ outcome, charged: { tokens: scope.used("tokens"), toolCalls: scope.used("toolCalls") } }))
           )
         })
-        return record<ToolExecution, OutcomeUnknown>(Activity.make({ name, success: ToolExecutionSchema, error: ErrorSchema, execute: guard(execute) })).pipe(
+        return record<ToolExecution, OutcomeUnknown>(makeActivity({ name, success: ToolExecutionSchema, error: ErrorSchema, execute: guard(execute) })).pipe(
           Effect.map(({ outcome, charged }): Exit.Exit<unknown, unknown> => {
             if (!live) {
               if (charged.tokens > 0) step.budgetScope.charge("tokens", charged.tokens)
@@ -129,18 +153,18 @@ export const recordedSteps = (options: {
         )
       },
       knowledge: (runId, source, load: Effect.Effect<string, ToolFailed>) =>
-        record<string, ToolFailed>(Activity.make({ name: nameOf(`knowledge/${runId}/${source}`), success: Schema.String, error: ErrorSchema, execute: guard(load) })),
+        record<string, ToolFailed>(makeActivity({ name: nameOf(`knowledge/${runId}/${source}`), success: Schema.String, error: ErrorSchema, execute: guard(load) })),
       skill: (runId, skill, run: Effect.Effect<unknown, SkillFailed>) =>
-        record<unknown, SkillFailed>(Activity.make({
+        record<unknown, SkillFailed>(makeActivity({
           name: nameOf(`skill/${runId}/${skill}`),
           success: Schema.Json,
           error: ErrorSchema,
           execute: guard(Effect.map(run, resultAsJson))
         })),
       toolSelection: <R>(runId: string, pick: Effect.Effect<ReadonlyArray<string>, never, R>) =>
-        record<ReadonlyArray<string>, never>(Activity.make({
+        record<ReadonlyArray<string>, never>(makeActivity({
           name: nameOf(`tools/${runId}`),
-          success: Schema.Array(Schema.String),
+          success: ToolNames,
           execute: pick as Effect.Effect<ReadonlyArray<string>>
         }))
     }
