@@ -203,7 +203,11 @@ export const serveA2a = async (agent: A2aServable, options: ServeA2aOptions = {}
     ...(options.provider === undefined ? {} : { provider: options.provider }),
     bearer: options.bearer !== undefined
   })
-  const executor = isAgent ? agentExecutor(definitionOf(agent as A2aServableAgent), options) : taskExecutor(runnableDriver(agent as AnyRunnable))
+  const store = options.taskStore ?? new InMemoryTaskStore()
+  // The handler refuses before the SDK records a message; the executor, given the store, takes back one it refuses later.
+  const executor = isAgent
+    ? agentExecutor(definitionOf(agent as A2aServableAgent), { ...options, taskStore: store })
+    : taskExecutor(runnableDriver(agent as AnyRunnable), { taskStore: store })
   // Each JSON-RPC call's HTTP response, by its request's headers (the SDK keeps them in the call's
   // context): aborted when the response closes before it ended, so a dropped stream cancels its task.
   const responses = new WeakMap<object, AbortSignal>()
@@ -211,7 +215,7 @@ export const serveA2a = async (agent: A2aServable, options: ServeA2aOptions = {}
     const headers: unknown = context.state.get(STATE_HEADERS_KEY)
     return typeof headers === "object" && headers !== null ? responses.get(headers) : undefined
   }
-  const handler = new CheckingRequestHandler(card, options.taskStore ?? new InMemoryTaskStore(), executor, dropped)
+  const handler = new CheckingRequestHandler(card, store, executor, dropped)
   const app = express()
   app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler, legacyCompat: { enabled: true } }))
   const check = options.bearer

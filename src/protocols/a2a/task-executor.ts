@@ -8,16 +8,20 @@
  * takes its waiting run). `CancelTask` interrupts the run, its model request and its tools.
  *
  * Malformed parts and decisions are refused before anything runs, with the protocol's invalid-params
- * error (-32602). A task takes one message at a time, under any request handler: `execute` claims
+ * error (-32602), under any request handler: `execute` decides them synchronously, which is the only
+ * way the SDK's `DefaultRequestHandler` answers an executor's refusal as the request's error (a
+ * rejected `execute` fails the task instead). A task takes one message at a time: `execute` claims
  * the task before anything else, and refuses a message on a task it is running (or resuming) with the
- * unsupported-operation error (-32004), leaving the running task as it is.
+ * unsupported-operation error (-32004), leaving the running task as it is. Given the handler's task
+ * store, it takes a message it refuses back out of the task's history, where that handler put it.
  */
 import { type Message, Role, type Task, TaskState } from "@a2a-js/sdk"
 import { RequestMalformedError, UnsupportedOperationError } from "@a2a-js/sdk/errors"
-import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from "@a2a-js/sdk/server"
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type TaskStore } from "@a2a-js/sdk/server"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
@@ -31,6 +35,7 @@ import { AgentConfigError, type AgentError, DecisionsInvalid } from "../../error
 import { checkResumeAgent, runOutcome } from "../../runtime/run-agent.ts"
 import { makeSession, type SessionCore, type SessionOptions } from "../../runtime/session.ts"
 import { decisionsFromParts, inputFromParts, outputParts, pendingParts, textPart } from "./parts.ts"
+import { takeBackMessage } from "./take-back-message.ts"
 import { taskStateOf } from "./task-state.ts"
 
 /** One context: its session, where the events of the run in flight go, and the lock that makes it one run at a time. */
@@ -181,6 +186,12 @@ export interface TaskExecutor extends AgentExecutor {
 export interface TaskExecutorOptions {
   /** Where each context's session keeps its messages (default: in memory, one store per context). */
   readonly sessions?: (contextId: string) => SessionOptions
+  /**
+   * The task store of the request handler the executor runs under. The SDK's `DefaultRequestHandler`
+   * records a message in its task's history before `execute` sees it; with its store, a message
+   * `execute` refuses (-32004, -32602) is taken back out. `serveA2a` refuses them before that.
+   */
+  readonly taskStore?: TaskStore
 }
 
 const now = () => new Date().toISOString()
@@ -211,11 +222,31 @@ export const outcomeOfExit = (agent: string, exit: Exit.Exit<unknown, AgentError
  *
  * @example
  * ```ts
- * const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), agentExecutor(definitionOf(helper)))
+ * const store = new InMemoryTaskStore()
+ * const handler = new DefaultRequestHandler(card, store, agentExecutor(definitionOf(helper), { taskStore: store }))
  * ```
  */
 export const agentExecutor = (definition: AgentDefinition, options: TaskExecutorOptions = {}): TaskExecutor =>
-  taskExecutor(agentDriver(definition, options))
+  taskExecutor(agentDriver(definition, options), options)
+
+/**
+ * How a message goes on: the run it starts, or why it is refused (the protocol's invalid params) with,
+ * when its task still waits, the calls it waits on.
+ */
+type Admission =
+  | { readonly _tag: "Admitted"; readonly start: (sink: EventSink) => Effect.Effect<unknown, AgentError> }
+  | { readonly _tag: "Refused"; readonly reason: string; readonly pending?: ReadonlyArray<WaitingCall> | undefined }
+
+/**
+ * `effect`'s value now when nothing in it waits (as with sessions in memory), else a promise of it: the
+ * same fiber goes on, nothing runs twice.
+ */
+const runNow = <A>(effect: Effect.Effect<A>): A | Promise<A> => {
+  const exit = Effect.runSyncExit(effect)
+  if (Exit.isSuccess(exit)) return exit.value
+  const error = Cause.squash(exit.cause)
+  return Cause.isAsyncFiberError(error) ? Effect.runPromise(Fiber.join(error.fiber as Fiber.Fiber<A>)) : Promise.reject(error)
+}
 
 /**
  * The executor over any task driver (see {@link agentDriver}, {@link runnableDriver}).
@@ -225,7 +256,7 @@ export const agentExecutor = (definition: AgentDefinition, options: TaskExecutor
  * const executor = taskExecutor(runnableDriver(pipeline("research", searcher, writer)))
  * ```
  */
-export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
+export const taskExecutor = (driver: TaskDriver, options: Pick<TaskExecutorOptions, "taskStore"> = {}): TaskExecutor => {
   const running = new Map<string, AbortController>()
   // The executions with a run in flight, until they have published their end (what `interrupt` waits for).
   const executions = new Set<Promise<void>>()
@@ -242,22 +273,52 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
     const stored = (task.metadata as { readonly waitingRun?: unknown } | undefined)?.waitingRun
     return typeof stored === "string" && stored !== "" ? stored : undefined
   }
-  /** The calls task `taskId` waits on: only while its own run is the one its context keeps waiting. */
-  const pendingOf = async (taskId: string, contextId: string, task?: Task): Promise<ReadonlyArray<WaitingCall> | undefined> => {
-    const runId = waitingRunOf(taskId, task)
-    if (runId === undefined) return undefined
-    const waiting = await run(driver.waiting(contextId))
-    return Exit.isSuccess(waiting) && waiting.value?.runId === runId ? waiting.value.pending : undefined
-  }
   const run = <A>(effect: Effect.Effect<A, AgentError>, signal?: AbortSignal) =>
     Effect.runPromiseExit(effect, signal === undefined ? undefined : { signal })
-  /** Why the run would refuse `decisions` (checked without running anything), or undefined. */
-  const refusedDecisions = async (contextId: string, runId: string, decisions: Decisions): Promise<string | undefined> => {
-    if (driver.checkResume === undefined) return undefined
-    const checked = await run(driver.checkResume(contextId, runId, decisions))
-    if (Exit.isSuccess(checked)) return undefined
-    const error = Cause.squash(checked.cause)
-    return error instanceof Error ? error.message : String(error)
+  const refused = (reason: string, pending?: ReadonlyArray<WaitingCall>): Admission => ({ _tag: "Refused", reason, pending })
+  const reasonOf = (admission: Admission): string | undefined => (admission._tag === "Refused" ? admission.reason : undefined)
+
+  /**
+   * How `parts` go on in context `contextId`: as the input of a new task, or, in `reply` to task
+   * `taskId` (`task` its stored copy, if any), as decisions that fit the calls its run waits on, checked
+   * against the run's snapshot without running anything (an edit its tool's Schema refuses) and only
+   * while its own run is the one its context keeps waiting. Runs nothing; reads only the session.
+   */
+  const admit = (parts: unknown, contextId: string, reply?: { readonly taskId: string; readonly task: Task | undefined }): Effect.Effect<Admission> => {
+    if (reply === undefined) {
+      const input = inputFromParts(parts, driver.input)
+      if (Result.isFailure(input)) return Effect.succeed(refused(input.failure))
+      return Effect.succeed({ _tag: "Admitted", start: (sink) => driver.send(contextId, input.success, sink) })
+    }
+    const { taskId } = reply
+    const runId = waitingRunOf(taskId, reply.task)
+    if (runId === undefined) return Effect.succeed(refused(`the run of task ${taskId} no longer waits for decisions`))
+    return Effect.gen(function*() {
+      const waiting = yield* Effect.orElseSucceed(driver.waiting(contextId), () => undefined)
+      if (waiting?.runId !== runId) return refused(`the run of task ${taskId} no longer waits for decisions: a later task of its context is waiting`)
+      const decisions = decisionsFromParts(parts, waiting.pending)
+      if (Result.isFailure(decisions)) return refused(decisions.failure, waiting.pending)
+      if (driver.checkResume !== undefined) {
+        const checked = yield* Effect.exit(driver.checkResume(contextId, runId, decisions.success))
+        if (Exit.isFailure(checked)) {
+          const error = Cause.squash(checked.cause)
+          return refused(error instanceof Error ? error.message : String(error), waiting.pending)
+        }
+      }
+      return { _tag: "Admitted", start: (sink) => driver.resume(contextId, runId, decisions.success, sink) } satisfies Admission
+    })
+  }
+
+  /**
+   * `error`, the refusal of a message on an existing task, which the SDK's handler recorded in the
+   * task's history before `execute` ran: with the handler's store, the message is being taken back out
+   * (under the SDK's write lock for the task, so a status the running execution publishes meanwhile is kept).
+   */
+  const refusal = (context: RequestContext, error: Error): Error => {
+    if (options.taskStore !== undefined && context.task !== undefined && context.context !== undefined) {
+      takeBackMessage(options.taskStore, context.context, context.taskId, context.userMessage.messageId).catch(() => undefined)
+    }
+    return error
   }
 
   /**
@@ -283,42 +344,33 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
    * Claims the task before anything else, synchronously, so that of two messages on one task (one
    * sent while its run is in flight, approvals of one waiting task sent at once) only one executes.
    * Only a new task, or one waiting for input, takes a message: a task stored as working runs here, or
-   * ran on a server that stopped (`CancelTask` ends it). The refusal is thrown rather than returned
-   * as a rejected promise: the SDK's `DefaultRequestHandler` then answers the request with it
-   * (-32004) and publishes nothing on the task's event bus, which the execution in flight shares
-   * (a rejection it would publish there as the failure of the task, ending that execution's stream).
+   * ran on a server that stopped (`CancelTask` ends it). Then decides whether the message is
+   * admitted, synchronously too when nothing it reads waits (sessions in memory). A refusal is
+   * thrown rather than returned as a rejected promise: the SDK's `DefaultRequestHandler` then answers
+   * the request with it (-32004, -32602) and publishes nothing on the task's event bus, which an
+   * execution in flight shares; a rejection it would publish there as the failure of the task
+   * (`_runExecutor`, `_runStreamExecutor` in `@a2a-js/sdk/dist/server/index.js`).
    */
   const execute = (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
-    const state = context.task?.status?.state
+    const { task, taskId } = context
+    const state = task?.status?.state
     // A `RequestContext` built by hand may have no call context: its own identity is the owner then.
-    const release = context.task === undefined || state === TaskState.TASK_STATE_INPUT_REQUIRED
-      ? claim(context.taskId, context.context ?? context)
+    const release = task === undefined || state === TaskState.TASK_STATE_INPUT_REQUIRED
+      ? claim(taskId, context.context ?? context)
       : undefined
-    if (release === undefined) throw taskIsRunning(context.taskId)
-    return executeClaimed(context, bus).finally(release)
+    if (release === undefined) throw refusal(context, taskIsRunning(taskId))
+    const admission = runNow(admit(context.userMessage.parts, context.contextId, task === undefined ? undefined : { taskId, task }))
+    if (!(admission instanceof Promise) && admission._tag === "Refused") {
+      release()
+      throw refusal(context, new RequestMalformedError(admission.reason))
+    }
+    return executeClaimed(context, bus, admission).finally(release)
   }
 
-  const executeClaimed = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
+  const executeClaimed = async (context: RequestContext, bus: ExecutionEventBus, admission: Admission | Promise<Admission>): Promise<void> => {
     const { taskId, contextId } = context
     const message = context.userMessage
     taskContexts.set(taskId, contextId)
-    let start: (sink: EventSink) => Effect.Effect<unknown, AgentError>
-    // `execute` lets through a new task, or one that waits for input: a message on it decides.
-    if (context.task !== undefined) {
-      const runId = waitingRunOf(taskId, context.task)
-      const pending = await pendingOf(taskId, contextId, context.task)
-      if (runId === undefined || pending === undefined) throw new RequestMalformedError(`the run of task ${taskId} no longer waits for decisions`)
-      const decisions = decisionsFromParts(message.parts, pending)
-      if (Result.isFailure(decisions)) throw new RequestMalformedError(decisions.failure)
-      const refused = await refusedDecisions(contextId, runId, decisions.success)
-      if (refused !== undefined) throw new RequestMalformedError(refused)
-      waitingTasks.delete(taskId)
-      start = (sink) => driver.resume(contextId, runId, decisions.success, sink)
-    } else {
-      const input = inputFromParts(message.parts, driver.input)
-      if (Result.isFailure(input)) throw new RequestMalformedError(input.failure)
-      start = (sink) => driver.send(contextId, input.success, sink)
-    }
     const status = (state: TaskState, parts?: Message["parts"], metadata?: Record<string, unknown>) =>
       bus.publish(AgentEvent.statusUpdate({
         taskId,
@@ -326,10 +378,30 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
         status: { state, message: parts === undefined ? undefined : agentMessage(taskId, contextId, parts), timestamp: now() },
         metadata
       }))
+    const admitted = await admission
+    if (admitted._tag === "Refused") {
+      // Decided only now (a session store that reads asynchronously): too late to be the request's
+      // error, so the task answers it. A new task's input is always decided in time (`admit` reads
+      // nothing for it), so this is a reply to a waiting task (`context.task`): it keeps waiting while
+      // its run does, and fails when its run no longer waits.
+      const why = textPart(`the message was refused (invalid params): ${admitted.reason}`)
+      bus.publish(AgentEvent.task(context.task!))
+      if (admitted.pending === undefined) {
+        waitingTasks.delete(taskId)
+        taskContexts.delete(taskId)
+        status(TaskState.TASK_STATE_FAILED, [why], { error: "InvalidParams" })
+      } else {
+        status(TaskState.TASK_STATE_INPUT_REQUIRED, [why, ...pendingParts(admitted.pending)])
+      }
+      bus.finished()
+      return
+    }
+    const start = admitted.start
     if (context.task === undefined) {
       const task: Task = { id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() }, artifacts: [], history: [message], metadata: undefined }
       bus.publish(AgentEvent.task(task))
     } else {
+      waitingTasks.delete(taskId)
       // A streamed reply to a waiting task opens with the task, as the SDK's handler requires of a stream.
       bus.publish(AgentEvent.task({ ...context.task, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now() } }))
     }
@@ -406,18 +478,12 @@ export const taskExecutor = (driver: TaskDriver): TaskExecutor => {
   }
 
   const check = async (message: Message, task?: Task): Promise<string | undefined> => {
-    if (message.taskId === "" || message.taskId === undefined) {
-      const input = inputFromParts(message.parts, driver.input)
-      return Result.isFailure(input) ? input.failure : undefined
-    }
-    const contextId = taskContexts.get(message.taskId) ?? task?.contextId
+    const taskId = message.taskId
+    if (taskId === "" || taskId === undefined) return reasonOf(await runNow(admit(message.parts, message.contextId)))
+    const contextId = taskContexts.get(taskId) ?? task?.contextId
     // A task this executor does not know, or one that does not wait: the SDK's handler answers it.
-    if (contextId === undefined || waitingRunOf(message.taskId, task) === undefined) return undefined
-    const pending = await pendingOf(message.taskId, contextId, task)
-    if (pending === undefined) return `the run of task ${message.taskId} no longer waits for decisions: a later task of its context is waiting`
-    const decisions = decisionsFromParts(message.parts, pending)
-    if (Result.isFailure(decisions)) return decisions.failure
-    return refusedDecisions(contextId, waitingRunOf(message.taskId, task)!, decisions.success)
+    if (contextId === undefined || waitingRunOf(taskId, task) === undefined) return undefined
+    return reasonOf(await runNow(admit(message.parts, contextId, { taskId, task })))
   }
 
   const interrupt = async (): Promise<void> => {

@@ -1,24 +1,26 @@
 /**
- * Our A2A server at its harder borders, driven by the official SDK's client (and raw JSON-RPC): a
- * second message on a task whose run is in flight, several approvals of one waiting task at once
- * (under `serveA2a`, and with our executor under the SDK's own `DefaultRequestHandler`), a
- * streaming client that drops its connection mid-run, `close()` with runs in flight, and a request
- * whose ids have the wrong type; and our client (`a2aAgent`) reading a server's JSON-RPC errors.
+ * Our A2A server at its harder borders, driven by the official SDK's client (and raw JSON-RPC): the
+ * messages a task does not take (a second one while its run is in flight, input its Schema refuses,
+ * a reply that decides nothing), each under `serveA2a` and with our executor under the SDK's own
+ * `DefaultRequestHandler`; several approvals of one waiting task at once; a streaming client that
+ * drops its connection mid-run, `close()` with runs in flight, and a request whose ids have the
+ * wrong type; and our client (`a2aAgent`) reading a server's JSON-RPC errors.
  */
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { TaskState } from "@a2a-js/sdk"
+import { type Part, type Task, TaskState } from "@a2a-js/sdk"
+import type { Client } from "@a2a-js/sdk/client"
 import { DefaultRequestHandler, InMemoryTaskStore, type TaskStore } from "@a2a-js/sdk/server"
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from "@a2a-js/sdk/server/express"
 import { Effect, Exit, Schema } from "effect"
 import express from "express"
 import { afterEach, describe, expect, it } from "vitest"
-import { agent, ModelError, tool } from "../../../src/index.ts"
+import { agent, inMemorySessionStore, ModelError, type SessionStore, tool } from "../../../src/index.ts"
 import { definitionOf } from "../../../src/dsl/agent-definition.ts"
 import { executeTool } from "../../../src/dsl/tool.ts"
-import { a2aAgent, agentCardOf, agentExecutor, serveA2a, type A2aServableAgent, type A2aServer } from "../../../src/protocols/a2a/index.ts"
+import { a2aAgent, agentCardOf, agentExecutor, serveA2a, type A2aServableAgent, type A2aServer, type TaskExecutorOptions } from "../../../src/protocols/a2a/index.ts"
 import { scriptedModel } from "../../../src/testing/index.ts"
-import { asTask, outputText, request, sdkClient, sleep, text, userMessage } from "./helpers.ts"
+import { asTask, makeBank, outputText, request, sdkClient, sleep, text, userMessage } from "./helpers.ts"
 
 const servers: Array<{ readonly close: () => Promise<void> }> = []
 afterEach(async () => {
@@ -74,16 +76,54 @@ const makeSlowBank = () => {
   return { bank, transfers: () => transfers }
 }
 
-describe("one task, one message at a time", () => {
-  it("a message on a task whose run is in flight is refused (-32004); the run goes on and completes", async () => {
+/**
+ * `builder`'s `agentExecutor` under the SDK's own `DefaultRequestHandler` and Express handlers, none of
+ * `serveA2a`'s own, on 127.0.0.1: what a user who mounts the executor in a server of their own gets
+ * (the executor given the handler's task store, as its docs ask).
+ */
+const serveOnSdkHandler = async (
+  builder: A2aServableAgent,
+  store: TaskStore = new InMemoryTaskStore(),
+  options: TaskExecutorOptions = {}
+): Promise<{ readonly url: string }> => {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const definition = definitionOf(builder)
+  const handler = new DefaultRequestHandler(agentCardOf(definition, { url: `${url}/rpc` }), store, agentExecutor(definition, { ...options, taskStore: store }))
+  const app = express()
+  app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler }))
+  app.use("/rpc", jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }))
+  server.on("request", app)
+  servers.push({ close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())) })
+  return { url }
+}
+
+/** Where a test's agent is served: `serveA2a`, or our executor under the SDK's own request handler. */
+const servings = [
+  ["serveA2a", (builder: A2aServableAgent) => serve(builder)],
+  ["our executor under the SDK's own DefaultRequestHandler", (builder: A2aServableAgent) => serveOnSdkHandler(builder)]
+] as const
+
+/** The messages of task `taskId`'s history, by id. */
+const historyIds = async (client: Client, taskId: string): Promise<Array<string>> =>
+  (await client.getTask({ tenant: "", id: taskId })).history.map((message) => message.messageId)
+
+const dataPart = (value: unknown): Part => ({ content: { $case: "data", value }, metadata: undefined, filename: "", mediaType: "application/json" })
+
+describe.each(servings)("messages the task does not take, under %s", (_, start) => {
+  it("a message on a task whose run is in flight is refused (-32004) and kept out of its history; the run goes on and completes with its own answer", async () => {
     const { gated, waiting, open, afterRuns } = makeGated()
-    const server = await serve(gated)
-    const client = await sdkClient(server.url)
+    const client = await sdkClient((await start(gated)).url)
     const stream = client.sendMessageStream(request(userMessage([text("go")])))
     const first = await stream.next()
     const taskId = (first.value as { payload: { value: { id: string } } }).payload.value.id
     expect(await waitFor(waiting)).toBe(true)
-    await expect(client.sendMessage(request(userMessage([text("again")], { taskId })))).rejects.toMatchObject({ name: "UnsupportedOperationError" })
+    const again = userMessage([text("again")], { taskId })
+    await expect(client.sendMessage(request(again))).rejects.toMatchObject({
+      name: "UnsupportedOperationError",
+      message: expect.stringContaining(`task ${taskId} is running`)
+    })
     // The refused message changed nothing: the task still works, and its stream ends completed.
     expect((await client.getTask({ tenant: "", id: taskId })).status?.state).toBe(TaskState.TASK_STATE_WORKING)
     open()
@@ -93,8 +133,41 @@ describe("one task, one message at a time", () => {
     expect(states).not.toContain(TaskState.TASK_STATE_FAILED)
     const done = await client.getTask({ tenant: "", id: taskId })
     expect([done.status?.state, outputText(done), afterRuns()]).toEqual([TaskState.TASK_STATE_COMPLETED, "end", 1])
+    expect(await historyIds(client, taskId)).not.toContain(again.messageId)
   })
 
+  it("a new message whose parts the input Schema refuses, or that no agent takes, is invalid params (-32602), sent or streamed; no task is created", async () => {
+    const model = scriptedModel({ _tag: "Text", content: "{\"total\":3}" })
+    const adder = agent("adder", { input: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }) }).model(model)
+    const client = await sdkClient((await start(adder)).url)
+    const refused = [[dataPart({ a: "two", b: 3 })], [text("two and three")], [], [dataPart(JSON.parse("[".repeat(100) + "]".repeat(100)))]]
+    for (const parts of refused) {
+      await expect(client.sendMessage(request(userMessage(parts)))).rejects.toMatchObject({ name: "RequestMalformedError" })
+      await expect(client.sendMessageStream(request(userMessage(parts))).next()).rejects.toMatchObject({ name: "RequestMalformedError" })
+    }
+    const tasks = await client.listTasks({ tenant: "", contextId: "", status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 100, pageToken: "", historyLength: undefined, statusTimestampAfter: undefined, includeArtifacts: false })
+    expect([tasks.tasks.length, model.requests.length]).toEqual([0, 0])
+  })
+
+  it("a reply that decides nothing, or an edit its tool refuses, is invalid params (-32602) and kept out of the history; the task keeps waiting and an approval resumes it", async () => {
+    const { bank, transferRuns } = makeBank()
+    const client = await sdkClient((await start(bank)).url)
+    const task = asTask(await client.sendMessage(request(userMessage([text("pay bob 10")]))))
+    const callId = (task.status?.message?.parts.find((p) => p.content?.$case === "data")?.content?.value as { pending: Array<{ id: string }> }).pending[0]!.id
+    const ids = { taskId: task.id, contextId: task.contextId }
+    const replies = [userMessage([text("maybe later")], ids), userMessage([dataPart({ decisions: { [callId]: { edit: { to: 5 } } } })], ids)]
+    for (const reply of replies) {
+      await expect(client.sendMessage(request(reply))).rejects.toMatchObject({ name: "RequestMalformedError" })
+    }
+    expect((await client.getTask({ tenant: "", id: task.id })).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
+    const kept = await historyIds(client, task.id)
+    expect(replies.filter((reply) => kept.includes(reply.messageId))).toEqual([])
+    const done = asTask(await client.sendMessage(request(userMessage([text("approve")], ids))))
+    expect([done.status?.state, transferRuns()]).toEqual([TaskState.TASK_STATE_COMPLETED, 1])
+  })
+})
+
+describe("one task, one message at a time", () => {
   it("approvals of one waiting task sent at once: one resumes it, the others are refused; the task completes and the tool runs once", async () => {
     const { bank, transfers } = makeSlowBank()
     const server = await serve(bank)
@@ -111,24 +184,6 @@ describe("one task, one message at a time", () => {
     expect([stored.status?.state, outputText(stored), transfers()]).toEqual([TaskState.TASK_STATE_COMPLETED, "done", 1])
   })
 })
-
-/**
- * `builder`'s `agentExecutor` under the SDK's own `DefaultRequestHandler` and Express handlers, none of
- * `serveA2a`'s own, on 127.0.0.1: what a user who mounts the executor in a server of their own gets.
- */
-const serveOnSdkHandler = async (builder: A2aServableAgent, store: TaskStore = new InMemoryTaskStore()): Promise<{ readonly url: string }> => {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const definition = definitionOf(builder)
-  const handler = new DefaultRequestHandler(agentCardOf(definition, { url: `${url}/rpc` }), store, agentExecutor(definition))
-  const app = express()
-  app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler }))
-  app.use("/rpc", jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }))
-  server.on("request", app)
-  servers.push({ close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())) })
-  return { url }
-}
 
 /**
  * An in-memory task store that can hold the next `count` loads of a task until they have all been
@@ -157,28 +212,6 @@ class LoadBarrierStore extends InMemoryTaskStore {
 }
 
 describe("one task, one message at a time, with our executor under the SDK's own request handler", () => {
-  it("a message on a task whose run is in flight is refused (-32004); the run goes on and completes with its own answer", async () => {
-    const { gated, waiting, open, afterRuns } = makeGated()
-    const server = await serveOnSdkHandler(gated)
-    const client = await sdkClient(server.url)
-    const stream = client.sendMessageStream(request(userMessage([text("go")])))
-    const first = await stream.next()
-    const taskId = (first.value as { payload: { value: { id: string } } }).payload.value.id
-    expect(await waitFor(waiting)).toBe(true)
-    await expect(client.sendMessage(request(userMessage([text("again")], { taskId })))).rejects.toMatchObject({
-      name: "UnsupportedOperationError",
-      message: expect.stringContaining(`task ${taskId} is running`)
-    })
-    expect((await client.getTask({ tenant: "", id: taskId })).status?.state).toBe(TaskState.TASK_STATE_WORKING)
-    open()
-    const states: Array<TaskState> = []
-    for await (const event of stream) if (event.payload?.$case === "statusUpdate") states.push(event.payload.value.status!.state)
-    expect(states.at(-1)).toBe(TaskState.TASK_STATE_COMPLETED)
-    expect(states).not.toContain(TaskState.TASK_STATE_FAILED)
-    const done = await client.getTask({ tenant: "", id: taskId })
-    expect([done.status?.state, outputText(done), afterRuns()]).toEqual([TaskState.TASK_STATE_COMPLETED, "end", 1])
-  })
-
   it("approvals of one waiting task sent at once: one resumes it, the other is refused (-32004); the approved tool runs once", async () => {
     const { bank, transfers } = makeSlowBank()
     const store = new LoadBarrierStore()
@@ -198,6 +231,25 @@ describe("one task, one message at a time, with our executor under the SDK's own
     await sleep(150)
     const stored = await client.getTask({ tenant: "", id: task.id })
     expect([stored.status?.state, outputText(stored), transfers()]).toEqual([TaskState.TASK_STATE_COMPLETED, "done", 1])
+  })
+
+  it("a reply decided only after `execute` returned (a session store that reads asynchronously) is answered by its task: it keeps waiting, or fails when its run no longer waits, saying why", async () => {
+    const memory = inMemorySessionStore()
+    const slow: SessionStore = { ...memory, waiting: (session) => Effect.andThen(Effect.sleep("1 millis"), memory.waiting!(session)) }
+    const { bank, transferRuns } = makeBank()
+    const client = await sdkClient((await serveOnSdkHandler(bank, new InMemoryTaskStore(), { sessions: () => ({ store: slow }) })).url)
+    const statusText = (task: Task) => task.status?.message?.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join(" ")
+    const task = asTask(await client.sendMessage(request(userMessage([text("pay bob 10")]))))
+    const ids = { taskId: task.id, contextId: task.contextId }
+    const unclear = asTask(await client.sendMessage(request(userMessage([text("maybe later")], ids))))
+    expect([unclear.status?.state, statusText(unclear)]).toEqual([TaskState.TASK_STATE_INPUT_REQUIRED, expect.stringContaining("the message was refused (invalid params): the task waits for a decision")])
+    expect(asTask(await client.sendMessage(request(userMessage([text("approve")], ids)))).status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    // A later task of the same context waits now: the earlier one can never resume.
+    const earlier = asTask(await client.sendMessage(request(userMessage([text("pay bob 10")], { contextId: "stale" }))))
+    expect(asTask(await client.sendMessage(request(userMessage([text("pay bob 10")], { contextId: "stale" })))).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
+    const stale = asTask(await client.sendMessage(request(userMessage([text("approve")], { taskId: earlier.id, contextId: "stale" }))))
+    expect([stale.status?.state, statusText(stale)]).toEqual([TaskState.TASK_STATE_FAILED, expect.stringContaining("the message was refused (invalid params): the run of task")])
+    expect(transferRuns()).toBe(1)
   })
 
   it("a task whose execution ended takes its next message as usual: a waiting one resumes, a settled one gets the SDK's own answer", async () => {
