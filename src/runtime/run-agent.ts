@@ -145,7 +145,8 @@ export const checkResumeAgent = (definition: AgentDefinition, snapshot: unknown,
  * One run of a session: `history` (earlier messages, without a system prompt) between the system
  * prompt and the new input. Gives what the builder's `run` gives, and the messages this run added
  * (from the new user message on, those of the agents it handed off to included) when it completed,
- * for the session store.
+ * for the session store. `follow` sees each of those runs' contexts once made (a turn that fails or
+ * is interrupted reads what it got to from the last one).
  *
  * @example
  * ```ts
@@ -155,12 +156,13 @@ export const checkResumeAgent = (definition: AgentDefinition, snapshot: unknown,
 export const runSessionTurn = (
   definition: AgentDefinition,
   input: unknown,
-  history: ReadonlyArray<LlmMessage>
+  history: ReadonlyArray<LlmMessage>,
+  follow?: (ctx: RunContext) => void
 ): Effect.Effect<{ readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined }, AgentError, ModelClientService> =>
-  Effect.gen(() => runSessionTurnSteps(definition, input, history))
+  Effect.gen(() => runSessionTurnSteps(definition, input, history, follow))
 
-function* runSessionTurnSteps(definition: AgentDefinition, input: unknown, history: ReadonlyArray<LlmMessage>): Steps<{ readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined }, AgentError, ModelClientService> {
-  const chain = handoffChain()
+function* runSessionTurnSteps(definition: AgentDefinition, input: unknown, history: ReadonlyArray<LlmMessage>, follow: ((ctx: RunContext) => void) | undefined): Steps<{ readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined }, AgentError, ModelClientService> {
+  const chain = handoffChain(follow)
   const result = yield* execute(definition, { _tag: "Fresh", input, history }, {}, undefined, chain.observe)
   const added = result._tag !== "Done" ? undefined : turnAdded(chain.contexts, history.length, result.output)
   return { result: yield* builderResult(definition, result), added }
@@ -168,12 +170,13 @@ function* runSessionTurnSteps(definition: AgentDefinition, input: unknown, histo
 
 /**
  * The contexts of a session's run, in order: the run's own, then each handoff target's (`handOff` and
- * `resumeHandoff` observe a target with the observer of the context that hands off).
+ * `resumeHandoff` observe a target with the observer of the context that hands off); each also to `follow`.
  */
-const handoffChain = () => {
+const handoffChain = (follow?: (ctx: RunContext) => void) => {
   const contexts: Array<RunContext> = []
   const observe = (ctx: RunContext) => {
     contexts.push(ctx)
+    follow?.(ctx)
     handoffObservers.set(ctx, observe)
   }
   return { contexts, observe }
@@ -208,7 +211,8 @@ const turnAdded = (contexts: ReadonlyArray<RunContext>, historyLength: number, o
 /**
  * Resumes a run of a session from its snapshot: what the builder's `resume` gives, and the messages
  * the run added from the session's new user message on (`historyLength` earlier messages were given
- * to it; a handoff target's included) when it completed, for the session store.
+ * to it; a handoff target's included) when it completed, for the session store; `follow` as for
+ * `runSessionTurn`.
  *
  * @example
  * ```ts
@@ -219,13 +223,14 @@ export const resumeSessionTurn = (
   definition: AgentDefinition,
   snapshot: unknown,
   decisions: Decisions,
-  historyLength: number
+  historyLength: number,
+  follow?: (ctx: RunContext) => void
 ): Effect.Effect<{ readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined }, AgentError, ModelClientService> =>
-  Effect.gen(() => resumeSessionTurnSteps(definition, snapshot, decisions, historyLength))
+  Effect.gen(() => resumeSessionTurnSteps(definition, snapshot, decisions, historyLength, follow))
 
-function* resumeSessionTurnSteps(definition: AgentDefinition, snapshot: unknown, decisions: Decisions, historyLength: number): Steps<{ readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined }, AgentError, ModelClientService> {
+function* resumeSessionTurnSteps(definition: AgentDefinition, snapshot: unknown, decisions: Decisions, historyLength: number, follow: ((ctx: RunContext) => void) | undefined): Steps<{ readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined }, AgentError, ModelClientService> {
   const decoded = yield* decodeSnapshotValue(snapshot)
-  const chain = handoffChain()
+  const chain = handoffChain(follow)
   const result = yield* execute(definition, { _tag: "Resume", snapshot: decoded, decisions }, {}, undefined, chain.observe)
   const added = result._tag === "Done" && chain.contexts.length > 0 ? turnAdded(chain.contexts, historyLength, result.output) : undefined
   return { result: yield* builderResult(definition, result), added }

@@ -6,14 +6,24 @@
  * messages are checked first: a value that is not a message fails the send (`SessionStoreFailed`), and
  * a tool result or call without its counterpart is left out of what the run sees. A turn (a send or a
  * resume) that fails after some of its calls got results records its messages up to the failure, each
- * call paired with its result (`turn-trail.ts`), and fails with its error; a send that fails before that
- * records nothing and leaves the waiting run it would have abandoned. Sends on one session value run
- * one at a time. A run that suspends for approval is the session's waiting run (in the store when it
- * keeps one): `resume(decisions)` takes it (once) and continues it, and its exchange is recorded when it
- * completes; a send abandons it, and records what of it ran with its own turn.
+ * call paired with its result, the one the model got (a substitute's, an escalation's; `turn-trail.ts`),
+ * and fails with its error; a send that fails before that records nothing and leaves the waiting run it
+ * would have abandoned. A turn interrupted after some of its calls completed (`Fiber.interrupt`,
+ * `Effect.timeout` around the send, a scope closing) records them the same way, and each call of it
+ * that had no result yet (running, or waiting for its turn to run) with a result saying it was
+ * interrupted and may have had its effect: the next turn's model checks rather than runs it again
+ * blindly, and no call is left without a result. Its writes (and a completed turn's) run on a fiber of
+ * their own: an interruption never cuts one short, nor waits for a slow store; the session's next turn
+ * waits for them. Sends on one session value run one at a time. A run that suspends for approval is
+ * the session's waiting run (in the store when it keeps one): `resume(decisions)` takes it (once) and
+ * continues it, and its exchange is recorded when it completes; a send abandons it, and records what of
+ * it ran with its own turn.
  */
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -30,7 +40,7 @@ import { LlmMessageSchema } from "../model/message-schemas.ts"
 import type { ModelClientService } from "../model/model-client.ts"
 import { CurrentConversation } from "./gen-ai-spans.ts"
 import { resumeSessionTurn, runSessionTurn } from "./run-agent.ts"
-import { failedTurn, trailedDefinition, TurnTrail, waitingTurn, withTurnTrail } from "./turn-trail.ts"
+import { failedTurn, interruptedTurn, trailedDefinition, TurnTrail, waitingTurn, withTurnTrail } from "./turn-trail.ts"
 
 /** Where a session keeps its messages and how much of them a run sees. */
 export interface SessionOptions {
@@ -49,7 +59,7 @@ export interface SessionCore {
   readonly waiting: () => Effect.Effect<WaitingRun | undefined, AgentError>
   /**
    * Resumes the waiting run with the decisions; its exchange is recorded once, when it completes, or
-   * as far as it went when it fails after its calls ran.
+   * as far as it went when it fails or is interrupted after its calls ran.
    */
   readonly resume: (decisions: Decisions) => Effect.Effect<unknown, AgentError, ModelClientService>
 }
@@ -128,6 +138,21 @@ const answersACall = (messages: ReadonlyArray<LlmMessage>): boolean => messages.
 const retried = <A>(write: Effect.Effect<A, SessionStoreFailed>): Effect.Effect<A, SessionStoreFailed> =>
   Effect.retry(write, { times: 2, schedule: Schedule.exponential(Duration.millis(50)) })
 
+/**
+ * Whether a send's turn is in the store, or on its way there (a write of it started and did not fail):
+ * then the run it abandoned stays abandoned.
+ */
+interface TurnWrites {
+  recorded: boolean
+}
+
+/**
+ * `f` after `self` (where interruption cannot stop it) when `self` ended interrupted, and only then: an
+ * error, even one whose siblings were interrupted, is the error's to report.
+ */
+const onInterruptOnly = <E>(f: (cause: Cause.Cause<E>) => Effect.Effect<void>) => <A, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.onExit(self, (exit) => (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? f(exit.cause) : Effect.void))
+
 /** A `SessionStoreFailed`'s own fields (to make a copy with more). */
 const fieldsOf = (error: SessionStoreFailed) => ({
   session: error.session,
@@ -154,6 +179,31 @@ export const makeSession = (definition: AgentDefinition, id: string, options: Se
       return run
     })
   /**
+   * The write of a turn still going on after its caller stopped waiting for it (`shielded`): the
+   * session's next turn waits for it first, so it runs on the history with that turn in it.
+   */
+  let writing: Fiber.Fiber<unknown, unknown> | undefined
+  const written = Effect.suspend(() => (writing === undefined ? Effect.void : Effect.asVoid(Fiber.await(writing))))
+  /**
+   * `write` on a fiber of its own, waited for: an interruption of the caller stops the waiting, never
+   * the write (cut short, an atomic append would lose a turn whose tools ran; a write of a store that
+   * never answers would hold the interrupted caller). `writes` says that the turn is being recorded.
+   */
+  const shielded = <A>(write: Effect.Effect<A, SessionStoreFailed>, writes: TurnWrites | undefined): Effect.Effect<A, SessionStoreFailed> =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(Effect.forkDetach(write, { startImmediately: true }), (fiber) => {
+        writing = fiber
+        if (writes !== undefined) writes.recorded = true
+        return restore(Fiber.join(fiber)).pipe(
+          Effect.tapError(() =>
+            Effect.sync(() => {
+              if (writes !== undefined) writes.recorded = false
+            })
+          )
+        )
+      })
+    )
+  /**
    * A store write of a turn that ran, tried twice more after a failure (a store briefly unavailable);
    * one that still fails carries the turn (its result, or the error it failed with, and its unsaved
    * messages): its tools ran, and sending it again would run them again.
@@ -167,46 +217,75 @@ export const makeSession = (definition: AgentDefinition, id: string, options: Se
   const settle = (
     outcome: { readonly result: unknown; readonly added: ReadonlyArray<LlmMessage> | undefined },
     historyLength: number,
-    carried: ReadonlyArray<LlmMessage> = []
-  ) =>
-    Effect.gen(function*() {
-      const { result, added } = outcome
-      const unsaved = [...carried, ...(added ?? [])]
-      if (unsaved.length > 0) yield* recordTurn(store.append(id, unsaved), result, unsaved)
-      const suspended = result as { readonly _tag?: unknown; readonly snapshot?: RunSnapshot; readonly pending?: WaitingRun["pending"] }
-      if (suspended?._tag === "Suspended" && suspended.snapshot !== undefined) {
-        const waiting = { runId: suspended.snapshot.state.runId, snapshot: suspended.snapshot, pending: suspended.pending ?? [], historyLength }
-        yield* recordTurn(setWaiting(waiting), result, unsaved)
-      }
-      return result
-    })
+    carried: ReadonlyArray<LlmMessage> = [],
+    writes?: TurnWrites
+  ) => {
+    const { result, added } = outcome
+    const unsaved = [...carried, ...(added ?? [])]
+    const suspended = result as { readonly _tag?: unknown; readonly snapshot?: RunSnapshot; readonly pending?: WaitingRun["pending"] }
+    const waiting = suspended?._tag === "Suspended" && suspended.snapshot !== undefined
+      ? { runId: suspended.snapshot.state.runId, snapshot: suspended.snapshot, pending: suspended.pending ?? [], historyLength }
+      : undefined
+    if (unsaved.length === 0 && waiting === undefined) return Effect.succeed(result)
+    return shielded(
+      Effect.gen(function*() {
+        if (unsaved.length > 0) yield* recordTurn(store.append(id, unsaved), result, unsaved)
+        if (waiting !== undefined) yield* recordTurn(setWaiting(waiting), result, unsaved)
+      }),
+      writes
+    ).pipe(Effect.as(result))
+  }
   /**
    * Records what a turn that failed with `error` did: its messages up to the failure (after `carried`),
    * each call with its result (a call without one is left out: it did not run, or it failed the run),
-   * when some call got one; true when it recorded them. Earlier in the turn nothing ran, and nothing is
-   * recorded. `waiting` is the run a resume continued.
+   * when some call got one. Earlier in the turn nothing ran, and nothing is recorded. `waiting` is the
+   * run a resume continued.
    */
   const settleFailed = (
     error: AgentError,
     trail: TurnTrail,
     historyLength: number,
-    from: { readonly waiting?: WaitingRun; readonly carried?: ReadonlyArray<LlmMessage> }
+    from: { readonly waiting?: WaitingRun; readonly carried?: ReadonlyArray<LlmMessage>; readonly writes?: TurnWrites }
   ) =>
     Effect.gen(function*() {
       const ran = soundConversation(yield* failedTurn(trail, error, historyLength, from.waiting?.snapshot))
-      if (!answersACall(ran)) return false
+      if (!answersACall(ran)) return
       const unsaved = [...(from.carried ?? []), ...ran]
-      yield* recordTurn(store.append(id, unsaved), error, unsaved)
-      return true
+      yield* shielded(recordTurn(store.append(id, unsaved), error, unsaved), from.writes)
+    })
+  /**
+   * Records what an interrupted turn did, as `settleFailed` does a failed one's, with each call that had
+   * no result answered as interrupted (`interruptedTurn`). Run where the interruption cannot stop it (a
+   * finalizer); the write goes on without it (a slow store never holds the interrupted caller), and a
+   * write that still fails after its retries is logged: no caller is left to hear it.
+   */
+  const settleInterrupted = (
+    cause: Cause.Cause<unknown>,
+    trail: TurnTrail,
+    historyLength: number,
+    from: { readonly waiting?: WaitingRun; readonly carried?: ReadonlyArray<LlmMessage>; readonly writes?: TurnWrites }
+  ) =>
+    Effect.gen(function*() {
+      const ran = soundConversation(yield* interruptedTurn(trail, historyLength, from.waiting?.snapshot))
+      if (!answersACall(ran)) return
+      const unsaved = [...(from.carried ?? []), ...ran]
+      const write = recordTurn(store.append(id, unsaved), cause, unsaved).pipe(
+        Effect.catch((error) =>
+          Effect.logWarning(`session "${id}": an interrupted turn could not be recorded (${error.reason}); its ${unsaved.length} messages are lost`, error)
+        )
+      )
+      writing = yield* Effect.forkDetach(write, { startImmediately: true })
+      if (from.writes !== undefined) from.writes.recorded = true
     })
   return {
     id,
     send: (input) =>
       lock.withPermit(Effect.gen(function*() {
+        yield* written
         // A new turn abandons a run that waits for decisions (its calls never run; a later `resume`
         // finds none): resuming it after this turn would record its exchange after this one's.
         const abandoned = yield* takeWaiting
-        let recorded = false
+        const writes: TurnWrites = { recorded: false }
         const turn = Effect.gen(function*() {
           const stored = yield* decodeHistory(id, yield* store.load(id))
           // What ran of the abandoned run before it suspended (its calls with their results) happened:
@@ -215,33 +294,37 @@ export const makeSession = (definition: AgentDefinition, id: string, options: Se
           const kept = answersACall(carried) ? carried : []
           const history = applyWindow(kept.length === 0 ? stored : [...stored, ...kept], options.window)
           const trail = new TurnTrail()
+          const from = { carried: kept, writes }
           // The session's id is the run's `gen_ai.conversation.id`.
-          const outcome = yield* withTurnTrail(Effect.provideService(runSessionTurn(trailed, input, history), CurrentConversation, id), trail).pipe(
-            Effect.catch((error) =>
-              Effect.flatMap(settleFailed(error, trail, history.length, { carried: kept }), (done) => {
-                recorded = done
-                return Effect.fail(error)
-              })
-            )
+          const run = runSessionTurn(trailed, input, history, (ctx) => trail.follow(ctx))
+          const outcome = yield* withTurnTrail(Effect.provideService(run, CurrentConversation, id), trail).pipe(
+            onInterruptOnly((cause) => settleInterrupted(cause, trail, history.length, from)),
+            Effect.catch((error) => Effect.andThen(settleFailed(error, trail, history.length, from), Effect.fail(error)))
           )
-          return yield* settle(outcome, history.length, kept)
+          return yield* settle(outcome, history.length, kept, writes)
         })
         // A send that fails (or is interrupted) having recorded nothing: the run it abandoned waits again.
-        return yield* abandoned === undefined ? turn : Effect.onError(turn, () => (recorded ? Effect.void : Effect.ignore(setWaiting(abandoned))))
+        return yield* abandoned === undefined ? turn : Effect.onError(turn, () => (writes.recorded ? Effect.void : Effect.ignore(setWaiting(abandoned))))
       })),
-    history: () => store.load(id),
-    waiting: () => (store.waiting !== undefined ? store.waiting(id) : Effect.sync(() => local)),
+    history: () => Effect.andThen(written, store.load(id)),
+    waiting: () => Effect.andThen(written, store.waiting !== undefined ? store.waiting(id) : Effect.sync(() => local)),
     resume: (decisions) =>
       lock.withPermit(Effect.gen(function*() {
+        yield* written
         // Taken before it runs: a second resume of the same waiting run finds none (once).
         const run = yield* takeWaiting
         if (run === undefined) {
           return yield* new DecisionsInvalid({ agent: definition.name, toolCallId: "*", reason: `no run of session "${id}" waits for decisions` })
         }
         const trail = new TurnTrail()
-        const resumed = Effect.provideService(resumeSessionTurn(trailed, run.snapshot, decisions, run.historyLength), CurrentConversation, id)
+        const resumed = Effect.provideService(
+          resumeSessionTurn(trailed, run.snapshot, decisions, run.historyLength, (ctx) => trail.follow(ctx)),
+          CurrentConversation,
+          id
+        )
         // Once past the refusals, the decisions were taken: the run no longer waits, whatever ran is recorded.
         const outcome = yield* withTurnTrail(resumed, trail).pipe(
+          onInterruptOnly((cause) => settleInterrupted(cause, trail, run.historyLength, { waiting: run })),
           Effect.catch((error) =>
             Effect.andThen(
               refusedBeforeRunning.has(error._tag) ? setWaiting(run) : settleFailed(error, trail, run.historyLength, { waiting: run }),

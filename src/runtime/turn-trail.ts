@@ -1,13 +1,18 @@
 /**
  * The trail of a session's turn: what its run (and the agents it handed off to) exchanged so far, kept
- * for the turn that fails. Most errors carry no transcript, yet the calls that ran before the failure
- * really happened, and the session must record them, or the next turn's model does not know and may
- * run them again. So a session runs a copy of its definition (its handoff targets too) that hears four
+ * for the turn that fails or is interrupted. Most errors carry no transcript, yet the calls that ran
+ * before the failure really happened, and the session must record them, or the next turn's model does
+ * not know and may run them again. So the session follows the turn's runs (their contexts, whose
+ * transcript holds every result the loop appended, as the model would see it: a substitute's, an
+ * escalation's, a denial's) and runs a copy of its definition (its handoff targets too) that hears four
  * events: each `ModelCall`'s request is the transcript at that call (the trail's checkpoint); the
- * `ModelResponse` after it holds the calls the model asked for, and `ToolUse` (or a failed call's
- * feedback, `ToolError`) gives the result each got, rendered as the loop renders it. An error that
- * carries its transcript (`BudgetExceeded`, `OutputInvalid`) gives it exactly, but for the results of a
- * concurrent batch cut short. Hearing changes nothing in the run: these events cost what a hook on them costs.
+ * `ModelResponse` after it holds the calls the model asked for, and `ToolUse` (or `ToolError` for a
+ * failed call the run went on from) gives the result each got. The transcript at the end (an error's,
+ * `BudgetExceeded` or `OutputInvalid`, else the current run's) gives the turn exactly, but for the
+ * results of a concurrent batch cut short, appended only when the whole batch is done: those come from
+ * the events, rendered as the loop renders them; one that a substitute or an escalation answered is
+ * rendered as the failure it answered (its reply is in no event). Hearing changes nothing in the run:
+ * these events cost what a hook on them costs.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -36,6 +41,13 @@ export class TurnTrail {
   #asked: LlmMessage | undefined
   /** The results the calls got since, by call id, in the order they came. */
   readonly #answered = new Map<string, LlmMessage>()
+  /** The turn's current run (the last handoff target it reached), whose transcript grows as it goes. */
+  #run: { readonly transcript: ReadonlyArray<LlmMessage> } | undefined
+
+  /** Follows a run of the turn (its own, then each handoff target's, in order). */
+  follow(run: { readonly transcript: ReadonlyArray<LlmMessage> }): void {
+    this.#run = run
+  }
 
   /** Hears an event of a run of the turn whose registered tools are `tools`. */
   hear(tools: ReadonlyArray<AnyTool>, event: AgentEvent): void {
@@ -64,13 +76,15 @@ export class TurnTrail {
         return
       }
       case "ToolError":
-        // Feedback is what the model gets, also after the last retry; a run again replaces it. Any other
-        // recovery's reply is not in the event: the call is left out (the run ends, or the reply is unknown).
-        if (event.recovery === "Feedback" || event.recovery === "Retry") {
+        // `Fail` and `ThrowException` end the run with this call: it is left out. Otherwise the run goes
+        // on from it: feedback is what the model gets (also after the last retry; a run again replaces
+        // it); a substitute's or an escalation's reply is not in the event, so the failure it answered
+        // stands for it: the model learns the call ran.
+        if (event.recovery === "Fail" || event.recovery === "ThrowException") {
+          this.#answered.delete(event.toolCallId)
+        } else {
           const content = toolFailedFeedback(event.tool, event.error)
           this.#answered.set(event.toolCallId, { role: "tool", toolCallId: event.toolCallId, name: event.tool, content })
-        } else {
-          this.#answered.delete(event.toolCallId)
         }
         return
       default:
@@ -81,6 +95,11 @@ export class TurnTrail {
   /** The transcript at the turn's last model call, if it made one. */
   get checkpoint(): ReadonlyArray<LlmMessage> | undefined {
     return this.#checkpoint
+  }
+
+  /** The transcript of the turn's current run as it is now (a copy), if the turn got to one. */
+  get transcript(): ReadonlyArray<LlmMessage> | undefined {
+    return this.#run?.transcript.slice()
   }
 
   /** `base` (the last checkpoint, or what a resumed run started from), then what was asked and answered since. */
@@ -161,10 +180,10 @@ export const trailedDefinition = (definition: AgentDefinition): AgentDefinition 
 
 /**
  * The messages of a failed turn from its user message on (`historyLength` earlier messages were given
- * to its run): the error's transcript when it has one that continues the trail, else the trail's;
- * `waiting`, the snapshot a resumed turn started from, stands for what the trail has not heard yet.
- * Calls may be left without their results (the caller keeps the paired ones); empty when the turn's
- * run never got as far as a model call.
+ * to its run): the error's transcript when it has one that continues the trail, else its current run's,
+ * else the trail's; `waiting`, the snapshot a resumed turn started from, stands for what the trail has
+ * not heard yet. Calls may be left without their results (the caller keeps the paired ones); empty
+ * when the turn's run never got as far as a model call.
  *
  * @example
  * ```ts
@@ -172,14 +191,75 @@ export const trailedDefinition = (definition: AgentDefinition): AgentDefinition 
  * ```
  */
 export const failedTurn = (trail: TurnTrail, error: AgentError, historyLength: number, waiting?: unknown): Effect.Effect<ReadonlyArray<LlmMessage>> =>
+  partialTurn(trail, error._tag === "BudgetExceeded" || error._tag === "OutputInvalid" ? error.transcript : undefined, historyLength, waiting)
+
+/**
+ * The messages of an interrupted turn from its user message on, as `failedTurn` gives a failed one's,
+ * with every call that had no result yet given `interruptedContent` as its result (it was running, or
+ * waiting for its turn to run: its outcome is unknown); empty when none of the turn's calls got a
+ * result of its own (nothing is known to have run).
+ *
+ * @example
+ * ```ts
+ * const unsaved = yield* interruptedTurn(trail, history.length) // [user, assistant (calls), tool, …, tool (interrupted)]
+ * ```
+ */
+export const interruptedTurn = (trail: TurnTrail, historyLength: number, waiting?: unknown): Effect.Effect<ReadonlyArray<LlmMessage>> =>
+  Effect.map(partialTurn(trail, undefined, historyLength, waiting), (turn) => (turn.some((message) => message.role === "tool") ? closed(turn) : []))
+
+/**
+ * The result an interrupted turn records for a call that had none: the model reads that the call may
+ * have had its effect, so it checks before calling it again rather than doing it twice.
+ *
+ * @example
+ * ```ts
+ * const result = { role: "tool", toolCallId: call.id, name: call.name, content: interruptedContent(call.name) }
+ * ```
+ */
+export const interruptedContent = (tool: string): string =>
+  `interrupted: the turn was stopped before ${JSON.stringify(tool)} gave a result; it may have run, in part or in full, or not at all. Check its effect before calling it again.`
+
+/** The turn's messages from the transcript that tells most (see `failedTurn`). */
+const partialTurn = (
+  trail: TurnTrail,
+  exact: ReadonlyArray<LlmMessage> | undefined,
+  historyLength: number,
+  waiting: unknown
+): Effect.Effect<ReadonlyArray<LlmMessage>> =>
   Effect.map(trail.checkpoint !== undefined || waiting === undefined ? Effect.succeed(undefined) : waitingTranscript(waiting), (start) => {
     const base = trail.checkpoint ?? start
     if (base === undefined) return []
-    const exact = error._tag === "BudgetExceeded" || error._tag === "OutputInvalid" ? error.transcript : undefined
-    // Another run's (an agent called as a tool whose budget ran out) is not this conversation.
-    const transcript = exact !== undefined && continues(exact, base) ? trail.answering(exact) : trail.since(base)
+    // Another run's (an agent called as a tool whose budget ran out) is not this conversation; nor is a
+    // deterministic skill's empty one.
+    const known = [exact, trail.transcript].find((transcript) => transcript !== undefined && continues(transcript, base))
+    const transcript = known !== undefined ? trail.answering(known) : trail.since(base)
     return transcript.slice(1 + historyLength)
   })
+
+/** `messages` with each call that has no result among the results after it answered by `interruptedContent`. */
+const closed = (messages: ReadonlyArray<LlmMessage>): ReadonlyArray<LlmMessage> => {
+  const out: Array<LlmMessage> = []
+  let i = 0
+  while (i < messages.length) {
+    const message = messages[i]!
+    i++
+    out.push(message)
+    if (message.role !== "assistant" || message.toolCalls === undefined) continue
+    const answered = new Set<string>()
+    while (i < messages.length && messages[i]!.role === "tool") {
+      const result = messages[i] as Extract<LlmMessage, { role: "tool" }>
+      answered.add(result.toolCallId)
+      out.push(result)
+      i++
+    }
+    for (const call of message.toolCalls) {
+      if (answered.has(call.id)) continue
+      answered.add(call.id)
+      out.push({ role: "tool", toolCallId: call.id, name: call.name, content: interruptedContent(call.name) })
+    }
+  }
+  return out
+}
 
 /**
  * The messages of a waiting run's turn from its user message on, as far as it went: what a send that

@@ -1,13 +1,15 @@
 /**
- * The law of a session's failed turns, over generated scripts: calls that run, fail (the run, or with
- * feedback), wait for approval or are outside the allowlist (one at a time or concurrently); model calls
- * that fail; budgets that run out; and a sequence of sends and resumes (approved, denied, or with the
- * resume ledger down) after each of which the stored history is a sound conversation (every call paired
- * with one result, no result without its call), every call that ran is in it exactly once (or in the
- * run that still waits, not yet recorded), and no call ever ran twice.
+ * The law of a session's failed and interrupted turns, over generated scripts: calls that run, fail (the
+ * run, or with feedback), never return (the send or resume is interrupted then), wait for approval or
+ * are outside the allowlist (one at a time or concurrently); model calls that fail; budgets that run
+ * out; and a sequence of sends and resumes (approved, denied, or with the resume ledger down) after
+ * each of which the stored history is a sound conversation (every call paired with one result, no
+ * result without its call), every call that ran is in it exactly once (or in the run that still waits,
+ * not yet recorded), a call cut short by the interruption is in it only as interrupted, and no call
+ * ever ran twice.
  */
 import { fc, test } from "@fast-check/vitest"
-import { Effect, Schema } from "effect"
+import { Effect, Fiber, Schema } from "effect"
 import { describe, expect } from "vitest"
 import {
   agent,
@@ -25,14 +27,14 @@ import {
   tool,
   toolCalls
 } from "../../src/index.ts"
+import { interruptedContent } from "../../src/runtime/turn-trail.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
-import { runExit } from "../fixtures.ts"
 import { unansweredCalls } from "../hardening/transcript-check.ts"
 
 const numRuns = Number(process.env.PROPERTY_RUNS ?? 100)
 
 type Step =
-  | { readonly _tag: "Calls"; readonly calls: ReadonlyArray<{ readonly tool: "work" | "guarded" | "ghost"; readonly fails: boolean }> }
+  | { readonly _tag: "Calls"; readonly calls: ReadonlyArray<{ readonly tool: "work" | "guarded" | "ghost"; readonly fails: boolean; readonly hangs: boolean }> }
   | { readonly _tag: "Text" }
   | { readonly _tag: "ModelError" }
 type Op = "send" | "approve" | "deny" | "ledgerDown"
@@ -41,7 +43,11 @@ const arbStep: fc.Arbitrary<Step> = fc.oneof(
   {
     weight: 6,
     arbitrary: fc.array(
-      fc.record({ tool: fc.constantFrom("work", "work", "guarded", "ghost"), fails: fc.integer({ min: 0, max: 4 }).map((n) => n === 0) }),
+      fc.record({ tool: fc.constantFrom("work", "work", "guarded", "ghost"), outcome: fc.integer({ min: 0, max: 5 }) }).map(({ tool, outcome }) => ({
+        tool,
+        fails: outcome === 0,
+        hangs: outcome === 1
+      })),
       { minLength: 1, maxLength: 3 }
     ).map((calls): Step => ({ _tag: "Calls", calls }))
   },
@@ -58,7 +64,7 @@ const scriptOf = (steps: ReadonlyArray<Step>): Array<LlmResponseInit | ModelErro
       ? text("done")
       : step._tag === "ModelError"
       ? new ModelError({ provider: "scripted", reason: "overloaded", retryable: false })
-      : toolCalls(step.calls.map((call) => ({ id: `c${++n}`, name: call.tool, arguments: call.tool === "work" ? { fails: call.fails } : {} })))
+      : toolCalls(step.calls.map((call) => ({ id: `c${++n}`, name: call.tool, arguments: call.tool === "work" ? { fails: call.fails, hangs: call.hangs } : {} })))
   )
 }
 
@@ -67,10 +73,18 @@ type Budget = { readonly maxToolCalls: number; readonly maxTurns: number; readon
 const makeWorker = (steps: ReadonlyArray<Step>, budget: Budget, fails: "fail" | "feedback") => {
   const entered: Array<string> = []
   const completed: Array<string> = []
+  const hung: Array<string> = []
+  // Told when a call that never returns started: the test interrupts the send or resume then.
+  const hang = { started: (): void => {} }
   const work = tool("work", {
-    args: Schema.Struct({ fails: Schema.Boolean }),
-    run: ({ fails }, context: { readonly toolCallId: string }) => {
+    args: Schema.Struct({ fails: Schema.Boolean, hangs: Schema.Boolean }),
+    run: ({ fails, hangs }, context: { readonly toolCallId: string }) => {
       entered.push(context.toolCallId)
+      if (hangs) {
+        hung.push(context.toolCallId)
+        hang.started()
+        return new Promise<string>(() => {})
+      }
       if (fails) throw new Error("broken")
       completed.push(context.toolCallId)
       return `worked ${context.toolCallId}`
@@ -88,7 +102,14 @@ const makeWorker = (steps: ReadonlyArray<Step>, budget: Budget, fails: "fail" | 
   const worker = agent("worker").model(scriptedModel(scriptOf(steps))).tools({ work, guarded })
     .recoverTool("work", { executionError: () => (fails === "fail" ? Recovery.fail : Recovery.feedback) })
     .budget(budget)
-  return { worker, entered, completed }
+  return { worker, entered, completed, hung, hang }
+}
+
+/** Runs `turn`, interrupting it when a call of it that never returns started. */
+const runInterrupting = async (turn: Effect.Effect<unknown, unknown>, hang: { started: () => void }) => {
+  const hung = new Promise<true>((resolve) => (hang.started = () => resolve(true)))
+  const fiber = Effect.runFork(turn)
+  if (await Promise.race([Effect.runPromise(Fiber.await(fiber)).then(() => false), hung])) await Effect.runPromise(Fiber.interrupt(fiber))
 }
 
 /** Tool results that answer no call of the assistant message before them, or answer one twice. */
@@ -122,17 +143,17 @@ describe("a session's turns that fail", () => {
     ],
     { numRuns }
   )("leave a sound history holding every call that ran exactly once, and no call runs twice", async (steps, ops, budget, fails) => {
-    const { worker, entered, completed } = makeWorker(steps, budget, fails)
+    const { worker, entered, completed, hung, hang } = makeWorker(steps, budget, fails)
     const store = inMemorySessionStore()
     const chat = session(worker, "s", { store })
     for (const op of [...ops, "send" as const]) {
       if (op === "send") {
-        await runExit(chat.sendEffect("go"))
+        await runInterrupting(chat.sendEffect("go"), hang)
       } else {
         const pending = (await Effect.runPromise(chat.waiting()))?.pending ?? []
         const decisions = Object.fromEntries(pending.map((call) => [call.id, op === "deny" ? Decision.deny("no") : Decision.approve]))
         const resume = chat.resumeEffect(decisions)
-        await runExit(op === "ledgerDown" ? resume.pipe(Effect.provideService(ResumeLedger, downLedger)) : resume)
+        await runInterrupting(op === "ledgerDown" ? resume.pipe(Effect.provideService(ResumeLedger, downLedger)) : resume, hang)
       }
       const history = await Effect.runPromise(store.load("s"))
       expect(unansweredCalls(history)).toEqual([])
@@ -142,6 +163,10 @@ describe("a session's turns that fail", () => {
       const waitingTurn = waiting === undefined ? [] : (waiting.snapshot as RunSnapshot).state.transcript.slice(1 + waiting.historyLength)
       const recorded = [...resultIds(history), ...resultIds(waitingTurn)]
       for (const id of completed) expect([id, recorded.filter((r) => r === id).length]).toEqual([id, 1])
+      // A call that never returned is recorded as interrupted, or not at all (nothing of its turn completed).
+      for (const message of history) {
+        if (message.role === "tool" && hung.includes(message.toolCallId)) expect(message.content).toBe(interruptedContent("work"))
+      }
       expect(new Set(entered).size).toBe(entered.length)
     }
   })

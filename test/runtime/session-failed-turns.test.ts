@@ -1,8 +1,9 @@
 /**
  * A session turn whose run fails after some of its calls ran: the calls that ran really happened, so
- * the session records them with their results (paired, nothing dangling) and the error still reaches
- * the caller; the next send shows them to the model, which need not run them again. A resume that
- * fails before anything ran keeps its waiting run; one that fails after clears it (never twice).
+ * the session records them with their results (the answers the model got, a substitute's or an
+ * escalation's included; paired, nothing dangling) and the error still reaches the caller; the next
+ * send shows them to the model, which need not run them again. A resume that fails before anything
+ * ran keeps its waiting run; one that fails after clears it (never twice).
  */
 import { Effect, Schema } from "effect"
 import { describe, expect, it } from "vitest"
@@ -12,6 +13,7 @@ import {
   inMemorySessionStore,
   type LlmMessage,
   ModelError,
+  Recovery,
   ResumeLedger,
   ResumeLedgerFailed,
   type ResumeLedgerStore,
@@ -30,22 +32,36 @@ import { unansweredCalls } from "../hardening/transcript-check.ts"
 
 const overloaded = () => new ModelError({ provider: "scripted", reason: "overloaded", retryable: false })
 const payBob = toolCalls([{ id: "c1", name: "transfer", arguments: { to: "bob", amount: 500 } }])
+const checkThenPayBob = toolCalls([{ id: "b1", name: "balance", arguments: {} }, { id: "c1", name: "transfer", arguments: { to: "bob", amount: 500 } }])
 const load = (store: SessionStore, id: string) => Effect.runPromise(store.load(id))
 const transfers = (executed: ReadonlyArray<{ readonly tool: string }>) => executed.filter((e) => e.tool === "transfer").length
 
 /** The tool results of `messages` as `[call id, content]`. */
 const results = (messages: ReadonlyArray<LlmMessage>) => messages.flatMap((m) => (m.role === "tool" ? [[m.toolCallId, m.content]] : []))
 
+/**
+ * The bank over `script` in session `id` of a store of its own (with `budget`, if given), after a send
+ * of `prompt` that suspended on the transfer's approval.
+ */
+const waitingBank = async (
+  script: Parameters<typeof scriptedModel>[0],
+  id: string,
+  options: { readonly prompt?: string; readonly budget?: { readonly maxTurns: number } } = {}
+) => {
+  const model = scriptedModel(script)
+  const { bank, executed } = makeBank(model)
+  const store = inMemorySessionStore()
+  const chat = session(options.budget === undefined ? bank : bank.budget(options.budget), id, { store })
+  expect((await chat.send(options.prompt ?? "pay bob 500"))._tag).toBe("Suspended")
+  return { model, executed, chat, saved: () => load(store, id) }
+}
+
 describe("a resume whose run fails after the approved call ran", () => {
   it("records the approved call and its result, clears the waiting run, and the next send shows them; the tool ran once", async () => {
-    const model = scriptedModel([payBob, overloaded(), text("Yes: 500 went to bob.")])
-    const { bank, executed } = makeBank(model)
-    const store = inMemorySessionStore()
-    const chat = session(bank, "s-model", { store })
-    expect((await chat.send("pay bob 500"))._tag).toBe("Suspended")
+    const { model, executed, chat, saved } = await waitingBank([payBob, overloaded(), text("Yes: 500 went to bob.")], "s-model")
     expect(failureOf(await runExit(chat.resumeEffect({ c1: Decision.approve })))).toMatchObject({ _tag: "ModelError", reason: "overloaded" })
     expect(transfers(executed)).toBe(1)
-    const stored = await load(store, "s-model")
+    const stored = await saved()
     expect(stored.map((m) => m.role)).toEqual(["user", "assistant", "tool"])
     expect(stored[1]).toMatchObject({ role: "assistant", toolCalls: [{ id: "c1", name: "transfer" }] })
     expect(results(stored)).toEqual([["c1", "sent 500 to bob"]])
@@ -61,32 +77,23 @@ describe("a resume whose run fails after the approved call ran", () => {
   })
 
   it("a later call of the turn that fails the run (one outside the allowlist) leaves the approved call recorded, the other left out", async () => {
-    const model = scriptedModel([
-      toolCalls([{ id: "c1", name: "transfer", arguments: { to: "bob", amount: 500 } }, { id: "x1", name: "launder", arguments: {} }])
-    ])
-    const { bank, executed } = makeBank(model)
-    const store = inMemorySessionStore()
-    const chat = session(bank, "s-later", { store })
-    expect((await chat.send("pay bob 500"))._tag).toBe("Suspended")
+    const { executed, chat, saved } = await waitingBank(
+      [toolCalls([{ id: "c1", name: "transfer", arguments: { to: "bob", amount: 500 } }, { id: "x1", name: "launder", arguments: {} }])],
+      "s-later"
+    )
     expect(failureOf(await runExit(chat.resumeEffect({ c1: Decision.approve })))).toMatchObject({ _tag: "ToolNotAllowed", tool: "launder" })
     expect(transfers(executed)).toBe(1)
-    const stored = await load(store, "s-later")
+    const stored = await saved()
     expect(stored.map((m) => m.role)).toEqual(["user", "assistant", "tool"])
     expect(stored[1]).toMatchObject({ toolCalls: [{ id: "c1" }] })
     expect(results(stored)).toEqual([["c1", "sent 500 to bob"]])
   })
 
   it("a budget exceeded after the approved call (its error carries the transcript) records the call, and what ran before the suspension", async () => {
-    const model = scriptedModel([
-      toolCalls([{ id: "b1", name: "balance", arguments: {} }, { id: "c1", name: "transfer", arguments: { to: "bob", amount: 500 } }])
-    ])
-    const { bank, executed } = makeBank(model)
-    const store = inMemorySessionStore()
-    const chat = session(bank.budget({ maxTurns: 1 }), "s-budget", { store })
-    expect((await chat.send("check, then pay bob 500"))._tag).toBe("Suspended")
+    const { executed, chat, saved } = await waitingBank([checkThenPayBob], "s-budget", { prompt: "check, then pay bob 500", budget: { maxTurns: 1 } })
     expect(failureOf(await runExit(chat.resumeEffect({ c1: Decision.approve })))).toMatchObject({ _tag: "BudgetExceeded", reason: "turns" })
     expect(executed.map((e) => e.tool)).toEqual(["balance", "transfer"])
-    const stored = await load(store, "s-budget")
+    const stored = await saved()
     expect(stored.map((m) => m.role)).toEqual(["user", "assistant", "tool", "tool"])
     expect(results(stored)).toEqual([["b1", "1000"], ["c1", "sent 500 to bob"]])
     expect(unansweredCalls(stored)).toEqual([])
@@ -117,23 +124,20 @@ describe("a resume whose run fails after the approved call ran", () => {
 
 describe("a resume that fails before anything ran", () => {
   it("keeps the waiting run (the resume ledger was down): a retry runs the approved call once and records the exchange", async () => {
-    const { bank, executed } = makeBank(scriptedModel([payBob, text("sent")]))
-    const store = inMemorySessionStore()
-    const chat = session(bank, "s-ledger", { store })
+    const { executed, chat, saved } = await waitingBank([payBob, text("sent")], "s-ledger")
     let down = true
     const ledger: ResumeLedgerStore = {
       consume: (key) => (down ? Effect.fail(new ResumeLedgerFailed({ key, reason: "connection refused" })) : Effect.succeed(true))
     }
     const resume = () => runExit(chat.resumeEffect({ c1: Decision.approve }).pipe(Effect.provideService(ResumeLedger, ledger)))
-    expect((await chat.send("pay bob 500"))._tag).toBe("Suspended")
     expect(failureOf(await resume())).toMatchObject({ _tag: "ResumeLedgerFailed" })
     expect(transfers(executed)).toBe(0)
-    expect(await load(store, "s-ledger")).toEqual([])
+    expect(await saved()).toEqual([])
     expect((await Effect.runPromise(chat.waiting()))?.pending.map((p) => p.id)).toEqual(["c1"])
     down = false
     expect(await resume()).toMatchObject({ _tag: "Success", value: { _tag: "Completed", output: "sent" } })
     expect(transfers(executed)).toBe(1)
-    expect((await load(store, "s-ledger")).map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"])
+    expect((await saved()).map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"])
   })
 })
 
@@ -174,21 +178,77 @@ describe("a send whose run fails after a call ran", () => {
   })
 
   it("a send that abandons a waiting run records what of it ran before it suspended, paired, before its own turn", async () => {
-    const model = scriptedModel([
-      toolCalls([{ id: "b1", name: "balance", arguments: {} }, { id: "c1", name: "transfer", arguments: { to: "bob", amount: 500 } }]),
-      text("You have 1000.")
-    ])
-    const { bank, executed } = makeBank(model)
-    const store = inMemorySessionStore()
-    const chat = session(bank, "s-abandon", { store })
-    expect((await chat.send("check, then pay bob 500"))._tag).toBe("Suspended")
+    const { model, executed, chat, saved } = await waitingBank([checkThenPayBob, text("You have 1000.")], "s-abandon", { prompt: "check, then pay bob 500" })
     expect(await chat.send("never mind the transfer")).toEqual({ _tag: "Completed", output: "You have 1000." })
-    const stored = await load(store, "s-abandon")
+    const stored = await saved()
     expect(stored.map((m) => m.role)).toEqual(["user", "assistant", "tool", "user", "assistant"])
     expect(stored[1]).toMatchObject({ toolCalls: [{ id: "b1" }] })
     expect(results(stored)).toEqual([["b1", "1000"]])
     expect(model.requests[1]!.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "user"])
     expect(failureOf(await runExit(chat.resumeEffect({ c1: Decision.approve })))).toMatchObject({ _tag: "DecisionsInvalid" })
     expect(executed.map((e) => e.tool)).toEqual(["balance"])
+  })
+})
+
+describe("a send whose run a later call fails, after calls a substitute or an escalation answered", () => {
+  /** A desk whose rates service is down (a substitute answers), whose card is declined (escalated) and whose shipping fails the run. */
+  const makeDesk = (model: ReturnType<typeof scriptedModel>, toolConcurrency = 1) => {
+    const ran: Array<string> = []
+    const rate = tool("rate", { args: Schema.Struct({}), run: () => {
+      ran.push("rate")
+      throw new Error("rates service down")
+    } })
+    const charge = tool("charge", { args: Schema.Struct({ amount: Schema.Finite }), run: () => {
+      ran.push("charge")
+      throw new Error("card declined")
+    } })
+    const ship = tool("ship", { args: Schema.Struct({}), run: async () => {
+      ran.push("ship")
+      // After its siblings (run at the same time when the batch is concurrent) got their answers.
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      throw new Error("no courier")
+    } })
+    const desk = agent("desk").model(model).tools({ rate, charge, ship }).budget({ toolConcurrency })
+      .recoverTool("rate", { executionError: () => Recovery.substitute({ eurUsd: 1.1 }) })
+      .recoverTool("charge", { executionError: () => Recovery.escalate("card declined", "HIGH") })
+      .recoverTool("ship", { executionError: () => Recovery.fail })
+    return { desk, ran }
+  }
+  const order = toolCalls([
+    { id: "r1", name: "rate", arguments: {} },
+    { id: "k1", name: "charge", arguments: { amount: 20 } },
+    { id: "s1", name: "ship", arguments: {} }
+  ])
+
+  it("records those calls with the answers the model got (the substitute, the escalation), and the next send shows them", async () => {
+    const model = scriptedModel([order, text("The card was declined; nothing shipped.")])
+    const { desk, ran } = makeDesk(model)
+    const store = inMemorySessionStore()
+    const chat = session(desk, "s-substitute", { store })
+    expect(failureOf(await runExit(chat.sendEffect("order it")))).toMatchObject({ _tag: "ToolFailed", tool: "ship" })
+    const stored = await load(store, "s-substitute")
+    expect(stored.map((m) => m.role)).toEqual(["user", "assistant", "tool", "tool"])
+    expect(stored[1]).toMatchObject({ toolCalls: [{ id: "r1" }, { id: "k1" }] })
+    expect(results(stored)).toEqual([
+      ["r1", JSON.stringify({ eurUsd: 1.1 })],
+      ["k1", JSON.stringify({ escalated: true, tool: "charge", severity: "HIGH", reason: "card declined" })]
+    ])
+    expect(await chat.send("did it go through?")).toBe("The card was declined; nothing shipped.")
+    expect(results(model.requests[1]!.messages)).toEqual(results(stored))
+    expect(ran).toEqual(["rate", "charge", "ship"])
+  })
+
+  it("in a concurrent batch (whose results are appended when all are done), records them with the failure they answered", async () => {
+    const { desk, ran } = makeDesk(scriptedModel([order]), 3)
+    const store = inMemorySessionStore()
+    expect(failureOf(await runExit(session(desk, "s-concurrent", { store }).sendEffect("order it")))).toMatchObject({ _tag: "ToolFailed", tool: "ship" })
+    const stored = await load(store, "s-concurrent")
+    expect(stored.map((m) => m.role)).toEqual(["user", "assistant", "tool", "tool"])
+    expect(unansweredCalls(stored)).toEqual([])
+    expect(results(stored)).toEqual([
+      ["r1", expect.stringMatching(/"rate" failed: .*rates service down/)],
+      ["k1", expect.stringMatching(/"charge" failed: .*card declined/)]
+    ])
+    expect(ran).toEqual(["rate", "charge", "ship"])
   })
 })
