@@ -406,9 +406,14 @@ const bounded = (running: Running): Effect.Effect<RunResult, AgentError, ModelCl
   const left = maxDuration - (now - startedAt)
   const limited = !Number.isFinite(maxDuration)
     ? body
-    // A durable run replayed after its deadline ends at once, whatever its recorded steps would do.
-    : setup.references.durability !== undefined && left <= 0
-    ? expire()
+    // A run with no time left ends at once, before anything of it runs: a resume whose snapshot spent
+    // the budget (its snapshot and decisions still checked first, its approved calls never run), a
+    // durable run replayed after its deadline (whatever its recorded steps would do). A deadline of
+    // 0 ms would let a synchronous model and tool go first.
+    : left <= 0
+    ? (start._tag === "Resume" && setup.references.durability === undefined
+      ? Effect.andThen(checkDecisions(setup.definition, start.snapshot, start.decisions ?? {}), expire())
+      : expire())
     : withDeadline(body, Math.max(0, left), expire)
   const run = Effect.onExit(limited, (exit) =>
     // A suspension between two steps (`suspendAfter`) is no end; one that waits for decisions ends this part of the run.
