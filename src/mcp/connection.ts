@@ -4,10 +4,15 @@
  * scope closes the client, which stops the child process or ends the HTTP session. The tool list is
  * kept current: a `notifications/tools/list_changed` from the server triggers a new listing and the
  * registered listeners.
+ *
+ * Over HTTP, a server may end the session (idle, restarted) and answer 404 to its id. The connection
+ * then starts a new session (initialize, and a new listing), and sends the request that got the 404
+ * once more: a 404 to the session means the server did not run it. Any other failure is reported as
+ * it is, never retried, so a tool with side effects never runs twice.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { type CallToolResult, ListRootsRequestSchema, type Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -41,6 +46,10 @@ export interface McpConnection {
   readonly onToolsChanged: (listener: (tools: ReadonlyArray<McpToolInfo>) => void) => () => void
   /** Lists the tools again (also done automatically on `tools/list_changed`). */
   readonly refresh: Effect.Effect<ReadonlyArray<McpToolInfo>, McpError>
+  /**
+   * Calls a tool. Over HTTP, a 404 to an ended session starts a new one and sends the call once more
+   * (the server did not run it); no other failure is retried.
+   */
   readonly callTool: (name: string, args: unknown, options?: McpCallOptions) => Promise<CallToolResult>
 }
 
@@ -75,6 +84,7 @@ export const connectMcp = (spec: McpServerSpec, options: McpConnectOptions = {})
   ).pipe(Effect.map((opened) => opened.connection))
 
 const open = async (spec: McpServerSpec, options: McpConnectOptions, signal: AbortSignal) => {
+  const timeout = options.connectTimeoutMs ?? 30_000
   let tools: ReadonlyArray<McpToolInfo> = []
   const listeners = new Set<(tools: ReadonlyArray<McpToolInfo>) => void>()
   const publish = (next: ReadonlyArray<McpToolInfo>) => {
@@ -87,18 +97,116 @@ const open = async (spec: McpServerSpec, options: McpConnectOptions, signal: Abo
       }
     }
   }
-  const client = new Client(clientInfo, {
+  /** The session in use: replaced when an HTTP server has forgotten it (see `withSession`). */
+  let current: Session
+  /** A new session under way, shared by the calls that found the old one gone. */
+  let renewing: Promise<Session> | undefined
+  let closed = false
+  const relist = (client: Client) => {
+    // A change announced by a session no longer (or not yet) in use is not this connection's: a new
+    // session lists its tools once it is in place.
+    if (client !== current?.client) return
+    listAll(client, { signal: AbortSignal.timeout(timeout), timeout }).then(publish, () => {
+      // A failed re-listing keeps the tools as they were listed; the next change lists again.
+    })
+  }
+  current = await startSession(spec, timeout, relist, options, signal)
+  try {
+    tools = await listAll(current.client, { signal, timeout })
+  } catch (error) {
+    await current.client.close().catch(() => undefined)
+    throw error
+  }
+  // Starts a new session in place of `stale` (once, however many calls found it gone) and lists the
+  // tools again, since a restarted server may offer others; a failed listing keeps the tools as listed.
+  const renew = (stale: Session): Promise<Session> => {
+    if (current !== stale) return Promise.resolve(current)
+    if (closed) return Promise.reject(new Error("the connection is closed"))
+    renewing ??= (async () => {
+      const next = await startSession(spec, timeout, relist, options, AbortSignal.timeout(timeout))
+      current = next
+      void stale.client.close().catch(() => undefined)
+      await listAll(next.client, { signal: AbortSignal.timeout(timeout), timeout }).then(publish, () => undefined)
+      return next
+    })().finally(() => (renewing = undefined))
+    return renewing
+  }
+  // Runs `operation` on the session in use. When an HTTP server answers 404 to the session's id, it has
+  // ended the session (idle, restarted) without running the request: a new session is started and the
+  // request is sent once more. Never on any other failure, where the server may have run it.
+  const withSession = async <A>(operation: (client: Client) => Promise<A>): Promise<A> => {
+    const used = current
+    try {
+      return await operation(used.client)
+    } catch (error) {
+      if (!sessionGone(used, error)) throw error
+      return await operation((await renew(used)).client)
+    }
+  }
+  const connection: McpConnection = {
+    server: spec.name,
+    listed: () => tools,
+    onToolsChanged: (listener) => {
+      listeners.add(listener)
+      return () => void listeners.delete(listener)
+    },
+    refresh: Effect.tryPromise({
+      try: async (signal) => {
+        const next = await withSession((client) => listAll(client, { signal, timeout }))
+        publish(next)
+        return next
+      },
+      catch: (cause) => new McpError({ server: spec.name, operation: "list", reason: describeCause(cause), cause })
+    }),
+    callTool: (name, args, callOptions = {}) => {
+      // A call sent again after a new session gets what is left of its time, not the whole of it again.
+      const deadline = callOptions.timeoutMs === undefined ? undefined : Date.now() + callOptions.timeoutMs
+      return withSession(async (client) =>
+        (await client.callTool({ name, arguments: args as Record<string, unknown> }, undefined, {
+          ...(callOptions.signal === undefined ? {} : { signal: callOptions.signal }),
+          ...(deadline === undefined ? {} : { timeout: Math.max(1, deadline - Date.now()) })
+        })) as CallToolResult
+      )
+    }
+  }
+  const close = async () => {
+    closed = true
+    await renewing?.catch(() => undefined)
+    const { client, transport } = current
+    // Ends the HTTP session on the server (DELETE); a stdio child is stopped by `client.close()`.
+    if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession().catch(() => undefined)
+    await client.close()
+  }
+  return { connection: Object.freeze(connection), close }
+}
+
+/** One protocol session: a client on its own transport (a child process, or an HTTP session). */
+interface Session {
+  readonly client: Client
+  readonly transport: StdioClientTransport | StreamableHTTPClientTransport
+}
+
+/** Whether `error` is an HTTP server's 404 to the session id `session` sent: the server ended it. */
+const sessionGone = (session: Session, error: unknown): boolean =>
+  session.transport instanceof StreamableHTTPClientTransport && session.transport.sessionId !== undefined &&
+  error instanceof StreamableHTTPError && error.code === 404
+
+/** Starts the transport and initialises the protocol (over HTTP, a new session). */
+const startSession = async (
+  spec: McpServerSpec,
+  timeout: number,
+  relist: (client: Client) => void,
+  options: McpConnectOptions,
+  signal: AbortSignal
+): Promise<Session> => {
+  const client: Client = new Client(clientInfo, {
     capabilities: spec.roots === undefined ? {} : { roots: { listChanged: false } },
     listChanged: {
       tools: {
         // Not the SDK's refresh (its first page only: tools on later pages would be dropped): every page.
         autoRefresh: false,
         debounceMs: options.listChangedDebounceMs ?? 50,
-        onChanged: () => {
-          listAll(client, { signal: AbortSignal.timeout(timeout), timeout }).then(publish, () => {
-            // A failed re-listing keeps the tools as they were listed; the next change lists again.
-          })
-        }
+        onChanged: () => relist(client)
       }
     }
   })
@@ -117,41 +225,13 @@ const open = async (spec: McpServerSpec, options: McpConnectOptions, signal: Abo
     : new StreamableHTTPClientTransport(spec.transport.url, {
       ...(spec.transport.headers === undefined ? {} : { requestInit: { headers: { ...spec.transport.headers } } })
     })
-  const timeout = options.connectTimeoutMs ?? 30_000
   try {
     await client.connect(transport, { signal, timeout })
-    tools = await listAll(client, { signal, timeout })
   } catch (error) {
     await client.close().catch(() => undefined)
     throw error
   }
-  const connection: McpConnection = {
-    server: spec.name,
-    listed: () => tools,
-    onToolsChanged: (listener) => {
-      listeners.add(listener)
-      return () => void listeners.delete(listener)
-    },
-    refresh: Effect.tryPromise({
-      try: async (signal) => {
-        const next = await listAll(client, { signal, timeout })
-        publish(next)
-        return next
-      },
-      catch: (cause) => new McpError({ server: spec.name, operation: "list", reason: describeCause(cause), cause })
-    }),
-    callTool: async (name, args, callOptions = {}) =>
-      (await client.callTool({ name, arguments: args as Record<string, unknown> }, undefined, {
-        ...(callOptions.signal === undefined ? {} : { signal: callOptions.signal }),
-        ...(callOptions.timeoutMs === undefined ? {} : { timeout: callOptions.timeoutMs })
-      })) as CallToolResult
-  }
-  const close = async () => {
-    // Ends the HTTP session on the server (DELETE); a stdio child is stopped by `client.close()`.
-    if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession().catch(() => undefined)
-    await client.close()
-  }
-  return { connection: Object.freeze(connection), close }
+  return { client, transport }
 }
 
 /** Pages of a tool list read at most: a server whose list goes on (or loops) is refused, not followed for ever. */

@@ -3,7 +3,8 @@
  * `<server>_<tool>` (made valid and unique by the rules of `tool-names.ts`), whose argument validator is compiled from the server's `inputSchema` exactly like
  * a JSON Schema tool; registered with `.tools({...})`, it gets handles, allowlists, budgets, recovery
  * and hooks like any other tool. Calls go to the server through the scoped connection; `isError`
- * results and transport failures are execution errors (`McpError`) routed to the recovery handlers.
+ * results, results that cannot be used (`structuredContent` nested too deep, see `tool-result.ts`) and
+ * transport failures are execution errors (`McpError`) routed to the recovery handlers.
  * Arguments with a `"__proto__"` key are refused as invalid, and are checked on their own keys only
  * (see `argument-keys.ts`): what the server receives is what was checked.
  *
@@ -214,6 +215,9 @@ const call = (server: string, connection: McpConnection, info: McpToolInfo | und
     const mapped = mapToolResult(result, options.maxResultBytes === undefined ? {} : { maxResultBytes: options.maxResultBytes })
     if (mapped._tag === "ToolError") {
       return yield* new McpError({ server, operation: "call", reason: `tool "${info.name}" returned an error: ${mapped.text}` })
+    }
+    if (mapped._tag === "Unusable") {
+      return yield* new McpError({ server, operation: "call", reason: `tool "${info.name}" returned a result that cannot be used: ${mapped.reason}` })
     }
     return mapped.output
   })

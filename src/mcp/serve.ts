@@ -9,7 +9,9 @@
  * interrupts the tool or the agent's run (its model request and its tools). Over HTTP each client gets
  * a session (`Mcp-Session-Id`, one protocol server per session, JSON responses) so that the
  * notification reaches the server running the call; a POST whose connection closes before its answer
- * cancels the calls it carried. Over stdio, the client closing stdin cancels every in-flight call and
+ * cancels the calls it carried, and only those: a request whose id is already in flight in its session
+ * (not answered, or cancelled but still running) is refused at once (-32600) and nothing runs, since
+ * the SDK's server tells requests apart by their id alone. Over stdio, the client closing stdin cancels every in-flight call and
  * ends the server (`closed` completes), so a process serving stdio exits when its client goes away.
  */
 import { randomUUID } from "node:crypto"
@@ -17,7 +19,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import { CallToolRequestParamsSchema, type CallToolResult, CallToolRequestSchema, type JSONRPCMessage, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolRequestParamsSchema, type CallToolResult, CallToolRequestSchema, type JSONRPCMessage, ListToolsRequestSchema, type RequestId } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -177,9 +179,16 @@ const CallToolAsSent = CallToolRequestSchema.extend({ params: CallToolRequestPar
 /** A protocol server for `definition` (one per stdio connection or HTTP session), with its in-flight calls. */
 const protocolServer = (
   definition: McpServerDefinition
-): { readonly server: Server; readonly settled: () => Promise<void>; readonly busy: () => boolean } => {
+): {
+  readonly server: Server
+  readonly settled: () => Promise<void>
+  readonly busy: () => boolean
+  /** Settles once the call with this request id (if one runs) has settled, cancelled or not. */
+  readonly callSettled: (id: RequestId) => Promise<void>
+} => {
   const server = new Server({ name: definition.name, version: definition.version }, { capabilities: { tools: {} } })
   const inFlight = new Set<Promise<unknown>>()
+  const byId = new Map<RequestId, Promise<unknown>>()
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: definition.tools.map((t) => ({
       name: t.name,
@@ -193,10 +202,19 @@ const protocolServer = (
     // `extra.signal` aborts on notifications/cancelled and when the transport closes.
     const running = served.call(request.params.arguments, extra.signal)
     inFlight.add(running)
-    void running.finally(() => inFlight.delete(running))
+    byId.set(extra.requestId, running)
+    void running.finally(() => {
+      inFlight.delete(running)
+      if (byId.get(extra.requestId) === running) byId.delete(extra.requestId)
+    })
     return running
   })
-  return { server, settled: () => Promise.allSettled([...inFlight]).then(() => undefined), busy: () => inFlight.size > 0 }
+  return {
+    server,
+    settled: () => Promise.allSettled([...inFlight]).then(() => undefined),
+    busy: () => inFlight.size > 0,
+    callSettled: (id) => Promise.allSettled([byId.get(id)]).then(() => undefined)
+  }
 }
 
 /** A stdio server being served. */
@@ -258,7 +276,7 @@ export interface McpHttpAddress {
  * Serves `definition` over streamable HTTP at `http://host:port/path` until the scope closes. Port 0
  * (the default) picks a free port; the address says which. Each client gets a session; a session ends
  * when the client ends it (DELETE), when it has been idle (no request and no call running) for
- * `sessionIdleMs` (default 30 minutes; the client then gets 404 and starts a new one), or when the
+ * `sessionIdleMs` (default 30 minutes; the client then gets 404 and starts a new one, as `mcpHttp`'s does), or when the
  * scope closes; its running calls are cancelled. At most 1,000 sessions are open at once (503 beyond).
  * Requests from another site are refused (403): on a loopback address (the default) a `Host` that is
  * not one of the server's names (DNS rebinding), anywhere an `Origin` that is not the server's own.
@@ -339,6 +357,13 @@ export const serveHttp = (
 type Sessions = Map<string, {
   readonly transport: StreamableHTTPServerTransport
   readonly busy: () => boolean
+  readonly callSettled: (id: RequestId) => Promise<void>
+  /**
+   * The request ids in flight: from the POST that carries one until that POST has ended and the call
+   * under its id has settled. The SDK's server keys a request's answer and its cancellation by id
+   * alone, so a second request under an id in flight is refused rather than mixed up with the first.
+   */
+  readonly inUse: Set<RequestId>
   /** When the session last received a request (milliseconds since the epoch). */
   readonly seen: { at: number }
 }>
@@ -370,8 +395,18 @@ const readJson = (req: IncomingMessage): Promise<unknown> =>
     req.once("error", reject)
   })
 
+/** Why the requests `ids` of one POST cannot run beside those in flight (`inUse`), or `undefined`. */
+const idConflict = (ids: ReadonlyArray<RequestId>, inUse: ReadonlySet<RequestId>): string | undefined => {
+  const taken = ids.find((id) => inUse.has(id))
+  if (taken !== undefined) {
+    return `Invalid Request: request id ${JSON.stringify(taken)} is already in use in this session (a request under it has not been answered, or is still stopping): send it under another id`
+  }
+  const twice = ids.find((id, i) => ids.indexOf(id) !== i)
+  return twice === undefined ? undefined : `Invalid Request: request id ${JSON.stringify(twice)} appears twice in this batch`
+}
+
 /** The ids of the requests in a POST body (one message or a batch). */
-const requestIds = (body: unknown): ReadonlyArray<string | number> =>
+const requestIds = (body: unknown): ReadonlyArray<RequestId> =>
   (Array.isArray(body) ? body : [body]).flatMap((m) =>
     typeof m === "object" && m !== null && "method" in m && "id" in m && (typeof m.id === "string" || typeof m.id === "number") ? [m.id] : []
   )
@@ -393,27 +428,44 @@ const handle = async (definition: McpServerDefinition, path: string, sessions: S
       const session = sessions.get(sessionId)
       if (session === undefined) return jsonRpcError(res, 404, -32001, "Session not found")
       session.seen.at = Date.now()
-      // A POST whose connection closes before its answer cancels the calls it carried, as the client would.
       const ids = requestIds(body)
-      if (ids.length > 0) {
-        res.once("close", () => {
-          if (res.writableFinished) return
+      if (ids.length === 0) return await session.transport.handleRequest(req, res, body)
+      // Refused before anything is registered: the request in flight under that id keeps its answer and
+      // is not cancelled when this POST's connection closes.
+      const conflict = idConflict(ids, session.inUse)
+      if (conflict !== undefined) return jsonRpcError(res, 400, -32600, conflict)
+      for (const id of ids) session.inUse.add(id)
+      let released = false
+      const release = () => {
+        if (released) return
+        released = true
+        for (const id of ids) void session.callSettled(id).then(() => session.inUse.delete(id))
+      }
+      // A POST whose connection closes before its answer cancels the calls it carried, as the client would
+      // (no other request holds their ids).
+      res.once("close", () => {
+        if (!res.writableFinished) {
           for (const requestId of ids) {
             const cancel: JSONRPCMessage = { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId, reason: "the HTTP connection closed" } }
             session.transport.onmessage?.(cancel)
           }
-        })
+        }
+        release()
+      })
+      try {
+        return await session.transport.handleRequest(req, res, body)
+      } finally {
+        release()
       }
-      return await session.transport.handleRequest(req, res, body)
     }
     if (req.method !== "POST") return jsonRpcError(res, 400, -32000, "Bad Request: no Mcp-Session-Id header; start a session with initialize")
     if (sessions.size >= maxSessions) return jsonRpcError(res, 503, -32000, `Too many sessions (${maxSessions} open): close one, or wait for idle ones to end`)
     // A new session: the transport answers anything but an initialize request with an error.
-    const { server, busy } = protocolServer(definition)
+    const { server, busy, callSettled } = protocolServer(definition)
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
-      onsessioninitialized: (id) => void sessions.set(id, { transport, busy, seen: { at: Date.now() } })
+      onsessioninitialized: (id) => void sessions.set(id, { transport, busy, callSettled, inUse: new Set(), seen: { at: Date.now() } })
     })
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)

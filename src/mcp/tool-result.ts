@@ -13,6 +13,10 @@
  * (default {@link defaultMaxResultBytes}), it becomes a string cut on a character boundary and ending
  * with a note that says it was truncated, from how many bytes, and under which cap; the whole is at
  * most `maxResultBytes` bytes.
+ *
+ * A result the model cannot be given is `Unusable`, not an output: `structuredContent` nested deeper
+ * than {@link maxResultDepth} levels (JSON can be nested past what the stack takes to write it out,
+ * and deep values would not all be checked for binary data).
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 
@@ -26,10 +30,26 @@ export type McpContentPart =
   | { readonly type: "resource"; readonly uri: string; readonly mimeType?: string; readonly text?: string; readonly bytes?: number }
   | { readonly type: "resource_link"; readonly uri: string; readonly name: string }
 
-/** The outcome of mapping a result: a value, or the error text of an `isError` result. */
+/**
+ * The outcome of mapping a result: a value, the error text of an `isError` result, or why a result
+ * cannot be used.
+ */
 export type MappedResult =
   | { readonly _tag: "Output"; readonly output: McpToolOutput }
   | { readonly _tag: "ToolError"; readonly text: string }
+  | { readonly _tag: "Unusable"; readonly reason: string }
+
+/**
+ * The deepest `structuredContent` accepted, in levels of objects and arrays (`{ "a": [1] }` is 2).
+ *
+ * @example
+ * ```ts
+ * let deep: unknown = {}
+ * for (let i = 0; i < maxResultDepth; i++) deep = { a: deep }
+ * mapToolResult({ content: [], structuredContent: deep as Record<string, unknown> })._tag // "Unusable"
+ * ```
+ */
+export const maxResultDepth = 64
 
 /**
  * The default cap of a tool result handed to the model: 64 KiB of UTF-8.
@@ -60,7 +80,13 @@ export const mapToolResult = (result: CallToolResult, options: MapToolResultOpti
   const cap = options.maxResultBytes ?? defaultMaxResultBytes
   const parts = (result.content ?? []).map(toPart)
   if (result.isError === true) return { _tag: "ToolError", text: capText(textOf(parts) || "the tool reported an error", cap) }
-  if (result.structuredContent !== undefined) return { _tag: "Output", output: capOutput(describeBinary(result.structuredContent) as Record<string, unknown>, cap) }
+  if (result.structuredContent !== undefined) {
+    // Checked before anything walks or writes it out, which would overflow the stack on a deep value.
+    if (deeperThan(result.structuredContent, maxResultDepth)) {
+      return { _tag: "Unusable", reason: `its structuredContent is nested deeper than ${maxResultDepth} levels` }
+    }
+    return { _tag: "Output", output: capOutput(describeBinary(result.structuredContent) as Record<string, unknown>, cap) }
+  }
   if (parts.every((p) => p.type === "text")) return { _tag: "Output", output: capOutput(textOf(parts), cap) }
   return { _tag: "Output", output: capOutput(Object.freeze(parts), cap) }
 }
@@ -117,13 +143,23 @@ const describeString = (s: string): string => {
   return s
 }
 
-const describeBinary = (value: unknown, depth = 0): unknown => {
+/** Whether `value` has objects or arrays nested more than `levels` deep (a cycle is): stops there, never recurses further. */
+const deeperThan = (value: unknown, levels: number): boolean => {
+  if (typeof value !== "object" || value === null) return false
+  if (levels === 0) return true
+  for (const v of Array.isArray(value) ? value : Object.values(value)) {
+    if (deeperThan(v, levels - 1)) return true
+  }
+  return false
+}
+
+/** Binary strings described, at every level (the value is at most {@link maxResultDepth} deep). */
+const describeBinary = (value: unknown): unknown => {
   if (typeof value === "string") return describeString(value)
-  if (depth > 64 || typeof value !== "object" || value === null) return value
-  if (Array.isArray(value)) return value.map((v) => describeBinary(v, depth + 1))
-  const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(value)) out[k] = describeBinary(v, depth + 1)
-  return out
+  if (typeof value !== "object" || value === null) return value
+  if (Array.isArray(value)) return value.map(describeBinary)
+  // Defined, not assigned: an own "__proto__" key stays a key instead of setting the prototype.
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, describeBinary(v)]))
 }
 
 const encoder = new TextEncoder()

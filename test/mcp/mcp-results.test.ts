@@ -2,14 +2,17 @@
  * What a tool result from a server this project did not write costs the model's context: the
  * reference `server-everything` (a huge echo, an embedded gzip blob, an image) and a server on the
  * SDK's own `Server` whose structuredContent carries base64 data. Binary data is described, never
- * inlined; a result over `maxResultBytes` is truncated with a note saying so.
+ * inlined; a result over `maxResultBytes` is truncated with a note saying so. A result nested deeper
+ * than the stack can write out is a typed `McpError`, never a defect.
  */
 import { join } from "node:path"
-import { Effect } from "effect"
+import { Cause, Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
-import { agent, text, toolCalls } from "../../src/index.ts"
-import { defaultMaxResultBytes, mapToolResult, mcpStdio, mcpTools } from "../../src/mcp/index.ts"
+import { agent, text, type ToolErrorEvent, toolCalls } from "../../src/index.ts"
+import { executeTool } from "../../src/dsl/tool.ts"
+import { defaultMaxResultBytes, mapToolResult, McpError, maxResultDepth, mcpStdio, mcpTools } from "../../src/mcp/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
+import { failureOf } from "../fixtures.ts"
 import { everythingStdio } from "./everything-server.ts"
 
 const call = (name: string, args: unknown, id = "c1") => toolCalls([{ id, name, arguments: args }])
@@ -67,5 +70,46 @@ describe("MCP tool results reaching the model", { timeout: 20_000 }, () => {
     const output = (mapped as { output: string }).output
     expect(bytes(output)).toBeLessThanOrEqual(200)
     expect(output).toMatch(/^y+\n\[truncated/)
+  })
+
+  it("fails with McpError (call), not a defect, on structuredContent nested deeper than the stack goes", async () => {
+    const deep = mcpStdio("deep", { command: process.execPath, args: [join(import.meta.dirname, "fixtures/deep-result-server.mjs")] })
+    const errors: Array<ToolErrorEvent> = []
+    const { direct, answer } = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const { tools } = yield* mcpTools(deep)
+      const direct = yield* Effect.exit(executeTool(tools["deep_nested"]!, {}, "c0"))
+      const model = scriptedModel([call("deep_nested", {}), text("recovered")])
+      const answer = yield* agent("a").model(model).tools(tools).onToolError((e) => void errors.push(e)).runEffect("x")
+      return { direct, answer }
+    })))
+    expect(Exit.isFailure(direct) && Cause.hasDies(direct.cause)).toBe(false)
+    const error = failureOf(direct)
+    expect(error).toBeInstanceOf(McpError)
+    expect(error).toMatchObject({ operation: "call", reason: expect.stringMatching(/nested deeper than 64 levels/) })
+    // In a run, an execution error like any other, routed to recovery.
+    expect(answer).toBe("recovered")
+    expect(errors.map((e) => (e.error as McpError).operation)).toEqual(["call"])
+  })
+
+  it("maps structuredContent up to maxResultDepth levels, and says why a deeper one cannot be used", () => {
+    const nest = (levels: number) => {
+      let value: Record<string, unknown> = {}
+      for (let i = 1; i < levels; i++) value = { a: value }
+      return value
+    }
+    expect(mapToolResult({ content: [], structuredContent: nest(maxResultDepth) })._tag).toBe("Output")
+    expect(mapToolResult({ content: [], structuredContent: nest(maxResultDepth + 1) })).toEqual({
+      _tag: "Unusable",
+      reason: `its structuredContent is nested deeper than ${maxResultDepth} levels`
+    })
+    expect(mapToolResult({ content: [], structuredContent: nest(200_000) })._tag).toBe("Unusable")
+    const cycle: Record<string, unknown> = {}
+    cycle.self = cycle
+    expect(mapToolResult({ content: [], structuredContent: cycle })._tag).toBe("Unusable")
+  })
+
+  it("keeps an own \"__proto__\" key of structuredContent as a key", () => {
+    const mapped = mapToolResult({ content: [], structuredContent: JSON.parse(`{"outer":{"__proto__":{"polluted":true},"x":1}}`) })
+    expect(JSON.stringify((mapped as { output: unknown }).output)).toBe(`{"outer":{"__proto__":{"polluted":true},"x":1}}`)
   })
 })
