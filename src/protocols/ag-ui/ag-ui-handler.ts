@@ -6,12 +6,12 @@
  * `maxBodyBytes`, 405 for another method) with `{ error: { _tag, message } }`, before anything runs.
  *
  * A run that stops (on a call of a client tool, or on a call waiting for approval) is handed to
- * `onSuspended` to keep, by thread; the stream finishes with `pendingToolCallIds` (client tools) or an
- * `interrupt` outcome (approvals). The client's next input (the client tools' results as tool
- * messages, the interrupts' answers as `resume` entries) continues it: `loadSuspended` gives it back,
- * every waiting call must be answered, and the run resumes with those decisions (the approval
- * machinery of `chatHandler`, so the same guarantees hold: a call runs only after an approval for that
- * call, a denied call never runs).
+ * `onSuspended` to keep, by thread; the stream finishes with `pendingToolCallIds` (client tools only)
+ * or an `interrupt` outcome (approvals, and then the client tools' calls too, reason `client_tool`).
+ * The client's next input (the client tools' results as tool messages, the interrupts' answers as
+ * `resume` entries) continues it: `loadSuspended` gives it back, every waiting call must be answered,
+ * and the run resumes with those decisions (the approval machinery of `chatHandler`, so the same
+ * guarantees hold: a call runs only after an approval for that call, a denied call never runs).
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -93,8 +93,9 @@ const decisionOf = (entry: AgUiRunInput["resume"][number]): Decision => {
 
 /**
  * The decisions an input gives a stopped run: an approval for each client tool call whose result it
- * carries, and the answer of each interrupt (`resume` entries by interrupt id). Every waiting call must
- * be answered, and nothing else; otherwise `AgUiInputInvalid`.
+ * carries (a denial when its `client_tool` interrupt is cancelled), and the answer of each interrupt
+ * (`resume` entries by interrupt id). Every waiting call must be answered, and nothing else; otherwise
+ * `AgUiInputInvalid`.
  *
  * @example
  * ```ts
@@ -113,14 +114,16 @@ export const resumeDecisions = (input: AgUiRunInput, suspension: ChatSuspension)
   const decisions: Record<string, Decision> = {}
   const missing: Array<string> = []
   for (const pending of suspension.pending) {
-    if (client.has(pending.tool) && !pending.id.includes("/")) {
-      if (input.toolResults.has(pending.id)) decisions[pending.id] = Decision.approve
-      else missing.push(`the result of the client tool call "${pending.id}" (${pending.tool})`)
-      continue
-    }
     const id = interruptId(runId, pending.id)
     const entry = entries.get(id)
     entries.delete(id)
+    if (client.has(pending.tool) && !pending.id.includes("/")) {
+      // Its interrupt (when approvals waited too): cancelled refuses the call, resolved wants its result.
+      if (entry?.status === "cancelled") decisions[pending.id] = Decision.deny("cancelled by the user")
+      else if (input.toolResults.has(pending.id)) decisions[pending.id] = Decision.approve
+      else missing.push(`the result of the client tool call "${pending.id}" (${pending.tool}) as a tool message${entry === undefined ? "" : ` (its interrupt "${id}" is resolved, but no result came)`}`)
+      continue
+    }
     if (entry === undefined) missing.push(`an answer to interrupt "${id}" (${pending.tool})`)
     else decisions[pending.id] = decisionOf(entry)
   }

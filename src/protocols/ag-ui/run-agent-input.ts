@@ -10,7 +10,9 @@
  *   without a result are left out: a call without a result must not reach a model;
  * - the last message, when it is the user's, is the run's input;
  * - when it is not (the client ran its own tools, or answers interrupts with `resume`), the input
- *   continues a waiting run: the tool messages are the client tools' results, by call id;
+ *   continues a waiting run: the tool messages are the client tools' results, by call id; `resume`
+ *   entries with a last message of the user's are refused (the answers continue the stopped run, which
+ *   has no place for a new message);
  * - system and developer messages are refused (the system prompt is the server's, `.prompt(...)`);
  *   activity and reasoning messages are the front end's and are ignored.
  * The transcript is what the client says happened: treat it as the user's words, never as proof that
@@ -177,6 +179,11 @@ export const fromRunAgentInput = (body: unknown, limits: RunAgentInputLimits = {
   const value = decoded.success
   const messages = value.messages
   const lastUser = messages.at(-1)?.role === "user"
+  // Answers continue the stopped run where it stopped: a new user message there would be dropped, or
+  // the answers would (a new run): refused, so the client learns which.
+  if (lastUser && (value.resume ?? []).length > 0) {
+    throw agUiInvalid("the input answers interrupts (resume) but ends with a new user message: send the answers without it (the conversation as the stopped run's MESSAGES_SNAPSHOT left it), then the new message in the next run")
+  }
   let lastUserIndex = messages.length - 1
   while (lastUserIndex >= 0 && messages[lastUserIndex]!.role !== "user") lastUserIndex--
   const transcript = lastUser ? transcriptOf(messages.slice(0, -1)) : (transcriptOf(messages), [])

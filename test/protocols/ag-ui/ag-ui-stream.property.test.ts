@@ -104,7 +104,11 @@ describe("the AG-UI stream of any scripted run", () => {
       case "Suspended": {
         const waitsOnApproval = end.outcome.pending.some((p) => p.tool !== "pick_color")
         expect(last).toMatchObject({ type: "RUN_FINISHED", outcome: { type: waitsOnApproval ? "interrupt" : "success" } })
-        if (!waitsOnApproval) expect((last as unknown as { outcome: { pendingToolCallIds: Array<string> } }).outcome.pendingToolCallIds).toHaveLength(end.outcome.pending.length)
+        // Every waiting call is named: the pending list, or (approvals waiting) one interrupt per call,
+        // the client tool's calls included (an interrupt outcome has no pending list).
+        const outcome = (last as unknown as { outcome: { pendingToolCallIds?: Array<string>; interrupts?: Array<{ reason: string; metadata: { tool: string } }> } }).outcome
+        if (!waitsOnApproval) expect(outcome.pendingToolCallIds).toHaveLength(end.outcome.pending.length)
+        else expect(outcome.interrupts!.map((i) => [i.metadata.tool, i.reason === "client_tool"])).toEqual(end.outcome.pending.map((p) => [p.tool, p.tool === "pick_color"]))
         break
       }
       default:

@@ -7,11 +7,12 @@
  */
 import { HttpAgent } from "@ag-ui/client"
 import { Effect, Schema } from "effect"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import { agent, text, tool, toolCalls } from "effect-agent-dsl"
 import { scriptedModel } from "effect-agent-dsl/testing"
 import { agUiHandler, makeAgents, threadStore } from "./fixture.ts"
 import { runChecked as run, useLoopbackServers, user } from "./http-agent-client.ts"
+import { wellFormedProblems } from "./well-formed.ts"
 
 const start = useLoopbackServers()
 
@@ -116,6 +117,31 @@ describe("agUiHandler with @ag-ui/client's HttpAgent over loopback", () => {
     expect(transfers).toEqual([])
   })
 
+  it("refuses with 400 resume entries sent with a new user message, before anything runs; the waiting run is kept and answers later", async () => {
+    const { banker, requests, transfers } = makeAgents()
+    const store = threadStore()
+    const url = await start(agUiHandler(banker, store))
+    const client = new HttpAgent({ url, threadId: "t-both", initialMessages: [user("u1", "Pay Bob 40")] })
+    await run(client)
+    const interrupt = client.pendingInterrupts[0]!
+    const calls = requests.length
+
+    const both = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ threadId: "t-both", runId: "r-both", messages: [...client.messages, user("u2", "Yes, go ahead")], tools: [], context: [], resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }] })
+    })
+    expect(both.status).toBe(400)
+    expect(await both.json()).toMatchObject({ error: { _tag: "AgUiInputInvalid", message: expect.stringContaining("ends with a new user message") } })
+    expect(requests).toHaveLength(calls)
+    expect(transfers).toEqual([])
+    expect(store.waiting.has("t-both")).toBe(true)
+
+    const answered = await run(client, { resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }] })
+    expect(answered.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" }, result: "Done: sent 40 to bob." })
+    expect(transfers).toEqual([{ to: "bob", amount: 40 }])
+  })
+
   it("a client tool ends the turn for the client, never runs on the server, and its result continues the run", async () => {
     const { painter, requests } = makeAgents()
     const store = threadStore()
@@ -135,6 +161,78 @@ describe("agUiHandler with @ag-ui/client's HttpAgent over loopback", () => {
     expect(second.types).not.toContain("TOOL_CALL_RESULT")
     expect(requests.at(-1)!.messages.at(-1)).toMatchObject({ role: "tool", name: "pick_color", content: "cerulean" })
     expect(client.messages.filter((m) => m.role === "tool")).toHaveLength(1)
+  })
+
+  it("tells the client an output of null from no output: no result, metadata { result: null }, and no compatibility shim", async () => {
+    const warn = vi.spyOn(console, "warn")
+    try {
+      const maybe = agent("maybe", { output: Schema.NullOr(Schema.Struct({ name: Schema.String })) }).model(scriptedModel(() => text("null")))
+      const client = new HttpAgent({ url: await start(agUiHandler(maybe)), threadId: "t-null", initialMessages: [user("u1", "Anyone?")] })
+      const { events, result } = await run(client)
+      const finished = events.at(-1)!
+      expect(finished).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" }, metadata: { result: null } })
+      expect(finished).not.toHaveProperty("result")
+      expect(result.result).toBeUndefined()
+      // The client's compatibility boundary rewrites a null result (and warns): nothing to rewrite.
+      expect(warn.mock.calls.flat().join("\n")).not.toContain("[ag-ui]")
+    } finally {
+      warn.mockRestore()
+    }
+  })
+
+  it("names a client tool call as an interrupt when an approval waits too; the client answers both in one resume", async () => {
+    const { banker, requests, transfers } = makeAgents()
+    const definition = banker.model(scriptedModel((r) => {
+      requests.push(r)
+      return r.messages.at(-1)?.role === "user"
+        ? toolCalls([{ id: "c1", name: "pick_color", arguments: { hint: "sky" } }, { id: "p1", name: "transfer", arguments: { to: "bob", amount: 40 } }])
+        : text(`Done: ${r.messages.filter((m) => m.role === "tool").map((m) => m.content).join(" / ")}.`)
+    }))
+    const tools = [{ name: "pick_color", description: "Ask the user for a colour", parameters: { type: "object", properties: { hint: { type: "string" } }, required: ["hint"] } }]
+    const store = threadStore()
+    const url = await start(agUiHandler(definition, store))
+    const pay = async (threadId: string) => {
+      const client = new HttpAgent({ url, threadId, initialMessages: [user("u1", "Paint and pay")] })
+      const first = await run(client, { tools })
+      expect(wellFormedProblems(first.events as never)).toEqual([])
+      const started = first.events.filter((e) => e.type === "TOOL_CALL_START").map((e) => [e.toolCallName, e.toolCallId])
+      expect(first.events.at(-1)).toMatchObject({
+        type: "RUN_FINISHED",
+        outcome: {
+          type: "interrupt",
+          interrupts: [
+            { reason: "client_tool", toolCallId: started[0]![1], metadata: { tool: "pick_color", args: { hint: "sky" } } },
+            { reason: "tool_approval", toolCallId: started[1]![1], metadata: { tool: "transfer" } }
+          ]
+        }
+      })
+      expect(client.pendingInterrupts).toHaveLength(2)
+      return { client, colour: client.pendingInterrupts[0]!, approval: client.pendingInterrupts[1]! }
+    }
+
+    // The front end runs its tool, sends the result as a tool message, and resolves both interrupts.
+    const paid = await pay("t-mixed")
+    paid.client.addMessage({ id: "r1", role: "tool", toolCallId: paid.colour.toolCallId!, content: "cerulean" })
+    const resumed = await run(paid.client, { tools, resume: [{ interruptId: paid.colour.id, status: "resolved" }, { interruptId: paid.approval.id, status: "resolved", payload: { approved: true } }] })
+    expect(resumed.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" }, result: "Done: cerulean / sent 40 to bob." })
+    expect(transfers).toEqual([{ to: "bob", amount: 40 }])
+    expect(paid.client.pendingInterrupts).toEqual([])
+
+    // Resolving the client tool's interrupt without its result: 400 saying what is missing, the run kept.
+    const refused = await pay("t-mixed-2")
+    const partial = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ threadId: "t-mixed-2", runId: "r-partial", messages: refused.client.messages, tools, context: [], resume: [{ interruptId: refused.colour.id, status: "resolved" }, { interruptId: refused.approval.id, status: "resolved", payload: true }] })
+    })
+    expect(partial.status).toBe(400)
+    expect(((await partial.json()) as { error: { message: string } }).error.message).toContain("as a tool message")
+    expect(store.waiting.has("t-mixed-2")).toBe(true)
+    // Cancelling it refuses the call: the model is told, and the approved transfer runs.
+    const cancelled = await run(refused.client, { tools, resume: [{ interruptId: refused.colour.id, status: "cancelled" }, { interruptId: refused.approval.id, status: "resolved", payload: true }] })
+    expect(cancelled.events.find((e) => e.type === "TOOL_CALL_RESULT" && e.toolCallId === refused.colour.toolCallId)).toMatchObject({ content: "Denied: cancelled by the user" })
+    expect(cancelled.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } })
+    expect(transfers).toHaveLength(2)
   })
 
   it("gives the model the input's context when the handler's input option says so", async () => {

@@ -33,16 +33,20 @@ const run = async (messages: ReadonlyArray<unknown>) => {
 /** A field AG-UI types, with what a lenient client may put there. */
 const optional = <A>(value: fc.Arbitrary<A>) => fc.option(fc.oneof(value, fc.constant(null), fc.constant(5), fc.constant("x")), { nil: undefined })
 const extras = fc.record({ name: optional(fc.string()), metadata: optional(fc.constant({ source: "ui" })), custom: optional(fc.constant([1])) }, { requiredKeys: [] })
+/** The optional fields AG-UI types on a tool call, a content part and a source, each maybe mistyped or null. */
+const callExtras = fc.record({ encryptedValue: optional(fc.string()), metadata: optional(fc.constant({ source: "ui" })), custom: optional(fc.constant([1])) }, { requiredKeys: [] })
+const partExtras = fc.record({ id: optional(fc.string()), metadata: optional(fc.constant({ alt: "a" })) }, { requiredKeys: [] })
 const part = fc.oneof(
-  fc.record({ type: fc.constant("text"), text: fc.string() }),
+  fc.tuple(fc.record({ type: fc.constant("text"), text: fc.string() }), partExtras).map(([p, extra]) => ({ ...p, ...extra })),
   fc.record({ type: fc.constant("text") }),
   fc.record({ type: fc.constantFrom("weird", "image"), text: fc.string() }),
-  fc.record({ type: fc.constantFrom("image", "document"), source: fc.oneof(
-    fc.record({ type: fc.constant("url"), value: fc.string() }),
+  fc.tuple(fc.record({ type: fc.constantFrom("image", "document"), source: fc.oneof(
+    fc.record({ type: fc.constant("url"), value: fc.string(), mimeType: optional(fc.constant("image/png")) }, { requiredKeys: ["type", "value"] }),
+    fc.record({ type: fc.constant("file"), value: fc.string(), provider: optional(fc.constant("openai")), mimeType: optional(fc.constant("application/pdf")) }, { requiredKeys: ["type", "value"] }),
     fc.record({ type: fc.constant("data"), value: fc.string() }),
     fc.record({ type: fc.constant("data"), value: fc.string(), mimeType: fc.constant("image/png") }),
     fc.constant(null)
-  ) })
+  ) }), partExtras).map(([p, extra]) => ({ ...p, ...extra }))
 )
 const userContent = fc.oneof(fc.string(), fc.array(part, { minLength: 1, maxLength: 3 }))
 
@@ -57,17 +61,19 @@ const exchange = (n: number) =>
       fc.record({ role: fc.constant("activity"), activityType: fc.option(fc.string(), { nil: undefined }), content: fc.option(fc.constant({ step: 1 }), { nil: undefined }) }, { requiredKeys: ["role"] }),
       fc.record({ role: fc.constant("reasoning"), content: fc.option(fc.string(), { nil: undefined }) }, { requiredKeys: ["role"] })
     ), { maxLength: 2 }),
-    fc.constantFrom(null, undefined, "failed")
-  ).map(([calls, content, typed, extra, frontEnd, error]) => {
+    fc.constantFrom(null, undefined, "failed"),
+    fc.array(callExtras, { minLength: 2, maxLength: 2 }),
+    fc.option(fc.array(part, { minLength: 1, maxLength: 2 }), { nil: undefined })
+  ).map(([calls, content, typed, extra, frontEnd, error, callExtra, resultParts]) => {
     const ids = Array.from({ length: calls }, (_, i) => `c${n}-${i}`)
     const assistant = {
       id: `a${n}`,
       role: "assistant",
       ...extra,
       ...(content === undefined ? {} : { content }),
-      ...(calls === 0 ? (typed ? { toolCalls: null } : {}) : { toolCalls: ids.map((id) => ({ id, ...(typed ? { type: "function" } : {}), function: { name: "f", arguments: "{}" } })) })
+      ...(calls === 0 ? (typed ? { toolCalls: null } : {}) : { toolCalls: ids.map((id, i) => ({ id, ...(typed ? { type: "function" } : {}), function: { name: "f", arguments: "{}" }, ...callExtra[i] })) })
     }
-    const results = ids.map((id, i) => ({ id: `t${n}-${i}`, role: "tool", toolCallId: id, content: "done", ...(error === undefined ? {} : { error }) }))
+    const results = ids.map((id, i) => ({ id: `t${n}-${i}`, role: "tool", toolCallId: id, content: resultParts ?? "done", ...(error === undefined ? {} : { error }) }))
     return [assistant, ...results, ...frontEnd.map((m, i) => ({ id: `f${n}-${i}`, ...m }))]
   })
 
@@ -108,5 +114,26 @@ describe("the closing MESSAGES_SNAPSHOT", () => {
       { id: "u1", role: "user", content: "again" }
     ])
     expect(EventSchemas.safeParse(snapshot).success).toBe(true)
+  })
+
+  it("leaves out the mistyped fields inside a tool call, a content part and its source, keeping the call and the part", async () => {
+    const call = (id: string, extra: object) => ({ id, type: "function", function: { name: "weather", arguments: "{}" }, ...extra })
+    const { events } = await run([
+      { id: "u0", role: "user", content: [{ type: "text", text: "q", id: 5, metadata: null }, { type: "image", source: { type: "url", value: "https://x/y.png", mimeType: 5 }, metadata: null }] },
+      { id: "a0", role: "assistant", toolCalls: [call("c0", { metadata: null }), call("c1", { encryptedValue: 5, metadata: "x" }), call("c2", { encryptedValue: "e", metadata: { k: null }, custom: 1 })] },
+      { id: "t0", role: "tool", toolCallId: "c0", content: "ok" },
+      { id: "t1", role: "tool", toolCallId: "c1", content: [{ type: "document", source: { type: "file", value: "file-1", provider: null }, id: null }] },
+      { id: "t2", role: "tool", toolCallId: "c2", content: "ok" },
+      { id: "u1", role: "user", content: "hi" }
+    ])
+    const snapshot = events.find((e) => e.type === "MESSAGES_SNAPSHOT")!
+    const checked = EventSchemas.safeParse(snapshot)
+    expect(checked.success, checked.success ? "" : checked.error.message).toBe(true)
+    expect(snapshot.messages!.slice(0, 4)).toEqual([
+      { id: "u0", role: "user", content: [{ type: "text", text: "q" }, { type: "image", source: { type: "url", value: "https://x/y.png" } }] },
+      { id: "a0", role: "assistant", toolCalls: [call("c0", {}), call("c1", {}), call("c2", { encryptedValue: "e", metadata: { k: null }, custom: 1 })] },
+      { id: "t0", role: "tool", toolCallId: "c0", content: "ok" },
+      { id: "t1", role: "tool", toolCallId: "c1", content: [{ type: "document", source: { type: "file", value: "file-1" } }] }
+    ])
   })
 })

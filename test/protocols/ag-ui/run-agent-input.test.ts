@@ -57,6 +57,20 @@ describe("fromRunAgentInput", () => {
     expect(run.clientTools).toEqual([{ name: "pick_color", description: "Ask for a colour", parameters: { type: "object", properties: {} } }])
   })
 
+  it("refuses resume entries on an input whose last message is a new user message, naming what to send instead", () => {
+    const messages = [
+      { id: "u1", role: "user", content: "Pay Bob" },
+      { id: "a1", role: "assistant", toolCalls: [{ id: "p1", type: "function", function: { name: "transfer", arguments: "{}" } }] },
+      { id: "u2", role: "user", content: "Yes, go ahead" }
+    ]
+    for (const status of ["resolved", "cancelled"]) {
+      expect(() => fromRunAgentInput({ ...base, messages, resume: [{ interruptId: "run:p1", status }] })).toThrow(/answers interrupts \(resume\) but ends with a new user message/)
+    }
+    // No answers is a new run; answers without the new message continue the stopped one.
+    expect(fromRunAgentInput({ ...base, messages, resume: [] }).input).toBe("Yes, go ahead")
+    expect(fromRunAgentInput({ ...base, messages: messages.slice(0, 2), resume: [{ interruptId: "run:p1", status: "resolved", payload: true }] }).input).toBeUndefined()
+  })
+
   it("refuses system and developer messages, and bodies over their limits", () => {
     for (const role of ["system", "developer"]) {
       expect(() => fromRunAgentInput({ ...base, messages: [{ id: "s", role, content: "obey" }, { id: "u", role: "user", content: "hi" }] })).toThrow(AgUiInputInvalid)

@@ -87,6 +87,14 @@ describe("toAgUiEvents", () => {
     expect(out.at(-1)).toMatchObject({ type: "RUN_FINISHED", result: "done" })
   })
 
+  it("finishes a run whose output is null without a null result (AG-UI 1.0 refuses one): its metadata says { result: null }", async () => {
+    const maybe = agent("maybe", { output: Schema.NullOr(Schema.Struct({ name: Schema.String })) })
+    const none = await collect(maybe.model(scriptedModel([text("null")])).runStream("who?"))
+    expect(none.at(-1)).toEqual({ type: "RUN_FINISHED", threadId: "thread", runId: "agui-run", metadata: { result: null }, outcome: { type: "success" } })
+    const some = await collect(maybe.model(scriptedModel([text("{\"name\":\"Ada\"}")])).runStream("who?"))
+    expect(some.at(-1)).toEqual({ type: "RUN_FINISHED", threadId: "thread", runId: "agui-run", result: { name: "Ada" }, outcome: { type: "success" } })
+  })
+
   it("ends a failed run with RUN_ERROR carrying the error's tag, and nothing after it", async () => {
     const failing = scriptedModel([new ModelError({ provider: "scripted", reason: "boom", status: 400 })])
     const out = await collect(agent("a").model(failing).runStream("x"))

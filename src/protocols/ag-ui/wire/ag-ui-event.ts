@@ -4,10 +4,11 @@
  * listed; the test suite checks each against `@ag-ui/core`'s own schemas and types.
  */
 
-/** An interrupt: what a suspended run needs answered before it goes on (a tool call's approval). */
+/** An interrupt: what a suspended run needs answered before it goes on (a tool call's approval, or a client tool's result). */
 export interface AgUiInterrupt {
   /** Answered by a resume entry with this `interruptId`: `<run id>:<decision key>`. */
   readonly id: string
+  /** `tool_approval`, `tool_suspended` (an interceptor asked), or `client_tool` (a client tool's call, named so when approvals wait too). */
   readonly reason: string
   readonly message?: string
   readonly toolCallId?: string
@@ -56,7 +57,15 @@ export type JsonPatchOperation =
  */
 export type AgUiEvent =
   | { readonly type: "RUN_STARTED"; readonly threadId: string; readonly runId: string }
-  | { readonly type: "RUN_FINISHED"; readonly threadId: string; readonly runId: string; readonly result?: unknown; readonly outcome: AgUiRunOutcome }
+  | {
+    readonly type: "RUN_FINISHED"
+    readonly threadId: string
+    readonly runId: string
+    /** The output as JSON; never `null` (AG-UI refuses it): an output of `null` is `metadata: { result: null }`. */
+    readonly result?: unknown
+    readonly metadata?: { readonly result: null }
+    readonly outcome: AgUiRunOutcome
+  }
   | { readonly type: "RUN_ERROR"; readonly message: string; readonly code?: string }
   | { readonly type: "STEP_STARTED"; readonly stepName: string }
   | { readonly type: "STEP_FINISHED"; readonly stepName: string }

@@ -2,35 +2,78 @@
  * The input's messages as the closing `MESSAGES_SNAPSHOT` repeats them: as the client sent them, made
  * to fit AG-UI's message shapes. The input is read leniently (clients send `content: null`, tool calls
  * without `type`, an activity message without its content), but a snapshot is checked by the client
- * against `@ag-ui/core`'s schemas, and one message that does not fit fails the whole run there. So a
- * `null` where AG-UI has an optional field is left out, a tool call gets `type: "function"`, a field
- * AG-UI types (`name`, `encryptedValue`, `subagentRunId`, a tool message's `error`: strings;
- * `metadata`: an object) that holds something else is left out, a content part AG-UI does not know (a
- * text part without its text, a type of its own) is left out, and an activity or reasoning message
- * without the content AG-UI requires is left out of the snapshot. Any other field is kept as sent.
+ * against `@ag-ui/core`'s schemas, and one field that does not fit fails the whole run there. So the
+ * same rule holds at every level, a message, a tool call, a content part and its source: an optional
+ * field AG-UI types (`name`, `encryptedValue`, `subagentRunId`, `id`, `mimeType`, `provider`, a tool
+ * message's `error`: strings; `metadata`: an object, or on a content part anything but `null`) that
+ * holds something else, `null` included, is left out; a tool call gets `type: "function"`; and what
+ * lacks a field AG-UI requires is left out whole (a tool call without its id, name or arguments, a
+ * content part of a type AG-UI does not know or without its text or source, an activity or reasoning
+ * message without its content). Any other field is kept as sent.
  */
 import type { AgUiInputMessage } from "./ag-ui-event.ts"
 
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+type Fields = Record<string, unknown>
 
-const optionalString = (record: Record<string, unknown>, key: string) => !(key in record) || typeof record[key] === "string"
+const isRecord = (u: unknown): u is Fields => typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** Where a media part's bytes are (AG-UI's `PartSource`): inline data with its type, a URL, a provider's file. */
-const fitsSource = (source: unknown): boolean =>
-  isRecord(source) && typeof source["value"] === "string" &&
-  (source["type"] === "data"
-    ? typeof source["mimeType"] === "string"
-    : (source["type"] === "url" || source["type"] === "file") && optionalString(source, "mimeType") && optionalString(source, "provider"))
-
-/** The content parts AG-UI knows: a text part with its text; an image, audio, video or document part with its source. */
-const fitsPart = (part: unknown): boolean => {
-  if (!isRecord(part) || !optionalString(part, "id") || part["metadata"] === null) return false
-  if (part["type"] === "text") return typeof part["text"] === "string"
-  return ["image", "audio", "video", "document"].includes(part["type"] as string) && fitsSource(part["source"])
+/** A copy of `record` without the optional fields whose value `fits` refuses. */
+const withoutMisfits = (record: Fields, fits: Readonly<Record<string, (value: unknown) => boolean>>): Fields => {
+  const out: Fields = { ...record }
+  for (const [key, fit] of Object.entries(fits)) if (Object.hasOwn(out, key) && !fit(out[key])) delete out[key]
+  return out
 }
 
-const stringFields = ["name", "encryptedValue", "subagentRunId"] as const
-const optionalFields = ["content", "toolCalls", "error", ...stringFields, "metadata"] as const
+const isString = (u: unknown): boolean => typeof u === "string"
+const notNull = (u: unknown): boolean => u !== null && u !== undefined
+
+/** The optional fields a message may carry, by role (AG-UI's `BaseMessage` and its siblings). */
+const messageFields: Readonly<Record<string, Readonly<Record<string, (value: unknown) => boolean>>>> = {
+  assistant: { name: isString, encryptedValue: isString, subagentRunId: isString, metadata: isRecord, content: isString, toolCalls: Array.isArray },
+  user: { name: isString, encryptedValue: isString, subagentRunId: isString, metadata: isRecord },
+  tool: { encryptedValue: isString, subagentRunId: isString, metadata: isRecord, error: isString },
+  activity: { subagentRunId: isString, metadata: isRecord },
+  reasoning: { encryptedValue: isString, subagentRunId: isString, metadata: isRecord },
+  system: { name: isString, encryptedValue: isString, subagentRunId: isString, metadata: isRecord },
+  developer: { name: isString, encryptedValue: isString, subagentRunId: isString, metadata: isRecord }
+}
+
+/** A tool call in AG-UI's `ToolCall` shape, or undefined when it lacks its id, name or arguments. */
+const echoedCall = (call: unknown): Fields | undefined => {
+  if (!isRecord(call) || typeof call["id"] !== "string") return undefined
+  const fn = call["function"]
+  if (!isRecord(fn) || typeof fn["name"] !== "string" || typeof fn["arguments"] !== "string") return undefined
+  return { ...withoutMisfits(call, { encryptedValue: isString, metadata: isRecord }), type: "function" }
+}
+
+/** Where a media part's bytes are (AG-UI's `PartSource`), or undefined when it is none. */
+const echoedSource = (source: unknown): Fields | undefined => {
+  if (!isRecord(source) || typeof source["value"] !== "string") return undefined
+  switch (source["type"]) {
+    case "data":
+      return typeof source["mimeType"] === "string" ? source : undefined
+    case "url":
+      return withoutMisfits(source, { mimeType: isString })
+    case "file":
+      return withoutMisfits(source, { mimeType: isString, provider: isString })
+    default:
+      return undefined
+  }
+}
+
+const mediaTypes: ReadonlySet<unknown> = new Set(["image", "audio", "video", "document"])
+
+/** A content part AG-UI knows (text with its text; image, audio, video or document with its source), or undefined. */
+const echoedPart = (part: unknown): Fields | undefined => {
+  if (!isRecord(part)) return undefined
+  const cleaned = withoutMisfits(part, { id: isString, metadata: notNull })
+  if (part["type"] === "text") return typeof part["text"] === "string" ? cleaned : undefined
+  if (!mediaTypes.has(part["type"])) return undefined
+  const source = echoedSource(part["source"])
+  return source === undefined ? undefined : { ...cleaned, source }
+}
+
+const present = <A>(values: ReadonlyArray<A | undefined>): Array<A> => values.filter((v): v is A => v !== undefined)
 
 /**
  * `message` in AG-UI's shape for a `MESSAGES_SNAPSHOT`, or undefined when it has none (an activity or
@@ -38,23 +81,19 @@ const optionalFields = ["content", "toolCalls", "error", ...stringFields, "metad
  *
  * @example
  * ```ts
- * echoedMessage({ id: "a1", role: "assistant", content: null, toolCalls: [{ id: "c", function: { name: "f", arguments: "{}" } }] })
+ * echoedMessage({ id: "a1", role: "assistant", content: null, toolCalls: [{ id: "c", function: { name: "f", arguments: "{}" }, metadata: null }] })
  * // { id: "a1", role: "assistant", toolCalls: [{ id: "c", type: "function", function: { name: "f", arguments: "{}" } }] }
  * ```
  */
 export const echoedMessage = (message: AgUiInputMessage): AgUiInputMessage | undefined => {
-  const out: Record<string, unknown> = { ...message }
-  for (const key of optionalFields) if (out[key] === null) delete out[key]
-  for (const key of stringFields) if (key in out && typeof out[key] !== "string") delete out[key]
-  if ("metadata" in out && !isRecord(out["metadata"])) delete out["metadata"]
+  const out = withoutMisfits(message, messageFields[message.role] ?? {})
   switch (message.role) {
     case "assistant":
-      if (Array.isArray(out["toolCalls"])) out["toolCalls"] = out["toolCalls"].map((call) => (isRecord(call) ? { ...call, type: "function" } : call))
+      if (Array.isArray(out["toolCalls"])) out["toolCalls"] = present(out["toolCalls"].map(echoedCall))
       break
     case "user":
     case "tool":
-      if (Array.isArray(out["content"])) out["content"] = out["content"].filter(fitsPart)
-      if (message.role === "tool" && "error" in out && typeof out["error"] !== "string") delete out["error"]
+      if (Array.isArray(out["content"])) out["content"] = present(out["content"].map(echoedPart))
       break
     case "activity":
       if (typeof out["activityType"] !== "string" || !isRecord(out["content"])) return undefined

@@ -8,7 +8,9 @@
  * `TOOL_CALL_START`/`ARGS`/`END` (the arguments whole when the model did not stream them) and their
  * outcome as `TOOL_CALL_RESULT`. A run that suspends for approval finishes with an `interrupt` outcome
  * naming each waiting call (interrupt id `<run id>:<decision key>`, answered by a resume entry); a
- * run that stops on calls of the client's own tools finishes with `success` and `pendingToolCallIds`.
+ * run that stops on calls of the client's own tools only finishes with `success` and
+ * `pendingToolCallIds`. When both wait, the interrupt outcome names the client's calls too (reason
+ * `client_tool`): AG-UI's interrupt outcome has no pending list, and a success cannot carry interrupts.
  *
  * Pure: it imports only the run's event types, so `eventStreamResponse` (runtime) serves it too.
  */
@@ -59,8 +61,9 @@ export interface AgUiStreamOptions {
   readonly runId?: string
   /**
    * Names of the client's own tools (`RunAgentInput.tools`): a run waiting only on calls of these
-   * finishes with `success` and `pendingToolCallIds` (the client runs them), not with an interrupt,
-   * and their results (which the client sent) are not echoed back.
+   * finishes with `success` and `pendingToolCallIds` (the client runs them), not with an interrupt
+   * (waiting on approvals too, its interrupt outcome names them, reason `client_tool`), and their
+   * results (which the client sent) are not echoed back.
    */
   readonly clientTools?: ReadonlyArray<string>
   /**
@@ -204,6 +207,25 @@ const result = (m: Mapping, runId: string, callId: string, content: string): Arr
   { type: "TOOL_CALL_RESULT", messageId: m.id("result"), toolCallId: callIdOf(m, runId, callId), content, role: "tool" }
 ]
 
+/** Whether a waiting call is one of the client's own tools (a call of this run, not a child's). */
+const isClientCall = (m: Mapping, pending: WaitingCall): boolean => m.clientTools.has(pending.tool) && !pending.id.includes("/")
+
+/**
+ * The interrupt of a client tool call when approvals wait too: an interrupt outcome carries no
+ * pending list, so the call is named as an interrupt of its own. The client answers it with the call's
+ * result as a tool message (and this interrupt resolved), or refuses the call by cancelling it.
+ */
+const clientInterruptOf = (m: Mapping, runId: string, pending: WaitingCall): AgUiInterrupt => {
+  const args = jsonOf(pending.args)
+  return {
+    id: interruptId(runId, pending.id),
+    reason: "client_tool",
+    message: `Run the client tool "${pending.tool}" and send its result as a tool message (or cancel this interrupt to refuse the call)`,
+    toolCallId: callIdOf(m, runId, pending.id),
+    metadata: { tool: pending.tool, ...(args === undefined ? {} : { args }) }
+  }
+}
+
 const interruptOf = (m: Mapping, runId: string, pending: WaitingCall): AgUiInterrupt => {
   const own = pending.id.split("/").at(-1) ?? pending.id
   const args = jsonOf(pending.args)
@@ -303,7 +325,11 @@ const table: { readonly [K in RunStreamEvent["_tag"]]: Entry<K> } = {
     switch (outcome._tag) {
       case "Success": {
         const output = jsonOf(outcome.output)
-        out.push({ type: "RUN_FINISHED", ...ids, ...(output === undefined ? {} : { result: output }), outcome: { type: "success" } })
+        // AG-UI 1.0 refuses a null `result` (a client reads it as absent): an output of null is said in
+        // the event's metadata, `{ result: null }` (a null under a key is data there), so a client can
+        // tell it from a run without output.
+        const carried = output === undefined ? {} : output === null ? { metadata: { result: null } } : { result: output }
+        out.push({ type: "RUN_FINISHED", ...ids, ...carried, outcome: { type: "success" } })
         break
       }
       case "Failure":
@@ -313,14 +339,15 @@ const table: { readonly [K in RunStreamEvent["_tag"]]: Entry<K> } = {
         out.push({ type: "RUN_FINISHED", ...ids, outcome: { type: "cancelled" } })
         break
       case "Suspended": {
-        const approvals = outcome.pending.filter((p) => !m.clientTools.has(p.tool) || p.id.includes("/"))
-        const client = outcome.pending.filter((p) => !approvals.includes(p))
+        // Only client calls wait: a completed run leaving them to the client. Approvals wait too: an
+        // interrupt outcome naming every waiting call, so the client's calls are not left unsaid.
+        const clientOnly = outcome.pending.every((p) => isClientCall(m, p))
         out.push({
           type: "RUN_FINISHED",
           ...ids,
-          outcome: approvals.length === 0
-            ? { type: "success", pendingToolCallIds: client.map((p) => callIdOf(m, event.runId, p.id)) }
-            : { type: "interrupt", interrupts: approvals.map((p) => interruptOf(m, event.runId, p)) }
+          outcome: clientOnly
+            ? { type: "success", pendingToolCallIds: outcome.pending.map((p) => callIdOf(m, event.runId, p.id)) }
+            : { type: "interrupt", interrupts: outcome.pending.map((p) => (isClientCall(m, p) ? clientInterruptOf : interruptOf)(m, event.runId, p)) }
         })
         break
       }
