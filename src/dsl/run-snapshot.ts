@@ -35,12 +35,17 @@ const StateSchema = Schema.Struct({
   ledger: LedgerSchema,
   invalidArgsRetries: Schema.Record(Schema.String, Count),
   knowledge: Schema.Record(Schema.String, Schema.String),
-  /** Calls waiting for a human decision (`approve`, `deny`, `edit`), with their arguments as JSON. */
+  /**
+   * Calls waiting for a human decision (`approve`, `deny`, `edit`), with their arguments as JSON: the
+   * model's own (a `reason` says when the run changed them before asking), or a child's waiting call
+   * as the child's snapshot lists it. A resume refuses entries that describe no such call.
+   */
   awaiting: Schema.optionalKey(Schema.Array(Schema.Struct({ id: Schema.String, tool: Schema.String, args: Schema.Json, reason: Schema.optionalKey(Schema.String) }))),
   /**
    * Decisions taken and not applied yet (on calls after the one the run suspended on again), so a
-   * later resume neither asks about them again nor lets them change. Edited arguments as JSON,
-   * decoded again with the tool's Schema when applied.
+   * later resume neither asks about them again nor lets them change. Approved or edited arguments as
+   * JSON, decoded again with the tool's Schema when applied; from an unsigned snapshot, arguments other
+   * than the model's own are applied only when the tool's `needsApproval` clears them.
    */
   decided: Schema.optionalKey(Schema.Array(Schema.Struct({
     id: Schema.String,
@@ -51,7 +56,8 @@ const StateSchema = Schema.Struct({
   }))),
   /**
    * Child runs that suspended with this run: an agent used as a tool (`id`: the call that runs it,
-   * `tool`: its name), with the child's own snapshot; its waiting calls are this run's, as `<id>/<child id>`.
+   * `tool`: its name), with the child's own snapshot; its waiting calls are this run's, as `<id>/<child id>`
+   * (with `#2`, `#3`, … after it when that is the id of one of this run's own pending calls).
    */
   children: Schema.optionalKey(Schema.Array(Schema.Struct({ id: Schema.String, tool: Schema.String, snapshot: Schema.Json }))),
   /** The handoff target that suspended: its agent's name and its own snapshot (its waiting calls are this run's). */

@@ -4,19 +4,20 @@
  * or when a human decided about this call (`approve`, or `edit` with arguments the Schema accepted).
  * Otherwise the run suspends: the call (and every later call of the same answer that also needs
  * approval) waits, and nothing after it runs until `resume` brings the decisions. The decisions bind
- * to the snapshot's pending calls themselves (`resolveDecisions`), never to its waiting entries alone;
- * those not applied yet travel in the next snapshot (`decidedEntries`); a child agent's suspension is
- * this run's (`suspendForChild`, `child-runs.ts`).
+ * to the calls of the model's answer in the snapshot's transcript (`resolveDecisions`), never to its
+ * waiting or decided entries alone, which must describe those calls; decisions not applied yet travel
+ * in the next snapshot (`decidedEntries`); a child agent's suspension is this run's (`suspendForChild`,
+ * `child-runs.ts`).
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { Decisions } from "../dsl/decision.ts"
 import { type RunSnapshot, RunSnapshotSchema } from "../dsl/run-snapshot.ts"
 import type { ChildSuspension } from "../dsl/child-suspension.ts"
-import { childIdSeparator, childSuspended, isChildCallId } from "./child-runs.ts"
+import { childAwaiting, childListing, childRoutes, childSuspended } from "./child-runs.ts"
 import { type AnyTool, ToolInternals } from "../dsl/tool.ts"
 import { DecisionsInvalid } from "../errors.ts"
-import type { ToolCall } from "../model/messages.ts"
+import type { LlmMessage, ToolCall } from "../model/messages.ts"
 import type { SkillPlan } from "./plan.ts"
 import type { AwaitingCall, ResolvedDecision, RunContext } from "./run-context.ts"
 import { canonicalJson } from "../internal/canonical-json.ts"
@@ -26,10 +27,13 @@ import type { Steps } from "../internal/steps.ts"
 export type Gate = "proceed" | "suspend"
 
 /** True when `tool` needs a decision before running `args` in this call. */
-const needsDecision = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown): Effect.Effect<boolean> => {
+const needsDecision = (ctx: RunContext, tool: AnyTool, call: ToolCall, args: unknown): Effect.Effect<boolean> =>
+  needsDecisionIn(ctx.agent, ctx.skill.name, tool, call, args)
+
+const needsDecisionIn = (agent: string, skill: string, tool: AnyTool, call: ToolCall, args: unknown): Effect.Effect<boolean> => {
   const predicate = tool[ToolInternals].needsApproval
   if (predicate === undefined) return Effect.succeed(false)
-  return predicate(args, { toolCallId: call.id, agent: ctx.agent, skill: ctx.skill.name })
+  return predicate(args, { toolCallId: call.id, agent, skill })
 }
 
 /** The arguments as JSON for the snapshot: encoded with the tool's Schema, else as the model sent them. */
@@ -97,14 +101,20 @@ export const suspendFor = (ctx: RunContext, tool: AnyTool, call: ToolCall, args:
 
 /**
  * Suspends the run on `call` of an agent-as-tool whose child run suspended: the child's snapshot is
- * kept for this run's, and the child's waiting calls are this run's, as `<call id>/<child's call id>`.
+ * kept for this run's, and the child's waiting calls are this run's, as `<call id>/<child's call id>`
+ * (`childListing`: with `#2` after it when that is already the id of one of this run's own pending
+ * calls, so the list can be answered as given).
  */
 export const suspendForChild = (ctx: RunContext, tool: AnyTool, call: ToolCall, child: ChildSuspension): Effect.Effect<"suspend"> => {
   const encoded = encodeSnapshotValue(child.snapshot)
   childSuspended(ctx, { id: call.id, tool: tool.name, snapshot: encoded as Schema.Json })
-  const jsonOf = new Map((child.snapshot.state.awaiting ?? []).map((a) => [a.id, a.args]))
+  const waiting = childAwaiting(encoded as Schema.Json)
+  // The same listing the resume reads back from the snapshot: this run's pending calls from this one on.
+  const own = [ctx.nextPending?.id ?? call.id, ...ctx.pendingAfterNext.map((later) => later.id)]
+  const listed = new Map([...childListing(own, [{ callId: call.id, ids: waiting.map((a) => a.id) }])].map(([id, route]) => [route.id, id]))
+  const jsonOf = new Map(waiting.map((a) => [a.id, a.args as Schema.Json]))
   return awaitWith(ctx, child.pending.map((p) => ({
-    id: `${call.id}${childIdSeparator}${p.id}`,
+    id: listed.get(p.id) ?? `${call.id}/${p.id}`,
     tool: p.tool,
     args: p.args,
     json: jsonOf.get(p.id) ?? null,
@@ -155,24 +165,42 @@ export const decidedEntries = (decisions: ReadonlyMap<string, ResolvedDecision>)
   )
 }
 
+/** How far a resume may trust its snapshot. */
+export interface ResolveOptions {
+  /**
+   * The snapshot's signature was verified (its agent signs snapshots), so arguments the run changed
+   * before asking (an interceptor's `proceedWith`, a `Recovery.fixed`) and edits carried from an
+   * earlier resume are the run's own. Default: unsigned.
+   */
+  readonly signed?: boolean
+}
+
 /**
  * The decisions given at resume, with those the snapshot carries from an earlier resume, bound to the
- * calls they decide. A waiting entry (or a carried decision) must name exactly one pending call of the
- * snapshot and that call's tool; an approval of a call `needsApproval` held runs the pending call's own
- * arguments, decoded again by its tool, and the entry's arguments must be those (an edited unsigned
- * snapshot cannot swap the call it approves); every argument that will run, edited or approved, is
- * decoded by the Schema of the tool that runs it, never repaired. One decision per waiting call, none
- * for other calls, none for a call already decided.
+ * calls they decide: the calls of the model's last answer in the snapshot's transcript, of which the
+ * pending calls must be the tail. Every waiting entry (`state.awaiting`) and every carried decision
+ * (`state.decided`) must name exactly one of those calls, with its tool and the model's own arguments
+ * (canonical JSON), or else be a waiting call of a suspended child as the child's snapshot lists it;
+ * otherwise `DecisionsInvalid` naming the field, before anything runs (an edited unsigned snapshot
+ * cannot swap the call it approves, nor approve a call no one decided on). Two kinds of entry may
+ * hold other arguments: a waiting entry whose `reason` says the run changed them before asking (an
+ * approval runs them only in a signed snapshot; an unsigned one takes them as `Decision.edit(args)`),
+ * and a carried edit (in an unsigned snapshot applied only when the tool's `needsApproval` clears it,
+ * else its call is asked about again). Every argument that will run is decoded by the Schema of the
+ * tool that runs it, never repaired. One decision per waiting call, none for other calls, none for a
+ * call already decided.
  */
 export const resolveDecisions = (
   agent: string,
   skill: SkillPlan,
   snapshot: RunSnapshot,
-  decisions: Decisions
+  decisions: Decisions,
+  options: ResolveOptions = {}
 ): Effect.Effect<ReadonlyMap<string, ResolvedDecision>, DecisionsInvalid> =>
-  Effect.gen(() => resolveDecisionsSteps(agent, skill, snapshot, decisions))
+  Effect.gen(() => resolveDecisionsSteps(agent, skill, snapshot, decisions, options.signed === true))
 
-function* resolveDecisionsSteps(agent: string, skill: SkillPlan, snapshot: RunSnapshot, decisions: Decisions): Steps<ReadonlyMap<string, ResolvedDecision>, DecisionsInvalid> {
+function* resolveDecisionsSteps(agent: string, skill: SkillPlan, snapshot: RunSnapshot, decisions: Decisions, signed: boolean): Steps<ReadonlyMap<string, ResolvedDecision>, DecisionsInvalid> {
+  const { pending } = snapshot.state
   const awaiting = snapshot.state.awaiting ?? []
   const carried = snapshot.state.decided ?? []
   const refuse = (toolCallId: string, reason: string) => Effect.fail(new DecisionsInvalid({ agent, toolCallId, reason }))
@@ -185,22 +213,37 @@ function* resolveDecisionsSteps(agent: string, skill: SkillPlan, snapshot: RunSn
       return yield* refuse(id, `no call with this id waits for a decision (waiting: ${ids === "" ? "none" : ids})`)
     }
   }
+  const resolved = new Map<string, ResolvedDecision>()
+  const routes = childRoutes(snapshot)
+  if (awaiting.length === 0 && carried.length === 0 && routes.size === 0) return resolved
+  // The calls decided on are the model's: the pending calls are the tail of its last answer.
+  const answer = lastAnswer(snapshot.state.transcript as ReadonlyArray<LlmMessage>)
+  const offset = answer.length - pending.length
+  const stray = pending.find((call, i) => offset < 0 || !sameCall(call, answer[offset + i]))
+  if (stray !== undefined) {
+    return yield* refuse(stray.id, "state.pending: the snapshot's pending calls are not the last calls of the model's answer in its transcript (state.transcript): was it edited?")
+  }
+  const own = new Set(pending.map((call) => call.id))
+  const holdsChild = new Set((snapshot.state.children ?? []).map((child) => child.id))
   const seen = new Set<string>()
-  /** The pending call an entry decides, and its tool: the entry must name exactly that call. */
-  const bind = (entry: { readonly id: string; readonly tool: string }) => {
-    if (seen.has(entry.id)) return refuse(entry.id, "the snapshot lists this call twice among its waiting and decided calls")
+  /** The model's call an entry decides, its tool, and its own arguments (when they decode): the entry must name exactly that call. */
+  const bind = (entry: { readonly id: string; readonly tool: string }, field: string) => {
+    if (seen.has(entry.id)) return refuse(entry.id, `${field}: the snapshot lists this call twice among its waiting and decided calls`)
     seen.add(entry.id)
-    const calls = snapshot.state.pending.filter((c) => c.id === entry.id)
+    if (holdsChild.has(entry.id)) return refuse(entry.id, `${field} names the call that runs a suspended child agent: only the child's waiting calls are decided (was the snapshot edited?)`)
+    const calls = pending.filter((c) => c.id === entry.id)
     if (calls.length !== 1) {
-      return refuse(entry.id, `the snapshot's entry for this call does not match its pending calls (${calls.length} pending call(s) with this id): was it edited?`)
+      return refuse(entry.id, `${field} does not name one call of the model's answer (${calls.length} pending call(s) with this id) nor a waiting call of a suspended child: was the snapshot edited?`)
     }
     const call = calls[0]!
     if (call.name !== entry.tool) {
-      return refuse(entry.id, `the snapshot's entry names the tool "${entry.tool}" but the pending call is of "${call.name}": it does not match the call it would decide (was the snapshot edited?)`)
+      return refuse(entry.id, `${field} names the tool "${entry.tool}" but the model's call is of "${call.name}": it does not match the call it would decide (was the snapshot edited?)`)
     }
     const tool = skill.tools.get(call.name)
     if (tool === undefined) return refuse(entry.id, `the tool "${call.name}" is not one of the skill's tools`)
-    return Effect.succeed({ call, tool })
+    const decoded = tool.codec.decode(call.arguments)
+    const model = decoded._tag === "Valid" ? { args: decoded.args, json: jsonArgs(tool, call, decoded.args) } : undefined
+    return Effect.succeed({ call, tool, model })
   }
   const decode = (id: string, tool: AnyTool, args: unknown, what: string) => {
     const decoded = tool.codec.decode(args, { repair: false })
@@ -208,20 +251,60 @@ function* resolveDecisionsSteps(agent: string, skill: SkillPlan, snapshot: RunSn
       ? refuse(id, `the ${what} arguments of "${tool.name}" do not decode with its Schema:\n${decoded.issues}`)
       : Effect.succeed(decoded.args)
   }
-  const resolved = new Map<string, ResolvedDecision>()
-  for (const entry of carried) {
-    const { call, tool } = yield* bind(entry)
-    if (entry.decision === "deny") {
-      resolved.set(entry.id, { _tag: "Deny", tool: tool.name, reason: entry.reason ?? "" })
+  for (const [index, entry] of carried.entries()) {
+    const field = `state.decided[${index}]`
+    const { call, tool, model } = yield* bind(entry, field)
+    switch (entry.decision) {
+      case "deny":
+        if (entry.args !== undefined) return yield* refuse(entry.id, `${field}: a denial carries no arguments (was the snapshot edited?)`)
+        resolved.set(entry.id, { _tag: "Deny", tool: tool.name, reason: entry.reason ?? "" })
+        break
+      case "approve": {
+        if (entry.args === undefined) {
+          return yield* refuse(entry.id, `${field}: an approval carried from an earlier resume holds the arguments it approved (was the snapshot edited?)`)
+        }
+        if (model !== undefined && sameJson(entry.args, model.json)) {
+          resolved.set(entry.id, { _tag: "Run", tool: tool.name, args: model.args, json: model.json, how: "approved" })
+          break
+        }
+        // Arguments the run changed before asking (an interceptor's `proceedWith`), approved as shown: as
+        // with a carried edit, an unsigned snapshot cannot show they were, so they are applied only when
+        // the tool's `needsApproval` clears them, else the call is asked about again.
+        const args = yield* decode(entry.id, tool, entry.args, `approved (${field})`)
+        const json = jsonArgs(tool, call, args)
+        if (!signed && (yield* needsDecisionIn(agent, skill.name, tool, call, args))) break
+        resolved.set(entry.id, { _tag: "Run", tool: tool.name, args, json, how: "approved" })
+        break
+      }
+      case "edit": {
+        const args = yield* decode(entry.id, tool, entry.args, `edited (${field})`)
+        const json = jsonArgs(tool, call, args)
+        // An unsigned snapshot cannot show who edited: an edit that still needs approval is asked about again.
+        if (!signed && !(model !== undefined && sameJson(json, model.json)) && (yield* needsDecisionIn(agent, skill.name, tool, call, args))) break
+        resolved.set(entry.id, { _tag: "Run", tool: tool.name, args, json, how: "edited" })
+        break
+      }
+    }
+  }
+  for (const [index, entry] of awaiting.entries()) {
+    const field = `state.awaiting[${index}]`
+    // A child's waiting call (the run's own pending ids take precedence): the child's own resume checks
+    // its decision against the child's snapshot, whose entry this one must repeat.
+    const route = own.has(entry.id) ? undefined : routes.get(entry.id)
+    if (route !== undefined) {
+      const child = (snapshot.state.children ?? []).find((c) => c.id === route.callId)
+      const theirs = child === undefined ? undefined : childAwaiting(child.snapshot).find((a) => a.id === route.id)
+      if (theirs === undefined || theirs.tool !== entry.tool || theirs.reason !== entry.reason || !sameJson(theirs.args as Schema.Json, entry.args)) {
+        return yield* refuse(entry.id, `${field} does not match the waiting call "${route.id}" of the child run of call "${route.callId}" in the child's snapshot: was it edited?`)
+      }
       continue
     }
-    const args = yield* decode(entry.id, tool, entry.args, entry.decision === "edit" ? "edited" : "approved")
-    resolved.set(entry.id, { _tag: "Run", tool: tool.name, args, json: jsonArgs(tool, call, args), how: entry.decision === "edit" ? "edited" : "approved" })
-  }
-  for (const entry of awaiting) {
-    // A child's waiting call: the child's own resume checks its decision against the child's snapshot.
-    if (isChildCallId(snapshot, entry.id)) continue
-    const { call, tool } = yield* bind(entry)
+    const { call, tool, model } = yield* bind(entry, field)
+    const asCalled = model !== undefined && sameJson(entry.args, model.json)
+    // Only the run itself changes a call's arguments before asking, and it says so (`reason`).
+    if (!asCalled && entry.reason === undefined) {
+      return yield* refuse(entry.id, `${field}: the waiting arguments of "${tool.name}" are not those of the model's call: was the snapshot edited?`)
+    }
     const decision: unknown = Object.hasOwn(decisions, entry.id) ? decisions[entry.id] : undefined
     if (typeof decision !== "object" || decision === null || !("_tag" in decision)) {
       return yield* refuse(entry.id, `the call of "${entry.tool}" waits for a decision: Decision.approve, Decision.deny(reason) or Decision.edit(args)`)
@@ -234,24 +317,16 @@ function* resolveDecisionsSteps(agent: string, skill: SkillPlan, snapshot: RunSn
         break
       }
       case "Approve": {
-        // Held by `needsApproval`: the pending call's own arguments, as the run decoded them; the
-        // entry (what a reviewer was shown) must be those. An interceptor's suspension (`reason`) may
-        // have changed them before: the entry's, decoded by the tool.
-        let args: unknown
-        let json: Schema.Json
-        if (entry.reason === undefined) {
-          const decoded = tool.codec.decode(call.arguments)
-          if (decoded._tag === "Invalid") return yield* refuse(entry.id, `the pending arguments of "${tool.name}" do not decode with its Schema:\n${decoded.issues}`)
-          args = decoded.args
-          json = jsonArgs(tool, call, args)
-          if (!sameJson(json, entry.args)) {
-            return yield* refuse(entry.id, `the snapshot's waiting arguments of "${tool.name}" do not match its pending call: was it edited?`)
-          }
-        } else {
-          args = yield* decode(entry.id, tool, entry.args, "approved")
-          json = jsonArgs(tool, call, args)
+        // The model's own arguments, as the run decoded them; or the run changed them before asking
+        // (an interceptor's `proceedWith`, a `Recovery.fixed`; the entry's reason says so, checked
+        // above): an approval is of the arguments the reviewer was shown (the pending list), decoded
+        // again by the tool.
+        if (asCalled) {
+          resolved.set(entry.id, { _tag: "Run", tool: tool.name, args: model.args, json: model.json, how: "approved" })
+          break
         }
-        resolved.set(entry.id, { _tag: "Run", tool: tool.name, args, json, how: "approved" })
+        const args = yield* decode(entry.id, tool, entry.args, "approved")
+        resolved.set(entry.id, { _tag: "Run", tool: tool.name, args, json: jsonArgs(tool, call, args), how: "approved" })
         break
       }
       case "Edit": {
@@ -263,8 +338,24 @@ function* resolveDecisionsSteps(agent: string, skill: SkillPlan, snapshot: RunSn
         return yield* refuse(entry.id, `unknown decision "${String(decision._tag)}": use Decision.approve, Decision.deny(reason) or Decision.edit(args)`)
     }
   }
+  // Every waiting call of a suspended child is listed, so the pending list is the whole question.
+  for (const listed of routes.keys()) {
+    if (!waiting.has(listed)) return yield* refuse(listed, "state.awaiting does not list this waiting call of a suspended child: was the snapshot edited?")
+  }
   return resolved
 }
+
+/** The tool calls of the model's last answer in `transcript` (none when its last answer is text). */
+const lastAnswer = (transcript: ReadonlyArray<LlmMessage>): ReadonlyArray<ToolCall> => {
+  for (let i = transcript.length - 1; i >= 0; i--) {
+    const message = transcript[i]!
+    if (message.role === "assistant") return message.toolCalls ?? []
+  }
+  return []
+}
+
+const sameCall = (a: ToolCall, b: ToolCall | undefined): boolean =>
+  b !== undefined && a.id === b.id && a.name === b.name && a.arguments === b.arguments
 
 const sameJson = (a: Schema.Json, b: Schema.Json): boolean => {
   try {

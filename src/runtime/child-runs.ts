@@ -4,25 +4,53 @@
  * child's (`state.children`, `state.handoff`); the calls the child waits on are listed as the caller's
  * with ids `<caller's call id>/<child's call id>`; a resume hands the decisions meant for the child to
  * the child's own resume, which checks them against its own snapshot (the only source of truth for
- * them) before anything runs. Kept beside the run context (by context), as the snapshot's part of it.
+ * them) before anything runs, and announces them in the caller's events (`ApprovalDecided`, as the
+ * caller announced the request). Kept beside the run context (by context), as the snapshot's part of it.
+ *
+ * Which run a listed id belongs to is decided by the snapshot, never by the text of the id alone: the
+ * run's own pending calls keep their ids (a model may choose `p1/x` beside `p1`), and a child's call
+ * whose `<call id>/<child id>` is already one of them is listed with `#2` (`#3`, …) after it
+ * (`childListing`), so every id of the pending list names one call and can be answered as listed.
  */
 import * as Effect from "effect/Effect"
+import type * as Schema from "effect/Schema"
+import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import type { Decisions } from "../dsl/decision.ts"
+import type { ApprovalDecidedEvent } from "../dsl/events.ts"
 import { childAgentOf } from "../dsl/child-suspension.ts"
 import { decodeSnapshotValue, type RunSnapshot } from "../dsl/run-snapshot.ts"
-import { DecisionsInvalid, type SnapshotInvalid } from "../errors.ts"
+import { type AgentError, DecisionsInvalid } from "../errors.ts"
 import type { SkillPlan } from "./plan.ts"
-import type { RunContext } from "./run-context.ts"
+import type { ResolvedDecision, RunContext } from "./run-context.ts"
 import type { Steps } from "../internal/steps.ts"
 
 /** A suspended child of one call of the run, as the snapshot stores it. */
 export type ChildEntry = NonNullable<RunSnapshot["state"]["children"]>[number]
 
+/** A decision about a child's call, as the calling run announces it (`ApprovalDecided`, by the caller's id). */
+export type ChildDecided = Pick<ApprovalDecidedEvent, "toolCallId" | "tool" | "decision" | "args" | "reason">
+
+/**
+ * A suspended child to resume: its snapshot and the decisions meant for it (by its own ids), checked,
+ * and those decisions as the calling run announces them (by the calling run's ids).
+ */
+export interface ChildResume {
+  readonly snapshot: RunSnapshot
+  readonly decisions: Decisions
+  readonly decided: ReadonlyArray<ChildDecided>
+}
+
+/** What checking a child's resume tells its caller: the child's decisions, and its own children's. */
+export interface CheckedChild {
+  readonly decided: ReadonlyMap<string, ResolvedDecision>
+  readonly children: ReadonlyMap<string, ChildResume>
+}
+
 interface ChildState {
   /** Children suspended in this run (for its snapshot), by the caller's call id. */
   readonly suspended: Map<string, ChildEntry>
   /** Children to resume when their call runs again, by the caller's call id. */
-  readonly resumes: Map<string, { readonly snapshot: RunSnapshot; readonly decisions: Decisions }>
+  readonly resumes: Map<string, ChildResume>
 }
 
 const states = new WeakMap<RunContext, ChildState>()
@@ -36,6 +64,57 @@ const stateOf = (ctx: RunContext): ChildState => {
 /** The separator of a child's waiting call id under the caller's call id. */
 export const childIdSeparator = "/"
 
+/** A child's waiting call as this run lists it: the child (by the call that runs it) and the child's own id. */
+export interface ChildRoute {
+  readonly callId: string
+  readonly id: string
+}
+
+/**
+ * The ids under which a run lists its children's waiting calls, in order: `<call id>/<child's id>`,
+ * unless that is the id of one of the run's own pending calls (`own`) or of a call listed before, then
+ * with `#2`, `#3`, … after it. The same snapshot always gives the same listing.
+ *
+ * @example
+ * ```ts
+ * childListing(["p1", "p1/x"], [{ callId: "p1", ids: ["c1", "x"] }]) // p1/c1 → (p1, c1), p1/x#2 → (p1, x)
+ * ```
+ */
+export const childListing = (
+  own: ReadonlyArray<string>,
+  children: ReadonlyArray<{ readonly callId: string; readonly ids: ReadonlyArray<string> }>
+): ReadonlyMap<string, ChildRoute> => {
+  const taken = new Set(own)
+  const routes = new Map<string, ChildRoute>()
+  for (const child of children) {
+    for (const id of child.ids) {
+      const base = `${child.callId}${childIdSeparator}${id}`
+      let listed = base
+      for (let n = 2; taken.has(listed); n++) listed = `${base}#${n}`
+      taken.add(listed)
+      routes.set(listed, { callId: child.callId, id })
+    }
+  }
+  return routes
+}
+
+/** A child snapshot's waiting calls, read from its JSON (a malformed one lists none; its decoding refuses it later). */
+export const childAwaiting = (snapshot: Schema.Json): ReadonlyArray<{ readonly id: string; readonly tool: unknown; readonly args: unknown; readonly reason: unknown }> => {
+  const state = isObject(snapshot) ? snapshot.state : undefined
+  const awaiting = isObject(state) ? state.awaiting : undefined
+  if (!Array.isArray(awaiting)) return []
+  return awaiting.flatMap((entry) => (isObject(entry) && typeof entry.id === "string" ? [{ id: entry.id, tool: entry.tool, args: entry.args, reason: entry.reason }] : []))
+}
+
+const isObject = (value: unknown): value is { readonly [key: string]: unknown } => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** How the snapshot lists its children's waiting calls: by listed id, the child and the child's own id. */
+export const childRoutes = (snapshot: RunSnapshot): ReadonlyMap<string, ChildRoute> =>
+  childListing(
+    snapshot.state.pending.map((call) => call.id),
+    (snapshot.state.children ?? []).map((child) => ({ callId: child.id, ids: childAwaiting(child.snapshot).map((a) => a.id) }))
+  )
+
 /** Records that the child of `callId` suspended with `snapshot` (for the caller's snapshot). */
 export const childSuspended = (ctx: RunContext, entry: ChildEntry): void => {
   stateOf(ctx).suspended.set(entry.id, entry)
@@ -47,49 +126,88 @@ export const childEntries = (ctx: RunContext): ReadonlyArray<ChildEntry> | undef
   return suspended === undefined || suspended.size === 0 ? undefined : [...suspended.values()]
 }
 
-/** Arms the resumes of the children given at resume. */
-export const armChildResumes = (ctx: RunContext, resumes: ReadonlyMap<string, { readonly snapshot: RunSnapshot; readonly decisions: Decisions }>): void => {
+/**
+ * Arms the resumes of the children given at resume, and announces their decisions in this run
+ * (`ApprovalDecided` with this run's ids), as it announced the requests: before the child runs them.
+ */
+export const armChildResumes = (ctx: RunContext, resumes: ReadonlyMap<string, ChildResume>): Effect.Effect<void> => {
+  if (resumes.size === 0) return Effect.void
   for (const [id, resume] of resumes) stateOf(ctx).resumes.set(id, resume)
+  return Effect.forEach([...resumes.values()].flatMap((resume) => resume.decided), (decided) => ctx.emit({ _tag: "ApprovalDecided", ...decided }), { discard: true })
 }
 
 /** The child to resume for call `id`, taken (once). */
-export const takeChildResume = (ctx: RunContext, id: string): { readonly snapshot: RunSnapshot; readonly decisions: Decisions } | undefined => {
+export const takeChildResume = (ctx: RunContext, id: string): ChildResume | undefined => {
   const resumes = states.get(ctx)?.resumes
   const resume = resumes?.get(id)
   resumes?.delete(id)
   return resume
 }
 
-/** True when `id` names a waiting call of one of the snapshot's children. */
-export const isChildCallId = (snapshot: RunSnapshot, id: string): boolean =>
-  (snapshot.state.children ?? []).some((child) => id.startsWith(`${child.id}${childIdSeparator}`))
-
 /**
- * The children of the snapshot with the decisions meant for each (their ids without the prefix). A
- * child must belong to a pending call of the snapshot, of a tool that runs an agent; its snapshot must
- * be one. The child's own resume checks the decisions against it.
+ * The children of the snapshot with the decisions meant for each (by their own ids), each checked by
+ * `check` against its own snapshot and definition. A child must belong to a pending call of the
+ * snapshot, of a tool that runs an agent; its snapshot must be one. A decision goes to a child only
+ * when its id lists one of that child's waiting calls (`childRoutes`), never by its prefix alone.
  */
 export const childResumes = (
   agent: string,
   skill: SkillPlan,
   snapshot: RunSnapshot,
-  decisions: Decisions
-): Effect.Effect<ReadonlyMap<string, { readonly snapshot: RunSnapshot; readonly decisions: Decisions }>, DecisionsInvalid | SnapshotInvalid> =>
-  Effect.gen(() => childResumesSteps(agent, skill, snapshot, decisions))
+  decisions: Decisions,
+  check: (definition: AgentDefinition, snapshot: RunSnapshot, decisions: Decisions) => Effect.Effect<CheckedChild, AgentError>
+): Effect.Effect<ReadonlyMap<string, ChildResume>, AgentError> =>
+  Effect.gen(() => childResumesSteps(agent, skill, snapshot, decisions, check))
 
-function* childResumesSteps(agent: string, skill: SkillPlan, snapshot: RunSnapshot, decisions: Decisions): Steps<ReadonlyMap<string, { readonly snapshot: RunSnapshot; readonly decisions: Decisions }>, DecisionsInvalid | SnapshotInvalid> {
-  const out = new Map<string, { readonly snapshot: RunSnapshot; readonly decisions: Decisions }>()
-  for (const child of snapshot.state.children ?? []) {
+function* childResumesSteps(
+  agent: string,
+  skill: SkillPlan,
+  snapshot: RunSnapshot,
+  decisions: Decisions,
+  check: (definition: AgentDefinition, snapshot: RunSnapshot, decisions: Decisions) => Effect.Effect<CheckedChild, AgentError>
+): Steps<ReadonlyMap<string, ChildResume>, AgentError> {
+  const out = new Map<string, ChildResume>()
+  const children = snapshot.state.children ?? []
+  if (children.length === 0) return out
+  const routes = [...childRoutes(snapshot)]
+  for (const child of children) {
     const refuse = (reason: string) => Effect.fail(new DecisionsInvalid({ agent, toolCallId: child.id, reason }))
     const calls = snapshot.state.pending.filter((c) => c.id === child.id)
     if (calls.length !== 1 || calls[0]!.name !== child.tool) return yield* refuse(`the snapshot's suspended child does not match a pending call of "${child.tool}": was it edited?`)
     const tool = skill.tools.get(child.tool)
-    if (tool === undefined || childAgentOf(tool) === undefined) return yield* refuse(`"${child.tool}" is not an agent used as a tool of the skill`)
-    const prefix = `${child.id}${childIdSeparator}`
+    const childAgent = tool === undefined ? undefined : childAgentOf(tool)
+    if (childAgent === undefined) return yield* refuse(`"${child.tool}" is not an agent used as a tool of the skill`)
     // No prototype: a child's call id may be any text, `__proto__` included.
     const mine: Record<string, Decisions[string]> = Object.create(null)
-    for (const [id, decision] of Object.entries(decisions)) if (id.startsWith(prefix)) mine[id.slice(prefix.length)] = decision
-    out.set(child.id, { snapshot: yield* decodeSnapshotValue(child.snapshot), decisions: mine })
+    const listedAs = new Map<string, string>()
+    for (const [listed, route] of routes) {
+      if (route.callId !== child.id) continue
+      listedAs.set(route.id, listed)
+      if (Object.hasOwn(decisions, listed)) mine[route.id] = decisions[listed] as Decisions[string]
+    }
+    const childSnapshot = yield* decodeSnapshotValue(child.snapshot)
+    const checked = yield* check(childAgent.definition, childSnapshot, mine)
+    const decided = childDecided(childSnapshot, checked).flatMap((d) => {
+      const listed = listedAs.get(d.toolCallId)
+      return listed === undefined ? [] : [{ ...d, toolCallId: listed }]
+    })
+    out.set(child.id, { snapshot: childSnapshot, decisions: mine, decided })
   }
   return out
+}
+
+/** The decisions a checked child takes on the calls it lists as waiting (its own, and its children's), by its ids. */
+const childDecided = (snapshot: RunSnapshot, checked: CheckedChild): ReadonlyArray<ChildDecided> => {
+  const nested = new Map<string, ChildDecided>()
+  for (const resume of checked.children.values()) for (const d of resume.decided) nested.set(d.toolCallId, d)
+  return (snapshot.state.awaiting ?? []).flatMap((entry): ReadonlyArray<ChildDecided> => {
+    const own = checked.decided.get(entry.id)
+    if (own !== undefined) {
+      return [own._tag === "Deny"
+        ? { toolCallId: entry.id, tool: own.tool, decision: "deny", reason: own.reason }
+        : { toolCallId: entry.id, tool: own.tool, decision: own.how === "edited" ? "edit" : "approve", args: own.args }]
+    }
+    const deeper = nested.get(entry.id)
+    return deeper === undefined ? [] : [deeper]
+  })
 }

@@ -37,8 +37,7 @@ import { type AgentPlan, compile, type SkillPlan } from "./plan.ts"
 import { systemPrompt } from "./prompt.ts"
 import { budgetExceeded, RunContext, type RunEnv } from "./run-context.ts"
 import { resolveDecisions } from "./approval.ts"
-import { armChildResumes, childResumes } from "./child-runs.ts"
-import { childAgentOf } from "../dsl/child-suspension.ts"
+import { armChildResumes, type ChildResume, childResumes } from "./child-runs.ts"
 import { RunSnapshotSchema } from "../dsl/run-snapshot.ts"
 import type { ResolvedDecision } from "./run-context.ts"
 import { checkSnapshot, decodeSnapshot, decodeSnapshotValue, type RunSnapshot, snapshotOf, stateOf } from "./snapshot.ts"
@@ -449,7 +448,7 @@ function* resumedBody(running: Running, start: Extract<Start, { _tag: "Resume" }
   ctx.durability = durability
   observe?.(ctx)
   if (decided.size > 0) ctx.decide(decided)
-  armChildResumes(ctx, checked.children)
+  yield* armChildResumes(ctx, checked.children)
   if (env.traced) yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
   if (checked.handoff !== undefined) {
     const { target, snapshot } = checked.handoff
@@ -556,13 +555,15 @@ const resumeHandoff = (ctx: RunContext, target: AgentDefinition, snapshot: RunSn
 interface CheckedDecisions {
   readonly skill: SkillPlan
   readonly decided: ReadonlyMap<string, ResolvedDecision>
-  readonly children: ReadonlyMap<string, { readonly snapshot: RunSnapshot; readonly decisions: Decisions }>
+  readonly children: ReadonlyMap<string, ChildResume>
   readonly handoff: { readonly target: AgentDefinition; readonly snapshot: RunSnapshot } | undefined
 }
 
 /**
  * The decisions of a resume checked before anything runs, in this run and in every suspended child
- * (an agent used as a tool, a handoff target), each against its own snapshot and definition.
+ * (an agent used as a tool, a handoff target), each against its own snapshot and definition (and
+ * trusting what only a signature shows when that definition signs: the child's own resume checks the
+ * same way).
  */
 const checkDecisions = (
   definition: AgentDefinition,
@@ -578,6 +579,7 @@ function* checkDecisionsSteps(definition: AgentDefinition, snapshot: RunSnapshot
     return yield* new DecisionsInvalid({ agent: plan.name, toolCallId: "*", reason: "decisions are an object from call ids to Decision.approve, Decision.deny(reason) or Decision.edit(args)" })
   }
   if (definition.snapshotSecret !== undefined) yield* verifySnapshot(snapshot, definition.snapshotSecret)
+  const signed = definition.snapshotSecret !== undefined
   const skill = yield* checkSnapshot(plan, snapshot)
   const handed = snapshot.state.handoff
   if (handed !== undefined) {
@@ -587,12 +589,8 @@ function* checkDecisionsSteps(definition: AgentDefinition, snapshot: RunSnapshot
     yield* checkDecisions(target, child, decisions)
     return { skill, decided: new Map(), children: new Map(), handoff: { target, snapshot: child } }
   }
-  const decided = yield* resolveDecisions(plan.name, skill, snapshot, decisions)
-  const children = yield* childResumes(plan.name, skill, snapshot, decisions)
-  for (const [id, child] of children) {
-    const entry = (snapshot.state.children ?? []).find((c) => c.id === id)!
-    yield* checkDecisions(childAgentOf(skill.tools.get(entry.tool)!)!.definition, child.snapshot, child.decisions)
-  }
+  const decided = yield* resolveDecisions(plan.name, skill, snapshot, decisions, { signed })
+  const children = yield* childResumes(plan.name, skill, snapshot, decisions, checkDecisions)
   return { skill, decided, children, handoff: undefined }
 }
 

@@ -42,11 +42,24 @@ describe("an unsigned snapshot edited on the way (item 1)", () => {
     expect(executed.map((e) => e.tool)).toEqual(["balance"])
   })
 
-  it("whose pending call and waiting entry were both changed still runs only arguments the tool's Schema decoded", async () => {
+  it("whose pending call and waiting entry were both changed is refused: the pending calls are the model's, in the transcript", async () => {
+    const { bank, first, executed } = await suspended()
+    const call = { id: "c2", name: "transfer", arguments: JSON.stringify({ to: "mallory", amount: 500 }) }
+    const edited = withState(first.snapshot, { pending: [call], awaiting: [{ id: "c2", tool: "transfer", args: { to: "mallory", amount: 500 } }] })
+    const error = failureOf(await runExit(bank.resume(edited, { c2: Decision.approve })))
+    expect(error).toMatchObject({ _tag: "DecisionsInvalid", toolCallId: "c2" })
+    expect(error.message).toContain("state.pending")
+    expect(executed.map((e) => e.tool)).toEqual(["balance"])
+  })
+
+  it("whose transcript, pending call and waiting entry were all changed still runs only arguments the tool's Schema decoded", async () => {
     const { bank, first, executed } = await suspended()
     const call = { id: "c2", name: "transfer", arguments: JSON.stringify({ to: "bob", amount: "everything" }) }
-    const edited = withState(first.snapshot, { pending: [call], awaiting: [{ id: "c2", tool: "transfer", args: { to: "bob", amount: "everything" } }] })
-    const error = failureOf(await runExit(bank.resume(edited, { c2: Decision.approve })))
+    const transcript = first.snapshot.state.transcript.map((m) =>
+      m.role === "assistant" && m.toolCalls !== undefined ? { ...m, toolCalls: m.toolCalls.map((c) => (c.id === "c2" ? call : c)) } : m
+    )
+    const edited = withState(first.snapshot, { transcript, pending: [call], awaiting: [{ id: "c2", tool: "transfer", args: { to: "bob", amount: "everything" }, reason: "x" }] })
+    const error = failureOf(await runExit(bank.resume(edited, { c2: Decision.edit({ to: "bob", amount: "everything" }) })))
     expect(error).toMatchObject({ _tag: "DecisionsInvalid", toolCallId: "c2" })
     expect(error.message).toContain("Schema")
     expect(executed.map((e) => e.tool)).toEqual(["balance"])

@@ -1,8 +1,8 @@
 /**
  * Resume borders found by review: a resume without decisions never starts a suspended child again; a
  * handoff suspended twice resumes under a ledger; arguments an interceptor changed are approved as
- * shown; decisions of the wrong shape, a child call id `__proto__` and a snapshot nested too deep for
- * the ledger's key all end in a typed error, never a defect or a second run of anything.
+ * shown; decisions of the wrong shape, a child call id `__proto__` and a forged entry nested too
+ * deep for any key all end in a typed error, never a defect or a second run of anything.
  */
 import { Effect, Schema } from "effect"
 import { describe, expect, it } from "vitest"
@@ -100,11 +100,11 @@ describe("resume borders", () => {
     if (first._tag !== "Suspended") throw new Error("expected a suspension")
     let deep: unknown = 1
     for (let i = 0; i < 20_000; i++) deep = [deep]
-    // An entry under the child's call id: the child's own resume checks its calls, the key reads them all.
+    // An entry under the child's call id that the child does not list: refused before the ledger keys the snapshot.
     const state = first.snapshot.state as { readonly awaiting: ReadonlyArray<unknown> }
     const forged = { ...first.snapshot, state: { ...first.snapshot.state, awaiting: [...state.awaiting, { id: "p1/zz", tool: "transfer", args: deep }] } }
     const exit = await runExit(Effect.provideService(front.resume(forged, { "p1/k1": Decision.approve }), ResumeLedger, inMemoryResumeLedger()))
-    expect(failureOf(exit)).toMatchObject({ _tag: "SnapshotInvalid" })
+    expect(failureOf(exit)).toMatchObject({ _tag: "DecisionsInvalid", toolCallId: "p1/zz" })
     expect(logged).toEqual(["log"])
     expect(child.executed).toEqual([])
   })
