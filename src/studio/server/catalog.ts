@@ -27,7 +27,10 @@ export interface CatalogEntry {
 }
 
 const decoderOf = (schema: Schema.Top | undefined): CatalogEntry["decodeInput"] => {
-  if (schema === undefined) return (json) => ({ value: json })
+  // Without an input Schema a run takes text, as `inputJsonSchema` ({ type: "string" }) tells the page.
+  if (schema === undefined) {
+    return (json) => (typeof json === "string" ? { value: json } : { issues: `Expected string, got ${json === null ? "null" : Array.isArray(json) ? "an array" : typeof json}: this agent takes text` })
+  }
   const decode = Schema.decodeUnknownExit(Schema.toCodecJson(schema as Schema.Codec<unknown, unknown>))
   return (json) => {
     const exit = decode(json, { errors: "all" })

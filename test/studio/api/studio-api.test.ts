@@ -103,6 +103,20 @@ describe("studio API over HTTP on 127.0.0.1", () => {
     expect((await call(s, "GET", "/api/runs")).body).toHaveLength(1)
   })
 
+  it("an agent without an input Schema takes text, as its input schema says: any other JSON is 400 InputInvalid and nothing runs", async () => {
+    const { studio } = await start()
+    for (const input of [5, null, { a: 1 }, ["x"], true]) {
+      const refused = await call(studio, "POST", "/api/agents/calculator/runs", { input })
+      expect(refused.status).toBe(400)
+      expect(refused.body.error).toBe("InputInvalid")
+      expect(String(refused.body.details)).toContain("Expected string")
+    }
+    // The composite whose first member takes text, likewise.
+    expect((await call(studio, "POST", "/api/agents/research/runs", { input: 7 })).status).toBe(400)
+    expect((await call(studio, "GET", "/api/runs")).body).toHaveLength(0)
+    expect((await call(studio, "POST", "/api/agents/calculator/runs", { input: "2 + 3?" })).status).toBe(200)
+  })
+
   it("runs a composite: its own run and its members' runs as children", async () => {
     const { studio } = await start()
     const runId = (await call(studio, "POST", "/api/agents/research/runs", { input: "effect" })).body.runId
