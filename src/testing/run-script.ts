@@ -80,12 +80,21 @@ const defaultStart = Date.UTC(2025, 0, 1)
  * run.executed // [{ tool: "add", args: { a: 1, b: 2 } }]
  * ```
  */
+const describeSubject = (subject: unknown): string => {
+  const tag = (subject as { readonly _tag?: unknown } | null)?._tag
+  return tag === "Composite" ? "a composite" : subject === null ? "null" : typeof subject
+}
+
 export const runScript = async <T extends AgentShape & { readonly requirements: ModelClientService }>(
   subject: AgentBuilder<T>,
   script: ModelScript,
   input: T["input"],
   options: RunScriptOptions = {}
 ): Promise<ScriptRun<RunResultOf<T["tools"], T["output"]>>> => {
+  // Plain JavaScript may hand a composite, or anything else, where an agent builder belongs.
+  if (typeof (subject as { readonly model?: unknown })?.model !== "function") {
+    throw new AgentConfigError({ subject: "runScript(...)", reason: `runScript runs an agent builder (agent(...)): got ${describeSubject(subject)}; a composite's members are scripted one by one, each with its own scriptedModel` })
+  }
   const model = scriptedModel(script)
   const events: Array<AgentEvent> = []
   const scripted = subject.model(model).onEvent((event: AgentEvent) => {

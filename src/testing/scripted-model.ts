@@ -133,7 +133,9 @@ export const scriptedModel = (script: ModelScript, options: ScriptedModelOptions
       return Effect.fail(
         new ModelError({
           provider: "scripted",
-          reason: `the script has no response for call ${calls} (it has ${steps?.length ?? 0}); ${lastAsked(request)}`,
+          reason: steps === undefined || calls > steps.length
+            ? `the script has no response for call ${calls} (it has ${steps?.length ?? 0}); ${lastAsked(request)}`
+            : `the script's step ${calls} is undefined (a hole in the script's array, or an undefined value in it); ${lastAsked(request)}`,
           retryable: false
         })
       )

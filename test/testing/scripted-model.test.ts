@@ -37,6 +37,22 @@ describe("scriptedModel", () => {
     expect((error as Error).message).toContain(`the script has no response for call 2 (it has 1); the request's last message: tool "add": "8"`)
   })
 
+  it("an undefined step inside the script is named as such, not as the script's end", async () => {
+    const model = scriptedModel([toolCalls([{ id: "1", name: "add", arguments: { a: 3, b: 5 } }]), undefined as unknown as LlmResponseInit, text("8")])
+    const error = await calculator.model(model).run("3 + 5?").catch((e: unknown) => e)
+    expect((error as Error).message).toContain("the script's step 2 is undefined")
+    expect((error as Error).message).not.toContain("has no response")
+  })
+
+  it("runScript refuses what is not an agent builder (a composite, from plain JavaScript) with an AgentConfigError", async () => {
+    const { runScript } = await import("../../src/testing/index.ts")
+    const { parallel } = await import("../../src/index.ts")
+    const composite = parallel("p", [calculator, agent("b")])
+    await expect(runScript(composite as never, [text("x")], "q")).rejects.toThrow(AgentConfigError)
+    await expect(runScript(composite as never, [text("x")], "q")).rejects.toThrow("runScript runs an agent builder")
+    await expect(runScript(null as never, [text("x")], "q")).rejects.toThrow("got null")
+  })
+
   it("refuses a chunk size that is not a positive whole number, naming it", () => {
     for (const size of [0, -1, 0.5, 2.5, Number.NaN]) {
       expect(() => streamed(text("hello"), size)).toThrow(AgentConfigError)
