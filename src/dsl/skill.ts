@@ -97,7 +97,10 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
   tools<const H extends ReadonlyArray<unknown>>(
     ...handles: CheckHandles<[TAgent] extends [never] ? FirstAgent<H> : TAgent, H>
   ): Skill<[TAgent] extends [never] ? FirstAgent<H> : TAgent, TInput, TOutput, TKind, R, TWaits>
-  /** Makes the skill deterministic: `run` produces the final output, with no model call. */
+  /**
+   * Makes the skill deterministic: `run` produces the final output, with no model call. A typed
+   * agent checks that output against its output Schema's type: a value it refuses is `SkillFailed`.
+   */
   implementedBy<$Input, $Output, $R = never>(
     run: SkillImplementation<$Input, $Output, $R>
   ): Skill<TAgent, $Input, $Output, "deterministic", R | NoInfer<$R>, TWaits>
@@ -122,7 +125,8 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
    * `handoff_to_<name>`; calling it ends this run's loop and runs the target on the transcript so far
    * (its own prompt, tools and model; the caller's model when it has none), as a child run (a `Handoff`
    * event, `parentRunId`, the caller's budget charged). The target's output is the run's output, so its
-   * output type (once completed) must be the agent's, and its input type the agent's. A target that may
+   * output type (once completed) must be the agent's, and its input type the agent's; a typed agent
+   * checks it against its own output Schema too (`OutputInvalid` when refused). A target that may
    * wait for a human decision suspends the run with it, so the agent's run becomes `Completed |
    * Suspended`, listing the target's waiting calls. The services the targets still require (but a
    * model) join the skill's.

@@ -7,6 +7,10 @@
  * - `auto`: `native` when the skill offers no tools (the answer is all that is asked), else `tool`.
  * Whatever the strategy, a final text that decodes is accepted: bare JSON, JSON in a Markdown fence,
  * or plain text for string-like Schemas, and a text that does not is corrected the same way.
+ *
+ * An output the model did not write (a deterministic skill's value, a handoff target's result) is
+ * already in the Schema's decoded form: `checkValue` validates it against the Schema's type side
+ * (`Schema.toType`: every refinement of the decoded type, no transformation run), not as JSON.
  */
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -73,6 +77,11 @@ export interface OutputContract {
   readonly decodeText: (text: string) => Result.Result<unknown, string>
   /** Decodes the arguments of a `submit` call (the JSON text the model sent). */
   readonly decodeSubmission: (raw: string) => Result.Result<unknown, string>
+  /**
+   * Checks an output that is already a value of the Schema's type (a deterministic skill's, a handoff
+   * target's): the type side, strictly (extra keys refused, as in an answer). Built on first use.
+   */
+  readonly checkValue: (value: unknown) => Result.Result<unknown, string>
 }
 
 const contracts = new WeakMap<OutputSchema, Map<"tool" | "native", OutputContract>>()
@@ -131,15 +140,14 @@ const answerJsonSchema = (schema: OutputSchema): JsonSchemaObject => {
 const makeContract = (schema: OutputSchema, strategy: "tool" | "native"): OutputContract => {
   const jsonSchema = answerJsonSchema(schema)
   const decodeCodec = strictResultDecoder(Schema.toCodecJson(schema) as Schema.ConstraintCodec<unknown, unknown, never, never>)
-  // An answer the Schema cannot finish on (nested deeper than the stack goes through a recursive
-  // Schema, a transformation that throws) is refused like any answer that does not decode, never thrown.
-  const decode = (input: unknown): Result.Result<unknown, string> => {
-    try {
-      return Result.mapError(decodeCodec(input), (error) => error.message)
-    } catch (error) {
-      return Result.fail(`the answer could not be checked: ${error instanceof Error ? error.message : String(error)}`)
-    }
-  }
+  const decode = guarded(decodeCodec)
+  // A value that is already of the Schema's type is validated, not decoded: decoding the encoded
+  // form would refuse a right value of a Schema with a transformation (`NumberFromString` wants "12",
+  // the skill returns 12) and would run the transformation again. Made when first needed: a run that
+  // only ever answers through the model never builds it.
+  let checkType: ((input: unknown) => Result.Result<unknown, string>) | undefined
+  const checkValue = (value: unknown): Result.Result<unknown, string> =>
+    (checkType ??= guarded(strictResultDecoder(Schema.toType(schema) as Schema.ConstraintCodec<unknown, unknown, never, never>)))(value)
   // Strict JSON first; else the first JSON value in the text, trailing commas tolerated. The Schema decodes it either way.
   const parse = (text: string) => {
     const parsed = parseLenientJson(text)
@@ -173,5 +181,18 @@ const makeContract = (schema: OutputSchema, strategy: "tool" | "native"): Output
       parameters: jsonSchema
     })
     : undefined
-  return { jsonSchema, submitTool, responseFormat, decodeText, decodeSubmission }
+  return { jsonSchema, submitTool, responseFormat, decodeText, decodeSubmission, checkValue }
+}
+
+/**
+ * A strict decoder whose failure is its report. A value the Schema cannot finish on (nested deeper
+ * than the stack goes through a recursive Schema, a transformation or a getter that throws) is
+ * refused like any value that does not decode, never thrown.
+ */
+const guarded = (decoder: (input: unknown) => Result.Result<unknown, Schema.SchemaError>) => (input: unknown): Result.Result<unknown, string> => {
+  try {
+    return Result.mapError(decoder(input), (error) => error.message)
+  } catch (error) {
+    return Result.fail(`the answer could not be checked: ${error instanceof Error ? error.message : String(error)}`)
+  }
 }

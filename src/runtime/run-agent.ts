@@ -32,6 +32,7 @@ import type { LlmMessage } from "../model/messages.ts"
 import { ModelClientService } from "../model/model-client.ts"
 import { ModelRetryListener } from "../model/model-retry.ts"
 import { chooseSkill, obviousSkill } from "./choose-skill.ts"
+import { handedOutput, skillOutput } from "./final-answer.ts"
 import { emit, emitEnd, type EventSink, holdSink, queueSink } from "./emit.ts"
 import { type AgentPlan, compile, type SkillPlan } from "./plan.ts"
 import { systemPrompt } from "./prompt.ts"
@@ -475,7 +476,9 @@ function* freshBody(running: Running, start: Exclude<Start, { _tag: "Resume" }>)
   setup.observe?.(ctx)
   if (implementation !== undefined) {
     const run = deterministic(plan, chosen.skill, input)
-    return { _tag: "Done", output: yield* (durability === undefined ? run : durability.skill(runId, chosen.skill.name, run)) }
+    const output = yield* (durability === undefined ? run : durability.skill(runId, chosen.skill.name, run))
+    // Checked after the durable record, so that a replayed value is checked as a fresh one is.
+    return { _tag: "Done", output: chosen.skill.output === undefined ? output : yield* skillOutput(plan.name, chosen.skill, input, output) }
   }
   // A session's history is handed over like a handoff's conversation, followed by the new input.
   const handedOver = start._tag === "Handoff"
@@ -497,7 +500,7 @@ const resultOf = (ctx: RunContext, driven: Driven, input: unknown): Effect.Effec
     case "Done":
       return Effect.succeed(driven)
     case "Handoff":
-      return Effect.flatMap(handOff(ctx, driven.target, input), (result) => suspendedWithHandoff(ctx, driven.target, result))
+      return Effect.flatMap(handOff(ctx, driven.target, input), (result) => handoffResult(ctx, driven.target, result))
     case "Suspended":
       return Effect.map(Clock.currentTimeMillis, (now): RunResult => {
         const snapshot = snapshotOf(ctx, now)
@@ -526,6 +529,16 @@ const handOff = (ctx: RunContext, target: AgentDefinition, input: unknown): Effe
 }
 
 /**
+ * What a handoff target's run means for the run that handed off: its output, checked against the
+ * handing-off skill's output Schema when it has one (`handedOutput`), or its suspension.
+ */
+const handoffResult = (ctx: RunContext, target: AgentDefinition, result: RunResult): Effect.Effect<RunResult, AgentError> => {
+  if (result._tag !== "Done") return suspendedWithHandoff(ctx, target, result)
+  if (ctx.skill.output === undefined) return Effect.succeed(result)
+  return Effect.map(handedOutput(ctx, target.name, result.output), (output): RunResult => ({ _tag: "Done", output }))
+}
+
+/**
  * A handoff target that suspended suspends the handing-off run too: its snapshot holds the target's
  * (`state.handoff`), its waiting calls are the target's, and its resume continues the target.
  */
@@ -547,7 +560,7 @@ const resumeHandoff = (ctx: RunContext, target: AgentDefinition, snapshot: RunSn
   return (withDefinitionServices(target, run) as Effect.Effect<RunResult, AgentError, ModelClientService>).pipe(
     Effect.provideService(ParentRun, ctx.runId),
     Effect.provideService(CurrentBudgetScope, ctx.ledger.scope),
-    Effect.flatMap((result) => suspendedWithHandoff(ctx, target, result))
+    Effect.flatMap((result) => handoffResult(ctx, target, result))
   )
 }
 
