@@ -230,6 +230,7 @@ export type {
   Composite,
   CompositeEnd,
   CompositeBudget,
+  CompositeHookFailed,
   CompositeSnapshot,
   CompositeSuspended,
   CompositeKind,

@@ -1,8 +1,8 @@
 /**
  * The value every composition operator returns: itself a runnable agent-like value with `run`,
- * `runEffect`, `andThen`, a budget budget over the whole tree, and start/end hooks. Its run is a span
- * (`agent.compose`) under which its children's `agent.run` spans nest, and it has its own run id, which
- * its children see as their parent (`ParentRun`).
+ * `runEffect`, `andThen`, a budget over the whole tree, and start/end hooks (bounded as an agent's are,
+ * `composite-hooks.ts`). Its run is a span (`agent.compose`) under which its children's `agent.run`
+ * spans nest, and it has its own run id, which its children see as their parent (`ParentRun`).
  */
 import { newRunId } from "../internal/run-id.ts"
 import * as Cause from "effect/Cause"
@@ -10,6 +10,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import { identity } from "effect/Function"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
@@ -29,9 +30,12 @@ import {
   signCompositeSnapshot,
   type SuspensionInfo
 } from "./composite-snapshot.ts"
-import { catchUnlessInterrupted, fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
+import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
+import { defaultBudget } from "../dsl/budget.ts"
+import { budgetOptionKeys, checkFunction, checkOptions } from "../dsl/builder-validation.ts"
+import { type CompositeHooks, notifyEnd, notifyStart } from "./composite-hooks.ts"
 import { noStackTrace } from "../internal/span-options.ts"
-import { BudgetScope, CurrentBudgetScope, ParentRun, StreamSink } from "../dsl/lineage.ts"
+import { BudgetScope, CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
 import type { RunStreamEvent } from "../dsl/events.ts"
 import type { AnyRunnable, ErrorOf, InputOf, OutputOf, RequirementsOf, Runnable, Same } from "./runnable.ts"
 import { sinkStream } from "../dsl/sink-stream.ts"
@@ -61,6 +65,20 @@ export interface CompositeEnd {
     | { readonly _tag: "Failure"; readonly error: unknown }
     | { readonly _tag: "Interrupted" }
   readonly durationMs: number
+}
+/**
+ * A hook of a composite (`onRunStart`, `onRunEnd`) threw, rejected, failed or did not settle within
+ * `hookTimeout`; the run went on unchanged. Reported to `onHookFailed` hooks and logged.
+ */
+export interface CompositeHookFailed {
+  readonly _tag: "CompositeHookFailed"
+  readonly name: string
+  readonly kind: CompositeKind
+  readonly runId: string
+  readonly parentRunId: string | undefined
+  /** The event whose hook failed. */
+  readonly hook: "CompositeStart" | "CompositeEnd"
+  readonly error: unknown
 }
 
 /** The shape of a run that waits for decisions (an agent's `Suspended` or a composite's). */
@@ -154,17 +172,21 @@ export interface Composite<In, Out, E, R> extends Runnable<In, Out, E, R> {
    * it, which fails with `BudgetExceeded` (its `scope` naming this composite) once the tree has none
    * left. Each child's own budget still applies. Limits not given keep their current value. What the
    * tree spent before a suspension is kept in the snapshot (`state.spent`) and counted again by `resume`,
-   * so the limits bound the whole run; the wait for the decision is not counted.
+   * so the limits bound the whole run; the wait for the decision is not counted. `hookTimeout` bounds
+   * each of this composite's own hooks, as an agent's does its own. An agent's own limits (`maxTurns`,
+   * `perToolTimeout`, …) are refused here (`AgentConfigError`): set them on each agent.
    */
   budget(limits: CompositeBudget): Composite<In, Out, E | BudgetExceeded, R>
-  /** At the start of every run of this composite. */
+  /** At the start of every run of this composite, inside the run (bounded by `hookTimeout` and `maxDuration`). */
   onRunStart(listener: (event: CompositeStart) => MaybeEffect<unknown>): Composite<In, Out, E, R>
-  /** At the end of every run of this composite, whatever its outcome. */
+  /** At the end of every run of this composite, whatever its outcome; never holds the caller (bounded by `hookTimeout`). */
   onRunEnd(listener: (event: CompositeEnd) => MaybeEffect<unknown>): Composite<In, Out, E, R>
+  /** When one of this composite's hooks failed or timed out (the `CompositeHookFailed` event). */
+  onHookFailed(listener: (event: CompositeHookFailed) => MaybeEffect<unknown>): Composite<In, Out, E, R>
 }
 
 /** What `composite.runStream` emits: the agents' events and deltas, and the composites' starts and ends. */
-export type CompositeStreamEvent = RunStreamEvent | CompositeStart | CompositeEnd
+export type CompositeStreamEvent = RunStreamEvent | CompositeStart | CompositeEnd | CompositeHookFailed
 
 /** Any composite. */
 export type AnyComposite = Composite<any, any, any, any>
@@ -177,6 +199,8 @@ export interface CompositeBudget {
   readonly maxTokens?: number
   /** Tool executions under this composite. */
   readonly maxToolCalls?: number
+  /** Wall time each of this composite's own hooks may take ("2 seconds", or milliseconds). Default 5 seconds. */
+  readonly hookTimeout?: Duration.Input
 }
 
 /** How an operator's body suspends and completes (given to it by the composite it runs in). */
@@ -217,8 +241,7 @@ interface CompositeDef {
   readonly maxDuration: number
   readonly maxTokens: number
   readonly maxToolCalls: number
-  readonly onStart: ReadonlyArray<(event: CompositeStart) => MaybeEffect<unknown>>
-  readonly onEnd: ReadonlyArray<(event: CompositeEnd) => MaybeEffect<unknown>>
+  readonly hooks: CompositeHooks
 }
 
 /** Refuses a name that is not a non-empty string: composites are named like agents. */
@@ -235,16 +258,8 @@ export const makeComposite = (
   kind: CompositeKind,
   children: ReadonlyArray<AnyRunnable>,
   body: ((input: unknown) => Effect.Effect<unknown, unknown, unknown>) | CompositeBody
-): AnyComposite => build({ name, kind, children, body: typeof body === "function" ? { run: (input) => body(input) } : body, secret: undefined, maxDuration: Infinity, maxTokens: Infinity, maxToolCalls: Infinity, onStart: [], onEnd: [] })
-
-/** Runs the composite's hooks, then hands the event to a streaming composite around it, if any. */
-const notify = <Ev extends CompositeStart | CompositeEnd>(listeners: ReadonlyArray<(event: Ev) => MaybeEffect<unknown>>, event: Ev) =>
-  Effect.forEach(listeners, (listener) =>
-    fromMaybeEffect(() => listener(event)).pipe(
-      catchUnlessInterrupted((error) => Effect.logWarning(`composite hook failed: ${String(error)}`))
-    ), { discard: true }).pipe(
-      Effect.andThen(Effect.flatMap(StreamSink, (sink) => (sink === undefined ? Effect.void : sink(event as unknown as RunStreamEvent))))
-    )
+): AnyComposite => build({ name, kind, children, body: typeof body === "function" ? { run: (input) => body(input) } : body, secret: undefined, maxDuration: Infinity, maxTokens: Infinity, maxToolCalls: Infinity,
+  hooks: { onStart: [], onEnd: [], onFailed: [], hookTimeout: defaultBudget.hookTimeout } })
 
 const build = (def: CompositeDef): AnyComposite => {
   const next = (patch: Partial<CompositeDef>) => build(Object.freeze({ ...def, ...patch }))
@@ -290,13 +305,13 @@ const build = (def: CompositeDef): AnyComposite => {
       const parentRunId = yield* ParentRun
       const scope = { name: def.name, kind: def.kind, runId, parentRunId }
       yield* Effect.annotateCurrentSpan("agent.run_id", runId)
-      yield* notify(def.onStart, { _tag: "CompositeStart" as const, ...scope, input })
       const bounds = Number.isFinite(def.maxTokens) || Number.isFinite(def.maxToolCalls)
       const budgetScope = bounds
         ? new BudgetScope(def.name, { tokens: def.maxTokens, toolCalls: def.maxToolCalls }, yield* CurrentBudgetScope, spent === undefined ? undefined : { tokens: spent.tokens, toolCalls: spent.toolCalls })
         : undefined
       const elapsedBefore = spent?.elapsedMs ?? 0
-      const body = run.pipe(
+      // The start hooks run inside the run, so `maxDuration` and an interruption bound them too.
+      const body = Effect.andThen(notifyStart(def.hooks, { _tag: "CompositeStart" as const, ...scope, input }), run).pipe(
         Effect.provideService(ParentRun, runId),
         budgetScope === undefined ? identity : Effect.provideService(CurrentBudgetScope, budgetScope)
       )
@@ -330,7 +345,8 @@ const build = (def: CompositeDef): AnyComposite => {
             ? { _tag: "Interrupted" }
             : { _tag: "Failure", error: Cause.squash(exit.cause) }
           yield* Effect.annotateCurrentSpan("agent.outcome", outcome._tag)
-          yield* notify(def.onEnd, { _tag: "CompositeEnd" as const, ...scope, outcome, durationMs })
+          // The outcome is sealed: the end hooks run detached, never holding the caller.
+          yield* notifyEnd(def.hooks, { _tag: "CompositeEnd" as const, ...scope, outcome, durationMs })
         })
       ))
     }).pipe(Effect.withSpan("agent.compose", { attributes: { "agent.name": def.name, "agent.compose": def.kind } }, noStackTrace))
@@ -355,8 +371,10 @@ const build = (def: CompositeDef): AnyComposite => {
     resumeStream: (snapshot: unknown, decisions: Decisions) => sinkStream<CompositeStreamEvent, unknown, unknown>(resume(snapshot, decisions)),
     andThen: ((nextStage: AnyRunnable) => pipelineOf(`${def.name} → ${nextStage.name}`, [composite, nextStage])) as AnyComposite["andThen"],
     budget: (limits: CompositeBudget) => next(checkBudget(def, limits)),
-    onRunStart: (listener: (event: CompositeStart) => MaybeEffect<unknown>) => next({ onStart: [...def.onStart, listener] }),
-    onRunEnd: (listener: (event: CompositeEnd) => MaybeEffect<unknown>) => next({ onEnd: [...def.onEnd, listener] })
+    onRunStart: (listener: (event: CompositeStart) => MaybeEffect<unknown>) => next({ hooks: { ...def.hooks, onStart: [...def.hooks.onStart, hookOf(def, "onRunStart", listener)] } }),
+    onRunEnd: (listener: (event: CompositeEnd) => MaybeEffect<unknown>) => next({ hooks: { ...def.hooks, onEnd: [...def.hooks.onEnd, hookOf(def, "onRunEnd", listener)] } }),
+    onHookFailed: (listener: (event: CompositeHookFailed) => MaybeEffect<unknown>) =>
+      next({ hooks: { ...def.hooks, onFailed: [...def.hooks.onFailed, hookOf(def, "onHookFailed", listener)] } })
   })
   return composite
 }
@@ -364,11 +382,30 @@ const build = (def: CompositeDef): AnyComposite => {
 /** What a composite's run spent before it suspended (`state.spent`). */
 type Spent = NonNullable<CompositeSnapshot["state"]["spent"]>
 
-/** Refuses limits that are not positive numbers (or a positive whole number, for counts), naming the composite. */
+/** Refuses a hook that is not a function, as an agent's builder does. */
+const hookOf = <L>(def: CompositeDef, method: string, listener: L): L => {
+  checkFunction(`${def.kind} "${def.name}"`, `.${method}(...)`, listener)
+  return listener
+}
+
+/** The limits a composite's budget holds; an agent's others are per agent. */
+const compositeBudgetKeys: ReadonlyArray<string> = ["maxDuration", "maxTokens", "maxToolCalls", "hookTimeout"]
+const agentOnlyBudgetKeys: Readonly<Record<string, string>> = Object.fromEntries(
+  budgetOptionKeys.filter((key) => !compositeBudgetKeys.includes(key)).map((key) => [
+    key,
+    `${key} is an agent's own limit: set it on each agent's .budget(...); a composite's budget bounds its whole tree's maxDuration, maxTokens and maxToolCalls, and its own hooks' hookTimeout`
+  ])
+)
+
+/**
+ * Refuses unknown limits (a near miss or an agent's own limit named, as an agent's `.budget` does) and
+ * limits that are not positive numbers (or a positive whole number, for counts), naming the composite.
+ */
 const checkBudget = (def: CompositeDef, limits: CompositeBudget): Partial<CompositeDef> => {
   const subject = `${def.kind} "${def.name}"`
   if (typeof limits !== "object" || limits === null) throw new AgentConfigError({ subject, reason: "budget(...) takes an object of limits" })
-  const patch: Record<string, number> = {}
+  checkOptions(subject, ".budget(...)", limits, compositeBudgetKeys, agentOnlyBudgetKeys)
+  const patch: { -readonly [K in "maxDuration" | "maxTokens" | "maxToolCalls"]?: number } & { hooks?: CompositeHooks } = {}
   for (const key of ["maxDuration", "maxTokens", "maxToolCalls"] as const) {
     const value: unknown = limits[key]
     if (value === undefined) continue
@@ -380,6 +417,11 @@ const checkBudget = (def: CompositeDef, limits: CompositeBudget): Partial<Compos
       })
     }
     patch[key] = value
+  }
+  if (limits.hookTimeout !== undefined) {
+    const millis = Option.match(Duration.fromInput(limits.hookTimeout), { onNone: () => Number.NaN, onSome: Duration.toMillis })
+    if (!(millis > 0)) throw new AgentConfigError({ subject, reason: `hookTimeout must be a positive duration, got ${String(limits.hookTimeout)}` })
+    patch.hooks = { ...def.hooks, hookTimeout: millis }
   }
   return patch
 }

@@ -8,6 +8,7 @@
 import * as Effect from "effect/Effect"
 import type * as Result from "effect/Result"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
+import { checkOneOf, checkOptions } from "../dsl/builder-validation.ts"
 import { checkName, type Composite, makeComposite, type Outcome, type Settle, type ValueOf } from "./composite.ts"
 import { checkConcurrently, type Concurrent, resumeConcurrently, runConcurrently } from "./concurrent-members.ts"
 import { checkCount, checkMembers } from "./placement.ts"
@@ -31,6 +32,9 @@ export interface ParallelOptions<Mode extends "failFast" | "collect"> {
 }
 
 type Members = readonly [AnyRunnable, ...ReadonlyArray<AnyRunnable>]
+
+/** What `onFailure` takes. */
+const failureModes: ReadonlyArray<"failFast" | "collect"> = ["failFast", "collect"]
 
 /**
  * Runs every runnable on the same input concurrently. When a member may wait for a human decision, the
@@ -61,7 +65,10 @@ export function parallel(name: string, runnables: ReadonlyArray<unknown>, option
   checkName("parallel", name)
   const subject = `parallel "${name}"`
   const members = checkMembers(subject, runnables, "branch")
+  checkOptions(subject, "parallel(name, members, options)", options, ["concurrency", "onFailure"])
   const concurrency = checkCount(subject, "concurrency", options.concurrency ?? Infinity, true)
+  // An unknown mode would otherwise run as "failFast", silently.
+  if (options.onFailure !== undefined) checkOneOf(subject, "`onFailure`", options.onFailure, failureModes)
   const at = { concurrency, collect: options.onFailure === "collect" }
   const settled = (settle: Settle) => (outcome: Concurrent) => ("suspended" in outcome ? outcome.suspended : settle.complete(outcome.values))
   return makeComposite(name, "parallel", members, {

@@ -2,11 +2,15 @@
  * Construction-time checks shared by the operators: every member is a runnable, and no runnable value is
  * placed twice where its answers would be ambiguous (parallel branches, forum participants and captain).
  */
+import { kindOf } from "../dsl/builder-validation.ts"
 import { AgentConfigError } from "../errors.ts"
 import { type AnyRunnable, isRunnable } from "./runnable.ts"
 
-/** Throws `AgentConfigError` unless `members` are distinct runnables. */
+/** Throws `AgentConfigError` unless `members` is an array of distinct runnables. */
 export const checkMembers = (subject: string, members: ReadonlyArray<unknown>, role: string): ReadonlyArray<AnyRunnable> => {
+  if (!Array.isArray(members)) {
+    throw new AgentConfigError({ subject, reason: `its members must be an array of agents or composites ([a, b]), got ${kindOf(members)}` })
+  }
   const seen = new Set<unknown>()
   members.forEach((member, i) => {
     if (!isRunnable(member)) throw new AgentConfigError({ subject, reason: `${role} ${i} is not an agent or a composite` })

@@ -34,6 +34,7 @@ import { ParentRun } from "../dsl/lineage.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import { effectQueue } from "../internal/lazy-effect.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
+import { boundHook } from "../internal/hook-timeout.ts"
 import type { AgentPlan } from "./plan.ts"
 
 /**
@@ -198,26 +199,14 @@ const deliver = (plan: AgentPlan, listeners: ReadonlyArray<Listener<any>>, event
     listeners,
     (listener) =>
       fromMaybeEffect(() => listener(event)).pipe(
-        bounded(plan.budget.hookTimeout),
+        boundHook(plan.budget.hookTimeout),
         catchUnlessInterrupted((error) => reportHookFailure(plan, event.runId, event._tag, error, sink, listener))
       ),
     { discard: true }
   ).pipe(Effect.asVoid)
 
-/** What a hook that did not settle in time is reported with. */
-export class HookTimedOut extends Error {
-  constructor(readonly timeoutMs: number) {
-    super(`the hook did not settle within ${timeoutMs} ms (budget hookTimeout)`)
-    this.name = "HookTimedOut"
-  }
-}
-
-const bounded = (timeoutMs: number) => <A>(hook: Effect.Effect<A, unknown>): Effect.Effect<A | void, unknown> =>
-  Number.isFinite(timeoutMs)
-    ? Effect.interruptible(hook).pipe(
-      Effect.timeoutOrElse({ duration: Duration.millis(timeoutMs), orElse: () => Effect.fail(new HookTimedOut(timeoutMs)) })
-    )
-    : Effect.interruptible(hook)
+// The bound on one hook lives in internal/, so composites bound theirs with the same code.
+export { HookTimedOut } from "../internal/hook-timeout.ts"
 
 /**
  * Reports a failure of user code that must not change the run (a hook or a recovery policy); `failed`,
