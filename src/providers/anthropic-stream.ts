@@ -3,7 +3,8 @@
  * streaming reference documents them: `message_start` (the message with its input usage),
  * `content_block_start` / `content_block_delta` / `content_block_stop` per block (`text_delta`,
  * `input_json_delta` torn anywhere, `thinking_delta`, `signature_delta`), `message_delta` (stop reason
- * and cumulative usage), `message_stop`; `ping` is skipped and an `error` event is raised by the SDK.
+ * and cumulative usage), `message_stop` (the last: the reader in ./anthropic.ts stops there); `ping`
+ * is skipped and an `error` event is raised as the SDK's `APIError` by that reader.
  * Also the stop reason and usage mappings the non-streaming path shares.
  */
 import type Anthropic from "@anthropic-ai/sdk"
@@ -38,7 +39,7 @@ type OpenBlock =
  *
  * @example
  * ```ts
- * resilientStream({ provider: "anthropic", model }, options, (signal) => client.messages.create({ ...body, stream: true }, { signal }), toModelError, anthropicEventDecoder)
+ * resilientStream({ provider: "anthropic", model }, options, (signal, onRead) => openMessagesStream(body, signal, onRead), toModelError, anthropicEventDecoder)
  * ```
  */
 export const anthropicEventDecoder = (): ChunkDecoder<Event> => {

@@ -20,6 +20,7 @@ import { innermostMessage, isConnectionFailure, resilientCall, retryAdvice, shou
 import { effectStream as stream } from "../internal/lazy-effect.ts"
 import { anthropicEventDecoder, statusOfErrorType, toAnthropicFinishReason as toFinishReason, toAnthropicUsage as toUsage } from "./anthropic-stream.ts"
 import { resilientStream, type StreamingOptions } from "./resilient-stream.ts"
+import { sseChunks } from "./sse-stream.ts"
 
 type Params = Anthropic.Messages.MessageCreateParamsNonStreaming
 type MessageParam = Anthropic.Messages.MessageParam
@@ -93,12 +94,45 @@ export const anthropic = (model: string, options: AnthropicOptions = {}): ModelC
         return resilientStream(
           { provider, model },
           options,
-          (signal) => client.messages.create({ ...body, stream: true }, { signal }),
+          (signal, onRead) =>
+            client.messages.create({ ...body, stream: true }, { signal }).asResponse().then((response) => anthropicSseChunks(response, onRead)),
           toModelError,
           anthropicEventDecoder
         )
       })
   }
+}
+
+type StreamEvent = Anthropic.Messages.RawMessageStreamEvent
+
+/**
+ * A Messages stream's events as the SDK's `Stream` yields them, read by ./sse-stream.ts instead of the
+ * SDK's generators (the SDK still sends the request and turns an HTTP error into its `APIError`): `ping`
+ * and unnamed events skipped, an `error` event thrown as the SDK's `APIError` with its `error.type`,
+ * each other event's data parsed (invalid JSON a `SyntaxError`). Every byte that arrives is heard by
+ * `onRead` (a `ping` or a piece of a long event is activity for the idle timeout), and the stream ends
+ * at `message_stop`, without waiting for the server to close the body.
+ */
+const anthropicSseChunks = (response: Response, onRead: () => void): AsyncIterable<StreamEvent> => {
+  const { APIError, AnthropicError } = sdk()
+  return sseChunks<StreamEvent>(response, (sse, stop) => {
+    if (sse.event === "ping" || sse.event === null) return undefined
+    if (sse.event === "error") {
+      let body: unknown
+      try {
+        body = JSON.parse(sse.data)
+      } catch {
+        // the SDK keeps the text as it came
+      }
+      body ??= sse.data
+      const type = (body as { error?: { type?: unknown } } | null)?.error?.type
+      throw new APIError(undefined, body as object, undefined, response.headers, typeof type === "string" ? type as never : undefined)
+    }
+    if (sse.data === "") return undefined
+    const event = JSON.parse(sse.data) as StreamEvent
+    if (sse.event === "message_stop") stop()
+    return event
+  }, () => new AnthropicError("Attempted to iterate over a response with no body"), { onRead })
 }
 
 const defaultMaxTokens = 4096

@@ -40,20 +40,105 @@ class StreamChunk {
 }
 
 const delimiters = ["\n\n", "\r\r", "\r\n\r\n"] as const
+/** The longest delimiter but one character: how much of the pending text a delimiter torn between reads can start in. */
+const overlap = 3
 
-/** Where the first event delimiter in `buffer` is, and its length (`index` -1: none). */
-const firstDelimiter = (buffer: string): { index: number; length: number } => {
-  let index = -1
-  let length = 0
-  for (const delimiter of delimiters) {
-    const at = buffer.indexOf(delimiter)
-    if (at !== -1 && (index === -1 || at < index)) {
-      index = at
-      length = delimiter.length
-    }
+/**
+ * The SDK's buffer, split into events at the first of its delimiters, in linear time: the SDK appends
+ * each read to one string and searches it from its start for every delimiter on every read, which made
+ * an event of megabytes quadratic (slow enough to look like a stall). Here the pending text is kept as
+ * its pieces, joined once when its event ends, and each read is searched once, from where a delimiter
+ * torn between reads could start (the pending text's last characters).
+ */
+class EventSplitter {
+  /** The text since the last delimiter (it holds none), as it came. */
+  #pieces: Array<string> = []
+  /** The pending text's last `overlap` characters. */
+  #tail = ""
+  /** The text being split, where its next event starts, and the next place of each delimiter in it (-2: not looked for, -1: none). */
+  #search = ""
+  #from = 0
+  readonly #next = [-2, -2, -2]
+
+  /** Takes the text of a read. */
+  add(text: string): void {
+    this.#search = this.#tail + text
+    this.#from = 0
+    this.#next.fill(-2)
   }
-  return { index, length }
+
+  /** The next whole event of what was added, or `undefined` when the rest waits for more text. */
+  event(): string | undefined {
+    const search = this.#search
+    const from = this.#from
+    let index = -1
+    let length = 0
+    for (let d = 0; d < delimiters.length; d++) {
+      let at = this.#next[d]!
+      if (at !== -1 && at < from) this.#next[d] = at = search.indexOf(delimiters[d]!, from)
+      if (at !== -1 && (index === -1 || at < index)) {
+        index = at
+        length = delimiters[d]!.length
+      }
+    }
+    const tail = this.#tail.length
+    if (index === -1) {
+      // No delimiter: the rest of this text joins the pending text.
+      const rest = from === 0 ? search.slice(tail) : search.slice(from)
+      if (rest !== "") this.#pieces.push(rest)
+      this.#tail = search.slice(Math.max(from, search.length - overlap))
+      this.#search = ""
+      this.#from = 0
+      this.#next.fill(-2)
+      return undefined
+    }
+    let event: string
+    if (this.#pieces.length === 0) event = search.slice(from, index)
+    else {
+      // Only the first event of a read has pending pieces (its delimiter may start in their last characters).
+      const pending = this.#pieces.join("")
+      event = index >= tail ? pending + search.slice(tail, index) : pending.slice(0, pending.length - tail + index)
+      this.#pieces = []
+    }
+    this.#tail = ""
+    this.#from = index + length
+    return event
+  }
+
+  /** The pending text (what follows the last delimiter). */
+  rest(): string {
+    return this.#pieces.join("")
+  }
 }
+
+/** Who hears the reads of a response's body (see {@link hearingReads}). */
+const readListeners = new WeakMap<Response, () => void>()
+
+/**
+ * A `fetch` that has the stream reader tell `onRead` of every read of the body it returns: a
+ * `gemini(...)` model passes one per streamed request (`config.httpOptions.fetch`), so that any byte
+ * is activity for its idle timeout, though no event is complete yet.
+ *
+ * @example
+ * ```ts
+ * client.models.generateContentStream({ ...params, config: { ...params.config, abortSignal, httpOptions: { fetch: hearingReads(geminiFetch, onRead) } } })
+ * ```
+ */
+export const hearingReads = (
+  fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>,
+  onRead: () => void
+) =>
+async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+  const response = await fetch(input, init)
+  readListeners.set(response, onRead)
+  return response
+}
+
+/**
+ * What the SDK's reader (and this one) throws when the body ends inside an event: the stream was cut
+ * (a `gemini(...)` model retries it as one).
+ */
+export const incompleteEvent = "Incomplete JSON segment at the end"
 
 /** Whether `text` could be a JSON object (its first character after JSON's whitespace is `{`): only those can be error bodies. */
 const mayBeObject = (text: string): boolean => {
@@ -112,22 +197,21 @@ export const geminiStreamReader = (ApiError: ApiErrorClass) =>
     const decoder = new TextDecoder("utf-8")
     if (!reader) throw new Error("Response body is empty")
     const headers = chunkHeaders(response)
+    const onRead = readListeners.get(response)
+    const events = new EventSplitter()
     try {
-      let buffer = ""
       while (true) {
         const { done, value } = await reader.read()
         if (done) {
-          if (buffer.trim().length > 0) throw new Error("Incomplete JSON segment at the end")
+          if (events.rest().trim().length > 0) throw new Error(incompleteEvent)
           break
         }
+        onRead?.()
         const text = decoder.decode(value, { stream: true })
         throwIfErrorText(ApiError, text)
-        buffer += text
-        while (true) {
-          const { index, length } = firstDelimiter(buffer)
-          if (index === -1) break
-          const event = buffer.substring(0, index).trim()
-          buffer = buffer.substring(index + length)
+        events.add(text)
+        for (let raw = events.event(); raw !== undefined; raw = events.event()) {
+          const event = raw.trim()
           if (!event.startsWith("data:")) continue
           const payload = event.substring(5).trim()
           let parsed: { readonly value: unknown } | { readonly error: unknown }

@@ -26,7 +26,7 @@ import { assembleResponse } from "./assemble-response.ts"
 import { checkReply, unusableReply } from "./check-reply.ts"
 import { geminiFetch, GeminiHttpError, httpModelError } from "./gemini-fetch.ts"
 import { GeminiSchemaError, toGeminiSchema } from "./gemini-schema.ts"
-import { geminiStreamReader } from "./gemini-stream.ts"
+import { geminiStreamReader, hearingReads, incompleteEvent } from "./gemini-stream.ts"
 import { argumentsText, callName } from "./normalise-calls.ts"
 import { isConnectionFailure, resilientCall, shouldRetryStatus } from "./resilience.ts"
 import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
@@ -107,7 +107,12 @@ export const gemini = (model: string, options: GeminiOptions = {}): ModelClient 
         return resilientStream<WireResponse>(
           { provider, model },
           options,
-          (abortSignal) => client.models.generateContentStream({ ...params, config: { ...params.config, abortSignal } }) as Promise<AsyncIterable<WireResponse>>,
+          // A fetch per request, so that the reader tells this attempt of every read of the body (activity for the idle timeout).
+          (abortSignal, onRead) =>
+            client.models.generateContentStream({
+              ...params,
+              config: { ...params.config, abortSignal, httpOptions: { ...params.config.httpOptions, fetch: hearingReads(geminiFetch, onRead) } }
+            }) as Promise<AsyncIterable<WireResponse>>,
           toModelError,
           () => geminiChunkDecoder(nextResponse)
         )
@@ -485,6 +490,10 @@ const toModelError = (cause: unknown): ModelError => {
   }
   if (isConnectionFailure(cause)) {
     return new ModelError({ provider, reason: `connection failed: ${describeCause((cause as Error).cause ?? cause)}`, retryable: true, cause })
+  }
+  // The stream readers' words (ours and the SDK's) for a body that ended inside an event: it was cut, as the other providers' are.
+  if (cause instanceof Error && cause.message === incompleteEvent) {
+    return new ModelError({ provider, reason: "the stream ended before the answer finished (inside an event)", retryable: true, cause })
   }
   if (cause instanceof SyntaxError) {
     return new ModelError({ provider, reason: `the response body is not valid JSON: ${cause.message}`, retryable: false, cause })

@@ -1,5 +1,6 @@
 /**
- * Ollama's native `/api/chat` (non-streaming) on the official `ollama` SDK. Tool-call arguments
+ * Ollama's native `/api/chat` on the official `ollama` SDK, which sends the requests (a streamed
+ * reply's NDJSON body is read here, by `ollamaLines`). Tool-call arguments
  * arrive as objects and are handed to the loop as JSON text; calls without ids get unique ones; tool
  * results go back with `tool_name` (and `tool_call_id`), assistant turns with their `thinking`.
  */
@@ -67,22 +68,20 @@ export const ollama = (model: string, options: OllamaOptions = {}): ModelClient 
     throw new AgentConfigError({ subject: `ollama model "${model}"`, reason: describeCause(error) })
   }
   // The SDK passes no signal to non-streaming requests, and drops the headers of an error reply: a
-  // per-call client whose fetch adds our signal and keeps the headers for the retry advice.
-  const withClient = <A>(signal: AbortSignal, call: (client: Ollama) => Promise<A>): Promise<A> => {
-    let headers: Headers | undefined
+  // per-call client whose fetch adds our signal and keeps the reply (its headers for the retry advice;
+  // a stream's body, which the SDK never starts reading, for our own reader).
+  const withClient = <A>(signal: AbortSignal, call: (client: Ollama) => Promise<A>): Promise<{ readonly value: A; readonly reply: Response | undefined }> => {
+    let reply: Response | undefined
     const client = new Client({
       host,
       ...(options.headers === undefined ? {} : { headers: options.headers }),
       fetch: async (input, init) => {
-        const response = await fetch(input, { ...init, signal })
-        headers = response.headers
-        return response.ok && response.body !== null && (response.headers.get("content-type") ?? "").includes("ndjson")
-          ? new Response(checkedLines(response.body), { status: response.status, statusText: response.statusText, headers: response.headers })
-          : response
+        reply = await fetch(input, { ...init, signal })
+        return reply
       }
     })
-    return call(client).catch((cause: unknown) => {
-      throw headers === undefined ? cause : new WithHeaders(cause, headers)
+    return call(client).then((value) => ({ value, reply }), (cause: unknown) => {
+      throw reply === undefined ? cause : new WithHeaders(cause, reply.headers)
     })
   }
   return {
@@ -91,7 +90,7 @@ export const ollama = (model: string, options: OllamaOptions = {}): ModelClient 
       Effect.suspend(() => {
         const body = toOllamaRequest(model, request, options)
         return resilientCall({ provider, model }, options, (signal) => withClient(signal, (client) => client.chat({ ...body, stream: false })), toModelError)
-          .pipe(Effect.flatMap(fromOllamaResponse))
+          .pipe(Effect.flatMap(({ value }) => fromOllamaResponse(value)))
       }),
     // `/api/chat` with `stream: true`: NDJSON, one message delta per line, usage and `done_reason` on the last.
     stream: (request) =>
@@ -100,7 +99,8 @@ export const ollama = (model: string, options: OllamaOptions = {}): ModelClient 
         return resilientStream(
           { provider, model },
           options,
-          (signal) => withClient(signal, (client) => client.chat({ ...body, stream: true })),
+          // The SDK sends the request and reads an error reply; the body is read by `ollamaLines`.
+          (signal, onRead) => withClient(signal, (client) => client.chat({ ...body, stream: true })).then(({ reply }) => ollamaLines(reply, onRead)),
           toModelError,
           ollamaChunkDecoder
         )
@@ -311,35 +311,70 @@ const toUsage = (response: ChatResponse): Usage | undefined => {
   return { inputTokens: input ?? 0, outputTokens: output ?? 0 }
 }
 
+/** The longest piece of a line that is not JSON kept in a reason. */
+const maxLineShown = 120
+
 /**
- * The stream's bytes as they are, failing at the first line that is not JSON: the SDK's own reader
- * skips such a line with a console warning, and the run would go on without the text or the tool
- * call it held. Blank lines pass.
+ * The chat lines of a streamed `/api/chat` reply, read here instead of by the SDK, which skips a line
+ * that is not JSON with a console warning (the run would go on without the text or the tool call it
+ * held), describes an error object as "[object Object]", and splits its whole pending text again on
+ * every read (quadratic in a long line). Here: lines end at LF, a blank line is skipped, a line that is not a JSON object fails the
+ * stream whatever the content type says, a line with an `error` fails it with the error's text (an
+ * object's `message`), the stream ends at the line with `done: true` (the body is cancelled), and
+ * every read is heard by `onRead` (activity for the idle timeout). A body that ends before the `done`
+ * line just ends: the decoder calls that a cut.
  */
-const checkedLines = (body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> => {
+async function* ollamaLines(reply: Response | undefined, onRead: () => void): AsyncGenerator<ChatResponse> {
+  const reader = reply?.body?.getReader()
+  if (reader === undefined) throw new Error("Missing body")
   const decoder = new TextDecoder()
-  let pending = ""
-  const check = (line: string) => {
-    if (line.trim() === "") return
-    try {
-      JSON.parse(line)
-    } catch {
-      throw new Error(`a line of the stream is not JSON: ${JSON.stringify(line.length > 120 ? `${line.slice(0, 120)}…` : line)}`)
+  // The start of the line being read, from earlier reads: joined once, at its end.
+  let pieces: Array<string> = []
+  try {
+    while (true) {
+      const { done, value } = await reader.read()
+      if (!done) onRead()
+      const text = done ? decoder.decode() : decoder.decode(value, { stream: true })
+      let start = 0
+      for (let lf = text.indexOf("\n"); lf !== -1; lf = text.indexOf("\n", start)) {
+        let line = text.slice(start, lf)
+        start = lf + 1
+        if (pieces.length > 0) {
+          pieces.push(line)
+          line = pieces.join("")
+          pieces = []
+        }
+        const chunk = chatLine(line)
+        if (chunk === undefined) continue
+        yield chunk
+        if (chunk.done === true) return
+      }
+      if (start < text.length) pieces.push(start === 0 ? text : text.slice(start))
+      if (done) {
+        const chunk = chatLine(pieces.join(""))
+        if (chunk !== undefined) yield chunk
+        return
+      }
     }
+  } finally {
+    // After `done: true` the server may keep the connection open: nothing more is read.
+    reader.cancel().catch(() => {})
   }
-  return body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      pending += decoder.decode(chunk, { stream: true })
-      const lines = pending.split("\n")
-      pending = lines.pop() ?? ""
-      for (const line of lines) check(line)
-      controller.enqueue(chunk)
-    },
-    flush() {
-      pending += decoder.decode()
-      for (const line of pending.split("\n")) check(line)
-    }
-  }))
+}
+
+/** One line of the stream: `undefined` when blank; a line that is not a JSON object, or holds an `error`, throws. */
+const chatLine = (line: string): ChatResponse | undefined => {
+  if (line.trim() === "") return undefined
+  const shown = () => JSON.stringify(line.length > maxLineShown ? `${line.slice(0, maxLineShown)}…` : line)
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(line)
+  } catch {
+    throw new Error(`a line of the stream is not JSON: ${shown()}`)
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error(`a line of the stream is not a JSON object: ${shown()}`)
+  if ("error" in parsed) throw new Error(describeErrorBody((parsed as { error: unknown }).error, "the stream reported an error"))
+  return parsed as ChatResponse
 }
 
 const toModelError = (failure: unknown): ModelError => {
@@ -365,10 +400,6 @@ const toModelError = (failure: unknown): ModelError => {
   if (cause instanceof TypeError && (isConnectionFailure(cause) || cause.message === "fetch failed")) {
     // fetch reports refused connections, resets and DNS failures as TypeError("fetch failed").
     return new ModelError({ provider, reason: `connection failed: ${describeCause(cause.cause ?? cause)}`, retryable: true, cause })
-  }
-  // The SDK's own words for a stream that ended cleanly before its `done` line: it was cut.
-  if (cause instanceof Error && cause.message.startsWith("Did not receive done")) {
-    return new ModelError({ provider, reason: "the stream ended before its line with done: true", retryable: true, cause })
   }
   return new ModelError({ provider, reason: describeCause(cause), retryable: false, cause })
 }

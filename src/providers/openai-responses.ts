@@ -19,7 +19,7 @@ import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 import { assembleResponse } from "./assemble-response.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText, callName, normaliseCalls } from "./normalise-calls.ts"
-import { openAiSdkClient, toModelError } from "./openai.ts"
+import { isTransientStreamError, openAiSdkClient, openAiSseChunks, toModelError } from "./openai.ts"
 import { resilientCall } from "./resilience.ts"
 import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
 
@@ -75,7 +75,10 @@ const provider = "openai"
  */
 export const openaiResponses = (model: string, options: OpenAiResponsesOptions = {}): ModelClient => {
   const client = openAiSdkClient(`openai responses model "${model}"`, options)
-  const create = client.responses.create.bind(client.responses) as (body: unknown, options: { signal: AbortSignal }) => Promise<unknown>
+  const create = client.responses.create.bind(client.responses) as unknown as (
+    body: unknown,
+    options: { signal: AbortSignal }
+  ) => Promise<unknown> & { asResponse(): Promise<Response> }
   return {
     metadata: metadataOf(provider, model, options.temperature, options.maxTokens),
     chat: (request) =>
@@ -99,7 +102,9 @@ export const openaiResponses = (model: string, options: OpenAiResponsesOptions =
         return resilientStream(
           { provider, model },
           options,
-          (signal) => create({ ...body, stream: true }, { signal }) as Promise<AsyncIterable<WireEvent>>,
+          // Read by ./sse-stream.ts (as Chat Completions are): every byte is activity, and the stream ends at its last event.
+          (signal, onRead) =>
+            create({ ...body, stream: true }, { signal }).asResponse().then((response) => openAiSseChunks<WireEvent>(response, { onRead, isLast: isLastEvent })),
           toModelError,
           responsesEventDecoder
         )
@@ -306,9 +311,13 @@ const failedError = (response: WireResponse | null | undefined): ModelError => {
   return new ModelError({
     provider,
     reason: `the response failed: ${code ?? "error"}: ${String(response?.error?.message ?? "no message")}`,
-    retryable: code === "server_error" || code === "rate_limit_exceeded"
+    retryable: isTransientStreamError({ code })
   })
 }
+
+/** The events after which the Responses stream sends nothing more. */
+const lastEvents: ReadonlySet<unknown> = new Set(["response.completed", "response.incomplete", "response.failed"])
+const isLastEvent = (event: WireEvent): boolean => typeof event === "object" && event !== null && lastEvents.has(event.type)
 
 const toUsage = (usage: WireResponse["usage"]): Usage | undefined => {
   if (usage === undefined || usage === null) return undefined
@@ -332,7 +341,7 @@ const toUsage = (usage: WireResponse["usage"]): Usage | undefined => {
  *
  * @example
  * ```ts
- * resilientStream(target, options, (signal) => client.responses.create({ ...body, stream: true }, { signal }), toModelError, responsesEventDecoder)
+ * resilientStream(target, options, (signal, onRead) => client.responses.create({ ...body, stream: true }, { signal }).asResponse().then((r) => openAiSseChunks(r, { onRead })), toModelError, responsesEventDecoder)
  * ```
  */
 export const responsesEventDecoder = (): ChunkDecoder<WireEvent> => {
@@ -352,7 +361,7 @@ export const responsesEventDecoder = (): ChunkDecoder<WireEvent> => {
         return new ModelError({
           provider,
           reason: `error event in the stream: ${code ?? "error"}: ${String(event.message ?? "")}`,
-          retryable: code === "server_error" || code === "rate_limit_exceeded"
+          retryable: isTransientStreamError({ code: event.code })
         })
       }
       if (event.type === "response.failed") return failedError(event.response as WireResponse)

@@ -31,7 +31,7 @@ import type {
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { checkReply } from "./check-reply.ts"
 import { callName, normaliseCalls, type WireCall } from "./normalise-calls.ts"
-import { innermostMessage, isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
+import { innermostMessage, isConnectionFailure, isRetryableStatus, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
 import { sseChunks } from "./sse-stream.ts"
 import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
@@ -105,9 +105,9 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
         return resilientStream(
           { provider, model },
           options,
-          (signal) =>
+          (signal, onRead) =>
             client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal }).asResponse()
-              .then((response) => openAiSseChunks<ChatCompletionChunk>(response)),
+              .then((response) => openAiSseChunks<ChatCompletionChunk>(response, { onRead })),
           toModelError,
           openAiChunkDecoder
         )
@@ -118,32 +118,38 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
 /**
  * Internal: a streamed OpenAI response's chunks as the SDK's `Stream` yields them, read by
  * ./sse-stream.ts instead of the SDK's generators (the SDK still sends the request and turns an HTTP
- * error into its `APIError`): each event's `data:` JSON, nothing after `[DONE]`, `data` with an `error`
- * thrown as the SDK's `APIError` (an `error` event too, for `thread.` events, which are yielded as
- * `{ event, data }`), invalid JSON a `SyntaxError`.
+ * error into its `APIError`): each event's `data:` JSON, `data` with an `error` thrown as the SDK's
+ * `APIError` (an `error` event too, for `thread.` events, which are yielded as `{ event, data }`),
+ * invalid JSON a `SyntaxError`. `[DONE]` ends the stream (the SDK reads on, yielding nothing, until the
+ * server closes the body; a server that keeps it open would leave a finished answer waiting for the
+ * idle timeout), and so does a chunk `isLast` picks (the Responses API's `response.completed`, which
+ * has no `[DONE]` after it). `onRead` hears every piece of the body (see `SseHooks`).
  *
  * @example
  * ```ts
  * client.chat.completions.create({ ...body, stream: true }, { signal }).asResponse().then((response) => openAiSseChunks<ChatCompletionChunk>(response))
  * ```
  */
-export const openAiSseChunks = <C>(response: Response): AsyncIterable<C> => {
+export const openAiSseChunks = <C>(
+  response: Response,
+  options: { readonly onRead?: (() => void) | undefined; readonly isLast?: ((chunk: C) => boolean) | undefined } = {}
+): AsyncIterable<C> => {
   const { APIError, OpenAIError } = sdk().default
-  let finished = false
-  return sseChunks<C>(response, (sse) => {
-    if (finished) return undefined
+  const isLast = options.isLast
+  return sseChunks<C>(response, (sse, stop) => {
     if (sse.data.startsWith("[DONE]")) {
-      finished = true
+      stop()
       return undefined
     }
     const data = JSON.parse(sse.data)
     if (sse.event === null || !sse.event.startsWith("thread.")) {
       if (data?.error) throw new APIError(undefined, data.error, undefined, response.headers)
+      if (isLast?.(data) === true) stop()
       return data
     }
     if (sse.event === "error") throw new APIError(undefined, data.error, data.message, undefined)
     return { event: sse.event, data } as C
-  }, () => new OpenAIError("Attempted to iterate over a response with no body"))
+  }, () => new OpenAIError("Attempted to iterate over a response with no body"), { onRead: options.onRead })
 }
 
 /**
@@ -503,6 +509,10 @@ export const toModelError = (cause: unknown): ModelError => {
       cause
     })
   }
+  if (cause instanceof OpenAI.APIError && cause.status === undefined && !(cause instanceof OpenAI.APIUserAbortError)) {
+    // An error event inside the stream: no HTTP status or headers, classified by its type or code.
+    return new ModelError({ provider, reason: cause.message, retryable: isTransientStreamError(cause.error), cause })
+  }
   if (cause instanceof SyntaxError) {
     return new ModelError({ provider, reason: `the response body is not valid JSON: ${cause.message}`, retryable: false, cause })
   }
@@ -510,4 +520,33 @@ export const toModelError = (cause: unknown): ModelError => {
     return new ModelError({ provider, reason: `connection failed: ${describeCause((cause as Error).cause ?? cause)}`, retryable: true, cause })
   }
   return new ModelError({ provider, reason: describeCause(cause), retryable: false, cause })
+}
+
+/** Error types and codes that say waiting may help: OpenAI's, and the names gateways pass on from Anthropic. */
+const transientErrors: ReadonlySet<unknown> = new Set(["server_error", "rate_limit_exceeded", "rate_limit_error", "overloaded_error"])
+
+/**
+ * Internal: whether an error inside a stream (a Chat Completions `data: {"error": …}` event, a Responses
+ * `error` event or failed response), which has no HTTP status or headers of its own, is worth another
+ * attempt: its `type` or `code` names a server error or a rate limit (`server_error`,
+ * `rate_limit_exceeded`, `rate_limit_error`, `overloaded_error`), or its numeric `code` or `status` (as
+ * OpenRouter and vLLM send) is a retryable HTTP status. `insufficient_quota` never is. The stream is
+ * retried only while no content reached the caller, as for any failure.
+ *
+ * @example
+ * ```ts
+ * isTransientStreamError({ type: "server_error", message: "boom" }) // true
+ * isTransientStreamError({ code: 502, message: "upstream" }) // true
+ * ```
+ */
+export const isTransientStreamError = (error: unknown): boolean => {
+  if (typeof error !== "object" || error === null) return false
+  const { type, code, status } = error as { readonly type?: unknown; readonly code?: unknown; readonly status?: unknown }
+  if (code === "insufficient_quota" || type === "insufficient_quota") return false
+  if (transientErrors.has(type) || transientErrors.has(code)) return true
+  for (const value of [code, status]) {
+    const number = typeof value === "number" ? value : typeof value === "string" && /^\d{3}$/.test(value) ? Number(value) : undefined
+    if (number !== undefined && Number.isInteger(number)) return isRetryableStatus(number)
+  }
+  return false
 }

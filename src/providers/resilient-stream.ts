@@ -2,7 +2,8 @@
  * What every HTTP provider does around one streaming call: open the stream with an `AbortSignal`
  * (aborted when the stream ends, fails or is interrupted, which closes the HTTP response), decode its
  * chunks into response parts, fail with a retryable `ModelError` when nothing arrives for `idleTimeout`
- * (a stall) or when the stream ends before the answer finished (a cut), and retry with backoff only
+ * (a stall: not a chunk, nor a byte of the body when the provider reads it and reports its reads) or
+ * when the stream ends before the answer finished (a cut), and retry with backoff only
  * while no content part (text, reasoning, tool call; usage does not count) has reached the caller: a
  * retry never repeats text the caller already saw. Every wait is announced (`announceRetry`) like a
  * non-streaming call's.
@@ -25,8 +26,10 @@ import { effectStream as stream } from "../internal/lazy-effect.ts"
 /** Options of streaming calls, beside the retry policy every provider shares. */
 export interface StreamingOptions extends ResilienceOptions {
   /**
-   * The longest wait for the next chunk (the first one included) before the stream counts as stalled:
-   * a retryable `ModelError`, retried only when nothing reached the caller yet. Default 2 minutes
+   * The longest time with nothing arriving (before the first chunk too) before the stream counts as
+   * stalled: a retryable `ModelError`, retried only when nothing reached the caller yet. Any byte of the
+   * body counts (a keep-alive comment, a ping, a piece of a long event), for the providers that read
+   * the body themselves (all but `fromAiSdk`, whose model hands over parts). Default 2 minutes
    * (reasoning models may think for a long time before their first token).
    */
   readonly idleTimeout?: Duration.Input
@@ -71,7 +74,9 @@ export const decodeChunk = (
 }
 
 /**
- * Streams `open(signal)`'s chunks as response parts, with the idle timeout and the retry policy.
+ * Streams `open(signal, onRead)`'s chunks as response parts, with the idle timeout and the retry
+ * policy. `open` calls `onRead` whenever bytes of the body arrive (a reader of our own reports its
+ * reads): that is activity for the idle timeout even when it completes no chunk.
  *
  * One pull per stream chunk, in plain code between the SDK's promises: a pull asks the SDK's iterator
  * for chunks until one decodes to parts (chunks without parts, such as pings, do not wake the caller),
@@ -82,13 +87,13 @@ export const decodeChunk = (
  *
  * @example
  * ```ts
- * resilientStream({ provider: "openai", model }, options, (signal) => client.chat.completions.create({ ...body, stream: true }, { signal }), toModelError, openAiChunkDecoder)
+ * resilientStream({ provider: "openai", model }, options, (signal, onRead) => openStream(body, signal, onRead), toModelError, openAiChunkDecoder)
  * ```
  */
 export const resilientStream = <C>(
   target: CallTarget,
   options: StreamingOptions,
-  open: (signal: AbortSignal) => Promise<AsyncIterable<C>>,
+  open: (signal: AbortSignal, onRead: () => void) => Promise<AsyncIterable<C>>,
   toModelError: (cause: unknown) => ModelError,
   makeDecoder: () => ChunkDecoder<C>
 ): Stream.Stream<ResponsePart, ModelError> =>
@@ -122,7 +127,7 @@ interface CallSpec<C> {
   /** The idle timeout in milliseconds (`Infinity`: none). */
   readonly idleMs: number
   readonly stalled: () => ModelError
-  readonly open: (signal: AbortSignal) => Promise<AsyncIterable<C>>
+  readonly open: (signal: AbortSignal, onRead: () => void) => Promise<AsyncIterable<C>>
   readonly toModelError: (cause: unknown) => ModelError
   readonly makeDecoder: () => ChunkDecoder<C>
 }
@@ -139,7 +144,7 @@ interface Attempt<C> {
   pulling: boolean
   /** The pending pull's resume; cleared once it is resumed (by a chunk, a failure or the watchdog). */
   resume: ((effect: Pull) => void) | undefined
-  /** When the pending pull started waiting (or its last chunk without parts came), by the run's `Clock`. */
+  /** When the pending pull started waiting (or its last chunk without parts, or bytes, came), by the run's `Clock`. */
   waitingSince: number
   watchdog: Fiber.Fiber<void> | undefined
   /** The last chunk came: the next pull ends the stream. */
@@ -147,6 +152,8 @@ interface Attempt<C> {
   /** This attempt's promise handlers (made once per attempt, not per chunk). */
   readonly onResult: (result: IteratorResult<C>) => void
   readonly onError: (cause: unknown) => void
+  /** Bytes of the body arrived: activity, though no chunk may be complete yet. */
+  readonly onRead: () => void
 }
 
 /** The state of one streaming call across its attempts. */
@@ -189,6 +196,9 @@ class StreamCall<C> {
       onError: (cause) => {
         attempt.pulling = false
         this.#settle(attempt, () => this.#retryOrFail(this.spec.toModelError(cause)))
+      },
+      onRead: () => {
+        if (this.#attempt === attempt && attempt.resume !== undefined) attempt.waitingSince = this.clock.currentTimeMillisUnsafe()
       }
     }
     this.#attempt = attempt
@@ -221,7 +231,7 @@ class StreamCall<C> {
         attempt.iterator.next().then(attempt.onResult, attempt.onError)
         return
       }
-      this.spec.open(attempt.controller.signal).then((iterable) => {
+      this.spec.open(attempt.controller.signal, attempt.onRead).then((iterable) => {
         if (this.#attempt !== attempt || attempt.resume === undefined) return
         attempt.iterator = iterable[Symbol.asyncIterator]()
         this.#next(attempt)

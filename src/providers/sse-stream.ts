@@ -9,6 +9,10 @@
  * comments and other fields ignored, an event dispatched at its blank line unless it has neither a
  * name nor data, an unfinished last event dropped. The provider turns each event into a chunk
  * (`read`), or skips it. test/properties/sse-stream.property.test.ts holds it to the SDK's reading.
+ *
+ * Linear in the body's size: each network chunk is scanned once for line ends, and a line torn across
+ * chunks is kept as its pieces and joined once, at its end (a pending text grown by `+` and searched
+ * again on every read made one event of megabytes quadratic, slow enough to look like a stall).
  */
 
 /** One server-sent event: its `event:` name (`null` without one) and its `data:` lines joined by LF. */
@@ -17,20 +21,36 @@ export interface SseEvent {
   readonly data: string
 }
 
+/** What a reader of server-sent events may be told beside the events. */
+export interface SseHooks {
+  /**
+   * Called for every piece of the body that arrives, whole event or not (a keep-alive comment, a piece
+   * of a long event): an idle watchdog counts it as activity.
+   */
+  readonly onRead?: (() => void) | undefined
+}
+
 /**
  * The chunks of `response`'s server-sent events: `read` makes a chunk of an event, `undefined` skips
- * it, and what it throws fails the iteration after the chunks before it (as a generator would). An
- * aborted read (`AbortError`) ends the iteration quietly, as the SDKs' streams do; `return()` cancels
- * the body. `noBody` is the failure of a response without a body.
+ * it, and what it throws fails the iteration after the chunks before it (as a generator would). `read`
+ * calls `stop()` at the protocol's last event (`[DONE]`, `message_stop`): the chunk it makes of that
+ * event is still handed out, then the iteration ends and the body is cancelled, without waiting for the
+ * server to close it. An aborted read (`AbortError`) ends the iteration quietly, as the SDKs' streams
+ * do; `return()` cancels the body. `noBody` is the failure of a response without a body.
  *
  * @example
  * ```ts
- * const chunks = sseChunks(response, (event) => (event.data === "[DONE]" ? undefined : JSON.parse(event.data)), () => new Error("no body"))
+ * const chunks = sseChunks(response, (event, stop) => (event.data === "[DONE]" ? stop() : JSON.parse(event.data)), () => new Error("no body"))
  * for await (const chunk of chunks) console.log(chunk)
  * ```
  */
-export const sseChunks = <C>(response: Response, read: (event: SseEvent) => C | undefined, noBody: () => unknown): AsyncIterable<C> => ({
-  [Symbol.asyncIterator]: () => new SseIterator(response, read, noBody)
+export const sseChunks = <C>(
+  response: Response,
+  read: (event: SseEvent, stop: () => void) => C | undefined,
+  noBody: () => unknown,
+  hooks: SseHooks = {}
+): AsyncIterable<C> => ({
+  [Symbol.asyncIterator]: () => new SseIterator(response, read, noBody, hooks.onRead)
 })
 
 const done: IteratorReturnResult<undefined> = { done: true, value: undefined }
@@ -45,22 +65,35 @@ class SseIterator<C> implements AsyncIterator<C, undefined> {
   readonly #reader: ReadableStreamDefaultReader<Uint8Array> | undefined
   /** A BOM is not dropped here but at the start of every line, as the SDK (which decodes line by line) does. */
   readonly #decoder = new TextDecoder("utf-8", { ignoreBOM: true })
-  /** Decoded text; lines before `#start` are parsed. */
+  /** The text of the last read; lines before `#start` are parsed. */
   #text = ""
   #start = 0
-  /** The next CR in `#text` at or after `#start` (-1: none; -2: not looked for): LF-only streams scan for it once per read. */
+  /** The start of the line being read, from earlier reads (joined once the line ends). */
+  #pieces: Array<string> = []
+  /** The next LF and CR in `#text` at or after `#start` (-1: none in this read; -2: not looked for). */
+  #lf = -2
   #cr = -2
+  /** The last read ended in a CR: a LF at the start of the next one is its CRLF's second half. */
+  #afterCr = false
   #event: string | null = null
   #data: Array<string> = []
   /** What `read` threw, handed out after the chunks made before it. */
   #failure: { readonly cause: unknown } | undefined
+  /** `read` saw the protocol's last event: nothing more is read. */
+  #stopped = false
+  readonly #stop = (): void => {
+    this.#stopped = true
+  }
   /** The body has ended (or failed, or was cancelled): no more reads. */
   #ended = false
   readonly #onRead = (result: Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>["read"]>>): Promise<IteratorResult<C, undefined>> => {
     if (result.done) {
       this.#ended = true
       this.#append(this.#decoder.decode())
-    } else this.#append(this.#decoder.decode(result.value, { stream: true }))
+    } else {
+      this.onBytes?.()
+      this.#append(this.#decoder.decode(result.value, { stream: true }))
+    }
     return this.next()
   }
   readonly #onError = (cause: unknown): IteratorResult<C, undefined> => {
@@ -69,12 +102,17 @@ class SseIterator<C> implements AsyncIterator<C, undefined> {
     throw cause
   }
 
-  constructor(response: Response, readonly read: (event: SseEvent) => C | undefined, readonly noBody: () => unknown) {
+  constructor(
+    response: Response,
+    readonly read: (event: SseEvent, stop: () => void) => C | undefined,
+    readonly noBody: () => unknown,
+    readonly onBytes: (() => void) | undefined
+  ) {
     this.#reader = response.body?.getReader()
   }
 
   next(): Promise<IteratorResult<C, undefined>> {
-    const chunk = this.#failure === undefined ? this.#pump() : none
+    const chunk = this.#failure === undefined && !this.#stopped ? this.#pump() : none
     if (chunk !== none) return Promise.resolve({ done: false, value: chunk })
     const failure = this.#failure
     if (failure !== undefined) {
@@ -83,6 +121,10 @@ class SseIterator<C> implements AsyncIterator<C, undefined> {
       return Promise.reject(failure.cause)
     }
     if (this.#reader === undefined) return Promise.reject(this.noBody())
+    if (this.#stopped) {
+      this.#finish()
+      return Promise.resolve(done)
+    }
     if (this.#ended) return Promise.resolve(done)
     return this.#reader.read().then(this.#onRead, this.#onError)
   }
@@ -100,52 +142,66 @@ class SseIterator<C> implements AsyncIterator<C, undefined> {
     }
     this.#text = ""
     this.#start = 0
-    this.#cr = -2
+    this.#pieces = []
     this.#failure = undefined
   }
 
+  /** Takes the text of a read; what is left of the last one (the start of an unfinished line) is kept as a piece. */
   #append(text: string): void {
-    if (this.#start > 0) {
-      this.#text = this.#text.slice(this.#start)
-      this.#start = 0
-    }
-    this.#text = this.#text === "" ? text : this.#text + text
+    if (this.#start < this.#text.length) this.#pieces.push(this.#start === 0 ? this.#text : this.#text.slice(this.#start))
+    this.#text = text
+    this.#start = 0
+    this.#lf = -2
     this.#cr = -2
+    if (this.#afterCr && text !== "") {
+      this.#afterCr = false
+      if (text.charCodeAt(0) === 10) this.#start = 1
+    }
   }
 
   /**
-   * Parses complete lines until one event makes a chunk (or `read` fails); `none` when the text has no
-   * more complete lines. Once the body has ended, a last CR ends its line and an unfinished last line
-   * is dropped (it could only join an event that never gets its blank line).
+   * Parses complete lines until one event makes a chunk (or `read` fails or stops); `none` when the text
+   * has no more complete lines. Once the body has ended, an unfinished last line is dropped (it could
+   * only join an event that never gets its blank line).
    */
   #pump(): C | typeof none {
     const text = this.#text
     let start = this.#start
+    let lf = this.#lf
     let cr = this.#cr
     let chunk: C | typeof none = none
-    while (chunk === none && this.#failure === undefined) {
-      const lf = text.indexOf("\n", start)
+    while (chunk === none && this.#failure === undefined && !this.#stopped) {
+      if (lf !== -1 && lf < start) lf = text.indexOf("\n", start)
       if (cr !== -1 && cr < start) cr = text.indexOf("\r", start)
       let lineEnd: number
       let next: number
       if (cr !== -1 && (lf === -1 || cr < lf)) {
-        // A CR ends a line; a CR at the very end may be the first half of a CRLF torn between reads.
-        if (cr === text.length - 1 && !this.#ended) break
         lineEnd = cr
-        next = text.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1
+        if (cr === text.length - 1) {
+          // A CR at the end of a read may be the first half of a CRLF torn between reads.
+          this.#afterCr = !this.#ended
+          next = cr + 1
+        } else next = text.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1
       } else if (lf !== -1) {
         lineEnd = lf
         next = lf + 1
       } else break
-      chunk = this.#line(text.slice(start, lineEnd))
+      let line = text.slice(start, lineEnd)
+      if (this.#pieces.length > 0) {
+        this.#pieces.push(line)
+        line = this.#pieces.join("")
+        this.#pieces = []
+      }
+      chunk = this.#line(line)
       start = next
     }
     this.#start = start
+    this.#lf = lf
     this.#cr = cr
     if (chunk === none && this.#ended) {
       this.#text = ""
       this.#start = 0
-      this.#cr = -2
+      this.#pieces = []
     }
     return chunk
   }
@@ -160,7 +216,7 @@ class SseIterator<C> implements AsyncIterator<C, undefined> {
       this.#event = null
       this.#data = []
       try {
-        const chunk = this.read({ event, data: data.length === 1 ? data[0]! : data.join("\n") })
+        const chunk = this.read({ event, data: data.length === 1 ? data[0]! : data.join("\n") }, this.#stop)
         return chunk === undefined ? none : chunk
       } catch (cause) {
         this.#failure = { cause }

@@ -155,6 +155,21 @@ describe("gemini(...): the Gemini API", () => {
     expect(server.requests).toHaveLength(3)
   })
 
+  it("a body that ends cleanly inside an event (before any content) was cut: retried, as the other providers' cut streams are; after text it fails", async () => {
+    const reply: WireReply = { text: "whole answer", calls: [], usage: { input: 1, output: 1 } }
+    const events = geminiEvents(reply, [5])
+    const body = sse(events)
+    const inFirst = body.slice(0, body.indexOf("\"text\"") + 12) // inside the first event, no delimiter after it
+    const afterText = sse(events.slice(0, 1)) + body.slice(sse(events.slice(0, 1)).length, sse(events.slice(0, 2)).length - 10)
+    const server = await serve([streamed(inFirst), streamed(body), streamed(afterText)])
+    const exit = await Effect.runPromiseExit(Stream.runCollect(client(server.url).stream!(request)))
+    expect(Exit.isSuccess(exit) && assemble(exit.value)).toMatchObject({ _tag: "Text", content: "whole answer" })
+    expect(server.requests).toHaveLength(2)
+    const late = errorOf(await Effect.runPromiseExit(Stream.runCollect(client(server.url).stream!(request))))
+    expect(late).toMatchObject({ _tag: "ModelError", retryable: true, reason: "the stream ended before the answer finished (inside an event)" })
+    expect(server.requests).toHaveLength(3)
+  })
+
   it("interrupting the stream closes the HTTP response", async () => {
     const events = geminiEvents({ text: "first words", calls: [], usage: { input: 1, output: 1 } }, [6])
     const server = await serve([streamed(sse(events.slice(0, 1)), undefined, "stall")])

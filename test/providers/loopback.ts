@@ -14,7 +14,7 @@ export type Reply =
   /** Sends the status line, headers and `partial` of the body, then destroys the socket. */
   | { readonly reset: string }
   /**
-   * A streamed body: `pieces` (text, or bytes to tear inside UTF-8 characters) written one by one (`gapMs` apart), then the response ends (`"end"`),
+   * A streamed body: `pieces` (text, or bytes to tear inside UTF-8 characters) written one by one (`gapMs` apart; 0: as the socket drains), then the response ends (`"end"`),
    * the socket is destroyed (`"cut"`), or nothing more is sent (`"stall"`; its close is recorded).
    */
   | { readonly pieces: ReadonlyArray<string | Uint8Array>; readonly contentType: string; readonly gapMs?: number; readonly then?: "end" | "cut" | "stall" }
@@ -71,6 +71,12 @@ export const startLoopback = async (replies: ReadonlyArray<Reply>, port = 0): Pr
         res.flushHeaders()
         const write = (i: number): void => {
           if (res.destroyed) return
+          // `gapMs: 0`: as fast as the client reads (each piece its own write, waiting only for the socket to drain).
+          if (reply.gapMs === 0) {
+            while (i < reply.pieces.length) {
+              if (!res.write(reply.pieces[i++]!)) return void res.once("drain", () => write(i))
+            }
+          }
           if (i < reply.pieces.length) {
             res.write(reply.pieces[i]!)
             setTimeout(() => write(i + 1), reply.gapMs ?? 1)

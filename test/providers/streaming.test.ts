@@ -156,6 +156,30 @@ describe("openai(...).stream: Chat Completions SSE", () => {
     const exit = await partsOf(openai("m", { baseURL: `${server.url}/v1`, apiKey: "k", ...fast }))
     expect(errorOf(exit)).toMatchObject({ _tag: "ModelError", kind: "length", partial: "The answer" })
   })
+
+  it.each([
+    ["type server_error", { message: "The server had an error", type: "server_error", param: null, code: null }],
+    ["code rate_limit_exceeded", { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" }],
+    ["a numeric code (OpenRouter)", { message: "Provider returned error", code: 502 }]
+  ])("an error event before any content (%s) is retried, as Gemini's, Anthropic's and the Responses API's are", async (_, error) => {
+    const server = await serve([sse(`data: ${JSON.stringify({ error })}\n\n`), sse(sseBody(openAiText(["ok"])))])
+    const exit = await partsOf(openai("m", { baseURL: `${server.url}/v1`, apiKey: "k", ...fast }))
+    expect(errorOf(exit)).toBeUndefined()
+    expect(Exit.isSuccess(exit) && assemble(exit.value)).toMatchObject({ _tag: "Text", content: "ok" })
+    expect(server.requests).toHaveLength(2)
+  })
+
+  it("an error event of another type is not retried; a server_error event after text fails without a retry", async () => {
+    const invalid = await serve([sse(`data: ${JSON.stringify({ error: { message: "bad", type: "invalid_request_error" } })}\n\n`), sse(sseBody(openAiText(["ok"])))])
+    expect(errorOf(await partsOf(openai("m", { baseURL: `${invalid.url}/v1`, apiKey: "k", ...fast })))).toMatchObject({ _tag: "ModelError", retryable: false, reason: "bad" })
+    expect(invalid.requests).toHaveLength(1)
+    const late = await serve([
+      sse(sseBody(openAiText(["seen"]).slice(0, 2), false) + `data: ${JSON.stringify({ error: { message: "boom", type: "server_error" } })}\n\n`),
+      sse(sseBody(openAiText(["again"])))
+    ])
+    expect(errorOf(await partsOf(openai("m", { baseURL: `${late.url}/v1`, apiKey: "k", ...fast })))).toMatchObject({ _tag: "ModelError", retryable: true, reason: "boom" })
+    expect(late.requests).toHaveLength(1)
+  })
 })
 
 describe("ollama(...).stream: /api/chat NDJSON", () => {
@@ -215,6 +239,24 @@ describe("ollama(...).stream: /api/chat NDJSON", () => {
     const retried = await partsOf(ollama("qwen", { host: noDone.url, ...fast }))
     expect(Exit.isSuccess(retried) && assemble(retried.value)).toMatchObject({ _tag: "Text", content: "ok" })
     expect(noDone.requests).toHaveLength(2)
+  })
+
+  it.each(["text/plain; charset=utf-8", "application/json"])("a line that is not JSON fails the stream whatever the content type says (%s)", async (contentType) => {
+    const torn = `${JSON.stringify(ollamaLine({ content: "The answer: " }))}\n{"model":"m","message":{"role":"assistant","content":"42"\n${JSON.stringify(ollamaLine({}, true))}\n`
+    const server = await serve([{ pieces: tear(torn), contentType }])
+    const exit = await partsOf(ollama("qwen", { host: server.url, ...fast }))
+    expect(errorOf(exit)).toMatchObject({ _tag: "ModelError", retryable: false })
+    expect(String((errorOf(exit) as ModelError).reason)).toContain("not JSON")
+  })
+
+  it("an error line whose error is an object is described by its message, not [object Object]; a string error as it is", async () => {
+    const server = await serve([
+      ndjson(ndjsonBody([ollamaLine({ content: "hi" }), { error: { message: "runner crashed", code: 500 } }])),
+      ndjson(ndjsonBody([{ error: "model runner has unexpectedly stopped" }]))
+    ])
+    const client = ollama("qwen", { host: server.url, ...fast })
+    expect(errorOf(await partsOf(client))).toMatchObject({ _tag: "ModelError", reason: "runner crashed" })
+    expect(errorOf(await partsOf(client))).toMatchObject({ _tag: "ModelError", reason: "model runner has unexpectedly stopped" })
   })
 
   it("a stall before any line is retried; the stalled request is closed", async () => {
