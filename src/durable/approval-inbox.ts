@@ -12,6 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { cancellationsInMemory } from "./cancellations-in-memory.ts"
 import type * as Schema from "effect/Schema"
+import type { DurableRunUnreadable } from "./run-unreadable.ts"
 
 /** One wait of a run for decisions. */
 export interface ApprovalWait {
@@ -56,8 +57,8 @@ export class ApprovalInbox extends Context.Service<ApprovalInbox, {
   readonly open: (wait: ApprovalWait) => Effect.Effect<void, ApprovalInboxFailed>
   /** Closes the wait: its decisions were taken. */
   readonly close: (runId: string, wait: number) => Effect.Effect<void, ApprovalInboxFailed>
-  /** The open wait of run `runId`, if it waits. */
-  readonly current: (runId: string) => Effect.Effect<Option.Option<ApprovalWait>, ApprovalInboxFailed>
+  /** The open wait of run `runId`, if it waits (`DurableRunUnreadable` when its row is not JSON). */
+  readonly current: (runId: string) => Effect.Effect<Option.Option<ApprovalWait>, ApprovalInboxFailed | DurableRunUnreadable>
   /** Records that run `runId` is cancelled, with `reason` (the first reason stays). */
   readonly cancel: (runId: string, reason: string) => Effect.Effect<void, ApprovalInboxFailed>
   /** Why run `runId` was cancelled, if it was. */

@@ -7,7 +7,9 @@
  * does) and completes the deferred, from any process. `maxDuration` holds from the recorded start of
  * the run: a replay recomputes what is left, and a wait for decisions is raced with a durable clock.
  * Every event of the run goes to its journal (`RunJournal`, `journal-events.ts`), which `follow` reads
- * from any process and `journal` reads as typed steps (`run-inspection.ts`).
+ * from any process and `journal` reads as typed steps (`run-inspection.ts`). A run whose stored rows
+ * cannot be read is `DurableRunUnreadable` to every reader (`run-unreadable.ts`), and `list` shows it
+ * as `unreadable` among the others.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -39,7 +41,8 @@ import type { Reconcile } from "./reconcile.ts"
 import { recordedSteps } from "./recorded-steps.ts"
 import { clearStrayReplies, isStrayDefect } from "./stray-defect.ts"
 import { AgentErrorSchema, DecisionsSchema } from "./schemas.ts"
-import { withStoreRetry } from "./store-retry.ts"
+import { readStore, withStoreRetry } from "./store-retry.ts"
+import { decodeStored, DurableRunUnreadable, unreadableIn, unreadableReason } from "./run-unreadable.ts"
 import { ToolIntents } from "./tool-intents.ts"
 import { type DurableJournal, inspectRun } from "./run-inspection.ts"
 import type { ToolEffectClass } from "../dsl/tool.ts"
@@ -89,18 +92,26 @@ export interface AwaitingDecisions<TTools extends Record<string, any> = Record<s
   readonly pending: ReadonlyArray<PendingApproval<TTools>>
 }
 
-/** Where a durable run is: running (or not picked up yet), waiting for decisions, or ended. */
-export type DurableRunStatus = "running" | "waiting" | "completed" | "failed" | "cancelled"
+/**
+ * Where a durable run is: running (or not picked up yet), waiting for decisions, or ended; or
+ * `unreadable`: its stored state cannot be read (a row edited or damaged, see `DurableRunUnreadable`).
+ */
+export type DurableRunStatus = "running" | "waiting" | "completed" | "failed" | "cancelled" | "unreadable"
 
-/** One run of `list`: its status, the calls it waits for (`waiting`), the error it ended with (`failed`, `cancelled`). */
+/**
+ * One run of `list`: its status, the calls it waits for (`waiting`), the error it ended with (`failed`,
+ * `cancelled`), or why its stored state cannot be read (`unreadable`).
+ */
 export interface DurableRunInfo<TTools extends Record<string, any> = Record<string, any>> {
   readonly runId: string
   readonly status: DurableRunStatus
   readonly pending?: ReadonlyArray<PendingApproval<TTools>>
   readonly error?: AgentError
+  /** The row that cannot be read and what is wrong with it (status `unreadable`). */
+  readonly unreadable?: DurableRunUnreadable
 }
 
-const statuses: ReadonlyArray<DurableRunStatus> = ["running", "waiting", "completed", "failed", "cancelled"]
+const statuses: ReadonlyArray<DurableRunStatus> = ["running", "waiting", "completed", "failed", "cancelled", "unreadable"]
 
 /** What a durable run has come to: its output, or a wait for decisions. */
 export type DurableRunResult<T extends AgentShape> = Completed<T["output"]> | AwaitingDecisions<T["tools"]>
@@ -127,18 +138,26 @@ export interface DurableAgent<T extends AgentShape> {
    * that exists already joins that run: it runs once.
    */
   start(input: T["input"], options?: { readonly runId?: string }): Effect.Effect<string, InputInvalid, WorkflowEngine>
-  /** Starts (or joins) a run and waits until it completes, or waits for decisions. */
-  run(input: T["input"], options?: { readonly runId?: string }): Effect.Effect<DurableRunResult<T>, AgentError, DurableClient>
+  /**
+   * Starts (or joins) a run and waits until it completes, or waits for decisions. Fails with
+   * `DurableRunUnreadable` when the run's stored state cannot be read (as `result`, `join`, `poll`).
+   */
+  run(input: T["input"], options?: { readonly runId?: string }): Effect.Effect<DurableRunResult<T>, AgentError | DurableRunUnreadable, DurableClient>
   /** Waits until run `runId` completes, or waits for decisions. */
-  result(runId: string): Effect.Effect<DurableRunResult<T>, AgentError, DurableClient>
-  /** Waits until run `runId` ended, through any waits for decisions: its output, or the error it ended with. */
-  join(runId: string): Effect.Effect<T["output"], AgentError, WorkflowEngine>
+  result(runId: string): Effect.Effect<DurableRunResult<T>, AgentError | DurableRunUnreadable, DurableClient>
+  /**
+   * Waits until run `runId` ended, through any waits for decisions: its output, or the error it ended
+   * with; `DurableRunUnreadable` when a row of the run cannot be read (not JSON, another shape), which
+   * names the table and the row.
+   */
+  join(runId: string): Effect.Effect<T["output"], AgentError | DurableRunUnreadable, WorkflowEngine>
   /** Where run `runId` is now: `None` while it runs (or for an unknown id); fails with the error it ended with. */
-  poll(runId: string): Effect.Effect<Option.Option<DurableRunResult<T>>, AgentError, DurableClient>
+  poll(runId: string): Effect.Effect<Option.Option<DurableRunResult<T>>, AgentError | DurableRunUnreadable, DurableClient>
   /**
    * Decides on the calls run `runId` waits for (one decision per waiting call, as `resume` takes
    * them), from any process; the run goes on. `DecisionsInvalid` when it waits for nothing or the
-   * decisions do not fit; the first decisions recorded for a wait win.
+   * decisions do not fit (or the wait's row cannot be read: the reason names it); the first decisions
+   * recorded for a wait win.
    */
   decide(runId: string, decisions: Decisions): Effect.Effect<void, DecisionsInvalid, DurableClient>
   /**
@@ -149,11 +168,6 @@ export interface DurableAgent<T extends AgentShape> {
    */
   cancel(runId: string, reason?: string): Effect.Effect<void, never, DurableClient>
   /**
-   * The runs of this agent started so far (oldest first, at most `limit`, default 1000), with their
-   * status; `status` keeps only those. A waiting run lists the calls it waits for. Options that are
-   * not a status or a positive integer limit fail with `InputInvalid`.
-   */
-  /**
    * Follows run `runId`'s events from any process, live: each with its id in the run's journal (1, 2,
    * … with no gap), from the first, or from the one after `after` (the last id a client saw: a
    * re-attach after a disconnect, or after the run's runner crashed, sees every event once). The
@@ -162,14 +176,22 @@ export interface DurableAgent<T extends AgentShape> {
    * deltas and `ModelCall` (see "Following a durable run" in docs/guide/durable.md). An `after` that is not a
    * non-negative integer fails with `InputInvalid`.
    */
-  follow(runId: string, options?: FollowOptions): Stream.Stream<DurableEvent, RunJournalFailed | InputInvalid, WorkflowEngine | RunJournal>
+  follow(runId: string, options?: FollowOptions): Stream.Stream<DurableEvent, RunJournalFailed | DurableRunUnreadable | InputInvalid, WorkflowEngine | RunJournal>
   /**
    * Run `runId`'s journal as typed values, for operators and the studio: its recorded steps (model
    * calls, tool calls with their effect class and outcome, a mutating call's claim with owner and
    * lease, retries, approvals asked for and decided, waits, its end), every claim of the run (calls in
-   * flight too) and its cancellation. An unknown id has an empty journal.
+   * flight too) and its cancellation. An unknown id has an empty journal; a row of the run that
+   * cannot be read fails with `DurableRunUnreadable`.
    */
-  journal(runId: string): Effect.Effect<DurableJournal, never, RunJournal | ToolIntents | ApprovalInbox>
+  journal(runId: string): Effect.Effect<DurableJournal, DurableRunUnreadable, RunJournal | ToolIntents | ApprovalInbox>
+  /**
+   * The runs of this agent started so far (oldest first, at most `limit`, default 1000), with their
+   * status; `status` keeps only those. A waiting run lists the calls it waits for. Each run is read on
+   * its own: one whose stored state cannot be read is listed `unreadable` (with the
+   * `DurableRunUnreadable` saying which row and why) and the others as usual. Options that are not a
+   * status or a positive integer limit fail with `InputInvalid`.
+   */
   list(options?: {
     readonly status?: DurableRunStatus | ReadonlyArray<DurableRunStatus>
     readonly limit?: number
@@ -220,7 +242,10 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
 
   const body = (payload: { readonly runId: string; readonly input: Schema.Json }, executionId: string) =>
     Effect.gen(function*() {
-      const input = yield* decodeInput(payload.input).pipe(Effect.orDie)
+      // An input that no longer decodes (its row edited): the run's stored state is unreadable, nothing is recorded.
+      const input = yield* decodeInput(payload.input).pipe(
+        Effect.catch((error) => Effect.die(new DurableRunUnreadable({ runId: payload.runId, table: "agent_workflow_executions", row: "payload", reason: unreadableReason(error) })))
+      )
       const inbox = yield* ApprovalInbox
       // Listed by `list` (kept once: a replay's register does nothing), without an activity of its own
       // (the embedded engine's register rides along with the run's next write).
@@ -242,9 +267,10 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
         }
         return result.output
       })
-      // An end outside the loop (cancelled or expired while waiting for decisions) is journalled too.
+      // An end outside the loop (cancelled or expired while waiting for decisions) is journalled too;
+      // a stored row that cannot be read is no end: the run stays as stored (`run-unreadable.ts`).
       return yield* loop.pipe(Effect.tapCause((cause) =>
-        Cause.hasInterruptsOnly(cause) || events.ended()
+        Cause.hasInterruptsOnly(cause) || events.ended() || unreadableIn(cause, payload.runId) !== undefined
           ? Effect.void
           : events.sink({ _tag: "RunEnd", agent: definition.name, runId: payload.runId, outcome: { _tag: "Failure", error: Cause.squash(cause) as AgentError }, turns: 0, toolCalls: 0, durationMs: 0 })
       ))
@@ -278,24 +304,32 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
   const waiting = (runId: string) =>
     Effect.gen(function*() {
       const inbox = yield* ApprovalInbox
-      const open = yield* withStoreRetry(inbox.current(runId))
+      const open = yield* readStore(inbox.current(runId))
       if (Option.isNone(open)) return Option.none<AwaitingDecisions<T["tools"]>>()
-      const snapshot = yield* Effect.orDie(decodeSnapshotValue(open.value.snapshot))
-      return Option.some(pendingOf(runId, snapshot))
+      const where = { runId, table: "agent_approval_waits", row: `wait ${open.value.wait}` }
+      const snapshot = yield* decodeSnapshotValue(open.value.snapshot).pipe(Effect.mapError((e) => new DurableRunUnreadable({ ...where, reason: unreadableReason(e) })))
+      const pending = decodeStored(where, () => pendingOf(runId, snapshot))
+      if (pending instanceof DurableRunUnreadable) return yield* pending
+      return Option.some(pending)
     })
 
-  /** The run's end, once it ended. */
-  const ended = (runId: string): Effect.Effect<Option.Option<Exit.Exit<unknown, AgentError>>, never, WorkflowEngine> =>
+  /** The run's end, once it ended; `DurableRunUnreadable` when the engine cannot read the run's rows. */
+  const ended = (runId: string): Effect.Effect<Option.Option<Exit.Exit<unknown, AgentError>>, DurableRunUnreadable, WorkflowEngine> =>
     Effect.gen(function*() {
       const executionId = yield* executionIdOf(runId)
       // A stray reply (a runner without the workflow answered for it) is not the run's end: cleared, the run goes on.
+      // An unreadable row comes as the poll's defect (an engine's poll has no error channel): typed here.
       const polled = yield* workflow.poll(executionId).pipe(
-        Effect.catchCause((cause) =>
-          isStrayDefect(Exit.failCause(cause)) ? Effect.as(clearStrayReplies(executionId), Option.none()) : Effect.failCause(cause)
-        )
+        Effect.catchCause((cause) => {
+          const unreadable = unreadableIn(cause, runId)
+          if (unreadable !== undefined) return Effect.fail(unreadable)
+          return isStrayDefect(Exit.failCause(cause)) ? Effect.as(clearStrayReplies(executionId), Option.none()) : Effect.failCause(cause)
+        })
       )
       if (Option.isNone(polled) || polled.value._tag !== "Complete") return Option.none()
       const exit = polled.value.exit as Exit.Exit<unknown, AgentError>
+      const unreadable = Exit.isFailure(exit) ? unreadableIn(exit.cause, runId) : undefined
+      if (unreadable !== undefined) return yield* unreadable
       if (isStrayDefect(exit)) {
         yield* clearStrayReplies(executionId)
         return Option.none()
@@ -303,7 +337,7 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       return Option.some(exit)
     })
 
-  const poll = (runId: string): Effect.Effect<Option.Option<DurableRunResult<T>>, AgentError, DurableClient> =>
+  const poll = (runId: string): Effect.Effect<Option.Option<DurableRunResult<T>>, AgentError | DurableRunUnreadable, DurableClient> =>
     Effect.gen(function*() {
       const end = yield* ended(runId)
       if (Option.isSome(end)) {
@@ -314,17 +348,18 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       return yield* waiting(runId)
     })
 
-  const join = (runId: string): Effect.Effect<T["output"], AgentError, WorkflowEngine> =>
+  const join = (runId: string): Effect.Effect<T["output"], AgentError | DurableRunUnreadable, WorkflowEngine> =>
     Effect.flatMap(pollUntil(executionIdOf(runId), ended(runId)), (exit) => exit)
 
-  const result = (runId: string): Effect.Effect<DurableRunResult<T>, AgentError, DurableClient> =>
+  const result = (runId: string): Effect.Effect<DurableRunResult<T>, AgentError | DurableRunUnreadable, DurableClient> =>
     pollUntil(executionIdOf(runId), poll(runId))
 
   const decide = (runId: string, decisions: Decisions): Effect.Effect<void, DecisionsInvalid, DurableClient> =>
     Effect.gen(function*() {
       const inbox = yield* ApprovalInbox
       const refuse = (reason: string) => new DecisionsInvalid({ agent: definition.name, toolCallId: "*", reason })
-      const open = yield* withStoreRetry(inbox.current(runId))
+      // A wait whose row cannot be read cannot be checked against: refused (as a snapshot of another shape is).
+      const open = yield* readStore(inbox.current(runId)).pipe(Effect.mapError((e) => refuse(e.message)))
       if (Option.isNone(open)) return yield* refuse(`run "${runId}" waits for no decisions`)
       const snapshot = yield* decodeSnapshotValue(open.value.snapshot).pipe(Effect.mapError((e) => refuse(e.message)))
       const plan = compile(definition)
@@ -345,14 +380,17 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       const inbox = yield* ApprovalInbox
       yield* withStoreRetry(inbox.cancel(runId, String(reason)))
       // A run waiting for decisions holds no step to interrupt: wake it (no decisions); it finds its cancellation.
-      const open = yield* withStoreRetry(inbox.current(runId))
+      // A wait whose row cannot be read is not woken: the cancellation is recorded, its next wake ends it.
+      const open = yield* readStore(inbox.current(runId)).pipe(
+        Effect.catch((e) => Effect.as(Effect.logWarning(`durable: cancel of ${runId} could not wake its wait: ${e.message}`), Option.none()))
+      )
       if (Option.isNone(open)) return
       const deferred = decisionsDeferred(open.value.wait)
       const token = DurableDeferred.tokenFromExecutionId(deferred, { workflow, executionId: open.value.executionId })
       yield* DurableDeferred.succeed(deferred, { token, value: {} })
     })
 
-  const info = (runId: string): Effect.Effect<DurableRunInfo<T["tools"]>, never, DurableClient> =>
+  const info = (runId: string): Effect.Effect<DurableRunInfo<T["tools"]>, DurableRunUnreadable, DurableClient> =>
     Effect.gen(function*() {
       const end = yield* ended(runId)
       if (Option.isSome(end)) {
@@ -367,6 +405,22 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       return Option.isSome(waits) ? { runId, status: "waiting" as const, pending: waits.value.pending } : { runId, status: "running" as const }
     })
 
+  /**
+   * `info`, each run on its own: a run whose rows cannot be read is listed `unreadable` (the list says
+   * why); any other failure reading it (a defect past the store's retries) is too, with a warning, so
+   * one run never hides the others.
+   */
+  const infoOrUnreadable = (runId: string): Effect.Effect<DurableRunInfo<T["tools"]>, never, DurableClient> =>
+    info(runId).pipe(
+      Effect.catchCause((cause) => {
+        if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+        const unreadable = unreadableIn(cause, runId)
+        if (unreadable !== undefined) return Effect.succeed({ runId, status: "unreadable" as const, unreadable })
+        const other = new DurableRunUnreadable({ runId, table: "(unknown)", row: "(the run)", reason: unreadableReason(Cause.squash(cause)) })
+        return Effect.as(Effect.logWarning(`durable: list: ${other.message}`), { runId, status: "unreadable" as const, unreadable: other })
+      })
+    )
+
   const list: DurableAgent<T>["list"] = (listOptions = {}) =>
     Effect.gen(function*() {
       const invalid = (issues: string) => new InputInvalid({ agent: definition.name, issues })
@@ -378,7 +432,7 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       if (!Number.isInteger(limit) || limit <= 0) return yield* invalid("list: limit must be a positive integer")
       const inbox = yield* ApprovalInbox
       const ids = yield* withStoreRetry(inbox.runs(name, limit))
-      const infos = yield* Effect.forEach(ids, info, { concurrency: 8 })
+      const infos = yield* Effect.forEach(ids, (runId) => infoOrUnreadable(runId), { concurrency: 8 })
       return infos.filter((i) => wanted.includes(i.status))
     })
 

@@ -3,7 +3,8 @@
  * frame per journalled event with its id (`id: <n>`, `event: <_tag>`, `data: <JSON>`). A browser's
  * `EventSource` (or any SSE client) that reconnects sends the last id it saw as `Last-Event-ID`, and
  * the response starts after it: every event once, across disconnects and runner crashes. The stream
- * ends after the run's end; a journal that cannot be read ends it with `event: error`.
+ * ends after the run's end; a journal that cannot be read (the database, or a row of the run that is
+ * not an event: `DurableRunUnreadable`) ends it with `event: error`, its data the error's tag and message.
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -13,6 +14,7 @@ import { sseFrame } from "../runtime/event-stream-response.ts"
 import type { RunStreamEvent } from "../dsl/events.ts"
 import type { DurableEvent, FollowOptions } from "./follow.ts"
 import type { RunJournalFailed } from "./run-journal.ts"
+import type { DurableRunUnreadable } from "./run-unreadable.ts"
 import type { InputInvalid } from "../errors.ts"
 
 /** Options of {@link followResponse}. */
@@ -40,7 +42,7 @@ export interface FollowResponseOptions {
  * ```
  */
 export const followResponse = <R>(
-  d: { readonly follow: (runId: string, options?: FollowOptions) => Stream.Stream<DurableEvent, RunJournalFailed | InputInvalid, R> },
+  d: { readonly follow: (runId: string, options?: FollowOptions) => Stream.Stream<DurableEvent, RunJournalFailed | DurableRunUnreadable | InputInvalid, R> },
   runId: string,
   options: FollowResponseOptions = {}
 ): Effect.Effect<Response, never, R> =>

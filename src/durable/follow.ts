@@ -4,7 +4,8 @@
  * a follower in any process sees the run live whichever runner hosts it, and goes on through a crash
  * of that runner (the run's replay on another runner appends only what the journal lacks). The stream
  * ends after the run's end; a follower that went away re-attaches with `after` set to the last id it
- * saw.
+ * saw. A journalled row that is not an event (edited, damaged) ends the stream with
+ * `DurableRunUnreadable` naming it.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -15,6 +16,7 @@ import { InputInvalid } from "../errors.ts"
 import { effectStream } from "../internal/lazy-effect.ts"
 import { decodeJournalEvent, endsRun } from "./journal-events.ts"
 import { RunJournal, type RunJournalFailed } from "./run-journal.ts"
+import { DurableRunUnreadable } from "./run-unreadable.ts"
 
 /** One event of a followed durable run: its id in the run's journal (1, 2, …) and the event. */
 export interface DurableEvent {
@@ -38,12 +40,12 @@ const endCheckEvery = 10
  * The events of run `runId` after `options.after`, ending after its end; `hasEnded` says whether the
  * engine has the run's result (a run that ended without a journalled end, a defect, ends the stream too).
  */
-export const followRun = <R>(
+export const followRun = <E, R>(
   agent: string,
   runId: string,
   options: FollowOptions,
-  hasEnded: Effect.Effect<boolean, never, R>
-): Stream.Stream<DurableEvent, RunJournalFailed | InputInvalid, RunJournal | R> => {
+  hasEnded: Effect.Effect<boolean, E, R>
+): Stream.Stream<DurableEvent, RunJournalFailed | DurableRunUnreadable | InputInvalid | E, RunJournal | R> => {
   const after = options.after ?? 0
   if (!Number.isInteger(after) || after < 0) {
     return effectStream().fail(new InputInvalid({ agent, issues: `follow: after must be a non-negative integer event id (got ${String(after)})` }))
@@ -51,30 +53,32 @@ export const followRun = <R>(
   const interval = Duration.fromInput(options.pollInterval ?? Duration.millis(100))
   const wait = Option.isSome(interval) ? interval.value : Duration.millis(100)
   type State = { readonly after: number; readonly idle: number }
-  const page = (state: State): Effect.Effect<readonly [ReadonlyArray<DurableEvent>, Option.Option<State>], RunJournalFailed, RunJournal | R> =>
+  const page = (state: State): Effect.Effect<readonly [ReadonlyArray<DurableEvent>, Option.Option<State>], RunJournalFailed | DurableRunUnreadable | E, RunJournal | R> =>
     Effect.gen(function*() {
       const journal = yield* RunJournal
-      const records = yield* journal.read(runId, state.after, pageSize).pipe(Effect.retry({ times: 3 }))
+      const records = yield* journal.read(runId, state.after, pageSize).pipe(Effect.retry({ times: 3, while: (e) => !(e instanceof DurableRunUnreadable) }))
       if (records.length === 0) {
         // Nothing new: a run that ended without a journalled end (a defect) ends the stream too.
         if ((state.idle + 1) % endCheckEvery === 0 && (yield* hasEnded)) {
           const last = yield* journal.read(runId, state.after, pageSize)
           if (last.length === 0) return [[], Option.none()] as const
-          return deliver(last, state)
+          return yield* deliver(last, state)
         }
         yield* Effect.sleep(wait)
         return [[], Option.some({ after: state.after, idle: state.idle + 1 })] as const
       }
-      return deliver(records, state)
+      return yield* deliver(records, state)
     })
-  const deliver = (records: ReadonlyArray<{ readonly id: number; readonly event: unknown }>, state: State) => {
-    const out: Array<DurableEvent> = []
-    for (const record of records) {
-      const event = decodeJournalEvent(record.event as never)
-      out.push({ id: record.id, event })
-      if (endsRun(event, runId)) return [out, Option.none<State>()] as const
-    }
-    return [out, Option.some({ after: records[records.length - 1]!.id, idle: 0 })] as const
-  }
+  const deliver = (records: ReadonlyArray<{ readonly id: number; readonly event: unknown }>, state: State) =>
+    Effect.suspend(() => {
+      const out: Array<DurableEvent> = []
+      for (const record of records) {
+        const event = decodeJournalEvent(runId, record)
+        if (event instanceof DurableRunUnreadable) return Effect.fail(event)
+        out.push({ id: record.id, event })
+        if (endsRun(event, runId)) return Effect.succeed([out, Option.none<State>()] as const)
+      }
+      return Effect.succeed([out, Option.some({ after: records[records.length - 1]!.id, idle: 0 })] as const)
+    })
   return effectStream().paginate({ after, idle: 0 } as State, page)
 }

@@ -24,3 +24,4 @@ export { AgentErrorSchema, DecisionsSchema, LlmResponseSchema, ModelErrorSchema,
 export { Cancelled, OutcomeUnknown } from "../errors.ts"
 export type { ToolEffectClass } from "../dsl/tool.ts"
 export { EngineUnavailable } from "./engines/engine-unavailable.ts"
+export { DurableRunUnreadable } from "./run-unreadable.ts"

@@ -13,7 +13,8 @@
  * and a `RunEnd` of outcome `Interrupted` (a worker stopping is not the run's end: another replays it).
  *
  * Events are stored as JSON: errors as their tag, message and fields (a run's failure is rebuilt as
- * its `AgentError` class), `cause` left out, bigints as strings.
+ * its `AgentError` class), `cause` left out, bigints as strings. Read back, an event is checked for
+ * the fields its readers go by; a row that is not an event is a `DurableRunUnreadable`, not a defect.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -24,6 +25,7 @@ import type { EventSink } from "../runtime/emit.ts"
 import type { RunJournal } from "./run-journal.ts"
 import { AgentErrorSchema } from "./schemas.ts"
 import { withStoreRetry } from "./store-retry.ts"
+import { decodeStored, DurableRunUnreadable } from "./run-unreadable.ts"
 
 /**
  * Set while a step of a durable run really executes (inside its activity): events emitted then are
@@ -89,13 +91,57 @@ export const encodeJournalEventText = (event: RunStreamEvent): string => {
 /** `event` as the journal stores it. */
 export const encodeJournalEvent = (event: RunStreamEvent): Schema.Json => JSON.parse(encodeJournalEventText(event)) as Schema.Json
 
-/** An event read back from the journal (a run's failure as its `AgentError` class again). */
-export const decodeJournalEvent = (json: Schema.Json): RunStreamEvent => {
-  const event = json as unknown as RunStreamEvent
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * What is wrong with `json` as a journalled event, or undefined: the fields a reader of the journal
+ * (`follow`, `d.journal`, the studio) goes by, by tag. The rest of an event is shown, not followed.
+ */
+const eventIssue = (json: unknown): string | undefined => {
+  if (!isRecord(json)) return `not an event object (${Array.isArray(json) ? "an array" : json === null ? "null" : typeof json})`
+  const tag = json["_tag"]
+  if (typeof tag !== "string") return "an event has a string _tag"
+  if (typeof json["runId"] !== "string") return `a ${tag.slice(0, 40)} event has a string runId`
+  if (json["parentRunId"] !== undefined && typeof json["parentRunId"] !== "string") return `the parentRunId of a ${tag} event is a string`
+  switch (tag) {
+    case "RunEnd": {
+      const outcome = json["outcome"]
+      if (!isRecord(outcome) || typeof outcome["_tag"] !== "string") return "a RunEnd event has an outcome with a string _tag"
+      if (outcome["_tag"] === "Suspended" && !Array.isArray(outcome["pending"])) return "a Suspended outcome has an array of pending calls"
+      if (outcome["_tag"] === "Failure" && !isRecord(outcome["error"])) return "a Failure outcome has an error object"
+      return undefined
+    }
+    case "ToolUse":
+    case "ToolError":
+    case "ApprovalDecided":
+      return typeof json["toolCallId"] === "string" && typeof json["tool"] === "string" ? undefined : `a ${tag} event has a string tool and toolCallId`
+    case "ApprovalRequested":
+      return Array.isArray(json["calls"]) ? undefined : "an ApprovalRequested event has an array of calls"
+    default:
+      return undefined
+  }
+}
+
+/**
+ * Event `id` of run `runId`'s journal, read back (a run's failure as its `AgentError` class again);
+ * a `DurableRunUnreadable` naming the row when it is not an event (a row edited or damaged: JSON of
+ * another shape). Yield it: `if (event instanceof DurableRunUnreadable) return yield* event`.
+ *
+ * @example
+ * ```ts
+ * const event = decodeJournalEvent("order-42", record) // RunStreamEvent | DurableRunUnreadable
+ * ```
+ */
+export const decodeJournalEvent = (runId: string, record: { readonly id: number; readonly event: unknown }): RunStreamEvent | DurableRunUnreadable => {
+  const where = { runId, table: "agent_run_events", row: `event ${record.id}` }
+  const issue = eventIssue(record.event)
+  if (issue !== undefined) return new DurableRunUnreadable({ ...where, reason: issue })
+  const event = record.event as unknown as RunStreamEvent
   if (event._tag === "RunEnd" && event.outcome._tag === "Failure") {
     const stored = (event.outcome.error as unknown as { readonly recorded?: unknown }).recorded
-    const decoded = decodeError(stored)
-    return { ...event, outcome: { _tag: "Failure", error: decoded._tag === "Some" ? decoded.value : (stored as AgentError) } }
+    const decoded = decodeStored(where, () => decodeError(stored))
+    if (decoded instanceof DurableRunUnreadable) return decoded
+    return { ...event, outcome: { _tag: "Failure", error: decoded._tag === "Some" ? decoded.value : ((stored ?? event.outcome.error) as AgentError) } }
   }
   return event
 }

@@ -33,6 +33,7 @@ import type { LlmResponse } from "../model/messages.ts"
 import type { ModelError } from "../errors.ts"
 import { AgentErrorSchema, LlmResponseSchema, resultAsJson, type ToolExecution, ToolExecutionSchema, type ToolOutcome, ToolOutcomeSchema } from "./schemas.ts"
 import { withStoreRetry } from "./store-retry.ts"
+import { decodeStored, DurableRunUnreadable } from "./run-unreadable.ts"
 import { BudgetScope } from "../dsl/lineage.ts"
 import { type IntentState, type Lease, ToolIntents } from "./tool-intents.ts"
 import { ownerState, workerId } from "./worker-identity.ts"
@@ -204,7 +205,11 @@ const executeTool = (
     while (true) {
       const state: IntentState | undefined = Option.getOrUndefined(prior)
       // Written beside the claim: the tool ended (here or elsewhere) but the engine did not record it.
-      if (state?._tag === "Finished") return decodeOutcome(state.outcome)
+      // An outcome of another shape (edited, damaged) is an unreadable row: the engine records nothing.
+      if (state?._tag === "Finished") {
+        const outcome = decodeStored({ runId: step.runId, table: "agent_tool_intents", row: `claim ${JSON.stringify(key)} (outcome)` }, () => decodeOutcome(state.outcome))
+        return outcome instanceof DurableRunUnreadable ? yield* Effect.die(outcome) : outcome
+      }
       if (state !== undefined) {
         const owner = ownerState(state.owner)
         const inFlightHere = inFlight.has(key)

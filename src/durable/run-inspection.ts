@@ -4,7 +4,9 @@
  * call with its claim: owner, lease, outcome written), retries, approvals asked for and decided, waits,
  * its end — read from the event journal (`RunJournal`), the claims (`ToolIntents`) and the
  * cancellation (`ApprovalInbox`). Claims include calls in flight (claimed, no result yet): a run
- * stuck in a mutating call shows its owner and whether that owner's lease still lives.
+ * stuck in a mutating call shows its owner and whether that owner's lease still lives. A row of the
+ * run that cannot be read (an event that is not one, a claim's outcome that is not JSON) fails the
+ * read with `DurableRunUnreadable`, naming it.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -15,7 +17,8 @@ import type { LlmResponse } from "../model/messages.ts"
 import type { ApprovalInbox } from "./approval-inbox.ts"
 import { decodeJournalEvent } from "./journal-events.ts"
 import type { RunJournal } from "./run-journal.ts"
-import { withStoreRetry } from "./store-retry.ts"
+import { DurableRunUnreadable } from "./run-unreadable.ts"
+import { readStore } from "./store-retry.ts"
 import type { ToolIntents } from "./tool-intents.ts"
 
 /**
@@ -89,15 +92,19 @@ export const inspectRun = (
   runId: string,
   effectOf: (tool: string) => ToolEffectClass | undefined,
   stores: { readonly journal: RunJournal["Service"]; readonly intents: ToolIntents["Service"]; readonly inbox: ApprovalInbox["Service"] }
-): Effect.Effect<DurableJournal> =>
+): Effect.Effect<DurableJournal, DurableRunUnreadable> =>
   Effect.gen(function*() {
     const records: Array<{ readonly id: number; readonly event: RunStreamEvent }> = []
     while (true) {
-      const page = yield* withStoreRetry(stores.journal.read(runId, records.at(-1)?.id ?? 0, pageSize))
-      for (const r of page) records.push({ id: r.id, event: decodeJournalEvent(r.event) })
+      const page = yield* readStore(stores.journal.read(runId, records.at(-1)?.id ?? 0, pageSize))
+      for (const r of page) {
+        const event = decodeJournalEvent(runId, r)
+        if (event instanceof DurableRunUnreadable) return yield* event
+        records.push({ id: r.id, event })
+      }
       if (page.length < pageSize) break
     }
-    const claims: Array<ToolClaim> = (yield* withStoreRetry(stores.intents.forRun(runId))).map((c) => ({
+    const claims: Array<ToolClaim> = (yield* readStore(stores.intents.forRun(runId))).map((c) => ({
       key: c.key,
       runId: c.runId,
       tool: c.tool,
@@ -152,6 +159,6 @@ export const inspectRun = (
           return { _tag: "Event", id, event }
       }
     })
-    const cancelled = yield* withStoreRetry(stores.inbox.cancelled(runId))
+    const cancelled = yield* readStore(stores.inbox.cancelled(runId))
     return { runId, entries, claims, ...(Option.isSome(cancelled) ? { cancelled: cancelled.value } : {}) }
   })

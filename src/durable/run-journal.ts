@@ -18,6 +18,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
+import type { DurableRunUnreadable } from "./run-unreadable.ts"
 
 /** One event of a run's journal: its id (1, 2, … per run) and the event as JSON. */
 export interface JournalRecord {
@@ -63,8 +64,12 @@ export class RunJournal extends Context.Service<RunJournal, {
    * journal that stores text, so the event is not parsed back and stringified again (optional).
    */
   readonly appendText?: ((runId: string, key: string, json: string) => Effect.Effect<void, RunJournalFailed>) | undefined
-  /** The events of run `runId` with an id above `after`, in order (at most `limit`). */
-  readonly read: (runId: string, after: number, limit: number) => Effect.Effect<ReadonlyArray<JournalRecord>, RunJournalFailed>
+  /**
+   * The events of run `runId` with an id above `after`, in order (at most `limit`); a row whose event
+   * is not JSON fails with `DurableRunUnreadable` (its shape is checked where it is decoded,
+   * `decodeJournalEvent`).
+   */
+  readonly read: (runId: string, after: number, limit: number) => Effect.Effect<ReadonlyArray<JournalRecord>, RunJournalFailed | DurableRunUnreadable>
   /** The keys of run `runId`'s journal: a replay appends only what is not among them. */
   readonly keys: (runId: string) => Effect.Effect<ReadonlySet<string>, RunJournalFailed>
 }>()("effect-agent-dsl/durable/RunJournal") {

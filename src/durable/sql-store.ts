@@ -5,6 +5,8 @@
  * and lease, committed before the tool runs: two workers replaying the same call cannot both win it,
  * and a take-over is one conditional `update` (one taker wins). Keys and ids are stored escaped, and
  * outcomes and snapshots as exact JSON text (`sql-text.ts`: PostgreSQL refuses a NUL character).
+ * A stored outcome, snapshot or event that is not JSON (a row edited or damaged) fails its read with
+ * `DurableRunUnreadable`, naming the run, the table and the row, never a parser's defect.
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -18,6 +20,7 @@ import { ApprovalInbox, ApprovalInboxFailed, type ApprovalWait } from "./approva
 import { type Intent, type IntentState, ToolIntents, ToolIntentsFailed } from "./tool-intents.ts"
 import { RunJournal, RunJournalFailed } from "./run-journal.ts"
 import { fromTextKey, jsonbText, textKey as key } from "./sql-text.ts"
+import { decodeStored, DurableRunUnreadable } from "./run-unreadable.ts"
 
 /** Table names of the durable store. */
 export interface SqlStoreOptions {
@@ -42,8 +45,28 @@ const checkTable = (name: string): string => {
 
 const reasonOf = (cause: unknown) => databaseMessage(cause)
 
-/** A jsonb column as the driver hands it: parsed (pg) or as text (some drivers). */
-const jsonOf = (value: unknown): Schema.Json => (typeof value === "string" ? (JSON.parse(value) as Schema.Json) : (value as Schema.Json))
+/**
+ * A JSON column as the driver hands it (parsed by pg for `jsonb`, text otherwise), or the
+ * `DurableRunUnreadable` of row `where` when it is not JSON.
+ */
+const jsonOf = (where: { readonly runId: string; readonly table: string; readonly row: string }, value: unknown): Schema.Json | DurableRunUnreadable => {
+  if (typeof value !== "string") {
+    return value === undefined ? new DurableRunUnreadable({ ...where, reason: "no value" }) : (value as Schema.Json)
+  }
+  return decodeStored(where, () => JSON.parse(value) as Schema.Json)
+}
+
+/** `rows` each read by `read`; the first that is a `DurableRunUnreadable` fails the whole read. */
+const readAll = <Row, A>(rows: ReadonlyArray<Row>, read: (row: Row) => A | DurableRunUnreadable): Effect.Effect<ReadonlyArray<A>, DurableRunUnreadable> =>
+  Effect.suspend(() => {
+    const out: Array<A> = []
+    for (const row of rows) {
+      const value = read(row)
+      if (value instanceof DurableRunUnreadable) return Effect.fail(value)
+      out.push(value)
+    }
+    return Effect.succeed(out)
+  })
 
 /**
  * Runs `statements` (creating or altering the store's tables) in one transaction holding a
@@ -99,19 +122,23 @@ export const toolIntentsSql = (options: SqlStoreOptions = {}): Layer.Layer<ToolI
       readonly owner: string | null
       readonly lease_live: boolean | null
     }
-    const stateOf = (row: Row): IntentState =>
-      row.finished
-        ? { _tag: "Finished", outcome: jsonOf(row.outcome) }
-        : { _tag: "Claimed", owner: row.owner ?? undefined, leaseLive: row.lease_live === true }
+    const stateOf = (row: Row): IntentState | DurableRunUnreadable => {
+      if (!row.finished) return { _tag: "Claimed", owner: row.owner ?? undefined, leaseLive: row.lease_live === true }
+      const outcome = jsonOf({ runId: fromTextKey(row.run_id), table, row: `claim ${JSON.stringify(fromTextKey(row.key))} (outcome)` }, row.outcome)
+      return outcome instanceof DurableRunUnreadable ? outcome : { _tag: "Finished", outcome }
+    }
+    const intentOf = (row: Row): (IntentState & Intent) | DurableRunUnreadable => {
+      const state = stateOf(row)
+      return state instanceof DurableRunUnreadable
+        ? state
+        : { ...state, key: fromTextKey(row.key), runId: fromTextKey(row.run_id), tool: fromTextKey(row.tool), toolCallId: fromTextKey(row.tool_call_id) } as IntentState & Intent
+    }
     // The lease is measured by the database's clock, the one every runner shares.
     const read = (intentKey: string) =>
       sql<Row>`select key, run_id, tool, tool_call_id, outcome, finished, owner, (lease_until > now()) as lease_live from ${sql(table)} where key = ${key(intentKey)}`.pipe(
-        Effect.map(([row]) =>
-          row === undefined
-            ? Option.none()
-            : Option.some({ ...stateOf(row), key: fromTextKey(row.key), runId: fromTextKey(row.run_id), tool: fromTextKey(row.tool), toolCallId: fromTextKey(row.tool_call_id) } as IntentState & Intent)
-        ),
-        Effect.mapError(fail("read"))
+        Effect.mapError(fail("read")),
+        Effect.flatMap((rows) => readAll(rows.slice(0, 1), intentOf)),
+        Effect.map(([intent]) => Option.fromNullishOr(intent))
       )
     const until = (ms: number) => sql`now() + ${Math.max(0, Math.round(ms))} * interval '1 millisecond'`
     return ToolIntents.of({
@@ -150,8 +177,8 @@ export const toolIntentsSql = (options: SqlStoreOptions = {}): Layer.Layer<ToolI
       forRun: (runId) =>
         sql<Row>`select key, run_id, tool, tool_call_id, outcome, finished, owner, (lease_until > now()) as lease_live from ${sql(table)}
           where run_id = ${key(runId)} or run_id like ${`${key(runId).replace(/[\\%_]/g, (c) => `\\${c}`)}~%`} order by claimed_at, key`.pipe(
-          Effect.map((rows) => rows.map((row) => ({ ...stateOf(row), key: fromTextKey(row.key), runId: fromTextKey(row.run_id), tool: fromTextKey(row.tool), toolCallId: fromTextKey(row.tool_call_id) }) as IntentState & Intent)),
-          Effect.mapError(fail("read"))
+          Effect.mapError(fail("read")),
+          Effect.flatMap((rows) => readAll(rows, intentOf))
         )
     })
   }))
@@ -215,12 +242,16 @@ export const approvalInboxSql = (options: SqlStoreOptions = {}): Layer.Layer<App
         sql`update ${sql(table)} set open = false where run_id = ${key(runId)} and wait = ${wait}`.pipe(Effect.asVoid, Effect.mapError(fail("close"))),
       current: (runId) =>
         sql<Row>`select run_id, wait, execution_id, snapshot from ${sql(table)} where run_id = ${key(runId)} and open order by wait desc limit 1`.pipe(
-          Effect.map(([row]): Option.Option<ApprovalWait> =>
-            row === undefined
-              ? Option.none()
-              : Option.some({ runId: fromTextKey(row.run_id), wait: Number(row.wait), executionId: fromTextKey(row.execution_id), snapshot: jsonOf(row.snapshot) })
+          Effect.mapError(fail("read")),
+          Effect.flatMap((rows) =>
+            readAll(rows.slice(0, 1), (row): ApprovalWait | DurableRunUnreadable => {
+              const snapshot = jsonOf({ runId: fromTextKey(row.run_id), table, row: `wait ${Number(row.wait)} (snapshot)` }, row.snapshot)
+              return snapshot instanceof DurableRunUnreadable
+                ? snapshot
+                : { runId: fromTextKey(row.run_id), wait: Number(row.wait), executionId: fromTextKey(row.execution_id), snapshot }
+            })
           ),
-          Effect.mapError(fail("read"))
+          Effect.map(([wait]) => Option.fromNullishOr(wait))
         ),
       cancel: (runId, reason) =>
         sql`insert into ${sql(cancellations)} (run_id, reason) values (${key(runId)}, ${key(reason)}) on conflict (run_id) do nothing`.pipe(
@@ -287,8 +318,13 @@ export const runJournalSql = (options: SqlStoreOptions = {}): Layer.Layer<RunJou
         ),
       read: (runId, after, limit) =>
         sql<{ readonly id: number | string; readonly event: unknown }>`select id, event from ${sql(table)} where run_id = ${key(runId)} and id > ${after} order by id limit ${Math.max(0, Math.floor(limit))}`.pipe(
-          Effect.map((rows) => rows.map((r) => ({ id: Number(r.id), event: jsonOf(r.event) }))),
-          Effect.mapError(fail("read"))
+          Effect.mapError(fail("read")),
+          Effect.flatMap((rows) =>
+            readAll(rows, (r) => {
+              const event = jsonOf({ runId, table, row: `event ${Number(r.id)}` }, r.event)
+              return event instanceof DurableRunUnreadable ? event : { id: Number(r.id), event }
+            })
+          )
         ),
       keys: (runId) =>
         sql<{ readonly key: string }>`select key from ${sql(table)} where run_id = ${key(runId)}`.pipe(

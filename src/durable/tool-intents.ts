@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
+import type { DurableRunUnreadable } from "./run-unreadable.ts"
 
 /**
  * What is known of a claimed intent: no outcome yet (`Claimed`: who claimed it, and whether their
@@ -78,11 +79,11 @@ export class ToolIntents extends Context.Service<ToolIntents, {
    * when this succeeds: `None` when it is new (the caller runs the tool), else what the store knows of
    * the earlier claim.
    */
-  readonly claim: (intent: Intent, lease?: Lease) => Effect.Effect<Option.Option<IntentState>, ToolIntentsFailed>
+  readonly claim: (intent: Intent, lease?: Lease) => Effect.Effect<Option.Option<IntentState>, ToolIntentsFailed | DurableRunUnreadable>
   /** Writes the outcome the tool of a claimed intent ended with. */
   readonly finish: (key: string, outcome: Schema.Json) => Effect.Effect<void, ToolIntentsFailed>
-  /** What the store knows of intent `key` (`None`: never claimed). */
-  readonly read: (key: string) => Effect.Effect<Option.Option<IntentState & Intent>, ToolIntentsFailed>
+  /** What the store knows of intent `key` (`None`: never claimed; `DurableRunUnreadable`: its outcome is not JSON). */
+  readonly read: (key: string) => Effect.Effect<Option.Option<IntentState & Intent>, ToolIntentsFailed | DurableRunUnreadable>
   /** Extends the lease of `lease.owner` on `key` by `lease.ms` from now; `false` when it is no longer theirs (or finished). */
   readonly renew: (key: string, lease: Lease) => Effect.Effect<boolean, ToolIntentsFailed>
   /** Ends `owner`'s lease on `key` now: the call stopped without an outcome. */
@@ -93,7 +94,7 @@ export class ToolIntents extends Context.Service<ToolIntents, {
    */
   readonly takeOver: (key: string, from: string | undefined, lease: Lease, ownerDead: boolean) => Effect.Effect<boolean, ToolIntentsFailed>
   /** The claims of run `runId` (and of the runs it handed off to, `<runId>~n`), oldest first: what `d.journal` shows. */
-  readonly forRun: (runId: string) => Effect.Effect<ReadonlyArray<IntentState & Intent>, ToolIntentsFailed>
+  readonly forRun: (runId: string) => Effect.Effect<ReadonlyArray<IntentState & Intent>, ToolIntentsFailed | DurableRunUnreadable>
 }>()("effect-agent-dsl/durable/ToolIntents") {
   /**
    * Intents in this process's memory: for tests and the in-memory engine (a restarted process

@@ -3,7 +3,7 @@ import { Effect, Schema } from "effect"
 import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import { describe, expect, expectTypeOf, it } from "vitest"
 import { agent, type AgentError, type DecisionsInvalid, type ModelClientService, tool, type ToolImplementation, toolLayer } from "../../src/index.ts"
-import { type ApprovalInbox, durable, type RunJournal, type ToolIntents } from "../../src/durable/index.ts"
+import { type ApprovalInbox, durable, type DurableRunUnreadable, type RunJournal, type ToolIntents } from "../../src/durable/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 
 const model = scriptedModel([])
@@ -16,7 +16,7 @@ describe("durable(agent) types", () => {
     type Result = Effect.Success<ReturnType<typeof d.run>>
     expectTypeOf<Extract<Result, { _tag: "Completed" }>["output"]>().toEqualTypeOf<{ readonly total: number }>()
     expectTypeOf<Extract<Result, { _tag: "Suspended" }>["pending"][number]["args"]>().toEqualTypeOf<{ readonly amount: number }>()
-    expectTypeOf(d.join).returns.toEqualTypeOf<Effect.Effect<{ readonly total: number }, AgentError, WorkflowEngine>>()
+    expectTypeOf(d.join).returns.toEqualTypeOf<Effect.Effect<{ readonly total: number }, AgentError | DurableRunUnreadable, WorkflowEngine>>()
     expectTypeOf(d.decide).returns.toEqualTypeOf<Effect.Effect<void, DecisionsInvalid, WorkflowEngine | ApprovalInbox>>()
   })
 

@@ -20,6 +20,13 @@
  * wake (a deferred's result, a clock, `resume`) reads the execution back. A process made with
  * `runner: false` runs nothing: it records executions and deferred results, which the next runner
  * picks up (a client-only process beside a data directory no runner holds).
+ *
+ * An execution whose stored rows cannot be read back (not JSON, a recorded result of another shape
+ * than its step's, met when the execution is read or while a replay reads its steps back) is not run
+ * and not written to: the engine says so in a warning, goes on serving its other executions, and its
+ * `poll` dies with the `StoredRowUnreadable` (the engine's only channel there), which `d.poll` and
+ * `d.join` turn into the typed `DurableRunUnreadable`. Nothing is overwritten: a row put right lets the
+ * execution run at its next wake or the next start.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -36,8 +43,9 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Workflow from "effect/workflow/Workflow"
 import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
-import type { StoredExecution, WorkflowStore, WorkflowStoreFailed } from "./workflow-store.ts"
+import { executionsTable, type StoredExecution, StoredRowUnreadable, stepsTable, type WorkflowStore, type WorkflowStoreFailed } from "./workflow-store.ts"
 import { RunSettled } from "../run-settled.ts"
+import { DurableRunUnreadable, unreadableReason } from "../run-unreadable.ts"
 
 /** Options of {@link localWorkflowEngine}. */
 export interface LocalWorkflowEngineOptions {
@@ -52,6 +60,8 @@ type WakeMode = "explicit" | "automatic"
 /** One activity's result in a live execution: the whole exit while this process ran it, or read back. */
 interface ActivityState {
   exit: Exit.Exit<Workflow.Result<unknown, unknown>> | undefined
+  /** Read back from the store and not yet checked against its activity's schemas. */
+  unchecked?: boolean
 }
 
 /** An execution this process runs (or ran last and has not let go of yet). */
@@ -70,6 +80,8 @@ interface ExecutionState {
   readonly scope: Scope.Closeable
   readonly activities: Map<string, ActivityState>
   readonly deferreds: Map<string, Exit.Exit<unknown, unknown>>
+  /** Deferred results read back from the store and not yet checked against their deferred's schemas. */
+  readonly uncheckedDeferreds: Set<string>
   /** Deferred results recorded for the execution (the store's `wake`). */
   wake: number
 }
@@ -120,10 +132,77 @@ const isUnwakeable = (result: Workflow.Result<unknown, unknown>, mode: WakeMode)
 /** How long a clock that could not fire (or the clock timer, stopped by a failure) waits before trying again. */
 const clockRetry = Duration.seconds(1)
 
-const durably = <A>(write: Effect.Effect<A, WorkflowStoreFailed>): Effect.Effect<A> =>
-  Effect.orDie(Effect.catch(write, () => Effect.retry(Effect.delay(write, Duration.millis(20)), { times: 3, schedule: Schedule.exponential(Duration.millis(20)) })))
+const durably = <A>(write: Effect.Effect<A, WorkflowStoreFailed | StoredRowUnreadable>): Effect.Effect<A> =>
+  Effect.orDie(Effect.catch(write, (error) =>
+    // A row that cannot be read would not read better a moment later.
+    error._tag === "StoredRowUnreadable"
+      ? Effect.fail(error)
+      : Effect.retry(Effect.delay(write, Duration.millis(20)), { times: 3, schedule: Schedule.exponential(Duration.millis(20)) })))
+
+/** `decode()`, or the `StoredRowUnreadable` of the row it reads (thrown: caught at the engine's edge, `readBack`). */
+const decodeRow = <A>(executionId: string, table: string, row: string, decode: () => A): A => {
+  try {
+    return decode()
+  } catch (error) {
+    throw new StoredRowUnreadable({ executionId, table, row, reason: unreadableReason(error) })
+  }
+}
+
+/** `read()`, its `StoredRowUnreadable` as a typed failure. */
+const readBack = <A>(executionId: string, read: () => A): Effect.Effect<A, StoredRowUnreadable> =>
+  Effect.try({
+    try: read,
+    catch: (error) => (error instanceof StoredRowUnreadable ? error : new StoredRowUnreadable({ executionId, table: executionsTable, row: "execution", reason: unreadableReason(error) }))
+  })
+
+/**
+ * The unreadable row that ended a run of `executionId` (`cause`): the engine's own, or the
+ * `DurableRunUnreadable` of a store a step read (a claim's outcome, say).
+ */
+const unreadableOf = (executionId: string, cause: Cause.Cause<unknown>): StoredRowUnreadable | undefined => {
+  for (const reason of cause.reasons) {
+    const value = reason._tag === "Die" ? reason.defect : reason._tag === "Fail" ? reason.error : undefined
+    if (value instanceof StoredRowUnreadable) return value
+    if (value instanceof DurableRunUnreadable) return new StoredRowUnreadable({ executionId, table: value.table, row: value.row, reason: value.reason })
+  }
+  return undefined
+}
+
+/**
+ * The payload and recorded results of `stored`, decoded; throws the `StoredRowUnreadable` of the
+ * first row that does not decode (what a replay would meet: `poll` checks it too, so a run whose rows
+ * cannot be read is said so before any replay).
+ */
+const decodeStored = (workflow: Workflow.Any, stored: StoredExecution) => {
+  const activities = new Map<string, ActivityState>()
+  const deferreds = new Map<string, Exit.Exit<unknown, unknown>>()
+  const id = stored.executionId
+  for (const step of stored.steps) {
+    const row = stepRow(step.kind, step.name)
+    if (step.kind === "activity") activities.set(step.name, { exit: Exit.succeed(decodeRow(id, stepsTable, row, () => decodeActivityResult(step.value))), unchecked: true })
+    else deferreds.set(step.name, decodeRow(id, stepsTable, row, () => decodeDeferredExit(step.value)) as Exit.Exit<unknown, unknown>)
+  }
+  const payload = decodeRow(id, executionsTable, "payload", () => codecsOf(workflow).decodePayload(stored.payload))
+  return { payload, activities, deferreds }
+}
+
+/** What an `Exit` of a recorded result is decoded from by effect/workflow (its `toJsonExit`: `undefined` as `null`). */
+const toJsonExit = Exit.map((value: unknown) => value ?? null)
+
+/** Why the recorded `exit` does not decode by `schema` (as effect/workflow decodes it next); undefined when it does. */
+const decodeStoredExit = (schema: Schema.Top, exit: Exit.Exit<unknown, unknown>): string | undefined => {
+  try {
+    Schema.decodeUnknownSync(schema as Schema.Codec<unknown, unknown>)(toJsonExit(exit))
+    return undefined
+  } catch (error) {
+    return unreadableReason(error)
+  }
+}
 
 const activityKey = (name: string, attempt: number) => `${name}/${attempt}`
+
+/** A recorded step as `StoredRowUnreadable` names it: its stored name (`a:<activity>/<attempt>`, `d:<deferred>`). */
+const stepRow = (kind: "activity" | "deferred", name: string) => `step ${JSON.stringify(`${kind === "activity" ? "a" : "d"}:${name}`)}`
 
 /**
  * The engine over `store`, for the layer's lifetime.
@@ -170,19 +249,28 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
       return done
     }
 
-    /** A state for an execution read from the store (a replay reads its recorded results from it). */
+    /**
+     * Executions whose stored rows could not be read when this process last tried (`poll` answers
+     * with it while the store says they run); forgotten once one is read back whole.
+     */
+    const unreadable = new Map<string, StoredRowUnreadable>()
+    const unreadableFound = (error: StoredRowUnreadable) =>
+      Effect.suspend(() => {
+        unreadable.set(error.executionId, error)
+        return Effect.logWarning(`durable engine: execution ${error.executionId} is not run, its stored state cannot be read (${error.table}, ${error.row}: ${error.reason}); the other executions go on`)
+      })
+
+    /**
+     * A state for an execution read from the store (a replay reads its recorded results from it).
+     * Throws the `StoredRowUnreadable` of a row that does not decode (see `adopt`).
+     */
     const stateFrom = (stored: StoredExecution): ExecutionState | undefined => {
       const entry = workflows.get(stored.workflow)
       if (entry === undefined) return undefined
-      const activities = new Map<string, ActivityState>()
-      const deferreds = new Map<string, Exit.Exit<unknown, unknown>>()
-      for (const step of stored.steps) {
-        if (step.kind === "activity") activities.set(step.name, { exit: Exit.succeed(decodeActivityResult(step.value)) })
-        else deferreds.set(step.name, decodeDeferredExit(step.value) as Exit.Exit<unknown, unknown>)
-      }
+      const { payload, activities, deferreds } = decodeStored(entry.workflow, stored)
       return {
         workflow: entry.workflow,
-        payload: codecsOf(entry.workflow).decodePayload(stored.payload),
+        payload,
         execute: entry.execute,
         parent: stored.parent,
         instance: WorkflowEngine.WorkflowInstance.initial(entry.workflow, stored.executionId),
@@ -193,26 +281,42 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
         scope: Scope.makeUnsafe(),
         activities,
         deferreds,
+        uncheckedDeferreds: new Set(deferreds.keys()),
         wake: stored.wake
       }
     }
 
-    /** The live state of `stored` (one per execution: another fiber may have made it meanwhile). */
-    const adopt = (executionId: string, stored: StoredExecution | undefined): ExecutionState | undefined => {
-      const live = executions.get(executionId)
-      if (live !== undefined) return live
-      if (stored === undefined || stored.status === "complete") return undefined
-      const state = stateFrom(stored)
-      if (state !== undefined) executions.set(executionId, state)
-      return state
-    }
+    /**
+     * The live state of `stored` (one per execution: another fiber may have made it meanwhile);
+     * `StoredRowUnreadable` when a row of it does not decode.
+     */
+    const adopt = (executionId: string, stored: StoredExecution | undefined): Effect.Effect<ExecutionState | undefined, StoredRowUnreadable> =>
+      Effect.suspend(() => {
+        const live = executions.get(executionId)
+        if (live !== undefined) return Effect.succeed(live)
+        if (stored === undefined || stored.status === "complete") return Effect.succeed(undefined)
+        return Effect.map(readBack(executionId, () => stateFrom(stored)), (state) => {
+          if (state !== undefined) {
+            executions.set(executionId, state)
+            unreadable.delete(executionId)
+          }
+          return state
+        })
+      })
 
-    /** The live state of `executionId`, read back from the store when this process let go of it. */
+    /** Runs `effect`; a `StoredRowUnreadable` it meets is said in a warning and answered with `orElse`. */
+    const unlessUnreadable = <A>(effect: Effect.Effect<A>, orElse: A): Effect.Effect<A> =>
+      Effect.catchDefect(effect, (defect) => (defect instanceof StoredRowUnreadable ? Effect.as(unreadableFound(defect), orElse) : Effect.die(defect)))
+
+    /**
+     * The live state of `executionId`, read back from the store when this process let go of it; none
+     * for one whose rows cannot be read (said in a warning: it is not run).
+     */
     const stateOf = (executionId: string): Effect.Effect<ExecutionState | undefined> =>
       Effect.suspend(() => {
         const live = executions.get(executionId)
         if (live !== undefined || !runner) return Effect.succeed(live)
-        return Effect.map(durably(store.load(executionId)), (stored) => adopt(executionId, stored))
+        return unlessUnreadable(durably(Effect.flatMap(store.load(executionId), (stored) => adopt(executionId, stored))), undefined)
       })
 
     /**
@@ -221,6 +325,13 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
      */
     const settle = (executionId: string, state: ExecutionState, runWake: number, result: Workflow.Result<unknown, unknown>) =>
       Effect.suspend(() => {
+        // A run that met a row it cannot read records nothing: the execution stays as stored.
+        const unreadableRow = result._tag === "Complete" && Exit.isFailure(result.exit) ? unreadableOf(executionId, result.exit.cause) : undefined
+        if (unreadableRow !== undefined) {
+          return Effect.andThen(unreadableFound(unreadableRow), Effect.sync(() => {
+            if (executions.get(executionId) === state) executions.delete(executionId)
+          }))
+        }
         if (result._tag === "Complete") {
           return durably(store.complete(executionId, codecsOf(state.workflow).encodeResult(result))).pipe(
             Effect.andThen(Effect.sync(() => {
@@ -316,7 +427,11 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
           Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
           (effect) => deferredState.trackRun(instance, effect),
           Effect.tap((result) => settle(executionId, state, runWake, result)),
-          Effect.tap((result) => (!state.parent || result._tag !== "Complete" ? Effect.void : Effect.forkIn(resume(state.parent, "automatic"), scope))),
+          Effect.tap((result) =>
+            !state.parent || result._tag !== "Complete" || (Exit.isFailure(result.exit) && unreadableOf(executionId, result.exit.cause) !== undefined)
+              ? Effect.void
+              : Effect.forkIn(resume(state.parent, "automatic"), scope)
+          ),
           Effect.onExit((exit) => {
             if (Exit.isSuccess(exit) && exit.value._tag === "Suspended") return Effect.void
             return Scope.close(state.scope, Exit.void)
@@ -418,19 +533,36 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
           // A process that does not run this workflow (client-only, or without its layer) records the
           // execution, which the next process that runs the workflow picks up.
           const runsIt = runner && workflows.has(workflow._tag)
-          const { created, execution } = yield* durably(store.create({
+          // An execution there already whose rows cannot be read: started (it exists), not run; a
+          // caller waiting for its result gets the `StoredRowUnreadable`.
+          const unreadableStart = (error: StoredRowUnreadable) =>
+            Effect.andThen(unreadableFound(error), options.discard ? Effect.succeed(undefined) : Effect.die(error))
+          type Created = { readonly created: boolean; readonly execution: StoredExecution; readonly result: Workflow.Result<unknown, unknown> | undefined }
+          const read: Effect.Effect<Created, WorkflowStoreFailed | StoredRowUnreadable> = Effect.flatMap(store.create({
             executionId: options.executionId,
             workflow: workflow._tag,
             payload: codecsOf(workflow).encodePayload(options.payload),
             parent: options.detached ? undefined : options.parent?.executionId
-          }))
-          if (execution.status === "complete") {
-            return (options.discard ? undefined : codecsOf(workflow).decodeResult(execution.result)) as any
-          }
+          }), ({ created, execution }) =>
+            readBack(options.executionId, () => ({
+              created,
+              execution,
+              result: execution.status === "complete"
+                ? decodeRow(options.executionId, executionsTable, "result", () => codecsOf(workflow).decodeResult(execution.result))
+                : undefined
+            })))
+          const created: Created | undefined = yield* durably(read).pipe(
+            Effect.catchDefect((defect) => (defect instanceof StoredRowUnreadable ? unreadableStart(defect) : Effect.die(defect)))
+          )
+          if (created === undefined) return undefined as any
+          const { execution } = created
+          if (execution.status === "complete") return (options.discard ? undefined : created.result) as any
           if (!runsIt) return (options.discard ? undefined : new Workflow.Suspended({})) as any
-          if (created || execution.status === "running") {
+          if (created.created || execution.status === "running") {
             // The execution as just read: no second read to start it.
-            if (adopt(options.executionId, execution)?.fiber === undefined) yield* resume(options.executionId, "explicit")
+            const adopted = yield* adopt(options.executionId, execution).pipe(Effect.catch((error) => Effect.as(unreadableStart(error), "unreadable" as const)))
+            if (adopted === "unreadable") return undefined as any
+            if (adopted?.fiber === undefined) yield* resume(options.executionId, "explicit")
           }
           state = executions.get(options.executionId)
           if (state === undefined) return (options.discard ? undefined : new Workflow.Suspended({})) as any
@@ -470,6 +602,19 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
         if (state === undefined) return yield* Effect.die(new Error(`internal: activity "${activity.name}" of an execution this engine does not run`))
         const key = activityKey(activity.name, attempt)
         let entry = state.activities.get(key)
+        if (entry?.unchecked === true) {
+          // Read back from the store: it must decode as this activity's result (effect/workflow decodes
+          // it next, and would end the run with a defect of its schema).
+          const exit = entry.exit
+          if (exit !== undefined && exit._tag === "Success" && exit.value._tag === "Complete") {
+            const recorded = exit.value.exit
+            const checked = decodeStoredExit((activity as unknown as { readonly exitSchemaPartial: Schema.Top }).exitSchemaPartial, recorded)
+            if (checked !== undefined) {
+              return yield* Effect.die(new StoredRowUnreadable({ executionId: instance.executionId, table: stepsTable, row: stepRow("activity", key), reason: checked }))
+            }
+          }
+          entry.unchecked = false
+        }
         if (entry) {
           const exit = entry.exit
           if (exit && exit._tag === "Success" && exit.value._tag === "Suspended") {
@@ -492,10 +637,14 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
           Workflow.intoResult,
           Effect.provideService(WorkflowEngine.WorkflowInstance, activityInstance),
           Effect.onExit((exit) => {
+            // A step that met a stored row it cannot read (a claim's outcome) is not its result: nothing is recorded.
+            const unreadableRow = Exit.isSuccess(exit) && exit.value._tag === "Complete" && Exit.isFailure(exit.value.exit)
+              ? unreadableOf(instance.executionId, exit.value.exit.cause)
+              : undefined
             // A preempted activity must run again on the next replay.
-            recorded.exit = Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? undefined : exit
+            recorded.exit = (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) || unreadableRow !== undefined ? undefined : exit
             // A completed activity is written before the workflow goes on: a replay reads it back.
-            return Exit.isSuccess(exit) && exit.value._tag === "Complete"
+            return Exit.isSuccess(exit) && exit.value._tag === "Complete" && unreadableRow === undefined
               ? durably(store.recordActivity(instance.executionId, key, encodeActivityResult(exit.value)))
               : Effect.void
           })
@@ -509,15 +658,37 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
             if (!exit) return Effect.succeedNone
             return exit._tag === "Success" ? Effect.succeedSome(exit.value) : Effect.die(exit.cause)
           }
-          return durably(store.load(executionId)).pipe(Effect.map((stored) => {
-            if (stored === undefined || stored.status === "running") return Option.none()
-            if (stored.status === "suspended") return Option.some(new Workflow.Suspended({}))
-            return Option.some(codecsOf(workflow).decodeResult(stored.result))
-          }))
+          // A row that cannot be read is the poll's defect, `StoredRowUnreadable` (the engine's interface
+          // has no error channel here): `d.poll` and `d.join` answer it as `DurableRunUnreadable`.
+          return durably(Effect.flatMap(store.load(executionId), (stored) =>
+            readBack(executionId, () => {
+              if (stored !== undefined && stored.status === "complete") {
+                return Option.some(decodeRow(executionId, executionsTable, "result", () => codecsOf(workflow).decodeResult(stored.result)))
+              }
+              // Stored as running or waiting, but a replay here could not read it.
+              const known = unreadable.get(executionId)
+              if (known !== undefined) throw known
+              if (stored === undefined) return Option.none()
+              // What a replay would read back must decode.
+              decodeStored(workflow, stored)
+              if (stored.status === "running") return Option.none()
+              return Option.some(new Workflow.Suspended({}))
+            })
+          ))
         }),
       deferredResult: Effect.fnUntraced(function*(deferred) {
         const instance = yield* WorkflowEngine.WorkflowInstance
-        return Option.fromNullishOr(executions.get(instance.executionId)?.deferreds.get(deferred.name))
+        const state = executions.get(instance.executionId)
+        const exit = state?.deferreds.get(deferred.name)
+        if (state !== undefined && exit !== undefined && state.uncheckedDeferreds.delete(deferred.name)) {
+          // Read back from the store: it must decode as this deferred's result (see `activityExecute`).
+          const checked = decodeStoredExit((deferred as unknown as { readonly exitSchema: Schema.Top }).exitSchema, exit)
+          if (checked !== undefined) {
+            state.uncheckedDeferreds.add(deferred.name)
+            return yield* Effect.die(new StoredRowUnreadable({ executionId: instance.executionId, table: stepsTable, row: stepRow("deferred", deferred.name), reason: checked }))
+          }
+        }
+        return Option.fromNullishOr(exit)
       }),
       deferredDone,
       scheduleClock: (workflow, options) =>

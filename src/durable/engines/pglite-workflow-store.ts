@@ -8,6 +8,10 @@
  * Results and payloads are stored as JSON text (not `jsonb`: PostgreSQL would parse every one of them,
  * and refuses the `\u0000` escape that a tool's result may hold). Journal events are `jsonb`, as on
  * every engine: a `\u0000` in one is stored as U+FFFD. Names and ids are stored as `textKey`s.
+ *
+ * Rows are read back as written or not at all: a row that is not JSON (edited, damaged), an unknown
+ * status or a step of neither kind fails the read with `StoredRowUnreadable`, naming the table and
+ * the row, instead of a parser's exception escaping as a defect.
  */
 import * as Effect from "effect/Effect"
 import type { SqlError } from "effect/sql/SqlError"
@@ -16,7 +20,17 @@ import { RunJournal, RunJournalFailed } from "../run-journal.ts"
 import { PgliteSession, type PipelinedStatement } from "./pglite-client.ts"
 import { fromTextKey, jsonbText, textKey } from "../sql-text.ts"
 import { type PendingEvent, PendingWrites, type Riding } from "./pending-writes.ts"
-import { type StoredClock, type StoredExecution, type StoredStep, type WorkflowStore, WorkflowStoreFailed } from "./workflow-store.ts"
+import { unreadableReason } from "../run-unreadable.ts"
+import {
+  executionsTable,
+  type StoredClock,
+  type StoredExecution,
+  type StoredStep,
+  StoredRowUnreadable,
+  stepsTable,
+  type WorkflowStore,
+  WorkflowStoreFailed
+} from "./workflow-store.ts"
 
 /** How long a journal event waits for a step to ride along with, at most (ms). */
 const journalDelayMs = 10
@@ -138,22 +152,56 @@ const insertRun = prepared("ar_insert", "insert into agent_runs (workflow, run_i
 
 // Steps are stored under one name: `a:<activity>/<attempt>` or `d:<deferred>`.
 const stepName = (kind: StoredStep["kind"], name: string) => textKey(`${kind === "activity" ? "a" : "d"}:${name}`)
-const stepOf = (row: Record<string, unknown>): StoredStep => {
-  const name = fromTextKey(String(row["name"]))
-  return { kind: name.startsWith("a:") ? "activity" : "deferred", name: name.slice(2), value: JSON.parse(String(row["value"])) }
+
+const statuses: ReadonlySet<string> = new Set<StoredExecution["status"]>(["running", "suspended", "complete"])
+
+/**
+ * The JSON text of `column` of a row of execution `executionId`, parsed; a `StoredRowUnreadable`
+ * naming the table and the row otherwise (thrown here, caught into the read's failure by `readRows`).
+ */
+const parsed = (executionId: string, table: string, row: string, text: unknown): unknown => {
+  if (typeof text !== "string") throw new StoredRowUnreadable({ executionId, table, row, reason: `not JSON text (${text === null ? "null" : typeof text})` })
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    throw new StoredRowUnreadable({ executionId, table, row, reason: unreadableReason(error) })
+  }
 }
 
-const executionOf = (row: Record<string, unknown>, steps: ReadonlyArray<Record<string, unknown>>): StoredExecution => ({
-  executionId: fromTextKey(String(row["execution_id"])),
-  workflow: fromTextKey(String(row["workflow"])),
-  payload: JSON.parse(String(row["payload"])),
-  parent: row["parent"] === null ? undefined : fromTextKey(String(row["parent"])),
-  status: String(row["status"]) as StoredExecution["status"],
-  wake: Number(row["wake"]),
-  interrupted: row["interrupted"] === true,
-  result: row["result"] === null ? undefined : JSON.parse(String(row["result"])),
-  steps: steps.map(stepOf)
-})
+const stepOf = (executionId: string) => (row: Record<string, unknown>): StoredStep => {
+  const name = fromTextKey(String(row["name"]))
+  const where = `step ${JSON.stringify(name)}`
+  const kind = name.startsWith("a:") ? "activity" : name.startsWith("d:") ? "deferred" : undefined
+  if (kind === undefined) throw new StoredRowUnreadable({ executionId, table: stepsTable, row: where, reason: "a step name starts with a: or d:" })
+  return { kind, name: name.slice(2), value: parsed(executionId, stepsTable, where, row["value"]) }
+}
+
+const executionOf = (row: Record<string, unknown>, steps: ReadonlyArray<Record<string, unknown>>): StoredExecution => {
+  const executionId = fromTextKey(String(row["execution_id"]))
+  const status = String(row["status"])
+  const wake = Number(row["wake"])
+  if (!statuses.has(status)) throw new StoredRowUnreadable({ executionId, table: executionsTable, row: "status", reason: `unknown status ${JSON.stringify(status.slice(0, 40))}` })
+  if (!Number.isSafeInteger(wake) || wake < 0) throw new StoredRowUnreadable({ executionId, table: executionsTable, row: "wake", reason: `not a count: ${String(row["wake"]).slice(0, 40)}` })
+  return {
+    executionId,
+    workflow: fromTextKey(String(row["workflow"])),
+    payload: parsed(executionId, executionsTable, "payload", row["payload"]),
+    parent: row["parent"] === null || row["parent"] === undefined ? undefined : fromTextKey(String(row["parent"])),
+    status: status as StoredExecution["status"],
+    wake,
+    interrupted: row["interrupted"] === true,
+    result: row["result"] === null || row["result"] === undefined ? undefined : parsed(executionId, executionsTable, "result", row["result"]),
+    steps: steps.map(stepOf(executionId))
+  }
+}
+
+/** `read()` of rows just fetched for `executionId`: what it throws becomes the typed `StoredRowUnreadable`. */
+const readRows = <A>(executionId: string, read: () => A): Effect.Effect<A, StoredRowUnreadable> =>
+  Effect.try({
+    try: read,
+    catch: (error) =>
+      error instanceof StoredRowUnreadable ? error : new StoredRowUnreadable({ executionId, table: executionsTable, row: "execution", reason: unreadableReason(error) })
+  })
 
 /** Events as the JSON array `insertEvents` reads (each event is JSON text already). */
 const eventsJson = (events: ReadonlyArray<PendingEvent>): string =>
@@ -205,7 +253,7 @@ export const makePgliteStores = Effect.gen(function*() {
   const write = (operation: string, statements: ReadonlyArray<PipelinedStatement>) => run(statements).pipe(Effect.mapError(failed(operation)))
   const load = (executionId: string) =>
     write("load an execution", [selectExecution(key(executionId)), selectSteps(key(executionId))]).pipe(
-      Effect.map(([rows, steps]) => (rows![0] === undefined ? undefined : executionOf(rows![0], steps!)))
+      Effect.flatMap(([rows, steps]) => readRows(executionId, () => (rows![0] === undefined ? undefined : executionOf(rows![0], steps!))))
     )
 
   const store: WorkflowStore = {
@@ -214,7 +262,9 @@ export const makePgliteStores = Effect.gen(function*() {
         insertExecution(key(execution.executionId), key(execution.workflow), JSON.stringify(execution.payload), execution.parent === undefined ? null : key(execution.parent)),
         selectExecution(key(execution.executionId)),
         selectSteps(key(execution.executionId))
-      ]).pipe(Effect.map(([inserted, rows, steps]) => ({ created: inserted!.length > 0, execution: executionOf(rows![0]!, steps!) }))),
+      ]).pipe(Effect.flatMap(([inserted, rows, steps]) =>
+        readRows(execution.executionId, () => ({ created: inserted!.length > 0, execution: executionOf(rows![0]!, steps!) }))
+      )),
     load,
     // The step's result and the events that wait, one statement (the first run's events; others on their own).
     recordActivity: (executionId, name, value) =>

@@ -8,6 +8,10 @@
  *
  * `pgliteWorkflowStore` (`pglite-workflow-store.ts`) keeps it in the embedded engine's PGlite files;
  * `memoryWorkflowStore` in this process (tests of the engine's restarts without a database).
+ *
+ * A row that cannot be read back (not JSON, an unknown status, a step of neither kind) fails its read
+ * with `StoredRowUnreadable`, never a defect of the parser: the engine says which execution cannot be
+ * run and goes on with the others, and `d.join`/`d.poll` of that run fail with `DurableRunUnreadable`.
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -57,17 +61,47 @@ export class WorkflowStoreFailed extends Data.TaggedError("WorkflowStoreFailed")
   }
 }
 
+/** The embedded store's table of executions (named in `StoredRowUnreadable`). */
+export const executionsTable = "agent_workflow_executions"
+/** The embedded store's table of recorded steps. */
+export const stepsTable = "agent_workflow_steps"
+
+/**
+ * A stored row of execution `executionId` cannot be read: `row` of `table` is `reason` (text that is
+ * not JSON, JSON of another shape). Not retried (it would fail again); the engine carries it as the
+ * defect of the run's `poll` (its only channel there), which `d.poll`/`d.join` turn into the typed
+ * `DurableRunUnreadable`.
+ *
+ * @example
+ * ```ts
+ * Effect.catchTag("StoredRowUnreadable", (e) => Effect.logWarning(e.message))
+ * ```
+ */
+export class StoredRowUnreadable extends Data.TaggedError("StoredRowUnreadable")<{
+  readonly executionId: string
+  readonly table: string
+  readonly row: string
+  readonly reason: string
+}> {
+  override get message(): string {
+    return `The stored execution ${this.executionId} cannot be read: ${this.table}, ${this.row}: ${this.reason}`
+  }
+}
+
 /** The engine's store. Every write is atomic; `create` and the deferred results keep the first writer's. */
 export interface WorkflowStore {
-  /** Records a new execution (running); an existing one is kept as it is. Answers it as stored, and whether it is new. */
+  /**
+   * Records a new execution (running); an existing one is kept as it is. Answers it as stored, and
+   * whether it is new (`StoredRowUnreadable` when an existing one cannot be read back).
+   */
   readonly create: (execution: {
     readonly executionId: string
     readonly workflow: string
     readonly payload: unknown
     readonly parent: string | undefined
-  }) => Effect.Effect<{ readonly created: boolean; readonly execution: StoredExecution }, WorkflowStoreFailed>
-  /** The execution with its recorded results, if it exists. */
-  readonly load: (executionId: string) => Effect.Effect<StoredExecution | undefined, WorkflowStoreFailed>
+  }) => Effect.Effect<{ readonly created: boolean; readonly execution: StoredExecution }, WorkflowStoreFailed | StoredRowUnreadable>
+  /** The execution with its recorded results, if it exists (`StoredRowUnreadable` when a row of it cannot be read). */
+  readonly load: (executionId: string) => Effect.Effect<StoredExecution | undefined, WorkflowStoreFailed | StoredRowUnreadable>
   /** Records an activity's result (a result recorded already stays). */
   readonly recordActivity: (executionId: string, name: string, value: unknown) => Effect.Effect<void, WorkflowStoreFailed>
   /** Marks the execution suspended, unless a deferred result was recorded since `wake`. */

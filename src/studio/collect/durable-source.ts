@@ -3,6 +3,11 @@
  * engine's store (embedded or PostgreSQL, any process may run them), shown with their status, and the
  * approval inbox: the calls a waiting run waits for, decided here with `d.decide` (the same checks,
  * `DecisionsInvalid`, as anywhere else). A stop cancels the run (`d.cancel`).
+ *
+ * `d.list()` reads each run on its own: a run whose stored state cannot be read (a row edited or
+ * damaged) comes as `unreadable` and is shown failed with the error `DurableRunUnreadable` (which row,
+ * and why) and `unreadable: true`; every other run, and every other wait for approval, is shown and
+ * decided as usual.
  */
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
@@ -112,9 +117,8 @@ export class DurableWatcher {
           _tag: "DurableStatus",
           runId: info.runId,
           agent: name,
-          status: info.status,
-          ...(info.pending === undefined ? {} : { pending: info.pending }),
-          ...(info.error === undefined ? {} : { error: info.error })
+          ...statusFields(info),
+          ...(info.pending === undefined ? {} : { pending: info.pending })
         }))
       }
     }
@@ -125,9 +129,9 @@ export class DurableWatcher {
    * by run id (a child's steps under its own); undefined when there is no journal or it did not change.
    */
   async #journal(agent: DurableAgent<any>, name: string, runId: string): Promise<Map<string, Array<EventJson>> | undefined> {
-    const journal = (agent as { journal?: (runId: string) => Effect.Effect<{ readonly entries: ReadonlyArray<Record<string, any>> }, never, any> }).journal
+    const journal = (agent as { journal?: (runId: string) => Effect.Effect<{ readonly entries: ReadonlyArray<Record<string, any>> }, unknown, any> }).journal
     if (journal === undefined) return undefined
-    const exit = await this.#runtime.runPromise(Effect.exit(journal.call(agent, runId) as Effect.Effect<{ readonly entries: ReadonlyArray<Record<string, any>> }, never, DurableClient>)).catch(() => undefined)
+    const exit = await this.#runtime.runPromise(Effect.exit(journal.call(agent, runId) as Effect.Effect<{ readonly entries: ReadonlyArray<Record<string, any>> }, unknown, DurableClient>)).catch(() => undefined)
     if (exit === undefined || exit._tag === "Failure") return undefined
     const entries = exit.value.entries
     if (this.#journalSizes.get(runId) === entries.length) return undefined
@@ -225,6 +229,22 @@ export class DurableWatcher {
     void this.poll()
     return true
   }
+}
+
+/**
+ * The status and error a `DurableStatus` event shows: the run's own, or, for a run whose stored state
+ * cannot be read, `failed` with the `DurableRunUnreadable` (the studio's statuses are a run's ends).
+ */
+const statusFields = (info: DurableRunInfo): Record<string, unknown> => {
+  if (info.status === "unreadable") {
+    const e = info.unreadable
+    return {
+      status: "failed",
+      unreadable: true,
+      error: { _tag: "DurableRunUnreadable", message: e?.message ?? `The stored state of durable run "${info.runId}" cannot be read`, table: e?.table, row: e?.row, reason: e?.reason }
+    }
+  }
+  return { status: info.status, ...(info.error === undefined ? {} : { error: info.error }) }
 }
 
 /** The run event a journal entry of `d.journal` records (its `Event` entries are events already). */
