@@ -155,12 +155,14 @@ export const recordedSteps = (options: {
       },
       knowledge: (runId, source, load: Effect.Effect<string, ToolFailed>) =>
         record<string, ToolFailed>(makeActivity({ name: nameOf(`knowledge/${runId}/${source}`), success: Schema.String, error: ErrorSchema, execute: guard(load) })),
-      skill: (runId, skill, run: Effect.Effect<unknown, SkillFailed>) =>
+      // A typed skill's value is recorded with its output Schema's JSON codec (a `Date` comes back a
+      // `Date`); `run` has checked it against that Schema first, so encoding it cannot fail.
+      skill: (runId, skill, run: Effect.Effect<unknown, SkillFailed>, output?: Schema.Top) =>
         record<unknown, SkillFailed>(makeActivity({
           name: nameOf(`skill/${runId}/${skill}`),
-          success: Schema.Json,
+          success: output === undefined ? Schema.Json : output as Schema.Codec<unknown, unknown>,
           error: ErrorSchema,
-          execute: guard(Effect.map(run, resultAsJson))
+          execute: guard(output === undefined ? Effect.map(run, resultAsJson) : run)
         })),
       toolSelection: <R>(runId: string, pick: Effect.Effect<ReadonlyArray<string>, never, R>) =>
         record<ReadonlyArray<string>, never>(makeActivity({

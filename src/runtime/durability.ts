@@ -11,6 +11,7 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import type * as Schema from "effect/Schema"
 import type * as Exit from "effect/Exit"
 import type { ModelError, OutcomeUnknown, SkillFailed, ToolFailed } from "../errors.ts"
 import type { LlmResponse } from "../model/messages.ts"
@@ -65,7 +66,7 @@ export interface Durability {
   /** A preloaded knowledge source, loaded at the start of run `runId`. */
   readonly knowledge: (runId: string, source: string, load: Effect.Effect<string, ToolFailed>) => Effect.Effect<string, ToolFailed>
   /** A skill implemented by a function (no model). */
-  readonly skill: (runId: string, skill: string, run: Effect.Effect<unknown, SkillFailed>) => Effect.Effect<unknown, SkillFailed>
+  readonly skill: (runId: string, skill: string, run: Effect.Effect<unknown, SkillFailed>, output?: Schema.Top) => Effect.Effect<unknown, SkillFailed>
   /** Tool pre-selection: the names of the tools offered. */
   readonly toolSelection: <R>(runId: string, pick: Effect.Effect<ReadonlyArray<string>, never, R>) => Effect.Effect<ReadonlyArray<string>, never, R>
 }

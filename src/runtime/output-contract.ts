@@ -68,6 +68,8 @@ const strategyOf = (schema: OutputSchema): OutputStrategy => {
 
 /** Everything derived from one output Schema, computed once per Schema and strategy. */
 export interface OutputContract {
+  /** The output Schema itself (a durable run records a deterministic skill's value with its JSON codec). */
+  readonly schema: OutputSchema
   readonly jsonSchema: JsonSchemaObject
   /** The `submit` tool: object Schemas under the `tool` strategy. */
   readonly submitTool: ToolDefinition | undefined
@@ -181,7 +183,7 @@ const makeContract = (schema: OutputSchema, strategy: "tool" | "native"): Output
       parameters: jsonSchema
     })
     : undefined
-  return { jsonSchema, submitTool, responseFormat, decodeText, decodeSubmission, checkValue }
+  return { schema, jsonSchema, submitTool, responseFormat, decodeText, decodeSubmission, checkValue }
 }
 
 /**

@@ -476,9 +476,14 @@ function* freshBody(running: Running, start: Exclude<Start, { _tag: "Resume" }>)
   setup.observe?.(ctx)
   if (implementation !== undefined) {
     const run = deterministic(plan, chosen.skill, input)
-    const output = yield* (durability === undefined ? run : durability.skill(runId, chosen.skill.name, run))
-    // Checked after the durable record, so that a replayed value is checked as a fresh one is.
-    return { _tag: "Done", output: chosen.skill.output === undefined ? output : yield* skillOutput(plan.name, chosen.skill, input, output) }
+    const contract = chosen.skill.output
+    if (contract === undefined) return { _tag: "Done", output: yield* (durability === undefined ? run : durability.skill(runId, chosen.skill.name, run)) }
+    const checked = Effect.flatMap(run, (value) => skillOutput(plan.name, chosen.skill, input, value))
+    if (durability === undefined) return { _tag: "Done", output: yield* checked }
+    // Checked before the durable record (a value its Schema refuses is a typed failure, recorded as
+    // such, never a defect of its encoding) and after it, so that a replayed value is checked as a fresh one is.
+    const recorded = yield* durability.skill(runId, chosen.skill.name, checked, contract.schema)
+    return { _tag: "Done", output: yield* skillOutput(plan.name, chosen.skill, input, recorded) }
   }
   // A session's history is handed over like a handoff's conversation, followed by the new input.
   const handedOver = start._tag === "Handoff"
