@@ -93,20 +93,21 @@ describe("a finished answer is the answer, though the server keeps the connectio
 })
 
 describe("activity is any byte, not only a whole event", () => {
-  it.each(streamers.filter((s) => s.keepAlive !== undefined))("$name: keep-alives every 50 ms for 600 ms do not stall an idle timeout of 250 ms", async (s) => {
+  // Gaps well inside the idle timeout (a loaded machine delays timers), their sum well past it.
+  it.each(streamers.filter((s) => s.keepAlive !== undefined))("$name: keep-alives every 75 ms for 900 ms do not stall an idle timeout of 500 ms", async (s) => {
     const keepAlives = Array.from({ length: 12 }, () => s.keepAlive!)
-    const server = await serve([{ pieces: [...keepAlives, s.body(answer("thought long"), 50)], contentType: s.contentType, gapMs: 50 }])
-    const result = await run(s.client(server.url, { retry: false, idleTimeout: "250 millis" }))
+    const server = await serve([{ pieces: [...keepAlives, s.body(answer("thought long"), 50)], contentType: s.contentType, gapMs: 75 }])
+    const result = await run(s.client(server.url, { retry: false, idleTimeout: "500 millis" }))
     expect(result.error).toBeUndefined()
     expect(result.response).toMatchObject({ _tag: "Text", content: "thought long" })
   })
 
-  it.each(streamers)("$name: an event that takes 400 ms to arrive, in pieces 40 ms apart, does not stall an idle timeout of 200 ms", async (s) => {
+  it.each(streamers)("$name: an event that takes 900 ms to arrive, in pieces 75 ms apart, does not stall an idle timeout of 500 ms", async (s) => {
     const text = "long ".repeat(2000)
-    // The text in one delta, so an event holding it arrives in 10 pieces (the Responses API repeats it in two more events).
+    // The text in one delta, so an event holding it arrives in 12 pieces (the Responses API repeats it in two more events).
     const body = s.body(answer(text), text.length)
-    const server = await serve([{ pieces: pieces(body, [Math.ceil(text.length / 10)]), contentType: s.contentType, gapMs: 40 }])
-    const result = await run(s.client(server.url, { retry: false, idleTimeout: "200 millis" }))
+    const server = await serve([{ pieces: pieces(body, [Math.ceil(text.length / 12)]), contentType: s.contentType, gapMs: 75 }])
+    const result = await run(s.client(server.url, { retry: false, idleTimeout: "500 millis" }))
     expect(result.error).toBeUndefined()
     expect(result.response).toMatchObject({ _tag: "Text", content: text })
   })
