@@ -67,6 +67,11 @@ export interface RunScriptOptions {
 
 const defaultStart = Date.UTC(2025, 0, 1)
 
+const describeSubject = (subject: unknown): string => {
+  const tag = (subject as { readonly _tag?: unknown } | null)?._tag
+  return tag === "Composite" ? "a composite" : subject === null ? "null" : typeof subject
+}
+
 /**
  * Runs `subject` (any agent, with or without a model: the script replaces it) on `input`, on a seeded
  * Random and in virtual time unless `options` say otherwise (`RunScriptOptions`). Other services its
@@ -80,11 +85,6 @@ const defaultStart = Date.UTC(2025, 0, 1)
  * run.executed // [{ tool: "add", args: { a: 1, b: 2 } }]
  * ```
  */
-const describeSubject = (subject: unknown): string => {
-  const tag = (subject as { readonly _tag?: unknown } | null)?._tag
-  return tag === "Composite" ? "a composite" : subject === null ? "null" : typeof subject
-}
-
 export const runScript = async <T extends AgentShape & { readonly requirements: ModelClientService }>(
   subject: AgentBuilder<T>,
   script: ModelScript,

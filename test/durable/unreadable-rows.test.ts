@@ -21,7 +21,7 @@ import { scriptedModel } from "../../src/testing/index.ts"
 import { DurableWatcher } from "../../src/studio/collect/durable-source.ts"
 import { RunStore } from "../../src/studio/store/run-store.ts"
 
-const numRuns = Number(process.env.PROPERTY_RUNS ?? 24)
+const numRuns = Number(process.env.PROPERTY_RUNS ?? 12)
 
 const transfer = tool("transfer", { args: Schema.Struct({ to: Schema.String }), effect: "idempotent", needsApproval: true, run: ({ to }) => `sent to ${to}` })
 const pay = tool("pay", { args: Schema.Struct({}), run: () => "paid" })
