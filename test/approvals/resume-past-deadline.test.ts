@@ -30,14 +30,20 @@ const bank = () => {
   return { ran, teller }
 }
 
+/** The crunch outlasts the budget, then the transfer waits for approval: a snapshot that spent it. */
+const suspendedPastBudget = async (teller: ReturnType<typeof bank>["teller"]) => {
+  const first = await teller([
+    toolCalls([{ id: "k1", name: "crunch", arguments: {} }, { id: "c1", name: "transfer", arguments: { to: "bob", amount: 5 } }]),
+    text("done")
+  ]).run("go")
+  if (first._tag !== "Suspended") throw new Error(`expected a suspension, got ${first._tag}`)
+  return first
+}
+
 describe("a resume past the duration budget", () => {
   it("ends with BudgetExceeded (duration) and runs none of the approved calls", async () => {
     const { ran, teller } = bank()
-    const first = await (teller([
-      toolCalls([{ id: "k1", name: "crunch", arguments: {} }, { id: "c1", name: "transfer", arguments: { to: "bob", amount: 5 } }]),
-      text("done")
-    ]).run("go"))
-    if (first._tag !== "Suspended") throw new Error(`expected a suspension, got ${first._tag}`)
+    const first = await suspendedPastBudget(teller)
     expect(first.snapshot.state.elapsedMs).toBeGreaterThan(100)
     const exit = await runExit(teller([text("done")]).resume(JSON.stringify(first.snapshot), { c1: Decision.approve }))
     const error = failureOf(exit) as { _tag: string; reason?: string }
@@ -69,11 +75,7 @@ describe("a resume past the duration budget", () => {
 
   it("checks the decisions first: a decision for a call that does not wait is DecisionsInvalid, not BudgetExceeded", async () => {
     const { ran, teller } = bank()
-    const first = await (teller([
-      toolCalls([{ id: "k1", name: "crunch", arguments: {} }, { id: "c1", name: "transfer", arguments: { to: "bob", amount: 5 } }]),
-      text("done")
-    ]).run("go"))
-    if (first._tag !== "Suspended") throw new Error(`expected a suspension, got ${first._tag}`)
+    const first = await suspendedPastBudget(teller)
     const error = failureOf(await runExit(teller([text("done")]).resume(JSON.stringify(first.snapshot), { nope: Decision.approve }))) as { _tag: string }
     expect(error._tag).toBe("DecisionsInvalid")
     expect(ran).toEqual([])

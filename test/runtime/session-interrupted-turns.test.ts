@@ -84,6 +84,19 @@ const ways: ReadonlyArray<readonly [string, (send: Effect.Effect<unknown, unknow
   }]
 ]
 
+/** A bank whose model asks for a transfer (needs approval), then for a wait that never ends, in session `id`. */
+const transferThenWait = (id: string) => {
+  const { wait, reached } = hanging()
+  const model = scriptedModel([
+    toolCalls([{ id: "c1", name: "transfer", arguments: { to: "bob", amount: 500 } }]),
+    toolCalls([{ id: "w1", name: "wait", arguments: {} }])
+  ])
+  const { tools, executed } = makeBank(model)
+  const store = inMemorySessionStore()
+  const chat = session(agent("bank").model(model).tools({ transfer: tools.transfer, wait }), id, { store })
+  return { chat, store, executed, reached }
+}
+
 describe("a send interrupted after a call ran", () => {
   it.each(ways)("(%s) records the call with its result and the running one as interrupted; the next send shows both", async (_, interrupt) => {
     const { shop, model, orders, reached } = makeShop([orderThenWait, text("Your tea is ordered.")])
@@ -111,14 +124,7 @@ describe("a send interrupted after a call ran", () => {
   })
 
   it("before any of its calls completed: records nothing, and the run it would have abandoned waits again", async () => {
-    const { wait, reached } = hanging()
-    const model = scriptedModel([
-      toolCalls([{ id: "c1", name: "transfer", arguments: { to: "bob", amount: 500 } }]),
-      toolCalls([{ id: "w1", name: "wait", arguments: {} }])
-    ])
-    const { tools, executed } = makeBank(model)
-    const store = inMemorySessionStore()
-    const chat = session(agent("bank").model(model).tools({ transfer: tools.transfer, wait }), "s-nothing", { store })
+    const { chat, store, executed, reached } = transferThenWait("s-nothing")
     expect((await chat.send("pay bob 500"))._tag).toBe("Suspended")
     await ways[0]![1](chat.sendEffect("never mind, wait"), reached)
     expect(await load(store, "s-nothing")).toEqual([])
@@ -129,14 +135,7 @@ describe("a send interrupted after a call ran", () => {
 
 describe("a resume interrupted after the approved call ran", () => {
   it("records the approved call with its result and the next call as interrupted, and clears the waiting run: the transfer never runs twice", async () => {
-    const { wait, reached } = hanging()
-    const model = scriptedModel([
-      toolCalls([{ id: "c1", name: "transfer", arguments: { to: "bob", amount: 500 } }]),
-      toolCalls([{ id: "w1", name: "wait", arguments: {} }])
-    ])
-    const { tools, executed } = makeBank(model)
-    const store = inMemorySessionStore()
-    const chat = session(agent("bank").model(model).tools({ transfer: tools.transfer, wait }), "s-resume", { store })
+    const { chat, store, executed, reached } = transferThenWait("s-resume")
     expect((await chat.send("pay bob 500"))._tag).toBe("Suspended")
     await ways[0]![1](chat.resumeEffect({ c1: Decision.approve }), reached)
     const stored = await load(store, "s-resume")
