@@ -35,6 +35,7 @@ import { defaultBudget } from "../dsl/budget.ts"
 import { budgetOptionKeys, checkFunction, checkOptions } from "../dsl/builder-validation.ts"
 import { type CompositeHooks, notifyEnd, notifyStart } from "./composite-hooks.ts"
 import { noStackTrace } from "../internal/span-options.ts"
+import { withGuardedSpan } from "../runtime/guarded-span.ts"
 import { BudgetScope, CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
 import type { RunStreamEvent } from "../dsl/events.ts"
 import type { AnyRunnable, ErrorOf, InputOf, OutputOf, RequirementsOf, Runnable, Same } from "./runnable.ts"
@@ -349,7 +350,7 @@ const build = (def: CompositeDef): AnyComposite => {
           yield* notifyEnd(def.hooks, { _tag: "CompositeEnd" as const, ...scope, outcome, durationMs })
         })
       ))
-    }).pipe(Effect.withSpan("agent.compose", { attributes: { "agent.name": def.name, "agent.compose": def.kind } }, noStackTrace))
+    }).pipe((run) => withGuardedSpan(run, "agent.compose", { attributes: { "agent.name": def.name, "agent.compose": def.kind }, ...noStackTrace }))
 
   const info: SuspensionInfo = { mayNeedApproval, secret, shape, check }
   const composite: AnyComposite = Object.freeze({

@@ -30,6 +30,7 @@ import type { ModelMetadata } from "../model/model-client.ts"
 import { CaptureMessageContent, inputContent, outputContent } from "./gen-ai-content.ts"
 import { ChunkTimes, recordModelCall, recordModelCallUnsafe } from "./gen-ai-metrics.ts"
 import { chatResponseAttributes, chatSpan, errorTypeOf, withErrorType } from "./gen-ai-spans.ts"
+import { withGuardedSpan } from "./guarded-span.ts"
 
 /** Wraps the call of a durable run (`Durability.model`, bound to the step). */
 export type RecordModelCall = (call: Effect.Effect<LlmResponse, ModelError>) => Effect.Effect<LlmResponse, ModelError>
@@ -80,7 +81,7 @@ export const callModel = <E = never>(
  */
 export const modelSpan = (turn: number, request: ModelRequest, model: ModelMetadata | undefined, streaming = false) => {
   const span = chatSpan(turn, request, model, streaming)
-  return <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.withSpan(withErrorType(effect), span.name, span.options)
+  return <A, E, R>(effect: Effect.Effect<A, E, R>) => withGuardedSpan(withErrorType(effect), span.name, span.options)
 }
 
 /** What a model call reads from the fiber it runs on: read once per run by the loop, per call by `callModel`. */

@@ -9,6 +9,7 @@ import * as Result from "effect/Result"
 import type { SkillChosenEvent } from "../dsl/events.ts"
 import { type ModelError, NoSkillMatched, SkillRoutingFailed } from "../errors.ts"
 import { noStackTrace } from "../internal/span-options.ts"
+import { withGuardedSpan } from "./guarded-span.ts"
 import { withTracing } from "../internal/tracing.ts"
 import type { ModelClientService } from "../model/model-client.ts"
 import { callModel } from "./call-model.ts"
@@ -91,7 +92,7 @@ const routeByModel = (
 ) =>
   Effect.gen(() => routeSteps(plan, runId, input, candidates, sink, durability)).pipe((route) =>
     withTracing((traced) =>
-      traced ? route.pipe(Effect.withSpan("agent.route", { attributes: { "agent.name": plan.name, "agent.skills": candidates.length } }, noStackTrace)) : route
+      traced ? withGuardedSpan(route, "agent.route", { attributes: { "agent.name": plan.name, "agent.skills": candidates.length }, ...noStackTrace }) : route
     )
   )
 

@@ -48,6 +48,7 @@ import { drive, type DriveControl, type Driven } from "./step.ts"
 import { withDeadline } from "./deadline.ts"
 import { Durability } from "./durability.ts"
 import { agentSpan, CurrentConversation, GenAi, withErrorType } from "./gen-ai-spans.ts"
+import { withGuardedSpan } from "./guarded-span.ts"
 
 /**
  * Runs `definition` on `input` to the end. Needs a `ModelClientService` unless the definition has a
@@ -330,7 +331,7 @@ const execute = (
     })
     if (!traced) return run
     const span = agentSpan(definition.name, env.client?.metadata, fiber.getRef(CurrentConversation))
-    return Effect.withSpan(withErrorType(run), span.name, span.options)
+    return withGuardedSpan(withErrorType(run), span.name, span.options)
   })
 
 /** The references a run reads from the fiber it starts on. */

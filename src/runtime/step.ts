@@ -21,6 +21,7 @@ import * as Effect from "effect/Effect"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"
 import type { ModelClientService } from "../model/model-client.ts"
 import { noStackTrace } from "../internal/span-options.ts"
+import { withGuardedSpan } from "./guarded-span.ts"
 import type { Steps } from "../internal/steps.ts"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import type { AgentError, BudgetExceeded } from "../errors.ts"
@@ -165,7 +166,7 @@ function* turnSteps(ctx: RunContext, resuming: boolean, stepTaken: () => boolean
 /** A turn in its `agent.turn` span (a traced run; otherwise the loop delegates to `turnSteps` itself). */
 const tracedTurn = (ctx: RunContext, resuming: boolean, stepTaken: () => boolean, suspending: boolean): Effect.Effect<TurnEnd, AgentError, ModelClientService> =>
   Effect.gen(() => turnSteps(ctx, resuming, stepTaken, suspending)).pipe(
-    Effect.withSpan("agent.turn", { attributes: { "agent.name": ctx.agent, "agent.skill": ctx.skill.name, "agent.turn": ctx.turn } }, noStackTrace)
+    (turn) => withGuardedSpan(turn, "agent.turn", { attributes: { "agent.name": ctx.agent, "agent.skill": ctx.skill.name, "agent.turn": ctx.turn }, ...noStackTrace })
   )
 
 /**

@@ -29,6 +29,7 @@ import { runToolCall, runToolCallSteps } from "./tool-pipeline.ts"
 import { oversizeBytes, oversizeIssue, oversizeValue } from "./args-size.ts"
 import { CaptureMessageContent, toolArgumentsContent, toolResultContent } from "./gen-ai-content.ts"
 import { GenAi, toolSpan, withErrorType } from "./gen-ai-spans.ts"
+import { withGuardedSpan } from "./guarded-span.ts"
 
 /** Errors a tool call can end the run with. */
 export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | BudgetExceeded | Escalated | ExceptionThrown | OutputInvalid | OutcomeUnknown
@@ -79,7 +80,7 @@ const inToolSpan = <A, E>(ctx: RunContext, call: ToolCall, effect: Effect.Effect
     Effect.withFiber((fiber) => (fiber.getRef(CaptureMessageContent) ? Effect.annotateCurrentSpan(toolArgumentsContent(call)) : Effect.void)),
     effect
   )
-  return Effect.withSpan(withErrorType(Effect.tap(body, () => markFailedOutcome)), span.name, span.options)
+  return withGuardedSpan(withErrorType(Effect.tap(body, () => markFailedOutcome)), span.name, span.options)
 }
 
 /**
