@@ -35,6 +35,7 @@ import type { Decisions } from "../dsl/decision.ts"
 import type { RunSnapshot } from "../dsl/run-snapshot.ts"
 import { type AgentError, DecisionsInvalid, SessionStoreFailed } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
+import { exchangesOf } from "../model/exchanges.ts"
 import type { LlmMessage } from "../model/messages.ts"
 import { LlmMessageSchema } from "../model/message-schemas.ts"
 import type { ModelClientService } from "../model/model-client.ts"
@@ -104,29 +105,23 @@ const decodeHistory = (id: string, stored: ReadonlyArray<unknown>): Effect.Effec
  */
 const soundConversation = (history: ReadonlyArray<LlmMessage>): ReadonlyArray<LlmMessage> => {
   const kept: Array<LlmMessage> = []
-  let i = 0
-  while (i < history.length) {
-    const message = history[i]!
-    i++
+  for (const { message, results } of exchangesOf(history)) {
     if (message.role === "tool") continue // a result no call of the message before it asked for
     if (message.role !== "assistant" || message.toolCalls === undefined) {
       kept.push(message)
       continue
     }
     const answered = new Set<string>()
-    const results: Array<LlmMessage> = []
-    while (i < history.length && history[i]!.role === "tool") {
-      const result = history[i] as Extract<LlmMessage, { role: "tool" }>
-      i++
-      if (answered.has(result.toolCallId) || !message.toolCalls.some((call) => call.id === result.toolCallId)) continue
+    const answers = results.filter((result) => {
+      if (answered.has(result.toolCallId) || !message.toolCalls!.some((call) => call.id === result.toolCallId)) return false
       answered.add(result.toolCallId)
-      results.push(result)
-    }
+      return true
+    })
     const calls = message.toolCalls.filter((call, at, all) => answered.has(call.id) && all.findIndex((other) => other.id === call.id) === at)
     const { toolCalls: _, ...rest } = message
     if (calls.length > 0) kept.push(calls.length === message.toolCalls.length ? message : { ...rest, toolCalls: calls })
     else if (message.content.length > 0) kept.push(rest)
-    kept.push(...results)
+    kept.push(...answers)
   }
   return kept
 }

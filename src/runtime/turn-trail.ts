@@ -22,6 +22,7 @@ import { decodeSnapshotValue } from "../dsl/run-snapshot.ts"
 import type { WaitingRun } from "../dsl/session-store.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import type { AgentError } from "../errors.ts"
+import { exchangesOf } from "../model/exchanges.ts"
 import type { LlmMessage } from "../model/messages.ts"
 import { routingScope } from "./choose-skill.ts"
 import { toolFailedFeedback, toolResultContent, untrustedContent } from "./prompt.ts"
@@ -239,19 +240,10 @@ const partialTurn = (
 /** `messages` with each call that has no result among the results after it answered by `interruptedContent`. */
 const closed = (messages: ReadonlyArray<LlmMessage>): ReadonlyArray<LlmMessage> => {
   const out: Array<LlmMessage> = []
-  let i = 0
-  while (i < messages.length) {
-    const message = messages[i]!
-    i++
-    out.push(message)
+  for (const { message, results } of exchangesOf(messages)) {
+    out.push(message, ...results)
     if (message.role !== "assistant" || message.toolCalls === undefined) continue
-    const answered = new Set<string>()
-    while (i < messages.length && messages[i]!.role === "tool") {
-      const result = messages[i] as Extract<LlmMessage, { role: "tool" }>
-      answered.add(result.toolCallId)
-      out.push(result)
-      i++
-    }
+    const answered = new Set(results.map((result) => result.toolCallId))
     for (const call of message.toolCalls) {
       if (answered.has(call.id)) continue
       answered.add(call.id)
