@@ -17,7 +17,7 @@
  */
 import { type Message, Role, type Task, TaskState } from "@a2a-js/sdk"
 import { RequestMalformedError, UnsupportedOperationError } from "@a2a-js/sdk/errors"
-import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type TaskStore } from "@a2a-js/sdk/server"
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type ExecutionEventBusManager, type RequestContext, type TaskStore } from "@a2a-js/sdk/server"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -192,6 +192,14 @@ export interface TaskExecutorOptions {
    * `execute` refuses (-32004, -32602) is taken back out. `serveA2a` refuses them before that.
    */
   readonly taskStore?: TaskStore
+  /**
+   * The event bus manager of the request handler the executor runs under (the one given to the
+   * SDK's `DefaultRequestHandler`). That handler makes a new task's event bus before `execute` sees
+   * the message, and removes it only when an execution settles: with the manager, the bus of a new
+   * message `execute` refuses (-32602) is removed, so refused messages do not accumulate buses.
+   * `serveA2a` refuses them before a bus is made.
+   */
+  readonly eventBusManager?: ExecutionEventBusManager
 }
 
 const now = () => new Date().toISOString()
@@ -223,7 +231,8 @@ export const outcomeOfExit = (agent: string, exit: Exit.Exit<unknown, AgentError
  * @example
  * ```ts
  * const store = new InMemoryTaskStore()
- * const handler = new DefaultRequestHandler(card, store, agentExecutor(definitionOf(helper), { taskStore: store }))
+ * const buses = new DefaultExecutionEventBusManager()
+ * const handler = new DefaultRequestHandler(card, store, agentExecutor(definitionOf(helper), { taskStore: store, eventBusManager: buses }), buses)
  * ```
  */
 export const agentExecutor = (definition: AgentDefinition, options: TaskExecutorOptions = {}): TaskExecutor =>
@@ -256,7 +265,7 @@ const runNow = <A>(effect: Effect.Effect<A>): A | Promise<A> => {
  * const executor = taskExecutor(runnableDriver(pipeline("research", searcher, writer)))
  * ```
  */
-export const taskExecutor = (driver: TaskDriver, options: Pick<TaskExecutorOptions, "taskStore"> = {}): TaskExecutor => {
+export const taskExecutor = (driver: TaskDriver, options: Pick<TaskExecutorOptions, "taskStore" | "eventBusManager"> = {}): TaskExecutor => {
   const running = new Map<string, AbortController>()
   // The executions with a run in flight, until they have published their end (what `interrupt` waits for).
   const executions = new Set<Promise<void>>()
@@ -314,9 +323,15 @@ export const taskExecutor = (driver: TaskDriver, options: Pick<TaskExecutorOptio
    * task's history before `execute` ran: with the handler's store, the message is being taken back out
    * (under the SDK's write lock for the task, so a status the running execution publishes meanwhile is kept).
    */
-  const refusal = (context: RequestContext, error: Error): Error => {
+  const refusal = (context: RequestContext, error: Error, bus: ExecutionEventBus): Error => {
     if (options.taskStore !== undefined && context.task !== undefined && context.context !== undefined) {
       takeBackMessage(options.taskStore, context.context, context.taskId, context.userMessage.messageId).catch(() => undefined)
+    }
+    // A new task's bus is this message's alone (its id was made for it), so it goes with the refusal;
+    // a stored task's may be shared with another message's call, and is reused by its next one.
+    const buses = options.eventBusManager
+    if (buses !== undefined && context.task === undefined && buses.getByTaskId(context.taskId, context.context) === bus) {
+      buses.cleanupByTaskId(context.taskId, context.context)
     }
     return error
   }
@@ -358,11 +373,11 @@ export const taskExecutor = (driver: TaskDriver, options: Pick<TaskExecutorOptio
     const release = task === undefined || state === TaskState.TASK_STATE_INPUT_REQUIRED
       ? claim(taskId, context.context ?? context)
       : undefined
-    if (release === undefined) throw refusal(context, taskIsRunning(taskId))
+    if (release === undefined) throw refusal(context, taskIsRunning(taskId), bus)
     const admission = runNow(admit(context.userMessage.parts, context.contextId, task === undefined ? undefined : { taskId, task }))
     if (!(admission instanceof Promise) && admission._tag === "Refused") {
       release()
-      throw refusal(context, new RequestMalformedError(admission.reason))
+      throw refusal(context, new RequestMalformedError(admission.reason), bus)
     }
     return executeClaimed(context, bus, admission).finally(release)
   }

@@ -10,11 +10,11 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { type Part, type Task, TaskState } from "@a2a-js/sdk"
 import type { Client } from "@a2a-js/sdk/client"
-import { DefaultRequestHandler, InMemoryTaskStore, type TaskStore } from "@a2a-js/sdk/server"
+import { DefaultExecutionEventBusManager, DefaultRequestHandler, InMemoryTaskStore, type ServerCallContext, type TaskStore } from "@a2a-js/sdk/server"
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from "@a2a-js/sdk/server/express"
 import { Effect, Exit, Schema } from "effect"
 import express from "express"
-import { afterEach, describe, expect, it } from "vitest"
+import { afterEach, describe, expect, it, vi } from "vitest"
 import { agent, inMemorySessionStore, ModelError, type SessionStore, tool } from "../../../src/index.ts"
 import { definitionOf } from "../../../src/dsl/agent-definition.ts"
 import { executeTool } from "../../../src/dsl/tool.ts"
@@ -90,7 +90,7 @@ const serveOnSdkHandler = async (
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const definition = definitionOf(builder)
-  const handler = new DefaultRequestHandler(agentCardOf(definition, { url: `${url}/rpc` }), store, agentExecutor(definition, { ...options, taskStore: store }))
+  const handler = new DefaultRequestHandler(agentCardOf(definition, { url: `${url}/rpc` }), store, agentExecutor(definition, { ...options, taskStore: store }), options.eventBusManager)
   const app = express()
   app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler }))
   app.use("/rpc", jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }))
@@ -110,6 +110,42 @@ const historyIds = async (client: Client, taskId: string): Promise<Array<string>
   (await client.getTask({ tenant: "", id: taskId })).history.map((message) => message.messageId)
 
 const dataPart = (value: unknown): Part => ({ content: { $case: "data", value }, metadata: undefined, filename: "", mediaType: "application/json" })
+
+/** The SDK's bus manager, counting the buses it holds. */
+class CountingBuses extends DefaultExecutionEventBusManager {
+  readonly live = new Set<string>()
+  override createOrGetByTaskId(taskId: string, context?: ServerCallContext) {
+    this.live.add(taskId)
+    return super.createOrGetByTaskId(taskId, context)
+  }
+  override cleanupByTaskId(taskId: string, context?: ServerCallContext) {
+    this.live.delete(taskId)
+    super.cleanupByTaskId(taskId, context)
+  }
+}
+
+describe("our executor under the SDK's own DefaultRequestHandler, given its event bus manager", () => {
+  it("refused new messages leave no event bus behind; a run's bus goes when it settles", async () => {
+    const model = scriptedModel({ _tag: "Text", content: "{\"total\":3}" })
+    const adder = agent("adder", { input: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }) }).model(model)
+    const buses = new CountingBuses()
+    const client = await sdkClient((await serveOnSdkHandler(adder, new InMemoryTaskStore(), { eventBusManager: buses })).url)
+    // The SDK logs each refused stream on the console: kept off the test run's output.
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined)
+    try {
+      for (let i = 0; i < 3; i++) {
+        await expect(client.sendMessage(request(userMessage([dataPart({ a: "two", b: i })])))).rejects.toMatchObject({ name: "RequestMalformedError" })
+        await expect(client.sendMessageStream(request(userMessage([text("three")]))).next()).rejects.toMatchObject({ name: "RequestMalformedError" })
+      }
+    } finally {
+      logged.mockRestore()
+    }
+    expect(buses.live.size).toBe(0)
+    const task = asTask(await client.sendMessage(request(userMessage([dataPart({ a: 1, b: 2 })]))))
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    expect(buses.live.size).toBe(0)
+  })
+})
 
 describe.each(servings)("messages the task does not take, under %s", (_, start) => {
   it("a message on a task whose run is in flight is refused (-32004) and kept out of its history; the run goes on and completes with its own answer", async () => {
