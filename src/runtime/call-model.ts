@@ -30,7 +30,7 @@ import type { ModelMetadata } from "../model/model-client.ts"
 import { CaptureMessageContent, inputContent, outputContent } from "./gen-ai-content.ts"
 import { ChunkTimes, recordModelCall, recordModelCallUnsafe } from "./gen-ai-metrics.ts"
 import { chatResponseAttributes, chatSpan, errorTypeOf, withErrorType } from "./gen-ai-spans.ts"
-import { withGuardedSpan } from "./guarded-span.ts"
+import { withGuardedSpan } from "../internal/guarded-span.ts"
 
 /** Wraps the call of a durable run (`Durability.model`, bound to the step). */
 export type RecordModelCall = (call: Effect.Effect<LlmResponse, ModelError>) => Effect.Effect<LlmResponse, ModelError>

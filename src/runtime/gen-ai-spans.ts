@@ -6,11 +6,13 @@
  * budget, recovery, run id) sit beside them. Only span names and attribute records live here: the
  * loop decides when a span is made (`tracing.ts`: only when someone can see it).
  */
-import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type { FinishReason, LlmResponse, ModelRequest, ToolCall } from "../model/messages.ts"
 import type { ModelMetadata } from "../model/model-client.ts"
+import { errorTypeOf } from "../internal/error-type.ts"
+
+export { errorTypeOf }
 
 /** Attribute keys of the GenAI conventions we write (the values of `ATTR_GEN_AI_*` in `@opentelemetry/semantic-conventions/incubating`). */
 export const GenAi = {
@@ -158,23 +160,6 @@ export const genAiFinishReason = (reason: FinishReason): string => {
     default:
       return reason
   }
-}
-
-/**
- * `error.type` of a failed operation: a tagged error's `_tag` (`ModelError`, `BudgetExceeded`, ...),
- * else the error's class name, else `_OTHER` as the conventions say; undefined for an interruption,
- * which is no error of the operation.
- */
-export const errorTypeOf = (cause: Cause.Cause<unknown>): string | undefined => {
-  if (Cause.hasInterruptsOnly(cause)) return undefined
-  const error = Cause.squash(cause)
-  if (typeof error === "object" && error !== null) {
-    const tag = (error as { readonly _tag?: unknown })._tag
-    if (typeof tag === "string" && tag.length > 0) return tag
-    const name = (error as { readonly name?: unknown }).name
-    if (typeof name === "string" && name.length > 0 && name !== "Error") return name
-  }
-  return "_OTHER"
 }
 
 /** `effect` with `error.type` set on the current span (the one it runs in) when it fails. */

@@ -48,7 +48,7 @@ import { drive, type DriveControl, type Driven } from "./step.ts"
 import { withDeadline } from "./deadline.ts"
 import { Durability } from "./durability.ts"
 import { agentSpan, CurrentConversation, GenAi, withErrorType } from "./gen-ai-spans.ts"
-import { withGuardedSpan } from "./guarded-span.ts"
+import { withGuardedSpan } from "../internal/guarded-span.ts"
 
 /**
  * Runs `definition` on `input` to the end. Needs a `ModelClientService` unless the definition has a

@@ -29,7 +29,7 @@ import { runToolCall, runToolCallSteps } from "./tool-pipeline.ts"
 import { oversizeBytes, oversizeIssue, oversizeValue } from "./args-size.ts"
 import { CaptureMessageContent, toolArgumentsContent, toolResultContent } from "./gen-ai-content.ts"
 import { GenAi, toolSpan, withErrorType } from "./gen-ai-spans.ts"
-import { withGuardedSpan } from "./guarded-span.ts"
+import { withGuardedSpan } from "../internal/guarded-span.ts"
 
 /** Errors a tool call can end the run with. */
 export type ToolCallError = ToolNotAllowed | InvalidToolArgs | ToolFailed | BudgetExceeded | Escalated | ExceptionThrown | OutputInvalid | OutcomeUnknown

@@ -11,8 +11,8 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type * as Tracer from "effect/Tracer"
-import { CaptureMessageContent } from "./gen-ai-content.ts"
-import { errorTypeOf } from "./gen-ai-spans.ts"
+import { CaptureMessageContent } from "./capture-content.ts"
+import { errorTypeOf } from "./error-type.ts"
 
 /** Tagged errors whose messages never quote content: names of agents, skills and tools, and numbers. */
 const contentFree = new Set([
