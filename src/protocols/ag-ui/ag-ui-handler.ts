@@ -7,11 +7,15 @@
  *
  * A run that stops (on a call of a client tool, or on a call waiting for approval) is handed to
  * `onSuspended` to keep, by thread; the stream finishes with `pendingToolCallIds` (client tools only)
- * or an `interrupt` outcome (approvals, and then the client tools' calls too, reason `client_tool`).
- * The client's next input (the client tools' results as tool messages, the interrupts' answers as
- * `resume` entries) continues it: `loadSuspended` gives it back, every waiting call must be answered,
- * and the run resumes with those decisions (the approval machinery of `chatHandler`, so the same
- * guarantees hold: a call runs only after an approval for that call, a denied call never runs).
+ * or an `interrupt` outcome (approvals, reason `tool_call`, and then the client tools' calls too,
+ * reason `effect-agent-dsl:client_tool`). The client's next input (the client tools' results as tool
+ * messages, the interrupts' answers as `resume` entries) continues it: `loadSuspended` gives it back,
+ * every waiting call must be answered, and the run resumes with those decisions (the approval
+ * machinery of `chatHandler`, so the same guarantees hold: a call runs only after an approval for that
+ * call, a denied call never runs). As AG-UI's interrupt contract has it, pending interrupts block new
+ * input: a new user message on a thread whose kept run waits on interrupts is refused (409) and the
+ * run stays kept; one whose kept run waits only on client tools starts a new run (AG-UI's frontend
+ * tools: that run completed, leaving its calls to the client).
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -41,6 +45,8 @@ export interface AgUiHandlerOptions extends RunAgentInputLimits {
   /**
    * The stopped run an input continues (the one `onSuspended` kept for `input.threadId`), or undefined
    * when none waits (answered 409). Without it, an input whose last message is not the user's is refused.
+   * Also asked on a new user message, which is refused (409) while the run it gives waits on interrupts
+   * (that run is then given back to `onSuspended`).
    */
   readonly loadSuspended?: (input: AgUiRunInput) => ChatSuspension | undefined | Promise<ChatSuspension | undefined>
   /** A resume ledger: a kept suspension is then resumed once (`SnapshotAlreadyResumed` after). */
@@ -77,25 +83,78 @@ export interface AgUiHandlerOptions extends RunAgentInputLimits {
 
 const defaultMaxBodyBytes = 4 * 1024 * 1024
 
-/** One decision from an interrupt's answer: `true`/`false`, or `{ approved, reason?, args? }`. */
+const isJsonObject = (value: unknown): value is { readonly [key: string]: unknown } =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** Whether two JSON values are the same value (an object's keys in any order). */
+const sameJson = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]))
+  if (!isJsonObject(a) || !isJsonObject(b)) return false
+  const keys = Object.keys(a)
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]))
+}
+
+const describeJson = (value: unknown): string => (value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`)
+
+/**
+ * The edited arguments of an answer: `editedArgs` (AG-UI's approve-with-edits, a full replacement of
+ * the call's arguments), or `args`, its deprecated alias (what this handler read before); both with
+ * different values, or arguments that are not a JSON object, are refused.
+ */
+const editedArgsOf = (interrupt: string, payload: { readonly editedArgs?: unknown; readonly args?: unknown }): unknown => {
+  const { editedArgs, args } = payload
+  if (editedArgs !== undefined && args !== undefined && !sameJson(editedArgs, args)) {
+    throw agUiInvalid(`the answer to interrupt "${interrupt}" gives both editedArgs and args (its deprecated alias) with different values: send editedArgs only`)
+  }
+  // `null` is a value here (not an object, so refused), never "absent".
+  const edited = editedArgs !== undefined ? editedArgs : args
+  if (edited !== undefined && !isJsonObject(edited)) {
+    throw agUiInvalid(`the answer to interrupt "${interrupt}" has ${editedArgs === undefined ? "args" : "editedArgs"} that is ${describeJson(edited)}, not a JSON object: editedArgs replaces the call's arguments whole, an object`)
+  }
+  return edited
+}
+
+/**
+ * One decision from an interrupt's answer: `true`/`false`, or `{ approved, reason?, editedArgs? }`
+ * (`args` is read as a deprecated alias of `editedArgs`).
+ */
 const decisionOf = (entry: AgUiRunInput["resume"][number]): Decision => {
   if (entry.status === "cancelled") return Decision.deny("cancelled by the user")
   const payload = entry.payload
   if (payload === true) return Decision.approve
   if (payload === false) return Decision.deny("denied by the user")
-  if (typeof payload === "object" && payload !== null && typeof (payload as { approved?: unknown }).approved === "boolean") {
-    const { approved, reason, args } = payload as { readonly approved: boolean; readonly reason?: unknown; readonly args?: unknown }
-    if (!approved) return Decision.deny(typeof reason === "string" && reason !== "" ? reason : "denied by the user")
-    return args === undefined ? Decision.approve : Decision.edit(args)
+  if (isJsonObject(payload) && typeof payload.approved === "boolean") {
+    // Checked whatever it decides: an answer the interrupt's responseSchema refuses is refused.
+    const edited = editedArgsOf(entry.interruptId, payload)
+    const reason = payload.reason
+    if (!payload.approved) return Decision.deny(typeof reason === "string" && reason !== "" ? reason : "denied by the user")
+    return edited === undefined ? Decision.approve : Decision.edit(edited)
   }
-  throw agUiInvalid(`the answer to interrupt "${entry.interruptId}" is not { approved: boolean, reason?, args? } (nor true or false)`)
+  throw agUiInvalid(`the answer to interrupt "${entry.interruptId}" is not { approved: boolean, reason?, editedArgs? } (nor true or false)`)
+}
+
+/**
+ * Whether a waiting call is one of the client's own tools (a call of this run, not a child's): told by
+ * the input's tools, as the stream that stopped told it by that run's input (a client sends its tools
+ * with every input).
+ */
+const isClientCall = (input: AgUiRunInput, pending: ChatSuspension["pending"][number]): boolean =>
+  !pending.id.includes("/") && input.clientTools.some((t) => t.name === pending.tool)
+
+/** The id of a stopped run (its snapshot's), which its interrupts' ids start with. */
+const runIdOf = (suspension: ChatSuspension): string | undefined => {
+  const runId = (suspension.snapshot as { readonly state?: { readonly runId?: unknown } } | null)?.state?.runId
+  return typeof runId === "string" ? runId : undefined
 }
 
 /**
  * The decisions an input gives a stopped run: an approval for each client tool call whose result it
- * carries (a denial when its `client_tool` interrupt is cancelled), and the answer of each interrupt
- * (`resume` entries by interrupt id). Every waiting call must be answered, and nothing else; otherwise
- * `AgUiInputInvalid`.
+ * carries (a denial when its `effect-agent-dsl:client_tool` interrupt is cancelled), and the answer of
+ * each `tool_call` interrupt (`resume` entries by interrupt id: `true`, `false`, `{ approved, reason?,
+ * editedArgs? }`, or cancelled; `args` is read as a deprecated alias of `editedArgs`). Every waiting
+ * call must be answered, and nothing else; otherwise `AgUiInputInvalid` (also for `editedArgs` that is
+ * not an object, or given with a different `args`).
  *
  * @example
  * ```ts
@@ -103,9 +162,8 @@ const decisionOf = (entry: AgUiRunInput["resume"][number]): Decision => {
  * ```
  */
 export const resumeDecisions = (input: AgUiRunInput, suspension: ChatSuspension): Decisions => {
-  const runId = (suspension.snapshot as { readonly state?: { readonly runId?: unknown } } | null)?.state?.runId
-  if (typeof runId !== "string") throw agUiInvalid("the stored suspension has no snapshot with a run id")
-  const client = new Set(input.clientTools.map((t) => t.name))
+  const runId = runIdOf(suspension)
+  if (runId === undefined) throw agUiInvalid("the stored suspension has no snapshot with a run id")
   const entries = new Map<string, AgUiRunInput["resume"][number]>()
   for (const entry of input.resume) {
     if (entries.has(entry.interruptId)) throw agUiInvalid(`the interrupt "${entry.interruptId}" is answered twice`)
@@ -117,7 +175,7 @@ export const resumeDecisions = (input: AgUiRunInput, suspension: ChatSuspension)
     const id = interruptId(runId, pending.id)
     const entry = entries.get(id)
     entries.delete(id)
-    if (client.has(pending.tool) && !pending.id.includes("/")) {
+    if (isClientCall(input, pending)) {
       // Its interrupt (when approvals waited too): cancelled refuses the call, resolved wants its result.
       if (entry?.status === "cancelled") decisions[pending.id] = Decision.deny("cancelled by the user")
       else if (input.toolResults.has(pending.id)) decisions[pending.id] = Decision.approve
@@ -159,9 +217,39 @@ const withClientTools = <T extends AgentShape>(builder: AgentBuilder<T>, run: Ag
 }
 
 /**
+ * AG-UI's rule 4, "pending interrupts block new input": the refusal of a new user message on a thread
+ * whose kept run waits on interrupts (a call waiting for approval, or one an interceptor suspended),
+ * or undefined when none waits. The refused run is given back to `onSuspended` (a store that hands it
+ * out once keeps it), so its interrupts can still be answered. A kept run that waits only on client
+ * tools is not blocking: AG-UI ended it as a completed run with `pendingToolCallIds`, so the new
+ * message starts a new run (the kept one is left as `loadSuspended` left it: a store that hands it out
+ * once has dropped it, and the new run's suspension replaces it in one that does not).
+ */
+const pendingInterrupts = async (run: AgUiRunInput, options: AgUiHandlerOptions): Promise<Response | undefined> => {
+  const suspension = await options.loadSuspended!(run)
+  if (suspension === undefined || suspension.pending.every((p) => isClientCall(run, p))) return undefined
+  if (options.onSuspended !== undefined) await options.onSuspended(suspension, run)
+  const runId = runIdOf(suspension)
+  const named = suspension.pending.map((p) => {
+    const id = runId === undefined ? `the call "${p.id}"` : `"${interruptId(runId, p.id)}"`
+    return isClientCall(run, p) ? `${id} (client tool ${p.tool}: its result as a tool message, or cancelled)` : `${id} (${p.tool})`
+  })
+  // 409, not 400: the body is a valid RunAgentInput, refused for the thread's state (the same input on
+  // a thread that waits on nothing runs), and the client can resolve that state and send it again, as
+  // for NoRunWaiting. AG-UI asks for a RunError: an HTTP error before any stream is how this handler
+  // refuses an input before anything runs (HttpAgent fails the run with it, as it would on RUN_ERROR).
+  return errorResponse(409, {
+    _tag: "InterruptsPending",
+    message: `Thread "${run.threadId}" waits on interrupts: ${named.join(", ")}. Answer each of them (resolved with a payload, or cancelled) in the resume of an input without a new user message, then send the new message`
+  })
+}
+
+/**
  * The `POST` handler of an AG-UI endpoint for `builder` (an agent whose input is the user's text).
  * The client's tools join the agent's tools; on an agent with skills, they join the allowlist of
- * every skill that calls tools (or those `clientToolsFor` accepts).
+ * every skill that calls tools (or those `clientToolsFor` accepts). A new user message on a thread
+ * whose kept run waits on interrupts is refused (409 `InterruptsPending`, naming them) until a resume
+ * answers them.
  *
  * @example
  * ```ts
@@ -208,6 +296,8 @@ export const agUiHandler = <T extends AgentShape & { readonly input: string; rea
           ...(options.headers === undefined ? {} : { headers: options.headers })
         })
       if (run.input !== undefined) {
+        const blocked = options.loadSuspended === undefined ? undefined : await pendingInterrupts(run, options)
+        if (blocked !== undefined) return blocked
         const text = options.input === undefined ? run.input : options.input(run as AgUiRunInput & { readonly input: string })
         return respond(chatStream(agent, run.transcript, text as T["input"], streamOptions))
       }

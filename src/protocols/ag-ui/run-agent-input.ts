@@ -81,7 +81,16 @@ export interface ClientToolSpec {
   readonly parameters: unknown
 }
 
-/** An answer to an interrupt, from the input's `resume`. */
+/**
+ * An answer to an interrupt, from the input's `resume`. For a `tool_call` interrupt, `payload` is
+ * `true`, `false` or `{ approved, reason?, editedArgs? }` (read by `resumeDecisions`); a cancelled one
+ * refuses the call.
+ *
+ * @example
+ * ```ts
+ * const entry: ResumeEntry = { interruptId: "run-1:pay-1", status: "resolved", payload: { approved: true, editedArgs: { to: "bob", amount: 20 } } }
+ * ```
+ */
 export interface ResumeEntry {
   readonly interruptId: string
   readonly status: "resolved" | "cancelled"

@@ -106,9 +106,13 @@ describe("the AG-UI stream of any scripted run", () => {
         expect(last).toMatchObject({ type: "RUN_FINISHED", outcome: { type: waitsOnApproval ? "interrupt" : "success" } })
         // Every waiting call is named: the pending list, or (approvals waiting) one interrupt per call,
         // the client tool's calls included (an interrupt outcome has no pending list).
-        const outcome = (last as unknown as { outcome: { pendingToolCallIds?: Array<string>; interrupts?: Array<{ reason: string; metadata: { tool: string } }> } }).outcome
+        const outcome = (last as unknown as { outcome: { pendingToolCallIds?: Array<string>; interrupts?: Array<{ reason: string; toolCallId?: string; metadata: { tool: string } }> } }).outcome
         if (!waitsOnApproval) expect(outcome.pendingToolCallIds).toHaveLength(end.outcome.pending.length)
-        else expect(outcome.interrupts!.map((i) => [i.metadata.tool, i.reason === "client_tool"])).toEqual(end.outcome.pending.map((p) => [p.tool, p.tool === "pick_color"]))
+        else {
+          expect(outcome.interrupts!.map((i) => [i.metadata.tool, i.reason])).toEqual(end.outcome.pending.map((p) => [p.tool, p.tool === "pick_color" ? "effect-agent-dsl:client_tool" : "tool_call"]))
+          // AG-UI: a tool_call interrupt must name its call.
+          for (const i of outcome.interrupts!) expect(typeof i.toolCallId).toBe("string")
+        }
         break
       }
       default:

@@ -49,7 +49,7 @@ describe("agUiHandler with @ag-ui/client's HttpAgent over loopback", () => {
     const first = await run(client)
     const finished = first.events.at(-1)!
     expect(finished.type).toBe("RUN_FINISHED")
-    expect(finished.outcome).toMatchObject({ type: "interrupt", interrupts: [{ reason: "tool_approval", metadata: { tool: "transfer", args: { to: "bob", amount: 40 } } }] })
+    expect(finished.outcome).toMatchObject({ type: "interrupt", interrupts: [{ reason: "tool_call", metadata: { kind: "approval", tool: "transfer", args: { to: "bob", amount: 40 } } }] })
     expect(client.pendingInterrupts).toHaveLength(1)
     const interrupt = client.pendingInterrupts[0]!
     expect(interrupt.toolCallId).toBe(client.messages.flatMap((m) => (m.role === "assistant" ? m.toolCalls ?? [] : []))[0]!.id)
@@ -142,6 +142,114 @@ describe("agUiHandler with @ag-ui/client's HttpAgent over loopback", () => {
     expect(transfers).toEqual([{ to: "bob", amount: 40 }])
   })
 
+  it("approves with edits: editedArgs replace the call's arguments; the deprecated args still work; both differing, or not an object, are refused before anything runs", async () => {
+    const { banker, transfers } = makeAgents()
+    const store = threadStore()
+    const url = await start(agUiHandler(banker, store))
+    const interrupted = async (threadId: string) => {
+      const client = new HttpAgent({ url, threadId, initialMessages: [user("u1", "Pay Bob 40")] })
+      await run(client)
+      return { client, interrupt: client.pendingInterrupts[0]! }
+    }
+    const answer = (threadId: string, interruptId: string, payload: unknown) =>
+      fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ threadId, runId: `r-${threadId}`, messages: [], tools: [], context: [], resume: [{ interruptId, status: "resolved", payload }] }) })
+
+    // AG-UI's approve-with-edits: a full replacement of the arguments.
+    const edited = await interrupted("t-edit")
+    expect(edited.interrupt.responseSchema).toMatchObject({ properties: { editedArgs: { type: "object" } }, required: ["approved"] })
+    const done = await run(edited.client, { resume: [{ interruptId: edited.interrupt.id, status: "resolved", payload: { approved: true, editedArgs: { to: "carol", amount: 10 } } }] })
+    expect(done.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" }, result: "Done: sent 10 to carol." })
+    expect(transfers).toEqual([{ to: "carol", amount: 10 }])
+
+    // Refused with 400 naming the interrupt, nothing runs, and the run stays kept: both keys with
+    // different values, and editedArgs (or args) that is not a JSON object.
+    const refused = await interrupted("t-edit-refused")
+    const refusals: Array<[unknown, string]> = [
+      [{ approved: true, editedArgs: { to: "carol", amount: 10 }, args: { to: "dave", amount: 10 } }, "both editedArgs and args"],
+      [{ approved: true, editedArgs: "carol" }, "editedArgs that is a string, not a JSON object"],
+      [{ approved: true, editedArgs: [{ to: "carol" }] }, "editedArgs that is an array, not a JSON object"],
+      [{ approved: true, editedArgs: null }, "editedArgs that is null, not a JSON object"],
+      [{ approved: true, args: 10 }, "args that is a number, not a JSON object"]
+    ]
+    for (const [payload, says] of refusals) {
+      const response = await answer("t-edit-refused", refused.interrupt.id, payload)
+      expect(response.status, JSON.stringify(payload)).toBe(400)
+      const { error } = (await response.json()) as { error: { _tag: string; message: string } }
+      expect(error._tag).toBe("AgUiInputInvalid")
+      expect(error.message).toContain(`"${refused.interrupt.id}"`)
+      expect(error.message).toContain(says)
+      expect(store.waiting.has("t-edit-refused")).toBe(true)
+    }
+    expect(transfers).toHaveLength(1)
+    // The deprecated args (alone, or beside an equal editedArgs) still edit the call.
+    const legacy = await run(refused.client, { resume: [{ interruptId: refused.interrupt.id, status: "resolved", payload: { approved: true, args: { to: "dave", amount: 7 } } }] })
+    expect(legacy.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" }, result: "Done: sent 7 to dave." })
+    const same = await interrupted("t-edit-same")
+    await run(same.client, { resume: [{ interruptId: same.interrupt.id, status: "resolved", payload: { approved: true, editedArgs: { to: "erin", amount: 3 }, args: { amount: 3, to: "erin" } } }] })
+    expect(transfers).toEqual([{ to: "carol", amount: 10 }, { to: "dave", amount: 7 }, { to: "erin", amount: 3 }])
+  })
+
+  it("refuses a new user message while the thread's interrupts wait (AG-UI: pending interrupts block new input): 409, nothing runs, and the interrupts can still be answered", async () => {
+    const { banker, requests, transfers } = makeAgents()
+    const store = threadStore() // hands a waiting run out once
+    const url = await start(agUiHandler(banker, store))
+    const client = new HttpAgent({ url, threadId: "t-blocked", initialMessages: [user("u1", "Pay Bob 40")] })
+    await run(client)
+    const interrupt = client.pendingInterrupts[0]!
+    const calls = requests.length
+
+    // HttpAgent itself refuses to send it while it knows the interrupts; a client that lost them (a
+    // reload) may: the server refuses it too, naming the interrupts and what to do.
+    const refused = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ threadId: "t-blocked", runId: "r-new", messages: [...client.messages, user("u2", "Pay Carol 10 instead")], tools: [], context: [] })
+    })
+    expect(refused.status).toBe(409)
+    const { error } = (await refused.json()) as { error: { _tag: string; message: string } }
+    expect(error._tag).toBe("InterruptsPending")
+    expect(error.message).toContain(`"${interrupt.id}" (transfer)`)
+    expect(error.message).toContain("resume")
+    expect(requests).toHaveLength(calls)
+    expect(transfers).toEqual([])
+    expect(store.waiting.has("t-blocked")).toBe(true)
+
+    const answered = await run(client, { resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }] })
+    expect(answered.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" }, result: "Done: sent 40 to bob." })
+    expect(transfers).toEqual([{ to: "bob", amount: 40 }])
+  })
+
+  it("takes a new user message on a thread that waits only on client tools: a new run, and the stopped one is no longer kept", async () => {
+    const requests: Array<unknown> = []
+    const painter = agent("painter").model(scriptedModel((r) => {
+      requests.push(r)
+      const last = r.messages.at(-1)
+      return last?.role === "user" && last.content === "Paint the sky" ? toolCalls([{ id: "color-1", name: "pick_color", arguments: { hint: "sky" } }]) : text(`Done: ${last?.content ?? "?"}.`)
+    }))
+    const tools = [{ name: "pick_color", description: "Ask the user for a colour", parameters: { type: "object", properties: { hint: { type: "string" } }, required: ["hint"] } }]
+    const store = threadStore()
+    const url = await start(agUiHandler(painter, store))
+    const client = new HttpAgent({ url, threadId: "t-moved-on", initialMessages: [user("u1", "Paint the sky")] })
+    const first = await run(client, { tools })
+    expect(first.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success", pendingToolCallIds: ["color-1"] } })
+    expect(store.waiting.has("t-moved-on")).toBe(true)
+
+    // The user moves on instead of picking a colour: a new run (AG-UI's frontend tools: that run completed).
+    client.addMessage(user("u2", "Never mind"))
+    const second = await run(client, { tools })
+    expect(second.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" }, result: "Done: Never mind." })
+    expect(requests).toHaveLength(2)
+    // The stopped run was handed out for the new message and dropped: a late result finds nothing waiting.
+    expect(store.waiting.has("t-moved-on")).toBe(false)
+    const late = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ threadId: "t-moved-on", runId: "r-late", messages: [...client.messages, { id: "t1", role: "tool", toolCallId: "color-1", content: "cerulean" }], tools, context: [] })
+    })
+    expect(late.status).toBe(409)
+    expect(requests).toHaveLength(2)
+  })
+
   it("a client tool ends the turn for the client, never runs on the server, and its result continues the run", async () => {
     const { painter, requests } = makeAgents()
     const store = threadStore()
@@ -201,8 +309,8 @@ describe("agUiHandler with @ag-ui/client's HttpAgent over loopback", () => {
         outcome: {
           type: "interrupt",
           interrupts: [
-            { reason: "client_tool", toolCallId: started[0]![1], metadata: { tool: "pick_color", args: { hint: "sky" } } },
-            { reason: "tool_approval", toolCallId: started[1]![1], metadata: { tool: "transfer" } }
+            { reason: "effect-agent-dsl:client_tool", toolCallId: started[0]![1], metadata: { tool: "pick_color", args: { hint: "sky" } } },
+            { reason: "tool_call", toolCallId: started[1]![1], metadata: { kind: "approval", tool: "transfer" } }
           ]
         }
       })

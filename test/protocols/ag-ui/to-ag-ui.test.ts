@@ -1,15 +1,16 @@
 /**
  * The mapper `run event → AG-UI events` on chosen runs: reasoning and text blocks, a model that does not
  * stream (whole text and arguments), an agent used as a tool (its turns are steps of their own), a
- * failure, the SSE frames `eventStreamResponse(…, { format: "ag-ui" })` sends, and each event checked
- * against `@ag-ui/core`'s schema.
+ * failure, interrupts as AG-UI's `tool_call` (bound to the call, `editedArgs` in the answer's schema,
+ * a child agent's attributed by `subagentRunId`), the SSE frames `eventStreamResponse(…, { format:
+ * "ag-ui" })` sends, and each event checked against `@ag-ui/core`'s schema.
  */
-import { EventSchemas } from "@ag-ui/core/schemas"
+import { EventSchemas, InterruptSchema } from "@ag-ui/core/schemas"
 import type { Event as CoreEvent } from "@ag-ui/core"
 import { Effect, Schema, Stream } from "effect"
 import { describe, expect, expectTypeOf, it } from "vitest"
-import { agent, ModelError, type RunStreamEvent, text, tool, toolCalls } from "effect-agent-dsl"
-import { type AgUiEvent, eventStreamResponse, toAgUiEvents, toAgUiMessages } from "effect-agent-dsl/ag-ui"
+import { agent, Intercept, ModelError, type RunStreamEvent, text, tool, toolCalls } from "effect-agent-dsl"
+import { type AgUiEvent, type AgUiInterrupt, chatStream, eventStreamResponse, toAgUiEvents, toAgUiMessages } from "effect-agent-dsl/ag-ui"
 import { scriptedModel, streamed } from "effect-agent-dsl/testing"
 import { wellFormedProblems } from "./well-formed.ts"
 
@@ -122,6 +123,83 @@ describe("toAgUiEvents", () => {
         { id: "t1-4", role: "assistant", content: "3" }
       ]
     })
+  })
+
+  it("names a call waiting for a decision as AG-UI's tool_call interrupt: bound to its call, with editedArgs in its responseSchema", async () => {
+    const transfer = tool("transfer", {
+      description: "Move money",
+      args: Schema.Struct({ to: Schema.String, amount: Schema.Finite }),
+      needsApproval: ({ amount }) => amount > 100,
+      run: ({ amount }) => `sent ${amount}`
+    })
+    const interruptsOf = async (call: { readonly to: string; readonly amount: number }) => {
+      // A call its tool's needsApproval stops, or one an interceptor suspends.
+      const model = scriptedModel([toolCalls([{ id: "p1", name: "transfer", arguments: call }])])
+      const bank = agent("bank").model(model).tools({ transfer }).intercept("transfer", ({ to }) => (to === "carol" ? Intercept.suspend("carol is a new payee") : Intercept.proceed))
+      const out = await collect(bank.runStream("pay"))
+      const interrupts = ((out.at(-1) as Extract<AgUiEvent, { type: "RUN_FINISHED" }>).outcome as { interrupts: ReadonlyArray<AgUiInterrupt> }).interrupts
+      for (const interrupt of interrupts) expect(InterruptSchema.safeParse(interrupt).success, JSON.stringify(interrupt)).toBe(true)
+      expect(interrupts.map((i) => i.toolCallId)).toEqual(out.flatMap((e) => (e.type === "TOOL_CALL_START" ? [e.toolCallId] : [])))
+      return interrupts
+    }
+    const [approval] = await interruptsOf({ to: "bob", amount: 400 })
+    expect(approval).toMatchObject({ reason: "tool_call", toolCallId: "p1", message: "Approve the call of \"transfer\"?", metadata: { kind: "approval", tool: "transfer", args: { to: "bob", amount: 400 } } })
+    const [suspended] = await interruptsOf({ to: "carol", amount: 5 })
+    expect(suspended).toMatchObject({ reason: "tool_call", toolCallId: "p1", message: "carol is a new payee", metadata: { kind: "suspended", tool: "transfer", args: { to: "carol", amount: 5 } } })
+    // AG-UI's recommended schema for approve-with-edits, and our optional reason for a refusal.
+    for (const interrupt of [approval!, suspended!]) {
+      expect(interrupt.responseSchema).toEqual({
+        type: "object",
+        properties: {
+          approved: { type: "boolean", description: expect.any(String) },
+          editedArgs: { type: "object", description: "Full replacement of the tool args. Not merged." },
+          reason: { type: "string", description: expect.any(String) }
+        },
+        required: ["approved"]
+      })
+      expect(interrupt).not.toHaveProperty("subagentRunId")
+    }
+  })
+
+  it("attributes a child agent's interrupt to the child's run (subagentRunId) and binds it to the child's call", async () => {
+    const transfer = tool("transfer", { args: Schema.Struct({ to: Schema.String }), needsApproval: true, run: ({ to }) => `sent to ${to}` })
+    // The child's model reuses its caller's call id: the stream gives the child's call an id of its own.
+    const banker = agent("banker").model(scriptedModel(() => toolCalls([{ id: "b1", name: "transfer", arguments: { to: "bob" } }]))).tools({ transfer })
+    const boss = agent("boss").model(scriptedModel(() => toolCalls([{ id: "b1", name: "bank", arguments: { input: "Pay Bob" } }])))
+      .tools({ bank: banker.asTool({ name: "bank", description: "The bank" }) })
+    const events: Array<RunStreamEvent> = []
+    await Effect.runPromise(Stream.runForEach(chatStream(boss, [], "pay"), (e) => Effect.sync(() => void events.push(e))))
+    const child = events.find((e) => e.parentRunId !== undefined)!
+    const out = await collect(Stream.fromIterable(events))
+    const [interrupt] = ((out.at(-1) as Extract<AgUiEvent, { type: "RUN_FINISHED" }>).outcome as { interrupts: ReadonlyArray<AgUiInterrupt> }).interrupts
+    expect(InterruptSchema.safeParse(interrupt).success).toBe(true)
+    expect(interrupt).toMatchObject({ id: `${events[0]!.runId}:b1/b1`, reason: "tool_call", subagentRunId: child.runId, metadata: { kind: "approval", tool: "transfer" } })
+    expect(child.runId).not.toBe(events[0]!.runId)
+    const started = Object.fromEntries(out.flatMap((e) => (e.type === "TOOL_CALL_START" ? [[e.toolCallName, e.toolCallId]] : [])))
+    expect(interrupt!.toolCallId).toBe(started.transfer)
+    expect(started.transfer).not.toBe(started.bank)
+  })
+
+  it("tells a child's call from the run's own call listed alike (the runtime's `#2`): only the child's is attributed to it", async () => {
+    const transfer = tool("transfer", { args: Schema.Struct({ to: Schema.String }), needsApproval: true, run: ({ to }) => `sent to ${to}` })
+    const banker = agent("banker").model(scriptedModel(() => toolCalls([{ id: "x", name: "transfer", arguments: { to: "bob" } }]))).tools({ transfer })
+    // The run's own call is named "b1/x": the child's "x" under "b1" is listed "b1/x#2".
+    const boss = agent("boss").model(scriptedModel(() => toolCalls([{ id: "b1", name: "bank", arguments: { input: "Pay Bob" } }, { id: "b1/x", name: "transfer", arguments: { to: "carol" } }])))
+      .tools({ bank: banker.asTool({ name: "bank", description: "The bank" }), transfer })
+    const events: Array<RunStreamEvent> = []
+    await Effect.runPromise(Stream.runForEach(chatStream(boss, [], "pay"), (e) => Effect.sync(() => void events.push(e))))
+    const child = events.find((e) => e.parentRunId !== undefined)!
+    const out = await collect(Stream.fromIterable(events))
+    const interrupts = ((out.at(-1) as Extract<AgUiEvent, { type: "RUN_FINISHED" }>).outcome as { interrupts: ReadonlyArray<AgUiInterrupt> }).interrupts
+    const root = events[0]!.runId
+    const byId = Object.fromEntries(interrupts.map((i) => [i.id, i]))
+    expect(Object.keys(byId).sort()).toEqual([`${root}:b1/x`, `${root}:b1/x#2`])
+    expect(byId[`${root}:b1/x#2`]).toMatchObject({ subagentRunId: child.runId, metadata: { args: { to: "bob" } } })
+    expect(byId[`${root}:b1/x`]).toMatchObject({ toolCallId: "b1/x", metadata: { args: { to: "carol" } } })
+    expect(byId[`${root}:b1/x`]).not.toHaveProperty("subagentRunId")
+    const started = out.flatMap((e) => (e.type === "TOOL_CALL_START" ? [e.toolCallId] : []))
+    expect(started).toHaveLength(3)
+    expect(byId[`${root}:b1/x#2`]!.toolCallId).toBe(started.find((id) => id !== "b1" && id !== "b1/x"))
   })
 
   it("declares events the protocol's own types accept", () => {

@@ -4,16 +4,34 @@
  * listed; the test suite checks each against `@ag-ui/core`'s own schemas and types.
  */
 
-/** An interrupt: what a suspended run needs answered before it goes on (a tool call's approval, or a client tool's result). */
+/**
+ * An interrupt: what a suspended run needs answered before it goes on. Two reasons:
+ * - `tool_call` (AG-UI's core reason): a call waiting for a decision, because its tool's
+ *   `needsApproval` asked (`metadata.kind: "approval"`) or an interceptor suspended it
+ *   (`metadata.kind: "suspended"`, `message` says why); `toolCallId` names the call,
+ *   `metadata.tool` and `metadata.args` say what would run, and `responseSchema` is
+ *   `approvalAnswerSchema` (`{ approved, editedArgs?, reason? }`); `subagentRunId` names the child
+ *   agent's run when an agent used as a tool waits;
+ * - `effect-agent-dsl:client_tool`: a call of a client tool, named so only when `tool_call`
+ *   interrupts wait too; answered by its result as a tool message (and this interrupt resolved) or
+ *   refused by cancelling it.
+ *
+ * @example
+ * ```ts
+ * const interrupt: AgUiInterrupt = { id: "run-1:pay-1", reason: "tool_call", toolCallId: "pay-1", metadata: { kind: "approval", tool: "transfer", args: { to: "bob" } } }
+ * ```
+ */
 export interface AgUiInterrupt {
   /** Answered by a resume entry with this `interruptId`: `<run id>:<decision key>`. */
   readonly id: string
-  /** `tool_approval`, `tool_suspended` (an interceptor asked), or `client_tool` (a client tool's call, named so when approvals wait too). */
+  /** `tool_call`, or `effect-agent-dsl:client_tool` (a client tool's call, named so when `tool_call` interrupts wait too). */
   readonly reason: string
   readonly message?: string
   readonly toolCallId?: string
   /** The JSON Schema of the answer expected in the resume entry's `payload`. */
   readonly responseSchema?: Record<string, unknown>
+  /** The run of the child agent (an agent used as a tool) whose call this is; absent for the run's own calls. */
+  readonly subagentRunId?: string
   readonly metadata?: Record<string, unknown>
 }
 

@@ -7,16 +7,22 @@
  * `REASONING_*` (one block open at a time, closed before a tool call starts); tool calls as
  * `TOOL_CALL_START`/`ARGS`/`END` (the arguments whole when the model did not stream them) and their
  * outcome as `TOOL_CALL_RESULT`. A run that suspends for approval finishes with an `interrupt` outcome
- * naming each waiting call (interrupt id `<run id>:<decision key>`, answered by a resume entry); a
- * run that stops on calls of the client's own tools only finishes with `success` and
- * `pendingToolCallIds`. When both wait, the interrupt outcome names the client's calls too (reason
- * `client_tool`): AG-UI's interrupt outcome has no pending list, and a success cannot carry interrupts.
+ * naming each waiting call (interrupt id `<run id>:<decision key>`, answered by a resume entry), as
+ * AG-UI's core reason `tool_call`: bound to the call (`toolCallId`), awaiting a decision whose schema
+ * allows approve-with-edits (`editedArgs`), attributed to the child agent that raised it
+ * (`subagentRunId`) when an agent used as a tool waits; a run that stops on calls of the client's own
+ * tools only finishes with `success` and `pendingToolCallIds`. When both wait, the interrupt outcome
+ * names the client's calls too (reason `effect-agent-dsl:client_tool`, a namespaced custom reason):
+ * AG-UI's interrupt outcome has no pending list, and a success cannot carry interrupts.
  *
  * Pure: it imports only the run's event types, so `eventStreamResponse` (runtime) serves it too.
  */
 import * as Cause from "effect/Cause"
+import type * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import type { RunStreamEvent, WaitingCall } from "../../../dsl/events.ts"
+import type { RunSnapshot } from "../../../dsl/run-snapshot.ts"
+import { childAwaiting, childListing } from "../../../dsl/child-listing.ts"
 import type { AgentError } from "../../../errors.ts"
 import { effectStream } from "../../../internal/lazy-effect.ts"
 import type { LlmMessage } from "../../../model/messages.ts"
@@ -62,8 +68,8 @@ export interface AgUiStreamOptions {
   /**
    * Names of the client's own tools (`RunAgentInput.tools`): a run waiting only on calls of these
    * finishes with `success` and `pendingToolCallIds` (the client runs them), not with an interrupt
-   * (waiting on approvals too, its interrupt outcome names them, reason `client_tool`), and their
-   * results (which the client sent) are not echoed back.
+   * (waiting on approvals too, its interrupt outcome names them, reason `effect-agent-dsl:client_tool`),
+   * and their results (which the client sent) are not echoed back.
    */
   readonly clientTools?: ReadonlyArray<string>
   /**
@@ -91,16 +97,29 @@ export interface AgUiStreamOptions {
 /** The interrupt id of a waiting call: `<run id>:<decision key>` (the same form as the UI stream's `approvalId`). */
 export const interruptId = (runId: string, decisionKey: string): string => `${runId}:${decisionKey}`
 
-/** The JSON Schema of an answer to an approval interrupt (a resume entry's `payload`). */
+/**
+ * The JSON Schema of an answer to a `tool_call` interrupt (a resume entry's `payload`): AG-UI's
+ * recommended schema for tool-bound interrupts, whose `editedArgs` tells a client it may offer to edit
+ * the call before approving it, plus our optional `reason` for a refusal. `agUiHandler` also reads the
+ * deprecated `args` as `editedArgs`.
+ *
+ * @example
+ * ```ts
+ * const answer = { approved: true, editedArgs: { to: "bob", amount: 20 } } // valid for approvalAnswerSchema
+ * ```
+ */
 export const approvalAnswerSchema: Record<string, unknown> = {
   type: "object",
   properties: {
     approved: { type: "boolean", description: "Run the call (true) or not (false)" },
-    reason: { type: "string", description: "Why it was refused" },
-    args: { type: "object", description: "Other arguments to run it with (approved only)" }
+    editedArgs: { type: "object", description: "Full replacement of the tool args. Not merged." },
+    reason: { type: "string", description: "Why it was refused (approved: false)" }
   },
   required: ["approved"]
 }
+
+/** The reason of a client tool call's interrupt (a custom reason, namespaced as AG-UI asks). */
+const clientToolReason = "effect-agent-dsl:client_tool"
 
 /** JSON text of a value, as a tool result is sent to a model. */
 const contentOf = (value: unknown): string => {
@@ -219,23 +238,76 @@ const clientInterruptOf = (m: Mapping, runId: string, pending: WaitingCall): AgU
   const args = jsonOf(pending.args)
   return {
     id: interruptId(runId, pending.id),
-    reason: "client_tool",
+    reason: clientToolReason,
     message: `Run the client tool "${pending.tool}" and send its result as a tool message (or cancel this interrupt to refuse the call)`,
     toolCallId: callIdOf(m, runId, pending.id),
     metadata: { tool: pending.tool, ...(args === undefined ? {} : { args }) }
   }
 }
 
-const interruptOf = (m: Mapping, runId: string, pending: WaitingCall): AgUiInterrupt => {
-  const own = pending.id.split("/").at(-1) ?? pending.id
+/** A JSON value's own keys, when it is an object (not an array). */
+const recordOf = (value: unknown): { readonly [key: string]: unknown } | undefined =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as { readonly [key: string]: unknown }) : undefined
+
+/** The ids of a snapshot's entries (`state.pending`, `state.awaiting`), as its JSON holds them. */
+const idsOf = (list: unknown): Array<string> =>
+  Array.isArray(list) ? list.flatMap((entry) => (typeof recordOf(entry)?.id === "string" ? [recordOf(entry)!.id as string] : [])) : []
+
+/** Where a waiting call was raised, when not by the run itself: see {@link routeOf}. */
+interface Route {
+  /** The run whose events made the call, and the call's id there. */
+  readonly runId: string
+  readonly callId: string
+  /** The innermost agent used as a tool on the way (AG-UI's `subagentRunId`); none for a handoff alone. */
+  readonly subagentRunId: string | undefined
+}
+
+/**
+ * Which run made a waiting call of `snapshot` listed as `listed`: a handoff target's (whose waiting
+ * calls are the run's), a suspended child's (an agent used as a tool, listed as the runtime lists it:
+ * `childListing`), at any depth; undefined for the run's own call.
+ */
+const routeOf = (snapshot: unknown, listed: string): Route | undefined => {
+  const state = recordOf(recordOf(snapshot)?.state)
+  if (state === undefined) return undefined
+  const runIdOf = (inner: unknown) => recordOf(recordOf(inner)?.state)?.runId
+  const handoff = recordOf(state.handoff)
+  if (handoff !== undefined) {
+    const target = runIdOf(handoff.snapshot)
+    const inner = routeOf(handoff.snapshot, listed)
+    return inner ?? (typeof target === "string" ? { runId: target, callId: listed, subagentRunId: undefined } : undefined)
+  }
+  const children = (Array.isArray(state.children) ? state.children : []).flatMap((child) => {
+    const entry = recordOf(child)
+    return typeof entry?.id === "string" ? [{ callId: entry.id, snapshot: entry.snapshot }] : []
+  })
+  const route = childListing(idsOf(state.pending), children.map((child) => ({ callId: child.callId, ids: childAwaiting(child.snapshot as Schema.Json).map((a) => a.id) }))).get(listed)
+  const child = route === undefined ? undefined : children.find((c) => c.callId === route.callId)
+  const runId = runIdOf(child?.snapshot)
+  if (route === undefined || typeof runId !== "string") return undefined
+  const inner = routeOf(child!.snapshot, route.id)
+  return { runId: inner?.runId ?? runId, callId: inner?.callId ?? route.id, subagentRunId: inner?.subagentRunId ?? runId }
+}
+
+/**
+ * The interrupt of a call waiting for a decision: AG-UI's core reason `tool_call` (bound to the
+ * call, awaiting a decision), whether the tool's `needsApproval` asked or an interceptor suspended it
+ * (both are answered the same way; `metadata.kind` says which: `approval`, or `suspended` when the
+ * run gave a reason). A child agent's call names the child's run as `subagentRunId` (AG-UI: the
+ * subagent whose work raised it); a child's or a handoff target's call is bound to the id it had in
+ * this stream.
+ */
+const interruptOf = (m: Mapping, runId: string, pending: WaitingCall, snapshot: RunSnapshot): AgUiInterrupt => {
+  const route = routeOf(snapshot, pending.id)
   const args = jsonOf(pending.args)
   return {
     id: interruptId(runId, pending.id),
-    reason: pending.reason === undefined ? "tool_approval" : "tool_suspended",
+    reason: "tool_call",
     message: pending.reason ?? `Approve the call of "${pending.tool}"?`,
-    toolCallId: callIdOf(m, runId, own),
+    toolCallId: route === undefined ? callIdOf(m, runId, pending.id) : callIdOf(m, route.runId, route.callId),
     responseSchema: approvalAnswerSchema,
-    metadata: { tool: pending.tool, ...(args === undefined ? {} : { args }) }
+    ...(route?.subagentRunId === undefined ? {} : { subagentRunId: route.subagentRunId }),
+    metadata: { kind: pending.reason === undefined ? "approval" : "suspended", tool: pending.tool, ...(args === undefined ? {} : { args }) }
   }
 }
 
@@ -347,7 +419,7 @@ const table: { readonly [K in RunStreamEvent["_tag"]]: Entry<K> } = {
           ...ids,
           outcome: clientOnly
             ? { type: "success", pendingToolCallIds: outcome.pending.map((p) => callIdOf(m, event.runId, p.id)) }
-            : { type: "interrupt", interrupts: outcome.pending.map((p) => (isClientCall(m, p) ? clientInterruptOf : interruptOf)(m, event.runId, p)) }
+            : { type: "interrupt", interrupts: outcome.pending.map((p) => (isClientCall(m, p) ? clientInterruptOf(m, event.runId, p) : interruptOf(m, event.runId, p, outcome.snapshot))) }
         })
         break
       }
