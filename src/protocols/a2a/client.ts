@@ -214,15 +214,25 @@ export const runRemoteTask = async (
   let task: Task = result
   taskId.current = task.id
   while (remoteStateOf(task.status?.state) === "working") {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(resolve, pollMs)
-      signal.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)), { once: true })
-    })
-    task = await client.getTask({ tenant: "", id: task.id }, { signal })
+    await pause(pollMs, signal)
+    // A signal of its own for each poll: what the SDK and fetch hang on it goes with it.
+    task = await client.getTask({ tenant: "", id: task.id }, { signal: AbortSignal.any([signal]) })
     update({ _tag: "Status", taskId: task.id, state: task.status?.state ?? 0, text: partsText(task.status?.message?.parts) })
   }
   return task
 }
+
+/**
+ * Waits `ms`, or rejects when `signal` aborts; its abort listener goes when the wait ends, so a task
+ * polled for a long time does not pile listeners on one signal.
+ */
+const pause = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason)
+    const onAbort = () => (clearTimeout(timer), reject(signal.reason))
+    const timer = setTimeout(() => (signal.removeEventListener("abort", onAbort), resolve()), ms)
+    signal.addEventListener("abort", onAbort, { once: true })
+  })
 
 /** One call of the remote agent as an Effect: a task run to its settled state, its answer or an `A2aError`. */
 const remoteCaller = (

@@ -416,6 +416,69 @@ describe("a2aAgent reading JSON-RPC errors", () => {
     return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())) }
   }
 
+  it("a task polled many times leaves no listener behind on the call's signal (one abort listener a poll piled up before)", async () => {
+    let polls = 0
+    const task = (state: string) => ({
+      id: "t1",
+      contextId: "c1",
+      status: { state },
+      artifacts: state === "TASK_STATE_COMPLETED" ? [{ artifactId: "a1", parts: [{ text: "slow answer" }] }] : [],
+      history: []
+    })
+    const server = createServer((req, res) => {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      res.setHeader("content-type", "application/json")
+      if (req.method !== "POST") {
+        res.end(JSON.stringify({
+          name: "slow",
+          description: "works for a while",
+          supportedInterfaces: [{ url: `${url}/rpc`, protocolBinding: "JSONRPC", protocolVersion: "1.0" }],
+          version: "1",
+          capabilities: { streaming: false },
+          defaultInputModes: ["text/plain"],
+          defaultOutputModes: ["text/plain"],
+          skills: []
+        }))
+        return
+      }
+      let body = ""
+      req.on("data", (chunk) => (body += chunk))
+      req.on("end", () => {
+        const call = JSON.parse(body)
+        const result = call.method === "SendMessage" ? { task: task("TASK_STATE_WORKING") } : task(++polls < 30 ? "TASK_STATE_WORKING" : "TASK_STATE_COMPLETED")
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: call.id, result }))
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    servers.push({ close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())) })
+    // The abort listeners on each signal, at most at any one time during the call.
+    const live = new Map<EventTarget, Set<unknown>>()
+    let most = 0
+    const { addEventListener, removeEventListener } = EventTarget.prototype
+    EventTarget.prototype.addEventListener = function(this: EventTarget, ...args: Parameters<EventTarget["addEventListener"]>) {
+      if (args[0] === "abort" && this instanceof AbortSignal) {
+        const listeners = live.get(this) ?? new Set()
+        listeners.add(args[1])
+        live.set(this, listeners)
+        most = Math.max(most, listeners.size)
+      }
+      return addEventListener.apply(this, args)
+    }
+    EventTarget.prototype.removeEventListener = function(this: EventTarget, ...args: Parameters<EventTarget["removeEventListener"]>) {
+      if (args[0] === "abort") live.get(this)?.delete(args[1])
+      return removeEventListener.apply(this, args)
+    }
+    try {
+      const remote = await a2aAgent(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, { name: "slow", pollMs: 1 })
+      expect(await Effect.runPromise(executeTool(remote, { input: "x" }, "c1"))).toBe("slow answer")
+    } finally {
+      EventTarget.prototype.addEventListener = addEventListener
+      EventTarget.prototype.removeEventListener = removeEventListener
+    }
+    expect(polls).toBe(30)
+    expect(most).toBeLessThan(10)
+  })
+
   it("a JSON-RPC error answer is a protocol error carrying the server's own code", async () => {
     for (const code of [-32001, -32601, -32603, -32004, -32008]) {
       const server = await erring(code)
