@@ -40,6 +40,7 @@ import { BudgetScope, CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
 import type { RunStreamEvent } from "../dsl/events.ts"
 import type { AnyRunnable, ErrorOf, InputOf, OutputOf, RequirementsOf, Runnable, Same } from "./runnable.ts"
 import { sinkStream } from "../dsl/sink-stream.ts"
+import { shownValue } from "../internal/shown-value.ts"
 
 
 /** The operator a composite was built with. */
@@ -414,14 +415,14 @@ const checkBudget = (def: CompositeDef, limits: CompositeBudget): Partial<Compos
     if (typeof value !== "number" || !(value > 0) || (whole && Number.isFinite(value) && !Number.isInteger(value))) {
       throw new AgentConfigError({
         subject,
-        reason: `${key} must be a positive ${whole ? "whole number" : "number of milliseconds"} (or Infinity), got ${String(value)}`
+        reason: `${key} must be a positive ${whole ? "whole number" : "number of milliseconds"} (or Infinity), got ${shownValue(value)}`
       })
     }
     patch[key] = value
   }
   if (limits.hookTimeout !== undefined) {
     const millis = Option.match(Duration.fromInput(limits.hookTimeout), { onNone: () => Number.NaN, onSome: Duration.toMillis })
-    if (!(millis > 0)) throw new AgentConfigError({ subject, reason: `hookTimeout must be a positive duration, got ${String(limits.hookTimeout)}` })
+    if (!(millis > 0)) throw new AgentConfigError({ subject, reason: `hookTimeout must be a positive duration, got ${shownValue(limits.hookTimeout)}` })
     patch.hooks = { ...def.hooks, hookTimeout: millis }
   }
   return patch

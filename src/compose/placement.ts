@@ -5,6 +5,7 @@
 import { kindOf } from "../dsl/builder-validation.ts"
 import { AgentConfigError } from "../errors.ts"
 import { type AnyRunnable, isRunnable } from "./runnable.ts"
+import { shownValue } from "../internal/shown-value.ts"
 
 /** Throws `AgentConfigError` unless `members` is an array of distinct runnables. */
 export const checkMembers = (subject: string, members: ReadonlyArray<unknown>, role: string): ReadonlyArray<AnyRunnable> => {
@@ -28,5 +29,5 @@ export const checkMembers = (subject: string, members: ReadonlyArray<unknown>, r
 /** Throws `AgentConfigError` unless `n` is a whole number ≥ 1 (or `Infinity` where `unbounded` is allowed). */
 export const checkCount = (subject: string, option: string, n: unknown, unbounded = false): number => {
   if (typeof n === "number" && ((Number.isInteger(n) && n >= 1) || (unbounded && n === Infinity))) return n
-  throw new AgentConfigError({ subject, reason: `${option} must be a whole number ≥ 1${unbounded ? " or Infinity" : ""}, got ${String(n)}` })
+  throw new AgentConfigError({ subject, reason: `${option} must be a whole number ≥ 1${unbounded ? " or Infinity" : ""}, got ${shownValue(n)}` })
 }

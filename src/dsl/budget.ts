@@ -6,6 +6,7 @@
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import { AgentConfigError } from "../errors.ts"
+import { shownValue } from "../internal/shown-value.ts"
 
 /** The limits of one run; durations in milliseconds; `Infinity` means unlimited. */
 export interface Budget {
@@ -79,7 +80,7 @@ const durations = ["maxDuration", "perToolTimeout", "hookTimeout"] as const
 /** Merges options into a budget, refusing limits that are not positive whole numbers or durations. */
 export const mergeBudget = (agent: string, base: Budget, options: BudgetOptions): Budget => {
   const fail = (key: string, value: unknown, what: string) =>
-    new AgentConfigError({ subject: `agent "${agent}"`, reason: `budget ${key} must be ${what}, got ${String(value)}` })
+    new AgentConfigError({ subject: `agent "${agent}"`, reason: `budget ${key} must be ${what}, got ${shownValue(value)}` })
   const merged: { -readonly [K in keyof Budget]: number } = { ...base }
   for (const key of counts) {
     const value = options[key]

@@ -8,6 +8,7 @@
 import * as Schema from "effect/Schema"
 import { AgentConfigError } from "../errors.ts"
 import { editDistance } from "./repair-arguments.ts"
+import { shownValue } from "../internal/shown-value.ts"
 
 /** What was handed over, for a message: `a string`, `an object`, `null`, `a Map`, `a Promise`, `a skill`. */
 export const kindOf = (u: unknown): string =>
@@ -262,7 +263,7 @@ export const checkRecovery = (subject: string, where: string, policy: unknown, w
   }
   const steps = handlers["maxRepairSteps"]
   if (steps !== undefined && !(typeof steps === "number" && Number.isInteger(steps) && steps >= 1 && steps <= 100)) {
-    throw new AgentConfigError({ subject, reason: `maxRepairSteps must be a whole number in [1, 100], got ${String(steps)}` })
+    throw new AgentConfigError({ subject, reason: `maxRepairSteps must be a whole number in [1, 100], got ${shownValue(steps)}` })
   }
 }
 
@@ -278,9 +279,9 @@ export const checkPickTools = (subject: string, options: unknown): void => {
   checkOptions(subject, ".pickTools(...)", options, pickToolsOptionKeys)
   const fail = (reason: string) => new AgentConfigError({ subject, reason: `pickTools ${reason}` })
   const { maxCandidates, minScore, timeoutMs } = (options ?? {}) as Record<string, unknown>
-  if (maxCandidates !== undefined && !(Number.isInteger(maxCandidates) && (maxCandidates as number) >= 1)) throw fail(`maxCandidates must be a whole number >= 1, got ${String(maxCandidates)}`)
-  if (minScore !== undefined && !Number.isFinite(minScore)) throw fail(`minScore must be a finite number, got ${String(minScore)}`)
-  if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0)) throw fail(`timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`)
+  if (maxCandidates !== undefined && !(Number.isInteger(maxCandidates) && (maxCandidates as number) >= 1)) throw fail(`maxCandidates must be a whole number >= 1, got ${shownValue(maxCandidates)}`)
+  if (minScore !== undefined && !Number.isFinite(minScore)) throw fail(`minScore must be a finite number, got ${shownValue(minScore)}`)
+  if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0)) throw fail(`timeoutMs must be a positive number of milliseconds, got ${shownValue(timeoutMs)}`)
   const { scorer, debug, allowUnsafe } = (options ?? {}) as Record<string, unknown>
   if (scorer !== undefined) checkFunction(subject, ".pickTools(...)'s `scorer`", scorer, "(input, tool) => score in [0, 1]")
   if (debug !== undefined) checkFunction(subject, ".pickTools(...)'s `debug`", debug, "(line) => void")

@@ -17,6 +17,7 @@ import { effectStream } from "../internal/lazy-effect.ts"
 import { decodeJournalEvent, endsRun } from "./journal-events.ts"
 import { RunJournal, type RunJournalFailed } from "./run-journal.ts"
 import { DurableRunUnreadable } from "./run-unreadable.ts"
+import { shownValue } from "../internal/shown-value.ts"
 
 /** One event of a followed durable run: its id in the run's journal (1, 2, …) and the event. */
 export interface DurableEvent {
@@ -48,7 +49,7 @@ export const followRun = <E, R>(
 ): Stream.Stream<DurableEvent, RunJournalFailed | DurableRunUnreadable | InputInvalid | E, RunJournal | R> => {
   const after = options.after ?? 0
   if (!Number.isInteger(after) || after < 0) {
-    return effectStream().fail(new InputInvalid({ agent, issues: `follow: after must be a non-negative integer event id (got ${String(after)})` }))
+    return effectStream().fail(new InputInvalid({ agent, issues: `follow: after must be a non-negative integer event id (got ${shownValue(after)})` }))
   }
   const interval = Duration.fromInput(options.pollInterval ?? Duration.millis(100))
   const wait = Option.isSome(interval) ? interval.value : Duration.millis(100)

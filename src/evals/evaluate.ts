@@ -20,6 +20,7 @@ import type { Dataset, EvalCase } from "./dataset.ts"
 import { type CaseResult, type EvalReport, ownValue, type RepetitionResult, REPORT_VERSION, scorerStats, summarize } from "./report.ts"
 import type { RunTrace, Score, Scorer, TracedToolCall } from "./scorer.ts"
 import { costOf, type Pricing } from "./scorers.ts"
+import { shownValue } from "../internal/shown-value.ts"
 
 /**
  * Limits over the whole evaluation: cases past a limit are `skipped` (the report says why). Limits
@@ -145,7 +146,7 @@ export function evaluate(
   const concurrency = options.concurrency ?? 1
   // 1.5 ran two cases at once, and NaN, 0 or a negative number one: refused, as the builder refuses a bad budget.
   if (!(Number.isInteger(concurrency) && concurrency >= 1) && concurrency !== Number.POSITIVE_INFINITY) {
-    throw new AgentConfigError({ subject: "evaluate(...)", reason: `concurrency must be a whole number ≥ 1 (or Infinity), got ${String(concurrency)}` })
+    throw new AgentConfigError({ subject: "evaluate(...)", reason: `concurrency must be a whole number ≥ 1 (or Infinity), got ${shownValue(concurrency)}` })
   }
   const repetitions: unknown = options.repetitions ?? 1
   // Checked for plain JavaScript callers too: 1.5 or NaN would miscount the runs, and "3" half work ("3" * 2 is 6, "3" === 3 is false).

@@ -21,6 +21,7 @@ import { AgentConfigError, ModelError } from "../errors.ts"
 import { parseLenientJson } from "../internal/lenient-json.ts"
 import type { JsonSchemaObject, LlmMessage, LlmResponse, ModelRequest, ToolCall, ToolDefinition, Usage } from "../model/messages.ts"
 import type { ModelClient } from "../model/model-client.ts"
+import { shownValue } from "../internal/shown-value.ts"
 
 /** Options of {@link jsonMode}. */
 export interface JsonModeOptions {
@@ -214,7 +215,7 @@ export const parseReply = (content: string, tools: ReadonlyArray<ToolDefinition>
 const repairsOf = (maxRepairs: number | undefined): number => {
   if (maxRepairs === undefined) return 2
   if (typeof maxRepairs !== "number" || !Number.isFinite(maxRepairs) || maxRepairs < 0 || maxRepairs > 100) {
-    throw new AgentConfigError({ subject: "jsonMode(client, { maxRepairs })", reason: `must be a number in [0, 100], got ${String(maxRepairs)}` })
+    throw new AgentConfigError({ subject: "jsonMode(client, { maxRepairs })", reason: `must be a number in [0, 100], got ${shownValue(maxRepairs)}` })
   }
   return Math.floor(maxRepairs)
 }

@@ -652,10 +652,14 @@ export const runOutcome = (agent: string, exit: Exit.Exit<unknown, AgentError>):
   return isAgentError(error) ? { _tag: "Failure", error } : { _tag: "Failure", error: new RuntimeDefect({ agent, cause: error }) }
 }
 
-/** The user message: the input as text (strings as they are, anything else JSON-encoded). */
+/**
+ * The user message: the input as text (strings as they are, anything else JSON-encoded). No input at
+ * all (`run()` from plain JavaScript) is refused: it would send the model an empty message.
+ */
 const inputText = (definition: AgentDefinition, input: unknown): Effect.Effect<string, InputInvalid> => {
   if (definition.input === undefined) {
     if (typeof input === "string") return Effect.succeed(input)
+    if (input === undefined) return Effect.fail(new InputInvalid({ agent: definition.name, issues: "no input was given: run(input) takes the user's text" }))
     // An untyped caller may hand anything: BigInt, cycles, throwing getters or toJSON.
     return Effect.try({
       try: () => JSON.stringify(input) ?? "",

@@ -23,6 +23,7 @@ import { type AgentError, AgentConfigError, isAgentError } from "../errors.ts"
 import type { ModelRequest } from "../model/messages.ts"
 import { type ModelScript, scriptedModel } from "./scripted-model.ts"
 import { virtualTime } from "./virtual-clock.ts"
+import { shownValue } from "../internal/shown-value.ts"
 
 /** How a run ended. `Defect` and `Interrupted` should never happen: tests assert against them. */
 export type ScriptOutcome<TOutput> =
@@ -115,7 +116,7 @@ export const runScript = async <T extends AgentShape & { readonly requirements: 
   if (options.clock === "live") return Effect.runPromise(recorded)
   const start = options.startAt ?? defaultStart
   const startAt = typeof start === "number" ? start : start.getTime()
-  if (!Number.isFinite(startAt)) throw new AgentConfigError({ subject: "runScript(...)", reason: `startAt must be a finite time, got ${String(start)}` })
+  if (!Number.isFinite(startAt)) throw new AgentConfigError({ subject: "runScript(...)", reason: `startAt must be a finite time, got ${shownValue(start)}` })
   const time = virtualTime(startAt)
   const context = Context.make(Clock.Clock, time.clock).pipe(Context.add(Scheduler.Scheduler, time.scheduler))
   try {

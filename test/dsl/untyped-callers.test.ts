@@ -136,6 +136,17 @@ describe("agent builder methods", () => {
     expect(configError(() => js(agent("a")).budget()).message).toMatch(/\.budget\(\.\.\.\) takes an object of options, got an undefined/)
   })
 
+  it(".budget with a number given as text shows it quoted, so \"5\" is told from 5", () => {
+    expect(configError(() => js(agent("a")).budget({ maxTurns: "5" })).message).toMatch(/budget maxTurns must be .*, got "5"$/)
+    expect(configError(() => js(agent("a")).budget({ maxTurns: 0 })).message).toMatch(/got 0$/)
+  })
+
+  it("run() without an input is refused (InputInvalid), not sent to the model as an empty message", async () => {
+    const model = scriptedModel([text("hi")])
+    await expect(js(agent("a").model(model)).run()).rejects.toMatchObject({ _tag: "InputInvalid", issues: expect.stringContaining("no input was given") })
+    expect(model.requests).toHaveLength(0)
+  })
+
   it(".onBudgetThreshold with a threshold that is not a number is refused", () => {
     expect(configError(() => js(agent("a")).onBudgetThreshold({ threshold: "0.5" }, () => undefined)).message).toMatch(
       /threshold must be a number in \(0, 1\], got "0.5"/
