@@ -29,9 +29,9 @@ type Block = Anthropic.Messages.ContentBlockParam
 /** Options of {@link anthropic}. The SDK's own retries are off: retries and timeouts are Effect's. */
 export interface AnthropicOptions extends StreamingOptions {
   /** Default: the SDK reads `ANTHROPIC_API_KEY`. */
-  readonly apiKey?: string
+  readonly apiKey?: string | undefined
   /** Default: the SDK reads `ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`. */
-  readonly baseURL?: string
+  readonly baseURL?: string | undefined
   /** `max_tokens` (required by the API). Default 4096, raised above `thinkingBudget` when that is set. */
   readonly maxTokens?: number
   /** Sampling temperature, unless a request sets its own. Not sent with thinking (the API requires its default). */

@@ -34,9 +34,9 @@ import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions 
 /** Options of {@link gemini}. The SDK's own retries are off: retries and timeouts are Effect's. */
 export interface GeminiOptions extends StreamingOptions {
   /** Default: the SDK reads `GOOGLE_API_KEY`, else `GEMINI_API_KEY`. */
-  readonly apiKey?: string
+  readonly apiKey?: string | undefined
   /** Default: the SDK reads `GOOGLE_GEMINI_BASE_URL`, else `https://generativelanguage.googleapis.com`. */
-  readonly baseURL?: string
+  readonly baseURL?: string | undefined
   /** Sampling temperature, unless a request sets its own. */
   readonly temperature?: number
   /** `maxOutputTokens`. */

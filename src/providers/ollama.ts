@@ -24,7 +24,7 @@ import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 /** Options of {@link ollama}. */
 export interface OllamaOptions extends StreamingOptions {
   /** A host name (default `localhost`), `host:port`, or a URL such as `http://gpu-box:11434`. */
-  readonly host?: string
+  readonly host?: string | undefined
   /** Used with a bare host name. Default 11434. */
   readonly port?: number
   /** Sent as `options.temperature`, unless a request sets its own. */

@@ -26,10 +26,10 @@ import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions 
 /** Options of {@link openaiResponses}. The SDK's own retries are off: retries and timeouts are Effect's. */
 export interface OpenAiResponsesOptions extends StreamingOptions {
   /** Default: the SDK reads `OPENAI_API_KEY`. */
-  readonly apiKey?: string
+  readonly apiKey?: string | undefined
   /** Default: the SDK reads `OPENAI_BASE_URL`, else `https://api.openai.com/v1`. */
-  readonly baseURL?: string
-  readonly organization?: string
+  readonly baseURL?: string | undefined
+  readonly organization?: string | undefined
   /** Sampling temperature, unless a request sets its own (leave it out for reasoning models). */
   readonly temperature?: number
   /** `max_output_tokens` (reasoning tokens included). */

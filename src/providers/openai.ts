@@ -40,10 +40,10 @@ import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 /** Options of {@link openai}. The SDK's own retries are off: retries and timeouts are Effect's. */
 export interface OpenAiOptions extends StreamingOptions {
   /** Default: the SDK reads `OPENAI_API_KEY`. */
-  readonly apiKey?: string
+  readonly apiKey?: string | undefined
   /** Default: the SDK reads `OPENAI_BASE_URL`, else `https://api.openai.com/v1`. */
-  readonly baseURL?: string
-  readonly organization?: string
+  readonly baseURL?: string | undefined
+  readonly organization?: string | undefined
   /** Sampling temperature, unless a request sets its own. Leave it out for reasoning models (o1, o3, o4-mini, gpt-5). */
   readonly temperature?: number
   /** The output token limit, sent as `max_completion_tokens` (or `max_tokens`, see `maxTokensField`). */
@@ -468,7 +468,7 @@ const toUsage = (usage: ChatCompletion["usage"] | null | undefined): Usage | und
  */
 export const openAiSdkClient = (
   subject: string,
-  options: { readonly apiKey?: string; readonly baseURL?: string; readonly organization?: string; readonly headers?: Record<string, string> }
+  options: { readonly apiKey?: string | undefined; readonly baseURL?: string | undefined; readonly organization?: string | undefined; readonly headers?: Record<string, string> }
 ): OpenAI => {
   try {
     return new (sdk().default)({

@@ -24,16 +24,16 @@ export interface StudioHooksOptions {
    * The studio's URL as it printed it (`http://127.0.0.1:4111/?token=…`); the token may be given in
    * the URL or as `token`. Default: the `EFFECT_AGENT_STUDIO_URL` environment variable.
    */
-  readonly url?: string
-  readonly token?: string
+  readonly url?: string | undefined
+  readonly token?: string | undefined
   /** Milliseconds between batches (default 250). */
-  readonly flushMs?: number
+  readonly flushMs?: number | undefined
   /** Events kept while the studio cannot be reached (default 10,000; the oldest are dropped). */
-  readonly maxQueue?: number
+  readonly maxQueue?: number | undefined
   /** Milliseconds one POST may take (default 2,000). */
-  readonly timeoutMs?: number
+  readonly timeoutMs?: number | undefined
   /** Names the sending process in the studio (default `pid <n>`). */
-  readonly process?: string
+  readonly process?: string | undefined
 }
 
 /**
