@@ -62,9 +62,12 @@ const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
 const optionalPeers = Object.entries(manifest.peerDependenciesMeta ?? {}).filter(([, meta]) => meta.optional === true).map(([name]) => name)
 const importsOptionalPeer = (line) =>
   optionalPeers.some((name) => line.includes(`from "${name}"`) || line.includes(`from "${name}/`))
+/** A type query of an optional peer anywhere on the line: `typeof import("@electric-sql/pglite")`. */
+const queriesOptionalPeer = (line) =>
+  optionalPeers.some((name) => line.includes(`import("${name}")`) || line.includes(`import("${name}/`))
 const markOptionalPeers = (text) =>
   text.split("\n").flatMap((line) =>
-    /^\s*(import|export)\b/.test(line) && importsOptionalPeer(line)
+    (/^\s*(import|export)\b/.test(line) && importsOptionalPeer(line)) || queriesOptionalPeer(line)
       ? ["// @ts-ignore an optional peer dependency: absent unless this feature is used", line]
       : [line]
   ).join("\n")

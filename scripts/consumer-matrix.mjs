@@ -58,7 +58,9 @@ const installs = {
   lowest: {
     packages: [
       ...peers.map((name) => `${name}@${lowest(manifest.peerDependencies[name])}`),
-      "typescript@5.0.4",
+      // The oldest TypeScript we claim: the declarations use `NoInfer` (5.4), without which some
+      // documented mistakes silently compile.
+      "typescript@5.4.5",
       "@ai-sdk/openai-compatible@1",
       "@types/node@20"
     ],
@@ -169,6 +171,20 @@ try {
     log(`${name}: resolved ${Object.entries(versions).map(([p, v]) => `${p}@${v}`).join(" ")}`)
     check(`${name}: type-checks with TypeScript ${versions.typescript}`, () => {
       run(process.execPath, [join(consumer, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], { cwd: consumer })
+    })
+    check(`${name}: every documented mistake is a compile error with TypeScript ${versions.typescript}`, () => {
+      let output = ""
+      try {
+        run(process.execPath, [join(consumer, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.errors.json"], { cwd: consumer })
+      } catch (error) {
+        output = String(error.stdout ?? error.message)
+      }
+      const lines = readFileSync(join(consumer, "src/type-errors.ts"), "utf8").split("\n")
+      const silent = lines.flatMap((line, at) => {
+        const label = /\/\/ ([A-Z_]+)$/.exec(line)?.[1]
+        return label !== undefined && !output.includes(`src/type-errors.ts(${at + 1},`) ? [label] : []
+      })
+      if (silent.length > 0) throw new Error(`no compile error on: ${silent.join(", ")}`)
     })
     for (const spec of install.nodes) {
       let node

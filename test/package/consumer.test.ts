@@ -172,6 +172,11 @@ describe("the type errors users meet most, as TypeScript 5 reports them", { time
     expect(at("NO_MODEL")).toContain("call .model(...) before .run(...)")
   })
 
+  it("an empty skill list and a forced tool the agent lacks are errors (they need NoInfer: TypeScript 5.4)", () => {
+    expect(at("NO_SKILLS")).not.toBe("")
+    expect(at("TOOL_CHOICE")).not.toBe("")
+  })
+
   it("a pipeline whose stages do not line up names the stage", () => {
     expect(at("PIPELINE")).toContain("stage 1 takes another input type than stage 0 outputs")
   })
