@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs"
 import { availableParallelism } from "node:os"
 import { fileURLToPath } from "node:url"
-import { defineConfig } from "vitest/config"
+import { configDefaults, defineConfig } from "vitest/config"
 
 // Examples import the package by name (`effect-agent-dsl`, `effect-agent-dsl/testing`, ...), as users
 // copy them. tsconfig.json `paths` maps those names to src/ (tsc and tsx honour it, so no build is
@@ -12,12 +12,19 @@ const alias = Object.entries(paths).map(([name, [target]]) => ({
   replacement: fileURLToPath(new URL(target!, import.meta.url))
 }))
 
+// Suites that start worker processes and kill them with SIGKILL (the durable engines' crash, follow,
+// cancel and start-up tests): about 11 minutes of a worker's time on 2 cores, most of it processes
+// starting. They run with `npm run test:processes` (PROCESS_TESTS=1; CI runs it after `npm test`) and
+// in `npm run test:durable`, so that `npm test` stays well under 15 minutes.
+const processSuites = ["test/durable-engines/{cancel,client-only,crash-embedded,crash-postgres,example,follow,start-together}.test.ts"]
+
 // Type tests (test/types) are ordinary test files: `tsc --noEmit` in `npm test` checks their
 // `@ts-expect-error` lines, and vitest runs their `expectTypeOf` calls.
 export default defineConfig({
   resolve: { alias },
   test: {
     include: ["test/**/*.test.ts"],
+    exclude: process.env.PROCESS_TESTS === "1" ? configDefaults.exclude : [...configDefaults.exclude, ...processSuites],
     // Property tests run hundreds of full runs per case; 5 s is too tight on a loaded 2-core machine.
     testTimeout: 60_000,
     // Vitest's default is one worker fewer than the cores: one on the 2-core CI machine, where a third of
