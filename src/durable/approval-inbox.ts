@@ -2,8 +2,13 @@
  * The calls a durable run waits for, readable from any process: when a run suspends for approval it
  * writes its snapshot here (once, as an activity), so `poll` can show the pending calls and `decide`
  * can check decisions against them (`DecisionsInvalid`) before it completes the run's durable
- * deferred. The run closes the wait when it took the decisions. Cancellations of runs (`d.cancel`)
- * are kept here too: a decision about the whole run, read by its steps from any process.
+ * deferred. A wait is the one place where deciding is arbitrated: `decide` takes it (records its
+ * decisions and closes it, only while it is open: one taker wins) before it hands them to the run, a
+ * cancellation and the run's end close it, so a decision given at the same moment as another, or
+ * after the run ended, is refused rather than lost. The run closes the wait when it took the decisions.
+ * Cancellations of runs (`d.cancel`) are kept here too: a decision about the whole run, read by its
+ * steps from any process. So is the run list, which also says which workflow (durable agent) holds a
+ * run id: one run per id on an engine, whatever its agent (`register`).
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -34,7 +39,7 @@ export interface ApprovalWait {
  * ```
  */
 export class ApprovalInboxFailed extends Data.TaggedError("ApprovalInboxFailed")<{
-  readonly operation: "open" | "close" | "read" | "cancel"
+  readonly operation: "open" | "close" | "read" | "cancel" | "decide"
   readonly reason: string
   readonly cause?: unknown
 }> {
@@ -55,10 +60,29 @@ export class ApprovalInboxFailed extends Data.TaggedError("ApprovalInboxFailed")
 export class ApprovalInbox extends Context.Service<ApprovalInbox, {
   /** Records `wait` as open (again: writing the same wait twice keeps one). */
   readonly open: (wait: ApprovalWait) => Effect.Effect<void, ApprovalInboxFailed>
-  /** Closes the wait: its decisions were taken. */
+  /** Closes the wait: the run took its decisions (what `take` recorded is dropped). */
   readonly close: (runId: string, wait: number) => Effect.Effect<void, ApprovalInboxFailed>
   /** The open wait of run `runId`, if it waits (`DurableRunUnreadable` when its row is not JSON). */
   readonly current: (runId: string) => Effect.Effect<Option.Option<ApprovalWait>, ApprovalInboxFailed | DurableRunUnreadable>
+  /**
+   * Records `decisions` for wait `wait` of run `runId` and closes it, in one step, only if it is open:
+   * `true` when this call did (of two deciders at once, one gets `true`), `false` when the wait was
+   * decided, cancelled or ended before. The decisions stay until the run took them (`close`).
+   */
+  readonly take: (runId: string, wait: number, decisions: Schema.Json) => Effect.Effect<boolean, ApprovalInboxFailed>
+  /**
+   * The latest wait of run `runId` whose decisions were taken but not yet taken by the run (its
+   * decider stopped before handing them over): `decide` hands them over again.
+   */
+  readonly undelivered: (runId: string) => Effect.Effect<
+    Option.Option<{ readonly wait: number; readonly executionId: string; readonly decisions: Schema.Json }>,
+    ApprovalInboxFailed | DurableRunUnreadable
+  >
+  /**
+   * Closes every wait of run `runId` that is open or holds decisions the run has not taken (it was
+   * cancelled, or it ended): answers those, so that a cancellation can wake the run.
+   */
+  readonly closeAll: (runId: string) => Effect.Effect<ReadonlyArray<{ readonly wait: number; readonly executionId: string }>, ApprovalInboxFailed>
   /** Records that run `runId` is cancelled, with `reason` (the first reason stays). */
   readonly cancel: (runId: string, reason: string) => Effect.Effect<void, ApprovalInboxFailed>
   /** Why run `runId` was cancelled, if it was. */
@@ -69,8 +93,14 @@ export class ApprovalInbox extends Context.Service<ApprovalInbox, {
    * process per store). Without it, a running step asks `cancelled` every half second.
    */
   readonly onCancelled?: ((runId: string, listener: (reason: string) => void) => () => void) | undefined
-  /** Records that run `runId` of `workflow` was started (again: kept once). */
-  readonly register: (workflow: string, runId: string) => Effect.Effect<void, ApprovalInboxFailed>
+  /**
+   * Records that run `runId` of `workflow` was started (again: kept once), unless the id is another
+   * workflow's: answers the workflow that holds `runId`, `workflow` itself when it was free. Atomic: of
+   * two workflows registering one id at once, one holds it (a run id names one run per engine).
+   */
+  readonly register: (workflow: string, runId: string) => Effect.Effect<string, ApprovalInboxFailed>
+  /** The workflow that holds run id `runId`, if one registered it. */
+  readonly owner: (runId: string) => Effect.Effect<Option.Option<string>, ApprovalInboxFailed>
   /** The runs of `workflow` started so far, oldest first (at most `limit`). */
   readonly runs: (workflow: string, limit: number) => Effect.Effect<ReadonlyArray<string>, ApprovalInboxFailed>
 }>()("effect-agent-dsl/durable/ApprovalInbox") {
@@ -87,10 +117,12 @@ export class ApprovalInbox extends Context.Service<ApprovalInbox, {
 
 /** The inbox in this process's memory (its cancellations told at once by `cancellationsInMemory`). */
 const memoryInbox = (): ApprovalInbox["Service"] => {
-  // Waits by run (a run's waits by number), cancellations by run, runs in order by workflow.
-  const waits = new Map<string, Map<number, ApprovalWait & { open: boolean }>>()
+  // Waits by run (a run's waits by number), cancellations by run, runs in order by workflow, and the
+  // workflow of each run id.
+  const waits = new Map<string, Map<number, ApprovalWait & { open: boolean; decisions?: Schema.Json | undefined }>>()
   const cancellations = new Map<string, string>()
   const started = new Map<string, Set<string>>()
+  const owners = new Map<string, string>()
   return ApprovalInbox.of({
     open: (wait) =>
       Effect.sync(() => {
@@ -101,15 +133,45 @@ const memoryInbox = (): ApprovalInbox["Service"] => {
     close: (runId, wait) =>
       Effect.sync(() => {
         const found = waits.get(runId)?.get(wait)
-        if (found !== undefined) found.open = false
+        if (found !== undefined) {
+          found.open = false
+          found.decisions = undefined
+        }
       }),
     current: (runId) =>
       Effect.sync(() => {
         let latest: ApprovalWait | undefined
-        for (const { open, ...wait } of waits.get(runId)?.values() ?? []) {
+        for (const { open, decisions: _, ...wait } of waits.get(runId)?.values() ?? []) {
           if (open && (latest === undefined || wait.wait > latest.wait)) latest = wait
         }
         return Option.fromNullishOr(latest)
+      }),
+    take: (runId, wait, decisions) =>
+      Effect.sync(() => {
+        const found = waits.get(runId)?.get(wait)
+        if (found === undefined || !found.open) return false
+        found.open = false
+        found.decisions = decisions
+        return true
+      }),
+    undelivered: (runId) =>
+      Effect.sync(() => {
+        let latest: { readonly wait: number; readonly executionId: string; readonly decisions: Schema.Json } | undefined
+        for (const w of waits.get(runId)?.values() ?? []) {
+          if (w.decisions !== undefined && (latest === undefined || w.wait > latest.wait)) latest = { wait: w.wait, executionId: w.executionId, decisions: w.decisions }
+        }
+        return Option.fromNullishOr(latest)
+      }),
+    closeAll: (runId) =>
+      Effect.sync(() => {
+        const closed: Array<{ readonly wait: number; readonly executionId: string }> = []
+        for (const w of waits.get(runId)?.values() ?? []) {
+          if (!w.open && w.decisions === undefined) continue
+          w.open = false
+          w.decisions = undefined
+          closed.push({ wait: w.wait, executionId: w.executionId })
+        }
+        return closed
       }),
     cancel: (runId, reason) =>
       Effect.sync(() => {
@@ -118,10 +180,15 @@ const memoryInbox = (): ApprovalInbox["Service"] => {
     cancelled: (runId) => Effect.sync(() => Option.fromNullishOr(cancellations.get(runId))),
     register: (workflow, runId) =>
       Effect.sync(() => {
+        const holder = owners.get(runId)
+        if (holder !== undefined) return holder
+        owners.set(runId, workflow)
         let runs = started.get(workflow)
         if (runs === undefined) started.set(workflow, (runs = new Set()))
         runs.add(runId)
+        return workflow
       }),
+    owner: (runId) => Effect.sync(() => Option.fromNullishOr(owners.get(runId))),
     runs: (workflow, limit) => Effect.sync(() => [...(started.get(workflow) ?? [])].slice(0, Math.max(0, limit)))
   })
 }

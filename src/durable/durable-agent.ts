@@ -10,6 +10,16 @@
  * from any process and `journal` reads as typed steps (`run-inspection.ts`). A run whose stored rows
  * cannot be read is `DurableRunUnreadable` to every reader (`run-unreadable.ts`), and `list` shows it
  * as `unreadable` among the others.
+ *
+ * A run id names one run per engine, whatever its agent. The stores key a run's waits, cancellation,
+ * journal and tool claims by the run id alone (so do the studio and the keys tools receive), so two
+ * durable agents' runs with one id would share them. Rather than scope every one of those keys by
+ * the workflow's name (which would change every stored key, and strand runs in flight across an
+ * upgrade), the id is held by the first workflow that registers it (`ApprovalInbox.register`: one
+ * insert under a unique run id, so two agents starting one id at once cannot both hold it), and every
+ * entry point checks the holder first: `start`/`run` and the runner refuse another agent's id with
+ * `InputInvalid` before anything runs, `cancel` refuses it, `decide` and `poll` only see waits of this
+ * workflow's execution, `journal` and `follow` read only this workflow's ids, and `list` lists only them.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -36,7 +46,7 @@ import { Durability } from "../runtime/durability.ts"
 import { compile } from "../runtime/plan.ts"
 import { resumeRun, type RunResult, runUntil } from "../runtime/run-agent.ts"
 import { checkSnapshot, decodeSnapshotValue } from "../runtime/snapshot.ts"
-import { ApprovalInbox } from "./approval-inbox.ts"
+import { ApprovalInbox, type ApprovalWait } from "./approval-inbox.ts"
 import type { Reconcile } from "./reconcile.ts"
 import { recordedSteps } from "./recorded-steps.ts"
 import { clearStrayReplies, isStrayDefect } from "./stray-defect.ts"
@@ -135,12 +145,15 @@ export interface DurableAgent<T extends AgentShape> {
   readonly layer: Layer.Layer<never, never, WorkflowEngine | ToolIntents | ApprovalInbox | RunJournal | T["requirements"]>
   /**
    * Starts a run (a new run id unless `runId` is given) and answers its id at once. Starting an id
-   * that exists already joins that run: it runs once.
+   * that exists already joins that run: it runs once. A run id names one run per engine, whatever its
+   * agent: an id another durable agent's run holds on this engine is refused with `InputInvalid`
+   * before anything runs.
    */
   start(input: T["input"], options?: { readonly runId?: string }): Effect.Effect<string, InputInvalid, WorkflowEngine>
   /**
    * Starts (or joins) a run and waits until it completes, or waits for decisions. Fails with
-   * `DurableRunUnreadable` when the run's stored state cannot be read (as `result`, `join`, `poll`).
+   * `DurableRunUnreadable` when the run's stored state cannot be read (as `result`, `join`, `poll`),
+   * and with `InputInvalid` when another agent's run holds the id (as `start`).
    */
   run(input: T["input"], options?: { readonly runId?: string }): Effect.Effect<DurableRunResult<T>, AgentError | DurableRunUnreadable, DurableClient>
   /** Waits until run `runId` completes, or waits for decisions. */
@@ -151,22 +164,28 @@ export interface DurableAgent<T extends AgentShape> {
    * names the table and the row.
    */
   join(runId: string): Effect.Effect<T["output"], AgentError | DurableRunUnreadable, WorkflowEngine>
-  /** Where run `runId` is now: `None` while it runs (or for an unknown id); fails with the error it ended with. */
+  /**
+   * Where run `runId` is now: `None` while it runs (or for an id this agent never ran, another agent's
+   * run included); fails with the error it ended with.
+   */
   poll(runId: string): Effect.Effect<Option.Option<DurableRunResult<T>>, AgentError | DurableRunUnreadable, DurableClient>
   /**
    * Decides on the calls run `runId` waits for (one decision per waiting call, as `resume` takes
-   * them), from any process; the run goes on. `DecisionsInvalid` when it waits for nothing or the
-   * decisions do not fit (or the wait's row cannot be read: the reason names it); the first decisions
-   * recorded for a wait win.
+   * them), from any process; the run goes on. `DecisionsInvalid`, nothing recorded, when it waits for
+   * nothing (it ended, was cancelled, or is another agent's run) or the decisions do not fit (or the
+   * wait's row cannot be read: the reason names it). A wait is decided once: of two `decide` calls at
+   * the same moment one succeeds and the other is refused.
    */
   decide(runId: string, decisions: Decisions): Effect.Effect<void, DecisionsInvalid, DurableClient>
   /**
    * Cancels run `runId` from any process: the cancellation is recorded (durably: it holds across a
    * crash of this process or of the run's runner), the step in flight is interrupted within about half
    * a second (its signal aborts), a wait for decisions ends, and the run ends with `Cancelled { reason }`.
-   * A run that already ended keeps its outcome; an id that never ran ends `Cancelled` if started later.
+   * A run that already ended keeps its outcome; an id that never ran ends `Cancelled` if started later
+   * (by this agent: the id is held for it, and listed as running until then). `InputInvalid`, nothing
+   * recorded, for another agent's run.
    */
-  cancel(runId: string, reason?: string): Effect.Effect<void, never, DurableClient>
+  cancel(runId: string, reason?: string): Effect.Effect<void, InputInvalid, DurableClient>
   /**
    * Follows run `runId`'s events from any process, live: each with its id in the run's journal (1, 2,
    * … with no gap), from the first, or from the one after `after` (the last id a client saw: a
@@ -174,15 +193,16 @@ export interface DurableAgent<T extends AgentShape> {
    * stream ends after the run's end (`RunEnd` with its output or error); it waits (polls) while the run
    * runs or waits for decisions, and for a run not started yet. Events are those of the loop without
    * deltas and `ModelCall` (see "Following a durable run" in docs/guide/durable.md). An `after` that is not a
-   * non-negative integer fails with `InputInvalid`.
+   * non-negative integer fails with `InputInvalid`, as does the id of another agent's run (where the
+   * process has the `ApprovalInbox`, as every engine gives it).
    */
   follow(runId: string, options?: FollowOptions): Stream.Stream<DurableEvent, RunJournalFailed | DurableRunUnreadable | InputInvalid, WorkflowEngine | RunJournal>
   /**
    * Run `runId`'s journal as typed values, for operators and the studio: its recorded steps (model
    * calls, tool calls with their effect class and outcome, a mutating call's claim with owner and
    * lease, retries, approvals asked for and decided, waits, its end), every claim of the run (calls in
-   * flight too) and its cancellation. An unknown id has an empty journal; a row of the run that
-   * cannot be read fails with `DurableRunUnreadable`.
+   * flight too) and its cancellation. An unknown id (another agent's run included) has an empty
+   * journal; a row of the run that cannot be read fails with `DurableRunUnreadable`.
    */
   journal(runId: string): Effect.Effect<DurableJournal, DurableRunUnreadable, RunJournal | ToolIntents | ApprovalInbox>
   /**
@@ -230,6 +250,7 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
   // A run's execution id is a SHA-256 of the workflow and the run id through WebCrypto (an async job
   // on libuv's pool): asked at every poll, it was a sixth of a resume's CPU. Kept for the last runs asked.
   const executionIds = new Map<string, string>()
+  const heldRunIds = heldByInbox()
   const executionIdOf = (runId: string): Effect.Effect<string> => {
     const known = executionIds.get(runId)
     if (known !== undefined) return Effect.succeed(known)
@@ -247,9 +268,9 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
         Effect.catch((error) => Effect.die(new DurableRunUnreadable({ runId: payload.runId, table: "agent_workflow_executions", row: "payload", reason: unreadableReason(error) })))
       )
       const inbox = yield* ApprovalInbox
-      // Listed by `list` (kept once: a replay's register does nothing), without an activity of its own
-      // (the embedded engine's register rides along with the run's next write).
-      yield* withStoreRetry(inbox.register(name, payload.runId))
+      // Listed by `list` (kept once: a replay's register does nothing), and the run id held by this
+      // workflow before anything of the run is written; another workflow's id is refused here.
+      yield* claimRunId(inbox, payload.runId)
       const durability = yield* recordedSteps({ rootRunId: payload.runId, reconcile: options.reconcile, leaseMs, handOverMs, inbox, agent: definition.name })
       // The run's events go to its journal (`follow`); a replay appends only those not there yet.
       const journal = yield* RunJournal
@@ -257,9 +278,9 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       const events = journalSink(journal, payload.runId, known)
       const step = (run: Effect.Effect<RunResult, AgentError, any>) =>
         withDefinitionServices(definition, run).pipe(Effect.provideService(Durability, durability), Effect.provideService(StreamSink, events.sink))
+      let wait = 0
       const loop = Effect.gen(function*() {
         let result: RunResult = yield* step(runUntil(definition, input))
-        let wait = 0
         while (result._tag === "Suspended") {
           wait += 1
           const decisions = yield* awaitDecisions(definition, durability, inbox, { runId: payload.runId, executionId, wait, snapshot: result.snapshot })
@@ -267,16 +288,59 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
         }
         return result.output
       })
+      // The run's end closes its waits (a replay that ends before it meets its wait again, at its
+      // deadline, included), so `decide` refuses it from then on: before the engine records the end.
+      // Not closed: the store failing here is logged (`decide` also asks the engine whether the run ended).
+      const closeWaits = inbox.closeAll(payload.runId).pipe(
+        Effect.catch((e) => Effect.logWarning(`durable: the end of run ${payload.runId} could not close its waits: ${e.message}`)),
+        Effect.asVoid
+      )
       // An end outside the loop (cancelled or expired while waiting for decisions) is journalled too;
       // a stored row that cannot be read is no end: the run stays as stored (`run-unreadable.ts`).
-      return yield* loop.pipe(Effect.tapCause((cause) =>
-        Cause.hasInterruptsOnly(cause) || events.ended() || unreadableIn(cause, payload.runId) !== undefined
-          ? Effect.void
-          : events.sink({ _tag: "RunEnd", agent: definition.name, runId: payload.runId, outcome: { _tag: "Failure", error: Cause.squash(cause) as AgentError }, turns: 0, toolCalls: 0, durationMs: 0 })
-      ))
+      return yield* loop.pipe(Effect.onExit((exit) => {
+        if (Exit.isSuccess(exit)) return wait > 0 ? closeWaits : Effect.void
+        const cause = exit.cause
+        if (Cause.hasInterruptsOnly(cause) || unreadableIn(cause, payload.runId) !== undefined) return Effect.void
+        return Effect.andThen(
+          closeWaits,
+          events.ended()
+            ? Effect.void
+            : events.sink({ _tag: "RunEnd", agent: definition.name, runId: payload.runId, outcome: { _tag: "Failure", error: Cause.squash(cause) as AgentError }, turns: 0, toolCalls: 0, durationMs: 0 })
+        )
+      }))
     })
 
   const layer = workflow.toLayer(body as any) as unknown as DurableAgent<T>["layer"]
+
+  /** Run id `runId` is another workflow's: refused before anything of the run is written. */
+  const takenBy = (runId: string, holder: string) =>
+    new InputInvalid({
+      agent: definition.name,
+      issues: `run id ${JSON.stringify(runId)} is a run of ${JSON.stringify(holder)} on this engine, not of ${JSON.stringify(name)}: ` +
+        "a run id names one run per engine, whatever its agent (give this agent's runs ids of their own)"
+    })
+
+  /**
+   * Holds run id `runId` for this workflow (`ApprovalInbox.register`, atomic in the store), or
+   * `InputInvalid` when another workflow holds it. Known for the last ids held through each inbox, so a
+   * replay in this process asks the store nothing.
+   */
+  const claimRunId = (inbox: ApprovalInbox["Service"], runId: string): Effect.Effect<void, InputInvalid> =>
+    Effect.suspend(() => {
+      let held = heldRunIds.get(inbox)
+      if (held?.has(runId)) return Effect.void
+      return Effect.flatMap(withStoreRetry(inbox.register(name, runId)), (holder) => {
+        if (holder !== name) return Effect.fail(takenBy(runId, holder))
+        if (held === undefined) heldRunIds.set(inbox, (held = new Set()))
+        if (held.size >= executionIdsKept) held.delete(held.values().next().value!)
+        held.add(runId)
+        return Effect.void
+      })
+    })
+
+  /** Whether run id `runId` is this workflow's, by the store (`None`: no workflow registered it). */
+  const holderOf = (inbox: ApprovalInbox["Service"], runId: string): Effect.Effect<Option.Option<string>> =>
+    heldRunIds.get(inbox)?.has(runId) === true ? Effect.succeed(Option.some(name)) : withStoreRetry(inbox.owner(runId))
 
   const start = (input: T["input"], startOptions: { readonly runId?: string } = {}) =>
     Effect.gen(function*() {
@@ -284,9 +348,10 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       const encoded = yield* encodeInput(input).pipe(
         Effect.mapError((error) => new InputInvalid({ agent: definition.name, issues: error.message }))
       )
-      // Listed by `list` (where the process has the stores; the runner registers it again when it runs).
+      // Listed by `list`, and the id held by this workflow, or refused as another's before anything runs
+      // (where the process has the stores; the runner registers it again when it runs, and refuses it there).
       const inbox = yield* Effect.serviceOption(ApprovalInbox)
-      if (Option.isSome(inbox)) yield* withStoreRetry(inbox.value.register(name, runId))
+      if (Option.isSome(inbox)) yield* claimRunId(inbox.value, runId)
       yield* workflow.execute({ runId, input: encoded as Schema.Json }, { discard: true })
       return runId
     })
@@ -301,10 +366,18 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
     return { _tag: "Suspended", runId, pending: pending as unknown as AwaitingDecisions<T["tools"]>["pending"] }
   }
 
+  /** The open wait of run `runId` of this workflow (a wait of another workflow's execution is not this run's). */
+  const openWait = (inbox: ApprovalInbox["Service"], runId: string) =>
+    Effect.gen(function*() {
+      const open = yield* readStore(inbox.current(runId))
+      if (Option.isNone(open)) return open
+      return open.value.executionId === (yield* executionIdOf(runId)) ? open : Option.none<ApprovalWait>()
+    })
+
   const waiting = (runId: string) =>
     Effect.gen(function*() {
       const inbox = yield* ApprovalInbox
-      const open = yield* readStore(inbox.current(runId))
+      const open = yield* openWait(inbox, runId)
       if (Option.isNone(open)) return Option.none<AwaitingDecisions<T["tools"]>>()
       const where = { runId, table: "agent_approval_waits", row: `wait ${open.value.wait}` }
       const snapshot = yield* decodeSnapshotValue(open.value.snapshot).pipe(Effect.mapError((e) => new DurableRunUnreadable({ ...where, reason: unreadableReason(e) })))
@@ -354,13 +427,42 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
   const result = (runId: string): Effect.Effect<DurableRunResult<T>, AgentError | DurableRunUnreadable, DurableClient> =>
     pollUntil(executionIdOf(runId), poll(runId))
 
+  /** Hands `value` to wait `wait` of the run's execution (its durable deferred: the first value given wins). */
+  const deliver = (wait: number, executionId: string, value: typeof DecisionsSchema.Type) => {
+    const deferred = decisionsDeferred(wait)
+    const token = DurableDeferred.tokenFromExecutionId(deferred, { workflow, executionId })
+    return DurableDeferred.succeed(deferred, { token, value })
+  }
+
+  /**
+   * Checks the decisions against the open wait, then takes the wait (`ApprovalInbox.take`: records
+   * them and closes it, only while it is open, in one statement) and hands them to the run. The take is
+   * where deciding is arbitrated: of two deciders at once one takes it and the other is refused, and a
+   * run that ended (its end closes its waits) or was cancelled (so does the cancellation) is refused;
+   * nothing of a refused decide is recorded. A decider that stops between the take and the hand-over
+   * leaves the decisions in the wait: the next `decide` hands them over again (and refuses its own).
+   */
   const decide = (runId: string, decisions: Decisions): Effect.Effect<void, DecisionsInvalid, DurableClient> =>
     Effect.gen(function*() {
       const inbox = yield* ApprovalInbox
       const refuse = (reason: string) => new DecisionsInvalid({ agent: definition.name, toolCallId: "*", reason })
+      const executionId = yield* executionIdOf(runId)
       // A wait whose row cannot be read cannot be checked against: refused (as a snapshot of another shape is).
-      const open = yield* readStore(inbox.current(runId)).pipe(Effect.mapError((e) => refuse(e.message)))
-      if (Option.isNone(open)) return yield* refuse(`run "${runId}" waits for no decisions`)
+      const open = yield* openWait(inbox, runId).pipe(Effect.mapError((e) => refuse(e.message)))
+      if (Option.isNone(open)) {
+        const taken = yield* readStore(inbox.undelivered(runId)).pipe(Effect.mapError((e) => refuse(e.message)))
+        if (Option.isSome(taken) && taken.value.executionId === executionId) {
+          const value = yield* Schema.decodeUnknownEffect(DecisionsSchema)(taken.value.decisions).pipe(Effect.mapError((e) => refuse(e.message)))
+          if (Option.isNone(yield* ended(runId).pipe(Effect.mapError((e) => refuse(e.message))))) yield* deliver(taken.value.wait, executionId, value)
+          return yield* refuse(`run "${runId}" waits for no decisions: the decisions of its wait ${taken.value.wait} were given already`)
+        }
+        return yield* refuse(`run "${runId}" waits for no decisions`)
+      }
+      // A run that ended with a wait left open (by an earlier version) waits for nothing either.
+      if (Option.isSome(yield* ended(runId).pipe(Effect.mapError((e) => refuse(e.message))))) {
+        yield* withStoreRetry(inbox.closeAll(runId))
+        return yield* refuse(`run "${runId}" has ended: it waits for no decisions`)
+      }
       const snapshot = yield* decodeSnapshotValue(open.value.snapshot).pipe(Effect.mapError((e) => refuse(e.message)))
       const plan = compile(definition)
       const skill = yield* checkSnapshot(plan, snapshot).pipe(Effect.mapError((e) => refuse(e.message)))
@@ -368,26 +470,22 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       const value = yield* Schema.decodeUnknownEffect(DecisionsSchema)(plainDecisions(decisions)).pipe(
         Effect.mapError((e) => refuse(`the decisions are not JSON: ${e.message}`))
       )
-      const deferred = decisionsDeferred(open.value.wait)
-      const token = DurableDeferred.tokenFromExecutionId(deferred, { workflow, executionId: open.value.executionId })
-      yield* DurableDeferred.succeed(deferred, { token, value })
-      // Closed here too, so a `result` right after this never sees the wait as open.
-      yield* withStoreRetry(inbox.close(runId, open.value.wait))
+      const taken = yield* withStoreRetry(inbox.take(runId, open.value.wait, value as Schema.Json))
+      if (!taken) return yield* refuse(`run "${runId}" waits for no decisions: its wait ${open.value.wait} was decided, cancelled or ended meanwhile`)
+      yield* deliver(open.value.wait, open.value.executionId, value)
     })
 
-  const cancel = (runId: string, reason = "cancelled"): Effect.Effect<void, never, DurableClient> =>
+  const cancel = (runId: string, reason = "cancelled"): Effect.Effect<void, InputInvalid, DurableClient> =>
     Effect.gen(function*() {
       const inbox = yield* ApprovalInbox
+      // The cancellation is keyed by the run id: only this workflow's (an id never run is held for it).
+      yield* claimRunId(inbox, runId)
       yield* withStoreRetry(inbox.cancel(runId, String(reason)))
-      // A run waiting for decisions holds no step to interrupt: wake it (no decisions); it finds its cancellation.
-      // A wait whose row cannot be read is not woken: the cancellation is recorded, its next wake ends it.
-      const open = yield* readStore(inbox.current(runId)).pipe(
-        Effect.catch((e) => Effect.as(Effect.logWarning(`durable: cancel of ${runId} could not wake its wait: ${e.message}`), Option.none()))
-      )
-      if (Option.isNone(open)) return
-      const deferred = decisionsDeferred(open.value.wait)
-      const token = DurableDeferred.tokenFromExecutionId(deferred, { workflow, executionId: open.value.executionId })
-      yield* DurableDeferred.succeed(deferred, { token, value: {} })
+      // A run waiting for decisions holds no step to interrupt: its waits are closed (a `decide` from now
+      // on is refused) and it is woken (no decisions); it finds its cancellation. A wait opened after
+      // this finds the cancellation as it opens.
+      const closed = yield* withStoreRetry(inbox.closeAll(runId))
+      yield* Effect.forEach(closed, (w) => deliver(w.wait, w.executionId, {}), { discard: true })
     })
 
   const info = (runId: string): Effect.Effect<DurableRunInfo<T["tools"]>, DurableRunUnreadable, DurableClient> =>
@@ -436,15 +534,31 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       return infos.filter((i) => wanted.includes(i.status))
     })
 
+  // Another workflow's run (its id held by it) is never followed: refused once the store says so; an
+  // id no workflow holds yet is waited for, as a run not started yet.
   const follow: DurableAgent<T>["follow"] = (runId, followOptions = {}) =>
-    followRun(definition.name, runId, followOptions, Effect.map(ended(runId), Option.isSome))
+    followRun(definition.name, runId, followOptions, Effect.map(ended(runId), Option.isSome), Effect.gen(function*() {
+      const inbox = yield* Effect.serviceOption(ApprovalInbox)
+      if (Option.isNone(inbox)) return "ours" as const
+      const holder = yield* holderOf(inbox.value, runId)
+      if (Option.isNone(holder)) return "unknown" as const
+      return holder.value === name ? "ours" as const : takenBy(runId, holder.value)
+    }))
 
   const effects = new Map<string, ToolEffectClass>()
   for (const skill of compile(definition).skills) for (const [toolName, t] of skill.tools) effects.set(toolName, t.effect)
+  // Another workflow's run is an unknown run here: nothing of it is read. An id no workflow held when
+  // asked is read, then asked again: rows of an id are written only after its holder registered it, so
+  // what was read is this run's when the holder is now this workflow.
   const journalOf: DurableAgent<T>["journal"] = (runId) =>
     Effect.gen(function*() {
       const stores = { journal: yield* RunJournal, intents: yield* ToolIntents, inbox: yield* ApprovalInbox }
-      return yield* inspectRun(runId, (toolName) => effects.get(toolName), stores)
+      const unknown: DurableJournal = { runId, entries: [], claims: [] }
+      const ours = (holder: Option.Option<string>) => Option.isSome(holder) && holder.value === name
+      const before = yield* holderOf(stores.inbox, runId)
+      if (Option.isSome(before) && !ours(before)) return unknown
+      const read = yield* inspectRun(runId, (toolName) => effects.get(toolName), stores)
+      return ours(before) || ours(yield* holderOf(stores.inbox, runId)) ? read : unknown
     })
 
   return {
@@ -464,8 +578,11 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
   }
 }
 
-/** How many runs' execution ids a durable agent keeps (the oldest asked are dropped first). */
+/** How many runs' execution ids a durable agent keeps (the oldest asked are dropped first); as many run ids held, per inbox. */
 const executionIdsKept = 10_000
+
+/** The run ids each durable agent's workflow is known to hold, by the inbox (the engine's store) that said so. */
+const heldByInbox = () => new WeakMap<ApprovalInbox["Service"], Set<string>>()
 
 /** A duration option (`lease`, `handOverWait`) in milliseconds: a positive finite duration, else an `AgentConfigError`. */
 const leaseOf = (agent: string, lease: Duration.Input, option: string): number => {

@@ -38,24 +38,42 @@ const pageSize = 200
 const endCheckEvery = 10
 
 /**
- * The events of run `runId` after `options.after`, ending after its end; `hasEnded` says whether the
- * engine has the run's result (a run that ended without a journalled end, a defect, ends the stream too).
+ * Whose run id `runId` is: this agent's (`"ours"`), no agent's yet (`"unknown"`: waited for, as a run
+ * not started yet), or another agent's (the error the stream fails with).
  */
-export const followRun = <E, R>(
+export type RunHolder<E> = "ours" | "unknown" | E
+
+/**
+ * The events of run `runId` after `options.after`, ending after its end; `hasEnded` says whether the
+ * engine has the run's result (a run that ended without a journalled end, a defect, ends the stream too);
+ * `holder` whose run the id is, asked before the first read until it is this agent's: nothing of
+ * another agent's run is read.
+ */
+export const followRun = <E, R, H extends InputInvalid, R2>(
   agent: string,
   runId: string,
   options: FollowOptions,
-  hasEnded: Effect.Effect<boolean, E, R>
-): Stream.Stream<DurableEvent, RunJournalFailed | DurableRunUnreadable | InputInvalid | E, RunJournal | R> => {
+  hasEnded: Effect.Effect<boolean, E, R>,
+  holder: Effect.Effect<RunHolder<H>, never, R2>
+): Stream.Stream<DurableEvent, RunJournalFailed | DurableRunUnreadable | InputInvalid | E, RunJournal | R | R2> => {
   const after = options.after ?? 0
   if (!Number.isInteger(after) || after < 0) {
     return effectStream().fail(new InputInvalid({ agent, issues: `follow: after must be a non-negative integer event id (got ${shownValue(after)})` }))
   }
   const interval = Duration.fromInput(options.pollInterval ?? Duration.millis(100))
   const wait = Option.isSome(interval) ? interval.value : Duration.millis(100)
-  type State = { readonly after: number; readonly idle: number }
-  const page = (state: State): Effect.Effect<readonly [ReadonlyArray<DurableEvent>, Option.Option<State>], RunJournalFailed | DurableRunUnreadable | E, RunJournal | R> =>
+  type State = { readonly after: number; readonly idle: number; readonly ours: boolean }
+  const page = (state: State): Effect.Effect<readonly [ReadonlyArray<DurableEvent>, Option.Option<State>], RunJournalFailed | DurableRunUnreadable | InputInvalid | E, RunJournal | R | R2> =>
     Effect.gen(function*() {
+      if (!state.ours) {
+        const held = yield* holder
+        if (held === "unknown") {
+          yield* Effect.sleep(wait)
+          return [[], Option.some(state)] as const
+        }
+        if (held !== "ours") return yield* Effect.fail(held)
+        return [[], Option.some({ ...state, ours: true })] as const
+      }
       const journal = yield* RunJournal
       const records = yield* journal.read(runId, state.after, pageSize).pipe(Effect.retry({ times: 3, while: (e) => !(e instanceof DurableRunUnreadable) }))
       if (records.length === 0) {
@@ -66,7 +84,7 @@ export const followRun = <E, R>(
           return yield* deliver(last, state)
         }
         yield* Effect.sleep(wait)
-        return [[], Option.some({ after: state.after, idle: state.idle + 1 })] as const
+        return [[], Option.some({ after: state.after, idle: state.idle + 1, ours: true })] as const
       }
       return yield* deliver(records, state)
     })
@@ -79,7 +97,7 @@ export const followRun = <E, R>(
         out.push({ id: record.id, event })
         if (endsRun(event, runId)) return Effect.succeed([out, Option.none<State>()] as const)
       }
-      return Effect.succeed([out, Option.some({ after: records[records.length - 1]!.id, idle: 0 })] as const)
+      return Effect.succeed([out, Option.some({ after: records[records.length - 1]!.id, idle: 0, ours: true })] as const)
     })
-  return effectStream().paginate({ after, idle: 0 } as State, page)
+  return effectStream().paginate({ after, idle: 0, ours: false } as State, page)
 }

@@ -1,7 +1,8 @@
 /**
  * The `Durability` of one workflow execution: every step of the run becomes an Activity, named from
  * the run id, the turn and the call id (`model/<run>/step/<turn>`, `tool/<run>/<turn>/<call>`, …; a
- * name met again in the same execution gets `#2`, `#3`), with the Schemas of `schemas.ts`. The first
+ * name met again in the same execution gets `#2`, `#3`; a tool step's parts are encoded, see
+ * `step-keys.ts`), with the Schemas of `schemas.ts`. The first
  * execution runs the step and the engine records its result; a replay of the workflow reads it back.
  * The names depend only on the run's control flow, which depends only on recorded results: so a
  * replay meets the same names in the same order.
@@ -41,6 +42,7 @@ import { AwaitAbandoned } from "../internal/from-maybe-effect.ts"
 import { type Reconcile, reconcileUnknown } from "./reconcile.ts"
 import { InStep } from "./journal-events.ts"
 import { toolResultAsJson, toolResultFromJson } from "./child-suspension-json.ts"
+import { legacyToolKey, toolStepKeys } from "./step-keys.ts"
 
 const encodeOutcome = Schema.encodeSync(Schema.toCodecJson(ToolOutcomeSchema))
 const decodeOutcome = Schema.decodeUnknownSync(Schema.toCodecJson(ToolOutcomeSchema))
@@ -103,10 +105,15 @@ export const recordedSteps = (options: {
     const guard = <A, E>(step: Effect.Effect<A, E>) => Effect.provideService(cancelling(step), InStep, true)
     const intents = yield* ToolIntents
     const seen = new Map<string, number>()
-    /** `base`, or `base#n` for its n-th occurrence in this execution. */
-    const nameOf = (base: string): string => {
+    /** The occurrence of `base` in this execution: 1, then 2, … */
+    const occurrence = (base: string): number => {
       const n = (seen.get(base) ?? 0) + 1
       seen.set(base, n)
+      return n
+    }
+    /** `base`, or `base#n` for its n-th occurrence in this execution. */
+    const nameOf = (base: string): string => {
+      const n = occurrence(base)
       return n === 1 ? base : `${base}#${n}`
     }
     let runs = 0
@@ -130,15 +137,19 @@ export const recordedSteps = (options: {
           execute: guard(call)
         })),
       tool: (step, run) => {
-        const name = nameOf(`tool/${step.runId}/${step.turn}/${step.callId}`)
-        const idempotencyKey = `${step.runId}/${step.turn}/${step.callId}`
+        // Joined from encoded parts (`step-keys.ts`): two calls of two runs never share a claim key.
+        const keys = toolStepKeys(options.rootRunId, step.runId, step.turn, step.callId)
+        const n = occurrence(keys.base)
+        const name = n === 1 ? keys.base : `${keys.base}#${n}`
+        const legacyKey = keys.legacyBase === undefined ? undefined : legacyToolKey(keys.legacyBase, n)
+        const idempotencyKey = keys.idempotencyKey
         // Runs the tool starts charge a scope of their own under the run's, so what they used is known
         // and recorded; a replay, which does not run them, charges the run's scope with it.
         let live = false
         const execute = Effect.suspend(() => {
           live = true
           const scope = new BudgetScope(`${step.tool} (durable)`, { tokens: Infinity, toolCalls: Infinity }, step.budgetScope)
-          return executeTool(step, step.effect, name, (extra) => run({ ...extra, budgetScope: scope }), idempotencyKey, intents, options.reconcile, leaseMs, handOverMs).pipe(
+          return executeTool(step, step.effect, { key: name, legacyKey }, (extra) => run({ ...extra, budgetScope: scope }), idempotencyKey, intents, options.reconcile, leaseMs, handOverMs).pipe(
             Effect.map((outcome): ToolExecution => ({ outcome, charged: { tokens: scope.used("tokens"), toolCalls: scope.used("toolCalls") } }))
           )
         })
@@ -182,7 +193,7 @@ export const recordedSteps = (options: {
 const executeTool = (
   step: ToolStep,
   effect: ToolEffectClass,
-  key: string,
+  keys: { readonly key: string; readonly legacyKey: string | undefined },
   run: (extra: ToolRunExtra) => Effect.Effect<Exit.Exit<unknown, unknown>>,
   idempotencyKey: string,
   intents: ToolIntents["Service"],
@@ -197,6 +208,7 @@ const executeTool = (
       if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
       return decodeOutcome(encodeOutcome(outcomeOf(exit)))
     }
+    const key = yield* claimKey(step, keys, intents)
     const lease: Lease = { owner: workerId, ms: leaseMs }
     const owned = <A, E>(body: Effect.Effect<A, E>) => holdingLease(key, lease, intents, body)
     const runOwned = runMutating(key, lease, run(extra).pipe(Effect.provideService(Durability, undefined)), intents, handOverMs)
@@ -242,6 +254,18 @@ const executeTool = (
       if (Option.isNone(prior)) return yield* runOwned
     }
   })
+
+/**
+ * The claim key of a mutating call: its key, or the key an earlier version gave it when a claim of
+ * this very call (same run, tool and call id) is there (a run in flight across the upgrade whose
+ * run id or call id holds a character `step-keys.ts` encodes): the call is then not run again.
+ */
+const claimKey = (step: ToolStep, keys: { readonly key: string; readonly legacyKey: string | undefined }, intents: ToolIntents["Service"]): Effect.Effect<string> => {
+  const legacyKey = keys.legacyKey
+  if (legacyKey === undefined) return Effect.succeed(keys.key)
+  return Effect.map(withStoreRetry(intents.read(legacyKey)), (found) =>
+    Option.isSome(found) && found.value.runId === step.runId && found.value.tool === step.tool && found.value.toolCallId === step.callId ? legacyKey : keys.key)
+}
 
 /** How often a step in flight looks for a cancellation of its run. */
 const cancelPollMs = 500

@@ -20,6 +20,7 @@ import type { RunJournal } from "./run-journal.ts"
 import { DurableRunUnreadable } from "./run-unreadable.ts"
 import { readStore } from "./store-retry.ts"
 import type { ToolIntents } from "./tool-intents.ts"
+import { isClaimOfRun } from "./step-keys.ts"
 
 /**
  * A claim on a mutating call: who holds it (`owner`, a worker id `host/pid/…`), whether their lease
@@ -104,7 +105,9 @@ export const inspectRun = (
       }
       if (page.length < pageSize) break
     }
-    const claims: Array<ToolClaim> = (yield* readStore(stores.intents.forRun(runId))).map((c) => ({
+    // The store answers the claims of ids `<runId>~…` too: a user's run "x~2" is not run "x"'s handoff.
+    const found = (yield* readStore(stores.intents.forRun(runId))).filter((c) => isClaimOfRun(runId, c.key, c.runId))
+    const claims: Array<ToolClaim> = found.map((c) => ({
       key: c.key,
       runId: c.runId,
       tool: c.tool,

@@ -3,7 +3,9 @@
  * that PostgreSQL and PGlite both run; the tables are created, or brought up to date, when the layer
  * starts, under an advisory lock). A claim is one `insert … on conflict do nothing` naming its owner
  * and lease, committed before the tool runs: two workers replaying the same call cannot both win it,
- * and a take-over is one conditional `update` (one taker wins). Keys and ids are stored escaped, and
+ * and a take-over is one conditional `update` (one taker wins), as is a decision taking a wait, and a
+ * run id is unique in the run list (one insert that does nothing on conflict names the workflow that
+ * holds it). Keys and ids are stored escaped, and
  * outcomes and snapshots as exact JSON text (`sql-text.ts`: PostgreSQL refuses a NUL character).
  * A stored outcome, snapshot or event that is not JSON (a row edited or damaged) fails its read with
  * `DurableRunUnreadable`, naming the run, the table and the row, never a parser's defect.
@@ -78,6 +80,22 @@ const migrate = <E>(sql: SqlClient.SqlClient, statements: ReadonlyArray<Statemen
     yield* sql`select pg_advisory_xact_lock(${migrationLock})`
     for (const statement of statements) yield* statement
   })).pipe(Effect.mapError(fail))
+
+/**
+ * Makes the run id unique in the run list (`runsTable`): a run id names one run per engine, whatever
+ * its workflow. Stores of earlier versions may hold one id under two workflows (their runs shared the
+ * id's waits, cancellation and journal): the first registered keeps it, the later rows are dropped
+ * (their runs, replayed, are refused). Done once, when the index is missing.
+ */
+const oneRunPerId = (sql: SqlClient.SqlClient, runsTable: string) => {
+  const index = `${runsTable.slice(0, 50)}_run_id_key`
+  return sql.unsafe(`do $$ begin
+    if to_regclass('${index}') is null then
+      delete from ${runsTable} a using ${runsTable} b where a.run_id = b.run_id and a.seq > b.seq;
+      create unique index ${index} on ${runsTable} (run_id);
+    end if;
+  end $$`)
+}
 
 /** The advisory lock key of the store's migrations (an arbitrary constant of this library). */
 const migrationLock = 7_264_511_903_417
@@ -229,9 +247,14 @@ export const approvalInboxSql = (options: SqlStoreOptions = {}): Layer.Layer<App
         started_at timestamptz not null default now(),
         primary key (workflow, run_id)
       )`,
-      jsonbColumnToText(sql, table, "snapshot")
+      jsonbColumnToText(sql, table, "snapshot"),
+      // Decisions taken (`take`) and not yet taken by the run.
+      sql`alter table ${sql(table)} add column if not exists decisions text`,
+      oneRunPerId(sql, runsTable)
     ], fail("open"))
     type Row = { readonly run_id: string; readonly wait: number; readonly execution_id: string; readonly snapshot: unknown }
+    const writtenMeanwhile = new Error("the run id's row was written by another transaction meanwhile")
+    type Closed = { readonly wait: number; readonly execution_id: string }
     return ApprovalInbox.of({
       open: (wait) =>
         sql`insert into ${sql(table)} (run_id, wait, execution_id, snapshot) values (${key(wait.runId)}, ${wait.wait}, ${key(wait.executionId)}, ${JSON.stringify(wait.snapshot)}) on conflict (run_id, wait) do nothing`.pipe(
@@ -239,7 +262,32 @@ export const approvalInboxSql = (options: SqlStoreOptions = {}): Layer.Layer<App
           Effect.mapError(fail("open"))
         ),
       close: (runId, wait) =>
-        sql`update ${sql(table)} set open = false where run_id = ${key(runId)} and wait = ${wait}`.pipe(Effect.asVoid, Effect.mapError(fail("close"))),
+        sql`update ${sql(table)} set open = false, decisions = null where run_id = ${key(runId)} and wait = ${wait}`.pipe(Effect.asVoid, Effect.mapError(fail("close"))),
+      // One conditional update: the row's lock makes a second taker wait, then find it closed.
+      take: (runId, wait, decisions) =>
+        sql<{ readonly wait: number }>`update ${sql(table)} set open = false, decisions = ${JSON.stringify(decisions)}
+          where run_id = ${key(runId)} and wait = ${wait} and open returning wait`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.mapError(fail("decide"))
+        ),
+      undelivered: (runId) =>
+        sql<{ readonly wait: number; readonly execution_id: string; readonly decisions: unknown }>`select wait, execution_id, decisions from ${sql(table)}
+          where run_id = ${key(runId)} and decisions is not null order by wait desc limit 1`.pipe(
+          Effect.mapError(fail("read")),
+          Effect.flatMap((rows) =>
+            readAll(rows.slice(0, 1), (row) => {
+              const decisions = jsonOf({ runId, table, row: `wait ${Number(row.wait)} (decisions)` }, row.decisions)
+              return decisions instanceof DurableRunUnreadable ? decisions : { wait: Number(row.wait), executionId: fromTextKey(row.execution_id), decisions }
+            })
+          ),
+          Effect.map(([found]) => Option.fromNullishOr(found))
+        ),
+      closeAll: (runId) =>
+        sql<Closed>`update ${sql(table)} set open = false, decisions = null
+          where run_id = ${key(runId)} and (open or decisions is not null) returning wait, execution_id`.pipe(
+          Effect.map((rows) => rows.map((r) => ({ wait: Number(r.wait), executionId: fromTextKey(r.execution_id) }))),
+          Effect.mapError(fail("close"))
+        ),
       current: (runId) =>
         sql<Row>`select run_id, wait, execution_id, snapshot from ${sql(table)} where run_id = ${key(runId)} and open order by wait desc limit 1`.pipe(
           Effect.mapError(fail("read")),
@@ -263,10 +311,22 @@ export const approvalInboxSql = (options: SqlStoreOptions = {}): Layer.Layer<App
           Effect.map(([row]) => Option.map(Option.fromNullishOr(row?.reason), fromTextKey)),
           Effect.mapError(fail("read"))
         ),
+      // The run id is unique in the table: the insert answers this workflow when it wrote the row, else
+      // the row there names the holder. One statement (one call into PGlite); on PostgreSQL an insert
+      // that met a row committed after the statement's snapshot finds nothing to read: asked again.
       register: (workflow, runId) =>
-        sql`insert into ${sql(runsTable)} (workflow, run_id) values (${key(workflow)}, ${key(runId)}) on conflict (workflow, run_id) do nothing`.pipe(
-          Effect.asVoid,
+        sql<{ readonly workflow: string }>`with inserted as (
+            insert into ${sql(runsTable)} (workflow, run_id) values (${key(workflow)}, ${key(runId)}) on conflict do nothing returning workflow
+          )
+          select workflow from inserted union all select workflow from ${sql(runsTable)} where run_id = ${key(runId)} limit 1`.pipe(
+          Effect.flatMap(([row]) => (row === undefined ? Effect.fail(writtenMeanwhile) : Effect.succeed(fromTextKey(row.workflow)))),
+          Effect.retry({ times: 3, while: (e) => e === writtenMeanwhile }),
           Effect.mapError(fail("open"))
+        ),
+      owner: (runId) =>
+        sql<{ readonly workflow: string }>`select workflow from ${sql(runsTable)} where run_id = ${key(runId)}`.pipe(
+          Effect.map(([row]) => Option.map(Option.fromNullishOr(row?.workflow), fromTextKey)),
+          Effect.mapError(fail("read"))
         ),
       runs: (workflow, limit) =>
         sql<{ readonly run_id: string }>`select run_id from ${sql(runsTable)} where workflow = ${key(workflow)} order by seq limit ${Math.max(0, Math.floor(limit))}`.pipe(

@@ -39,7 +39,7 @@ export interface Lease {
 
 /** One call of a mutating tool, as claimed. */
 export interface Intent {
-  /** Unique per call: run id, turn and call id (and its occurrence). */
+  /** Unique per call: run id, turn and call id (and its occurrence), each part encoded so that the join is one to one (`step-keys.ts`). */
   readonly key: string
   readonly runId: string
   readonly tool: string
@@ -93,7 +93,10 @@ export class ToolIntents extends Context.Service<ToolIntents, {
    * their lease has expired, or `ownerDead`. `true`: `lease.owner` holds it now (one taker wins).
    */
   readonly takeOver: (key: string, from: string | undefined, lease: Lease, ownerDead: boolean) => Effect.Effect<boolean, ToolIntentsFailed>
-  /** The claims of run `runId` (and of the runs it handed off to, `<runId>~n`), oldest first: what `d.journal` shows. */
+  /**
+   * The claims of run `runId` and of every run whose id starts `<runId>~` (the runs it handed off to
+   * among them), oldest first; `d.journal` keeps those whose keys are the run's (`step-keys.ts`).
+   */
   readonly forRun: (runId: string) => Effect.Effect<ReadonlyArray<IntentState & Intent>, ToolIntentsFailed | DurableRunUnreadable>
 }>()("effect-agent-dsl/durable/ToolIntents") {
   /**

@@ -203,18 +203,52 @@ describe("durable runs on SQL (PostgreSQL, or PGlite where there is none)", () =
       const out = await Effect.runPromise(Effect.gen(function*() {
         const inbox = yield* ApprovalInbox
         const w = `wf-${Math.random()}`
-        for (const id of ["a", "b", "a", "c"]) yield* inbox.register(w, id)
-        yield* inbox.register(`${w}-other`, "z")
+        for (const id of ["a", "b", "a", "c"]) yield* inbox.register(w, `${w}/${id}`)
+        yield* inbox.register(`${w}-other`, `${w}/z`)
         yield* inbox.cancel(`${w}/a`, "first")
         yield* inbox.cancel(`${w}/a`, "second")
         return {
           all: yield* inbox.runs(w, 10),
           two: yield* inbox.runs(w, 2),
           reason: yield* inbox.cancelled(`${w}/a`),
-          none: yield* inbox.cancelled(`${w}/b`)
+          none: yield* inbox.cancelled(`${w}/b`),
+          w
         }
       }).pipe(Effect.provide(store as Layer.Layer<ApprovalInbox>)))
-      expect(out).toEqual({ all: ["a", "b", "c"], two: ["a", "b"], reason: Option.some("first"), none: Option.none() })
+      expect(out).toEqual({ all: ["a", "b", "c"].map((id) => `${out.w}/${id}`), two: ["a", "b"].map((id) => `${out.w}/${id}`), reason: Option.some("first"), none: Option.none(), w: out.w })
+    }
+  }, 60_000)
+
+  it("ApprovalInbox (SQL and memory): a run id is held by the first workflow that registers it, at once too; a wait is taken once; closeAll closes what is open or undelivered", async () => {
+    for (const store of [durableStoreSql().pipe(Layer.provide(sql())), ApprovalInbox.memory]) {
+      const out = await Effect.runPromise(Effect.gen(function*() {
+        const inbox = yield* ApprovalInbox
+        const r = `hold-${Math.random()}`
+        const holders = yield* Effect.all(["wf-a", "wf-b", "wf-c", "wf-d"].map((w) => inbox.register(w, r)), { concurrency: 4 })
+        const again = yield* inbox.register("wf-b", r)
+        const owner = yield* inbox.owner(r)
+        const unknown = yield* inbox.owner(`${r}-never`)
+        const listed = [(yield* inbox.runs(holders[0]!, 1000)).includes(r), ...(yield* Effect.forEach(["wf-a", "wf-b", "wf-c", "wf-d"].filter((w) => w !== holders[0]), (w) => inbox.runs(w, 1000))).map((ids) => ids.includes(r))]
+        yield* inbox.open({ runId: r, wait: 1, executionId: "e", snapshot: { a: 1 } })
+        const takes = yield* Effect.all([1, 2, 3].map((n) => inbox.take(r, 1, { n })), { concurrency: 3 })
+        const open = yield* inbox.current(r)
+        const undelivered = yield* inbox.undelivered(r)
+        yield* inbox.open({ runId: r, wait: 2, executionId: "e", snapshot: { a: 2 } })
+        const closed = yield* inbox.closeAll(r)
+        const afterClose = { open: yield* inbox.current(r), undelivered: yield* inbox.undelivered(r), takeClosed: yield* inbox.take(r, 2, {}), closeAgain: yield* inbox.closeAll(r) }
+        return { holders, again, owner, unknown, listed, takes, open, undelivered, closed, afterClose }
+      }).pipe(Effect.provide(store as Layer.Layer<ApprovalInbox>)))
+      expect(new Set(out.holders).size).toBe(1)
+      expect(out.again).toBe(out.holders[0])
+      expect(out.owner).toEqual(Option.some(out.holders[0]))
+      expect(out.unknown).toEqual(Option.none())
+      expect(out.listed).toEqual([true, false, false, false])
+      expect(out.takes.filter((t) => t)).toHaveLength(1)
+      expect(out.open).toEqual(Option.none())
+      const winner = out.takes.indexOf(true) + 1
+      expect(out.undelivered).toEqual(Option.some({ wait: 1, executionId: "e", decisions: { n: winner } }))
+      expect([...out.closed].sort((a, b) => a.wait - b.wait)).toEqual([{ wait: 1, executionId: "e" }, { wait: 2, executionId: "e" }])
+      expect(out.afterClose).toEqual({ open: Option.none(), undelivered: Option.none(), takeClosed: false, closeAgain: [] })
     }
   }, 60_000)
 

@@ -2,9 +2,8 @@
  * The embedded engine: durable runs in one process, with no server, on PGlite files under `dataDir`.
  * Its workflow engine is our own local engine (`local-workflow-engine.ts`): a run's step is one write
  * into PGlite (the step's recorded result, with the step's journal events riding along,
- * `pglite-workflow-store.ts`; a run's entry in the run list rides along too), cancellations are known
- * in memory (`cancellations-in-memory.ts`), and the stores of durable runs (tool intents, approvals,
- * the run list) are the SQL ones every engine shares.
+ * `pglite-workflow-store.ts`), cancellations are known in memory (`cancellations-in-memory.ts`), and
+ * the stores of durable runs (tool intents, approvals, the run list) are the SQL ones every engine shares.
  * A process started again on the same directory picks up the runs that were in flight and replays
  * them from their recorded steps.
  */
@@ -80,10 +79,10 @@ export const embeddedEngine = (
 ): Layer.Layer<WorkflowEngine.WorkflowEngine | ToolIntents | ApprovalInbox | RunJournal | SqlClient.SqlClient, EngineUnavailable> => {
   const engine = Layer.effectContext(Effect.gen(function*() {
     yield* refuseClusterRuns
-    const { store, journal, registerRun, flush } = yield* makePgliteStores
-    const sqlInbox = yield* ApprovalInbox
-    // A run's entry in the run list rides along with the next write; listing sends what waits first.
-    const inbox = cancellationsInMemory({ ...sqlInbox, register: registerRun, runs: (workflow, limit) => Effect.andThen(flush, sqlInbox.runs(workflow, limit)) })
+    const { store, journal } = yield* makePgliteStores
+    // A run's entry in the run list is written at once (not riding along with the run's next write):
+    // it says which workflow holds the run id, before the run starts (`ApprovalInbox.register`).
+    const inbox = cancellationsInMemory(yield* ApprovalInbox)
     const { engine: workflows, settled } = yield* makeLocalWorkflowEngine(store, { runner: options.clientOnly !== true })
     return Context.make(WorkflowEngine.WorkflowEngine, workflows).pipe(
       Context.add(RunSettled, settled),

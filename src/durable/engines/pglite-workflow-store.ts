@@ -147,8 +147,6 @@ const insertActivityWithEvents = prepared(
 )
 const readEvents = prepared("are_read", "select id, event from agent_run_events where run_id = $1 and id > $2 order by id limit $3")
 const readKeys = prepared("are_keys", "select key from agent_run_events where run_id = $1")
-// A run's entry in the run list (`ApprovalInbox.register`, the SQL inbox's table): it rides along.
-const insertRun = prepared("ar_insert", "insert into agent_runs (workflow, run_id) values ($1, $2) on conflict (workflow, run_id) do nothing")
 
 // Steps are stored under one name: `a:<activity>/<attempt>` or `d:<deferred>`.
 const stepName = (kind: StoredStep["kind"], name: string) => textKey(`${kind === "activity" ? "a" : "d"}:${name}`)
@@ -322,7 +320,5 @@ export const makePgliteStores = Effect.gen(function*() {
         Effect.mapError(journalFailed("read"))
       )
   })
-  /** A run's entry in the run list, riding along with the next write (the SQL inbox's `register`). */
-  const registerRun = (workflow: string, runId: string) => Effect.sync(() => pending.addStatement(insertRun(textKey(workflow), textKey(runId))))
-  return { store, journal, registerRun, flush: pending.flush }
+  return { store, journal, flush: pending.flush }
 })
