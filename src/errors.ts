@@ -37,8 +37,9 @@ export class AgentConfigError extends Data.TaggedError("AgentConfigError")<{
 }
 
 /**
- * The input given to `run` does not encode with the agent's input Schema (possible only for callers
- * that bypass the types).
+ * The input given to a run was refused before anything ran: it does not encode with the agent's input
+ * Schema, or there is none (possible only for callers that bypass the types), or what came with it is
+ * not valid (a durable run id another agent holds, a `follow` position). `issues` says which.
  *
  * @example
  * ```ts
@@ -53,7 +54,7 @@ export class InputInvalid extends Data.TaggedError("InputInvalid")<{
     return true
   }
   override get message(): string {
-    return `The input of agent "${this.agent}" does not match its input schema:\n${this.issues}`
+    return `The input of agent "${this.agent}" was refused:\n${this.issues}`
   }
 }
 

@@ -346,7 +346,7 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
     Effect.gen(function*() {
       const runId = startOptions.runId ?? (yield* Effect.flatMap(Clock.currentTimeMillis, newRunId))
       const encoded = yield* encodeInput(input).pipe(
-        Effect.mapError((error) => new InputInvalid({ agent: definition.name, issues: error.message }))
+        Effect.mapError((error) => new InputInvalid({ agent: definition.name, issues: `it does not match the agent's input Schema: ${error.message}` }))
       )
       // Listed by `list`, and the id held by this workflow, or refused as another's before anything runs
       // (where the process has the stores; the runner registers it again when it runs, and refuses it there).

@@ -668,7 +668,7 @@ const inputText = (definition: AgentDefinition, input: unknown): Effect.Effect<s
   }
   return Schema.encodeUnknownEffect(Schema.toCodecJson(definition.input))(input, { errors: "all" }).pipe(
     Effect.map((encoded) => (typeof encoded === "string" ? encoded : JSON.stringify(encoded))),
-    Effect.mapError((error) => new InputInvalid({ agent: definition.name, issues: error.message }))
+    Effect.mapError((error) => new InputInvalid({ agent: definition.name, issues: `it does not match the agent's input Schema: ${error.message}` }))
   )
 }
 
