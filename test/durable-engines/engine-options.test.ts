@@ -127,3 +127,16 @@ it("refuses a PostgreSQL runner without an address", async () => {
   const exit = await build(postgresRunner({ url: "postgres://nowhere/none" }))
   expect(Exit.isFailure(exit) && exit.cause.reasons.some((r) => "error" in r && r.error instanceof EngineUnavailable)).toBe(true)
 })
+
+it("refuses what a plain caller or an unset variable hands a PostgreSQL runner, naming the field, before it connects", async () => {
+  const refusal = async (options: unknown): Promise<string> => {
+    const exit = await build(postgresRunner(options as Parameters<typeof postgresRunner>[0]))
+    const error = Exit.isFailure(exit) ? exit.cause.reasons.map((r) => ("error" in r ? r.error : undefined)).find((e) => e instanceof EngineUnavailable) : undefined
+    expect(error).toBeInstanceOf(EngineUnavailable)
+    return (error as EngineUnavailable).message
+  }
+  expect(await refusal({ url: "postgres://nowhere/none", runnerAddress: { host: undefined, port: 34431 } })).toMatch(/runnerAddress\.host must be a host name or address, got undefined/)
+  expect(await refusal({ url: "postgres://nowhere/none", runnerAddress: { host: "10.0.0.5", port: "34431" } })).toMatch(/runnerAddress\.port must be a TCP port .*got "34431"/)
+  expect(await refusal({ url: "postgres://nowhere/none", clientOnly: true, listenAddress: { host: "0.0.0.0", port: 70_000 } })).toMatch(/listenAddress\.port .*got 70000/)
+  expect(await refusal({ url: undefined, clientOnly: true })).toMatch(/url must be a PostgreSQL URL .*got undefined/)
+})

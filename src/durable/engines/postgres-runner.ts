@@ -28,6 +28,7 @@ import type { ApprovalInbox } from "../approval-inbox.ts"
 import type { RunJournal } from "../run-journal.ts"
 import { durableStoreSql } from "../sql-store.ts"
 import { installedVersion } from "../../internal/installed-version.ts"
+import { shownValue } from "../../internal/shown-value.ts"
 import { clusterCrypto } from "./cluster-crypto.ts"
 import type { ToolIntents } from "../tool-intents.ts"
 import { EngineUnavailable, orUnavailable } from "./engine-unavailable.ts"
@@ -80,6 +81,26 @@ const loadClusterSocket = Effect.tryPromise({
 
 const address = (a: { readonly host: string; readonly port: number }) => RunnerAddress.make(a.host, a.port)
 
+/** What is wrong with an address (a host and a TCP port), for a plain caller or an unset variable. */
+const addressProblem = (name: string, a: unknown): string | undefined => {
+  const { host, port } = (typeof a === "object" && a !== null ? a : {}) as { readonly host?: unknown; readonly port?: unknown }
+  if (typeof host !== "string" || host === "") return `${name}.host must be a host name or address, got ${shownValue(host)} (an environment variable left unset?)`
+  if (!(Number.isInteger(port) && (port as number) >= 0 && (port as number) <= 65_535)) return `${name}.port must be a TCP port (a whole number in [0, 65535]), got ${shownValue(port)}`
+  return undefined
+}
+
+/** Why `options` cannot make an engine, before anything connects; undefined when they can. */
+const configProblem = (options: PostgresRunnerOptions, clientOnly: boolean): string | undefined => {
+  const url: unknown = options.url
+  if (!Redacted.isRedacted(url) && (typeof url !== "string" || url === "")) return `url must be a PostgreSQL URL (postgres://user@host:port/db), got ${shownValue(url)} (DATABASE_URL left unset?)`
+  if (!clientOnly && options.runnerAddress === undefined) return "a runner needs a runnerAddress (or clientOnly: true)"
+  if (options.runnerAddress !== undefined) {
+    const problem = addressProblem("runnerAddress", options.runnerAddress)
+    if (problem !== undefined) return problem
+  }
+  return options.listenAddress === undefined ? undefined : addressProblem("listenAddress", options.listenAddress)
+}
+
 /**
  * Our defaults (each overridable through `shardingConfig`), so that recovery takes seconds: a
  * graceful stop waits at most 1 s per entity (Effect: 15 s); a dead runner is noticed by ping within
@@ -108,10 +129,8 @@ export const postgresRunner = (
   options: PostgresRunnerOptions
 ): Layer.Layer<WorkflowEngine.WorkflowEngine | ToolIntents | ApprovalInbox | RunJournal | SqlClient.SqlClient, EngineUnavailable> => {
   const clientOnly = options.clientOnly === true
-  if (!clientOnly && options.runnerAddress === undefined) {
-    const missing = new EngineUnavailable({ engine: "postgres", reason: "a runner needs a runnerAddress (or clientOnly: true)" })
-    return Layer.unwrap(Effect.fail(missing))
-  }
+  const refused = configProblem(options, clientOnly)
+  if (refused !== undefined) return Layer.unwrap(Effect.fail(new EngineUnavailable({ engine: "postgres", reason: refused })))
   const config = ShardingConfig.layer({
     ...clusterDefaults,
     entityMessagePollInterval: "1 second",
