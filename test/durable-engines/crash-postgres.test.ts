@@ -82,7 +82,7 @@ describe.skipIf(!hasPostgres)("postgres runners", () => {
   }, 180_000)
 
   it("a runner joins while another is inside a slow mutating call that ignores its signal: the call is waited for, never run twice", async () => {
-    // B holds every shard; each run's `pay` ignores its signal and waits for a gate the test opens 8 s
+    // B holds every shard; each run's `pay` ignores its signal and waits for a gate the test opens 12 s
     // after A joined. Shards move to A after B's 1 s termination timeout while B's calls still run; A
     // replays those runs, finds the claims of a live owner, and waits for B's outcomes instead of
     // reconciling (before leases, its reconcile found no payment and paid again).
@@ -100,7 +100,9 @@ describe.skipIf(!hasPostgres)("postgres runners", () => {
       await until(() => paying() === ids.length, 60_000, "every run inside pay on B")
       a = startWorker({ ...base(), ...slow, RUNNER_PORT: String(ports[1]), MODE: "serve" })
       await a.ready
-      await new Promise((r) => setTimeout(r, 8000))
+      // Time for B's shards to move to A while B's calls hang (8 s was once too short for any run to
+      // move, with the other process suites running beside it).
+      await new Promise((r) => setTimeout(r, 12_000))
       execPostgres(pg.url, `insert into gates values ('pay')`)
       // A client-only process polling meanwhile never holds a shard: every lock is a runner's.
       const holders = () => queryPostgres<{ address: string }>(pg.url, `select distinct address from cluster_locks`).map((r) => r.address)
