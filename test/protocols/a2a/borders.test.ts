@@ -389,49 +389,19 @@ describe("hostile JSON-RPC", () => {
   })
 })
 
-describe("a2aAgent reading JSON-RPC errors", () => {
-  /** A server whose card is fine (no streaming) and that answers every call with the JSON-RPC error `code`. */
-  const erring = async (code: number) => {
+describe("a2aAgent against a JSON-RPC server of our own", () => {
+  /**
+   * A JSON-RPC server of our own (not the SDK's): a card that is fine (no streaming), and every call
+   * answered by `answer(call)` (its `result` or `error`).
+   */
+  const rawServer = async (name: string, answer: (call: { readonly method: string; readonly id: unknown }) => Record<string, unknown>) => {
     const server = createServer((req, res) => {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
       res.setHeader("content-type", "application/json")
       if (req.method !== "POST") {
         res.end(JSON.stringify({
-          name: "erring",
-          description: "answers errors",
-          supportedInterfaces: [{ url: `${url}/rpc`, protocolBinding: "JSONRPC", protocolVersion: "1.0" }],
-          version: "1",
-          capabilities: { streaming: false },
-          defaultInputModes: ["text/plain"],
-          defaultOutputModes: ["text/plain"],
-          skills: []
-        }))
-        return
-      }
-      let body = ""
-      req.on("data", (chunk) => (body += chunk))
-      req.on("end", () => res.end(JSON.stringify({ jsonrpc: "2.0", id: JSON.parse(body).id, error: { code, message: `error ${code}` } })))
-    })
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())) }
-  }
-
-  it("a task polled many times leaves no listener behind on the call's signal (one abort listener a poll piled up before)", async () => {
-    let polls = 0
-    const task = (state: string) => ({
-      id: "t1",
-      contextId: "c1",
-      status: { state },
-      artifacts: state === "TASK_STATE_COMPLETED" ? [{ artifactId: "a1", parts: [{ text: "slow answer" }] }] : [],
-      history: []
-    })
-    const server = createServer((req, res) => {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-      res.setHeader("content-type", "application/json")
-      if (req.method !== "POST") {
-        res.end(JSON.stringify({
-          name: "slow",
-          description: "works for a while",
+          name,
+          description: `the raw server "${name}"`,
           supportedInterfaces: [{ url: `${url}/rpc`, protocolBinding: "JSONRPC", protocolVersion: "1.0" }],
           version: "1",
           capabilities: { streaming: false },
@@ -445,12 +415,29 @@ describe("a2aAgent reading JSON-RPC errors", () => {
       req.on("data", (chunk) => (body += chunk))
       req.on("end", () => {
         const call = JSON.parse(body)
-        const result = call.method === "SendMessage" ? { task: task("TASK_STATE_WORKING") } : task(++polls < 30 ? "TASK_STATE_WORKING" : "TASK_STATE_COMPLETED")
-        res.end(JSON.stringify({ jsonrpc: "2.0", id: call.id, result }))
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: call.id, ...answer(call) }))
       })
     })
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-    servers.push({ close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())) })
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())) }
+  }
+
+  /** A server that answers every call with the JSON-RPC error `code`. */
+  const erring = (code: number) => rawServer("erring", () => ({ error: { code, message: `error ${code}` } }))
+
+  it("a task polled many times leaves no listener behind on the call's signal (one abort listener a poll piled up before)", async () => {
+    let polls = 0
+    const task = (state: string) => ({
+      id: "t1",
+      contextId: "c1",
+      status: { state },
+      artifacts: state === "TASK_STATE_COMPLETED" ? [{ artifactId: "a1", parts: [{ text: "slow answer" }] }] : [],
+      history: []
+    })
+    const server = await rawServer("slow", (call) => ({
+      result: call.method === "SendMessage" ? { task: task("TASK_STATE_WORKING") } : task(++polls < 30 ? "TASK_STATE_WORKING" : "TASK_STATE_COMPLETED")
+    }))
+    servers.push(server)
     // The abort listeners on each signal, at most at any one time during the call.
     const live = new Map<EventTarget, Set<unknown>>()
     let most = 0
@@ -469,7 +456,7 @@ describe("a2aAgent reading JSON-RPC errors", () => {
       return removeEventListener.apply(this, args)
     }
     try {
-      const remote = await a2aAgent(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, { name: "slow", pollMs: 1 })
+      const remote = await a2aAgent(server.url, { name: "slow", pollMs: 1 })
       expect(await Effect.runPromise(executeTool(remote, { input: "x" }, "c1"))).toBe("slow answer")
     } finally {
       EventTarget.prototype.addEventListener = addEventListener
