@@ -16,6 +16,10 @@ import { wellFormedProblems } from "./well-formed.ts"
 
 const start = useLoopbackServers()
 
+/** POSTs a `RunAgentInput` as a client that is not `HttpAgent` would (no tools or context unless given). */
+const postInput = (url: string, input: { readonly threadId: string; readonly runId: string; readonly messages: ReadonlyArray<unknown> } & Record<string, unknown>) =>
+  fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ tools: [], context: [], ...input }) })
+
 describe("agUiHandler with @ag-ui/client's HttpAgent over loopback", () => {
   it("streams text and a server tool call with its result; the client's messages are the conversation", async () => {
     const { adder, requests } = makeAgents()
@@ -79,7 +83,7 @@ describe("agUiHandler with @ag-ui/client's HttpAgent over loopback", () => {
     expect(second.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" }, result: "all done" })
     expect(transfers).toEqual([{ to: "bob", amount: 40 }])
     // The same answer again: nothing waits any more.
-    const again = await fetch(client.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ threadId: "t-child", runId: "r-again", messages: client.messages, tools: [], context: [], resume: [{ interruptId: interrupt.id, status: "resolved", payload: true }] }) })
+    const again = await postInput(client.url, { threadId: "t-child", runId: "r-again", messages: client.messages, resume: [{ interruptId: interrupt.id, status: "resolved", payload: true }] })
     expect(again.status).toBe(409)
     expect(transfers).toHaveLength(1)
   })
@@ -93,20 +97,12 @@ describe("agUiHandler with @ag-ui/client's HttpAgent over loopback", () => {
     const interrupt = client.pendingInterrupts[0]!
 
     // Answering another interrupt id: 400 before anything runs; the stored run is kept (taken and given back).
-    const forged = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ threadId: "t-deny", runId: "r-x", messages: [], tools: [], context: [], resume: [{ interruptId: "other:call", status: "resolved", payload: true }] })
-    })
+    const forged = await postInput(url, { threadId: "t-deny", runId: "r-x", messages: [], resume: [{ interruptId: "other:call", status: "resolved", payload: true }] })
     expect(forged.status).toBe(400)
     expect(await forged.json()).toMatchObject({ error: { _tag: "AgUiInputInvalid" } })
     // An approval whose edited arguments the tool's Schema refuses, or a payload of the wrong shape: 400 too, the run kept.
     for (const payload of [{ approved: true, args: { to: 5 } }, "yes"]) {
-      const refused = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ threadId: "t-deny", runId: "r-y", messages: [], tools: [], context: [], resume: [{ interruptId: interrupt.id, status: "resolved", payload }] })
-      })
+      const refused = await postInput(url, { threadId: "t-deny", runId: "r-y", messages: [], resume: [{ interruptId: interrupt.id, status: "resolved", payload }] })
       expect(refused.status).toBe(400)
     }
     expect(transfers).toEqual([])
@@ -126,11 +122,7 @@ describe("agUiHandler with @ag-ui/client's HttpAgent over loopback", () => {
     const interrupt = client.pendingInterrupts[0]!
     const calls = requests.length
 
-    const both = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ threadId: "t-both", runId: "r-both", messages: [...client.messages, user("u2", "Yes, go ahead")], tools: [], context: [], resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }] })
-    })
+    const both = await postInput(url, { threadId: "t-both", runId: "r-both", messages: [...client.messages, user("u2", "Yes, go ahead")], resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }] })
     expect(both.status).toBe(400)
     expect(await both.json()).toMatchObject({ error: { _tag: "AgUiInputInvalid", message: expect.stringContaining("ends with a new user message") } })
     expect(requests).toHaveLength(calls)
@@ -152,7 +144,7 @@ describe("agUiHandler with @ag-ui/client's HttpAgent over loopback", () => {
       return { client, interrupt: client.pendingInterrupts[0]! }
     }
     const answer = (threadId: string, interruptId: string, payload: unknown) =>
-      fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ threadId, runId: `r-${threadId}`, messages: [], tools: [], context: [], resume: [{ interruptId, status: "resolved", payload }] }) })
+      postInput(url, { threadId, runId: `r-${threadId}`, messages: [], resume: [{ interruptId, status: "resolved", payload }] })
 
     // AG-UI's approve-with-edits: a full replacement of the arguments.
     const edited = await interrupted("t-edit")
@@ -200,11 +192,7 @@ describe("agUiHandler with @ag-ui/client's HttpAgent over loopback", () => {
 
     // HttpAgent itself refuses to send it while it knows the interrupts; a client that lost them (a
     // reload) may: the server refuses it too, naming the interrupts and what to do.
-    const refused = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ threadId: "t-blocked", runId: "r-new", messages: [...client.messages, user("u2", "Pay Carol 10 instead")], tools: [], context: [] })
-    })
+    const refused = await postInput(url, { threadId: "t-blocked", runId: "r-new", messages: [...client.messages, user("u2", "Pay Carol 10 instead")] })
     expect(refused.status).toBe(409)
     const { error } = (await refused.json()) as { error: { _tag: string; message: string } }
     expect(error._tag).toBe("InterruptsPending")
@@ -241,11 +229,7 @@ describe("agUiHandler with @ag-ui/client's HttpAgent over loopback", () => {
     expect(requests).toHaveLength(2)
     // The stopped run was handed out for the new message and dropped: a late result finds nothing waiting.
     expect(store.waiting.has("t-moved-on")).toBe(false)
-    const late = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ threadId: "t-moved-on", runId: "r-late", messages: [...client.messages, { id: "t1", role: "tool", toolCallId: "color-1", content: "cerulean" }], tools, context: [] })
-    })
+    const late = await postInput(url, { threadId: "t-moved-on", runId: "r-late", messages: [...client.messages, { id: "t1", role: "tool", toolCallId: "color-1", content: "cerulean" }], tools })
     expect(late.status).toBe(409)
     expect(requests).toHaveLength(2)
   })
@@ -328,11 +312,7 @@ describe("agUiHandler with @ag-ui/client's HttpAgent over loopback", () => {
 
     // Resolving the client tool's interrupt without its result: 400 saying what is missing, the run kept.
     const refused = await pay("t-mixed-2")
-    const partial = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ threadId: "t-mixed-2", runId: "r-partial", messages: refused.client.messages, tools, context: [], resume: [{ interruptId: refused.colour.id, status: "resolved" }, { interruptId: refused.approval.id, status: "resolved", payload: true }] })
-    })
+    const partial = await postInput(url, { threadId: "t-mixed-2", runId: "r-partial", messages: refused.client.messages, tools, resume: [{ interruptId: refused.colour.id, status: "resolved" }, { interruptId: refused.approval.id, status: "resolved", payload: true }] })
     expect(partial.status).toBe(400)
     expect(((await partial.json()) as { error: { message: string } }).error.message).toContain("as a tool message")
     expect(store.waiting.has("t-mixed-2")).toBe(true)
