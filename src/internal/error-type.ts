@@ -4,14 +4,8 @@
  */
 import * as Cause from "effect/Cause"
 
-/**
- * `error.type` of a failed operation: a tagged error's `_tag` (`ModelError`, `BudgetExceeded`, ...),
- * else the error's class name, else `_OTHER` as the conventions say; undefined for an interruption,
- * which is no error of the operation.
- */
-export const errorTypeOf = (cause: Cause.Cause<unknown>): string | undefined => {
-  if (Cause.hasInterruptsOnly(cause)) return undefined
-  const error = Cause.squash(cause)
+/** `error.type` of one error: a tagged error's `_tag`, else its class name, else `_OTHER`. */
+export const errorTypeOfError = (error: unknown): string => {
   if (typeof error === "object" && error !== null) {
     const tag = (error as { readonly _tag?: unknown })._tag
     if (typeof tag === "string" && tag.length > 0) return tag
@@ -20,3 +14,11 @@ export const errorTypeOf = (cause: Cause.Cause<unknown>): string | undefined => 
   }
   return "_OTHER"
 }
+
+/**
+ * `error.type` of a failed operation: a tagged error's `_tag` (`ModelError`, `BudgetExceeded`, ...),
+ * else the error's class name, else `_OTHER` as the conventions say; undefined for an interruption,
+ * which is no error of the operation.
+ */
+export const errorTypeOf = (cause: Cause.Cause<unknown>): string | undefined =>
+  Cause.hasInterruptsOnly(cause) ? undefined : errorTypeOfError(Cause.squash(cause))

@@ -12,7 +12,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type * as Tracer from "effect/Tracer"
 import { CaptureMessageContent } from "./capture-content.ts"
-import { errorTypeOf } from "./error-type.ts"
+import { errorTypeOfError } from "./error-type.ts"
 
 /** Tagged errors whose messages never quote content: names of agents, skills and tools, and numbers. */
 const contentFree = new Set([
@@ -47,7 +47,7 @@ const modelErrorDetail = (error: object): string => {
 const withheld = (error: unknown): unknown => {
   const tag = typeof error === "object" && error !== null ? (error as { readonly _tag?: unknown })._tag : undefined
   if (typeof tag === "string" && contentFree.has(tag)) return error
-  const type = errorTypeOf(Cause.fail(error)) ?? "_OTHER"
+  const type = errorTypeOfError(error)
   return new WithheldError(type, tag === "ModelError" ? modelErrorDetail(error as object) : "")
 }
 
