@@ -5,6 +5,7 @@
  * the protocols (which tell the client which child raised a call) list alike.
  */
 import type * as Schema from "effect/Schema"
+import { isRecord } from "../internal/is-record.ts"
 
 /** The separator of a child's waiting call id under the caller's call id. */
 export const childIdSeparator = "/"
@@ -45,10 +46,9 @@ export const childListing = (
 
 /** A child snapshot's waiting calls, read from its JSON (a malformed one lists none; its decoding refuses it later). */
 export const childAwaiting = (snapshot: Schema.Json): ReadonlyArray<{ readonly id: string; readonly tool: unknown; readonly args: unknown; readonly reason: unknown }> => {
-  const state = isObject(snapshot) ? snapshot.state : undefined
-  const awaiting = isObject(state) ? state.awaiting : undefined
+  const state = isRecord(snapshot) ? snapshot.state : undefined
+  const awaiting = isRecord(state) ? state.awaiting : undefined
   if (!Array.isArray(awaiting)) return []
-  return awaiting.flatMap((entry) => (isObject(entry) && typeof entry.id === "string" ? [{ id: entry.id, tool: entry.tool, args: entry.args, reason: entry.reason }] : []))
+  return awaiting.flatMap((entry) => (isRecord(entry) && typeof entry.id === "string" ? [{ id: entry.id, tool: entry.tool, args: entry.args, reason: entry.reason }] : []))
 }
 
-const isObject = (value: unknown): value is { readonly [key: string]: unknown } => typeof value === "object" && value !== null && !Array.isArray(value)

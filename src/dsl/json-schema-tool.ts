@@ -17,6 +17,7 @@ import * as SchemaRepresentation from "effect/SchemaRepresentation"
 import { withLinearPatterns } from "../internal/linear-patterns.ts"
 import type { JsonSchemaObject } from "../model/messages.ts"
 import { argsDecoder, type ArgsSchema } from "./tool-parameters.ts"
+import { isRecord } from "../internal/is-record.ts"
 
 /** A JSON Schema 2020-12 (or draft-07, when its `$schema` says so) for a tool's arguments. */
 export type ToolJsonSchema = JsonSchemaObject
@@ -204,7 +205,6 @@ const subschemas = (schema: Record<string, unknown>, path: string): Array<readon
   return out
 }
 
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const deepFreeze = <T>(value: T): T => {
   if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {

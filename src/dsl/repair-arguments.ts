@@ -4,6 +4,7 @@
  * repair can make a call valid but never let an invalid one through.
  */
 import * as SchemaAST from "effect/SchemaAST"
+import { isRecord } from "../internal/is-record.ts"
 
 /** Which repairs a tool opts into; `repair: true` means all of them. */
 export interface RepairOptions {
@@ -141,7 +142,6 @@ export const editDistance = (a: string, b: string): number => {
   return previous[b.length]!
 }
 
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
   try {

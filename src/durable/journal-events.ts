@@ -26,6 +26,7 @@ import type { RunJournal } from "./run-journal.ts"
 import { AgentErrorSchema } from "./schemas.ts"
 import { withStoreRetry } from "./store-retry.ts"
 import { decodeStored, DurableRunUnreadable } from "./run-unreadable.ts"
+import { isRecord } from "../internal/is-record.ts"
 
 /**
  * Set while a step of a durable run really executes (inside its activity): events emitted then are
@@ -91,7 +92,6 @@ export const encodeJournalEventText = (event: RunStreamEvent): string => {
 /** `event` as the journal stores it. */
 export const encodeJournalEvent = (event: RunStreamEvent): Schema.Json => JSON.parse(encodeJournalEventText(event)) as Schema.Json
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
  * What is wrong with `json` as a journalled event, or undefined: the fields a reader of the journal

@@ -8,6 +8,7 @@
  */
 import * as Result from "effect/Result"
 import type { LlmResponse, ToolCall, Usage } from "./messages.ts"
+import { isRecord } from "../internal/is-record.ts"
 
 /**
  * The JSON text of raw arguments: a string as it is, anything else serialised once (`undefined` as
@@ -27,7 +28,6 @@ export const argumentsText = (value: unknown): Result.Result<string, string> => 
 /** The id the client assigns to the `index`-th call of its `callNumber`-th response when the wire has none. */
 export const assignedCallId = (callNumber: number, index: number): string => `call_${callNumber}_${index}`
 
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const isCount = (u: unknown): boolean => typeof u === "number" && Number.isFinite(u) && u >= 0
 

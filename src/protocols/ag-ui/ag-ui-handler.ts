@@ -34,6 +34,7 @@ import { clientTools } from "./client-tools.ts"
 import { type AgUiRunInput, fromRunAgentInput, type RunAgentInputLimits } from "./run-agent-input.ts"
 import type { AgUiState, AgUiStateCell } from "./shared-state.ts"
 import { interruptId } from "./wire/to-ag-ui.ts"
+import { isRecord } from "../../internal/is-record.ts"
 
 /** Options of {@link agUiHandler}. */
 export interface AgUiHandlerOptions extends RunAgentInputLimits {
@@ -83,14 +84,12 @@ export interface AgUiHandlerOptions extends RunAgentInputLimits {
 
 const defaultMaxBodyBytes = 4 * 1024 * 1024
 
-const isJsonObject = (value: unknown): value is { readonly [key: string]: unknown } =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** Whether two JSON values are the same value (an object's keys in any order). */
 const sameJson = (a: unknown, b: unknown): boolean => {
   if (a === b) return true
   if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]))
-  if (!isJsonObject(a) || !isJsonObject(b)) return false
+  if (!isRecord(a) || !isRecord(b)) return false
   const keys = Object.keys(a)
   return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]))
 }
@@ -109,7 +108,7 @@ const editedArgsOf = (interrupt: string, payload: { readonly editedArgs?: unknow
   }
   // `null` is a value here (not an object, so refused), never "absent".
   const edited = editedArgs !== undefined ? editedArgs : args
-  if (edited !== undefined && !isJsonObject(edited)) {
+  if (edited !== undefined && !isRecord(edited)) {
     throw agUiInvalid(`the answer to interrupt "${interrupt}" has ${editedArgs === undefined ? "args" : "editedArgs"} that is ${describeJson(edited)}, not a JSON object: editedArgs replaces the call's arguments whole, an object`)
   }
   return edited
@@ -124,7 +123,7 @@ const decisionOf = (entry: AgUiRunInput["resume"][number]): Decision => {
   const payload = entry.payload
   if (payload === true) return Decision.approve
   if (payload === false) return Decision.deny("denied by the user")
-  if (isJsonObject(payload) && typeof payload.approved === "boolean") {
+  if (isRecord(payload) && typeof payload.approved === "boolean") {
     // Checked whatever it decides: an answer the interrupt's responseSchema refuses is refused.
     const edited = editedArgsOf(entry.interruptId, payload)
     const reason = payload.reason

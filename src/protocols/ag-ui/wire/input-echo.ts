@@ -12,10 +12,10 @@
  * message without its content). Any other field is kept as sent.
  */
 import type { AgUiInputMessage } from "./ag-ui-event.ts"
+import { isRecord } from "../../../internal/is-record.ts"
 
 type Fields = Record<string, unknown>
 
-const isRecord = (u: unknown): u is Fields => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** A copy of `record` without the optional fields whose value `fits` refuses. */
 const withoutMisfits = (record: Fields, fits: Readonly<Record<string, (value: unknown) => boolean>>): Fields => {

@@ -29,6 +29,7 @@ import type { LlmMessage } from "../../../model/messages.ts"
 import type { AgUiEvent, AgUiInputMessage, AgUiInterrupt, AgUiMessage, JsonPatchOperation } from "./ag-ui-event.ts"
 import { messagesFold } from "./messages-fold.ts"
 import { echoedMessages } from "./input-echo.ts"
+import { isRecord } from "../../../internal/is-record.ts"
 
 /**
  * Where a stream reads a run's shared state (an `AgUiStateCell` from `agUiState`): the state the run
@@ -246,8 +247,7 @@ const clientInterruptOf = (m: Mapping, runId: string, pending: WaitingCall): AgU
 }
 
 /** A JSON value's own keys, when it is an object (not an array). */
-const recordOf = (value: unknown): { readonly [key: string]: unknown } | undefined =>
-  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as { readonly [key: string]: unknown }) : undefined
+const recordOf = (value: unknown): Record<string, unknown> | undefined => (isRecord(value) ? value : undefined)
 
 /** The ids of a snapshot's entries (`state.pending`, `state.awaiting`), as its JSON holds them. */
 const idsOf = (list: unknown): Array<string> =>
