@@ -51,6 +51,8 @@ const peers = Object.keys(manifest.peerDependencies)
 const newestPackages = [
   ...peers.map((name) => `${name}@${manifest.peerDependencies[name]}`),
   "typescript@latest",
+  // tsx: what the studio bin loads a TypeScript module with (the docs say to install it).
+  "tsx@latest",
   "@ai-sdk/openai-compatible@latest",
   "@types/node@latest"
 ]
@@ -61,6 +63,7 @@ const installs = {
       // The oldest TypeScript we claim: the declarations use `NoInfer` (5.4), without which some
       // documented mistakes silently compile.
       "typescript@5.4.5",
+      "tsx@4",
       "@ai-sdk/openai-compatible@1",
       "@types/node@20"
     ],
@@ -152,7 +155,7 @@ try {
     if (name === "newest") outsideRanges()
     const consumer = join(work, name)
     cpSync(join(root, "test/package/fixture"), consumer, { recursive: true })
-    cpSync(join(root, "test/package/matrix/every-entry.mjs"), join(consumer, "every-entry.mjs"))
+    for (const file of ["every-entry.mjs", "studio-bin.mjs", "studio-agents.ts"]) cpSync(join(root, "test/package/matrix", file), join(consumer, file))
     let installed = false
     check(`${name}: npm install ${install.packages.join(" ")}${install.resolveWith ? ` (npm on Node ${install.resolveWith})` : ""}`, () => {
       const args = ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error", tarball, ...install.packages]
@@ -202,6 +205,11 @@ try {
         const result = JSON.parse(output.trim().split("\n").at(-1))
         sameAs(result, expected.everyEntry)
         if (!/^v[234]:6$/.test(result.aiSdk)) throw new Error(`aiSdk: expected "v2|v3|v4:6", got ${JSON.stringify(result.aiSdk)}`)
+      })
+      check(`${name} on Node ${version}: the studio bin loads a TypeScript module`, () => {
+        const output = run(node, ["studio-bin.mjs"], { cwd: consumer, env, timeout: 120_000 })
+        const agents = JSON.parse(output.trim().split("\n").at(-1)).agents
+        if (JSON.stringify(agents) !== JSON.stringify(["calculator"])) throw new Error(`agents: expected ["calculator"], got ${JSON.stringify(agents)}`)
       })
     }
   }
