@@ -4,11 +4,14 @@
  */
 import type { ServerResponse } from "node:http"
 
+/** The response can no longer reach its client: destroyed, or its socket closed. */
+const gone = (res: ServerResponse): boolean => res.destroyed || res.socket?.destroyed === true
+
 /**
  * Writes a fetch `Response` (such as `eventStreamResponse(...)`) to a Node `http` response, chunk by
  * chunk, reading the next chunk only once the socket took the last one (a slow client slows the run
  * down instead of filling the server's memory); when the client disconnects, the body is cancelled
- * (which stops the run).
+ * (which stops the run), also when it left before the response was ready.
  *
  * @example
  * ```ts
@@ -16,6 +19,12 @@ import type { ServerResponse } from "node:http"
  * ```
  */
 export const sendResponse = async (response: Response, res: ServerResponse): Promise<void> => {
+  // A client that left while the handler prepared its response: its "close" has already fired.
+  if (gone(res)) {
+    await response.body?.cancel().catch(() => {})
+    res.end()
+    return
+  }
   res.writeHead(response.status, Object.fromEntries(response.headers.entries()))
   res.flushHeaders()
   if (response.body === null) {
@@ -25,17 +34,22 @@ export const sendResponse = async (response: Response, res: ServerResponse): Pro
   const reader = response.body.getReader()
   let closed = false
   let drained: (() => void) | undefined
-  res.on("close", () => {
+  const close = () => {
     closed = true
     drained?.()
     reader.cancel().catch(() => {})
-  })
+  }
+  res.on("close", close)
   res.on("drain", () => drained?.())
   try {
     while (!closed) {
       const { done, value } = await reader.read()
       if (done) break
-      if (!res.write(value) && !closed) await new Promise<void>((resolve) => (drained = resolve))
+      if (!res.write(value) && !closed) {
+        // A response destroyed in between never drains.
+        if (gone(res)) close()
+        else await new Promise<void>((resolve) => (drained = resolve))
+      }
       drained = undefined
     }
   } catch {

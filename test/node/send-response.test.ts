@@ -43,3 +43,37 @@ it("follows the socket's backpressure: a paused client holds the body back; all 
     server.close()
   }
 })
+
+it("cancels the body of a response ready only after its client left (the run it streams stops, nothing waits for ever)", async () => {
+  let cancelled = false
+  let pulls = 0
+  let settled = false
+  const server = createServer((_req, res) => {
+    setTimeout(() => {
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          pulls++
+          controller.enqueue(new Uint8Array(1024))
+        },
+        cancel() {
+          cancelled = true
+        }
+      }, { highWaterMark: 0 })
+      void sendResponse(new Response(body), res).finally(() => (settled = true))
+    }, 200)
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  try {
+    const { port } = server.address() as AddressInfo
+    const request = get({ host: "127.0.0.1", port, path: "/" })
+    request.on("error", () => {})
+    setTimeout(() => request.destroy(), 50)
+    await new Promise((resolve) => setTimeout(resolve, 600))
+    expect(cancelled).toBe(true)
+    expect(settled).toBe(true)
+    expect(pulls).toBeLessThanOrEqual(1)
+  } finally {
+    server.closeAllConnections()
+    server.close()
+  }
+})
