@@ -52,3 +52,51 @@ export const childAwaiting = (snapshot: Schema.Json): ReadonlyArray<{ readonly i
   return awaiting.flatMap((entry) => (isRecord(entry) && typeof entry.id === "string" ? [{ id: entry.id, tool: entry.tool, args: entry.args, reason: entry.reason }] : []))
 }
 
+/** A JSON value's own keys, when it is an object (not an array). */
+const recordOf = (value: unknown): Record<string, unknown> | undefined => (isRecord(value) ? value : undefined)
+
+/** The ids of a snapshot's entries (`state.pending`, `state.awaiting`), as its JSON holds them. */
+const idsOf = (list: unknown): Array<string> =>
+  Array.isArray(list) ? list.flatMap((entry) => (typeof recordOf(entry)?.id === "string" ? [recordOf(entry)!.id as string] : [])) : []
+
+/** Where a waiting call was raised, when not by the run itself: see {@link routeOf}. */
+export interface Route {
+  /** The run whose events made the call, and the call's id there. */
+  readonly runId: string
+  readonly callId: string
+  /** The innermost agent used as a tool on the way (AG-UI's `subagentRunId`); none for a handoff alone. */
+  readonly subagentRunId: string | undefined
+}
+
+/**
+ * Which run made a waiting call of `snapshot` listed as `listed`: a handoff target's (whose waiting
+ * calls are the run's), a suspended child's (an agent used as a tool, listed as the runtime lists it:
+ * `childListing`), at any depth; undefined for the run's own call. Read from the snapshot's JSON, so
+ * the protocols name the call as the stream that made it showed it.
+ *
+ * @example
+ * ```ts
+ * routeOf(snapshot, "p1/k1") // { runId: "run_child", callId: "k1", subagentRunId: "run_child" }
+ * ```
+ */
+export const routeOf = (snapshot: unknown, listed: string): Route | undefined => {
+  const state = recordOf(recordOf(snapshot)?.state)
+  if (state === undefined) return undefined
+  const runIdOf = (inner: unknown) => recordOf(recordOf(inner)?.state)?.runId
+  const handoff = recordOf(state.handoff)
+  if (handoff !== undefined) {
+    const target = runIdOf(handoff.snapshot)
+    const inner = routeOf(handoff.snapshot, listed)
+    return inner ?? (typeof target === "string" ? { runId: target, callId: listed, subagentRunId: undefined } : undefined)
+  }
+  const children = (Array.isArray(state.children) ? state.children : []).flatMap((child) => {
+    const entry = recordOf(child)
+    return typeof entry?.id === "string" ? [{ callId: entry.id, snapshot: entry.snapshot }] : []
+  })
+  const route = childListing(idsOf(state.pending), children.map((child) => ({ callId: child.callId, ids: childAwaiting(child.snapshot as Schema.Json).map((a) => a.id) }))).get(listed)
+  const child = route === undefined ? undefined : children.find((c) => c.callId === route.callId)
+  const runId = runIdOf(child?.snapshot)
+  if (route === undefined || typeof runId !== "string") return undefined
+  const inner = routeOf(child!.snapshot, route.id)
+  return { runId: inner?.runId ?? runId, callId: inner?.callId ?? route.id, subagentRunId: inner?.subagentRunId ?? runId }
+}

@@ -28,6 +28,7 @@ import { effectStream } from "../internal/lazy-effect.ts"
 import type { RunStreamEvent } from "../dsl/events.ts"
 import { type AgentError, ToolNotAllowed } from "../errors.ts"
 import { agUiFrames, type AgUiStreamOptions } from "../protocols/ag-ui/wire/to-ag-ui.ts"
+import { routeOf } from "../dsl/child-listing.ts"
 import { type ChildRunMark, childRunKey } from "./child-run-mark.ts"
 import { toolResultContent } from "./prompt.ts"
 
@@ -157,15 +158,36 @@ const shownSafely = (shown: (error: unknown) => string, error: unknown): string 
   }
 }
 
+const callKey = (runId: string, callId: string) => `${runId} ${callId}`
+
 /** The AI SDK UI message stream chunks for a run (see the module comment); `shown` is the text of an error. */
 const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, shown: (error: unknown) => string): Stream.Stream<string, AgentError> =>
   effectStream().suspend(() => {
     let stepOpen = false
     let text: string | undefined
     let reasoning: string | undefined
-    /** UI ids of the calls started in this turn, by index; UI ids by the loop's call id. */
-    let started = new Map<number, string>()
-    const byCallId = new Map<string, string>()
+    /**
+     * UI ids of the calls each run started in its current turn, by index; UI ids by run and the loop's
+     * call id. A call id is only unique within its run (a model names its calls per response, and a
+     * child run's first call is often the parent's `call_1_0`), while a UI id names one part of the
+     * message: a run under another (a child, a handoff's target, a composite's member) gets its calls'
+     * UI ids as `<run id>-<call id>`, stable across a suspension, and an id taken already in this
+     * stream gets `-2`, `-3`, … after it.
+     */
+    const started = new Map<string, Map<number, string>>()
+    const uiIds = new Map<string, string>()
+    const usedUiIds = new Set<string>()
+    const shownId = (runId: string, parentRunId: string | undefined, callId: string) => (parentRunId === undefined ? callId : `${runId}-${callId}`)
+    const freshUiId = (base: string) => {
+      let id = base
+      for (let n = 2; usedUiIds.has(id); n++) id = `${base}-${n}`
+      usedUiIds.add(id)
+      return id
+    }
+    /** The UI id of the loop's call `callId` of `runId`: as the stream named it, or as it would. */
+    const uiIdOf = (event: { readonly runId: string; readonly parentRunId?: string | undefined }, callId: string) =>
+      uiIds.get(callKey(event.runId, callId)) ?? shownId(event.runId, event.parentRunId, callId)
+    const runOf = new Map<string, string | undefined>()
     /**
      * The runs of agents called as tools (and their own children): their parts stream into the message
      * marked as theirs (`childRunMark`), so that `fromUIMessages` leaves them out of the next turn's
@@ -183,7 +205,7 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, show
      * running for ever, and the next turn's transcript has a result for each.
      */
     const closeOpen = (runId: string, errorText: string, out: Array<unknown>) => {
-      for (const id of openCalls.get(runId) ?? []) out.push({ type: "tool-output-error", toolCallId: byCallId.get(id) ?? id, errorText })
+      for (const id of openCalls.get(runId) ?? []) out.push({ type: "tool-output-error", toolCallId: uiIdOf({ runId, parentRunId: runOf.get(runId) }, id), errorText })
       openCalls.delete(runId)
     }
     const closeBlocks = (out: Array<unknown>) => {
@@ -203,6 +225,7 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, show
       if (!startSent) out.push(event._tag === "RunStart" && event.parentRunId === undefined ? { type: "start", messageId: event.runId } : { type: "start" })
       startSent = true
       const mark = inner.get(event.runId)
+      if (!runOf.has(event.runId)) runOf.set(event.runId, event.parentRunId)
       switch (event._tag) {
         case "RunStart":
           if (event.parentRunId !== undefined && (inner.has(event.parentRunId) || (openCalls.get(event.parentRunId)?.size ?? 0) > 0)) {
@@ -216,7 +239,7 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, show
           if (stepOpen) out.push({ type: "finish-step" })
           out.push({ type: "start-step" })
           stepOpen = true
-          started = new Map()
+          started.delete(event.runId)
           break
         case "TextDelta":
           if (text === undefined) out.push(withMark({ type: "text-start", id: (text = `${event.runId}-text-${event.turn}`) }, "providerMetadata", mark))
@@ -227,25 +250,27 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, show
           out.push({ type: "reasoning-delta", id: reasoning, delta: event.delta })
           break
         case "ToolCallStart": {
-          const id = event.toolCallId ?? `${event.runId}-call-${event.turn}-${event.index}`
-          started.set(event.index, id)
+          const id = freshUiId(event.toolCallId === undefined ? `${event.runId}-call-${event.turn}-${event.index}` : shownId(event.runId, event.parentRunId, event.toolCallId))
+          let byIndex = started.get(event.runId)
+          if (byIndex === undefined) started.set(event.runId, (byIndex = new Map()))
+          byIndex.set(event.index, id)
           out.push(withMark({ type: "tool-input-start", toolCallId: id, toolName: event.tool }, "toolMetadata", mark))
           break
         }
         case "ToolCallDelta": {
-          const id = started.get(event.index)
+          const id = started.get(event.runId)?.get(event.index)
           if (id !== undefined) out.push({ type: "tool-input-delta", toolCallId: id, inputTextDelta: event.delta })
           break
         }
         case "ModelResponse": {
           closeBlocks(out)
           if (event.response._tag !== "ToolCalls") break
-          const ids = [...started.entries()].sort(([a], [b]) => a - b).map(([, id]) => id)
+          const ids = [...(started.get(event.runId) ?? [])].sort(([a], [b]) => a - b).map(([, id]) => id)
           const open = openCalls.get(event.runId) ?? new Set<string>()
           openCalls.set(event.runId, open)
           event.response.calls.forEach((call, i) => {
-            const id = ids[i] ?? call.id
-            byCallId.set(call.id, id)
+            const id = ids[i] ?? freshUiId(shownId(event.runId, event.parentRunId, call.id))
+            uiIds.set(callKey(event.runId, call.id), id)
             open.add(call.id)
             if (ids[i] === undefined) out.push(withMark({ type: "tool-input-start", toolCallId: id, toolName: call.name }, "toolMetadata", mark))
             out.push(withMark({ type: "tool-input-available", toolCallId: id, toolName: call.name, input: parseOr(call.arguments) }, "toolMetadata", mark))
@@ -258,34 +283,34 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, show
           break
         case "ToolProgress":
           // A transient data part beside the call: a client may show it while the tool runs.
-          out.push({ type: "data-tool-progress", data: { toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, tool: event.tool, progress: jsonOr(event.data) }, transient: true })
+          out.push({ type: "data-tool-progress", data: { toolCallId: uiIdOf(event, event.toolCallId), tool: event.tool, progress: jsonOr(event.data) }, transient: true })
           break
         case "ToolUse":
           settle(event.runId, event.toolCallId)
-          out.push({ type: "tool-output-available", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, output: jsonOr(event.result ?? null) })
+          out.push({ type: "tool-output-available", toolCallId: uiIdOf(event, event.toolCallId), output: jsonOr(event.result ?? null) })
           break
         case "ToolError":
           settle(event.runId, event.toolCallId)
-          out.push({ type: "tool-output-error", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, errorText: shownSafely(shown, event.error) })
+          out.push({ type: "tool-output-error", toolCallId: uiIdOf(event, event.toolCallId), errorText: shownSafely(shown, event.error) })
           break
         case "InvalidArgs":
           settle(event.runId, event.toolCallId)
-          out.push({ type: "tool-output-error", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, errorText: event.issues })
+          out.push({ type: "tool-output-error", toolCallId: uiIdOf(event, event.toolCallId), errorText: event.issues })
           break
         case "ToolHallucinated":
           settle(event.runId, event.toolCallId)
           // The call was sent as tool-input-available: it gets its outcome, what the model was told.
-          out.push({ type: "tool-output-error", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, errorText: new ToolNotAllowed({ agent: event.agent, skill: event.skill, tool: event.tool, allowed: event.allowed }).message })
+          out.push({ type: "tool-output-error", toolCallId: uiIdOf(event, event.toolCallId), errorText: new ToolNotAllowed({ agent: event.agent, skill: event.skill, tool: event.tool, allowed: event.allowed }).message })
           break
         case "Handoff":
           // Nothing after a handoff runs: the target that starts next is the conversation's, not a child of an open call.
           settle(event.runId, event.toolCallId)
-          out.push({ type: "tool-output-available", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId, output: `Handed off to agent "${event.to}".` })
+          out.push({ type: "tool-output-available", toolCallId: uiIdOf(event, event.toolCallId), output: `Handed off to agent "${event.to}".` })
           closeOpen(event.runId, `not run: handed off to agent "${event.to}"`, out)
           break
         case "ApprovalDecided":
           if (event.decision === "deny") settle(event.runId, event.toolCallId)
-          if (event.decision === "deny") out.push({ type: "tool-output-denied", toolCallId: byCallId.get(event.toolCallId) ?? event.toolCallId })
+          if (event.decision === "deny") out.push({ type: "tool-output-denied", toolCallId: uiIdOf(event, event.toolCallId) })
           break
         case "RunEnd":
           closeBlocks(out)
@@ -296,15 +321,17 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, show
             const submitted = openCalls.get(event.runId)?.values().next().value
             if (submitted !== undefined) {
               settle(event.runId, submitted)
-              out.push({ type: "tool-output-available", toolCallId: byCallId.get(submitted) ?? submitted, output: jsonOr(event.outcome.output ?? null) })
+              out.push({ type: "tool-output-available", toolCallId: uiIdOf(event, submitted), output: jsonOr(event.outcome.output ?? null) })
             }
             closeOpen(event.runId, "not run: the run ended with its answer", out)
           } else if (event.outcome._tag !== "Suspended") closeOpen(event.runId, "not run: the run ended", out)
           // The calls the run waits on, named by the top-level run (a child's are among them, by path).
           if (event.parentRunId === undefined && event.outcome._tag === "Suspended") {
             for (const pending of event.outcome.pending) {
-              const own = pending.id.split("/").at(-1) ?? pending.id
-              out.push({ type: "tool-approval-request", approvalId: approvalId(event.runId, pending.id), toolCallId: byCallId.get(own) ?? own })
+              // A child's or a handoff target's call: the part its own run's stream showed.
+              const route = routeOf(event.outcome.snapshot, pending.id)
+              const toolCallId = route === undefined ? uiIdOf(event, pending.id) : uiIds.get(callKey(route.runId, route.callId)) ?? `${route.runId}-${route.callId}`
+              out.push({ type: "tool-approval-request", approvalId: approvalId(event.runId, pending.id), toolCallId })
             }
           }
           if (stepOpen) out.push({ type: "finish-step" })

@@ -266,9 +266,13 @@ export const approvalDecisions = (approvals: ReadonlyArray<ApprovalResponse>, su
 }
 
 /**
- * The approval responses as decisions for `agent.resume(snapshot, decisions)`, keyed by tool call id:
- * approved → `Decision.approve`, refused → `Decision.deny(reason)` (the user's reason, else "denied by
- * the user"). The AI SDK has no edit; `Decision.edit` stays a server-side choice.
+ * The approval responses as decisions for `agent.resume(snapshot, decisions)`, keyed by the waiting
+ * call's decision key: the tool call id of the run's own call; for a call of a child run or a handoff's
+ * target (whose UI part has an id of its own, `<run id>-<call id>`), the key its `approvalId` carries
+ * (`<run id>:<decision key>`, read after the first `:`: run ids this package makes have none; with run
+ * ids of your own, use `approvalDecisions`). Approved → `Decision.approve`, refused →
+ * `Decision.deny(reason)` (the user's reason, else "denied by the user"). The AI SDK has no edit;
+ * `Decision.edit` stays a server-side choice.
  *
  * @example
  * ```ts
@@ -277,4 +281,10 @@ export const approvalDecisions = (approvals: ReadonlyArray<ApprovalResponse>, su
  * ```
  */
 export const toDecisions = (approvals: ReadonlyArray<ApprovalResponse>): Decisions =>
-  Object.fromEntries(approvals.map((a) => [a.toolCallId, a.approved ? Decision.approve : Decision.deny(a.reason ?? "denied by the user")]))
+  Object.fromEntries(approvals.map((a) => [decisionKeyOf(a), a.approved ? Decision.approve : Decision.deny(a.reason ?? "denied by the user")]))
+
+/** The decision key of an approval response: its call's id when the `approvalId` names it, else what the `approvalId` carries after its run id. */
+const decisionKeyOf = (approval: ApprovalResponse): string =>
+  approval.approvalId.endsWith(`:${approval.toolCallId}`) || !approval.approvalId.includes(":")
+    ? approval.toolCallId
+    : approval.approvalId.slice(approval.approvalId.indexOf(":") + 1)

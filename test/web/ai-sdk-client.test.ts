@@ -16,7 +16,7 @@ import { Effect, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { agent, type ModelClient, skill, text, tool, toolCalls } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
-import { chatHandler, chatStream, eventStreamResponse, nodeHandler } from "../../src/web/index.ts"
+import { chatHandler, chatStream, eventStreamResponse, nodeHandler, toDecisions } from "../../src/web/index.ts"
 import { readUI, TestChat } from "./ai-sdk-client.ts"
 import { abortMidStream, endlessModel, settle } from "../support/client-gone.ts"
 import { makeBank } from "../approvals/bank.ts"
@@ -54,6 +54,58 @@ describe("child runs in one UI message", () => {
     const answer = parts(chat.messages[1])
     expect(answer.find((p) => p.type === "tool-research")).toMatchObject({ state: "output-available", output: "Effect 4 is out" })
     expect(answer.filter((p) => p.type === "text").map((p) => p.text)).toContain("Report: Effect 4 is out.")
+  })
+})
+
+describe("tool part ids across runs (found by an outside tester)", () => {
+  // Call ids are unique only within a run: a scripted model names calls `call_<turn>_<i>`, so a child
+  // run's first call has its parent's id. Each tool part must still be a part of its own.
+  const child = (name: string) =>
+    agent(name).model(scriptedModel((request) =>
+      request.messages.at(-1)?.role === "user" ? toolCalls([{ name: "lookup", arguments: { q: name } }]) : text(`${name} found it`)
+    )).tools({ lookup: tool("lookup", { args: Schema.Struct({ q: Schema.String }), effect: "readOnly", run: ({ q }) => Effect.as(Effect.sleep("5 millis"), `found ${q}`) }) })
+
+  it("an agent called as a tool whose calls have its parent's call ids: every call keeps its own part and outcome", async () => {
+    const lead = agent("lead").model(scriptedModel((request) =>
+      request.messages.at(-1)?.role === "user" ? toolCalls([{ name: "alpha", arguments: { input: "a" } }, { name: "beta", arguments: { input: "b" } }]) : text("done")
+    )).tools({ alpha: child("alpha").asTool({ name: "alpha" }), beta: child("beta").asTool({ name: "beta" }) }).budget({ toolConcurrency: 2 })
+    const { refused, errors, message } = await ui(chatStream(lead, [], "go"))
+    expect(refused).toEqual([])
+    expect(errors).toEqual([])
+    const tools = parts(message).filter((p) => p.type.startsWith("tool-"))
+    expect(new Set(tools.map((p) => p.toolCallId)).size).toBe(tools.length)
+    expect(tools.map((p) => [p.type, p.state, p.output]).sort()).toEqual([
+      ["tool-alpha", "output-available", "alpha found it"],
+      ["tool-beta", "output-available", "beta found it"],
+      ["tool-lookup", "output-available", "found alpha"],
+      ["tool-lookup", "output-available", "found beta"]
+    ])
+  })
+
+  it("a child's call waiting for approval is asked on its own part, and approving it by toDecisions resumes the child's call", async () => {
+    // Fresh models for each run (a scripted model numbers its calls across runs).
+    const makeLead = () => {
+      const pay = tool("pay", { args: Schema.Struct({ to: Schema.String }), needsApproval: true, run: ({ to }) => `paid ${to}` })
+      const payer = agent("payer").model(scriptedModel((request) =>
+        request.messages.at(-1)?.role === "user" ? toolCalls([{ name: "pay", arguments: { to: "bob" } }]) : text("payment done")
+      )).tools({ pay })
+      return agent("lead").model(scriptedModel((request) =>
+        request.messages.at(-1)?.role === "user" ? toolCalls([{ name: "payer", arguments: { input: "pay bob" } }]) : text("all done")
+      )).tools({ payer: payer.asTool({ name: "payer" }) })
+    }
+    const { chunks, message } = await ui(chatStream(makeLead(), [], "go"))
+    const request = chunks.find((c) => c.type === "tool-approval-request") as { approvalId: string; toolCallId: string }
+    const asked = parts(message).find((p) => p.toolCallId === request.toolCallId)
+    expect(asked?.type).toBe("tool-pay")
+    expect(parts(message).filter((p) => p.type.startsWith("tool-")).map((p) => p.toolCallId)).toHaveLength(2)
+    const decisions = toDecisions([{ toolCallId: request.toolCallId, approvalId: request.approvalId, tool: "pay", approved: true, input: { to: "bob" } }])
+    // The same run by hand: its waiting call is the one the stream asked about, and the decisions resume it.
+    const lead = makeLead()
+    const first = await lead.run("go")
+    if (first._tag !== "Suspended") throw new Error("expected the child's call to wait")
+    expect(Object.keys(decisions)).toEqual(first.pending.map((p) => p.id))
+    const resumed = await lead.resume(first.snapshot, decisions).pipe(Effect.runPromise)
+    expect(resumed).toMatchObject({ _tag: "Completed", output: "all done" })
   })
 })
 

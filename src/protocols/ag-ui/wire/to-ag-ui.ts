@@ -18,18 +18,16 @@
  * Pure: it imports only the run's event types, so `eventStreamResponse` (runtime) serves it too.
  */
 import * as Cause from "effect/Cause"
-import type * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import type { RunStreamEvent, WaitingCall } from "../../../dsl/events.ts"
 import type { RunSnapshot } from "../../../dsl/run-snapshot.ts"
-import { childAwaiting, childListing } from "../../../dsl/child-listing.ts"
+import { routeOf } from "../../../dsl/child-listing.ts"
 import type { AgentError } from "../../../errors.ts"
 import { effectStream } from "../../../internal/lazy-effect.ts"
 import type { LlmMessage } from "../../../model/messages.ts"
 import type { AgUiEvent, AgUiInputMessage, AgUiInterrupt, AgUiMessage, JsonPatchOperation } from "./ag-ui-event.ts"
 import { messagesFold } from "./messages-fold.ts"
 import { echoedMessages } from "./input-echo.ts"
-import { isRecord } from "../../../internal/is-record.ts"
 
 /**
  * Where a stream reads a run's shared state (an `AgUiStateCell` from `agUiState`): the state the run
@@ -244,49 +242,6 @@ const clientInterruptOf = (m: Mapping, runId: string, pending: WaitingCall): AgU
     toolCallId: callIdOf(m, runId, pending.id),
     metadata: { tool: pending.tool, ...(args === undefined ? {} : { args }) }
   }
-}
-
-/** A JSON value's own keys, when it is an object (not an array). */
-const recordOf = (value: unknown): Record<string, unknown> | undefined => (isRecord(value) ? value : undefined)
-
-/** The ids of a snapshot's entries (`state.pending`, `state.awaiting`), as its JSON holds them. */
-const idsOf = (list: unknown): Array<string> =>
-  Array.isArray(list) ? list.flatMap((entry) => (typeof recordOf(entry)?.id === "string" ? [recordOf(entry)!.id as string] : [])) : []
-
-/** Where a waiting call was raised, when not by the run itself: see {@link routeOf}. */
-interface Route {
-  /** The run whose events made the call, and the call's id there. */
-  readonly runId: string
-  readonly callId: string
-  /** The innermost agent used as a tool on the way (AG-UI's `subagentRunId`); none for a handoff alone. */
-  readonly subagentRunId: string | undefined
-}
-
-/**
- * Which run made a waiting call of `snapshot` listed as `listed`: a handoff target's (whose waiting
- * calls are the run's), a suspended child's (an agent used as a tool, listed as the runtime lists it:
- * `childListing`), at any depth; undefined for the run's own call.
- */
-const routeOf = (snapshot: unknown, listed: string): Route | undefined => {
-  const state = recordOf(recordOf(snapshot)?.state)
-  if (state === undefined) return undefined
-  const runIdOf = (inner: unknown) => recordOf(recordOf(inner)?.state)?.runId
-  const handoff = recordOf(state.handoff)
-  if (handoff !== undefined) {
-    const target = runIdOf(handoff.snapshot)
-    const inner = routeOf(handoff.snapshot, listed)
-    return inner ?? (typeof target === "string" ? { runId: target, callId: listed, subagentRunId: undefined } : undefined)
-  }
-  const children = (Array.isArray(state.children) ? state.children : []).flatMap((child) => {
-    const entry = recordOf(child)
-    return typeof entry?.id === "string" ? [{ callId: entry.id, snapshot: entry.snapshot }] : []
-  })
-  const route = childListing(idsOf(state.pending), children.map((child) => ({ callId: child.callId, ids: childAwaiting(child.snapshot as Schema.Json).map((a) => a.id) }))).get(listed)
-  const child = route === undefined ? undefined : children.find((c) => c.callId === route.callId)
-  const runId = runIdOf(child?.snapshot)
-  if (route === undefined || typeof runId !== "string") return undefined
-  const inner = routeOf(child!.snapshot, route.id)
-  return { runId: inner?.runId ?? runId, callId: inner?.callId ?? route.id, subagentRunId: inner?.subagentRunId ?? runId }
 }
 
 /**
