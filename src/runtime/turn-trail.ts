@@ -18,10 +18,11 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type { AgentDefinition, SkillDefinition } from "../dsl/agent-definition.ts"
 import type { AgentEvent, RegisteredListener } from "../dsl/events.ts"
-import { decodeSnapshotValue } from "../dsl/run-snapshot.ts"
+import { decodeSnapshotValue, type RunSnapshot } from "../dsl/run-snapshot.ts"
 import type { WaitingRun } from "../dsl/session-store.ts"
 import type { AnyTool } from "../dsl/tool.ts"
 import type { AgentError } from "../errors.ts"
+import { isRecord } from "../internal/is-record.ts"
 import { exchangesOf } from "../model/exchanges.ts"
 import type { LlmMessage } from "../model/messages.ts"
 import { routingScope } from "./choose-skill.ts"
@@ -263,17 +264,54 @@ const closed = (messages: ReadonlyArray<LlmMessage>): ReadonlyArray<LlmMessage> 
  * ```
  */
 export const waitingTurn = (run: WaitingRun): Effect.Effect<ReadonlyArray<LlmMessage>> =>
-  Effect.map(waitingTranscript(run.snapshot), (transcript) => transcript?.slice(1 + run.historyLength) ?? [])
+  Effect.map(waitingState(run.snapshot), (state) =>
+    state === undefined ? [] : [...state.transcript.slice(1 + run.historyLength), ...(state.children ?? []).flatMap(abandonedChild)]
+  )
 
-/** The transcript of a suspended run where it waits: its own, or its handoff target's (which holds it). */
-const waitingTranscript = (snapshot: unknown): Effect.Effect<ReadonlyArray<LlmMessage> | undefined> =>
+/** The state of a suspended run where it waits: its own, or its handoff target's (which holds it). */
+const waitingState = (snapshot: unknown): Effect.Effect<RunSnapshot["state"] | undefined> =>
   decodeSnapshotValue(snapshot).pipe(
-    Effect.flatMap((decoded): Effect.Effect<ReadonlyArray<LlmMessage> | undefined> => {
+    Effect.flatMap((decoded): Effect.Effect<RunSnapshot["state"] | undefined> => {
       const handoff = decoded.state.handoff
-      return handoff === undefined ? Effect.succeed(decoded.state.transcript) : waitingTranscript(handoff.snapshot)
+      return handoff === undefined ? Effect.succeed(decoded.state) : waitingState(handoff.snapshot)
     }),
     Effect.orElseSucceed(() => undefined)
   )
+
+/** The transcript of a suspended run where it waits (see `waitingState`). */
+const waitingTranscript = (snapshot: unknown): Effect.Effect<ReadonlyArray<LlmMessage> | undefined> =>
+  Effect.map(waitingState(snapshot), (state) => state?.transcript)
+
+/**
+ * The result an abandoned run records for its call of an agent used as a tool that was waiting for a
+ * decision, when that agent (or one it called) had already run some of its calls: they happened, and
+ * the model reads what they gave and what never ran, instead of a call it could not tell from one never
+ * made. None when nothing of the child had run (its waiting calls never run: the call is left out).
+ */
+const abandonedChild = (child: { readonly id: string; readonly tool: string; readonly snapshot: unknown }): ReadonlyArray<LlmMessage> => {
+  const done: Array<string> = []
+  const waiting: Array<string> = []
+  childWork(child.snapshot, done, waiting, 0)
+  if (done.length === 0) return []
+  const content = `abandoned: the conversation moved on while ${JSON.stringify(child.tool)} waited for a decision. What it had done stands: ${done.join("; ")}.${waiting.length === 0 ? "" : ` What waited never ran: ${waiting.join(", ")}.`}`
+  return [{ role: "tool", toolCallId: child.id, name: child.tool, content }]
+}
+
+/** How much of a child's tool result an abandoned call's result quotes. */
+const quotedResultLength = 200
+
+/** What a suspended child's snapshot (JSON) says ran (`tool → "result"`) and waits (`tool`), its own children's too. */
+const childWork = (snapshot: unknown, done: Array<string>, waiting: Array<string>, depth: number): void => {
+  const state = isRecord(snapshot) ? snapshot.state : undefined
+  if (!isRecord(state) || depth > 16) return
+  for (const message of Array.isArray(state.transcript) ? state.transcript : []) {
+    if (!isRecord(message) || message.role !== "tool" || typeof message.name !== "string" || typeof message.content !== "string") continue
+    const result = message.content.length > quotedResultLength ? `${message.content.slice(0, quotedResultLength)}…` : message.content
+    done.push(`${message.name} → ${JSON.stringify(result)}`)
+  }
+  for (const entry of Array.isArray(state.awaiting) ? state.awaiting : []) if (isRecord(entry) && typeof entry.tool === "string") waiting.push(entry.tool)
+  for (const entry of Array.isArray(state.children) ? state.children : []) if (isRecord(entry)) childWork(entry.snapshot, done, waiting, depth + 1)
+}
 
 /**
  * True when `transcript` is `base` and then some, system prompts aside (a handoff target's

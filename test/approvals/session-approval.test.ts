@@ -3,7 +3,8 @@ import { Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sqlSessionStore } from "../../src/postgres/index.ts"
 import { startDatabase, type TestDatabase } from "../support/database.ts"
-import { Decision, inMemorySessionStore, session, text, toolCalls } from "../../src/index.ts"
+import { Schema } from "effect"
+import { agent, Decision, inMemorySessionStore, session, text, tool, toolCalls } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { failureOf, runExit } from "../fixtures.ts"
 import { makeBank } from "./bank.ts"
@@ -32,6 +33,29 @@ describe("a session whose run waits for a decision", () => {
     expect(failureOf(await runExit(chat.resumeEffect({ c1: Decision.approve })))).toMatchObject({ _tag: "DecisionsInvalid" })
     expect(executed).toEqual([])
     expect((await Effect.runPromise(store.load("s-abandon"))).map((m) => [m.role, m.content])).toEqual([["user", "never mind, hi"], ["assistant", "hello"]])
+  })
+
+  it("a send that abandons a run whose child agent already ran a call keeps that call, with what the child did and what never ran (found by an outside tester)", async () => {
+    const effects: Array<string> = []
+    const reserve = tool("reserve_seat", { args: Schema.Struct({ flight: Schema.String }), run: ({ flight }) => (effects.push(`reserved ${flight}`), `seat 12A reserved on ${flight}`) })
+    const pay = tool("pay", { args: Schema.Struct({ amount: Schema.Finite }), needsApproval: true, run: () => (effects.push("paid"), "paid") })
+    const booker = agent("booker").model(scriptedModel([toolCalls([{ id: "k1", name: "reserve_seat", arguments: { flight: "LH400" } }, { id: "k2", name: "pay", arguments: { amount: 900 } }]), text("booked")]))
+      .tools({ reserve_seat: reserve, pay })
+    const model = scriptedModel([toolCalls([{ id: "p1", name: "book", arguments: { input: "LH400" } }]), text("ok, cancelled")])
+    const assistant = agent("assistant").model(model).tools({ book: booker.asTool({ name: "book" }) })
+    const store = inMemorySessionStore()
+    const chat = session(assistant, "s-child", { store })
+    expect((await chat.send("book LH400"))._tag).toBe("Suspended")
+    expect(await chat.send("actually, never mind")).toEqual({ _tag: "Completed", output: "ok, cancelled" })
+    expect(effects).toEqual(["reserved LH400"])
+    const seen = model.requests[1]!.messages.filter((m) => m.role !== "system")
+    expect(seen.map((m) => m.role)).toEqual(["user", "assistant", "tool", "user"])
+    expect(seen[0]).toMatchObject({ content: "book LH400" })
+    const result = seen[2] as { toolCallId: string; content: string }
+    expect(result.toolCallId).toBe("p1")
+    expect(result.content).toContain('reserve_seat → "seat 12A reserved on LH400"')
+    expect(result.content).toContain("What waited never ran: pay")
+    expect((await Effect.runPromise(store.load("s-child"))).map((m) => m.role)).toEqual(["user", "assistant", "tool", "user", "assistant"])
   })
 
   it("shows the waiting run, resumes it once, and records the exchange when it completes", async () => {
