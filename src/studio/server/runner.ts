@@ -11,10 +11,11 @@ import * as Fiber from "effect/Fiber"
 import { Decision, type Decisions } from "../../dsl/decision.ts"
 import type { RunStreamEvent } from "../../dsl/events.ts"
 import { StreamSink } from "../../dsl/lineage.ts"
-import type { DecisionInput, DecisionRecord } from "./api.ts"
+import type { DecisionInput, DecisionRecord, RunSource } from "./api.ts"
 import type { CatalogEntry } from "./catalog.ts"
 import { toEventJson } from "../store/event-json.ts"
 import type { RunStore } from "../store/run-store.ts"
+import type { RunFacts } from "../store/summarize.ts"
 
 /** A run of the studio waiting for decisions. */
 export interface HeldSuspension {
@@ -31,6 +32,20 @@ export class DecisionRefused extends Error {
     super(message)
   }
 }
+
+/**
+ * Whether a run, by its stored events, waits for a decision this studio can take: one of the studio's
+ * own top-level runs, suspended with its snapshot, of an agent of `catalog` (by name). The runs
+ * `restore` holds again after a restart, and the runs the store never evicts while they wait.
+ *
+ * @example
+ * ```ts
+ * const store = new RunStore({ isWaiting: (run, facts) => waitsInStudio(run.source, facts, byName) })
+ * ```
+ */
+export const waitsInStudio = (source: RunSource, facts: RunFacts, byName: ReadonlyMap<string, CatalogEntry>): boolean =>
+  source === "studio" && facts.summary.status === "suspended" && facts.summary.parentRunId === undefined &&
+  facts.snapshot !== undefined && byName.has(facts.summary.agent)
 
 /** The decisions of the API as the runtime's `Decisions`. */
 export const toDecisions = (inputs: ReadonlyArray<DecisionInput>): Decisions =>
@@ -74,7 +89,7 @@ export class StudioRunner {
       if (run.source !== "studio" || this.#held.has(run.runId)) continue
       const facts = this.store.facts(run)
       const entry = byName.get(facts.summary.agent)
-      if (facts.summary.status !== "suspended" || facts.summary.parentRunId !== undefined || entry === undefined || facts.snapshot === undefined) continue
+      if (entry === undefined || !waitsInStudio(run.source, facts, byName)) continue
       this.#held.set(run.runId, { runId: run.runId, entry, pending: facts.pending, snapshot: facts.snapshot, since: facts.waitingSince ?? facts.summary.startedAt })
       restored += 1
     }

@@ -22,7 +22,7 @@ import type {
   StoredEvent
 } from "./api.ts"
 import { type CatalogEntry, catalogOf } from "./catalog.ts"
-import { DecisionRefused, StudioRunner } from "./runner.ts"
+import { DecisionRefused, StudioRunner, waitsInStudio } from "./runner.ts"
 import { allowedHosts, newToken, refuseForeign, sameToken, tokenOf } from "./security.ts"
 import { findUiDirectory, serveStatic } from "./static-files.ts"
 import { isEventJson } from "../store/event-json.ts"
@@ -186,18 +186,24 @@ export const startStudio = async (options: StudioOptions = {}): Promise<Studio> 
   const token = options.token ?? newToken()
   const maxBodyBytes = options.maxBodyBytes ?? 8 * 1024 * 1024
   const keepAliveMs = options.keepAliveMs ?? 15_000
+  const catalog = catalogOf(options.agents ?? {})
+  const byName = new Map([...catalog.values()].map((entry) => [entry.info.name, entry]))
+  // Declared before the store, which asks it which durable runs wait; made once the store exists (a
+  // durable run waiting when the studio starts is known from the watcher's first poll, which stores it again).
+  let durable: DurableWatcher | undefined
   const store = new RunStore({
     file: options.storeFile,
     ...(options.maxRuns === undefined ? {} : { maxRuns: options.maxRuns }),
-    ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
+    ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }),
+    // A run waiting for a decision is never evicted while it waits: its approval (and, for the
+    // studio's own, the snapshot it resumes from after a restart) would be lost.
+    isWaiting: (run, facts) => waitsInStudio(run.source, facts, byName) || (run.source === "durable" && durable?.isWaiting(run.runId) === true)
   })
-  const catalog = catalogOf(options.agents ?? {})
-  const byName = new Map([...catalog.values()].map((entry) => [entry.info.name, entry]))
   const runner = new StudioRunner(store)
   // Runs that waited for a decision when the studio last stopped wait again (their snapshots persist).
   runner.restore(catalog)
   const uiDirectory = findUiDirectory(options.uiDirectory)
-  const durable = options.durable === undefined ? undefined : new DurableWatcher(options.durable, store)
+  durable = options.durable === undefined ? undefined : new DurableWatcher(options.durable, store)
   for (const file of options.traces ?? []) importTrace(store, file)
   let hosts: ReadonlySet<string> = new Set()
 

@@ -2,7 +2,9 @@
  * The studio's bounded store of runs: events by run, the runs heard from most recently kept, the one
  * whose last event is the oldest evicted first once there are more than `maxRuns` runs or their events
  * take more than `maxBytes` (JSON size): a long run still under way outlives the short ones that
- * started after it and ended. Every change is
+ * started after it and ended. A run waiting for a decision (`isWaiting`) is never evicted while it
+ * waits, nor is the run heard from last: with only those left, the store stays over its bounds, with a
+ * warning, until a decision or a stop frees them. Every change is
  * appended to a JSON Lines file (when `file` is given) and the file is read back at start, so runs
  * survive a restart; the file is rewritten without evicted runs when it grows past twice what is kept.
  * Listeners hear each new event (the run's live stream) and each change of the lists.
@@ -28,6 +30,12 @@ export interface RunStoreOptions {
   readonly maxRuns?: number
   /** JSON bytes of events kept, all runs together (default 64 MiB). */
   readonly maxBytes?: number
+  /**
+   * Whether a run waits for a decision: such a run is never evicted while it waits, whatever the
+   * bounds (its approval, and the snapshot it resumes from, would be lost). Asked when the store is
+   * over its bounds, the file read back at start included. Default: no run waits.
+   */
+  readonly isWaiting?: ((run: StoredRun, facts: RunFacts) => boolean) | undefined
 }
 
 /** One stored run. */
@@ -67,6 +75,7 @@ export class RunStore {
   readonly maxRuns: number
   readonly maxBytes: number
   readonly #file: string | undefined
+  readonly #isWaiting: (run: StoredRun, facts: RunFacts) => boolean
   readonly #runs = new Map<string, StoredRun>()
   /** The runs' ids by their last event, least recent first (what eviction takes). */
   readonly #recency = new Map<string, true>()
@@ -79,11 +88,14 @@ export class RunStore {
   #retryCompactAt = 0
   #pending: Array<string> = []
   #flushTimer: ReturnType<typeof setTimeout> | undefined
+  /** Whether the store said it is over its bounds with only waiting runs left (said once each time). */
+  #toldOverBounds = false
 
   constructor(options: RunStoreOptions = {}) {
     this.maxRuns = positive(options.maxRuns, defaultStoreLimits.maxRuns, "maxRuns")
     this.maxBytes = positive(options.maxBytes, defaultStoreLimits.maxBytes, "maxBytes")
     this.#file = options.file
+    this.#isWaiting = options.isWaiting ?? (() => false)
     if (this.#file !== undefined) this.#load(this.#file)
   }
 
@@ -250,7 +262,7 @@ export class RunStore {
   }
 
   #evict(): void {
-    while (this.#overBounds()) this.drop(this.#leastRecent())
+    for (let runId = this.#nextEvicted(); runId !== undefined; runId = this.#nextEvicted()) this.drop(runId)
   }
 
   /** More runs than `maxRuns`, or more bytes than `maxBytes` in more than one run. */
@@ -258,9 +270,31 @@ export class RunStore {
     return this.#runs.size > this.maxRuns || (this.#bytes > this.maxBytes && this.#runs.size > 1)
   }
 
-  /** The run whose last event is the oldest. */
-  #leastRecent(): string {
-    return this.#recency.keys().next().value as string
+  /**
+   * The run to evict while over the bounds: the one whose last event is the oldest, passing over the
+   * runs that wait for a decision and never the run heard from last (it is being written). Undefined
+   * when within the bounds, or when only those are left (said once, as a warning).
+   */
+  #nextEvicted(): string | undefined {
+    if (!this.#overBounds()) {
+      this.#toldOverBounds = false
+      return undefined
+    }
+    let left = this.#recency.size
+    for (const runId of this.#recency.keys()) {
+      left -= 1
+      if (left === 0) break
+      const run = this.#runs.get(runId)!
+      if (!this.#isWaiting(run, this.facts(run))) return runId
+    }
+    if (!this.#toldOverBounds) {
+      this.#toldOverBounds = true
+      process.emitWarning(
+        `effect-agent-studio: the store keeps ${this.#runs.size} runs (${this.#bytes} bytes), over its bounds of ${this.maxRuns} runs and ${this.maxBytes} bytes: ` +
+          "the runs waiting for a decision are never evicted; decide or stop them to free the room"
+      )
+    }
+    return undefined
   }
 
   #notify(change: ListChange): void {
@@ -312,8 +346,7 @@ export class RunStore {
         this.#add(line.source as RunSource, event.runId as string, line.at, ...measured(event, event.runId as string))
       }
     }
-    while (this.#overBounds()) {
-      const oldest = this.#leastRecent()
+    for (let oldest = this.#nextEvicted(); oldest !== undefined; oldest = this.#nextEvicted()) {
       const run = this.#runs.get(oldest)!
       this.#runs.delete(oldest)
       this.#recency.delete(oldest)

@@ -139,6 +139,46 @@ describe("approvals across a studio restart", () => {
   })
 })
 
+describe("a waiting run and the store's bounds", () => {
+  it("newer runs past maxRuns never evict a run waiting for a decision: it stays listed, opens, and waits again after a restart", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs")
+    const { tmpdir } = await import("node:os")
+    const { join } = await import("node:path")
+    const dir = mkdtempSync(join(tmpdir(), "studio-evict-"))
+    try {
+      const storeFile = join(dir, "runs.jsonl")
+      const first = testAgents()
+      studio = await startStudio({ agents: first.agents, port: 0, storeFile, maxRuns: 5 })
+      const s1 = studio
+      const runId: string = (await call(s1, "POST", "/api/agents/teller/runs", { input: "pay dan 700" })).body.runId
+      await eventually(async () => (await call(s1, "GET", "/api/approvals")).body.length === 1 || undefined)
+      // An application reports more runs than the store keeps: the waiting run is the quietest.
+      const events = Array.from({ length: 8 }, (_, i) => [
+        { at: Date.now(), event: { _tag: "RunStart", runId: `app_${i}`, agent: "support", input: "q" } },
+        { at: Date.now(), event: { _tag: "RunEnd", runId: `app_${i}`, agent: "support", outcome: { _tag: "Success", output: "a" } } }
+      ]).flat()
+      expect((await call(s1, "POST", "/api/ingest", { events })).status).toBe(202)
+      expect((await call(s1, "GET", "/api/approvals")).body.map((a: any) => a.runId)).toEqual([runId])
+      expect((await summaryOf(s1, runId)).summary.status).toBe("suspended")
+      // The others are still bounded: the waiting run and the four newest.
+      expect((await call(s1, "GET", "/api/runs")).body.map((r: any) => r.runId).sort()).toEqual([runId, "app_4", "app_5", "app_6", "app_7"].sort())
+      await studio.close()
+      const second = testAgents()
+      studio = await startStudio({ agents: second.agents, port: 0, storeFile, maxRuns: 5 })
+      const s2 = studio
+      const [item] = (await call(s2, "GET", "/api/approvals")).body
+      expect(item).toMatchObject({ runId, calls: [{ tool: "transfer", arguments: { to: "dan", amount: 700 } }] })
+      expect((await call(s2, "POST", `/api/approvals/${runId}`, { decisions: [{ callId: item.calls[0].callId, decision: "approve" }] })).status).toBe(200)
+      await eventually(async () => (await summaryOf(s2, runId)).summary.status === "completed" || undefined)
+      expect(second.ran).toEqual([{ to: "dan", amount: 700 }])
+    } finally {
+      await studio?.close()
+      studio = undefined
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
 describe("approvals of a composite", () => {
   it("a pipeline whose stage waits is listed under the pipeline's run and resumes through it", async () => {
     const { pipeline, agent, text } = await import("../../../src/index.ts")

@@ -83,6 +83,61 @@ describe("the studio's run store", () => {
     )
   })
 
+  it("property: a run waiting for a decision is never evicted while it waits; the others stay within the bounds", () => {
+    const arbEvent = fc.record({
+      run: fc.integer({ min: 0, max: 20 }),
+      payload: fc.oneof(fc.string({ maxLength: 400 }), fc.jsonValue({ maxDepth: 3 }))
+    })
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 200, max: 5_000 }), fc.array(arbEvent, { maxLength: 100 }), fc.uniqueArray(fc.integer({ min: 0, max: 20 }), { maxLength: 8 }), (maxRuns, maxBytes, events, waitingRuns) => {
+        const waiting = new Set(waitingRuns.map((n) => `run_${n}`))
+        const warn = vi.spyOn(process, "emitWarning").mockImplementation(() => {})
+        try {
+          const store = new RunStore({ maxRuns, maxBytes, isWaiting: (run) => waiting.has(run.runId) })
+          const seen = new Set<string>()
+          let last = ""
+          for (const [i, e] of events.entries()) {
+            last = `run_${e.run}`
+            store.append("ingest", i, { _tag: "Turn", runId: last, agent: "a", payload: e.payload as never })
+            seen.add(last)
+            for (const id of seen) if (waiting.has(id)) expect(store.get(id)).toBeDefined()
+            expect(store.get(last)).toBeDefined()
+            // Over a bound only when every run but the newest waits.
+            const evictable = store.runs().filter((r) => !waiting.has(r.runId) && r.runId !== last)
+            if (store.size > maxRuns || (store.bytes > maxBytes && store.size > 1)) expect(evictable).toEqual([])
+          }
+        } finally {
+          warn.mockRestore()
+        }
+      }),
+      { numRuns }
+    )
+  })
+
+  it("with only waiting runs left over the bounds, keeps them and says so once; a run that stops waiting is evicted again", () => {
+    const file = join(dir, "runs.jsonl")
+    const waiting = new Set(["w_1", "w_2"])
+    const warn = vi.spyOn(process, "emitWarning").mockImplementation(() => {})
+    try {
+      const store = new RunStore({ file, maxRuns: 1, isWaiting: (run) => waiting.has(run.runId) })
+      store.append("studio", 1, { _tag: "RunStart", runId: "w_1", agent: "a" })
+      store.append("studio", 2, { _tag: "RunStart", runId: "w_2", agent: "a" })
+      store.append("ingest", 3, { _tag: "RunStart", runId: "app_1", agent: "a" })
+      store.append("ingest", 4, { _tag: "RunStart", runId: "app_2", agent: "a" })
+      expect(store.runs().map((r) => r.runId)).toEqual(["w_1", "w_2", "app_2"])
+      expect(warn).toHaveBeenCalledTimes(1)
+      expect(String(warn.mock.calls[0]![0])).toMatch(/waiting for a decision are never evicted; decide or stop them/)
+      store.flush()
+      // Read back from the file: the waiting runs are kept at load too.
+      expect(new RunStore({ file, maxRuns: 1, isWaiting: (run) => waiting.has(run.runId) }).runs().map((r) => r.runId)).toEqual(["w_1", "w_2", "app_2"])
+      waiting.delete("w_1")
+      store.append("ingest", 5, { _tag: "RunEnd", runId: "app_2", agent: "a" })
+      expect(store.runs().map((r) => r.runId)).toEqual(["w_2", "app_2"])
+    } finally {
+      warn.mockRestore()
+    }
+  })
+
   it("evicts the run whose last event is the oldest: a run still under way outlives shorter ones that started after it", () => {
     const store = new RunStore({ maxRuns: 2 })
     store.append("ingest", 1, { _tag: "RunStart", runId: "long", agent: "a" })

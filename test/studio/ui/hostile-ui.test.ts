@@ -2,8 +2,8 @@
  * The studio's front end in headless Chromium against the real server, at its borders: run content
  * the page did not expect (a run or session id that is not well-formed UTF-16), more runs than the list
  * holds, a run that waits for a second decision after the first, a decision sent twice, and a studio
- * restarted while a page is open (with the same token, then another), and a live feed that stays open
- * but goes silent.
+ * restarted while a page is open (with the same token, then another), a live feed that stays open
+ * but goes silent, and a hash with a broken %-escape.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -93,6 +93,27 @@ describeBrowser("studio front end at its borders", (browser) => {
     })
     await page.locator("a.session-row", { hasText: "chat-plain" }).waitFor()
     expect(await page.locator("a.session-row").count()).toBe(2)
+    expect(errors).toEqual([])
+  })
+
+  it("a hash with a broken %-escape shows a not-found page, opened directly or reached from another page", async () => {
+    const direct = await open(`${studio.url}#/runs/%E0%A4%A`)
+    await direct.page.locator("main h1", { hasText: "Not found" }).waitFor()
+    expect(await direct.page.locator("main").innerText()).toContain("broken %-escape")
+    expect(direct.errors).toEqual([])
+    const { page, errors } = await open(`${studio.url}#/runs`)
+    await page.locator("main h1", { hasText: "Runs" }).waitFor()
+    await page.evaluate(() => {
+      location.hash = "#/runs/%E0%A4%A"
+    })
+    await page.locator("main h1", { hasText: "Not found" }).waitFor()
+    expect(await page.title()).toBe("Not found · effect-agent studio")
+    expect(await page.locator("main h1", { hasText: "Runs" }).count()).toBe(0)
+    // The studio goes on: the next page opens as usual.
+    await page.evaluate(() => {
+      location.hash = "#/approvals"
+    })
+    await page.locator("main h1", { hasText: "Approvals" }).waitFor()
     expect(errors).toEqual([])
   })
 

@@ -108,6 +108,15 @@ const context = {
 
 /** @type {(() => void) | void} */
 let cleanup
+
+/** A part of the hash decoded, or undefined when it holds a malformed %-escape. */
+const decodedPart = (/** @type {string} */ part) => {
+  try {
+    return decodeURIComponent(part)
+  } catch {
+    return undefined
+  }
+}
 const route = () => {
   if (typeof cleanup === "function") cleanup()
   cleanup = undefined
@@ -118,15 +127,18 @@ const route = () => {
     if (active) link.setAttribute("aria-current", "page")
     else link.removeAttribute("aria-current")
   }
-  if (match === undefined || match.found === null) {
-    mount(main, h("div", { class: "card" }, h("h1", {}, "Not found"), h("p", {}, "No page at ", h("code", {}, hash), ". "), h("a", { href: "#/runs" }, "Go to runs")))
+  // A part with a broken %-escape (`%E0%A4%A`, typed or pasted) names no run: not found, not a crash.
+  const params = match?.found?.slice(1).map((part) => (part === undefined ? "" : decodedPart(part)))
+  if (match === undefined || match.found === null || params === undefined || params.includes(undefined)) {
+    const why = params?.includes(undefined) ? " (its address has a broken %-escape)" : ""
+    document.title = "Not found · effect-agent studio"
+    mount(main, h("div", { class: "card" }, h("h1", {}, "Not found"), h("p", {}, "No page at ", h("code", {}, hash), `${why}. `), h("a", { href: "#/runs" }, "Go to runs")))
     return
   }
   document.title = `${match.candidate.title} · effect-agent studio`
-  const params = match.found.slice(1).map((part) => (part === undefined ? "" : decodeURIComponent(part)))
   mount(main)
   try {
-    cleanup = match.candidate.page(main, params, context)
+    cleanup = match.candidate.page(main, /** @type {Array<string>} */ (params), context)
   } catch (error) {
     mount(main, showError(error))
   }
