@@ -64,23 +64,22 @@ export const startApprovalChat = async (options: { readonly port?: number; reado
   const model = options.model ?? (process.env.AI_PROVIDER === undefined ? scripted() : fromEnv().client)
   const teller = agent("teller").prompt("You move money for the user. Use the transfer tool.").model(model).tools({ transfer })
   const ledger = fileLedger(dir)
-  // One handler per request, so the suspension is stored under that request's chat id.
-  const handlerFor = (chatId: string) =>
-    chatHandler(teller, {
-      onSuspended: (suspension) => writeFile(fileOf(dir, chatId), JSON.stringify(suspension)),
-      loadSuspended: async () => {
-        try {
-          return JSON.parse(await readFile(fileOf(dir, chatId), "utf8")) as ChatSuspension
-        } catch {
-          return undefined
-        }
-      },
-      resumeLedger: ledger
-    })
+  // The suspension is stored under the chat's id (the `id` useChat sends), and found again by it.
+  const chatFile = (chatId: string | undefined) => fileOf(dir, chatId ?? "default")
+  const handler = chatHandler(teller, {
+    onSuspended: (suspension, chat) => writeFile(chatFile(chat.chatId), JSON.stringify(suspension)),
+    loadSuspended: async (chat) => {
+      try {
+        return JSON.parse(await readFile(chatFile(chat.chatId), "utf8")) as ChatSuspension
+      } catch {
+        return undefined
+      }
+    },
+    resumeLedger: ledger
+  })
   const server: Server = createServer(nodeHandler(async (request) => {
     if (new URL(request.url).pathname !== "/api/chat") return new Response("POST /api/chat", { status: 404 })
-    const body = (await request.clone().json().catch(() => ({}))) as { readonly id?: unknown }
-    return handlerFor(typeof body.id === "string" ? body.id : "default")(request)
+    return handler(request)
   }))
   await new Promise<void>((resolve) => server.listen(options.port ?? 8788, "127.0.0.1", resolve))
   const address = server.address() as AddressInfo

@@ -17,7 +17,17 @@ import { UIMessagesInvalid } from "./errors.ts"
 import { approvalDecisions, type ChatInput, fromUIMessages, type FromUIMessagesOptions } from "./from-ui-messages.ts"
 
 /** Options of {@link chatHandler}. */
-export interface ChatHandlerOptions extends FromUIMessagesOptions, ChatStreamOptions {
+export interface ChatHandlerOptions extends FromUIMessagesOptions, Omit<ChatStreamOptions, "onSuspended"> {
+  /**
+   * Stores a run that suspended for approvals before its end is streamed, with the chat it answers
+   * (`chat.chatId`, the messages it was sent): what `loadSuspended` finds again when the answers come.
+   *
+   * @example
+   * ```ts
+   * onSuspended: (suspension, chat) => void waiting.set(chat.chatId ?? "", suspension)
+   * ```
+   */
+  readonly onSuspended?: ((suspension: ChatSuspension, chat: ChatInput) => unknown) | undefined
   /**
    * The suspension a chat's approval answers continue: what `onSuspended` stored for this chat (by
    * `chat.chatId`, for instance), or undefined when none waits (answered 409). With it, a request whose
@@ -128,7 +138,7 @@ export const chatHandler = <T extends AgentShape & { readonly input: string; rea
       throw error
     }
     const streamOptions: ChatStreamOptions = {
-      ...(options.onSuspended === undefined ? {} : { onSuspended: options.onSuspended }),
+      ...(options.onSuspended === undefined ? {} : { onSuspended: (suspension: ChatSuspension) => options.onSuspended!(suspension, chat) }),
       ...(options.resumeLedger === undefined ? {} : { resumeLedger: options.resumeLedger })
     }
     // The request's signal stops the run too: some runtimes abort it when the client goes away but never

@@ -30,16 +30,13 @@ const serve = async () => {
   ])
   const { bank, executed } = makeBank(model)
   const stored = new Map<string, ChatSuspension>()
-  let chatId = ""
+  // The suspension is stored by the chat it answers (`onSuspended` is given the chat: its id, as useChat sent it).
   const handle = chatHandler(bank, {
-    onSuspended: (suspension) => void stored.set(chatId, suspension),
+    onSuspended: (suspension, chat) => void stored.set(chat.chatId ?? "", suspension),
     loadSuspended: (chat) => stored.get(chat.chatId ?? ""),
     resumeLedger: inMemoryResumeLedger()
   })
-  server = createServer(nodeHandler(async (request) => {
-    chatId = ((await request.clone().json()) as { id?: string }).id ?? ""
-    return handle(request)
-  }))
+  server = createServer(nodeHandler(handle))
   await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve))
   return { api: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/chat`, executed, stored }
 }
