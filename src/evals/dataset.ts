@@ -54,13 +54,14 @@ export class DatasetError extends Data.TaggedError("DatasetError")<{
   }
 }
 
-const withIds = <I, E>(source: string, cases: ReadonlyArray<EvalCaseInit<I, E>>): Effect.Effect<Array<EvalCase<I, E>>, DatasetError> =>
+/** `lines[i]`: the 1-based line of case i in its file (blank lines counted); by default its position. */
+const withIds = <I, E>(source: string, cases: ReadonlyArray<EvalCaseInit<I, E>>, lines?: ReadonlyArray<number>): Effect.Effect<Array<EvalCase<I, E>>, DatasetError> =>
   Effect.suspend(() => {
     const seen = new Set<string>()
     const out: Array<EvalCase<I, E>> = []
     for (const [i, c] of cases.entries()) {
       const id = c.id ?? `case-${i + 1}`
-      if (seen.has(id)) return Effect.fail(new DatasetError({ source, reason: `duplicate case id "${id}"`, line: i + 1 }))
+      if (seen.has(id)) return Effect.fail(new DatasetError({ source, reason: `duplicate case id "${id}"`, line: lines?.[i] ?? i + 1 }))
       seen.add(id)
       out.push({ ...c, id })
     }
@@ -78,6 +79,9 @@ const withIds = <I, E>(source: string, cases: ReadonlyArray<EvalCaseInit<I, E>>)
  */
 export const dataset = <I, E = unknown>(name: string, cases: ReadonlyArray<EvalCaseInit<I, E>>): Effect.Effect<Dataset<I, E>, DatasetError> =>
   Effect.map(withIds(name, cases), (checked) => ({ name, cases: checked }))
+
+const datasetOfLines = <I, E>(name: string, cases: ReadonlyArray<EvalCaseInit<I, E>>, lines: ReadonlyArray<number>): Effect.Effect<Dataset<I, E>, DatasetError> =>
+  Effect.map(withIds(name, cases, lines), (checked) => ({ name, cases: checked }))
 
 /** Options of `datasetFromJsonl` and `loadJsonl`: Schemas decoding each line's `input` and `expected`. */
 export interface JsonlOptions<I, E> {
@@ -109,6 +113,7 @@ export const datasetFromJsonl = <I = unknown, E = unknown>(text: string, options
   Effect.suspend(() => {
     const source = options.name ?? "jsonl"
     const cases: Array<EvalCaseInit<I, E>> = []
+    const lineOf: Array<number> = []
     const lines = text.split(/\r?\n/)
     for (const [i, raw] of lines.entries()) {
       if (raw.trim() === "") continue
@@ -131,8 +136,9 @@ export const datasetFromJsonl = <I = unknown, E = unknown>(text: string, options
         decodedExpected = result.success
       }
       cases.push({ ...rest, input: decodedInput.success, ...(decodedExpected === undefined ? {} : { expected: decodedExpected }) })
+      lineOf.push(i + 1)
     }
-    return dataset<I, E>(source, cases)
+    return datasetOfLines<I, E>(source, cases, lineOf)
   })
 
 const fs = lazyPackage<typeof import("node:fs/promises")>("node:fs/promises")

@@ -12,13 +12,13 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type { AgentBuilder, AgentShape } from "../dsl/agent.ts"
-import { AgentConfigError } from "../errors.ts"
+import { AgentConfigError, ModelError } from "../errors.ts"
 import type { AgentEvent } from "../dsl/events.ts"
 import type { RunResultOf } from "../dsl/run-outcome.ts"
 import type { Usage } from "../model/messages.ts"
 import type { Dataset, EvalCase } from "./dataset.ts"
 import { type CaseResult, type EvalReport, ownValue, type RepetitionResult, REPORT_VERSION, scorerStats, summarize } from "./report.ts"
-import type { RunTrace, Score, Scorer, TracedToolCall } from "./scorer.ts"
+import { type RunTrace, type Score, type Scorer, ScorerError, type TracedToolCall } from "./scorer.ts"
 import { costOf, type Pricing } from "./scorers.ts"
 import { shownValue } from "../internal/shown-value.ts"
 
@@ -69,7 +69,10 @@ export interface EvaluateOptions {
    */
   readonly repetitions?: number
   readonly budget?: EvalBudget
-  /** A case (each repetition of it) running longer than this is `errored`. */
+  /**
+   * A case (each repetition of it) running longer than this is `errored`; a scorer grading longer
+   * than this (a judge that hangs) scores 0 with the reason, and the evaluation goes on.
+   */
   readonly caseTimeout?: Duration.Input
   /** Called after each case, or each repetition (see `EvalProgress` and `terminalProgress`). */
   readonly onProgress?: (progress: EvalProgress) => void
@@ -96,6 +99,21 @@ const traceOf = (events: ReadonlyArray<AgentEvent>, durationMs: number): RunTrac
     }
   }
   return { toolCalls, usage: { inputTokens, outputTokens }, durationMs, modelCalls }
+}
+
+/**
+ * The trace with the tokens of the model call the run failed on: a `ModelError` carries what a failed
+ * call cost (a reply cut off at the token limit, say) and no `ModelResponse` event counts them.
+ */
+const withFailedCallUsage = (trace: RunTrace, exit: Exit.Exit<unknown, unknown>): RunTrace => {
+  if (Exit.isSuccess(exit)) return trace
+  const failure = exit.cause.reasons.find((r) => r._tag === "Fail")
+  const error = failure?._tag === "Fail" ? failure.error : undefined
+  if (!(error instanceof ModelError) || error.usage === undefined) return trace
+  return {
+    ...trace,
+    usage: { inputTokens: trace.usage.inputTokens + error.usage.inputTokens, outputTokens: trace.usage.outputTokens + error.usage.outputTokens }
+  }
 }
 
 const messageOf = (cause: Cause.Cause<unknown>): string => {
@@ -201,7 +219,7 @@ export function evaluate(
         const start = yield* Clock.currentTimeMillis
         const exit = yield* Effect.exit(options.caseTimeout === undefined ? program : Effect.timeout(program, options.caseTimeout))
         const end = yield* Clock.currentTimeMillis
-        const trace = traceOf(events, end - start)
+        const trace = withFailedCallUsage(traceOf(events, end - start), exit)
         spent.inputTokens += trace.usage.inputTokens
         spent.outputTokens += trace.usage.outputTokens
         const output = Exit.isSuccess(exit) ? exit.value : undefined
@@ -209,7 +227,14 @@ export function evaluate(
         const graded: Array<[string, Score]> = []
         for (const s of scorers) {
           // Suspended: a hand-written `score` may throw before it returns an Effect.
-          const scored = yield* Effect.exit(Effect.suspend(() => s.score({ case: c, output, error, trace })))
+          const scoring = Effect.suspend(() => s.score({ case: c, output, error, trace }))
+          // A hung judge must not hang the evaluation: the case's time limit bounds each scorer too.
+          const scored = yield* Effect.exit(
+            options.caseTimeout === undefined ? scoring : Effect.timeoutOrElse(scoring, {
+              duration: options.caseTimeout,
+              orElse: () => Effect.fail(new ScorerError({ scorer: s.name, reason: `did not finish within caseTimeout (${Duration.format(Duration.fromInputUnsafe(options.caseTimeout!))})` }))
+            })
+          )
           graded.push([s.name, Exit.isSuccess(scored) ? scored.value : { score: 0, pass: false, reason: messageOf(scored.cause) }])
         }
         // fromEntries: a scorer named "__proto__" is an own key like any other.

@@ -8,7 +8,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { parseLenientJson } from "../internal/lenient-json.ts"
+import { canonicalJson } from "../internal/canonical-json.ts"
+import { parseLenientJsonValues } from "../internal/lenient-json.ts"
 import type { ModelRequest } from "../model/messages.ts"
 import type { ModelClient } from "../model/model-client.ts"
 import { type Score, type Scorer, ScorerError, toScore } from "./scorer.ts"
@@ -96,11 +97,21 @@ export function llmJudge<V>(options: LlmJudgeOptions<V>): Scorer {
         Effect.mapError((e) => fail(`the judge's model failed: ${e.message}`, e)),
         Effect.flatMap((response) => {
           if (response._tag !== "Text") return Effect.fail(fail(`the judge called tools (${response.calls.map((c) => c.name).join(", ")}) instead of answering`))
-          const json = parseLenientJson(response.content)
-          if (json === undefined) return Effect.fail(fail(`the verdict is not JSON: ${JSON.stringify(response.content.slice(0, 200))}`))
-          const decoded = decode(json.value)
-          if (decoded._tag === "Failure") return Effect.fail(fail(`the verdict does not match its Schema: ${decoded.failure.message}`))
-          return Effect.try({ try: () => toScore(grade(decoded.success), threshold), catch: (e) => fail(`toScore threw: ${String(e)}`, e) })
+          const values = parseLenientJsonValues(response.content)
+          if (values.length === 0) return Effect.fail(fail(`the verdict is not JSON: ${JSON.stringify(response.content.slice(0, 200))}`))
+          const decoded = values.map((value) => decode(value))
+          const verdicts = decoded.flatMap((d) => (d._tag === "Success" ? [d.success] : []))
+          if (verdicts.length === 0) {
+            const first = decoded[0]!
+            return Effect.fail(fail(`the verdict does not match its Schema: ${first._tag === "Failure" ? first.failure.message : ""}`))
+          }
+          // An example verdict in the prose, then the real one: which one grades is a guess, so none does.
+          const distinct = [...new Set(verdicts.map((v) => canonicalJson(v)))]
+          if (distinct.length > 1) {
+            return Effect.fail(fail(`the judge gave ${distinct.length} different verdicts in one reply (${distinct.map((v) => v.slice(0, 80)).join("; ")}): it must give exactly one`))
+          }
+          const verdict = verdicts[0]!
+          return Effect.try({ try: () => toScore(grade(verdict), threshold), catch: (e) => fail(`toScore threw: ${String(e)}`, e) })
         })
       )
     }

@@ -198,15 +198,31 @@ export const summarize = (cases: ReadonlyArray<CaseResult>, durationMs: number):
   }
 }
 
-/** Values JSON can hold (undefined dropped, non-finite numbers as null, errors as their message). */
-const jsonSafe = (value: unknown): unknown => {
+/**
+ * Values JSON can hold (undefined dropped, non-finite numbers as null, errors as their message, a
+ * `Date` as its ISO text, a `Map` as an object of its entries and a `Set` as an array; a value met
+ * again inside itself as `"[cycle]"`): an agent's output may be any of them, and a report must
+ * still be written.
+ */
+const jsonSafe = (value: unknown, open: Set<object> = new Set()): unknown => {
   if (typeof value === "number") return Number.isFinite(value) ? value : null
   if (typeof value === "bigint") return value.toString()
-  if (value instanceof Error) return value.message
-  if (Array.isArray(value)) return value.map(jsonSafe)
-  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && typeof v !== "function").map(([k, v]) => [k, jsonSafe(v)]))
   if (typeof value === "function" || typeof value === "symbol") return undefined
-  return value
+  if (value === null || typeof value !== "object") return value
+  if (value instanceof Error) return value.message
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString()
+  if (open.has(value)) return "[cycle]"
+  open.add(value)
+  try {
+    if (Array.isArray(value)) return value.map((v) => jsonSafe(v, open) ?? null)
+    if (value instanceof Set) return [...value].map((v) => jsonSafe(v, open) ?? null)
+    const entries: Array<[string, unknown]> = value instanceof Map
+      ? [...value].map(([k, v]) => [typeof k === "string" ? k : String(jsonSafe(k, open) ?? k), v])
+      : Object.entries(value)
+    return Object.fromEntries(entries.filter(([, v]) => v !== undefined && typeof v !== "function" && typeof v !== "symbol").map(([k, v]) => [k, jsonSafe(v, open)]))
+  } finally {
+    open.delete(value)
+  }
 }
 
 /**

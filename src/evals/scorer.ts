@@ -8,6 +8,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type { Usage } from "../model/messages.ts"
 import type { EvalCase } from "./dataset.ts"
+import { shownValue } from "../internal/shown-value.ts"
 
 /** A grade: `score` in [0, 1]; `pass` whether it meets the scorer's bar; `reason` for the report. */
 export interface Score {
@@ -84,8 +85,20 @@ export const toScore = (init: ScoreInit, threshold = 1): Score => {
   return { ...init, score: clamp(init.score) }
 }
 
+/** Why `init` is not a `ScoreInit`, or undefined when it is one. */
+const notAScore = (init: unknown): string | undefined => {
+  if (typeof init === "number" || typeof init === "boolean") return undefined
+  if (init !== null && typeof init === "object" && typeof (init as { score?: unknown }).score === "number" && typeof (init as { pass?: unknown }).pass === "boolean") return undefined
+  if (init !== null && typeof init === "object" && typeof (init as { then?: unknown }).then === "function") {
+    return "returned a Promise: return a number, a boolean, a Score, or an Effect of one (wrap async work in Effect.promise(() => ...))"
+  }
+  return `returned ${shownValue(init)}, which is not a number, a boolean or a Score ({ score, pass })`
+}
+
 /**
- * A scorer from a function; a throw or a failed Effect becomes a `ScorerError`.
+ * A scorer from a function; a throw or a failed Effect becomes a `ScorerError`, and so does a result
+ * that is not a number, a boolean, a `Score` or an Effect of one (a Promise from an `async` function
+ * included: its rejection is caught, never left unhandled).
  *
  * @example
  * ```ts
@@ -104,7 +117,13 @@ export const scorer = <I = any, O = any, E = any, R = never>(
       const result = fn(context)
       return Effect.isEffect(result) ? result : Effect.succeed(result)
     }).pipe(
-      Effect.map((init) => toScore(init, options.threshold)),
+      Effect.flatMap((init: unknown) => {
+        const wrong = notAScore(init)
+        if (wrong === undefined) return Effect.succeed(toScore(init as ScoreInit, options.threshold))
+        // A plain-JavaScript async scorer: its Promise may still reject, and must not do so unhandled.
+        if (typeof (init as { then?: unknown } | null)?.then === "function") (init as PromiseLike<unknown>).then(undefined, () => undefined)
+        return Effect.fail(new ScorerError({ scorer: name, reason: wrong }))
+      }),
       Effect.catchDefect((cause) => Effect.fail(new ScorerError({ scorer: name, reason: cause instanceof Error ? cause.message : String(cause), cause })))
     )
 })

@@ -58,6 +58,11 @@ export interface Cassette {
   readonly version: typeof CASSETTE_VERSION
   /** The recorded client's `metadata` (provider, model, settings), when it had one. */
   readonly metadata?: ModelMetadata
+  /**
+   * The salt of the tags in `[redacted:<tag>]` markers (see `recordCassette`): a live request is redacted
+   * with it before it is matched. Absent from cassettes recorded before tags, whose markers are `[redacted]`.
+   */
+  readonly redactionSalt?: string
   readonly interactions: ReadonlyArray<Interaction>
 }
 
@@ -132,12 +137,34 @@ export const storeOf = (source: CassetteSource): CassetteStore =>
     : {
       name: source,
       read: () => io(source, "read", () => (fs().existsSync(source) ? fs().readFileSync(source, "utf8") : undefined)),
-      write: (text) =>
-        io(source, "write", () => {
-          fs().mkdirSync(path().dirname(source), { recursive: true })
-          fs().writeFileSync(source, text)
-        })
+      write: (text) => io(source, "write", () => replaceFile(source, text))
     }
+
+let temporaries = 0
+
+/**
+ * Writes `text` to a temporary file beside `target`, then renames it over `target`: a process killed
+ * mid-write leaves the previous cassette whole (a rename within a folder is atomic), never half a file.
+ * No fsync: the risk is a test process dying, not the machine losing power, and a sync per call would
+ * cost every recorded call milliseconds.
+ */
+const replaceFile = (target: string, text: string): void => {
+  const folder = path().dirname(target)
+  fs().mkdirSync(folder, { recursive: true })
+  const pid = (globalThis as { process?: { pid?: number } }).process?.pid ?? 0
+  const temporary = path().join(folder, `.${path().basename(target)}.${pid}.${++temporaries}.tmp`)
+  try {
+    fs().writeFileSync(temporary, text)
+    fs().renameSync(temporary, target)
+  } catch (error) {
+    try {
+      fs().rmSync(temporary, { force: true })
+    } catch {
+      // The write's own error is the one to report.
+    }
+    throw error
+  }
+}
 
 /** A file operation whose failure (a folder in the way, no permission) is a `CassetteError`. */
 const io = <A>(source: string, what: string, operation: () => A): A => {
@@ -196,13 +223,17 @@ const KnownPart = Schema.Union([
   Schema.Struct({ _tag: Schema.Literal("Usage"), usage: Usage }),
   Schema.Struct({ _tag: Schema.Literal("Finish"), reason: Schema.optionalKey(Schema.String) })
 ])
-const ErrorFields = Schema.Struct({ provider: Schema.String, reason: Schema.String })
+const ErrorFields = Schema.Struct({ provider: Schema.String, reason: Schema.String, usage: Schema.optionalKey(Usage) })
 const Outcome = Schema.Union([
   Schema.Struct({ _tag: Schema.Literal("Response"), response: Response, durationMs: Schema.Number }),
   Schema.Struct({ _tag: Schema.Literal("Parts"), parts: Schema.Array(Schema.Struct({ atMs: Schema.Number, part: Schema.Struct({ _tag: Schema.String }) })), error: Schema.optionalKey(ErrorFields), durationMs: Schema.Number }),
   Schema.Struct({ _tag: Schema.Literal("Error"), error: ErrorFields, durationMs: Schema.Number })
 ])
-const Message = Schema.Struct({ role: Schema.Literals(["system", "user", "assistant", "tool"]), content: Schema.String })
+const Message = Schema.Union([
+  Schema.Struct({ role: Schema.Literals(["system", "user"]), content: Schema.String }),
+  Schema.Struct({ role: Schema.Literal("assistant"), content: Schema.String, toolCalls: Schema.optionalKey(Schema.Array(ToolCall)) }),
+  Schema.Struct({ role: Schema.Literal("tool"), content: Schema.String, toolCallId: Schema.String, name: Schema.String })
+])
 const Request = Schema.Struct({ messages: Schema.Array(Message), tools: Schema.Array(Schema.Struct({ name: Schema.String })) })
 const Shape = Schema.Struct({
   version: Schema.Literal(CASSETTE_VERSION),
@@ -212,6 +243,7 @@ const Shape = Schema.Struct({
     temperature: Schema.optionalKey(Schema.Number),
     maxTokens: Schema.optionalKey(Schema.Number)
   })),
+  redactionSalt: Schema.optionalKey(Schema.String),
   interactions: Schema.Array(Schema.Struct({ call: Schema.Literals(["chat", "stream"]), request: Request, outcome: Outcome }))
 })
 const checkShape = Schema.decodeUnknownResult(Shape)

@@ -100,6 +100,44 @@ const messageText = (m: LlmMessage | undefined): string => {
 }
 
 /**
+ * Internal: of the recorded requests not used yet, the one a mismatch is best described against: the
+ * one sharing the most leading messages (system prompt aside) with `actual`, then the fewest changes,
+ * then the earliest. A changed prompt is then reported against the same case's recording, not the
+ * next case's. A rule given as a function cannot say what is close: the first one.
+ *
+ * @example
+ * ```ts
+ * closestRecorded("exact", unusedRequests, live) // the recording `live` most likely meant to match
+ * ```
+ */
+export const closestRecorded = (rule: MatchRule, recorded: ReadonlyArray<ModelRequest>, actual: ModelRequest): ModelRequest | undefined => {
+  if (typeof rule === "function" || recorded.length <= 1) return recorded[0]
+  const normalize = (r: ModelRequest) => (rule === "ignore-volatile" ? withoutVolatile(r) : r)
+  const conversation = (r: ModelRequest) => normalize(r).messages.filter((m) => m.role !== "system").map((m) => JSON.stringify(canonical(m)))
+  const live = conversation(actual)
+  const shared = (r: ModelRequest) => {
+    const messages = conversation(r)
+    let n = 0
+    while (n < messages.length && n < live.length && messages[n] === live[n]) n++
+    return n
+  }
+  let best: ModelRequest | undefined
+  let bestShared = -1
+  let bestChanges = Number.POSITIVE_INFINITY
+  for (const candidate of recorded) {
+    const n = shared(candidate)
+    if (n < bestShared) continue
+    const changes = describeChanges(rule, candidate, actual).length
+    if (n > bestShared || changes < bestChanges) {
+      best = candidate
+      bestShared = n
+      bestChanges = changes
+    }
+  }
+  return best
+}
+
+/**
  * What changed from `recorded` to `actual`, in words, under `rule` (empty when they match). A rule
  * given as a function is reported as one line with both normalised values.
  *

@@ -29,16 +29,22 @@ import {
   storeOf,
   type TimedPart
 } from "./cassette-format.ts"
-import { CassetteMismatch, describeChanges, type MatchRule, matchKey } from "./cassette-match.ts"
+import { CassetteMismatch, closestRecorded, describeChanges, type MatchRule, matchKey } from "./cassette-match.ts"
+import { newSalt, redactorOf } from "./cassette-redact.ts"
+import { AgentConfigError } from "../errors.ts"
+import { shownValue } from "../internal/shown-value.ts"
 
 /** Options of `recordCassette`. */
 export interface RecordCassetteOptions {
   /** Where to write: a file path (its folder is created) or a store such as `memoryCassette()`. */
   readonly cassette: CassetteSource
   /**
-   * Strings never to write (API keys, tokens): replaced by `[redacted]` wherever they appear. Always
-   * redacted besides: values of environment variables named like `*_API_KEY`, `*_TOKEN`, `*_SECRET`,
-   * and text shaped like `sk-…` keys or `Bearer …` credentials.
+   * Strings never to write (API keys, tokens): replaced by `[redacted:<tag>]` wherever they appear,
+   * streamed answers included (a secret torn across deltas too). Always redacted besides: values of
+   * environment variables named like `*_API_KEY`, `*_TOKEN`, `*_SECRET`, API keys shaped like
+   * `sk-proj-…`, `Bearer` tokens and JWTs, GitHub tokens, an `Authorization:` header's credential, and
+   * the `user:password@` of a URL. The tag is a salted slow hash of what was replaced, so two requests
+   * differing only in a secret never match each other on replay.
    */
   readonly secrets?: ReadonlyArray<string>
 }
@@ -51,34 +57,6 @@ export interface CassetteRecorder extends ModelClient {
   readonly cassette: () => Cassette
 }
 
-const REDACTED = "[redacted]"
-const SECRET_SHAPES = [/\bsk-[A-Za-z0-9_-]{6,}/g, /\bBearer\s+[A-Za-z0-9._~+/=-]+/gi]
-
-const envSecrets = (): ReadonlyArray<string> => {
-  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {}
-  return Object.entries(env)
-    .filter(([name, value]) => /(_API_KEY|_TOKEN|_SECRET|^API_KEY)$/i.test(name) && value !== undefined && value.length >= 8)
-    .map(([, value]) => value!)
-}
-
-/** Replaces secrets in every string of `value`. */
-const redactor = (secrets: ReadonlyArray<string>) => {
-  const exact = [...secrets, ...envSecrets()].filter((s) => s.length > 0).sort((a, b) => b.length - a.length)
-  const text = (s: string): string => {
-    let out = s
-    for (const secret of exact) out = out.split(secret).join(REDACTED)
-    for (const shape of SECRET_SHAPES) out = out.replace(shape, REDACTED)
-    return out
-  }
-  const walk = (value: unknown): unknown => {
-    if (typeof value === "string") return text(value)
-    if (Array.isArray(value)) return value.map(walk)
-    if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]))
-    return value
-  }
-  return <A>(value: A): A => walk(value) as A
-}
-
 const storedError = (error: ModelError): RecordedModelError => ({
   provider: error.provider,
   reason: error.reason,
@@ -86,7 +64,8 @@ const storedError = (error: ModelError): RecordedModelError => ({
   ...(error.retryable === undefined ? {} : { retryable: error.retryable }),
   ...(error.kind === undefined ? {} : { kind: error.kind }),
   ...(error.partial === undefined ? {} : { partial: error.partial }),
-  ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs })
+  ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+  ...(error.usage === undefined ? {} : { usage: error.usage })
 })
 
 const isModelError = (u: unknown): u is ModelError => u instanceof ModelError
@@ -151,15 +130,17 @@ const recorderOf = (client: ModelClient, save: (interaction: Interaction) => voi
  */
 export const recordCassette = (client: ModelClient, options: RecordCassetteOptions): CassetteRecorder => {
   const store = storeOf(options.cassette)
-  const redact = redactor(options.secrets ?? [])
+  const redactionSalt = newSalt()
+  const redact = redactorOf(options.secrets ?? [], redactionSalt)
   const interactions: Array<Interaction> = []
   const snapshot = (): Cassette => ({
     version: CASSETTE_VERSION,
     ...(client.metadata === undefined ? {} : { metadata: client.metadata }),
+    redactionSalt,
     interactions: [...interactions]
   })
   const { chat, stream } = recorderOf(client, (interaction) => {
-    interactions.push(redact(interaction))
+    interactions.push(redact.interaction(interaction))
     store.write(stableJson(snapshot()))
   })
   return { chat, stream, cassette: snapshot, ...(client.metadata === undefined ? {} : { metadata: client.metadata }) }
@@ -221,6 +202,13 @@ const modelErrorOf = (error: RecordedModelError): ModelError => new ModelError(e
 export const replayCassette = (cassette: CassetteSource | Cassette, options: ReplayCassetteOptions = {}): CassetteReplayer => {
   const rule = options.match ?? "exact"
   const pace = options.pace ?? "instant"
+  // A speedup of 0 or less waited for ever, NaN not at all: refused, as evaluate refuses a bad concurrency.
+  if (pace !== "instant" && pace !== "recorded") {
+    const speedup: unknown = typeof pace === "object" && pace !== null ? (pace as { speedup?: unknown }).speedup : undefined
+    if (typeof speedup !== "number" || !Number.isFinite(speedup) || speedup <= 0) {
+      throw new AgentConfigError({ subject: "replayCassette(...)", reason: `pace must be "instant", "recorded" or { speedup: n } with n a finite number > 0, got ${typeof pace === "object" && pace !== null ? `{ speedup: ${shownValue(speedup)} }` : shownValue(pace)}` })
+    }
+  }
   const isCassette = (c: CassetteSource | Cassette): c is Cassette => typeof c === "object" && "interactions" in c
   const store: CassetteStore | undefined = isCassette(cassette) ? undefined : storeOf(cassette)
   const name = store?.name ?? "(in memory)"
@@ -233,17 +221,19 @@ export const replayCassette = (cassette: CassetteSource | Cassette, options: Rep
     }
     loaded = text === undefined ? { version: CASSETTE_VERSION, interactions: [] } : parseCassette(text, name)
   }
+  // A cassette recorded before tags keeps its bare markers; an empty or new one gets a salt.
+  const redactionSalt = loaded.redactionSalt ?? (loaded.interactions.length === 0 ? newSalt() : undefined)
   const interactions: Array<Interaction> = [...loaded.interactions]
   const used: Array<boolean> = interactions.map(() => false)
   const keys: Array<string | undefined> = []
   const keyOf = (i: number) => (keys[i] ??= matchKey(rule, interactions[i]!.request))
   const mismatches: Array<CassetteMismatch> = []
-  const redact = redactor(options.secrets ?? [])
+  const redact = redactorOf(options.secrets ?? [], redactionSalt)
   let calls = 0
 
   const wait = (ms: number): Effect.Effect<void> => {
     if (pace === "instant" || ms <= 0) return Effect.void
-    const scaled = pace === "recorded" ? ms : ms / Math.max(pace.speedup, Number.MIN_VALUE)
+    const scaled = pace === "recorded" ? ms : ms / pace.speedup
     return Effect.sleep(Duration.millis(scaled))
   }
 
@@ -251,7 +241,7 @@ export const replayCassette = (cassette: CassetteSource | Cassette, options: Rep
   const find = (live: ModelRequest): Result.Result<number, CassetteMismatch> => {
     calls += 1
     // Recorded requests were redacted: compare like with like.
-    const request = redact(live)
+    const request = redact.value(live)
     const key = matchKey(rule, request)
     for (let i = 0; i < interactions.length; i++) {
       if (!used[i] && keyOf(i) === key) {
@@ -259,10 +249,10 @@ export const replayCassette = (cassette: CassetteSource | Cassette, options: Rep
         return Result.succeed(i)
       }
     }
-    const expected = interactions.find((_, i) => !used[i])
+    const expected = closestRecorded(rule, interactions.filter((_, i) => !used[i]).map((i) => i.request), request)
     const changes = expected === undefined
       ? [`the cassette has no interaction left (it has ${interactions.length}, all used)`]
-      : describeChanges(rule, expected.request, request)
+      : describeChanges(rule, expected, request)
     return Result.fail(new CassetteMismatch({ cassette: name, call: calls, changes }))
   }
 
@@ -270,9 +260,9 @@ export const replayCassette = (cassette: CassetteSource | Cassette, options: Rep
     ? undefined
     : (() => {
       return recorderOf(options.recordMissing, (interaction) => {
-        interactions.push(redact(interaction))
+        interactions.push(redact.interaction(interaction))
         used.push(true)
-        store?.write(stableJson({ ...loaded, interactions }))
+        store?.write(stableJson({ ...loaded, ...(redactionSalt === undefined ? {} : { redactionSalt }), interactions }))
       })
     })()
 

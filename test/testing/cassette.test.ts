@@ -185,7 +185,7 @@ describe("recordCassette / replayCassette", () => {
     const error = Exit.isFailure(exit) ? (exit.cause.reasons[0] as { error: ModelError }).error : undefined
     expect(error).toBeInstanceOf(ModelError)
     expect(error).toMatchObject({ provider: "openai", status: 401, retryable: false })
-    expect(error!.reason).toContain("[redacted]")
+    expect(error!.reason).toMatch(/provided: \[redacted:[0-9a-f]{8}\]; header Authorization: Bearer \[redacted:[0-9a-f]{8}\]/)
   })
 })
 
