@@ -21,6 +21,7 @@ import { ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice, Usage } from "../model/messages.ts"
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
+import { checkFaultOptions } from "./check-fault-options.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText, callName, normaliseCalls } from "./normalise-calls.ts"
 import { isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
@@ -96,6 +97,7 @@ export interface AiSdkLanguageModel {
  */
 export const fromAiSdk = (model: AiSdkLanguageModel, options: AiSdkOptions = {}): ModelClient => {
   const provider = `ai-sdk:${model.provider}`
+  checkFaultOptions(`fromAiSdk model "${model.provider}:${model.modelId}"`, options)
   const generate = model.doGenerate.bind(model) as (options: LanguageModelV3CallOptions) => PromiseLike<unknown>
   const doStream = typeof model.doStream === "function"
     ? model.doStream.bind(model) as (options: LanguageModelV3CallOptions) => PromiseLike<unknown>

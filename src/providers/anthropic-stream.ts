@@ -34,8 +34,9 @@ type OpenBlock =
  * `ReasoningEnd` carrying the block's signature, so the assembled block is sent back unchanged;
  * redacted thinking comes whole. The message's id and model come with `message_start`. Usage is
  * reported at `message_start` and at every `message_delta` (where Anthropic sends the output tokens),
- * so a token budget can end a run mid-answer. A stream without a stop reason was cut: a retryable
- * `ModelError`.
+ * so a token budget can end a run mid-answer. A stream with neither a stop reason nor `message_stop`
+ * was cut: a retryable `ModelError`. One that reached `message_stop` without a stop reason is read as
+ * the same message whole is, whose `stop_reason` is `null`.
  *
  * @example
  * ```ts
@@ -47,6 +48,8 @@ export const anthropicEventDecoder = (): ChunkDecoder<Event> => {
   const reasoning: Array<ReasoningPart> = []
   let usage: RawUsage | undefined
   let stop: string | null | undefined
+  /** `message_stop` came: the stream ended as its protocol ends it. */
+  let ended = false
   let content = ""
   let calls = 0
   const str = (value: unknown): string => (typeof value === "string" ? value : "")
@@ -143,6 +146,7 @@ export const anthropicEventDecoder = (): ChunkDecoder<Event> => {
               return usagePart()
             }
             case "message_stop":
+              ended = true
               return []
             default:
               return []
@@ -152,11 +156,11 @@ export const anthropicEventDecoder = (): ChunkDecoder<Event> => {
       ),
     end: () =>
       Effect.gen(function*() {
-        if (stop === undefined || stop === null) {
-          return yield* new ModelError({ provider, reason: "the stream ended before the answer finished (no stop_reason)", retryable: true })
+        if ((stop === undefined || stop === null) && !ended) {
+          return yield* new ModelError({ provider, reason: "the stream ended before the answer finished (no stop_reason, no message_stop)", retryable: true })
         }
         const finishReason = toAnthropicFinishReason(stop)
-        yield* checkReply(provider, { finishReason, wireReason: `stop_reason ${JSON.stringify(stop)}`, content, calls, reasoning, usage: toAnthropicUsage(usage) })
+        yield* checkReply(provider, { finishReason, wireReason: `stop_reason ${JSON.stringify(stop ?? null)}`, content, calls, reasoning, usage: toAnthropicUsage(usage) })
         return [{ _tag: "Finish", reason: finishReason }]
       })
   }

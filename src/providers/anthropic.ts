@@ -14,6 +14,7 @@ import { describeCause } from "../internal/describe-cause.ts"
 import { lazyPackage } from "../internal/lazy-package.ts"
 import type { LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice } from "../model/messages.ts"
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
+import { checkFaultOptions } from "./check-fault-options.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText, callName, normaliseCalls } from "./normalise-calls.ts"
 import { innermostMessage, isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
@@ -66,6 +67,7 @@ const sdk = lazyPackage<typeof import("@anthropic-ai/sdk")>("@anthropic-ai/sdk")
  * ```
  */
 export const anthropic = (model: string, options: AnthropicOptions = {}): ModelClient => {
+  checkFaultOptions(`anthropic model "${model}"`, options)
   let client: Anthropic
   try {
     client = new (sdk().default)({

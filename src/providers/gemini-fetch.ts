@@ -11,7 +11,9 @@
  * a long generation is bounded by the provider's `timeout` alone, as before.
  */
 import { ModelError } from "../errors.ts"
-import { retryAdvice, shouldRetryStatus } from "./resilience.ts"
+import { isRecord } from "../internal/is-record.ts"
+import { bodySummary, errorBodyMessage, truncate } from "./error-body.ts"
+import { type RetryAdvice, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 
 /** A failed HTTP reply of the Gemini API, as read by {@link geminiFetch}. */
 export class GeminiHttpError extends Error {
@@ -20,9 +22,6 @@ export class GeminiHttpError extends Error {
     super(`HTTP ${status}${statusText === "" ? "" : ` ${statusText}`}`)
   }
 }
-
-/** The longest piece of a body that is not JSON kept in a reason. */
-const maxSummary = 200
 
 /** undici's global dispatcher, which Node's `fetch` sends through (the symbol the SDK uses too). */
 const globalDispatcher = Symbol.for("undici.globalDispatcher.1")
@@ -63,7 +62,8 @@ export const geminiFetch = async (input: string | URL | Request, init?: RequestI
 /**
  * The `ModelError` of a failed reply: the Gemini error's status and message when the body is one, else
  * a short text of the body; retryable by the status unless `x-should-retry` says otherwise, with the
- * delay `Retry-After` asks for, as the other providers read them.
+ * delay `Retry-After` asks for, as the other providers read them, else the body's `RetryInfo.retryDelay`
+ * (Gemini's own word on a 429: {@link retryInfoAdvice}).
  *
  * @example
  * ```ts
@@ -71,7 +71,8 @@ export const geminiFetch = async (input: string | URL | Request, init?: RequestI
  * ```
  */
 export const httpModelError = (provider: string, error: GeminiHttpError): ModelError => {
-  const advice = retryAdvice(error.headers)
+  const headers = retryAdvice(error.headers)
+  const advice = headers.retryAfterMs === undefined ? { ...headers, ...retryInfoAdvice(error.body) } : headers
   return new ModelError({
     provider,
     reason: errorReason(error),
@@ -82,6 +83,40 @@ export const httpModelError = (provider: string, error: GeminiHttpError): ModelE
   })
 }
 
+/** A protobuf `Duration` in its JSON form: decimal seconds with an `s` (`"20s"`, `"1.5s"`, `"0.000001s"`). */
+const protobufDuration = /^(\d+(?:\.\d+)?)s$/
+
+/**
+ * The delay a Google error body asks for: the `retryDelay` of its `google.rpc.RetryInfo` detail
+ * (`{"error": {"details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "20s"}]}}`),
+ * which Gemini sends with a 429 instead of a `Retry-After` header. `{}` when there is none or it is
+ * not a duration.
+ *
+ * @example
+ * ```ts
+ * retryInfoAdvice('{"error":{"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1.5s"}]}}') // { retryAfterMs: 1500 }
+ * ```
+ */
+export const retryInfoAdvice = (body: string): RetryAdvice => {
+  // Only a body that can be an object is parsed (an HTML page of megabytes is not).
+  if (!body.trimStart().startsWith("{")) return {}
+  let json: unknown
+  try {
+    json = JSON.parse(body)
+  } catch {
+    return {}
+  }
+  const details = isRecord(json) && isRecord(json.error) ? json.error.details : undefined
+  if (!Array.isArray(details)) return {}
+  for (const detail of details) {
+    if (!isRecord(detail) || typeof detail["@type"] !== "string" || !detail["@type"].endsWith("google.rpc.RetryInfo")) continue
+    const delay = detail.retryDelay
+    const match = typeof delay === "string" ? protobufDuration.exec(delay.trim()) : null
+    if (match !== null) return { retryAfterMs: Number(match[1]) * 1000 }
+  }
+  return {}
+}
+
 const errorReason = (error: GeminiHttpError): string => {
   if (error.body.trim() === "") return `${error.message}, with an empty body`
   let json: unknown
@@ -89,19 +124,13 @@ const errorReason = (error: GeminiHttpError): string => {
     json = JSON.parse(error.body)
   } catch {
     const type = error.headers.get("content-type")
-    // The page's first 64 KB: what a reason can show, and a bound on the tag-stripping's work.
-    const text = summary(error.body.slice(0, 65_536))
+    const text = bodySummary(error.body)
     return `the error body${type === null ? "" : ` (${type})`} is not JSON: ${text === "" ? error.message : text}`
   }
   const body = (json as { error?: { message?: unknown; status?: unknown } } | null)?.error
   const message = typeof body?.message === "string" && body.message !== "" ? body.message : undefined
   const status = typeof body?.status === "string" && body.status !== "" ? body.status : undefined
-  if (message === undefined) return status ?? truncate(error.body)
+  // Not Google's error shape (a proxy's `{"message"}`): what the body says, as for the other providers.
+  if (message === undefined) return status ?? errorBodyMessage(error.body) ?? truncate(error.body)
   return status === undefined ? message : `${status}: ${message}`
 }
-
-/** The readable text of a body that is not JSON: an HTML page without its scripts, styles and tags. */
-const summary = (body: string): string =>
-  truncate(body.replace(/<(script|style)\b[\s\S]*?<\/\1\s*>/gi, " ").replace(/<!--[\s\S]*?-->/g, " ").replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim())
-
-const truncate = (text: string): string => (text.length <= maxSummary ? text : `${text.slice(0, maxSummary).trimEnd()}…`)

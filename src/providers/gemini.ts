@@ -23,8 +23,9 @@ import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 import { assembleResponse } from "./assemble-response.ts"
+import { checkFaultOptions } from "./check-fault-options.ts"
 import { checkReply, unusableReply } from "./check-reply.ts"
-import { geminiFetch, GeminiHttpError, httpModelError } from "./gemini-fetch.ts"
+import { geminiFetch, GeminiHttpError, httpModelError, retryInfoAdvice } from "./gemini-fetch.ts"
 import { GeminiSchemaError, toGeminiSchema } from "./gemini-schema.ts"
 import { geminiStreamReader, hearingReads, incompleteEvent } from "./gemini-stream.ts"
 import { argumentsText, callName } from "./normalise-calls.ts"
@@ -66,6 +67,7 @@ const sdk = lazyPackage<typeof import("@google/genai")>("@google/genai")
  * ```
  */
 export const gemini = (model: string, options: GeminiOptions = {}): ModelClient => {
+  checkFaultOptions(`gemini model "${model}"`, options)
   let client: GenAi.GoogleGenAI
   try {
     // Our fetch reads failed replies itself, keeping the headers the SDK's `ApiError` drops (./gemini-fetch.ts).
@@ -407,8 +409,11 @@ export const fromGeminiResponse = (response: WireResponse, nextResponse: () => n
 /**
  * Decodes `generateContentStream` chunks: each is a whole `GenerateContentResponse` whose parts are
  * pieces of the answer (text and thoughts as deltas, function calls whole), its usage cumulative,
- * its finish reason in the last chunk, its `responseId` and `modelVersion` on every chunk. A stream
- * without a finish reason was cut: a retryable `ModelError`.
+ * its finish reason in the last chunk, its `responseId` and `modelVersion` on every chunk. The stream
+ * has no last event: it ends with its body. A body cut before its end (the connection closed, or the
+ * body ending inside an event) fails the read, a retryable `ModelError`, before this decoder ends; so
+ * does a body that ends before any chunk. A body that ends cleanly after its chunks but without a finish
+ * reason (Gemini-compatible servers that send none) is read as the same reply whole is.
  *
  * @example
  * ```ts
@@ -418,10 +423,15 @@ export const fromGeminiResponse = (response: WireResponse, nextResponse: () => n
 export const geminiChunkDecoder = (nextResponse: () => number): ChunkDecoder<WireResponse> => {
   const fold = new TurnFold(nextResponse)
   let blocked: WireResponse["promptFeedback"]
+  let chunks = 0
+  /** Some chunk held a candidate (a reply of none is refused whole). */
+  let candidates = false
   return {
     chunk: (chunk) =>
       decodeChunk(
         () => {
+          chunks += 1
+          if (Array.isArray(chunk.candidates) && chunk.candidates.length > 0) candidates = true
           if (chunk.promptFeedback?.blockReason !== undefined) blocked = chunk.promptFeedback
           const parts = fold.response(chunk)
           return fold.usage === undefined || chunk.usageMetadata === undefined ? parts : [...parts, { _tag: "Usage" as const, usage: fold.usage }]
@@ -431,7 +441,9 @@ export const geminiChunkDecoder = (nextResponse: () => number): ChunkDecoder<Wir
     end: () =>
       Effect.gen(function*() {
         if (fold.finish === undefined && blocked === undefined) {
-          return yield* new ModelError({ provider, reason: "the stream ended before the answer finished (no finishReason)", retryable: true })
+          if (chunks === 0) return yield* new ModelError({ provider, reason: "the stream ended before the answer began (an empty body)", retryable: true })
+          // As a whole reply without candidates is.
+          if (!candidates) return yield* new ModelError({ provider, reason: "the response has no candidates", retryable: false })
         }
         const finishReason = yield* fold.check(blocked)
         const reasoning = fold.reasoning()[0]
@@ -484,9 +496,19 @@ const toModelError = (cause: unknown): ModelError => {
   if (cause instanceof ModelError) return cause
   if (cause instanceof GeminiHttpError) return httpModelError(provider, cause)
   const { ApiError } = sdk()
-  // An error event inside a stream (an HTTP error reply is a GeminiHttpError): no headers to read.
+  // An error event inside a stream (an HTTP error reply is a GeminiHttpError): no headers to read, but
+  // its body (in the message, after the status) may carry a RetryInfo.
   if (cause instanceof ApiError && typeof cause.status === "number") {
-    return new ModelError({ provider, reason: cause.message, status: cause.status, retryable: shouldRetryStatus(cause.status, {}), cause })
+    const json = cause.message.indexOf("{")
+    const advice = json < 0 ? {} : retryInfoAdvice(cause.message.slice(json))
+    return new ModelError({
+      provider,
+      reason: cause.message,
+      status: cause.status,
+      retryable: shouldRetryStatus(cause.status, {}),
+      ...(advice.retryAfterMs === undefined ? {} : { retryAfterMs: advice.retryAfterMs }),
+      cause
+    })
   }
   if (isConnectionFailure(cause)) {
     return new ModelError({ provider, reason: `connection failed: ${describeCause((cause as Error).cause ?? cause)}`, retryable: true, cause })

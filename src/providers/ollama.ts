@@ -14,6 +14,7 @@ import { lazyPackage } from "../internal/lazy-package.ts"
 import { effectStream as stream } from "../internal/lazy-effect.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolDefinition, Usage } from "../model/messages.ts"
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
+import { checkFaultOptions } from "./check-fault-options.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText, callName, normaliseCalls } from "./normalise-calls.ts"
 import { isConnectionFailure, type ResilienceOptions, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
@@ -60,6 +61,7 @@ const sdk = lazyPackage<typeof import("ollama")>("ollama")
  * ```
  */
 export const ollama = (model: string, options: OllamaOptions = {}): ModelClient => {
+  checkFaultOptions(`ollama model "${model}"`, options)
   const host = ollamaHost(options)
   let Client: typeof Ollama
   try {

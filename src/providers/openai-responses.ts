@@ -20,6 +20,7 @@ import { assembleResponse } from "./assemble-response.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText, callName, normaliseCalls } from "./normalise-calls.ts"
 import { isTransientStreamError, openAiSdkClient, openAiSseChunks, toModelError } from "./openai.ts"
+import { checkFaultOptions } from "./check-fault-options.ts"
 import { resilientCall } from "./resilience.ts"
 import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
 
@@ -74,6 +75,7 @@ const provider = "openai"
  * ```
  */
 export const openaiResponses = (model: string, options: OpenAiResponsesOptions = {}): ModelClient => {
+  checkFaultOptions(`openai responses model "${model}"`, options)
   const client = openAiSdkClient(`openai responses model "${model}"`, options)
   const create = client.responses.create.bind(client.responses) as unknown as (
     body: unknown,

@@ -16,6 +16,8 @@ import type {
 } from "openai/resources/chat/completions"
 import { AgentConfigError, ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
+import { isRecord } from "../internal/is-record.ts"
+import { shownValue } from "../internal/shown-value.ts"
 import { lazyPackage } from "../internal/lazy-package.ts"
 import { effectStream as stream } from "../internal/lazy-effect.ts"
 import type {
@@ -29,7 +31,9 @@ import type {
   Usage
 } from "../model/messages.ts"
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
+import { checkFaultOptions } from "./check-fault-options.ts"
 import { checkReply } from "./check-reply.ts"
+import { bodySummary, errorBodyMessage } from "./error-body.ts"
 import { callName, normaliseCalls, type WireCall } from "./normalise-calls.ts"
 import { innermostMessage, isConnectionFailure, isRetryableStatus, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
@@ -86,6 +90,7 @@ const sdk = lazyPackage<typeof import("openai")>("openai")
  * ```
  */
 export const openai = (model: string, options: OpenAiOptions = {}): ModelClient => {
+  checkFaultOptions(`openai model "${model}"`, options)
   const client = openAiSdkClient(`openai model "${model}"`, options)
   return {
     metadata: metadataOf(provider, model, options.temperature, options.maxTokens),
@@ -94,7 +99,10 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
         const body = toOpenAiRequest(model, request, options)
         if (body instanceof ModelError) return Effect.fail(body)
         return resilientCall({ provider, model }, options, (signal) => client.chat.completions.create(body, { signal }), toModelError).pipe(
-          Effect.flatMap(fromOpenAiResponse)
+          Effect.flatMap((reply) => {
+            const completion = replyBody(reply)
+            return completion instanceof ModelError ? Effect.fail(completion) : fromOpenAiResponse(completion as unknown as ChatCompletion)
+          })
         )
       }),
     // `stream: true` with usage in the last chunk; tool-call deltas are assembled by index.
@@ -107,7 +115,7 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
           options,
           (signal, onRead) =>
             client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal }).asResponse()
-              .then((response) => openAiSseChunks<ChatCompletionChunk>(response, { onRead })),
+              .then((response) => openAiSseChunks<ChatCompletionChunk | StreamDone>(response, { onRead, done: streamDone })),
           toModelError,
           openAiChunkDecoder
         )
@@ -123,7 +131,9 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
  * invalid JSON a `SyntaxError`. `[DONE]` ends the stream (the SDK reads on, yielding nothing, until the
  * server closes the body; a server that keeps it open would leave a finished answer waiting for the
  * idle timeout), and so does a chunk `isLast` picks (the Responses API's `response.completed`, which
- * has no `[DONE]` after it). `onRead` hears every piece of the body (see `SseHooks`).
+ * has no `[DONE]` after it). `done`, when given, is handed out for `[DONE]` (the SDK yields nothing for
+ * it), so that a decoder can tell a stream that ended properly from one cut before its end.
+ * `onRead` hears every piece of the body (see `SseHooks`).
  *
  * @example
  * ```ts
@@ -132,14 +142,14 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
  */
 export const openAiSseChunks = <C>(
   response: Response,
-  options: { readonly onRead?: (() => void) | undefined; readonly isLast?: ((chunk: C) => boolean) | undefined } = {}
+  options: { readonly onRead?: (() => void) | undefined; readonly isLast?: ((chunk: C) => boolean) | undefined; readonly done?: C | undefined } = {}
 ): AsyncIterable<C> => {
   const { APIError, OpenAIError } = sdk().default
-  const isLast = options.isLast
+  const { isLast, done } = options
   return sseChunks<C>(response, (sse, stop) => {
     if (sse.data.startsWith("[DONE]")) {
       stop()
-      return undefined
+      return done
     }
     const data = JSON.parse(sse.data)
     if (sse.event === null || !sse.event.startsWith("thread.")) {
@@ -152,14 +162,21 @@ export const openAiSseChunks = <C>(
   }, () => new OpenAIError("Attempted to iterate over a response with no body"), { onRead: options.onRead })
 }
 
+/** Internal: the chunk {@link openAiSseChunks} hands out for `[DONE]`, when asked to. */
+export const streamDone = Object.freeze({ _tag: "[DONE]" as const })
+type StreamDone = typeof streamDone
+
 /**
  * Decodes Chat Completions chunks (`data:` lines of `chat.completion.chunk`): content, reasoning
  * (`reasoning_content`/`reasoning` of compatible servers) and refusal deltas; tool calls by `index`
  * (id and name in their first delta, then argument pieces); `finish_reason`; usage in the last chunk;
- * the completion's `id` and `model` (on every chunk) as one `ResponseInfo` part.
- * A stream that ends without a finish reason was cut: a retryable `ModelError`.
+ * the completion's `id` and `model` (on every chunk) as one `ResponseInfo` part; `[DONE]`
+ * ({@link streamDone}), the stream's proper end.
+ * A stream that ends with neither a finish reason nor `[DONE]` was cut: a retryable `ModelError`. One
+ * that ended with `[DONE]` but no finish reason (some OpenAI-compatible servers never send one) is
+ * read as the same reply whole is, whose `finish_reason` is `null`.
  */
-export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
+export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk | StreamDone> => {
   /**
    * The call each wire `index` is streaming now, by the index of its parts. A delta at a started index
    * that names a tool and another id (or has no index at all) starts another call: servers that reuse
@@ -169,6 +186,10 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
   /** Arguments that arrived before the call's name (some servers send them so). */
   const early = new Map<number | undefined, { id: string | undefined; arguments: string }>()
   let finish: string | null | undefined
+  /** `[DONE]` came: the stream ended as its protocol ends it. */
+  let ended = false
+  /** Some chunk held a choice (a stream of none is a completion without choices). */
+  let chose = false
   let usage: Usage | undefined
   let content = ""
   let refusal = ""
@@ -191,9 +212,14 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
     return changed
   }
   return {
-    chunk: (chunk) =>
+    chunk: (input) =>
       decodeChunk(
         () => {
+          if (input === streamDone) {
+            ended = true
+            return []
+          }
+          const chunk = input as ChatCompletionChunk
           // Every chunk repeats the completion's id and model: said once, again only if it changes.
           const parts: Array<ResponsePart> = []
           if (newInfo(chunk.id, chunk.model)) parts.push(...responseInfoParts(chunk.id, chunk.model))
@@ -201,6 +227,7 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
           if (fromUsage !== undefined) usage = fromUsage
           const choice = chunk.choices?.[0]
           if (choice === undefined) return parts
+          chose = true
           const delta = (choice.delta ?? {}) as ChatCompletionChunk.Choice.Delta & { reasoning_content?: unknown; reasoning?: unknown }
           const thought = typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning
           if (typeof thought === "string" && thought !== "") {
@@ -254,9 +281,11 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
       ),
     end: () =>
       Effect.gen(function*() {
-        if (finish === undefined || finish === null) {
-          return yield* new ModelError({ provider, reason: "the stream ended before the answer finished (no finish_reason)", retryable: true })
+        if ((finish === undefined || finish === null) && !ended) {
+          return yield* new ModelError({ provider, reason: "the stream ended before the answer finished (no finish_reason, no [DONE])", retryable: true })
         }
+        // As a whole completion without choices is.
+        if (!chose) return yield* new ModelError({ provider, reason: "the completion has no choices", retryable: false })
         if (early.size > 0) {
           return yield* new ModelError({ provider, reason: "a streamed tool call never got a name", retryable: false })
         }
@@ -264,7 +293,7 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk> => {
         const finishReason = refusal !== "" ? "refusal" : toFinishReason(finish)
         yield* checkReply(provider, {
           finishReason,
-          wireReason: refusal !== "" ? "refusal" : `finish_reason ${JSON.stringify(finish)}`,
+          wireReason: refusal !== "" ? "refusal" : `finish_reason ${JSON.stringify(finish ?? null)}`,
           content: refusal !== "" ? refusal : content,
           calls,
           reasoning,
@@ -366,6 +395,34 @@ const toOpenAiMessage = (message: LlmMessage): ChatCompletionMessageParam => {
     case "tool":
       return { role: "tool", tool_call_id: message.toolCallId, content: message.content }
   }
+}
+
+/**
+ * Internal: the parsed body of a successful reply, as the SDK hands it over: JSON when the server
+ * labelled it so, else its text (some OpenAI-compatible servers send JSON as `text/plain`), which is
+ * parsed here; a body that is empty or not a JSON object is a `ModelError` saying so, not a reply
+ * "without choices".
+ *
+ * @example
+ * ```ts
+ * replyBody('{"id":"chatcmpl-1","choices":[]}') // { id: "chatcmpl-1", choices: [] }
+ * ```
+ */
+export const replyBody = (reply: unknown): Record<string, unknown> | ModelError => {
+  if (isRecord(reply)) return reply
+  if (reply === undefined || (typeof reply === "string" && reply.trim() === "")) {
+    return new ModelError({ provider, reason: "the response body is empty", retryable: false })
+  }
+  if (typeof reply === "string") {
+    try {
+      const json: unknown = JSON.parse(reply)
+      if (isRecord(json)) return json
+    } catch {
+      // described below
+    }
+    return new ModelError({ provider, reason: `the response body is not a JSON object: ${bodySummary(reply)}`, retryable: false })
+  }
+  return new ModelError({ provider, reason: `unexpected response shape: ${shownValue(reply)}`, retryable: false })
 }
 
 /** The provider-neutral response for a Chat Completion. Arguments stay raw JSON strings. */
@@ -476,12 +533,44 @@ export const openAiSdkClient = (
       ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
       ...(options.organization === undefined ? {} : { organization: options.organization }),
       ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
+      fetch: keepingErrorBodies,
       maxRetries: 0,
       timeout: 24 * 60 * 60 * 1000
     })
   } catch (error) {
     throw new AgentConfigError({ subject, reason: describeCause(error) })
   }
+}
+
+/**
+ * The bodies of failed replies, by the reply's `Headers` (which the SDK's `APIError` keeps): the SDK
+ * keeps only a body's `error` member, so a server that words its error otherwise (vLLM's
+ * `{"object": "error", "message"}`, FastAPI's `{"detail"}`, a proxy's `{"message"}`) lost its message.
+ */
+const errorBodies = new WeakMap<Headers, string>()
+
+/** The SDK's `fetch`: a failed reply's body is read from a copy and kept (the SDK reads the reply itself, unchanged). */
+const keepingErrorBodies = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+  const response = await fetch(input, init)
+  if (!response.ok && response.body !== null) {
+    try {
+      errorBodies.set(response.headers, await response.clone().text())
+    } catch {
+      // The SDK's own read fails the same way and says so.
+    }
+  }
+  return response
+}
+
+/**
+ * A failed reply's reason: the server's message from its body (see ./error-body.ts) after the status,
+ * as the SDK words it; the SDK's own wording when the body says nothing more (it reads `error.message`).
+ */
+const httpReason = (cause: { readonly status: number; readonly message: string; readonly headers?: Headers | undefined; readonly error?: unknown }): string => {
+  const body = cause.headers === undefined ? undefined : errorBodies.get(cause.headers)
+  if (body === undefined || isRecord(cause.error)) return cause.message
+  const message = errorBodyMessage(body)
+  return message === undefined ? cause.message : `${cause.status} ${message}`
 }
 
 /**
@@ -502,7 +591,7 @@ export const toModelError = (cause: unknown): ModelError => {
     const code = cause.code ?? cause.type ?? undefined
     return new ModelError({
       provider,
-      reason: cause.message,
+      reason: httpReason(cause),
       status: cause.status,
       retryable: shouldRetryStatus(cause.status, advice, code ?? undefined),
       ...(advice.retryAfterMs === undefined ? {} : { retryAfterMs: advice.retryAfterMs }),

@@ -19,15 +19,18 @@ import * as Random from "effect/Random"
 import { ModelError } from "../errors.ts"
 import { announceRetry } from "../model/model-retry.ts"
 
-/** Retry policy for retryable failures. */
+/**
+ * Retry policy for retryable failures. Checked when the provider is built: a value out of range is an
+ * `AgentConfigError` naming it (./check-fault-options.ts).
+ */
 export interface RetryOptions {
-  /** Retries after the first attempt. Default 3. */
+  /** Retries after the first attempt: a whole number, `0` for none. Default 3. */
   readonly times?: number
-  /** First delay. Default 500 ms. */
+  /** First delay: a finite duration, `0` allowed. Default 500 ms. */
   readonly base?: Duration.Input
-  /** Growth per attempt. Default 2. */
+  /** Growth per attempt: a finite number >= 1. Default 2. */
   readonly factor?: number
-  /** Upper bound of one computed delay (before jitter). Default 10 s. */
+  /** Upper bound of one computed delay (before jitter), `Infinity` for none. Default 10 s. */
   readonly maxDelay?: Duration.Input
   /**
    * The longest delay a server may ask for (`retry-after-ms`, `Retry-After`). A longer request ends the
@@ -36,9 +39,12 @@ export interface RetryOptions {
   readonly maxRetryAfter?: Duration.Input
 }
 
-/** Options every provider shares. */
+/** Options every provider shares, checked when the provider is built (an `AgentConfigError` names a bad one). */
 export interface ResilienceOptions {
-  /** Total time of one attempt, from sending the request to the whole reply. Default 10 minutes. */
+  /**
+   * Total time of one attempt, from sending the request to the whole reply: a positive duration, or
+   * `Infinity` for none (`0` is refused). Default 10 minutes.
+   */
   readonly timeout?: Duration.Input
   /** Retry an attempt that timed out (re-sends, and so re-bills, the generation). Default false. */
   readonly retryTimeouts?: boolean

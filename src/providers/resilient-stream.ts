@@ -29,7 +29,8 @@ export interface StreamingOptions extends ResilienceOptions {
    * The longest time with nothing arriving (before the first chunk too) before the stream counts as
    * stalled: a retryable `ModelError`, retried only when nothing reached the caller yet. Any byte of the
    * body counts (a keep-alive comment, a ping, a piece of a long event), for the providers that read
-   * the body themselves (all but `fromAiSdk`, whose model hands over parts). Default 2 minutes
+   * the body themselves (all but `fromAiSdk`, whose model hands over parts). A positive duration, or
+   * `Infinity` for none: `0` is refused when the provider is built, not read as "off". Default 2 minutes
    * (reasoning models may think for a long time before their first token).
    */
   readonly idleTimeout?: Duration.Input

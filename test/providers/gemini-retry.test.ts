@@ -2,13 +2,15 @@
  * gemini(...) and the server's word on retrying, against a loopback server speaking the Gemini API:
  * `Retry-After` (seconds or an HTTP date, bounded by `maxRetryAfter`) and `x-should-retry` on failed
  * replies, plain and streamed, as the other providers honour them; and an error body that is not JSON
- * (a proxy's HTML 502, labelled HTML or JSON) is a retryable `ModelError` with a short, readable reason.
+ * (a proxy's HTML 502, labelled HTML or JSON) is a retryable `ModelError` with a short, readable reason;
+ * a 429's `google.rpc.RetryInfo.retryDelay` in the body is read as `Retry-After` is.
  */
 import { Effect, Stream } from "effect"
 import { describe, expect, it } from "vitest"
 import { gemini, type ModelRequest } from "../../src/index.ts"
 import { failureOf, runExit } from "../fixtures.ts"
 import { quietLogs } from "../support/quiet-logs.ts"
+import { retryInfoAdvice } from "../../src/providers/gemini-fetch.ts"
 import { type Reply, useLoopback } from "./loopback.ts"
 import { geminiEvents, geminiJson, sse } from "./wire.ts"
 
@@ -82,6 +84,73 @@ describe("gemini(...): Retry-After and x-should-retry", () => {
     const t = await serve([geminiError(503, "UNAVAILABLE", "no", { "x-should-retry": "false" }), okStream])
     expect(failureOf(await runExit(Stream.runCollect(client(t.url).stream!(request))))).toMatchObject({ status: 503, retryable: false })
     expect(t.requests).toHaveLength(1)
+  })
+})
+
+/** A 429 as Gemini sends it: the wait in the body's `google.rpc.RetryInfo`, no `Retry-After` header. */
+const quotaError = (retryDelay: unknown, headers?: Record<string, string>): Reply => ({
+  status: 429,
+  json: {
+    error: {
+      code: 429,
+      message: "You exceeded your current quota, please check your plan and billing details.",
+      status: "RESOURCE_EXHAUSTED",
+      details: [
+        { "@type": "type.googleapis.com/google.rpc.QuotaFailure", violations: [{ quotaMetric: "generate_content_free_tier_requests" }] },
+        { "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay }
+      ]
+    }
+  },
+  ...(headers === undefined ? {} : { headers })
+})
+
+describe("gemini(...): the RetryInfo of an error body", () => {
+  it("waits the retryDelay a 429's body asks for, not the backoff's short delay", async () => {
+    const s = await serve([quotaError("0.3s"), ok])
+    expect(await Effect.runPromise(client(s.url).chat(request))).toMatchObject({ content: "ok" })
+    expect(s.requests).toHaveLength(2)
+    expect(s.requests[1]!.at - s.requests[0]!.at).toBeGreaterThanOrEqual(290)
+  })
+
+  it("gives up at once when the retryDelay is longer than maxRetryAfter, and says how long was asked", async () => {
+    const s = await serve([quotaError("20s"), ok])
+    const error = failureOf(await runExit(client(s.url, { retry: { times: 3, base: "5 millis", maxRetryAfter: "1 second" } }).chat(request)))
+    expect(s.requests).toHaveLength(1)
+    expect(error).toMatchObject({ _tag: "ModelError", status: 429, retryable: true, retryAfterMs: 20_000 })
+    expect(error.reason).toContain("RESOURCE_EXHAUSTED: You exceeded your current quota")
+  })
+
+  it("a streamed call honours it too", async () => {
+    const s = await serve([quotaError("20s")])
+    const error = failureOf(await runExit(Stream.runCollect(client(s.url, { retry: { times: 3, base: "5 millis", maxRetryAfter: "1 second" } }).stream!(request))))
+    expect(s.requests).toHaveLength(1)
+    expect(error).toMatchObject({ status: 429, retryAfterMs: 20_000 })
+  })
+
+  it("an error event inside a stream carries it too", async () => {
+    const event = (quotaError("20s") as { json: unknown }).json
+    const s = await serve([{ pieces: [`data: ${JSON.stringify(event)}\r\n\r\n`], contentType: "text/event-stream" }])
+    const error = failureOf(await runExit(Stream.runCollect(client(s.url, { retry: { times: 3, base: "5 millis", maxRetryAfter: "1 second" } }).stream!(request))))
+    expect(s.requests).toHaveLength(1)
+    expect(error).toMatchObject({ status: 429, retryable: true, retryAfterMs: 20_000 })
+  })
+
+  it("a Retry-After header, when sent, is the word that counts", async () => {
+    const s = await serve([quotaError("20s", { "retry-after": "0.2" }), ok])
+    expect(await Effect.runPromise(client(s.url, { retry: { times: 1, base: "5 millis", maxRetryAfter: "1 second" } }).chat(request))).toMatchObject({ content: "ok" })
+    expect(s.requests).toHaveLength(2)
+  })
+
+  it.each([["1.5s", 1500], ["0s", 0], ["0.000001s", 0.001], [" 20s ", 20_000]] as const)("reads the protobuf Duration %j as %d ms", (delay, ms) => {
+    expect(retryInfoAdvice(JSON.stringify({ error: { details: [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: delay }] } }))).toEqual({ retryAfterMs: ms })
+  })
+
+  it.each([["-1s"], ["20"], ["soon"], [20], [null], [{ seconds: 20 }]])("ignores a retryDelay that is no protobuf Duration (%j)", (delay) => {
+    expect(retryInfoAdvice(JSON.stringify({ error: { details: [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: delay }] } }))).toEqual({})
+  })
+
+  it.each([[""], ["<html>"], ["{"], ["null"], ['{"error":"x"}'], ['{"error":{"details":{}}}'], ['{"error":{"details":[null,1,{"retryDelay":"2s"}]}}']])("finds none in %j", (body) => {
+    expect(retryInfoAdvice(body)).toEqual({})
   })
 })
 

@@ -105,7 +105,8 @@ const usage = { prompt_tokens: 10, completion_tokens: 4, total_tokens: 14 }
 
 interface ChatReply {
   readonly message: Record<string, any>
-  readonly finish: string
+  /** `null`: the server sends none (some OpenAI-compatible ones never do); the stream still ends with `[DONE]`. */
+  readonly finish: string | null
 }
 
 const chatWhole = (r: ChatReply): Reply => ({
@@ -164,7 +165,9 @@ const chatCases: ReadonlyArray<Case<ChatReply>> = [
   { name: "filtered", reply: { message: { content: "" }, finish: "content_filter" }, expected: { kind: "content-filter", retryable: false } },
   { name: "a refusal", reply: { message: { content: null, refusal: "I can't help with that." }, finish: "stop" }, expected: { kind: "refusal", retryable: false } },
   { name: "nothing, for an unknown reason", reply: { message: { content: "" }, finish: "weird" }, expected: { kind: "malformed", retryable: false } },
-  { name: "only reasoning", reply: { message: { content: "", reasoning_content: "Let me think." }, finish: "stop" }, expected: { kind: "thinking-only", retryable: false } }
+  { name: "only reasoning", reply: { message: { content: "", reasoning_content: "Let me think." }, finish: "stop" }, expected: { kind: "thinking-only", retryable: false } },
+  { name: "a text without a finish_reason", reply: { message: { content: "The answer is 42." }, finish: null }, expected: "Text" },
+  { name: "a tool call without a finish_reason", reply: { message: { content: null, tool_calls: [fn("t1", "add", '{"a":1,"b":2}')] }, finish: null }, expected: "ToolCalls" }
 ]
 
 parity("openai (Chat Completions)", (url) => openai("gpt-4o-mini", { apiKey: "k", baseURL: `${url}/v1`, ...options }), chatWhole, chatStream, chatCases)
@@ -176,9 +179,10 @@ parity(
   chatStream,
   // The AI SDK provider reads the wire itself: it makes up its own ids for calls without one (random, in
   // both paths), refuses a whole answer's call without `arguments` (its response schema requires them;
-  // its stream does not), and finishes a refusal as `content-filter`.
+  // its stream does not), finishes a refusal as `content-filter`, and fails a stream without a
+  // finish_reason itself ("Response stream ended without a finish reason.", an error part), [DONE] or not.
   chatCases
-    .filter((c) => c.name !== "a tool call without an id" && c.name !== "a tool call without arguments")
+    .filter((c) => c.name !== "a tool call without an id" && c.name !== "a tool call without arguments" && c.reply.finish !== null)
     .map((c) => (c.name === "a refusal" ? { ...c, expected: { kind: "content-filter", retryable: false } } : c))
 )
 
@@ -375,7 +379,10 @@ parity(
       },
       expected: "ToolCalls"
     },
-    { name: "only thinking", reply: { content: [{ type: "thinking", thinking: "Hmm.", signature: "sig" }], stop: "end_turn" }, expected: { kind: "thinking-only", retryable: false } }
+    { name: "only thinking", reply: { content: [{ type: "thinking", thinking: "Hmm.", signature: "sig" }], stop: "end_turn" }, expected: { kind: "thinking-only", retryable: false } },
+    // The stream still ends with message_stop.
+    { name: "a text without a stop_reason", reply: { content: [{ type: "text", text: "The answer is 42." }], stop: null }, expected: "Text" },
+    { name: "tool_use without a stop_reason", reply: { content: [toolUse({ id: "toolu_1", name: "add", input: { a: 1 } })], stop: null }, expected: "ToolCalls" }
   ]
 )
 
@@ -440,7 +447,11 @@ parity(
       name: "a thought and a signed call",
       reply: { parts: [{ text: "Add.", thought: true }, { ...call("add"), thoughtSignature: "sig" }], finish: "STOP" },
       expected: "ToolCalls"
-    }
+    },
+    // The stream's body still ends cleanly after its last chunk (Gemini's stream has no last event).
+    { name: "a text without a finishReason", reply: { parts: [{ text: "The answer is 42." }] }, expected: "Text" },
+    { name: "function calls without a finishReason", reply: { parts: [call("add")] }, expected: "ToolCalls" },
+    { name: "no candidates", reply: { extra: { candidates: [] } }, expected: { retryable: false } }
   ]
 )
 

@@ -1,0 +1,104 @@
+/**
+ * A failed reply's reason is the server's message, whatever shape its body has: OpenAI's
+ * `{"error": {"message"}}`, vLLM's `{"object": "error", "message"}`, FastAPI's `{"detail"}` (a string
+ * or a list of `{ loc, msg }`), a proxy's `{"message"}`, a bare `{"error": "…"}`, plain text or an HTML
+ * page (cut short). Before, the `openai` SDK read only `error`, so every other shape became
+ * "400 status code (no body)". The same for whole and streamed calls, Chat Completions and Responses;
+ * and a successful reply whose JSON is labelled `text/plain` is read, not "a completion without choices".
+ */
+import { Effect, Stream } from "effect"
+import { describe, expect, it } from "vitest"
+import { gemini, type ModelClient, type ModelRequest, openai, openaiResponses } from "../../src/index.ts"
+import { bodySummary, errorBodyMessage } from "../../src/providers/error-body.ts"
+import { failureOf, runExit } from "../fixtures.ts"
+import { quietLogs } from "../support/quiet-logs.ts"
+import { completion, type Reply, useLoopback } from "./loopback.ts"
+
+quietLogs()
+
+const serve = useLoopback()
+const request: ModelRequest = { messages: [{ role: "user", content: "hi" }], tools: [] }
+const once = { retry: false, timeout: "5 seconds", idleTimeout: "5 seconds" } as const
+
+const bodies: ReadonlyArray<readonly [string, Reply, string]> = [
+  [
+    "vLLM's ErrorResponse",
+    { status: 400, json: { object: "error", message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.", type: "BadRequestError", param: null, code: 400 } },
+    "400 This model's maximum context length is 4096 tokens. However, you requested 5000 tokens."
+  ],
+  [
+    "FastAPI's validation detail",
+    { status: 422, json: { detail: [{ loc: ["body", "messages"], msg: "field required", type: "value_error.missing" }, { loc: ["body", "model"], msg: "str type expected" }] } },
+    "422 body.messages: field required; body.model: str type expected"
+  ],
+  ["FastAPI's detail string", { status: 404, json: { detail: "Not Found" } }, "404 Not Found"],
+  ["a proxy's message", { status: 403, json: { message: "model 'gpt-x' is not allowed for this key" } }, "403 model 'gpt-x' is not allowed for this key"],
+  ["a bare error string", { status: 400, json: { error: "model not loaded" } }, "400 model not loaded"],
+  ["OpenAI's error object (as before)", { status: 400, json: { error: { message: "Invalid 'messages'.", type: "invalid_request_error" } } }, "400 Invalid 'messages'."],
+  ["plain text", { status: 400, raw: "Bad Request: missing model", headers: { "content-type": "text/plain" } }, "400 Bad Request: missing model"],
+  ["an empty body (as before)", { status: 400, raw: "" }, "400 status code (no body)"],
+  ["JSON of another shape", { status: 400, json: { ok: false, code: 17 } }, '400 {"ok":false,"code":17}']
+]
+
+const clients: ReadonlyArray<readonly [string, (url: string) => ModelClient]> = [
+  ["openai", (url) => openai("m", { apiKey: "k", baseURL: `${url}/v1`, ...once })],
+  ["openaiResponses", (url) => openaiResponses("m", { apiKey: "k", baseURL: `${url}/v1`, ...once })]
+]
+
+describe.each(clients)("%s: the server's message of a failed reply", (_name, client) => {
+  it.each(bodies)("%s, whole and streamed", async (_shape, reply, reason) => {
+    const s = await serve([reply])
+    const whole = failureOf(await runExit(client(s.url).chat(request)))
+    const streamed = failureOf(await runExit(Stream.runCollect(client(s.url).stream!(request))))
+    expect(whole).toMatchObject({ _tag: "ModelError", reason, status: (reply as { status: number }).status, retryable: false })
+    expect(streamed).toMatchObject({ _tag: "ModelError", reason, status: (reply as { status: number }).status, retryable: false })
+  })
+
+  it("an HTML page is its text, without tags, cut short", async () => {
+    const page = `<html><head><style>${"body{margin:0}".repeat(500)}</style></head><body><h1>400 Bad Request</h1><p>${"The request was refused by the gateway. ".repeat(50)}</p></body></html>`
+    const s = await serve([{ status: 400, raw: page, headers: { "content-type": "text/html" } }])
+    const error = failureOf(await runExit(client(s.url).chat(request)))
+    expect(error.reason).toMatch(/^400 400 Bad Request The request was refused by the gateway\./)
+    expect(error.reason).not.toMatch(/[<>{}]/)
+    expect(error.reason.length).toBeLessThan(220)
+  })
+})
+
+describe("a successful reply labelled as text", () => {
+  it("openai: JSON sent as text/plain is read as the completion it is", async () => {
+    const s = await serve([{ raw: JSON.stringify(completion({ content: "fine" }, "stop")), headers: { "content-type": "text/plain" } }])
+    expect(await Effect.runPromise(openai("m", { apiKey: "k", baseURL: `${s.url}/v1`, ...once }).chat(request))).toMatchObject({ _tag: "Text", content: "fine" })
+  })
+
+  it("openai: a body that is not JSON says so, not that the completion has no choices", async () => {
+    const s = await serve([{ raw: "<html><body>Welcome to nginx!</body></html>", headers: { "content-type": "text/html" } }])
+    const error = failureOf(await runExit(openai("m", { apiKey: "k", baseURL: `${s.url}/v1`, ...once }).chat(request)))
+    expect(error).toMatchObject({ retryable: false, reason: "the response body is not a JSON object: Welcome to nginx!" })
+  })
+})
+
+describe("gemini: a failed reply that is not Google's error shape", () => {
+  it("a proxy's {message} is its reason", async () => {
+    const s = await serve([{ status: 403, json: { message: "key not allowed here" } }])
+    const error = failureOf(await runExit(gemini("g", { apiKey: "k", baseURL: s.url, ...once }).chat(request)))
+    expect(error).toMatchObject({ status: 403, reason: "key not allowed here", retryable: false })
+  })
+})
+
+describe("errorBodyMessage", () => {
+  it("keeps a server's message whole unless it is huge, and a body's text short", () => {
+    expect(errorBodyMessage(JSON.stringify({ message: "m".repeat(1_500) }))).toHaveLength(1_500)
+    expect(errorBodyMessage(JSON.stringify({ message: "m".repeat(50_000) }))!.length).toBeLessThanOrEqual(2_001)
+    expect(errorBodyMessage(JSON.stringify({ other: "x".repeat(50_000) }))!.length).toBeLessThanOrEqual(201)
+    expect(errorBodyMessage("y".repeat(100_000))!.length).toBeLessThanOrEqual(201)
+  })
+
+  it("says nothing of an empty body or an error object without a message (the SDK's wording stays)", () => {
+    expect(errorBodyMessage("  ")).toBeUndefined()
+    expect(errorBodyMessage('{"error":{"code":500}}')).toBeUndefined()
+  })
+
+  it("summarises a page without its scripts and styles", () => {
+    expect(bodySummary("<html><script>var x</script><style>p{}</style><h1>502</h1> <p>Bad   Gateway</p><!-- c --></html>")).toBe("502 Bad Gateway")
+  })
+})
