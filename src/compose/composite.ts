@@ -34,6 +34,7 @@ import type { MaybeEffect } from "../internal/from-maybe-effect.ts"
 import { defaultBudget } from "../dsl/budget.ts"
 import { budgetOptionKeys, checkFunction, checkOptions } from "../dsl/builder-validation.ts"
 import { type CompositeHooks, notifyEnd, notifyStart } from "./composite-hooks.ts"
+import { gateResume } from "./resume-gate.ts"
 import { noStackTrace } from "../internal/span-options.ts"
 import { withGuardedSpan } from "../internal/guarded-span.ts"
 import { BudgetScope, CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
@@ -141,8 +142,9 @@ export interface Composite<In, Out, E, R> extends Runnable<In, Out, E, R> {
    * with `decisions` (checked against its own snapshot before anything runs), then the rest of the
    * composite runs. When several members wait at once (a parallel, a forum's participants), their
    * calls are named `<member index>/<call id>` and every member's decisions are checked before any
-   * member resumes. With a `ResumeLedger`, a second resume of one snapshot fails with
-   * `SnapshotAlreadyResumed` before anything runs.
+   * member resumes. With a `ResumeLedger`, the resume consumes the snapshot once (after every check,
+   * before any member continues): a second resume of it, even one running at the same time, fails
+   * with `SnapshotAlreadyResumed` before anything runs.
    *
    * @example
    * ```ts
@@ -297,7 +299,9 @@ const build = (def: CompositeDef): AnyComposite => {
       ? Effect.fail(new AgentConfigError({ subject: `${def.kind} "${def.name}"`, reason: `a ${def.kind} does not suspend yet: it has nothing to resume` }))
       : Effect.flatMap(
         checkCompositeSnapshot({ name: def.name, kind: def.kind, fingerprint: fingerprintNow(), secret }, snapshot),
-        (checked) => execute(checked, resumeBody(checked, decisions, settle), checked.state.spent)
+        // Every decision of every waiting member checked, then the whole snapshot consumed once (with a
+        // ledger), before any member continues: a second resume fails having run nothing.
+        (checked) => Effect.andThen(gateResume(def.name, checked, checkBody(checked, decisions)), execute(checked, resumeBody(checked, decisions, settle), checked.state.spent))
       )
   /** Runs a body under this composite (its run id, budget and hooks); `spent`: what a resumed run spent before. */
   const execute = (input: unknown, run: Effect.Effect<unknown, unknown, unknown>, spent?: Spent) =>
@@ -333,7 +337,7 @@ const build = (def: CompositeDef): AnyComposite => {
             const state = bounds || Number.isFinite(def.maxDuration)
               ? {
                 ...suspended.snapshot.state,
-                spent: { tokens: budgetScope?.used("tokens") ?? 0, toolCalls: budgetScope?.used("toolCalls") ?? 0, elapsedMs: elapsedBefore + now - started }
+                spent: { tokens: budgetScope?.used("tokens") ?? 0, toolCalls: budgetScope?.used("toolCalls") ?? 0, elapsedMs: Math.max(0, elapsedBefore + now - started) }
               }
               : suspended.snapshot.state
             return { ...suspended, snapshot: signCompositeSnapshot({ ...suspended.snapshot, state }, secret) }

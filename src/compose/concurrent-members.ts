@@ -6,8 +6,9 @@
  * (`state.outputs`, as JSON), and the waiting calls are listed as `<member index>/<member's call id>`.
  * Its resume first checks every decision of every waiting member against that member's own snapshot,
  * running nothing, so a refused decision (an edit its tool's Schema does not decode, a forged entry, a
- * call without a decision) fails the whole resume before any member's approved tool runs; then the
- * waiting members continue at once, and completed members are not run again.
+ * call without a decision) fails the whole resume before any member's approved tool runs, naming the
+ * call as the composite lists it; then the waiting members continue at once, and completed members
+ * are not run again.
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -15,6 +16,7 @@ import type * as Schema from "effect/Schema"
 import type { Decisions } from "../dsl/decision.ts"
 import type { PendingApproval } from "../dsl/run-outcome.ts"
 import { DecisionsInvalid, SnapshotInvalid } from "../errors.ts"
+import { describeCause } from "../internal/describe-cause.ts"
 import { checkMemberResume, type CompositeSnapshot, type CompositeSuspended, memberMayNeedApproval } from "./composite-snapshot.ts"
 import type { Resumable, Settle } from "./composite.ts"
 import type { AnyRunnable } from "./runnable.ts"
@@ -53,9 +55,10 @@ export const runConcurrently = (
   )
 
 /**
- * Continues members run at once from the composite's snapshot: every waiting member's decisions are
- * checked before any continues, then they continue at once; the completed members' outputs come back
- * from the snapshot. `members` are the members run at once, indexed as in the snapshot.
+ * Continues members run at once from the composite's snapshot: the waiting members continue at once;
+ * the completed members' outputs come back from the snapshot. `members` are the members run at once,
+ * indexed as in the snapshot. The composite's resume checked every waiting member's decisions first
+ * (`checkConcurrently`), before any continues.
  */
 export const resumeConcurrently = (
   composite: string,
@@ -67,9 +70,8 @@ export const resumeConcurrently = (
 ): Effect.Effect<Concurrent, unknown, unknown> =>
   Effect.gen(function*() {
     const plan = yield* resumePlan(composite, members, snapshot, decisions)
-    yield* Effect.forEach(plan.waiting, (w) => checkMemberResume(w.member, w.snapshot, w.decisions), { discard: true })
     const resumed = yield* Effect.all(
-      plan.waiting.map((w) => runSlot(w.member, w.member.resume(w.snapshot, w.decisions), options.collect, refusedBeforeRunning)),
+      plan.waiting.map((w) => runSlot(w.member, Effect.mapError(w.member.resume(w.snapshot, w.decisions), listedAs(w.stage)), options.collect, refusedBeforeRunning)),
       { concurrency: options.concurrency }
     )
     const slots: Array<Slot> = [...plan.slots]
@@ -87,7 +89,21 @@ export const checkConcurrently = (
   decisions: Decisions
 ): Effect.Effect<void, unknown> =>
   Effect.flatMap(resumePlan(composite, members, snapshot, decisions), (plan) =>
-    Effect.forEach(plan.waiting, (w) => checkMemberResume(w.member, w.snapshot, w.decisions), { discard: true }))
+    Effect.forEach(plan.waiting, (w) => Effect.mapError(checkMemberResume(w.member, w.snapshot, w.decisions), listedAs(w.stage)), { discard: true }))
+
+/**
+ * A member's refusal of a decision, naming the call as the composite's pending list does
+ * (`<member index>/<call id>`), so the id can be looked up in that list; `*` (the decisions as a whole) stays.
+ */
+const listedAs = (stage: number) => (error: unknown): unknown => {
+  if (!isDecisionsInvalid(error) || error.toolCallId === "*") return error
+  return new DecisionsInvalid({ agent: error.agent, toolCallId: `${stage}${separator}${error.toolCallId}`, reason: error.reason })
+}
+
+/** By its tag, as the other refusals are told (`refusedBeforeRunning`): a member may come from another copy of the library. */
+const isDecisionsInvalid = (error: unknown): error is DecisionsInvalid =>
+  typeof error === "object" && error !== null && (error as { _tag?: unknown })._tag === "DecisionsInvalid" &&
+  typeof (error as { toolCallId?: unknown }).toolCallId === "string"
 
 /** True when a snapshot's suspension is one of members run at once (its waiting ids are prefixed). */
 export const isConcurrentSuspension = (snapshot: CompositeSnapshot): boolean =>
@@ -196,7 +212,7 @@ const resumePlan = (
     if (missing !== -1) return yield* invalid(`member ${missing} is neither waiting nor completed`)
     // No prototype: a member's call id may be any text, `__proto__` included.
     const mine = waitingEntries.map((): Record<string, Decisions[string]> => Object.create(null))
-    for (const [id, decision] of Object.entries(decisions)) {
+    for (const [id, decision] of yield* entriesOf(composite, decisions)) {
       const at = id.indexOf(separator)
       // The index as the composite names it (`1`, never `01`): one call, one id.
       const stage = at > 0 && /^(?:0|[1-9]\d*)$/.test(id.slice(0, at)) ? Number(id.slice(0, at)) : undefined
@@ -216,6 +232,22 @@ const resumePlan = (
       waiting: waitingEntries.map((entry, i) => ({ stage: entry.stage, member: members[entry.stage] as Resumable, snapshot: entry.member, decisions: mine[i]! }))
     }
   })
+
+/**
+ * The decisions' entries, read once. An untyped caller may hand anything: what is not an object, or
+ * throws when read (a getter, a proxy trap), is `DecisionsInvalid` naming what could not be read.
+ */
+const entriesOf = (composite: string, decisions: unknown): Effect.Effect<ReadonlyArray<[string, Decisions[string]]>, DecisionsInvalid> => {
+  const refuse = (reason: string) => Effect.fail(new DecisionsInvalid({ agent: composite, toolCallId: "*", reason }))
+  if (typeof decisions !== "object" || decisions === null || Array.isArray(decisions)) {
+    return refuse("decisions are an object from call ids to Decision.approve, Decision.deny(reason) or Decision.edit(args)")
+  }
+  try {
+    return Effect.succeed(Object.entries(decisions as Decisions))
+  } catch (error) {
+    return refuse(`the decisions could not be read (${describeCause(error)}): give a plain object from call ids to decisions`)
+  }
+}
 
 /** True for a member's `Suspended` result. */
 const isSuspension = (u: unknown): u is { readonly pending: ReadonlyArray<PendingApproval>; readonly snapshot: unknown } =>

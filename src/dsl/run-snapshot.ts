@@ -13,11 +13,13 @@ import { LlmMessageSchema, ToolCallSchema } from "../model/message-schemas.ts"
 
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+/** Tokens and milliseconds spent: never below zero, or an edited snapshot would lift the budget by as much. */
+const Amount = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
 
 const LedgerSchema = Schema.Struct({
   turns: Count,
   toolCalls: Count,
-  tokens: Schema.Finite,
+  tokens: Amount,
   lastTool: Schema.optionalKey(Schema.String),
   consecutive: Count,
   thresholdsFired: Schema.Array(Schema.String),
@@ -28,7 +30,7 @@ const StateSchema = Schema.Struct({
   runId: Schema.String,
   input: Schema.String,
   skill: Schema.String,
-  elapsedMs: Schema.Finite,
+  elapsedMs: Amount,
   transcript: Schema.Array(LlmMessageSchema),
   pending: Schema.Array(ToolCallSchema),
   offered: Schema.Array(Schema.String),

@@ -4,8 +4,9 @@
  * child's (`state.children`, `state.handoff`); the calls the child waits on are listed as the caller's
  * with ids `<caller's call id>/<child's call id>`; a resume hands the decisions meant for the child to
  * the child's own resume, which checks them against its own snapshot (the only source of truth for
- * them) before anything runs, and announces them in the caller's events (`ApprovalDecided`, as the
- * caller announced the request). Kept beside the run context (by context), as the snapshot's part of it.
+ * them) before anything runs (a refusal names the call as the caller lists it), and announces them in
+ * the caller's events (`ApprovalDecided`, as the caller announced the request). Kept beside the run
+ * context (by context), as the snapshot's part of it.
  *
  * Which run a listed id belongs to is decided by the snapshot, never by the text of the id alone: the
  * run's own pending calls keep their ids (a model may choose `p1/x` beside `p1`), and a child's call
@@ -17,7 +18,7 @@ import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import type { Decisions } from "../dsl/decision.ts"
 import type { ApprovalDecidedEvent } from "../dsl/events.ts"
 import { childAgentOf } from "../dsl/child-suspension.ts"
-import { childAwaiting, childListing, type ChildRoute } from "../dsl/child-listing.ts"
+import { childAwaiting, childIdSeparator, childListing, type ChildRoute } from "../dsl/child-listing.ts"
 import { decodeSnapshotValue, type RunSnapshot } from "../dsl/run-snapshot.ts"
 import { type AgentError, DecisionsInvalid } from "../errors.ts"
 import type { SkillPlan } from "./plan.ts"
@@ -141,7 +142,7 @@ function* childResumesSteps(
       if (Object.hasOwn(decisions, listed)) mine[route.id] = decisions[listed] as Decisions[string]
     }
     const childSnapshot = yield* decodeSnapshotValue(child.snapshot)
-    const checked = yield* check(childAgent.definition, childSnapshot, mine)
+    const checked = yield* Effect.mapError(check(childAgent.definition, childSnapshot, mine), (error) => listedError(error, child.id, listedAs))
     const decided = childDecided(childSnapshot, checked).flatMap((d) => {
       const listed = listedAs.get(d.toolCallId)
       return listed === undefined ? [] : [{ ...d, toolCallId: listed }]
@@ -150,6 +151,16 @@ function* childResumesSteps(
   }
   return out
 }
+
+/**
+ * A child's refusal of a decision, naming the call as the calling run lists it (its listed id, which
+ * the pending list shows; `<call id>/<child's id>` for a call of the child it does not list, such as
+ * an edited entry of its snapshot), so the id can be looked up in that list. `*` stays.
+ */
+const listedError = (error: AgentError, callId: string, listedAs: ReadonlyMap<string, string>): AgentError =>
+  error._tag !== "DecisionsInvalid" || error.toolCallId === "*"
+    ? error
+    : new DecisionsInvalid({ agent: error.agent, toolCallId: listedAs.get(error.toolCallId) ?? `${callId}${childIdSeparator}${error.toolCallId}`, reason: error.reason })
 
 /** The decisions a checked child takes on the calls it lists as waiting (its own, and its children's), by its ids. */
 const childDecided = (snapshot: RunSnapshot, checked: CheckedChild): ReadonlyArray<ChildDecided> => {

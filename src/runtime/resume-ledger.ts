@@ -10,7 +10,6 @@
  * tool ran leaves that snapshot consumed (at most once, never twice); continue such a run as a durable
  * run when it must be exactly once.
  */
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type { RunSnapshot } from "../dsl/run-snapshot.ts"
 import type { ResumeLedgerStore } from "../dsl/resume-ledger-store.ts"
@@ -18,18 +17,7 @@ import { canonicalJson } from "../internal/canonical-json.ts"
 import { hash53 } from "./fingerprint.ts"
 
 export type { ResumeLedgerStore } from "../dsl/resume-ledger-store.ts"
-
-/**
- * The ledger a run resumes with, when there is one (a `Context.Reference`, undefined by default).
- *
- * @example
- * ```ts
- * await Effect.runPromise(bank.resume(snapshot, decisions).pipe(Effect.provideService(ResumeLedger, ledger)))
- * ```
- */
-export const ResumeLedger = Context.Reference<ResumeLedgerStore | undefined>("effect-agent-dsl/ResumeLedger", {
-  defaultValue: () => undefined
-})
+export { ResumeLedger } from "../dsl/resume-ledger-store.ts"
 
 /**
  * A resume ledger in this process's memory: enough when every resume of a run happens in one process.

@@ -37,7 +37,7 @@ import { emit, emitEnd, type EventSink, holdSink, queueSink } from "./emit.ts"
 import { type AgentPlan, compile, type SkillPlan } from "./plan.ts"
 import { systemPrompt } from "./prompt.ts"
 import { budgetExceeded, RunContext, type RunEnv } from "./run-context.ts"
-import { resolveDecisions } from "./approval.ts"
+import { readDecisions, resolveDecisions } from "./approval.ts"
 import { armChildResumes, type ChildResume, childResumes } from "./child-runs.ts"
 import { RunSnapshotSchema } from "../dsl/run-snapshot.ts"
 import type { ResolvedDecision } from "./run-context.ts"
@@ -454,7 +454,7 @@ function* resumedBody(running: Running, start: Extract<Start, { _tag: "Resume" }
   if (env.traced) yield* Effect.annotateCurrentSpan("agent.skill", skill.name)
   if (checked.handoff !== undefined) {
     const { target, snapshot } = checked.handoff
-    return yield* resumeHandoff(ctx, target, snapshot, start.decisions ?? {})
+    return yield* resumeHandoff(ctx, target, snapshot, checked.decisions)
   }
   return yield* resultOf(ctx, yield* drive(ctx, control), stateOf(start.snapshot).input)
 }
@@ -573,6 +573,8 @@ const resumeHandoff = (ctx: RunContext, target: AgentDefinition, snapshot: RunSn
 /** The decisions of a resume, checked: the snapshot's skill, the decisions by call, the children's and a handoff target's. */
 interface CheckedDecisions {
   readonly skill: SkillPlan
+  /** The decisions as read (`readDecisions`): what the rest of the resume uses, never the caller's object. */
+  readonly decisions: Decisions
   readonly decided: ReadonlyMap<string, ResolvedDecision>
   readonly children: ReadonlyMap<string, ChildResume>
   readonly handoff: { readonly target: AgentDefinition; readonly snapshot: RunSnapshot } | undefined
@@ -591,12 +593,10 @@ const checkDecisions = (
 ): Effect.Effect<CheckedDecisions, AgentError> =>
   Effect.gen(() => checkDecisionsSteps(definition, snapshot, decisions))
 
-function* checkDecisionsSteps(definition: AgentDefinition, snapshot: RunSnapshot, decisions: Decisions): Steps<CheckedDecisions, AgentError> {
+function* checkDecisionsSteps(definition: AgentDefinition, snapshot: RunSnapshot, given: Decisions): Steps<CheckedDecisions, AgentError> {
   const plan = compile(definition)
-  // An untyped caller may hand anything.
-  if (typeof decisions !== "object" || decisions === null || Array.isArray(decisions)) {
-    return yield* new DecisionsInvalid({ agent: plan.name, toolCallId: "*", reason: "decisions are an object from call ids to Decision.approve, Decision.deny(reason) or Decision.edit(args)" })
-  }
+  // An untyped caller may hand anything: read once, a throwing read refused, the copy read after.
+  const decisions = yield* readDecisions(plan.name, given)
   if (definition.snapshotSecret !== undefined) yield* verifySnapshot(snapshot, definition.snapshotSecret)
   const signed = definition.snapshotSecret !== undefined
   const skill = yield* checkSnapshot(plan, snapshot)
@@ -606,11 +606,11 @@ function* checkDecisionsSteps(definition: AgentDefinition, snapshot: RunSnapshot
     if (target === undefined) return yield* new DecisionsInvalid({ agent: plan.name, toolCallId: "*", reason: `the snapshot was handed off to "${handed.agent}", which is not a handoff of skill "${skill.name}"` })
     const child = yield* decodeSnapshotValue(handed.snapshot)
     yield* checkDecisions(target, child, decisions)
-    return { skill, decided: new Map(), children: new Map(), handoff: { target, snapshot: child } }
+    return { skill, decisions, decided: new Map(), children: new Map(), handoff: { target, snapshot: child } }
   }
   const decided = yield* resolveDecisions(plan.name, skill, snapshot, decisions, { signed })
   const children = yield* childResumes(plan.name, skill, snapshot, decisions, checkDecisions)
-  return { skill, decided, children, handoff: undefined }
+  return { skill, decisions, decided, children, handoff: undefined }
 }
 
 /** `RunEnd` and the run span's closing attributes, once per run that ended. */

@@ -490,7 +490,8 @@ export class RunContext {
       runId: this.runId,
       input: this.input,
       skill: this.skill.name,
-      elapsedMs: now - this.startedAt,
+      // Never below zero (a wall clock set back), which the snapshot's Schema refuses.
+      elapsedMs: Math.max(0, now - this.startedAt),
       transcript: [...this.#transcript],
       pending: this.#pending.slice(this.#settled),
       offered: this.#offered.map((t) => t.name),

@@ -54,7 +54,8 @@ describe("an agent used as a tool whose child suspends", () => {
     const { child, front, noted } = caller()
     const first = await front.run("go")
     if (first._tag !== "Suspended") throw new Error("expected the caller to suspend")
-    expect(failureOf(await runExit(front.resume(first.snapshot, {})))).toMatchObject({ _tag: "DecisionsInvalid", toolCallId: "k1" })
+    // The child's refusal names its call as the caller's pending list does.
+    expect(failureOf(await runExit(front.resume(first.snapshot, {})))).toMatchObject({ _tag: "DecisionsInvalid", toolCallId: "p1/k1" })
     expect(failureOf(await runExit(front.resume(first.snapshot, { "p1/k1": Decision.edit({ to: "bob", amount: "all" }) })))).toMatchObject({ _tag: "DecisionsInvalid" })
     expect(failureOf(await runExit(front.resume(first.snapshot, { k1: Decision.approve })))).toMatchObject({ _tag: "DecisionsInvalid", toolCallId: "k1" })
     expect(child.executed).toEqual([])
