@@ -13,10 +13,9 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
-import type { Decisions } from "../dsl/decision.ts"
+import { type Decisions, readDecisions } from "../dsl/decision.ts"
 import type { PendingApproval } from "../dsl/run-outcome.ts"
 import { DecisionsInvalid, SnapshotInvalid } from "../errors.ts"
-import { describeCause } from "../internal/describe-cause.ts"
 import { checkMemberResume, type CompositeSnapshot, type CompositeSuspended, memberMayNeedApproval } from "./composite-snapshot.ts"
 import type { Resumable, Settle } from "./composite.ts"
 import type { AnyRunnable } from "./runnable.ts"
@@ -233,21 +232,9 @@ const resumePlan = (
     }
   })
 
-/**
- * The decisions' entries, read once. An untyped caller may hand anything: what is not an object, or
- * throws when read (a getter, a proxy trap), is `DecisionsInvalid` naming what could not be read.
- */
-const entriesOf = (composite: string, decisions: unknown): Effect.Effect<ReadonlyArray<[string, Decisions[string]]>, DecisionsInvalid> => {
-  const refuse = (reason: string) => Effect.fail(new DecisionsInvalid({ agent: composite, toolCallId: "*", reason }))
-  if (typeof decisions !== "object" || decisions === null || Array.isArray(decisions)) {
-    return refuse("decisions are an object from call ids to Decision.approve, Decision.deny(reason) or Decision.edit(args)")
-  }
-  try {
-    return Effect.succeed(Object.entries(decisions as Decisions))
-  } catch (error) {
-    return refuse(`the decisions could not be read (${describeCause(error)}): give a plain object from call ids to decisions`)
-  }
-}
+/** The decisions' entries, read once (`readDecisions`: what is no object, or throws when read, is `DecisionsInvalid`). */
+const entriesOf = (composite: string, decisions: unknown): Effect.Effect<ReadonlyArray<[string, Decisions[string]]>, DecisionsInvalid> =>
+  Effect.map(readDecisions(composite, decisions), (read) => Object.entries(read))
 
 /** True for a member's `Suspended` result. */
 const isSuspension = (u: unknown): u is { readonly pending: ReadonlyArray<PendingApproval>; readonly snapshot: unknown } =>

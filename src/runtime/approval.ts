@@ -21,7 +21,6 @@ import type { LlmMessage, ToolCall } from "../model/messages.ts"
 import type { SkillPlan } from "./plan.ts"
 import type { AwaitingCall, ResolvedDecision, RunContext } from "./run-context.ts"
 import { canonicalJson } from "../internal/canonical-json.ts"
-import { describeCause } from "../internal/describe-cause.ts"
 import type { Steps } from "../internal/steps.ts"
 
 /** What the approval stage says about arguments about to run. */
@@ -166,47 +165,7 @@ export const decidedEntries = (decisions: ReadonlyMap<string, ResolvedDecision>)
   )
 }
 
-/**
- * The decisions given to a resume, read once into plain data (a record without prototype of
- * `{ _tag }`, `{ _tag, reason }` or `{ _tag, args }`), at the edge: an untyped caller may hand
- * anything, and what is not an object of decisions, or throws when read (a getter, a proxy trap), is
- * `DecisionsInvalid` naming what could not be read (`*` for the object itself, else the call id),
- * before anything runs. Everything after reads the copy, so a later change to the caller's object
- * changes nothing either. A value that is no decision is kept as is, for `resolveDecisions` to refuse.
- */
-export const readDecisions = (agent: string, decisions: unknown): Effect.Effect<Decisions, DecisionsInvalid> =>
-  Effect.suspend(() => {
-    const refuse = (toolCallId: string, reason: string) => Effect.fail(new DecisionsInvalid({ agent, toolCallId, reason }))
-    if (typeof decisions !== "object" || decisions === null || Array.isArray(decisions)) {
-      return refuse("*", "decisions are an object from call ids to Decision.approve, Decision.deny(reason) or Decision.edit(args)")
-    }
-    let ids: ReadonlyArray<string>
-    try {
-      ids = Object.keys(decisions)
-    } catch (error) {
-      return refuse("*", `the decisions could not be read (${describeCause(error)}): give a plain object from call ids to decisions`)
-    }
-    // No prototype: a call id may be any text, `__proto__` included.
-    const read: Record<string, Decisions[string]> = Object.create(null)
-    for (const id of ids) {
-      try {
-        read[id] = decisionOf((decisions as Record<string, unknown>)[id]) as Decisions[string]
-      } catch (error) {
-        return refuse(id, `the decision for this call could not be read (${describeCause(error)}): give Decision.approve, Decision.deny(reason) or Decision.edit(args)`)
-      }
-    }
-    return Effect.succeed(read)
-  })
-
-/** One decision as plain data (what `resolveDecisions` reads of it); throws what reading it throws. */
-const decisionOf = (value: unknown): unknown => {
-  if (typeof value !== "object" || value === null) return value
-  if (!("_tag" in value)) return {}
-  const tag = (value as { readonly _tag: unknown })._tag
-  if (tag === "Deny") return { _tag: tag, reason: (value as { readonly reason?: unknown }).reason }
-  if (tag === "Edit") return { _tag: tag, args: (value as { readonly args?: unknown }).args }
-  return { _tag: tag }
-}
+export { readDecisions } from "../dsl/decision.ts"
 
 /** How far a resume may trust its snapshot. */
 export interface ResolveOptions {
