@@ -58,7 +58,7 @@ export const compileJsonSchema = (document: unknown, options: { readonly strict:
   }
   const loop = findReferenceLoop(verbatim)
   if (loop !== undefined) {
-    throw new Error(`the $ref chain ${loop.join(" → ")} comes back to itself without describing a value: it cannot be validated`)
+    throw new Error(`the $ref chain ${loop.join(" → ")} comes back to itself without reading deeper into the value: it cannot be validated`)
   }
   if (verbatim.type !== "object") {
     throw new Error(`arguments must be described by an object schema ({ "type": "object", ... }), got ${JSON.stringify(verbatim.type ?? "no type")}`)
@@ -92,9 +92,13 @@ export const isJsonSchemaDocument = (u: unknown): u is JsonSchemaObject =>
   typeof u === "object" && u !== null && !Array.isArray(u) && !Schema.isSchema(u)
 
 /**
- * A chain of definitions that are only references, back to where it started (`#/$defs/A` → `#/$defs/B`
- * → `#/$defs/A`): it describes no value, and a validator following it would never stop. A recursive
- * schema with structure between its references (a tree's `children: { items: { $ref } }`) is fine.
+ * A loop of references that comes back to where it started without reading any deeper into the value:
+ * through bare `$ref`s (`#/$defs/A` → `#/$defs/B` → `#/$defs/A`) or through the subschemas of
+ * `allOf`/`anyOf`/`oneOf`, which apply to the same value (`A: { anyOf: [{ type: "string" }, { $ref: A }] }`).
+ * A validator following it would never stop (for some value or every one), so it is refused; a
+ * recursive schema whose references sit below `properties` or `items` (a tree's
+ * `children: { items: { $ref } }`) reads one level deeper at each turn and is fine. Walked without
+ * recursion: a schema from outside may be nested deeper than the stack.
  */
 const findReferenceLoop = (root: JsonSchemaObject): ReadonlyArray<string> | undefined => {
   const resolve = (ref: string): unknown => {
@@ -103,23 +107,53 @@ const findReferenceLoop = (root: JsonSchemaObject): ReadonlyArray<string> | unde
     if (match === null) return undefined
     const defs = root[match[1]!]
     const name = match[2]!.replaceAll("~1", "/").replaceAll("~0", "~")
-    return typeof defs === "object" && defs !== null && Object.hasOwn(defs, name) ? (defs as Record<string, unknown>)[name] : undefined
+    return isRecord(defs) && Object.hasOwn(defs, name) ? defs[name] : undefined
   }
-  const refOf = (node: unknown): string | undefined => {
-    const ref = typeof node === "object" && node !== null ? (node as { readonly $ref?: unknown }).$ref : undefined
-    return typeof ref === "string" ? ref : undefined
+  // The schemas that apply to the same value as `node` (its reference, its allOf/anyOf/oneOf), by pointer.
+  const sameValue = (node: unknown, at: string): ReadonlyArray<readonly [schema: object, at: string]> => {
+    if (!isRecord(node)) return []
+    const out: Array<readonly [object, string]> = []
+    if (typeof node.$ref === "string") {
+      const target = resolve(node.$ref)
+      if (isRecord(target)) out.push([target, node.$ref])
+    }
+    for (const key of ["allOf", "anyOf", "oneOf"]) {
+      const list = node[key]
+      if (Array.isArray(list)) list.forEach((child, i) => isRecord(child) && out.push([child, `${at}/${key}/${i}`]))
+    }
+    return out
   }
-  const starts = ["#", ...["$defs", "definitions"].flatMap((key) => {
+  const starts: Array<readonly [object, string]> = [[root, "#"]]
+  for (const key of ["$defs", "definitions"]) {
     const defs = root[key]
-    return typeof defs === "object" && defs !== null ? Object.keys(defs).map((name) => `#/${key}/${name.replaceAll("~", "~0").replaceAll("/", "~1")}`) : []
-  })]
-  for (const start of starts) {
-    const chain = [start]
-    let ref = refOf(resolve(start))
-    while (ref !== undefined) {
-      if (chain.includes(ref)) return [...chain, ref]
-      chain.push(ref)
-      ref = refOf(resolve(ref))
+    if (!isRecord(defs)) continue
+    for (const [name, def] of Object.entries(defs)) {
+      if (isRecord(def)) starts.push([def, `#/${key}/${name.replaceAll("~", "~0").replaceAll("/", "~1")}`])
+    }
+  }
+  const done = new Set<object>()
+  for (const [start, at] of starts) {
+    if (done.has(start)) continue
+    // Depth-first: `path` holds the schemas from `start` to the one being read, each with what is left of its list.
+    const path: Array<{ readonly schema: object; readonly at: string; readonly next: ReadonlyArray<readonly [object, string]>; index: number }> = []
+    const onPath = new Map<object, number>()
+    const enter = (schema: object, pointer: string) => {
+      onPath.set(schema, path.length)
+      path.push({ schema, at: pointer, next: sameValue(schema, pointer), index: 0 })
+    }
+    enter(start, at)
+    while (path.length > 0) {
+      const top = path[path.length - 1]!
+      if (top.index === top.next.length) {
+        path.pop()
+        onPath.delete(top.schema)
+        done.add(top.schema)
+        continue
+      }
+      const [schema, pointer] = top.next[top.index++]!
+      const back = onPath.get(schema)
+      if (back !== undefined) return [...path.slice(back).map((p) => p.at), pointer]
+      if (!done.has(schema)) enter(schema, pointer)
     }
   }
   return undefined

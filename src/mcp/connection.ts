@@ -7,17 +7,26 @@
  *
  * Over HTTP, a server may end the session (idle, restarted) and answer 404 to its id. The connection
  * then starts a new session (initialize, and a new listing), and sends the request that got the 404
- * once more: a 404 to the session means the server did not run it. Any other failure is reported as
- * it is, never retried, so a tool with side effects never runs twice.
+ * once more: a 404 to the session means the server did not run it, after checking the arguments again
+ * (`recheck`) against the schema the new session lists. Any other failure is reported as it is, never
+ * retried, so a tool with side effects never runs twice; a call whose event stream breaks before its
+ * answer (the server died) fails at once rather than at its timeout.
+ *
+ * A tool's structured output is checked against its `outputSchema` here, in linear time
+ * (`output-schema.ts`), not by the SDK's client. Connecting can be interrupted: what was started half-way
+ * (a child process, a session) is closed.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { type CallToolResult, ListRootsRequestSchema, type Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import { McpError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
+import { isRecord } from "../internal/is-record.ts"
+import { outputCheck, uncheckedOutput } from "./output-schema.ts"
 import type { McpServerSpec } from "./server-spec.ts"
 
 /** A tool as a server lists it. */
@@ -35,6 +44,12 @@ export interface McpCallOptions {
   readonly signal?: AbortSignal
   /** Milliseconds before the call fails with a timeout (the SDK's default is 60 s). */
   readonly timeoutMs?: number
+  /**
+   * Checks the arguments again before a call is sent once more on a new session (over HTTP, after a
+   * 404: the server restarted and the tools were listed again, maybe with other schemas). Returns the
+   * arguments to send, or throws to send nothing (the call fails with what it threw).
+   */
+  readonly recheck?: (args: unknown) => unknown
 }
 
 /** An open connection. */
@@ -48,7 +63,9 @@ export interface McpConnection {
   readonly refresh: Effect.Effect<ReadonlyArray<McpToolInfo>, McpError>
   /**
    * Calls a tool. Over HTTP, a 404 to an ended session starts a new one and sends the call once more
-   * (the server did not run it); no other failure is retried.
+   * (the server did not run it, see `recheck`); no other failure is retried. A tool listed with an
+   * `outputSchema` must answer `structuredContent` that keeps it (checked in linear time,
+   * `output-schema.ts`), or the call fails; an `isError` result is not checked.
    */
   readonly callTool: (name: string, args: unknown, options?: McpCallOptions) => Promise<CallToolResult>
 }
@@ -77,10 +94,21 @@ const clientInfo = { name: "effect-agent-dsl", version: "0.1.0" }
 export const connectMcp = (spec: McpServerSpec, options: McpConnectOptions = {}): Effect.Effect<McpConnection, McpError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.tryPromise({
-      try: (signal) => open(spec, options, signal),
+      try: async (signal) => {
+        const opened = await open(spec, options, signal)
+        // Interrupted as it opened: nobody will release it, so it is closed here.
+        if (signal.aborted) {
+          await opened.close().catch(() => undefined)
+          throw new Error("interrupted while connecting")
+        }
+        return opened
+      },
       catch: (cause) => new McpError({ server: spec.name, operation: "connect", reason: describeCause(cause), cause })
     }),
-    (opened) => Effect.promise(() => opened.close().catch(() => undefined))
+    (opened) => Effect.promise(() => opened.close().catch(() => undefined)),
+    // Connecting can be interrupted (a timeout around it, the run ending): the abort signal stops the
+    // connection half-way, and `open` closes what it had started (the child process, the session).
+    { interruptible: true }
   ).pipe(Effect.map((opened) => opened.connection))
 
 const open = async (spec: McpServerSpec, options: McpConnectOptions, signal: AbortSignal) => {
@@ -134,13 +162,13 @@ const open = async (spec: McpServerSpec, options: McpConnectOptions, signal: Abo
   // Runs `operation` on the session in use. When an HTTP server answers 404 to the session's id, it has
   // ended the session (idle, restarted) without running the request: a new session is started and the
   // request is sent once more. Never on any other failure, where the server may have run it.
-  const withSession = async <A>(operation: (client: Client) => Promise<A>): Promise<A> => {
+  const withSession = async <A>(operation: (client: Client, resent: boolean) => Promise<A>): Promise<A> => {
     const used = current
     try {
-      return await operation(used.client)
+      return await operation(used.client, false)
     } catch (error) {
       if (!sessionGone(used, error)) throw error
-      return await operation((await renew(used)).client)
+      return await operation((await renew(used)).client, true)
     }
   }
   const connection: McpConnection = {
@@ -161,12 +189,15 @@ const open = async (spec: McpServerSpec, options: McpConnectOptions, signal: Abo
     callTool: (name, args, callOptions = {}) => {
       // A call sent again after a new session gets what is left of its time, not the whole of it again.
       const deadline = callOptions.timeoutMs === undefined ? undefined : Date.now() + callOptions.timeoutMs
-      return withSession(async (client) =>
-        (await client.callTool({ name, arguments: args as Record<string, unknown> }, undefined, {
+      return withSession(async (client, resent) => {
+        // A restarted server may have changed the tool's schema: what is sent again is checked again.
+        const sent = resent && callOptions.recheck !== undefined ? callOptions.recheck(args) : args
+        const result = (await client.callTool({ name, arguments: sent as Record<string, unknown> }, undefined, {
           ...(callOptions.signal === undefined ? {} : { signal: callOptions.signal }),
           ...(deadline === undefined ? {} : { timeout: Math.max(1, deadline - Date.now()) })
         })) as CallToolResult
-      )
+        return checkOutput(tools.find((t) => t.name === name), result)
+      })
     }
   }
   const close = async () => {
@@ -178,6 +209,20 @@ const open = async (spec: McpServerSpec, options: McpConnectOptions, signal: Abo
     await client.close()
   }
   return { connection: Object.freeze(connection), close }
+}
+
+/**
+ * `result` when it keeps the `outputSchema` its tool was listed with; otherwise throws saying how it
+ * does not (as the SDK's own check would, but in linear time and for tools on every page of the list).
+ */
+const checkOutput = (info: McpToolInfo | undefined, result: CallToolResult): CallToolResult => {
+  if (info?.outputSchema === undefined || result.isError === true) return result
+  if (result.structuredContent === undefined) throw new Error("the tool declares an outputSchema but its result has no structuredContent")
+  const check = outputCheck(info.outputSchema)
+  if (Result.isFailure(check)) throw new Error(check.failure)
+  const checked = check.success(result.structuredContent)
+  if (Result.isFailure(checked)) throw new Error(`its structuredContent does not match its outputSchema:\n${checked.failure}`)
+  return result
 }
 
 /** One protocol session: a client on its own transport (a child process, or an HTTP session). */
@@ -200,6 +245,9 @@ const startSession = async (
   signal: AbortSignal
 ): Promise<Session> => {
   const client: Client = new Client(clientInfo, {
+    // The SDK's own check of structured output (ajv: backtracking patterns, and a listing that fails for
+    // one schema it cannot compile) is replaced by `checkOutput`, in linear time (`output-schema.ts`).
+    jsonSchemaValidator: uncheckedOutput,
     capabilities: spec.roots === undefined ? {} : { roots: { listChanged: false } },
     listChanged: {
       tools: {
@@ -223,6 +271,7 @@ const startSession = async (
       stderr: spec.transport.stderr
     })
     : new StreamableHTTPClientTransport(spec.transport.url, {
+      fetch: answeringLostStreams,
       ...(spec.transport.headers === undefined ? {} : { requestInit: { headers: { ...spec.transport.headers } } })
     })
   try {
@@ -232,6 +281,80 @@ const startSession = async (
     throw error
   }
   return { client, transport }
+}
+
+/** The id of the JSON-RPC request a POST body carries (one message, as the SDK sends them), if any. */
+const requestIdOf = (body: unknown): string | number | undefined => {
+  if (typeof body !== "string") return undefined
+  try {
+    const message: unknown = JSON.parse(body)
+    if (!isRecord(message) || typeof message.method !== "string") return undefined
+    return typeof message.id === "string" || typeof message.id === "number" ? message.id : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const sseEncoder = new TextEncoder()
+
+/**
+ * `fetch`, where the event stream answering a request ends with an error response to that request
+ * when it breaks or ends before the answer (the server died mid-call). The SDK only reports such a
+ * break (`onerror`) and would hold the call until its timeout (typescript-sdk #2739); now it fails at
+ * once, as over stdio. It is not sent again: the server may have run it. A stream that gave event ids
+ * can be resumed, which the SDK does itself: it is left as it is.
+ */
+const answeringLostStreams = async (input: string | URL, init?: RequestInit): Promise<Response> => {
+  const response = await fetch(input, init)
+  const id = init?.method === "POST" ? requestIdOf(init.body) : undefined
+  const body = response.body
+  if (id === undefined || body === null || !(response.headers.get("content-type") ?? "").includes("text/event-stream")) return response
+  const reader = body.getReader()
+  const decoder = new TextDecoder()
+  let line = ""
+  let resumable = false
+  let answered = false
+  // Reads the stream's lines as they pass: an event id makes it resumable; a message for `id` answers it.
+  const watch = (text: string) => {
+    const lines = (line + text).split(/\r\n|\r|\n/)
+    line = lines.pop() ?? ""
+    for (const l of lines) {
+      if (l.startsWith("id:")) resumable = true
+      else if (l.startsWith("data:") && !answered) {
+        try {
+          const message: unknown = JSON.parse(l.slice(5))
+          if (isRecord(message) && message.id === id && ("result" in message || "error" in message)) answered = true
+        } catch {
+          // Not JSON, or a part of a message spread over several data lines: the SDK reads it.
+        }
+      }
+    }
+  }
+  const lost = (why: string) =>
+    sseEncoder.encode(`\n\nevent: message\ndata: ${JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      error: { code: -32000, message: `the connection to the server was lost during the call (${why}): the call may have run, so it is not sent again` }
+    })}\n\n`)
+  const guarded = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read()
+        if (!done) {
+          watch(decoder.decode(value, { stream: true }))
+          return controller.enqueue(value)
+        }
+        if (!answered && !resumable) controller.enqueue(lost("the server ended the stream without an answer"))
+        controller.close()
+      } catch (error) {
+        if (answered || resumable) return controller.error(error)
+        controller.enqueue(lost(describeCause(error)))
+        controller.close()
+      }
+    },
+    cancel: (reason) => reader.cancel(reason)
+  })
+  return new Response(guarded, { status: response.status, statusText: response.statusText, headers: response.headers })
 }
 
 /** Pages of a tool list read at most: a server whose list goes on (or loops) is refused, not followed for ever. */

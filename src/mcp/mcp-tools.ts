@@ -3,8 +3,10 @@
  * `<server>_<tool>` (made valid and unique by the rules of `tool-names.ts`), whose argument validator is compiled from the server's `inputSchema` exactly like
  * a JSON Schema tool; registered with `.tools({...})`, it gets handles, allowlists, budgets, recovery
  * and hooks like any other tool. Calls go to the server through the scoped connection; `isError`
- * results, results that cannot be used (`structuredContent` nested too deep, see `tool-result.ts`) and
- * transport failures are execution errors (`McpError`) routed to the recovery handlers.
+ * results, results that cannot be used (`structuredContent` nested too deep, see `tool-result.ts`, or
+ * not keeping the tool's `outputSchema`) and transport failures are execution errors (`McpError`)
+ * routed to the recovery handlers. A tool whose input or output schema cannot be validated is refused
+ * (or skipped) on its own. Server tool names are keys like any other: `byServerName` has no prototype.
  * Arguments with a `"__proto__"` key are refused as invalid, and are checked on their own keys only
  * (see `argument-keys.ts`): what the server receives is what was checked.
  *
@@ -23,7 +25,8 @@ import { type ArgsCodec, type ArgsDecoding, parseLoosely } from "../dsl/tool-cod
 import { outgoingArguments } from "./argument-keys.ts"
 import { connectMcp, type McpConnection, type McpConnectOptions, type McpToolInfo } from "./connection.ts"
 import type { McpServerSpec } from "./server-spec.ts"
-import { mapToolResult, type McpToolOutput } from "./tool-result.ts"
+import { outputCheck } from "./output-schema.ts"
+import { mapToolResult, type McpToolOutput, minMaxResultBytes } from "./tool-result.ts"
 import { type IsValidToolName, mcpToolNames } from "./tool-names.ts"
 
 /** A tool loaded from an MCP server. */
@@ -64,14 +67,14 @@ export interface McpToolsOptions extends McpConnectOptions {
    */
   readonly untrustedOutput?: boolean
   /**
-   * What to do with a server tool whose input schema cannot be validated (untyped path only): `"fail"`
-   * (default) or `"skip"` it. Declared tools are never skipped.
+   * What to do with a server tool whose input or output schema cannot be validated (untyped path
+   * only): `"fail"` (default) or `"skip"` it. Declared tools are never skipped.
    */
   readonly unsupportedSchemas?: "fail" | "skip"
   /**
-   * The cap, in UTF-8 bytes, of one result handed to the model (default 65 536; see `tool-result.ts`):
-   * a longer result is cut and ends with a note saying it was truncated. Binary data is always
-   * described, never inlined.
+   * The cap, in UTF-8 bytes, of one result handed to the model (default 65 536, at least
+   * `minMaxResultBytes`, 128; see `tool-result.ts`): a longer result is cut and ends with a note saying
+   * it was truncated. Binary data is always described, never inlined.
    */
   readonly maxResultBytes?: number
 }
@@ -114,8 +117,12 @@ export function mcpTools(
       })
     }
     const cap = options.maxResultBytes
-    if (cap !== undefined && !(Number.isSafeInteger(cap) && cap > 0)) {
-      return yield* new McpError({ server: server.name, operation: "connect", reason: `maxResultBytes must be a positive integer, got ${cap}` })
+    if (cap !== undefined && !(Number.isSafeInteger(cap) && cap >= minMaxResultBytes)) {
+      return yield* new McpError({
+        server: server.name,
+        operation: "connect",
+        reason: `maxResultBytes must be an integer of at least ${minMaxResultBytes} (room for the note saying a result was truncated), got ${cap}`
+      })
     }
     // Refused before anything starts when the server's name alone makes every tool name reserved.
     const early = reserved([[options.tools?.[0] ?? "<tool>", `${server.name}_${options.tools?.[0] ?? "<tool>"}`]])
@@ -136,21 +143,30 @@ export function mcpTools(
     const selected = declared === undefined ? listed : listed.filter((t) => declared.includes(t.name))
     const clash = reserved(selected.map((t) => [t.name, naming.toAgent.get(t.name)!] as const))
     if (clash !== undefined) return yield* clash
-    const tools: Record<string, McpTool> = {}
-    const byServerName: Record<string, McpTool> = {}
+    // Keyed by names from outside (`constructor`, `__proto__`, `toString` are tool names like any
+    // other): a Map while loading, records without a prototype handed out, so nothing is inherited.
+    const loaded = new Map<string, McpTool>()
     for (const info of selected) {
-      if (byServerName[info.name] !== undefined) continue // a server listing a name twice: the first wins
+      if (loaded.has(info.name)) continue // a server listing a name twice: the first wins
       const built = buildTool(server.name, naming.toAgent.get(info.name)!, info, connection, options)
       if (built._tag === "Failure") {
         if (declared === undefined && options.unsupportedSchemas === "skip") continue
         return yield* fail(built.reason, built.cause)
       }
-      tools[built.tool.name] = built.tool
-      byServerName[info.name] = built.tool
+      loaded.set(info.name, built.tool)
     }
-    const nameOf = (serverName: string) => byServerName[serverName]?.name
-    return Object.freeze({ server: server.name, tools: Object.freeze(tools), byServerName: Object.freeze(byServerName), nameOf, connection })
+    const tools = ownRecord([...loaded.values()].map((t) => [t.name, t] as const))
+    const byServerName = ownRecord([...loaded])
+    const nameOf = (serverName: string) => loaded.get(serverName)?.name
+    return Object.freeze({ server: server.name, tools, byServerName, nameOf, connection })
   })
+}
+
+/** A frozen record of `entries` without a prototype: every key is an own data property, whatever its name. */
+const ownRecord = <A>(entries: Iterable<readonly [string, A]>): Readonly<Record<string, A>> => {
+  const record: Record<string, A> = Object.create(null)
+  for (const [key, value] of entries) Object.defineProperty(record, key, { value, enumerable: true, writable: false, configurable: false })
+  return Object.freeze(record)
 }
 
 type Built = { readonly _tag: "Success"; readonly tool: McpTool } | { readonly _tag: "Failure"; readonly reason: string; readonly cause: unknown }
@@ -166,12 +182,15 @@ const buildTool = (server: string, name: string, first: McpToolInfo, connection:
       tags: ["mcp", `mcp:${server}`],
       safe: first.readOnly,
       untrustedOutput: options.untrustedOutput ?? true,
-      run: (args: unknown) => call(server, connection, current.info, args, options)
+      run: (args: unknown) => call(server, connection, current.info, args, options, recheck)
     })
   } catch (error) {
     return { _tag: "Failure", reason: `tool "${first.name}": ${describeCause(error)}`, cause: error }
   }
   if (!base.codec.validated) return { _tag: "Failure", reason: `tool "${first.name}" has no schema`, cause: undefined }
+  // Its results are checked against its output schema (`connection.ts`): one that cannot be is refused now.
+  const output = first.outputSchema === undefined ? undefined : outputCheck(first.outputSchema)
+  if (output !== undefined && Result.isFailure(output)) return { _tag: "Failure", reason: `tool "${first.name}": ${output.failure}`, cause: undefined }
   current = { info: first, decode: base.codec.check }
   connection.onToolsChanged((tools) => {
     const info = tools.find((t) => t.name === first.name)
@@ -190,6 +209,16 @@ const buildTool = (server: string, name: string, first: McpToolInfo, connection:
   })
   // A `"__proto__"` key is refused (the server's SDK would drop it), and only own keys are read.
   const check = outgoingArguments((raw) => current.decode(raw))
+  // A call sent again on a new session (the server restarted, its tools listed again) is checked against
+  // what the server offers now: refused, nothing is sent.
+  const recheck = (args: unknown): unknown => {
+    if (current.info === undefined) throw new Error("the server no longer offers this tool (it restarted without it): nothing was sent")
+    const again = check(args)
+    if (Result.isFailure(again)) {
+      throw new Error(`invalid arguments: the server restarted and the tool's input schema now refuses them, so nothing was sent:\n${again.failure}`)
+    }
+    return again.success
+  }
   const codec: ArgsCodec<unknown> = Object.freeze({
     ...base.codec,
     check,
@@ -203,13 +232,20 @@ const buildTool = (server: string, name: string, first: McpToolInfo, connection:
   return { _tag: "Success", tool: Object.freeze({ ...base, codec }) }
 }
 
-const call = (server: string, connection: McpConnection, info: McpToolInfo | undefined, args: unknown, options: McpToolsOptions) =>
+const call = (
+  server: string,
+  connection: McpConnection,
+  info: McpToolInfo | undefined,
+  args: unknown,
+  options: McpToolsOptions,
+  recheck: (args: unknown) => unknown
+) =>
   Effect.gen(function*() {
     if (info === undefined) {
       return yield* new McpError({ server, operation: "call", reason: "the server no longer offers this tool (tools/list_changed)" })
     }
     const result = yield* Effect.tryPromise({
-      try: (signal) => connection.callTool(info.name, args, { signal, ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }) }),
+      try: (signal) => connection.callTool(info.name, args, { signal, recheck, ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }) }),
       catch: (cause) => new McpError({ server, operation: "call", reason: `tool "${info.name}": ${describeCause(cause)}`, cause })
     })
     const mapped = mapToolResult(result, options.maxResultBytes === undefined ? {} : { maxResultBytes: options.maxResultBytes })

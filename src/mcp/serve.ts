@@ -11,7 +11,9 @@
  * notification reaches the server running the call; a POST whose connection closes before its answer
  * cancels the calls it carried, and only those: a request whose id is already in flight in its session
  * (not answered, or cancelled but still running) is refused at once (-32600) and nothing runs, since
- * the SDK's server tells requests apart by their id alone. Over stdio, the client closing stdin cancels every in-flight call and
+ * the SDK's server tells requests apart by their id alone. Every POST carrying a request is answered:
+ * a call cancelled by `notifications/cancelled` with a JSON-RPC error (-32800), the calls of a session
+ * that ends while they run with -32000. Over stdio, the client closing stdin cancels every in-flight call and
  * ends the server (`closed` completes), so a process serving stdio exits when its client goes away.
  */
 import { randomUUID } from "node:crypto"
@@ -366,7 +368,41 @@ type Sessions = Map<string, {
   readonly inUse: Set<RequestId>
   /** When the session last received a request (milliseconds since the epoch). */
   readonly seen: { at: number }
+  /** The POSTs carrying requests that are not answered yet: answered by the server when the session ends. */
+  readonly open: Set<OpenPost>
 }>
+
+/** A POST carrying requests, with their ids, until it is answered. */
+interface OpenPost {
+  readonly res: ServerResponse
+  readonly ids: ReadonlyArray<RequestId>
+}
+
+/**
+ * The JSON-RPC error a cancelled request is answered with. A cancelled request gets no answer from the
+ * protocol (as the MCP cancellation asks), but its POST must be answered, and the SDK's transport
+ * answers a POST only once each of its requests has an answer: without one, the POST would stay open
+ * for ever. The client that cancelled ignores it (as the MCP cancellation asks of a sender).
+ */
+const requestCancelledCode = -32800
+
+/** The request id a `notifications/cancelled` names, if `message` is one. */
+const cancelledId = (message: JSONRPCMessage): RequestId | undefined => {
+  if (!("method" in message) || message.method !== "notifications/cancelled" || "id" in message) return undefined
+  const requestId = (message.params as { readonly requestId?: unknown } | undefined)?.requestId
+  return typeof requestId === "string" || typeof requestId === "number" ? requestId : undefined
+}
+
+/** Answers each request of `post` with an error saying its session ended, unless it was answered. */
+const endUnanswered = (post: OpenPost) => {
+  if (post.res.headersSent || post.res.writableEnded) return
+  const errors = post.ids.map((id) => ({
+    jsonrpc: "2.0",
+    id,
+    error: { code: -32000, message: "the session ended (closed by the client, idle, or the server stopping) before this request was answered: it was cancelled" }
+  }))
+  post.res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(errors.length === 1 ? errors[0] : errors))
+}
 
 const jsonRpcError = (res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}) =>
   void res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }))
@@ -435,10 +471,13 @@ const handle = async (definition: McpServerDefinition, path: string, sessions: S
       const conflict = idConflict(ids, session.inUse)
       if (conflict !== undefined) return jsonRpcError(res, 400, -32600, conflict)
       for (const id of ids) session.inUse.add(id)
+      const post: OpenPost = { res, ids }
+      session.open.add(post)
       let released = false
       const release = () => {
         if (released) return
         released = true
+        session.open.delete(post)
         for (const id of ids) void session.callSettled(id).then(() => session.inUse.delete(id))
       }
       // A POST whose connection closes before its answer cancels the calls it carried, as the client would
@@ -462,15 +501,31 @@ const handle = async (definition: McpServerDefinition, path: string, sessions: S
     if (sessions.size >= maxSessions) return jsonRpcError(res, 503, -32000, `Too many sessions (${maxSessions} open): close one, or wait for idle ones to end`)
     // A new session: the transport answers anything but an initialize request with an error.
     const { server, busy, callSettled } = protocolServer(definition)
+    const open = new Set<OpenPost>()
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
-      onsessioninitialized: (id) => void sessions.set(id, { transport, busy, callSettled, inUse: new Set(), seen: { at: Date.now() } })
+      onsessioninitialized: (id) => void sessions.set(id, { transport, busy, callSettled, inUse: new Set(), seen: { at: Date.now() }, open })
     })
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+      // The SDK's transport drops the POSTs still waiting for answers without ending them.
+      for (const post of open) endUnanswered(post)
+      open.clear()
     }
     await server.connect(transport)
+    // A cancelled request is answered (see `requestCancelledCode`), after the protocol has had the
+    // cancellation (it interrupts the call and then sends nothing). One already answered is not: the
+    // transport knows it no more and refuses a second answer.
+    const deliver = transport.onmessage
+    transport.onmessage = (message, extra) => {
+      deliver?.(message, extra)
+      const id = cancelledId(message)
+      if (id === undefined) return
+      const reason = (message as { readonly params?: { readonly reason?: unknown } }).params?.reason
+      const why = typeof reason === "string" && reason !== "" ? `: ${reason}` : ""
+      transport.send({ jsonrpc: "2.0", id, error: { code: requestCancelledCode, message: `Request cancelled${why}` } }).catch(() => undefined)
+    }
     await transport.handleRequest(req, res, body)
     if (transport.sessionId === undefined) await server.close()
   } catch (error) {

@@ -12,7 +12,8 @@
  * when its text (a string as it is, anything else as JSON) is longer than `maxResultBytes` UTF-8 bytes
  * (default {@link defaultMaxResultBytes}), it becomes a string cut on a character boundary and ending
  * with a note that says it was truncated, from how many bytes, and under which cap; the whole is at
- * most `maxResultBytes` bytes.
+ * most `maxResultBytes` bytes when the cap has room for the note ({@link minMaxResultBytes} always has;
+ * below it, a result may be the note alone, which `mcpTools` refuses by refusing such a cap).
  *
  * A result the model cannot be given is `Unusable`, not an output: `structuredContent` nested deeper
  * than {@link maxResultDepth} levels (JSON can be nested past what the stack takes to write it out,
@@ -60,6 +61,17 @@ export const maxResultDepth = 64
  * ```
  */
 export const defaultMaxResultBytes = 65_536
+
+/**
+ * The smallest cap `mcpTools` takes: room for the truncation note (at most 106 bytes under this cap)
+ * and some of the result, so that the cap always holds.
+ *
+ * @example
+ * ```ts
+ * yield* mcpTools(server, { maxResultBytes: minMaxResultBytes }) // any smaller cap is refused
+ * ```
+ */
+export const minMaxResultBytes = 128
 
 /** Options of {@link mapToolResult}. */
 export interface MapToolResultOptions {
