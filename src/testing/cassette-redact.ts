@@ -35,14 +35,18 @@ export const LEGACY_MARKER = "[redacted]"
  * - a `Bearer` token of at least 16 token characters with a digit, or a JWT (`eyJ…`);
  * - after `Authorization:` (a header, not prose), the credential whatever its length;
  * - GitHub tokens (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`);
- * - the `user:password` of a URL (`https://user:pass@host`).
+ * - the `user:password` of a URL (`https://user:pass@host`);
+ * - the value of a URL query parameter that names a credential (`?api-key=…`, `&key=…`, `access_token`,
+ *   `token`, `secret`, `password`, `sig`: Azure's, Gemini's and signed URLs'), in a URL a server may
+ *   echo in an error.
  */
 const SHAPES: ReadonlyArray<{ readonly pattern: RegExp; readonly group: number }> = [
   { pattern: /(?<![A-Za-z0-9_-])sk-(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{20,}/g, group: 0 },
   { pattern: /\bBearer[ \t]+((?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{16,}|eyJ[A-Za-z0-9._~+/=-]+)/g, group: 1 },
   { pattern: /\b[Aa]uthorization["']?[ \t]*[:=][ \t]*["']?(?:(?:Bearer|Basic|Token)[ \t]+)?([^\s"',;]+)/g, group: 1 },
   { pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g, group: 0 },
-  { pattern: /\b[A-Za-z][A-Za-z0-9+.-]*:\/\/([^\s/?#@"'<>]+)@/g, group: 1 }
+  { pattern: /\b[A-Za-z][A-Za-z0-9+.-]*:\/\/([^\s/?#@"'<>]+)@/g, group: 1 },
+  { pattern: /[?&](?:api[-_]?key|key|access[-_]?token|token|secret|password|passwd|sig|signature)=([^&#\s"'<>]+)/gi, group: 1 }
 ]
 
 const envSecrets = (): ReadonlyArray<string> => {

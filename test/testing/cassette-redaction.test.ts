@@ -107,6 +107,18 @@ describe("credentials, not words", () => {
     expect(tape.text).not.toContain("GWPASSWORD123")
     expect(tape.text).not.toContain("gwuser")
   })
+
+  it("redacts a credential in a URL's query that a server echoed in its error (Azure's api-key, Gemini's key); other parameters stay", async () => {
+    const tape = memoryCassette()
+    const failing: ModelClient = {
+      chat: () => Effect.fail(new ModelError({ provider: "openai", reason: "404 no route /v1?api-key=QUERYSECRET123%2Fchat&model=gpt-x; see https://gw.example/v1beta/models?key=AIzaGEMINIKEY42&alt=sse", retryable: false }))
+    }
+    await Effect.runPromiseExit(recordCassette(failing, { cassette: tape }).chat(request("q")))
+    expect(tape.text).not.toContain("QUERYSECRET")
+    expect(tape.text).not.toContain("AIzaGEMINIKEY42")
+    expect(tape.text).toContain("model=gpt-x")
+    expect(tape.text).toContain("alt=sse")
+  })
 })
 
 describe("redaction never makes two requests match", () => {
