@@ -9,6 +9,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type { ModelErrorKind } from "./model-error.ts"
+import { withoutUrlCredentials } from "../internal/url-credentials.ts"
 
 /** One wait before another attempt of a model call. */
 export interface RetryNotice {
@@ -59,7 +60,8 @@ export const ModelRetryListener = Context.Reference<RetryListener | undefined>(
 export const retryLine = (notice: RetryNotice): string => {
   const target = notice.model === undefined ? notice.provider : `${notice.provider} (${notice.model})`
   const status = notice.status === undefined ? "" : ` (HTTP ${notice.status})`
-  return `retrying model call to ${target} in ${formatWait(notice.waitMs)} (attempt ${notice.attempt} of ${notice.maxAttempts})${status}: ${notice.reason}`
+  // A log line: a URL's credentials in the reason (a `baseURL` with `user:password@`) are hidden.
+  return `retrying model call to ${target} in ${formatWait(notice.waitMs)} (attempt ${notice.attempt} of ${notice.maxAttempts})${status}: ${withoutUrlCredentials(notice.reason)}`
 }
 
 const formatWait = (ms: number): string =>

@@ -6,7 +6,7 @@
 import { Effect, Stream } from "effect"
 import { describe, expect, it } from "vitest"
 import { agent, type AgentEvent, ModelClient, type RunStreamEvent, text } from "../../src/index.ts"
-import { announceRetry, ModelRetryListener, type RetryNotice } from "../../src/model/model-retry.ts"
+import { announceRetry, ModelRetryListener, type RetryNotice, retryLine } from "../../src/model/model-retry.ts"
 import { quietLogs } from "../support/quiet-logs.ts"
 
 quietLogs()
@@ -44,5 +44,14 @@ describe("the retry listener of a run", () => {
 
   it("a plain run without listeners still answers (the wait is only logged)", async () => {
     expect(await agent("plain").model(retryingClient("fine")).run("hi")).toBe("fine")
+  })
+})
+
+describe("the retry's log line", () => {
+  it("hides a URL's credentials in the reason (a baseURL with user:password@ in a connection error); the rest stays", () => {
+    const line = retryLine({ provider: "openai", attempt: 2, maxAttempts: 4, waitMs: 500, reason: "connection failed: http://gwuser:GWPASSWORD123@127.0.0.1:4000/v1 and https://host/x?y=1" })
+    expect(line).not.toContain("GWPASSWORD123")
+    expect(line).not.toContain("gwuser")
+    expect(line).toContain("http://***@127.0.0.1:4000/v1 and https://host/x?y=1")
   })
 })
