@@ -17,6 +17,12 @@ import type { StreamingOptions } from "./resilient-stream.ts"
 /** What `retry` may hold: a near miss (`time`, `delay`) is refused rather than ignored. */
 const retryKeys: ReadonlyArray<keyof RetryOptions> = ["times", "base", "factor", "maxDelay", "maxRetryAfter"]
 
+/** Fault options of the provider SDKs (OpenAI's, Anthropic's `maxRetries`; Ollama's fetch `timeoutMs`), and what this package names them. */
+const sdkFaultNames: ReadonlyArray<readonly [string, string]> = [
+  ["maxRetries", "retry: { times } (or retry: false)"],
+  ["timeoutMs", "timeout (a duration, or milliseconds)"]
+]
+
 /** The fields of Effect's `DurationObject` (`{ seconds: 30 }`). */
 const durationFields: ReadonlySet<string> = new Set(["weeks", "days", "hours", "minutes", "seconds", "milliseconds", "microseconds", "nanoseconds"])
 
@@ -58,6 +64,11 @@ export const checkFaultOptions = (subject: string, options: unknown): void => {
   positiveDuration("timeout", timeout)
   positiveDuration("idleTimeout", idleTimeout)
   if (retryTimeouts !== undefined && typeof retryTimeouts !== "boolean") fail("retryTimeouts", retryTimeouts, "true or false")
+  // The provider SDKs' own names (a plain JavaScript caller coming from them): silently ignored, they
+  // would leave the retries the caller meant to switch off.
+  for (const [name, instead] of sdkFaultNames) {
+    if (Object.hasOwn(options, name)) fail(name, options[name], `left out: it is the provider SDK's option, not this package's; use ${instead}`)
+  }
   if (retry === undefined || retry === false) return
   if (!isRecord(retry)) return fail("retry", retry, "false (no retry) or an object { times, base, factor, maxDelay, maxRetryAfter }")
   for (const key of Object.keys(retry)) {

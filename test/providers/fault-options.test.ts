@@ -113,6 +113,15 @@ describe.each(factories)("%s(...) checks its fault options when it is built", (n
     ]
     for (const options of accepted) expect(thrownBy(make, options), `${name} ${JSON.stringify(options)}`).toBeUndefined()
   })
+
+  it("refuses the provider SDKs' own names (maxRetries, timeoutMs) from a plain JavaScript caller, naming this package's", () => {
+    for (const [option, instead] of [["maxRetries", "retry: { times }"], ["timeoutMs", "timeout"]] as const) {
+      const error = thrownBy(make, { [option]: 0 })
+      expect(error, `${name} ${option}`).toBeInstanceOf(AgentConfigError)
+      expect((error as AgentConfigError).reason).toContain(option)
+      expect((error as AgentConfigError).reason).toContain(instead)
+    }
+  })
 })
 
 describe("hostile fault options, for any provider", () => {
