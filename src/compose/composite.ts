@@ -10,7 +10,6 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import { identity } from "effect/Function"
 import type { AgentTypeError } from "../dsl/agent-type-error.ts"
@@ -42,6 +41,7 @@ import type { RunStreamEvent } from "../dsl/events.ts"
 import type { AnyRunnable, ErrorOf, InputOf, OutputOf, RequirementsOf, Runnable, Same } from "./runnable.ts"
 import { sinkStream } from "../dsl/sink-stream.ts"
 import { shownValue } from "../internal/shown-value.ts"
+import { durationMillis } from "../internal/duration-millis.ts"
 
 
 /** The operator a composite was built with. */
@@ -425,7 +425,7 @@ const checkBudget = (def: CompositeDef, limits: CompositeBudget): Partial<Compos
     patch[key] = value
   }
   if (limits.hookTimeout !== undefined) {
-    const millis = Option.match(Duration.fromInput(limits.hookTimeout), { onNone: () => Number.NaN, onSome: Duration.toMillis })
+    const millis = durationMillis(limits.hookTimeout)
     if (!(millis > 0)) throw new AgentConfigError({ subject, reason: `hookTimeout must be a positive duration, got ${shownValue(limits.hookTimeout)}` })
     patch.hooks = { ...def.hooks, hookTimeout: millis }
   }

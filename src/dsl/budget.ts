@@ -4,9 +4,9 @@
  * **while it runs** (an Effect timeout interrupts it and aborts its HTTP request or tool signal).
  */
 import * as Duration from "effect/Duration"
-import * as Option from "effect/Option"
 import { AgentConfigError } from "../errors.ts"
 import { shownValue } from "../internal/shown-value.ts"
+import { durationMillis } from "../internal/duration-millis.ts"
 
 /** The limits of one run; durations in milliseconds; `Infinity` means unlimited. */
 export interface Budget {
@@ -91,7 +91,7 @@ export const mergeBudget = (agent: string, base: Budget, options: BudgetOptions)
   for (const key of durations) {
     const value = options[key]
     if (value === undefined) continue
-    const millis = Option.match(Duration.fromInput(value), { onNone: () => Number.NaN, onSome: Duration.toMillis })
+    const millis = durationMillis(value)
     if (!(millis > 0)) throw fail(key, value, "a positive duration")
     merged[key] = millis
   }

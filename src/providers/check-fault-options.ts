@@ -7,12 +7,12 @@
  * `Duration.seconds(30)`); a timeout is switched off with `Infinity`, never `0`, as budgets have it.
  */
 import * as Duration from "effect/Duration"
-import * as Option from "effect/Option"
 import { AgentConfigError } from "../errors.ts"
 import { isRecord } from "../internal/is-record.ts"
 import { shownValue } from "../internal/shown-value.ts"
 import type { RetryOptions } from "./resilience.ts"
 import type { StreamingOptions } from "./resilient-stream.ts"
+import { durationMillis } from "../internal/duration-millis.ts"
 
 /** What `retry` may hold: a near miss (`time`, `delay`) is refused rather than ignored. */
 const retryKeys: ReadonlyArray<keyof RetryOptions> = ["times", "base", "factor", "maxDelay", "maxRetryAfter"]
@@ -39,7 +39,7 @@ const millisOf = (value: unknown): number => {
     const fields = Object.entries(value)
     if (fields.length === 0 || fields.some(([key, field]) => !durationFields.has(key) || typeof field !== "number" || Number.isNaN(field))) return Number.NaN
   }
-  return Option.match(Duration.fromInput(value as Duration.Input), { onNone: () => Number.NaN, onSome: Duration.toMillis })
+  return durationMillis(value)
 }
 
 /**

@@ -21,6 +21,7 @@
 import type { Interaction, TimedPart } from "./cassette-format.ts"
 import type { ResponsePart } from "../model/response-part.ts"
 import { lazyPackage } from "../internal/lazy-package.ts"
+import { urlCredentials } from "../internal/url-credentials.ts"
 
 const crypto = lazyPackage<typeof import("node:crypto")>("node:crypto")
 
@@ -45,7 +46,7 @@ const SHAPES: ReadonlyArray<{ readonly pattern: RegExp; readonly group: number }
   { pattern: /\bBearer[ \t]+((?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{16,}|eyJ[A-Za-z0-9._~+/=-]+)/g, group: 1 },
   { pattern: /\b[Aa]uthorization["']?[ \t]*[:=][ \t]*["']?(?:(?:Bearer|Basic|Token)[ \t]+)?([^\s"',;]+)/g, group: 1 },
   { pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g, group: 0 },
-  { pattern: /\b[A-Za-z][A-Za-z0-9+.-]*:\/\/([^\s/?#@"'<>]+)@/g, group: 1 },
+  { pattern: urlCredentials, group: 1 },
   { pattern: /[?&](?:api[-_]?key|key|access[-_]?token|token|secret|password|passwd|sig|signature)=([^&#\s"'<>]+)/gi, group: 1 }
 ]
 
