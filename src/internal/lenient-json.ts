@@ -10,26 +10,19 @@
  */
 
 /** The value of `text` parsed strictly, else the first balanced stretch that parses; undefined when none does. */
-export const parseLenientJson = (text: string): { readonly value: unknown } | undefined => {
-  const strict = tryParse(text)
-  if (strict !== undefined) return strict
-  for (const stretch of balancedStretches(text)) {
-    const parsed = tryParse(stretch) ?? tryParse(dropTrailingCommas(stretch))
-    if (parsed !== undefined) return parsed
-  }
-  return undefined
-}
+export const parseLenientJson = (text: string): { readonly value: unknown } | undefined => lenientValues(text).next().value ?? undefined
 
 /** Every JSON value of `text`: itself when it is JSON, else each balanced stretch that parses, in order. */
-export const parseLenientJsonValues = (text: string): ReadonlyArray<unknown> => {
+export const parseLenientJsonValues = (text: string): ReadonlyArray<unknown> => Array.from(lenientValues(text), (parsed) => parsed.value)
+
+/** `text` parsed strictly when it is JSON, else each balanced stretch that parses (trailing commas dropped), lazily. */
+function* lenientValues(text: string): Generator<{ readonly value: unknown }, void> {
   const strict = tryParse(text)
-  if (strict !== undefined) return [strict.value]
-  const values: Array<unknown> = []
+  if (strict !== undefined) return yield strict
   for (const stretch of balancedStretches(text)) {
     const parsed = tryParse(stretch) ?? tryParse(dropTrailingCommas(stretch))
-    if (parsed !== undefined) values.push(parsed.value)
+    if (parsed !== undefined) yield parsed
   }
-  return values
 }
 
 const tryParse = (text: string): { readonly value: unknown } | undefined => {
