@@ -3,10 +3,11 @@
  * the single source of the argument type, the JSON Schema sent to models and the runtime check.
  */
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import { AgentConfigError } from "../errors.ts"
 import { checkBoolean, checkOptions, checkRecovery, checkSchema, kindOf, toolOptionKeys, toolOptionRenamed } from "./builder-validation.ts"
-import { type Abortable, type AroundAnswer, fromMaybeEffect, type MaybeEffect } from "../internal/from-maybe-effect.ts"
+import { type Abortable, type AroundAnswer, fromMaybeEffect, fromMaybeEffectSettled, type MaybeEffect, type Settle } from "../internal/from-maybe-effect.ts"
 import { type ToolImplementation, toolImplementationKey } from "./tool-implementation.ts"
 import { compileJsonSchema, type ToolJsonSchema } from "./json-schema-tool.ts"
 import type { ToolDefinition } from "../model/messages.ts"
@@ -101,6 +102,16 @@ export interface ToolInternalsOf<Args, Result, R = never> {
     around?: AroundAnswer,
     progress?: (data: unknown) => void
   ) => Effect.Effect<Result, unknown, R>
+  /**
+   * `execute` answering its outcome as an Exit (what the tool gave, or what it threw, rejected with or
+   * failed with), in the call's own step: the loop's plain tool call, without an `Effect.exit` around
+   * it (issue #37). An interruption from outside stays one.
+   */
+  readonly executeExit: (
+    args: Args,
+    toolCallId: string,
+    around?: AroundAnswer
+  ) => Effect.Effect<Exit.Exit<Result, unknown>, never, R>
   /**
    * Whether this call needs a human decision before it runs (undefined: never). A predicate that
    * throws or fails counts as "needs approval": the safe side.
@@ -451,6 +462,8 @@ const makeTool = (
     [ToolInternals]: Object.freeze({
       execute: (args: unknown, toolCallId: string, idempotencyKey?: string, around?: AroundAnswer, progress?: (data: unknown) => void) =>
         fromMaybeEffect((abortable) => run(args, new CallContext(toolCallId, abortable, idempotencyKey, progress ?? ignoreProgress)), around),
+      executeExit: (args: unknown, toolCallId: string, around?: AroundAnswer) =>
+        fromMaybeEffectSettled((abortable) => run(args, new CallContext(toolCallId, abortable, undefined, ignoreProgress)), around, settleAsExit),
       needsApproval
     }),
     tags: Object.freeze([...(options.tags ?? [])]),
@@ -462,6 +475,12 @@ const makeTool = (
     // As the type says: any `needsApproval` given (even a boolean that is false now) marks the tool.
     mayNeedApproval: needsApproval !== undefined || options.needsApproval !== undefined
   })
+}
+
+/** A tool's answer as the Exit `executeExit` resumes with. */
+const settleAsExit: Settle<unknown, Exit.Exit<unknown, unknown>, never> = {
+  onValue: (value) => Effect.succeed(Exit.succeed(value)),
+  onError: (error) => Effect.succeed(Exit.fail(error))
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import type * as Stream from "effect/Stream"
@@ -102,26 +103,32 @@ const fromFunction = (answer: ModelFunction, options?: { readonly provider?: str
     cause instanceof ModelError ? cause : new ModelError({ provider, reason: describeCause(cause), cause })
   // Numbers the answers of this client, so the ids it assigns are unique across a run's responses.
   let answered = 0
-  const normalize = (response: LlmResponseInit): Effect.Effect<LlmResponse, ModelError> => {
-    const normalized = normalizeResponse(response, ++answered)
-    return Result.isSuccess(normalized)
-      ? Effect.succeed(normalized.success)
-      : Effect.fail(new ModelError({ provider, reason: `the response is not a valid LlmResponse: ${normalized.failure}`, retryable: false }))
+  // The normalised answer, or the ModelError saying why it is none (an Exit is an Effect: either
+  // settle below resumes with it).
+  const normalized = (response: LlmResponseInit): Exit.Exit<LlmResponse, ModelError> => {
+    try {
+      const result = normalizeResponse(response, ++answered)
+      return Result.isSuccess(result)
+        ? Exit.succeed(result.success)
+        : Exit.fail(new ModelError({ provider, reason: `the response is not a valid LlmResponse: ${result.failure}`, retryable: false }))
+    } catch (error) {
+      // A response whose getters throw.
+      return Exit.fail(toModelError(error))
+    }
   }
   // The answer is normalised as it settles, in the call's own step (see `fromMaybeEffectSettled`).
   const settle: Settle<LlmResponseInit, LlmResponse, ModelError> = {
-    onValue: (response) => {
-      try {
-        return normalize(response)
-      } catch (error) {
-        // A response whose getters throw.
-        return Effect.fail(toModelError(error))
-      }
-    },
-    onError: (error) => Effect.fail(toModelError(error))
+    onValue: normalized,
+    onError: (error) => Exit.fail(toModelError(error))
   }
   const chat = (request: ModelRequest): Effect.Effect<LlmResponse, ModelError> => fromMaybeEffectSettled(() => answer(request), undefined, settle)
   safeChats.add(chat)
+  // The same answer as an Exit value, for the loop's plain call (no `Effect.exit` around it).
+  const asExit: Settle<LlmResponseInit, Exit.Exit<LlmResponse, ModelError>, never> = {
+    onValue: (response) => Exit.succeed(normalized(response)),
+    onError: (error) => Exit.succeed(Exit.fail(toModelError(error)))
+  }
+  safeChatExits.set(chat, (request) => fromMaybeEffectSettled(() => answer(request), undefined, asExit))
   // Telemetry names only what the caller said: no invented provider or model.
   const metadata: ModelMetadata = {
     ...(options?.provider === undefined ? {} : { provider: options.provider }),
@@ -136,6 +143,22 @@ const fromFunction = (answer: ModelFunction, options?: { readonly provider?: str
  * client. A client spreading one and replacing `chat` is guarded as any other.
  */
 const safeChats = new WeakSet<ModelClient["chat"]>()
+
+/** The `fromFunction` chats' Exit-answering twins (see `safeChatExit`). */
+const safeChatExits = new WeakMap<ModelClient["chat"], (request: ModelRequest) => Effect.Effect<Exit.Exit<LlmResponse, ModelError>>>()
+
+/**
+ * Internal: for a `fromFunction` chat, the same call answering its outcome as an Exit in the call's
+ * own step (the loop's plain model call, without an `Effect.exit` around it: issue #37); undefined for
+ * any other chat.
+ *
+ * @example
+ * ```ts
+ * const exit = yield* safeChatExit(client.chat)!(request) // Exit<LlmResponse, ModelError>
+ * ```
+ */
+export const safeChatExit = (chat: ModelClient["chat"]): ((request: ModelRequest) => Effect.Effect<Exit.Exit<LlmResponse, ModelError>>) | undefined =>
+  safeChatExits.get(chat)
 
 /**
  * Internal: whether `chat` is one of `fromFunction`'s (see above).

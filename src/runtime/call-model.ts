@@ -17,7 +17,7 @@ import * as Result from "effect/Result"
 import { effectStream } from "../internal/lazy-effect.ts"
 import { ModelError } from "../errors.ts"
 import type { LlmResponse, ModelRequest, Usage } from "../model/messages.ts"
-import { isSafeChat, ModelClient, ModelClientService } from "../model/model-client.ts"
+import { isSafeChat, ModelClient, ModelClientService, safeChatExit } from "../model/model-client.ts"
 import { PartsAssembler, type ResponsePart } from "../model/response-part.ts"
 import { ModelRetryListener } from "../model/model-retry.ts"
 import { describeCause } from "../internal/describe-cause.ts"
@@ -125,7 +125,9 @@ export function* callModelSteps<E>(
   const started = env.clock.currentTimeMillisUnsafe()
   // A streamed call's parts are timed (`gen_ai.client.operation.time_to_first_chunk`, `…time_per_output_chunk`).
   const chunks = onPart === undefined ? undefined : new ChunkTimes(env.clock)
-  const exit = yield* Effect.exit(answerOf(announcer, client, turn, request, onPart, record, env, chunks))
+  // A `fromFunction` client's plain call (nothing streamed, recorded or listening for retries) answers its Exit itself.
+  const plain = onPart === undefined && record === undefined && env.retryHeard === false ? safeChatExit(client.chat) : undefined
+  const exit = plain !== undefined ? yield* plain(request) : yield* Effect.exit(answerOf(announcer, client, turn, request, onPart, record, env, chunks))
   const durationMs = env.clock.currentTimeMillisUnsafe() - started
   const checked = checkedOutcome(exit, client, turn, onPart, record)
   // A failed call is measured too (`gen_ai.client.operation.duration` with its `error.type`). A durable

@@ -347,7 +347,7 @@ const executionOf = (
   const resumer = child === undefined ? undefined : childAgentOf(tool)
   // The plain call (nothing recorded, no child, no progress heard): no closure but the services' one.
   if (durability === undefined && resumer === undefined && !ctx.hears("ToolProgress")) {
-    return Effect.exit(executeTool(tool, args, toolCallId, undefined, within(ctx, undefined), undefined))
+    return tool[ToolInternals].executeExit(args, toolCallId, within(ctx, undefined)) as Effect.Effect<Exit.Exit<unknown, unknown>>
   }
   const run = (extra?: ToolRunExtra) =>
     resumer !== undefined && child !== undefined
