@@ -19,10 +19,13 @@
  */
 import * as Cause from "effect/Cause"
 import type * as Stream from "effect/Stream"
-import type { RunStreamEvent, WaitingCall } from "../../../dsl/events.ts"
+import type { RunEndEvent, RunStreamEvent, WaitingCall } from "../../../dsl/events.ts"
+import type { CompositeEnd, CompositeStreamEvent } from "../../../compose/composite.ts"
 import type { RunSnapshot } from "../../../dsl/run-snapshot.ts"
 import { routeOf } from "../../../dsl/child-listing.ts"
 import type { AgentError } from "../../../errors.ts"
+import { describeCause } from "../../../internal/describe-cause.ts"
+import { isRecord } from "../../../internal/is-record.ts"
 import { effectStream } from "../../../internal/lazy-effect.ts"
 import type { LlmMessage } from "../../../model/messages.ts"
 import type { AgUiEvent, AgUiInputMessage, AgUiInterrupt, AgUiMessage, JsonPatchOperation } from "./ag-ui-event.ts"
@@ -165,6 +168,12 @@ interface Mapping {
   readonly streamedText: Set<string>
   /** The assistant message of the current turn of each run (the parent of its calls). */
   readonly messages: Map<string, string>
+  /** Each run seen, by run id: in the run's conversation (`conversationRun`) or a tool's child run. */
+  readonly runs: Map<string, "conversation" | "composite" | "tool-child">
+  /** The agent each run handed off to, by run id. */
+  readonly handoffs: Map<string, string>
+  /** The message and call ids of the tool children's runs: streamed, but no part of the run's conversation. */
+  readonly childIds: Set<string>
 }
 
 const closeBlock = (m: Mapping): Array<AgUiEvent> => {
@@ -190,8 +199,44 @@ const openBlock = (m: Mapping, kind: "text" | "reasoning", runId: string): Array
 /** The assistant message id of the run's current turn (its text and the parent of its calls). */
 const messageOf = (m: Mapping, runId: string): string => {
   let id = m.messages.get(runId)
-  if (id === undefined) m.messages.set(runId, (id = m.id("message")))
+  if (id === undefined) {
+    m.messages.set(runId, (id = m.id("message")))
+    if (m.runs.get(runId) === "tool-child") m.childIds.add(id)
+  }
   return id
+}
+
+/**
+ * Places a run the first time one of its events is seen. The run's conversation is its own messages,
+ * a composite's members' (a pipeline's stages speak in turn) and a handoff target's (it answers for
+ * the run); a run under an agent that did not hand off to it is an agent used as a tool, whose turns
+ * are its own conversation (and so are the runs under it). A run whose parent this stream never showed
+ * (a resumed stream) is taken as part of the conversation.
+ */
+const sortRun = (m: Mapping, event: RunStreamEvent | CompositeStreamEvent): void => {
+  if (m.runs.has(event.runId)) return
+  const parent = event.parentRunId === undefined ? undefined : m.runs.get(event.parentRunId)
+  const composite = event._tag === "CompositeStart"
+  const agent = "agent" in event ? event.agent : undefined
+  const underTool = parent === "tool-child" || (parent === "conversation" && (agent === undefined || m.handoffs.get(event.parentRunId!) !== agent))
+  m.runs.set(event.runId, underTool ? "tool-child" : composite ? "composite" : "conversation")
+}
+
+/** Whether an AG-UI event is about a message or a call of a tool's child run (`Mapping.childIds`). */
+const ofChildRun = (m: Mapping, event: AgUiEvent): boolean => {
+  switch (event.type) {
+    case "TEXT_MESSAGE_START":
+    case "TEXT_MESSAGE_CONTENT":
+    case "TEXT_MESSAGE_END":
+      return m.childIds.has(event.messageId)
+    case "TOOL_CALL_START":
+    case "TOOL_CALL_ARGS":
+    case "TOOL_CALL_END":
+    case "TOOL_CALL_RESULT":
+      return m.childIds.has(event.toolCallId)
+    default:
+      return false
+  }
 }
 
 const callKey = (runId: string, callId: string) => `${runId} ${callId}`
@@ -204,6 +249,7 @@ const freshCallId = (m: Mapping, candidate: string | undefined): string =>
 const startCall = (m: Mapping, runId: string, id: string, name: string): Array<AgUiEvent> => {
   m.open.add(id)
   m.usedCalls.add(id)
+  if (m.runs.get(runId) === "tool-child") m.childIds.add(id)
   return [...closeBlock(m), { type: "TOOL_CALL_START", toolCallId: id, toolCallName: name, parentMessageId: messageOf(m, runId) }]
 }
 
@@ -339,47 +385,78 @@ const table: { readonly [K in RunStreamEvent["_tag"]]: Entry<K> } = {
   ToolError: (event, m) => result(m, event.runId, event.toolCallId, `Error: ${errorMessage(event.error)}`),
   InvalidArgs: (event, m) => result(m, event.runId, event.toolCallId, `Invalid arguments: ${event.issues}`),
   ToolHallucinated: (event, m) => result(m, event.runId, event.toolCallId, `The tool "${event.tool}" is not available`),
-  Handoff: (event, m) => result(m, event.runId, event.toolCallId, `Handed off to ${event.to}`),
+  Handoff: (event, m) => {
+    m.handoffs.set(event.runId, event.to)
+    return result(m, event.runId, event.toolCallId, `Handed off to ${event.to}`)
+  },
   ApprovalDecided: (event, m) =>
     event.decision === "deny" ? result(m, event.runId, event.toolCallId, `Denied: ${event.reason ?? "denied by the user"}`) : [],
   RunEnd: (event, m) => {
     const out = [...closeBlock(m), ...endCalls(m), ...closeStep(m, event.runId)]
     // A child run's end (an agent used as a tool, a handoff target) ends its steps, not the run.
     if (event.parentRunId !== undefined) return out
-    for (const runId of [...m.steps.keys()]) out.push(...closeStep(m, runId))
-    const ids = { threadId: m.threadId(), runId: m.runId() }
-    const outcome = event.outcome
-    switch (outcome._tag) {
-      case "Success": {
-        const output = jsonOf(outcome.output)
-        // AG-UI 1.0 refuses a null `result` (a client reads it as absent): an output of null is said in
-        // the event's metadata, `{ result: null }` (a null under a key is data there), so a client can
-        // tell it from a run without output.
-        const carried = output === undefined ? {} : output === null ? { metadata: { result: null } } : { result: output }
-        out.push({ type: "RUN_FINISHED", ...ids, ...carried, outcome: { type: "success" } })
-        break
-      }
-      case "Failure":
-        out.push({ type: "RUN_ERROR", message: outcome.error.message, code: outcome.error._tag })
-        break
-      case "Interrupted":
-        out.push({ type: "RUN_FINISHED", ...ids, outcome: { type: "cancelled" } })
-        break
-      case "Suspended": {
-        // Only client calls wait: a completed run leaving them to the client. Approvals wait too: an
-        // interrupt outcome naming every waiting call, so the client's calls are not left unsaid.
-        const clientOnly = outcome.pending.every((p) => isClientCall(m, p))
-        out.push({
-          type: "RUN_FINISHED",
-          ...ids,
-          outcome: clientOnly
-            ? { type: "success", pendingToolCallIds: outcome.pending.map((p) => callIdOf(m, event.runId, p.id)) }
-            : { type: "interrupt", interrupts: outcome.pending.map((p) => (isClientCall(m, p) ? clientInterruptOf(m, event.runId, p) : interruptOf(m, event.runId, p, outcome.snapshot))) }
-        })
-        break
-      }
+    return [...out, ...runFinished(m, event.runId, event.outcome)]
+  }
+}
+
+/** The end of the run the stream is about: its open steps closed, then `RUN_FINISHED` or `RUN_ERROR`. */
+const runFinished = (m: Mapping, runId: string, outcome: RunEndEvent["outcome"]): Array<AgUiEvent> => {
+  const out: Array<AgUiEvent> = []
+  for (const open of [...m.steps.keys()]) out.push(...closeStep(m, open))
+  const ids = { threadId: m.threadId(), runId: m.runId() }
+  switch (outcome._tag) {
+    case "Success": {
+      const output = jsonOf(outcome.output)
+      // AG-UI 1.0 refuses a null `result` (a client reads it as absent): an output of null is said in
+      // the event's metadata, `{ result: null }` (a null under a key is data there), so a client can
+      // tell it from a run without output.
+      const carried = output === undefined ? {} : output === null ? { metadata: { result: null } } : { result: output }
+      out.push({ type: "RUN_FINISHED", ...ids, ...carried, outcome: { type: "success" } })
+      break
     }
-    return out
+    case "Failure":
+      out.push({ type: "RUN_ERROR", message: outcome.error.message, code: outcome.error._tag })
+      break
+    case "Interrupted":
+      out.push({ type: "RUN_FINISHED", ...ids, outcome: { type: "cancelled" } })
+      break
+    case "Suspended": {
+      // Only client calls wait: a completed run leaving them to the client. Approvals wait too: an
+      // interrupt outcome naming every waiting call, so the client's calls are not left unsaid.
+      const clientOnly = outcome.pending.every((p) => isClientCall(m, p))
+      out.push({
+        type: "RUN_FINISHED",
+        ...ids,
+        outcome: clientOnly
+          ? { type: "success", pendingToolCallIds: outcome.pending.map((p) => callIdOf(m, runId, p.id)) }
+          : { type: "interrupt", interrupts: outcome.pending.map((p) => (isClientCall(m, p) ? clientInterruptOf(m, runId, p) : interruptOf(m, runId, p, outcome.snapshot))) }
+      })
+      break
+    }
+  }
+  return out
+}
+
+/**
+ * A composite's end as a run's (`runFinished`): its output (a `Completed` one's value), its suspension
+ * (the waiting calls as its `pending` lists them) or its failure (`RUN_ERROR` with the error's tag).
+ */
+const compositeOutcome = (outcome: CompositeEnd["outcome"]): RunEndEvent["outcome"] => {
+  switch (outcome._tag) {
+    case "Interrupted":
+      return outcome
+    case "Failure": {
+      const error = outcome.error
+      const tagged = isRecord(error) && typeof error._tag === "string" && typeof error.message === "string"
+      return { _tag: "Failure", error: (tagged ? error : { _tag: "CompositeFailed", message: describeCause(error) }) as unknown as AgentError }
+    }
+    case "Success": {
+      const value = outcome.output
+      if (isRecord(value) && value._tag === "Suspended" && Array.isArray(value.pending) && value.snapshot !== undefined) {
+        return { _tag: "Suspended", pending: value.pending as ReadonlyArray<WaitingCall>, snapshot: value.snapshot as RunSnapshot }
+      }
+      return { _tag: "Success", output: isRecord(value) && value._tag === "Completed" && "output" in value ? value.output : value }
+    }
   }
 }
 
@@ -422,9 +499,9 @@ export const toAgUiMessages = (transcript: ReadonlyArray<LlmMessage>, prefix = "
 const isTerminal = (event: AgUiEvent) => event.type === "RUN_FINISHED" || event.type === "RUN_ERROR"
 
 /**
- * A run's events (`runStream`, `chatStream`, a resumed run) as AG-UI events: the plain stream, for a
- * transport other than SSE (a WebSocket, a test). A failure without `RunEnd` ends as `RUN_ERROR`; an
- * interruption ends the stream.
+ * A run's events (`runStream`, `chatStream`, a resumed run, a composite's `runStream`) as AG-UI events:
+ * the plain stream, for a transport other than SSE (a WebSocket, a test). A failure without `RunEnd`
+ * (a composite's `CompositeEnd`, for a composite) ends as `RUN_ERROR`; an interruption ends the stream.
  *
  * @example
  * ```ts
@@ -432,7 +509,7 @@ const isTerminal = (event: AgUiEvent) => event.type === "RUN_FINISHED" || event.
  * await Effect.runPromise(Stream.runForEach(events, (e) => Effect.sync(() => socket.send(JSON.stringify(e)))))
  * ```
  */
-export const toAgUiEvents = (events: Stream.Stream<RunStreamEvent, AgentError>, options: AgUiStreamOptions = {}): Stream.Stream<AgUiEvent, AgentError> =>
+export const toAgUiEvents = (events: Stream.Stream<RunStreamEvent | CompositeStreamEvent, AgentError>, options: AgUiStreamOptions = {}): Stream.Stream<AgUiEvent, AgentError> =>
   effectStream().suspend(() => {
     let firstRunId: string | undefined
     let count = 0
@@ -451,7 +528,10 @@ export const toAgUiEvents = (events: Stream.Stream<RunStreamEvent, AgentError>, 
       usedCalls: new Set(),
       calls: new Map(),
       streamedText: new Set(),
-      messages: new Map()
+      messages: new Map(),
+      runs: new Map(),
+      handoffs: new Map(),
+      childIds: new Set()
     }
     const state = options.state
     let sentState: unknown = undefined
@@ -482,16 +562,28 @@ export const toAgUiEvents = (events: Stream.Stream<RunStreamEvent, AgentError>, 
       const sent: Array<AgUiEvent> = []
       for (const event of kept) {
         if (event.type === "RUN_FINISHED" && event.outcome.type !== "cancelled") sent.push({ type: "MESSAGES_SNAPSHOT", messages: fold.messages() })
-        fold.add(event)
+        // A child run's messages are its own conversation: streamed, never in the run's (the client
+        // keeps the snapshot as its history and sends it back as the next run's input).
+        if (!ofChildRun(m, event)) fold.add(event)
         sent.push(event)
       }
       return sent
     }
-    const map = (event: RunStreamEvent): Array<AgUiEvent> => {
+    const map = (event: RunStreamEvent | CompositeStreamEvent): Array<AgUiEvent> => {
       if (finished) return []
+      // A composite's own events: its start places it, its end (the stream's, when it is the top run) ends the stream.
+      if (event._tag === "CompositeHookFailed") return []
+      if (event._tag === "CompositeStart" || event._tag === "CompositeEnd") {
+        firstRunId ??= event.runId
+        sortRun(m, event)
+        const end = event
+        if (end._tag === "CompositeStart" || end.parentRunId !== undefined) return []
+        return emit([...opening(), ...closeBlock(m), ...endCalls(m), ...(state === undefined ? [] : stateChange(state.json())), ...runFinished(m, end.runId, compositeOutcome(end.outcome))])
+      }
       const change = stateChangeOf(event)
       if (change !== undefined) return change.source === state ? emit([...opening(), ...stateChange(change.json)]) : []
       firstRunId ??= event.runId
+      sortRun(m, event)
       const entry = table[event._tag] as Entry<RunStreamEvent["_tag"]> | undefined
       if (entry === undefined) return []
       // A change made where no stream could sequence it (a tool under agent.runStream) is sent now;
