@@ -17,6 +17,7 @@ import { describeCause } from "../internal/describe-cause.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import { boundHook } from "../internal/hook-timeout.ts"
 import type { CompositeEnd, CompositeHookFailed, CompositeStart } from "./composite.ts"
+import { logQuotingContent } from "../internal/content-log.ts"
 
 /** A composite's hooks and the bound on each. */
 export interface CompositeHooks {
@@ -80,7 +81,7 @@ const deliver = <Ev extends CompositeStart | CompositeEnd>(
 const reportHookFailure = (hooks: CompositeHooks, event: CompositeStart | CompositeEnd, error: unknown, sink: Sink | undefined): Effect.Effect<void> => {
   const { name, kind, runId, parentRunId } = event
   const failed: CompositeHookFailed = { _tag: "CompositeHookFailed", name, kind, runId, parentRunId, hook: event._tag, error }
-  const log = (hook: string, cause: unknown) => Effect.logWarning(`hook ${hook} of ${kind} "${name}" failed: ${describeCause(cause)}`)
+  const log = (hook: string, cause: unknown) => logQuotingContent(Effect.logWarning(`hook ${hook} of ${kind} "${name}" failed: ${describeCause(cause)}`))
   const heard = Effect.forEach(
     hooks.onFailed,
     (listener) =>

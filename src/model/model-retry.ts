@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type { ModelErrorKind } from "./model-error.ts"
 import { withoutUrlCredentials } from "../internal/url-credentials.ts"
+import { logQuotingContent } from "../internal/content-log.ts"
 
 /** One wait before another attempt of a model call. */
 export interface RetryNotice {
@@ -78,6 +79,6 @@ const formatWait = (ms: number): string =>
  * ```
  */
 export const announceRetry = (notice: RetryNotice): Effect.Effect<void> =>
-  Effect.logInfo(retryLine(notice)).pipe(
+  logQuotingContent(Effect.logInfo(retryLine(notice))).pipe(
     Effect.andThen(Effect.flatMap(ModelRetryListener, (listener) => (listener === undefined ? Effect.void : listener(notice))))
   )

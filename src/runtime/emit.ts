@@ -36,6 +36,7 @@ import { effectQueue } from "../internal/lazy-effect.ts"
 import { catchUnlessInterrupted, fromMaybeEffect } from "../internal/from-maybe-effect.ts"
 import { boundHook } from "../internal/hook-timeout.ts"
 import type { AgentPlan } from "./plan.ts"
+import { logQuotingContent } from "../internal/content-log.ts"
 
 /**
  * Where a streaming run's events go (a queue behind `runStream`). A sink may also offer an event at
@@ -221,7 +222,7 @@ export const reportHookFailure = (
   failed?: Listener<any>
 ): Effect.Effect<void> => {
   const event: HookFailedEvent = { _tag: "HookFailed", agent: plan.name, runId, hook, error }
-  const log = Effect.logWarning(`hook ${hook} of agent "${plan.name}" failed: ${describeCause(error)}`)
+  const log = logQuotingContent(Effect.logWarning(`hook ${hook} of agent "${plan.name}" failed: ${describeCause(error)}`))
   if (hook === "HookFailed") return sink === undefined ? log : log.pipe(Effect.andThen(sink(event)))
   return log.pipe(Effect.andThen(dispatch(plan, event, sink, "wait", lookUp, failed)))
 }

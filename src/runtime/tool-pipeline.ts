@@ -24,6 +24,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type { Recovery } from "../dsl/recovery.ts"
 import type { ArgsDecoding } from "../dsl/tool-codec.ts"
+import type { ArgsCorrection } from "../dsl/repair-arguments.ts"
+import { CaptureMessageContent } from "../internal/capture-content.ts"
 import { oversizeBytes, oversizeIssue, oversizeValue } from "./args-size.ts"
 import { type AnyTool, executeTool, ToolInternals } from "../dsl/tool.ts"
 import { type BudgetExceeded, ExceptionThrown, InvalidToolArgs, type OutcomeUnknown, ToolFailed } from "../errors.ts"
@@ -114,7 +116,7 @@ export function* runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall
     if (tool.codec.unsafe !== undefined) yield* ctx.annotate("tool.unsafe_mode", tool.codec.unsafe)
   }
   if (decoded._tag === "Valid" && decoded.corrections.length > 0) {
-    yield* ctx.annotate("tool.repaired", JSON.stringify(decoded.corrections))
+    if (ctx.traced) yield* repairedAttribute(decoded.corrections)
     yield* ctx.emit({ _tag: "ArgsRepaired", tool: tool.name, toolCallId: call.id, corrections: decoded.corrections })
   }
   // Allocated on the first failure: most calls decode and run.
@@ -167,6 +169,18 @@ export function* runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall
     }
   }
 }
+
+/**
+ * The `tool.repaired` span attribute: each correction's path and kind, and with content capture on
+ * its values too (`from` and `to` are the model's arguments: content, off the span by default).
+ */
+const repairedAttribute = (corrections: ReadonlyArray<ArgsCorrection>): Effect.Effect<void> =>
+  Effect.withFiber((fiber) =>
+    Effect.annotateCurrentSpan(
+      "tool.repaired",
+      JSON.stringify(fiber.getRef(CaptureMessageContent) ? corrections : corrections.map(({ path, kind }) => ({ path, kind })))
+    )
+  )
 
 const hasInterceptors = (ctx: RunContext, tool: AnyTool): boolean => (ctx.plan.definition.interceptors?.[tool.name]?.length ?? 0) > 0
 
