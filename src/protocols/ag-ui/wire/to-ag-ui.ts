@@ -20,7 +20,6 @@
 import * as Cause from "effect/Cause"
 import type * as Stream from "effect/Stream"
 import type { RunEndEvent, RunStreamEvent, WaitingCall } from "../../../dsl/events.ts"
-import type { CompositeEnd, CompositeStreamEvent } from "../../../compose/composite.ts"
 import type { RunSnapshot } from "../../../dsl/run-snapshot.ts"
 import { routeOf } from "../../../dsl/child-listing.ts"
 import type { AgentError } from "../../../errors.ts"
@@ -207,13 +206,31 @@ const messageOf = (m: Mapping, runId: string): string => {
 }
 
 /**
+ * A composite's own events in its stream (`CompositeStart`, `CompositeEnd`, `CompositeHookFailed` of
+ * `compose/composite.ts`), read by the fields the mapping uses: the wire sits below the composites.
+ */
+type CompositeEvent =
+  | { readonly _tag: "CompositeStart"; readonly runId: string; readonly parentRunId: string | undefined }
+  | CompositeEndEvent
+  | { readonly _tag: "CompositeHookFailed"; readonly runId: string; readonly parentRunId: string | undefined }
+interface CompositeEndEvent {
+  readonly _tag: "CompositeEnd"
+  readonly runId: string
+  readonly parentRunId: string | undefined
+  readonly outcome:
+    | { readonly _tag: "Success"; readonly output: unknown }
+    | { readonly _tag: "Failure"; readonly error: unknown }
+    | { readonly _tag: "Interrupted" }
+}
+
+/**
  * Places a run the first time one of its events is seen. The run's conversation is its own messages,
  * a composite's members' (a pipeline's stages speak in turn) and a handoff target's (it answers for
  * the run); a run under an agent that did not hand off to it is an agent used as a tool, whose turns
  * are its own conversation (and so are the runs under it). A run whose parent this stream never showed
  * (a resumed stream) is taken as part of the conversation.
  */
-const sortRun = (m: Mapping, event: RunStreamEvent | CompositeStreamEvent): void => {
+const sortRun = (m: Mapping, event: RunStreamEvent | CompositeEvent): void => {
   if (m.runs.has(event.runId)) return
   const parent = event.parentRunId === undefined ? undefined : m.runs.get(event.parentRunId)
   const composite = event._tag === "CompositeStart"
@@ -441,7 +458,7 @@ const runFinished = (m: Mapping, runId: string, outcome: RunEndEvent["outcome"])
  * A composite's end as a run's (`runFinished`): its output (a `Completed` one's value), its suspension
  * (the waiting calls as its `pending` lists them) or its failure (`RUN_ERROR` with the error's tag).
  */
-const compositeOutcome = (outcome: CompositeEnd["outcome"]): RunEndEvent["outcome"] => {
+const compositeOutcome = (outcome: CompositeEndEvent["outcome"]): RunEndEvent["outcome"] => {
   switch (outcome._tag) {
     case "Interrupted":
       return outcome
@@ -509,7 +526,7 @@ const isTerminal = (event: AgUiEvent) => event.type === "RUN_FINISHED" || event.
  * await Effect.runPromise(Stream.runForEach(events, (e) => Effect.sync(() => socket.send(JSON.stringify(e)))))
  * ```
  */
-export const toAgUiEvents = (events: Stream.Stream<RunStreamEvent | CompositeStreamEvent, AgentError>, options: AgUiStreamOptions = {}): Stream.Stream<AgUiEvent, AgentError> =>
+export const toAgUiEvents = (events: Stream.Stream<RunStreamEvent | CompositeEvent, AgentError>, options: AgUiStreamOptions = {}): Stream.Stream<AgUiEvent, AgentError> =>
   effectStream().suspend(() => {
     let firstRunId: string | undefined
     let count = 0
@@ -569,7 +586,7 @@ export const toAgUiEvents = (events: Stream.Stream<RunStreamEvent | CompositeStr
       }
       return sent
     }
-    const map = (event: RunStreamEvent | CompositeStreamEvent): Array<AgUiEvent> => {
+    const map = (event: RunStreamEvent | CompositeEvent): Array<AgUiEvent> => {
       if (finished) return []
       // A composite's own events: its start places it, its end (the stream's, when it is the top run) ends the stream.
       if (event._tag === "CompositeHookFailed") return []
