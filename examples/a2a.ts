@@ -17,7 +17,7 @@ import { a2aAgent, a2aRemoteAgent, serveA2a } from "effect-agent-dsl/a2a"
 import { scriptedModel } from "effect-agent-dsl/testing"
 
 const token = "example-token"
-const live = process.env.AI_PROVIDER !== undefined
+const live = (process.env.AI_PROVIDER ?? "").trim() !== ""
 const model = (scripted: () => ModelClient): ModelClient => (live ? fromEnv().client : scripted())
 
 const transfer = tool("transfer", {

@@ -61,7 +61,7 @@ const fileLedger = (dir: string): ResumeLedgerStore => ({
 export const startApprovalChat = async (options: { readonly port?: number; readonly dir?: string; readonly model?: ModelClient } = {}) => {
   const dir = options.dir ?? process.env.STORE_DIR ?? ".approval-chat"
   mkdirSync(dir, { recursive: true })
-  const model = options.model ?? (process.env.AI_PROVIDER === undefined ? scripted() : fromEnv().client)
+  const model = options.model ?? ((process.env.AI_PROVIDER ?? "").trim() === "" ? scripted() : fromEnv().client)
   const teller = agent("teller").prompt("You move money for the user. Use the transfer tool.").model(model).tools({ transfer })
   const ledger = fileLedger(dir)
   // The suspension is stored under the chat's id (the `id` useChat sends), and found again by it.

@@ -23,7 +23,7 @@ const multiply = tool("multiply", {
 })
 
 const chooseModel = (): { readonly client: ModelClient; readonly label: string; readonly maxTurns: number } => {
-  if (process.env.AI_PROVIDER !== undefined) {
+  if ((process.env.AI_PROVIDER ?? "").trim() !== "") {
     const env = fromEnv()
     return { client: env.client, label: `${env.provider} ${env.model} (${env.endpoint ?? "default endpoint"})`, maxTurns: env.budget.maxTurns ?? 5 }
   }

@@ -31,7 +31,7 @@ const scripted = (): ModelClient =>
   }, { chunk: 4 })
 
 /** Starts the server; `port` 0 picks a free one. */
-export const startServer = async (port = 8787, model: ModelClient = process.env.AI_PROVIDER === undefined ? scripted() : fromEnv().client) => {
+export const startServer = async (port = 8787, model: ModelClient = (process.env.AI_PROVIDER ?? "").trim() === "" ? scripted() : fromEnv().client) => {
   const calculator = agent("calculator").prompt("You are a calculator. Use the tools.").model(model).tools({ add, multiply })
   const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://localhost")

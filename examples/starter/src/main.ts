@@ -9,7 +9,6 @@
  * Lines may also be piped in: `printf 'Where is order A-1001?\nIt arrived broken, refund it\ny\n' | npm start`.
  */
 import { createInterface } from "node:readline"
-import { Effect } from "effect"
 import { Decision, inMemorySessionStore, session } from "effect-agent-dsl"
 import { makeAssistant } from "./agent.ts"
 import { type ChosenModel, chooseModel } from "./model.ts"
@@ -37,21 +36,20 @@ const ask = async (prompt: string): Promise<string | undefined> => {
   return next.done === true ? undefined : next.value
 }
 
-/** One exchange: send the line; while the run waits for approvals, ask for them and resume it. */
+/**
+ * One exchange: send the line; while the run waits for approvals, ask for them and resume it through
+ * the session (which takes its waiting run once and records the whole exchange when it completes).
+ */
 const exchange = async (input: string): Promise<string> => {
   let result = await chat.send(input)
-  let resumed = false
   while (result._tag === "Suspended") {
     const decisions: Record<string, Decision> = {}
     for (const call of result.pending) {
       const answer = await ask(`approve ${call.tool} ${JSON.stringify(call.args)}? [y/N] `)
       decisions[call.id] = answer?.trim().toLowerCase().startsWith("y") === true ? Decision.approve : Decision.deny("the reviewer said no")
     }
-    result = await Effect.runPromise(assistant.resume(result.snapshot, decisions))
-    resumed = true
+    result = await chat.resume(decisions)
   }
-  // A session records the runs that complete in one go; keep the gist of a resumed one ourselves.
-  if (resumed) await Effect.runPromise(store.append(chat.id, [{ role: "user", content: input }, { role: "assistant", content: result.output }]))
   return result.output
 }
 
