@@ -28,6 +28,7 @@ for (const question of questions) {
     console.log(`\n? ${question}`)
     console.log(`  interpretation: ${result.slots.interpretation}`)
     console.log(`  domains: ${result.slots.domains.join(", ")}  confidence: ${result.slots.confidence}`)
+    for (const [key, { min, max }] of Object.entries(result.slots.ranges)) console.log(`  range ${key}: ${min ?? "-∞"} … ${max ?? "∞"}`)
     for (const c of result.slots.corrections) console.log(`  corrected ${c.slot}: ${c.from} → ${c.to} (${c.match})`)
     for (const g of result.slots.gaps) console.log(`  gap: ${g.term}: ${g.reason}${g.suggestions === undefined ? "" : ` (did you mean ${g.suggestions.join(", ")}?)`}`)
     console.log(`  ${result.total} assets; first: ${result.hits.map((h) => h.asset).join(", ")}`)

@@ -59,6 +59,7 @@ export const standInModel = (): ModelClient =>
     const references = /with their scenario/i.test(question) ? { domain: "scenario" }
       : /referencing scenarios and maps/i.test(question) ? [{ domain: "scenario" }, { domain: "hdmap" }]
       : undefined
-    const interpretation = `${domainsOf(question).join(", ") || "any asset"} with ${JSON.stringify(filters)}`
+    const bounds = Object.entries(ranges).map(([key, { min, max }]) => `${key}${min === undefined ? "" : ` ≥ ${min}`}${max === undefined ? "" : ` ≤ ${max}`}`)
+    const interpretation = `${domainsOf(question).join(", ") || "any asset"} with ${JSON.stringify(filters)}${bounds.length === 0 ? "" : `, ${bounds.join(", ")}`}`
     return toolCalls([{ name: SUBMIT_SLOTS, arguments: { slots: { domains: domainsOf(question), filters, ranges, ...(references === undefined ? {} : { references }) }, interpretation, gaps } }])
   }, { provider: "stand-in", model: "keywords" })
