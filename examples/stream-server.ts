@@ -39,8 +39,20 @@ export const startServer = async (port = 8787, model: ModelClient = (process.env
       res.writeHead(404).end("try /run?q=...")
       return
     }
+    if (req.method !== "GET" && req.method !== "POST") {
+      res.writeHead(405, { allow: "GET, POST" }).end("GET /run?q=... or POST /run with the question as the body")
+      return
+    }
+    // A question is short: a body past 64 KB is refused, not read into memory.
     let body = ""
-    for await (const chunk of req) body += chunk
+    for await (const chunk of req) {
+      body += chunk
+      if (body.length > 65_536) {
+        res.writeHead(413, { connection: "close" }).end("the question is over 64 KB")
+        req.destroy()
+        return
+      }
+    }
     const question = url.searchParams.get("q") ?? (body === "" ? "What is (3 + 5) * 2?" : body)
     const format = url.searchParams.get("format") === "ui-message-stream" ? "ui-message-stream" : "events"
     await sendResponse(eventStreamResponse(calculator.runStream(question), { format }), res)

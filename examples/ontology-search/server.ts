@@ -55,6 +55,10 @@ export const startSearchServer = async (port = 8788, model?: { readonly client: 
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(searchPage)
       return
     }
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain" }).end("GET / or GET /search?q=<a question>")
+      return
+    }
     const question = url.searchParams.get("q")?.trim() ?? ""
     if (url.pathname !== "/search" || question === "" || question.length > 1000) {
       res.writeHead(url.pathname === "/search" ? 400 : 404, { "content-type": "text/plain" }).end("try /search?q=<a question of at most 1000 characters>")

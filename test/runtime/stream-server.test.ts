@@ -39,6 +39,16 @@ describe("examples/stream-server.ts", () => {
     expect(events.some((e) => e.event === "ModelCall")).toBe(false)
   })
 
+  it("refuses a body over 64 KB (413) and a method other than GET or POST (405), running nothing", async () => {
+    server = await startServer(0)
+    const big = await fetch(`${server.url}/run`, { method: "POST", body: "x".repeat(200_000) }).catch((error: unknown) => error)
+    if (big instanceof Response) expect(big.status).toBe(413)
+    else expect(String(big)).toMatch(/fetch failed|socket|closed/i)
+    const put = await fetch(`${server.url}/run`, { method: "PUT", body: "What is 2 + 2?" })
+    expect(put.status).toBe(405)
+    expect(put.headers.get("allow")).toBe("GET, POST")
+  })
+
   it("speaks the AI SDK UI message stream protocol: the SDK's parser accepts every chunk and builds the message", async () => {
     server = await startServer(0)
     const response = await fetch(`${server.url}/run?format=ui-message-stream`, { method: "POST", body: "What is (3 + 5) * 2?" })

@@ -34,6 +34,12 @@ describe("search server", () => {
     expect(result.sparql).toContain("SELECT DISTINCT ?asset ?domain")
   })
 
+  it("answers another method than GET with 405, running nothing", async () => {
+    const res = await fetch(`${server.url}/search?q=${encodeURIComponent("motorway maps")}`, { method: "POST", body: "{}" })
+    expect(res.status).toBe(405)
+    expect(res.headers.get("allow")).toBe("GET, HEAD")
+  })
+
   it("serves the page, and refuses an empty or missing question", async () => {
     const page = await (await fetch(server.url)).text()
     expect(page).toContain("new EventSource")
