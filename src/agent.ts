@@ -9,7 +9,7 @@ import { type AgentBuilder, type AgentShape, agentFactory, type AgentFactory, de
 import type { RunResultOf } from "./dsl/run-outcome.ts"
 import type { AnyTool } from "./dsl/tool.ts"
 import type { LlmMessage } from "./model/messages.ts"
-import { makeSession, type SessionOptions } from "./runtime/session.ts"
+import { checkSessionId, makeSession, type SessionOptions } from "./runtime/session.ts"
 import type { AgentDefinition } from "./dsl/agent-definition.ts"
 import type { AgentError } from "./errors.ts"
 import { ModelClientService } from "./model/model-client.ts"
@@ -83,7 +83,8 @@ export const resume = (
  * earlier messages (from `store`, cut by `window`) and records the new ones when the run completes
  * (and, when it fails, the tool calls that ran before, with their results). A run that suspends for
  * approval becomes the session's waiting run (`waiting()`); `resume(decisions)` continues it once and
- * records its exchange the same way.
+ * records its exchange the same way. The id and options are checked at once (`AgentConfigError`: an
+ * unknown option, a store without `load` and `append`, a window that keeps nothing).
  *
  * @example
  * ```ts
@@ -97,6 +98,7 @@ export const session = <T extends AgentShape & { readonly requirements: never }>
   id: string,
   options: SessionOptions = {}
 ): Session<T["input"], RunResultOf<T["tools"], T["output"]>> => {
+  checkSessionId(id)
   const definition = definitionOf(builder)
   const core = makeSession(definition, id, options)
   const sendEffect = (input: T["input"]) => withModel(definition, core.send(input)) as Effect.Effect<RunResultOf<T["tools"], T["output"]>, AgentError>

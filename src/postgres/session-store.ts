@@ -1,6 +1,6 @@
 /**
  * A session store on PostgreSQL, through Effect's SQL modules (`@effect/sql-pg`, an optional peer
- * dependency). One row per message (`session`, `seq`, `message` as jsonb); `append` takes a
+ * dependency). One row per message (`session`, `seq`, `message` as JSON text); `append` takes a
  * transaction-scoped advisory lock on the session, so concurrent writers (other processes too) never
  * interleave or collide on a sequence number. The table is created when missing, and beside it
  * `<table>_waiting` (one row per session whose run waits for decisions; taking it is atomic).
@@ -23,6 +23,16 @@ const roles = new Set(["system", "user", "assistant", "tool"])
 
 const isMessage = (u: unknown): u is LlmMessage =>
   typeof u === "object" && u !== null && "role" in u && roles.has(String(u.role)) && "content" in u && typeof u.content === "string"
+
+/** A stored column's value as JSON (text, or what a driver already parsed), or the error of text that is not JSON. */
+const parsedColumn = (value: unknown): { readonly value: unknown } | { readonly error: string } => {
+  if (typeof value !== "string") return { value }
+  try {
+    return { value: JSON.parse(value) as unknown }
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) }
+  }
+}
 
 /**
  * A session store over the `SqlClient` in context (any Effect SQL driver that speaks PostgreSQL).
@@ -53,11 +63,14 @@ export const sqlSessionStore = (options: { readonly table?: string } = {}): Effe
       sql<{ readonly message: unknown }>`select message from ${sql(table)} where session = ${session} order by seq`.pipe(
         Effect.mapError(fail(session, "load")),
         Effect.flatMap((rows) => {
-          const messages = rows.map((row) => (typeof row.message === "string" ? JSON.parse(row.message) : row.message) as unknown)
-          const corrupt = messages.findIndex((m) => !isMessage(m))
-          return corrupt === -1
-            ? Effect.succeed(messages as ReadonlyArray<LlmMessage>)
-            : Effect.fail(new SessionStoreFailed({ session, operation: "load", reason: `row ${corrupt} is not a message` }))
+          const messages: Array<LlmMessage> = []
+          for (const [i, row] of rows.entries()) {
+            const parsed = parsedColumn(row.message)
+            if ("error" in parsed) return Effect.fail(new SessionStoreFailed({ session, operation: "load", reason: `row ${i} is not JSON (${parsed.error})` }))
+            if (!isMessage(parsed.value)) return Effect.fail(new SessionStoreFailed({ session, operation: "load", reason: `row ${i} is not a message` }))
+            messages.push(parsed.value)
+          }
+          return Effect.succeed(messages)
         })
       )
     const append = (session: string, messages: ReadonlyArray<LlmMessage>) =>
@@ -76,19 +89,33 @@ export const sqlSessionStore = (options: { readonly table?: string } = {}): Effe
       Effect.andThen(jsonbColumnToText(sql, waitingTable, "run")),
       Effect.mapError(fail("*", "load"))
     )
-    const asWaiting = (rows: ReadonlyArray<{ readonly run: unknown }>): WaitingRun | undefined => {
-      const run = rows[0]?.run
-      return run === undefined ? undefined : (typeof run === "string" ? JSON.parse(run) : run) as WaitingRun
+    // The row as JSON; the session checks that it is a waiting run (a corrupted row fails its turn with
+    // `SessionStoreFailed`, never a defect).
+    const asWaiting = (session: string) => (rows: ReadonlyArray<{ readonly run: unknown }>): Effect.Effect<WaitingRun | undefined, SessionStoreFailed> => {
+      if (rows.length === 0) return Effect.succeed(undefined)
+      const parsed = parsedColumn(rows[0]!.run)
+      return "error" in parsed
+        ? Effect.fail(new SessionStoreFailed({ session, operation: "load", reason: `the waiting run's row is not JSON (${parsed.error})` }))
+        : Effect.succeed(parsed.value as WaitingRun)
     }
     const waiting = (session: string) =>
-      sql<{ readonly run: unknown }>`select run from ${sql(waitingTable)} where session = ${session}`.pipe(Effect.map(asWaiting), Effect.mapError(fail(session, "load")))
+      sql<{ readonly run: unknown }>`select run from ${sql(waitingTable)} where session = ${session}`.pipe(
+        Effect.mapError(fail(session, "load")),
+        Effect.flatMap(asWaiting(session))
+      )
     const setWaiting = (session: string, run: WaitingRun | undefined) =>
       (run === undefined
         ? sql`delete from ${sql(waitingTable)} where session = ${session}`
         : sql`insert into ${sql(waitingTable)} (session, run) values (${session}, ${JSON.stringify(run)}) on conflict (session) do update set run = excluded.run`
       ).pipe(Effect.asVoid, Effect.mapError(fail(session, "append")))
+    // In a transaction: a row that is not JSON fails the take and stays, as it was.
     const takeWaiting = (session: string) =>
-      sql<{ readonly run: unknown }>`delete from ${sql(waitingTable)} where session = ${session} returning run`.pipe(Effect.map(asWaiting), Effect.mapError(fail(session, "load")))
+      sql.withTransaction(
+        sql<{ readonly run: unknown }>`delete from ${sql(waitingTable)} where session = ${session} returning run`.pipe(
+          Effect.mapError(fail(session, "load")),
+          Effect.flatMap(asWaiting(session))
+        )
+      ).pipe(Effect.catchTag("SqlError", (cause) => Effect.fail(fail(session, "load")(cause))))
     return { load, append, waiting, setWaiting, takeWaiting }
   })
 

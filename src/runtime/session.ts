@@ -3,8 +3,11 @@
  * messages from its store, keeps the part the context window allows (whole turns: a tool call and its
  * result are never split), runs the agent with them between its system prompt and the new input, and,
  * when the run completes, appends the messages it added (a handoff target's included). The stored
- * messages are checked first: a value that is not a message fails the send (`SessionStoreFailed`), and
- * a tool result or call without its counterpart is left out of what the run sees. A turn (a send or a
+ * messages are checked first: a value that is not a message (or a system message: none is ever stored)
+ * fails the send (`SessionStoreFailed`), and a tool result or call without its counterpart is left out
+ * of what the run sees; so is the waiting run, before it is continued or abandoned. Every call of the
+ * store is guarded: a method that throws, dies or answers something other than an Effect fails the
+ * turn with `SessionStoreFailed` too, never with a defect. A turn (a send or a
  * resume) that fails after some of its calls got results records its messages up to the failure, each
  * call paired with its result, the one the model got (a substitute's, an escalation's; `turn-trail.ts`),
  * and fails with its error; a send that fails before that records nothing and leaves the waiting run it
@@ -29,12 +32,14 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
-import { applyWindow, type ContextWindow } from "../dsl/context-window.ts"
+import { checkOptions, kindOf } from "../dsl/builder-validation.ts"
+import { applyWindow, type ContextWindow, contextWindowProblem } from "../dsl/context-window.ts"
 import { inMemorySessionStore, type SessionStore, type WaitingRun } from "../dsl/session-store.ts"
 import type { Decisions } from "../dsl/decision.ts"
-import type { RunSnapshot } from "../dsl/run-snapshot.ts"
-import { type AgentError, DecisionsInvalid, SessionStoreFailed } from "../errors.ts"
+import { decodeSnapshotValue, type RunSnapshot } from "../dsl/run-snapshot.ts"
+import { type AgentError, AgentConfigError, DecisionsInvalid, SessionStoreFailed } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
+import { userInterruptAsFailure } from "../internal/from-maybe-effect.ts"
 import { exchangesOf } from "../model/exchanges.ts"
 import type { LlmMessage } from "../model/messages.ts"
 import { LlmMessageSchema } from "../model/message-schemas.ts"
@@ -71,6 +76,115 @@ export interface SessionCore {
  */
 const refusedBeforeRunning: ReadonlySet<string> = new Set(["DecisionsInvalid", "SnapshotRejected", "SnapshotInvalid", "DefinitionChanged", "ResumeLedgerFailed"])
 
+/** The option keys of `session(agent, id, options)`. */
+const sessionOptionKeys: ReadonlyArray<string> = ["store", "window"]
+
+/**
+ * Refuses a session id that is not a non-empty string (plain JavaScript, `any`): `AgentConfigError`.
+ * `session(agent, id, options)` checks it; the A2A executor's ids are its contexts'.
+ *
+ * @example
+ * ```ts
+ * checkSessionId(undefined) // AgentConfigError: … takes the session's id as a non-empty string, got an undefined
+ * ```
+ */
+export const checkSessionId = (id: unknown): void => {
+  if (typeof id === "string" && id.length > 0) return
+  throw new AgentConfigError({ subject: "session", reason: `session(agent, id, options) takes the session's id as a non-empty string, got ${id === "" ? "an empty string" : kindOf(id)}` })
+}
+
+/**
+ * Refuses what untyped callers (plain JavaScript, `any`) may give as a session's options: an unknown
+ * option (`stor`: the session would quietly keep its conversation in memory), a store without the
+ * methods a `SessionStore` has, a window that is not one (`{ lastTurn: 1 }`, `{ lastTurns: 0 }`).
+ * Each is an `AgentConfigError` when the session is made, before any send.
+ *
+ * @example
+ * ```ts
+ * checkSessionOptions("user-42", { stor: store }) // AgentConfigError: … unknown option `stor` of session(agent, id, options) (did you mean `store`?)
+ * ```
+ */
+export const checkSessionOptions = (id: string, options: unknown): void => {
+  const subject = `session ${JSON.stringify(id)}`
+  checkOptions(subject, "session(agent, id, options)", options, sessionOptionKeys)
+  const { store, window } = (options ?? {}) as { readonly store?: unknown; readonly window?: unknown }
+  if (store !== undefined) {
+    const problem = storeProblem(store)
+    if (problem !== undefined) throw new AgentConfigError({ subject, reason: `\`store\` ${problem}` })
+  }
+  if (window !== undefined) {
+    const problem = contextWindowProblem(window)
+    if (problem !== undefined) throw new AgentConfigError({ subject, reason: `\`window\`: ${problem}` })
+  }
+}
+
+/** The methods a store must have, and the three it has all of or none of (the waiting run). */
+const storeMethods = ["load", "append"] as const
+const waitingMethods = ["waiting", "setWaiting", "takeWaiting"] as const
+
+/** What is wrong with `store` as a `SessionStore`, or undefined. */
+const storeProblem = (store: unknown): string | undefined => {
+  const shape = "takes a SessionStore (an object with load and append methods answering Effects, e.g. inMemorySessionStore()), or nothing for a new in-memory one"
+  if (typeof store !== "object" || store === null) return `${shape}; got ${kindOf(store)}`
+  const method = (name: string) => (store as Record<string, unknown>)[name]
+  const missing = storeMethods.filter((name) => typeof method(name) !== "function")
+  if (missing.length > 0) return `${shape}; ${missing.join(" and ")} ${missing.length === 1 ? "is" : "are"} not a function`
+  const present = waitingMethods.filter((name) => method(name) !== undefined)
+  const notFunctions = present.filter((name) => typeof method(name) !== "function")
+  if (notFunctions.length > 0) return `has ${notFunctions.join(", ")} that ${notFunctions.length === 1 ? "is" : "are"} not a function`
+  if (present.length > 0 && present.length < waitingMethods.length) {
+    const absent = waitingMethods.filter((name) => !present.includes(name))
+    return `has ${present.join(", ")} but not ${absent.join(", ")}: a store keeps the waiting run with all three methods (${waitingMethods.join(", ")}), or with none (the session value keeps it)`
+  }
+  return undefined
+}
+
+/**
+ * Store errors that came from a broken method (it threw, or answered something other than an Effect),
+ * not from the Effect it answered: calling it again would not help, and might write twice (a Promise
+ * it answered may be writing), so they are not retried.
+ */
+const brokenCalls = new WeakSet<SessionStoreFailed>()
+
+/**
+ * A call of the store's `method` (see `SessionStore`) as an Effect that fails with `SessionStoreFailed`
+ * (`operation`) and nothing else: the method throwing, answering something other than an Effect, or
+ * its Effect dying or failing with another error (a custom store's bug, a driver's defect) fails it
+ * too, naming the method, so a turn whose tools ran still reports what it gave. An interruption from
+ * outside stays one; a store's Effect that interrupts itself fails (`userInterruptAsFailure`).
+ */
+const storeCall = <A>(
+  session: string,
+  operation: "load" | "append",
+  method: string,
+  call: () => Effect.Effect<A, SessionStoreFailed>
+): Effect.Effect<A, SessionStoreFailed> =>
+  Effect.suspend(() => {
+    const failed = (what: string, cause: unknown) =>
+      new SessionStoreFailed({ session, operation, reason: `the store's ${method}(...) ${what}`, ...(cause === undefined ? {} : { cause }) })
+    let answer: unknown
+    try {
+      answer = call()
+    } catch (cause) {
+      const error = failed(`threw: ${describeCause(cause)}`, cause)
+      brokenCalls.add(error)
+      return Effect.fail(error)
+    }
+    if (!Effect.isEffect(answer)) {
+      const error = failed(`answered ${kindOf(answer)}, not an Effect (a SessionStore's methods answer Effects: wrap a Promise in Effect.tryPromise)`, undefined)
+      brokenCalls.add(error)
+      return Effect.fail(error)
+    }
+    return userInterruptAsFailure(answer as Effect.Effect<A, unknown>).pipe(
+      Effect.catchCause((cause): Effect.Effect<never, SessionStoreFailed> => {
+        if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+        const error = Cause.squash(cause)
+        if (error instanceof SessionStoreFailed) return Effect.fail(error)
+        return Effect.fail(failed(`${Cause.hasFails(cause) ? "failed" : "died"}: ${describeCause(error)}`, error))
+      })
+    )
+  })
+
 const decodeMessage = Schema.decodeUnknownResult(LlmMessageSchema)
 
 /**
@@ -86,13 +200,16 @@ const decodeHistory = (id: string, stored: ReadonlyArray<unknown>): Effect.Effec
       let problem: string | undefined
       try {
         const decoded = decodeMessage(value)
-        if (Result.isSuccess(decoded)) messages.push(decoded.success as LlmMessage)
-        else problem = decoded.failure.message
+        if (Result.isFailure(decoded)) problem = decoded.failure.message
+        // A session never stores the system prompt (each run builds it from the agent): one in the
+        // store would reach the model as an instruction of the agent's own.
+        else if (decoded.success.role === "system") problem = "a system message, which a session never stores (the system prompt comes from the agent)"
+        else messages.push(decoded.success as LlmMessage)
       } catch (cause) {
         // A value that throws when read (a getter, a proxy trap) is no message either.
         problem = describeCause(cause)
       }
-      if (problem !== undefined) return Effect.fail(new SessionStoreFailed({ session: id, operation: "load", reason: `stored message ${i} is not a message: ${problem}` }))
+      if (problem !== undefined) return Effect.fail(new SessionStoreFailed({ session: id, operation: "load", reason: `stored message ${i} is not a message of the conversation: ${problem}` }))
     }
     return Effect.succeed(soundConversation(messages))
   })
@@ -126,12 +243,55 @@ const soundConversation = (history: ReadonlyArray<LlmMessage>): ReadonlyArray<Ll
   return kept
 }
 
+const decodeWaiting = Schema.decodeUnknownResult(Schema.Struct({
+  runId: Schema.String,
+  snapshot: Schema.Unknown,
+  pending: Schema.Array(Schema.Struct({ id: Schema.String, tool: Schema.String, args: Schema.Unknown, reason: Schema.optionalKey(Schema.String) })),
+  historyLength: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+}))
+
+/**
+ * The session's waiting run as the store gave it, checked, or `SessionStoreFailed` (`load`) naming
+ * what is wrong: its fields as `WaitingRun` types them, and, when its snapshot is one, the run of that
+ * snapshot, with `historyLength` pointing at the user message that started the turn (the snapshot's
+ * input). A run continues from it, and records its turn from that message on: an edited length would
+ * record the conversation twice, or lose the user's message and leave a result without its call.
+ * (A snapshot that is none is the resume's to refuse, `SnapshotInvalid`; an abandoning send keeps
+ * nothing of it.) Nothing: `undefined` (or `null`).
+ */
+const checkedWaiting = (id: string, stored: unknown): Effect.Effect<WaitingRun | undefined, SessionStoreFailed> =>
+  Effect.suspend(() => {
+    if (stored === undefined || stored === null) return Effect.succeed(undefined)
+    const refused = (problem: string) =>
+      new SessionStoreFailed({
+        session: id,
+        operation: "load",
+        reason: `the stored waiting run is not one (an edited or corrupted store): ${problem}. Nothing ran; repair it, or clear it with the store's setWaiting(id, undefined)`
+      })
+    let run: WaitingRun
+    try {
+      const decoded = decodeWaiting(stored)
+      if (Result.isFailure(decoded)) return Effect.fail(refused(decoded.failure.message))
+      run = decoded.success
+    } catch (cause) {
+      return Effect.fail(refused(describeCause(cause)))
+    }
+    return Effect.flatMap(Effect.result(decodeSnapshotValue(run.snapshot)), (snapshot) => {
+      if (Result.isFailure(snapshot)) return Effect.succeed(run)
+      const { runId, input, transcript } = snapshot.success.state
+      if (runId !== run.runId) return Effect.fail(refused(`its runId is ${JSON.stringify(run.runId)}, its snapshot's is ${JSON.stringify(runId)}`))
+      const start = transcript[1 + run.historyLength]
+      const starts = transcript.length === 0 ? run.historyLength === 0 : start?.role === "user" && start.content === input
+      return starts ? Effect.succeed(run) : Effect.fail(refused(`its historyLength ${run.historyLength} is not the number of messages before the turn's own in its snapshot`))
+    })
+  })
+
 /** True when some call in `messages` got a result (it ran, or was answered without running): the turn got somewhere. */
 const answersACall = (messages: ReadonlyArray<LlmMessage>): boolean => messages.some((message) => message.role === "tool")
 
-/** A store write tried twice more after a failure, 50 then 100 ms later. */
+/** A store write tried twice more after a failure, 50 then 100 ms later (not after a broken method: `brokenCalls`). */
 const retried = <A>(write: Effect.Effect<A, SessionStoreFailed>): Effect.Effect<A, SessionStoreFailed> =>
-  Effect.retry(write, { times: 2, schedule: Schedule.exponential(Duration.millis(50)) })
+  Effect.retry(write, { times: 2, schedule: Schedule.exponential(Duration.millis(50)), while: (error) => !brokenCalls.has(error) })
 
 /**
  * Whether a send's turn is in the store, or on its way there (a write of it started and did not fail):
@@ -158,21 +318,28 @@ const fieldsOf = (error: SessionStoreFailed) => ({
 
 /** The session `id` of `definition`. */
 export const makeSession = (definition: AgentDefinition, id: string, options: SessionOptions = {}): SessionCore => {
+  checkSessionOptions(id, options)
   const store = options.store ?? inMemorySessionStore()
   const lock = Semaphore.makeUnsafe(1)
   // The definition its turns run: the same, heard by the trail of the turn (for a turn that fails).
   const trailed = trailedDefinition(definition)
+  const load = storeCall(id, "load", "load", () => store.load(id))
+  const append = (messages: ReadonlyArray<LlmMessage>) => storeCall(id, "append", "append", () => store.append(id, messages))
   // A store without the waiting methods: the waiting run is kept here, in this session value.
   let local: WaitingRun | undefined
   const setWaiting = (run: WaitingRun | undefined) =>
-    store.setWaiting !== undefined ? store.setWaiting(id, run) : Effect.sync(() => void (local = run))
-  const takeWaiting = store.takeWaiting !== undefined
-    ? store.takeWaiting(id)
+    store.setWaiting !== undefined ? storeCall(id, "append", "setWaiting", () => store.setWaiting!(id, run)) : Effect.sync(() => void (local = run))
+  const storedWaiting: Effect.Effect<unknown, SessionStoreFailed> = store.takeWaiting !== undefined
+    ? storeCall(id, "load", "takeWaiting", () => store.takeWaiting!(id))
     : Effect.sync(() => {
       const run = local
       local = undefined
       return run
     })
+  // Taken, then checked: one that is not a waiting run is put back as it was (nothing is lost), and
+  // the turn fails before anything runs.
+  const takeWaiting = Effect.flatMap(storedWaiting, (stored) =>
+    checkedWaiting(id, stored).pipe(Effect.tapError(() => Effect.ignore(setWaiting(stored as WaitingRun)))))
   /**
    * The write of a turn still going on after its caller stopped waiting for it (`shielded`): the
    * session's next turn waits for it first, so it runs on the history with that turn in it.
@@ -224,7 +391,7 @@ export const makeSession = (definition: AgentDefinition, id: string, options: Se
     if (unsaved.length === 0 && waiting === undefined) return Effect.succeed(result)
     return shielded(
       Effect.gen(function*() {
-        if (unsaved.length > 0) yield* recordTurn(store.append(id, unsaved), result, unsaved)
+        if (unsaved.length > 0) yield* recordTurn(append(unsaved), result, unsaved)
         if (waiting !== undefined) yield* recordTurn(setWaiting(waiting), result, unsaved)
       }),
       writes
@@ -246,7 +413,7 @@ export const makeSession = (definition: AgentDefinition, id: string, options: Se
       const ran = soundConversation(yield* failedTurn(trail, error, historyLength, from.waiting?.snapshot))
       if (!answersACall(ran)) return
       const unsaved = [...(from.carried ?? []), ...ran]
-      yield* shielded(recordTurn(store.append(id, unsaved), error, unsaved), from.writes)
+      yield* shielded(recordTurn(append(unsaved), error, unsaved), from.writes)
     })
   /**
    * Records what an interrupted turn did, as `settleFailed` does a failed one's, with each call that had
@@ -264,7 +431,7 @@ export const makeSession = (definition: AgentDefinition, id: string, options: Se
       const ran = soundConversation(yield* interruptedTurn(trail, historyLength, from.waiting?.snapshot))
       if (!answersACall(ran)) return
       const unsaved = [...(from.carried ?? []), ...ran]
-      const write = recordTurn(store.append(id, unsaved), cause, unsaved).pipe(
+      const write = recordTurn(append(unsaved), cause, unsaved).pipe(
         Effect.catch((error) =>
           Effect.logWarning(`session "${id}": an interrupted turn could not be recorded (${error.reason}); its ${unsaved.length} messages are lost`, error)
         )
@@ -282,7 +449,7 @@ export const makeSession = (definition: AgentDefinition, id: string, options: Se
         const abandoned = yield* takeWaiting
         const writes: TurnWrites = { recorded: false }
         const turn = Effect.gen(function*() {
-          const stored = yield* decodeHistory(id, yield* store.load(id))
+          const stored = yield* decodeHistory(id, yield* load)
           // What ran of the abandoned run before it suspended (its calls with their results) happened:
           // the run sees it, and it is recorded with this turn, as this turn's history.
           const carried = abandoned === undefined ? [] : soundConversation(yield* waitingTurn(abandoned))
@@ -301,8 +468,12 @@ export const makeSession = (definition: AgentDefinition, id: string, options: Se
         // A send that fails (or is interrupted) having recorded nothing: the run it abandoned waits again.
         return yield* abandoned === undefined ? turn : Effect.onError(turn, () => (writes.recorded ? Effect.void : Effect.ignore(setWaiting(abandoned))))
       })),
-    history: () => Effect.andThen(written, store.load(id)),
-    waiting: () => Effect.andThen(written, store.waiting !== undefined ? store.waiting(id) : Effect.sync(() => local)),
+    history: () => Effect.andThen(written, load),
+    waiting: () =>
+      Effect.andThen(
+        written,
+        Effect.flatMap(store.waiting !== undefined ? storeCall(id, "load", "waiting", () => store.waiting!(id)) : Effect.sync(() => local), (stored) => checkedWaiting(id, stored))
+      ),
     resume: (decisions) =>
       lock.withPermit(Effect.gen(function*() {
         yield* written
