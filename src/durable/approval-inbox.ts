@@ -79,6 +79,11 @@ export class ApprovalInbox extends Context.Service<ApprovalInbox, {
     ApprovalInboxFailed | DurableRunUnreadable
   >
   /**
+   * The runs of `workflow` with decisions taken and not yet taken by the run (see `undelivered`): a
+   * runner hands them over as it starts.
+   */
+  readonly undeliveredRuns: (workflow: string) => Effect.Effect<ReadonlyArray<string>, ApprovalInboxFailed>
+  /**
    * Closes every wait of run `runId` that is open or holds decisions the run has not taken (it was
    * cancelled, or it ended): answers those, so that a cancellation can wake the run.
    */
@@ -162,6 +167,8 @@ const memoryInbox = (): ApprovalInbox["Service"] => {
         }
         return Option.fromNullishOr(latest)
       }),
+    undeliveredRuns: (workflow) =>
+      Effect.sync(() => [...(started.get(workflow) ?? [])].filter((runId) => [...(waits.get(runId)?.values() ?? [])].some((w) => w.decisions !== undefined))),
     closeAll: (runId) =>
       Effect.sync(() => {
         const closed: Array<{ readonly wait: number; readonly executionId: string }> = []

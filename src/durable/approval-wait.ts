@@ -3,7 +3,9 @@
  * activity), then the run suspends on the wait's durable deferred (`decisions/<n>`), raced with a
  * durable clock at the run's `maxDuration` deadline (counted from its recorded start). `decide`
  * completes that deferred from any process; `cancel` completes it with no decisions, and the run,
- * finding its cancellation, ends with `Cancelled`.
+ * finding its cancellation, ends with `Cancelled`. Decisions come bound to the snapshot `decide`
+ * checked them against (`wait-binding.ts`): checked against another snapshot than the run's own (the
+ * wait's row edited), they are not applied, and the run waits again.
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -21,19 +23,20 @@ import { compile } from "../runtime/plan.ts"
 import { budgetExceeded } from "../runtime/run-context.ts"
 import { Cancelled } from "../errors.ts"
 import type { ApprovalInbox } from "./approval-inbox.ts"
-import { DecisionsSchema, resultAsJson } from "./schemas.ts"
+import { resultAsJson } from "./schemas.ts"
 import { withStoreRetry } from "./store-retry.ts"
+import { CheckedDecisionsSchema, isBound, waitBinding } from "./wait-binding.ts"
 
 const encodeSnapshot = Schema.encodeSync(RunSnapshotSchema)
 /** What a wait bounded by the run's deadline ends with. */
-const DecisionsOrExpired = Schema.Union([DecisionsSchema, Schema.Literal("expired")])
+const DecisionsOrExpired = Schema.Union([CheckedDecisionsSchema, Schema.Literal("expired")])
 
 /** The durable deferreds of the first waits, made once (a deferred builds its exit's Schema when made). */
-const firstWaits = Array.from({ length: 16 }, (_, i) => DurableDeferred.make(`decisions/${i + 1}`, { success: DecisionsSchema }))
+const firstWaits = Array.from({ length: 16 }, (_, i) => DurableDeferred.make(`decisions/${i + 1}`, { success: CheckedDecisionsSchema }))
 
 /** The durable deferred of wait `wait` of a run. */
 export const decisionsDeferred = (wait: number) =>
-  firstWaits[wait - 1] ?? DurableDeferred.make(`decisions/${wait}`, { success: DecisionsSchema })
+  firstWaits[wait - 1] ?? DurableDeferred.make(`decisions/${wait}`, { success: CheckedDecisionsSchema })
 
 /** Decisions as plain JSON data (`Decision.approve` is a Data value). */
 export const plainDecisions = (decisions: Decisions): unknown =>
@@ -51,7 +54,8 @@ export const plainDecisions = (decisions: Decisions): unknown =>
 
 /**
  * One wait for decisions: the snapshot goes to the inbox (once), then the run suspends on the wait's
- * durable deferred, raced with a durable clock at the run's `maxDuration` deadline.
+ * durable deferred, raced with a durable clock at the run's `maxDuration` deadline. `undefined` when
+ * the decisions were checked against another snapshot than this one: the run asks again (next wait).
  */
 export const awaitDecisions = (
   definition: AgentDefinition,
@@ -76,7 +80,7 @@ export const awaitDecisions = (
     yield* cancelledYet("before")
     const deferred = decisionsDeferred(wait.wait)
     const maxDuration = definition.budget.maxDuration
-    let decided: Decisions | "expired"
+    let decided: typeof CheckedDecisionsSchema.Type | "expired"
     if (!Number.isFinite(maxDuration)) {
       decided = yield* DurableDeferred.await(deferred)
     } else {
@@ -103,5 +107,14 @@ export const awaitDecisions = (
     yield* Activity.make({ name: `approval/${runId}/${wait.wait}/close`, execute: withStoreRetry(inbox.close(runId, wait.wait)) })
     // `cancel` wakes a waiting run with no decisions: it ends here.
     yield* cancelledYet("after")
-    return decided as Decisions
+    if (!isBound(decided)) return decided as Decisions
+    // The same on every replay: both sides are recorded (the decisions, the steps the snapshot comes from).
+    if (decided.checked !== waitBinding(wait.snapshot)) {
+      yield* Effect.logWarning(
+        `durable: the decisions given for wait ${wait.wait} of run ${runId} were checked against another snapshot than the run's ` +
+          `(its row in agent_approval_waits was changed after it was written): none of them is applied, the run waits again`
+      )
+      return undefined
+    }
+    return decided.decisions as Decisions
   })

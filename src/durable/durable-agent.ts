@@ -26,7 +26,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Activity from "effect/workflow/Activity"
@@ -41,16 +41,17 @@ import type { Completed, PendingApproval } from "../dsl/run-outcome.ts"
 import type { RunSnapshot } from "../dsl/run-snapshot.ts"
 import { type AgentError, AgentConfigError, DecisionsInvalid, InputInvalid } from "../errors.ts"
 import { newRunId } from "../internal/run-id.ts"
-import { resolveDecisions } from "../runtime/approval.ts"
 import { Durability } from "../runtime/durability.ts"
 import { compile } from "../runtime/plan.ts"
-import { resumeRun, type RunResult, runUntil } from "../runtime/run-agent.ts"
-import { checkSnapshot, decodeSnapshotValue } from "../runtime/snapshot.ts"
+import { checkResumeAgent, resumeRun, type RunResult, runUntil } from "../runtime/run-agent.ts"
+import { decodeSnapshotValue } from "../runtime/snapshot.ts"
+import { verifySnapshot } from "../runtime/snapshot-signature.ts"
 import { ApprovalInbox, type ApprovalWait } from "./approval-inbox.ts"
 import type { Reconcile } from "./reconcile.ts"
 import { recordedSteps } from "./recorded-steps.ts"
 import { clearStrayReplies, isStrayDefect } from "./stray-defect.ts"
 import { AgentErrorSchema, DecisionsSchema } from "./schemas.ts"
+import { type CheckedDecisions, CheckedDecisionsSchema, waitBinding } from "./wait-binding.ts"
 import { readStore, withStoreRetry } from "./store-retry.ts"
 import { decodeStored, DurableRunUnreadable, unreadableIn, unreadableReason } from "./run-unreadable.ts"
 import { ToolIntents } from "./tool-intents.ts"
@@ -284,6 +285,8 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
         while (result._tag === "Suspended") {
           wait += 1
           const decisions = yield* awaitDecisions(definition, durability, inbox, { runId: payload.runId, executionId, wait, snapshot: result.snapshot })
+          // Checked against another snapshot than this one (the wait's row edited): asked again, in the next wait.
+          if (decisions === undefined) continue
           result = yield* step(resumeRun(definition, result.snapshot, { decisions }))
         }
         return result.output
@@ -310,7 +313,10 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       }))
     })
 
-  const layer = workflow.toLayer(body as any) as unknown as DurableAgent<T>["layer"]
+  // The hand-over at start runs once the workflow is registered (a run it wakes is run), in the background.
+  const layer = Layer.effectDiscard(Effect.forkScoped(Effect.suspend(() => handOverAll))).pipe(
+    Layer.provideMerge(workflow.toLayer(body as any))
+  ) as unknown as DurableAgent<T>["layer"]
 
   /** Run id `runId` is another workflow's: refused before anything of the run is written. */
   const takenBy = (runId: string, holder: string) =>
@@ -381,6 +387,12 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       if (Option.isNone(open)) return Option.none<AwaitingDecisions<T["tools"]>>()
       const where = { runId, table: "agent_approval_waits", row: `wait ${open.value.wait}` }
       const snapshot = yield* decodeSnapshotValue(open.value.snapshot).pipe(Effect.mapError((e) => new DurableRunUnreadable({ ...where, reason: unreadableReason(e) })))
+      // A snapshot of another run, or a signing agent's whose signature does not hold, was put in the
+      // row after it was written: its calls are not shown as this run's.
+      if (snapshot.state.runId !== runId) return yield* new DurableRunUnreadable({ ...where, reason: `it holds the snapshot of run ${JSON.stringify(snapshot.state.runId)}` })
+      if (definition.snapshotSecret !== undefined) {
+        yield* verifySnapshot(snapshot, definition.snapshotSecret).pipe(Effect.mapError((e) => new DurableRunUnreadable({ ...where, reason: e.message })))
+      }
       const pending = decodeStored(where, () => pendingOf(runId, snapshot))
       if (pending instanceof DurableRunUnreadable) return yield* pending
       return Option.some(pending)
@@ -428,34 +440,47 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
     pollUntil(executionIdOf(runId), poll(runId))
 
   /** Hands `value` to wait `wait` of the run's execution (its durable deferred: the first value given wins). */
-  const deliver = (wait: number, executionId: string, value: typeof DecisionsSchema.Type) => {
+  const deliver = (wait: number, executionId: string, value: CheckedDecisions) => {
     const deferred = decisionsDeferred(wait)
     const token = DurableDeferred.tokenFromExecutionId(deferred, { workflow, executionId })
     return DurableDeferred.succeed(deferred, { token, value })
   }
 
   /**
-   * Checks the decisions against the open wait, then takes the wait (`ApprovalInbox.take`: records
-   * them and closes it, only while it is open, in one statement) and hands them to the run. The take is
-   * where deciding is arbitrated: of two deciders at once one takes it and the other is refused, and a
-   * run that ended (its end closes its waits) or was cancelled (so does the cancellation) is refused;
+   * Hands over the decisions a decider took for run `runId` and did not hand over (it stopped between
+   * the take and the hand-over): the wait they were taken for, or `None` when there are none (or the
+   * run ended meanwhile: its end closes its waits). Handing over twice gives the run the first only.
+   */
+  const handOverTaken = (inbox: ApprovalInbox["Service"], runId: string): Effect.Effect<Option.Option<number>, DurableRunUnreadable | Schema.SchemaError, WorkflowEngine> =>
+    Effect.gen(function*() {
+      const executionId = yield* executionIdOf(runId)
+      const taken = yield* readStore(inbox.undelivered(runId))
+      if (Option.isNone(taken) || taken.value.executionId !== executionId) return Option.none()
+      const value = yield* Schema.decodeUnknownEffect(CheckedDecisionsSchema)(taken.value.decisions)
+      if (Option.isNone(yield* ended(runId))) yield* deliver(taken.value.wait, executionId, value)
+      return Option.some(taken.value.wait)
+    })
+
+  /**
+   * Checks the decisions against the open wait exactly as `resume` checks them (its snapshot's
+   * signature when the agent signs, the definition, every decision bound to its pending call), then
+   * takes the wait (`ApprovalInbox.take`: records them and closes it, only while it is open, in one
+   * statement) and hands them to the run, bound to the snapshot they were checked against
+   * (`wait-binding.ts`: the run applies them only if its own snapshot is that one). The take is where
+   * deciding is arbitrated: of two deciders at once one takes it and the other is refused, and a run
+   * that ended (its end closes its waits) or was cancelled (so does the cancellation) is refused;
    * nothing of a refused decide is recorded. A decider that stops between the take and the hand-over
-   * leaves the decisions in the wait: the next `decide` hands them over again (and refuses its own).
+   * leaves the decisions in the wait: the next `decide`, or the next runner to start, hands them over.
    */
   const decide = (runId: string, decisions: Decisions): Effect.Effect<void, DecisionsInvalid, DurableClient> =>
     Effect.gen(function*() {
       const inbox = yield* ApprovalInbox
       const refuse = (reason: string) => new DecisionsInvalid({ agent: definition.name, toolCallId: "*", reason })
-      const executionId = yield* executionIdOf(runId)
       // A wait whose row cannot be read cannot be checked against: refused (as a snapshot of another shape is).
       const open = yield* openWait(inbox, runId).pipe(Effect.mapError((e) => refuse(e.message)))
       if (Option.isNone(open)) {
-        const taken = yield* readStore(inbox.undelivered(runId)).pipe(Effect.mapError((e) => refuse(e.message)))
-        if (Option.isSome(taken) && taken.value.executionId === executionId) {
-          const value = yield* Schema.decodeUnknownEffect(DecisionsSchema)(taken.value.decisions).pipe(Effect.mapError((e) => refuse(e.message)))
-          if (Option.isNone(yield* ended(runId).pipe(Effect.mapError((e) => refuse(e.message))))) yield* deliver(taken.value.wait, executionId, value)
-          return yield* refuse(`run "${runId}" waits for no decisions: the decisions of its wait ${taken.value.wait} were given already`)
-        }
+        const handed = yield* handOverTaken(inbox, runId).pipe(Effect.mapError((e) => refuse(e.message)))
+        if (Option.isSome(handed)) return yield* refuse(`run "${runId}" waits for no decisions: the decisions of its wait ${handed.value} were given already`)
         return yield* refuse(`run "${runId}" waits for no decisions`)
       }
       // A run that ended with a wait left open (by an earlier version) waits for nothing either.
@@ -463,17 +488,38 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
         yield* withStoreRetry(inbox.closeAll(runId))
         return yield* refuse(`run "${runId}" has ended: it waits for no decisions`)
       }
-      const snapshot = yield* decodeSnapshotValue(open.value.snapshot).pipe(Effect.mapError((e) => refuse(e.message)))
-      const plan = compile(definition)
-      const skill = yield* checkSnapshot(plan, snapshot).pipe(Effect.mapError((e) => refuse(e.message)))
-      yield* resolveDecisions(plan.name, skill, snapshot, decisions)
-      const value = yield* Schema.decodeUnknownEffect(DecisionsSchema)(plainDecisions(decisions)).pipe(
+      const where = `the snapshot of its wait ${open.value.wait} (agent_approval_waits)`
+      yield* checkResumeAgent(definition, open.value.snapshot, decisions).pipe(
+        Effect.mapError((e) => e._tag === "DecisionsInvalid" ? e : refuse(`${where} is refused: ${e._tag}: ${e.message}`))
+      )
+      const snapshot = yield* decodeSnapshotValue(open.value.snapshot).pipe(Effect.mapError((e) => refuse(`${where} cannot be read: ${e.message}`)))
+      if (snapshot.state.runId !== runId) return yield* refuse(`${where} is of run ${JSON.stringify(snapshot.state.runId)}: it was changed after it was written`)
+      const checked = yield* Schema.decodeUnknownEffect(DecisionsSchema)(plainDecisions(decisions)).pipe(
         Effect.mapError((e) => refuse(`the decisions are not JSON: ${e.message}`))
       )
-      const taken = yield* withStoreRetry(inbox.take(runId, open.value.wait, value as Schema.Json))
+      const value: CheckedDecisions = { decisions: checked, checked: waitBinding(snapshot) }
+      const taken = yield* withStoreRetry(inbox.take(runId, open.value.wait, value as unknown as Schema.Json))
       if (!taken) return yield* refuse(`run "${runId}" waits for no decisions: its wait ${open.value.wait} was decided, cancelled or ended meanwhile`)
       yield* deliver(open.value.wait, open.value.executionId, value)
     })
+
+  /**
+   * What a runner does as it starts: hands over the decisions deciders took and did not hand over (a
+   * decider killed between the take and the hand-over), so those runs go on without another `decide`.
+   * Each run on its own; what fails is logged, and the next `decide` of that run hands them over.
+   */
+  const handOverAll = Effect.gen(function*() {
+    const inbox = yield* ApprovalInbox
+    const runIds = yield* withStoreRetry(inbox.undeliveredRuns(name))
+    yield* Effect.forEach(runIds, (runId) =>
+      handOverTaken(inbox, runId).pipe(
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.logWarning(`durable: the decisions taken for run ${runId} could not be handed over at start (the next decide hands them over): ${Cause.pretty(cause)}`)
+        )
+      ), { discard: true, concurrency: 4 })
+  })
 
   const cancel = (runId: string, reason = "cancelled"): Effect.Effect<void, InputInvalid, DurableClient> =>
     Effect.gen(function*() {

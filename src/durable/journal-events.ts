@@ -25,7 +25,7 @@ import type { EventSink } from "../runtime/emit.ts"
 import type { RunJournal } from "./run-journal.ts"
 import { AgentErrorSchema } from "./schemas.ts"
 import { withStoreRetry } from "./store-retry.ts"
-import { decodeStored, DurableRunUnreadable } from "./run-unreadable.ts"
+import { decodeStored, DurableRunUnreadable, isUnreadableError } from "./run-unreadable.ts"
 import { isRecord } from "../internal/is-record.ts"
 
 /**
@@ -166,13 +166,18 @@ export const journalSink = (journal: RunJournal["Service"], rootRunId: string, k
   const sink: EventSink = Object.assign((event: RunStreamEvent) => {
     if (leftOut.has(event._tag)) return Effect.void
     if (event._tag === "RunEnd" && event.outcome._tag === "Interrupted") return Effect.void
+    // A replay stopped by a stored row it cannot read is no end: the run stays as stored (`run-unreadable.ts`).
+    if (event._tag === "RunEnd" && event.outcome._tag === "Failure" && isUnreadableError(event.outcome.error)) return Effect.void
     return Effect.flatMap(InStep, (inStep) => {
       let key: string
       if (inStep || notReplayed.has(event._tag)) {
         key = `live/${globalThis.crypto.randomUUID()}`
       } else {
         const callId = (event as { readonly toolCallId?: unknown }).toolCallId
-        const base = `${event.runId}/${event._tag}/${typeof callId === "string" ? callId : ""}`
+        // A run's end is counted apart from its suspensions: a replay after the deadline ends the run
+        // before it meets its suspension again, and its end is not that suspension's key.
+        const tail = typeof callId === "string" ? callId : endsRun(event, event.runId) ? "end" : ""
+        const base = `${event.runId}/${event._tag}/${tail}`
         const n = (seen.get(base) ?? 0) + 1
         seen.set(base, n)
         key = `${base}#${n}`

@@ -80,5 +80,15 @@ export const unreadableIn = (cause: Cause.Cause<unknown>, runId: string): Durabl
   return undefined
 }
 
+/**
+ * Whether a run's error is an unreadable stored row: a `DurableRunUnreadable` or an engine's
+ * `StoredRowUnreadable`, itself or as the defect a `RuntimeDefect` carries (how the loop ends on it).
+ */
+export const isUnreadableError = (error: unknown): boolean => {
+  const isRow = (value: unknown) =>
+    value instanceof DurableRunUnreadable || (typeof value === "object" && value !== null && (value as { readonly _tag?: unknown })._tag === "StoredRowUnreadable")
+  return isRow(error) || (typeof error === "object" && error !== null && (error as { readonly _tag?: unknown })._tag === "RuntimeDefect" && isRow((error as { readonly cause?: unknown }).cause))
+}
+
 /** Whether `cause` ended with an unreadable stored row (see {@link unreadableIn}). */
 export const isUnreadableCause = (cause: Cause.Cause<unknown>): boolean => unreadableIn(cause, "") !== undefined

@@ -282,6 +282,12 @@ export const approvalInboxSql = (options: SqlStoreOptions = {}): Layer.Layer<App
           ),
           Effect.map(([found]) => Option.fromNullishOr(found))
         ),
+      undeliveredRuns: (workflow) =>
+        sql<{ readonly run_id: string }>`select distinct w.run_id from ${sql(table)} w join ${sql(runsTable)} r on r.run_id = w.run_id
+          where r.workflow = ${key(workflow)} and w.decisions is not null`.pipe(
+          Effect.map((rows) => rows.map((r) => fromTextKey(r.run_id))),
+          Effect.mapError(fail("read"))
+        ),
       closeAll: (runId) =>
         sql<Closed>`update ${sql(table)} set open = false, decisions = null
           where run_id = ${key(runId)} and (open or decisions is not null) returning wait, execution_id`.pipe(
