@@ -17,6 +17,7 @@ import { checkResumeAgent, resumeAgent, resumeRun, runAgent, type RunResult, run
 import type { RunSnapshot } from "./runtime/snapshot.ts"
 import type { Decisions } from "./dsl/decision.ts"
 import type { WaitingRun } from "./dsl/session-store.ts"
+import { runPromiseOwned } from "./runtime/deadline.ts"
 
 /**
  * Starts an agent. With an `output` Schema the final answer is decoded into it (the model is told the
@@ -32,7 +33,7 @@ import type { WaitingRun } from "./dsl/session-store.ts"
  * await calculator.run("What is (3 + 5) * 2?")
  * ```
  */
-export const agent: AgentFactory = agentFactory(runAgent, streamAgent, resumeAgent, { checkResume: checkResumeAgent, resumeStream: streamResumeAgent })
+export const agent: AgentFactory = agentFactory(runAgent, streamAgent, resumeAgent, { checkResume: checkResumeAgent, resumeStream: streamResumeAgent, runPromise: runPromiseOwned })
 
 /** Anything built with `agent(...)`. */
 type AnyBuilder = { readonly [AgentDefinitionKey]: AgentDefinition }

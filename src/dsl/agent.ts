@@ -454,6 +454,8 @@ export type AgentResumeStreamer = (
 export interface AgentFactoryExtras {
   readonly checkResume?: AgentResumeChecker
   readonly resumeStream?: AgentResumeStreamer
+  /** How `run(input)` runs its Effect to a Promise (default `Effect.runPromise`). */
+  readonly runPromise?: <A, E>(effect: Effect.Effect<A, E>) => Promise<A>
 }
 
 const noResumer: AgentResumer = (definition) =>
@@ -507,7 +509,7 @@ export const agentFactory = (
         })
       }
     }
-    return makeBuilder({ runner, streamer, resumer, checker: extras.checkResume, resumeStreamer: extras.resumeStream }, Object.freeze({
+    return makeBuilder({ runner, streamer, resumer, checker: extras.checkResume, resumeStreamer: extras.resumeStream, runPromise: extras.runPromise ?? Effect.runPromise }, Object.freeze({
     name,
     registry: Symbol(name),
     prompt: undefined,
@@ -534,10 +536,11 @@ interface Runners {
   readonly resumer: AgentResumer
   readonly checker: AgentResumeChecker | undefined
   readonly resumeStreamer: AgentResumeStreamer | undefined
+  readonly runPromise: <A, E>(effect: Effect.Effect<A, E>) => Promise<A>
 }
 
 const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilder<any> => {
-  const { runner, streamer, resumer, checker, resumeStreamer } = runners
+  const { runner, streamer, resumer, checker, resumeStreamer, runPromise } = runners
   const next = (patch: Partial<AgentDefinition>) => makeBuilder(runners, Object.freeze({ ...definition, ...patch }))
   const subject = `agent "${definition.name}"`
   const on = (event: AgentEvent["_tag"] | "*") => (listener: Listener<any>) => {
@@ -655,7 +658,7 @@ const makeBuilder = (runners: Runners, definition: AgentDefinition): AgentBuilde
     run: ((input: unknown) =>
       model === undefined && definition.layers.length === 0
         ? Promise.reject(new AgentConfigError({ subject: `agent "${definition.name}"`, reason: "call .model(...) before .run(...)" }))
-        : Effect.runPromise(runEffect(input) as Effect.Effect<unknown, AgentError>)) as any,
+        : runPromise(runEffect(input) as Effect.Effect<unknown, AgentError>)) as any,
     runEffect: runEffect as any,
     runStream,
     resume: resume as any,

@@ -6,11 +6,17 @@
  * fiber and an entry in a list of deadlines. Under any Clock other than Effect's live one (a
  * `TestClock`), it is `Effect.timeoutOrElse`, so virtual time decides as before.
  *
+ * A run of `agent.run` (a Promise) pays neither: `Effect.runPromise` starts a fiber for that run
+ * alone, so the run claims it (`runPromiseOwned`, `claimOwnedFiber`) and its deadline interrupts that
+ * fiber itself; the run then ends as `onTimeout` says, and the Promise answers that (issue #37: ~5%
+ * of a calculator run).
+ *
  * The deadlines in flight share one Node timer, armed for the earliest of them (`Deadlines`): a
  * `setTimeout` and `clearTimeout` per run cost ~1.5 µs of a ~40 µs calculator run, and a timer with its
  * closure ~0.2 KB of the ~10 KB a run in flight holds (issue #37). The timer keeps the process alive
  * exactly while a deadline is in flight, as a timer per run did.
  */
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -57,8 +63,98 @@ export const withDeadline = <A, E, R, A2, E2, R2>(
     })
   })
 
+/**
+ * The fiber `Effect.runPromise` starts for one run of a `Promise` caller (`agent.run`), once the run
+ * claims it: the run's deadline then interrupts that fiber itself (`armDeadline`) instead of running
+ * the body in a fiber of its own, which costs a fiber, a wait and a resumption per run (issue #37).
+ * The fiber ends interrupted when the time is up; what the run ended with then (`onTimeout`'s exit)
+ * is kept here, and `runPromiseOwned` answers with it.
+ */
+export class OwnedFiber {
+  /** What the run ended with once its time was up: the caller's answer instead of the fiber's interruption. */
+  timedOut: Exit.Exit<unknown, unknown> | undefined = undefined
+  constructor(readonly fiber: Fiber.Fiber<unknown, unknown>) {}
+}
+
+/** What `runPromiseOwned` is starting: the first run to start decides (`claimOwnedFiber`), and the fiber it claimed. */
+interface Opening {
+  decided: boolean
+  claimed: OwnedFiber | undefined
+}
+
+// The fiber `runPromiseOwned` is starting: decided by the first run that starts on it while
+// `runPromise` evaluates synchronously (the top-level run: nothing of it waited before), else by none.
+let opening: Opening | undefined = undefined
+
+/**
+ * `Effect.runPromise(effect)` for one run of a `Promise` caller: the run that starts first on the
+ * fiber, without waiting for anything before it, may claim the fiber (`claimOwnedFiber`) so that its
+ * deadline interrupts it directly; its answer is then what the run ended with, as with `withDeadline`.
+ *
+ * @example
+ * ```ts
+ * run: (input) => runPromiseOwned(runEffect(input))
+ * ```
+ */
+export const runPromiseOwned = <A, E>(effect: Effect.Effect<A, E>): Promise<A> => {
+  const starting: Opening = { decided: false, claimed: undefined }
+  const outer = opening
+  opening = starting
+  let exit: Promise<Exit.Exit<A, E>>
+  try {
+    exit = Effect.runPromiseExit(effect)
+  } finally {
+    opening = outer
+  }
+  return exit.then((ended) => {
+    const final = starting.claimed?.timedOut ?? ended
+    if (final._tag === "Failure") throw Cause.squash(final.cause)
+    return final.value as A
+  })
+}
+
+/**
+ * Claims `fiber` for the deadline of the run starting on it when `runPromiseOwned` is starting that
+ * fiber and this is the first run to start there (the top-level one), if the run can use it
+ * (`eligible`: nothing but its deadline would see the interruption, no span, stream or durable record).
+ *
+ * @example
+ * ```ts
+ * const owned = claimOwnedFiber(fiber, !traced) // undefined unless `agent.run` started this fiber for this run
+ * ```
+ */
+export const claimOwnedFiber = (fiber: Fiber.Fiber<unknown, unknown>, eligible: boolean): OwnedFiber | undefined => {
+  const starting = opening
+  if (starting === undefined || starting.decided) return undefined
+  starting.decided = true
+  return eligible ? (starting.claimed = new OwnedFiber(fiber)) : undefined
+}
+
+/**
+ * Arms a deadline that interrupts the owned fiber itself in `millis` (its `expired` says whether it
+ * did); disarm it when the run ends.
+ *
+ * @example
+ * ```ts
+ * const deadline = armDeadline(owned, 60_000)
+ * // … when the run ends:
+ * disarmDeadline(deadline)
+ * ```
+ */
+export const armDeadline = (owned: OwnedFiber, millis: number): Deadline => deadlines.add(performance.now() + millis, owned.fiber, owned.fiber.id)
+
+/**
+ * Disarms a deadline of `armDeadline` (nothing when it expired already).
+ *
+ * @example
+ * ```ts
+ * disarmDeadline(deadline)
+ * ```
+ */
+export const disarmDeadline = (deadline: Deadline): void => deadlines.remove(deadline)
+
 /** A deadline in flight: the fiber to interrupt at `at` (on `performance.now()`'s clock), in a list ordered by `at`. */
-interface Deadline {
+export interface Deadline {
   readonly at: number
   readonly fiber: Fiber.Fiber<unknown, unknown>
   readonly interruptor: number

@@ -45,7 +45,7 @@ import { checkSnapshot, decodeSnapshot, decodeSnapshotValue, type RunSnapshot, s
 import { signSnapshot, verifySnapshot } from "./snapshot-signature.ts"
 import { ResumeLedger, type ResumeLedgerStore, resumeKey } from "./resume-ledger.ts"
 import { drive, type DriveControl, type Driven } from "./step.ts"
-import { withDeadline } from "./deadline.ts"
+import { armDeadline, claimOwnedFiber, disarmDeadline, type OwnedFiber, withDeadline } from "./deadline.ts"
 import { Durability } from "./durability.ts"
 import { agentSpan, CurrentConversation, GenAi, withErrorType } from "./gen-ai-spans.ts"
 import { withGuardedSpan } from "../internal/guarded-span.ts"
@@ -315,19 +315,24 @@ const execute = (
     }
     // The run's references, read from the fiber it starts on rather than asked for one by one.
     // Made here, as the run starts (`withTracing` runs this when the Effect is evaluated).
+    const sink = given ?? fiber.getRef(StreamSink)
+    const durability = fiber.getRef(Durability)
     const run = runOf({
       definition,
       start,
       control,
-      sink: given ?? fiber.getRef(StreamSink),
+      sink,
       observe,
       env,
       references: {
-        durability: fiber.getRef(Durability),
+        durability,
         parentScope: fiber.getRef(CurrentBudgetScope),
         resumeLedger: fiber.getRef(ResumeLedger),
         random: fiber.getRef(Random.Random)
-      }
+      },
+      // `agent.run`'s fiber, for its deadline to interrupt directly: a plain run (no span, stream or
+      // durable record sees how its body ends).
+      owned: claimOwnedFiber(fiber, !traced && sink === undefined && durability === undefined && start._tag === "Fresh")
     })
     if (!traced) return run
     const span = agentSpan(definition.name, env.client?.metadata, fiber.getRef(CurrentConversation))
@@ -352,6 +357,8 @@ interface RunSetup {
   readonly observe: ((ctx: RunContext) => void) | undefined
   readonly env: RunEnv
   readonly references: RunReferences
+  /** The fiber `agent.run` started for this run alone, when the run claimed it for its deadline. */
+  readonly owned: OwnedFiber | undefined
 }
 
 /** A run once its id and start are known; `ctx` is set when its context is made (read by the deadline and `RunEnd`). */
@@ -394,7 +401,7 @@ function* durableRunSteps(setup: RunSetup, plan: AgentPlan, now: number, compute
 /** The body of a run within the `duration` budget, then `RunEnd` (not after a suspension between two steps). */
 const bounded = (running: Running): Effect.Effect<RunResult, AgentError, ModelClientService> => {
   const { setup, plan, runId, now, startedAt } = running
-  const { start, sink, env } = setup
+  const { start, sink, env, owned } = setup
   const body = start._tag === "Resume" ? Effect.gen(() => resumedBody(running, start)) : Effect.gen(() => freshBody(running, start))
   const maxDuration = plan.budget.maxDuration
   // Past the deadline, the stream's reader may have stopped reading: `BudgetExceeded` and `RunEnd` go
@@ -415,14 +422,30 @@ const bounded = (running: Running): Effect.Effect<RunResult, AgentError, ModelCl
     ? (start._tag === "Resume" && setup.references.durability === undefined
       ? Effect.andThen(checkDecisions(setup.definition, start.snapshot, start.decisions ?? {}), expire())
       : expire())
+    : owned !== undefined
+    ? body
     : withDeadline(body, Math.max(0, left), expire)
-  const run = Effect.onExit(limited, (exit) =>
+  // On `agent.run`'s own fiber the deadline interrupts the fiber itself (armed as the body starts: this
+  // runs when the run's Effect is evaluated); once the time is up, the run ends as `withDeadline`
+  // answers it, and `runPromiseOwned` answers that instead of the fiber's interruption.
+  const deadline = owned !== undefined && Number.isFinite(maxDuration) && left > 0 ? armDeadline(owned, left) : undefined
+  const run = Effect.onExit(limited, (exit) => {
+    if (deadline !== undefined) {
+      disarmDeadline(deadline)
+      if (deadline.expired) {
+        return Effect.flatMap(Effect.exit(expire()), (timedOut) => {
+          owned!.timedOut = timedOut
+          return runEnd(plan, runId, startedAt, running.ctx, timedOut, sink, env)
+        })
+      }
+    }
     // A suspension between two steps (`suspendAfter`) is no end; one that waits for decisions ends this part of the run.
-    Exit.isSuccess(exit) && exit.value._tag === "Suspended" && exit.value.pending.length === 0
+    return Exit.isSuccess(exit) && exit.value._tag === "Suspended" && exit.value.pending.length === 0
       ? Effect.void
       : held?.held()
       ? Effect.andThen(runEnd(plan, runId, startedAt, running.ctx, exit, held.sink, env), held.release)
-      : runEnd(plan, runId, startedAt, running.ctx, exit, sink, env))
+      : runEnd(plan, runId, startedAt, running.ctx, exit, sink, env)
+  })
   return env.traced ? Effect.andThen(Effect.annotateCurrentSpan("agent.run_id", runId), run) : run
 }
 

@@ -4,7 +4,9 @@
  */
 import { Context, Effect, Exit, Fiber } from "effect"
 import { describe, expect, it } from "vitest"
-import { agent, ModelClient, type RunEndEvent, text } from "../../src/index.ts"
+import { Schema } from "effect"
+import { agent, ModelClient, type RunEndEvent, text, tool, toolCalls } from "../../src/index.ts"
+import { scriptedModel } from "../../src/testing/index.ts"
 import { withDeadline } from "../../src/runtime/deadline.ts"
 import { failureOf, runExit } from "../fixtures.ts"
 
@@ -102,5 +104,57 @@ describe("maxDuration on the live clock", () => {
     const a = agent("a").model(ModelClient.fromFunction(async () => text("done"))).budget({ maxDuration: "10 seconds" })
     expect(await a.run("x")).toBe("done")
     expect(timers()).toBe(before)
+  })
+
+  // `agent.run` (a Promise) runs its body on the fiber `runPromise` started, which the deadline
+  // interrupts itself: the same outcome, events and hooks as a run whose body has a fiber of its own.
+  describe("through agent.run (its own fiber interrupted, no fiber of the body's)", () => {
+    it("rejects with BudgetExceeded (duration) once the time is up: the tool's signal aborted, BudgetExceeded then RunEnd to the hooks, no timer left", async () => {
+      const before = timers()
+      const events: Array<string> = []
+      let aborted = false
+      const slow = tool("slow", {
+        args: Schema.Struct({}),
+        run: (_, { signal }) =>
+          new Promise<string>((resolve) => {
+            signal.addEventListener("abort", () => void (aborted = true))
+            setTimeout(() => resolve("late"), 5_000).unref()
+          })
+      })
+      const a = agent("a")
+        .model(scriptedModel([toolCalls([{ id: "s1", name: "slow", arguments: {} }]), text("never")]))
+        .tools({ slow })
+        .budget({ maxDuration: "60 millis" })
+        .onBudgetExceeded((e) => void events.push(`BudgetExceeded ${e.reason}`))
+        .onRunEnd((e) => void events.push(`RunEnd ${e.outcome._tag === "Failure" ? e.outcome.error._tag : e.outcome._tag}`))
+      const started = Date.now()
+      await expect(a.run("go")).rejects.toMatchObject({ _tag: "BudgetExceeded", reason: "duration", limit: 60 })
+      expect(Date.now() - started).toBeLessThan(2_000)
+      expect(aborted).toBe(true)
+      expect(events).toEqual(["BudgetExceeded duration", "RunEnd BudgetExceeded"])
+      expect(timers()).toBeLessThanOrEqual(before)
+    })
+
+    it("a child agent's own deadline ends the child, not the run; the run's deadline ends the child with it", async () => {
+      const hanging: ModelClient = { chat: () => Effect.never }
+      const child = agent("child").model(hanging).budget({ maxDuration: "40 millis" })
+      const parentModel = () => scriptedModel((request) => request.messages.at(-1)?.role === "tool" ? text(`parent saw: ${request.messages.at(-1)!.content}`) : toolCalls([{ id: "c1", name: "child", arguments: { input: "go" } }]))
+      const parent = agent("parent").model(parentModel()).tools({ child: child.asTool({ name: "child", description: "A child" }) }).budget({ maxDuration: "10 seconds" })
+      expect(await parent.run("go")).toMatch(/^parent saw: .*BudgetExceeded|^parent saw: .*duration/)
+      const slowChild = agent("child").model(hanging).budget({ maxDuration: "10 seconds" })
+      const hurried = agent("parent").model(parentModel()).tools({ child: slowChild.asTool({ name: "child", description: "A child" }) }).budget({ maxDuration: "60 millis" })
+      await expect(hurried.run("go")).rejects.toMatchObject({ _tag: "BudgetExceeded", agent: "parent", reason: "duration" })
+    })
+
+    it("runs started one inside another (a tool calling agent.run) each keep their own deadline", async () => {
+      const inner = agent("inner").model(ModelClient.fromFunction(async () => text("inner done"))).budget({ maxDuration: "5 seconds" })
+      const callsInner = tool("callsInner", { args: Schema.Struct({}), run: () => inner.run("x") })
+      const outer = agent("outer")
+        .model(scriptedModel((request) => request.messages.at(-1)?.role === "tool" ? text(`outer: ${request.messages.at(-1)!.content}`) : toolCalls([{ id: "i1", name: "callsInner", arguments: {} }])))
+        .tools({ callsInner })
+        .budget({ maxDuration: "5 seconds" })
+      const results = await Promise.all([outer.run("a"), outer.run("b"), inner.run("c")])
+      expect(results).toEqual(["outer: inner done", "outer: inner done", "inner done"])
+    })
   })
 })
