@@ -35,10 +35,10 @@ import * as Workflow from "effect/workflow/Workflow"
 import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import type { AgentBuilder, AgentShape } from "../dsl/agent.ts"
 import { withDefinitionServices } from "../dsl/agent.ts"
-import { definitionOf } from "../dsl/agent-definition.ts"
+import { type AgentDefinition, definitionOf } from "../dsl/agent-definition.ts"
 import type { Decisions } from "../dsl/decision.ts"
 import type { Completed, PendingApproval } from "../dsl/run-outcome.ts"
-import type { RunSnapshot } from "../dsl/run-snapshot.ts"
+import { type RunSnapshot, RunSnapshotSchema } from "../dsl/run-snapshot.ts"
 import { type AgentError, AgentConfigError, DecisionsInvalid, InputInvalid } from "../errors.ts"
 import { newRunId } from "../internal/run-id.ts"
 import { Durability } from "../runtime/durability.ts"
@@ -219,6 +219,26 @@ export interface DurableAgent<T extends AgentShape> {
   }): Effect.Effect<ReadonlyArray<DurableRunInfo<T["tools"]>>, InputInvalid, DurableClient>
 }
 
+const decodeHandedSnapshot = Schema.decodeUnknownSync(RunSnapshotSchema)
+
+/**
+ * The calls a stored snapshot of `definition` waits on, their arguments decoded by their tools: its
+ * own, or, when it handed off, those of the handoff target it holds (`state.handoff`, at any depth),
+ * which are the run's (`resume` takes decisions on them by their ids). Throws on a nested snapshot
+ * that is none (the caller reports the row unreadable).
+ */
+const awaitingOf = (definition: AgentDefinition, snapshot: RunSnapshot): ReadonlyArray<{ readonly id: string; readonly tool: string; readonly args: unknown; readonly reason?: string }> => {
+  const plan = compile(definition)
+  const skill = plan.skills.find((s) => s.name === snapshot.state.skill)
+  const handed = snapshot.state.handoff
+  const target = handed === undefined ? undefined : skill?.definition.handoffs.find((h) => h.name === handed.agent)
+  if (handed !== undefined && target !== undefined) return awaitingOf(target, decodeHandedSnapshot(handed.snapshot))
+  return (snapshot.state.awaiting ?? []).map((entry) => {
+    const decoded = skill?.tools.get(entry.tool)?.codec.decode(entry.args, { repair: false })
+    return { id: entry.id, tool: entry.tool, args: decoded?._tag === "Valid" ? decoded.args : entry.args, ...(entry.reason === undefined ? {} : { reason: entry.reason }) }
+  })
+}
+
 /**
  * The durable form of `agent`: each run an Effect Workflow keyed by its run id, each model call, tool
  * execution, knowledge load and memory call an Activity, approvals durable deferreds that `decide`
@@ -362,15 +382,8 @@ export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: D
       return runId
     })
 
-  const pendingOf = (runId: string, snapshot: RunSnapshot): AwaitingDecisions<T["tools"]> => {
-    const plan = compile(definition)
-    const skill = plan.skills.find((s) => s.name === snapshot.state.skill)
-    const pending = (snapshot.state.awaiting ?? []).map((entry) => {
-      const decoded = skill?.tools.get(entry.tool)?.codec.decode(entry.args, { repair: false })
-      return { id: entry.id, tool: entry.tool, args: decoded?._tag === "Valid" ? decoded.args : entry.args, ...(entry.reason === undefined ? {} : { reason: entry.reason }) }
-    })
-    return { _tag: "Suspended", runId, pending: pending as unknown as AwaitingDecisions<T["tools"]>["pending"] }
-  }
+  const pendingOf = (runId: string, snapshot: RunSnapshot): AwaitingDecisions<T["tools"]> =>
+    ({ _tag: "Suspended", runId, pending: awaitingOf(definition, snapshot) as unknown as AwaitingDecisions<T["tools"]>["pending"] })
 
   /** The open wait of run `runId` of this workflow (a wait of another workflow's execution is not this run's). */
   const openWait = (inbox: ApprovalInbox["Service"], runId: string) =>

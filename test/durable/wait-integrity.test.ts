@@ -174,9 +174,11 @@ describe("the binding holds for what a replay computes afresh", () => {
     const d = durable(triage)
     const output = await Effect.gen(function*() {
       const waiting = yield* d.run("pay", { runId: "ho" })
-      // A run waiting in a handoff target lists no `pending` (a gap found here, left as it was).
-      expect(waiting).toMatchObject({ _tag: "Suspended" })
+      // A run waiting in a handoff target lists the target's waiting calls, as resume takes them.
+      const listed = { _tag: "Suspended", pending: [{ id: "c1", tool: "transfer", args: { to: "bob", amount: 500 } }] }
+      expect(waiting).toMatchObject(listed)
       yield* Effect.sleep("30 millis")
+      expect(Option.getOrUndefined(yield* d.poll("ho"))).toMatchObject(listed)
       yield* d.decide("ho", { c1: Decision.approve })
       return yield* d.join("ho").pipe(Effect.timeout("8 seconds"))
     }).pipe(Effect.provide(d.layer.pipe(Layer.provideMerge(memoryEngine))), Effect.runPromise)
