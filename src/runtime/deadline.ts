@@ -132,16 +132,19 @@ export const claimOwnedFiber = (fiber: Fiber.Fiber<unknown, unknown>, eligible: 
 
 /**
  * Arms a deadline that interrupts the owned fiber itself in `millis` (its `expired` says whether it
- * did); disarm it when the run ends.
+ * did); disarm it when the run ends. Undefined where `withDeadline` would not use the shared timer
+ * either (a Clock other than the live one, such as a TestClock; a deadline past `setTimeout`'s limit):
+ * the run then takes `withDeadline`.
  *
  * @example
  * ```ts
- * const deadline = armDeadline(owned, 60_000)
+ * const deadline = armDeadline(owned, 60_000, clock)
  * // … when the run ends:
- * disarmDeadline(deadline)
+ * if (deadline !== undefined) disarmDeadline(deadline)
  * ```
  */
-export const armDeadline = (owned: OwnedFiber, millis: number): Deadline => deadlines.add(performance.now() + millis, owned.fiber, owned.fiber.id)
+export const armDeadline = (owned: OwnedFiber, millis: number, clock: Clock.Clock): Deadline | undefined =>
+  clock !== liveClock || millis > maxTimerMillis ? undefined : deadlines.add(performance.now() + millis, owned.fiber, owned.fiber.id)
 
 /**
  * Disarms a deadline of `armDeadline` (nothing when it expired already).

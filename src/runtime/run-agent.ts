@@ -412,6 +412,10 @@ const bounded = (running: Running): Effect.Effect<RunResult, AgentError, ModelCl
       Effect.flatMap((end) => budgetExceeded(plan, runId, { reason: "duration", limit: maxDuration, used: end - startedAt }, running.ctx?.transcript ?? [], held?.sink ?? sink))
     )
   const left = maxDuration - (now - startedAt)
+  // On `agent.run`'s own fiber the deadline interrupts the fiber itself (armed as the body starts: this
+  // runs when the run's Effect is evaluated); once the time is up, the run ends as `withDeadline`
+  // answers it, and `runPromiseOwned` answers that instead of the fiber's interruption.
+  const deadline = owned !== undefined && Number.isFinite(maxDuration) && left > 0 ? armDeadline(owned, left, env.clock) : undefined
   const limited = !Number.isFinite(maxDuration)
     ? body
     // A run with no time left ends at once, before anything of it runs: a resume whose snapshot spent
@@ -422,13 +426,9 @@ const bounded = (running: Running): Effect.Effect<RunResult, AgentError, ModelCl
     ? (start._tag === "Resume" && setup.references.durability === undefined
       ? Effect.andThen(checkDecisions(setup.definition, start.snapshot, start.decisions ?? {}), expire())
       : expire())
-    : owned !== undefined
+    : deadline !== undefined
     ? body
     : withDeadline(body, Math.max(0, left), expire)
-  // On `agent.run`'s own fiber the deadline interrupts the fiber itself (armed as the body starts: this
-  // runs when the run's Effect is evaluated); once the time is up, the run ends as `withDeadline`
-  // answers it, and `runPromiseOwned` answers that instead of the fiber's interruption.
-  const deadline = owned !== undefined && Number.isFinite(maxDuration) && left > 0 ? armDeadline(owned, left) : undefined
   const run = Effect.onExit(limited, (exit) => {
     if (deadline !== undefined) {
       disarmDeadline(deadline)

@@ -146,6 +146,20 @@ describe("maxDuration on the live clock", () => {
       await expect(hurried.run("go")).rejects.toMatchObject({ _tag: "BudgetExceeded", agent: "parent", reason: "duration" })
     })
 
+    it("a deadline past setTimeout's limit (30 days) is left to withDeadline: no timer overflow, the run completes", async () => {
+      const warnings: Array<string> = []
+      const onWarning = (warning: Error) => void warnings.push(warning.name)
+      process.on("warning", onWarning)
+      try {
+        const a = agent("a").model(ModelClient.fromFunction(async () => text("done"))).budget({ maxDuration: "30 days" })
+        expect(await a.run("x")).toBe("done")
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      } finally {
+        process.off("warning", onWarning)
+      }
+      expect(warnings).not.toContain("TimeoutOverflowWarning")
+    })
+
     it("runs started one inside another (a tool calling agent.run) each keep their own deadline", async () => {
       const inner = agent("inner").model(ModelClient.fromFunction(async () => text("inner done"))).budget({ maxDuration: "5 seconds" })
       const callsInner = tool("callsInner", { args: Schema.Struct({}), run: () => inner.run("x") })
