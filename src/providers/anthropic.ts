@@ -18,6 +18,7 @@ import { checkFaultOptions } from "./check-fault-options.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText, callName, normaliseCalls } from "./normalise-calls.ts"
 import { innermostMessage, isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
+import { replyBody } from "./reply-body.ts"
 import { effectStream as stream } from "../internal/lazy-effect.ts"
 import { anthropicEventDecoder, statusOfErrorType, toAnthropicFinishReason as toFinishReason, toAnthropicUsage as toUsage } from "./anthropic-stream.ts"
 import { resilientStream, type StreamingOptions } from "./resilient-stream.ts"
@@ -86,7 +87,11 @@ export const anthropic = (model: string, options: AnthropicOptions = {}): ModelC
       Effect.suspend(() => {
         const body = toAnthropicRequest(model, request, options)
         return resilientCall({ provider, model }, options, (signal) => client.messages.create(body, { signal }), toModelError).pipe(
-          Effect.flatMap(fromAnthropicResponse)
+          // JSON labelled `text/plain` arrives as text: read it, or say the body is not a reply.
+          Effect.flatMap((reply) => {
+            const message = replyBody(provider, reply)
+            return message instanceof ModelError ? Effect.fail(message) : fromAnthropicResponse(message as unknown as Anthropic.Messages.Message)
+          })
         )
       }),
     // The Messages stream: text, thinking and tool-argument deltas as they arrive, usage at message_start and message_delta.

@@ -11,6 +11,7 @@
  */
 import * as Effect from "effect/Effect"
 import { ModelError } from "../errors.ts"
+import { replyBody } from "./reply-body.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import { effectStream as stream } from "../internal/lazy-effect.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolChoice, Usage } from "../model/messages.ts"
@@ -89,8 +90,12 @@ export const openaiResponses = (model: string, options: OpenAiResponsesOptions =
         if (body instanceof ModelError) return Effect.fail(body)
         // A `failed` status is raised inside the call, so that its retry verdict (server_error) is honoured.
         const call = (signal: AbortSignal) =>
-          create(body, { signal }).then((response) => {
-            if ((response as WireResponse | null)?.status === "failed") throw failedError(response as WireResponse)
+          // The body is read here, not by the SDK: it parses only what is labelled JSON, then reads the
+          // parsed reply's fields (a `TypeError` on a text body). JSON labelled `text/plain` is read.
+          create(body, { signal }).asResponse().then((raw) => raw.text()).then((text) => {
+            const response = replyBody(provider, text)
+            if (response instanceof ModelError) throw response
+            if ((response as WireResponse).status === "failed") throw failedError(response as WireResponse)
             return response
           })
         return resilientCall({ provider, model }, options, call, (cause) => (cause instanceof ModelError ? cause : toModelError(cause))).pipe(

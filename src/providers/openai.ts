@@ -17,7 +17,6 @@ import type {
 import { AgentConfigError, ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import { isRecord } from "../internal/is-record.ts"
-import { shownValue } from "../internal/shown-value.ts"
 import { lazyPackage } from "../internal/lazy-package.ts"
 import { effectStream as stream } from "../internal/lazy-effect.ts"
 import type {
@@ -33,7 +32,8 @@ import type {
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { checkFaultOptions } from "./check-fault-options.ts"
 import { checkReply } from "./check-reply.ts"
-import { bodySummary, errorBodyMessage } from "./error-body.ts"
+import { errorBodyMessage } from "./error-body.ts"
+import { replyBody } from "./reply-body.ts"
 import { callName, normaliseCalls, type WireCall } from "./normalise-calls.ts"
 import { innermostMessage, isConnectionFailure, isRetryableStatus, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
@@ -100,7 +100,7 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
         if (body instanceof ModelError) return Effect.fail(body)
         return resilientCall({ provider, model }, options, (signal) => client.chat.completions.create(body, { signal }), toModelError).pipe(
           Effect.flatMap((reply) => {
-            const completion = replyBody(reply)
+            const completion = replyBody(provider, reply)
             return completion instanceof ModelError ? Effect.fail(completion) : fromOpenAiResponse(completion as unknown as ChatCompletion)
           })
         )
@@ -395,34 +395,6 @@ const toOpenAiMessage = (message: LlmMessage): ChatCompletionMessageParam => {
     case "tool":
       return { role: "tool", tool_call_id: message.toolCallId, content: message.content }
   }
-}
-
-/**
- * Internal: the parsed body of a successful reply, as the SDK hands it over: JSON when the server
- * labelled it so, else its text (some OpenAI-compatible servers send JSON as `text/plain`), which is
- * parsed here; a body that is empty or not a JSON object is a `ModelError` saying so, not a reply
- * "without choices".
- *
- * @example
- * ```ts
- * replyBody('{"id":"chatcmpl-1","choices":[]}') // { id: "chatcmpl-1", choices: [] }
- * ```
- */
-export const replyBody = (reply: unknown): Record<string, unknown> | ModelError => {
-  if (isRecord(reply)) return reply
-  if (reply === undefined || (typeof reply === "string" && reply.trim() === "")) {
-    return new ModelError({ provider, reason: "the response body is empty", retryable: false })
-  }
-  if (typeof reply === "string") {
-    try {
-      const json: unknown = JSON.parse(reply)
-      if (isRecord(json)) return json
-    } catch {
-      // described below
-    }
-    return new ModelError({ provider, reason: `the response body is not a JSON object: ${bodySummary(reply)}`, retryable: false })
-  }
-  return new ModelError({ provider, reason: `unexpected response shape: ${shownValue(reply)}`, retryable: false })
 }
 
 /** The provider-neutral response for a Chat Completion. Arguments stay raw JSON strings. */

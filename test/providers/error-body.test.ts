@@ -4,15 +4,16 @@
  * or a list of `{ loc, msg }`), a proxy's `{"message"}`, a bare `{"error": "…"}`, plain text or an HTML
  * page (cut short). Before, the `openai` SDK read only `error`, so every other shape became
  * "400 status code (no body)". The same for whole and streamed calls, Chat Completions and Responses;
- * and a successful reply whose JSON is labelled `text/plain` is read, not "a completion without choices".
+ * and a successful reply whose JSON is labelled `text/plain` is read (Chat Completions, Responses,
+ * Anthropic's Messages), not "a completion without choices" or "no output".
  */
 import { Effect, Stream } from "effect"
 import { describe, expect, it } from "vitest"
-import { gemini, type ModelClient, type ModelRequest, openai, openaiResponses } from "../../src/index.ts"
+import { anthropic, gemini, type ModelClient, type ModelRequest, openai, openaiResponses } from "../../src/index.ts"
 import { bodySummary, errorBodyMessage } from "../../src/providers/error-body.ts"
 import { failureOf, runExit } from "../fixtures.ts"
 import { quietLogs } from "../support/quiet-logs.ts"
-import { completion, type Reply, useLoopback } from "./loopback.ts"
+import { anthropicMessage, completion, type Reply, useLoopback } from "./loopback.ts"
 
 quietLogs()
 
@@ -68,6 +69,23 @@ describe("a successful reply labelled as text", () => {
   it("openai: JSON sent as text/plain is read as the completion it is", async () => {
     const s = await serve([{ raw: JSON.stringify(completion({ content: "fine" }, "stop")), headers: { "content-type": "text/plain" } }])
     expect(await Effect.runPromise(openai("m", { apiKey: "k", baseURL: `${s.url}/v1`, ...once }).chat(request))).toMatchObject({ _tag: "Text", content: "fine" })
+  })
+
+  const responsesReply = { id: "resp_1", object: "response", status: "completed", model: "m", output: [{ type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "fine", annotations: [] }] }], usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4 } }
+  const labelledText: ReadonlyArray<readonly [string, (url: string) => ModelClient, unknown]> = [
+    ["openaiResponses", (url) => openaiResponses("m", { apiKey: "k", baseURL: `${url}/v1`, ...once }), responsesReply],
+    ["anthropic", (url) => anthropic("m", { apiKey: "k", baseURL: url, ...once }), anthropicMessage([{ type: "text", text: "fine" }], "end_turn")]
+  ]
+
+  it.each(labelledText)("%s: JSON sent as text/plain is read as the reply it is", async (_name, client, reply) => {
+    const s = await serve([{ raw: JSON.stringify(reply), headers: { "content-type": "text/plain" } }])
+    expect(await Effect.runPromise(client(s.url).chat(request))).toMatchObject({ _tag: "Text", content: "fine" })
+  })
+
+  it.each(labelledText)("%s: a body that is not JSON says so", async (_name, client) => {
+    const s = await serve([{ raw: "<html><body>Welcome to nginx!</body></html>", headers: { "content-type": "text/html" } }])
+    const error = failureOf(await runExit(client(s.url).chat(request)))
+    expect(error).toMatchObject({ retryable: false, reason: "the response body is not a JSON object: Welcome to nginx!" })
   })
 
   it("openai: a body that is not JSON says so, not that the completion has no choices", async () => {
