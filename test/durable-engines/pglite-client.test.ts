@@ -72,3 +72,41 @@ describe("pgliteClient's statements: one round trip each, the answers of PGlite.
     expect((await ours("select 1 as one", [], "object")).rows).toEqual([{ one: 1 }])
   })
 })
+
+describe("pgliteClient's statements with parameters are prepared once per text", () => {
+  const preparedCount = async (text: string) =>
+    Number((await pglite.query<{ n: number }>("select count(*)::int as n from pg_prepared_statements where statement = $1", [text])).rows[0]!.n)
+  const allPrepared = async () => Number((await pglite.query<{ n: number }>("select count(*)::int as n from pg_prepared_statements")).rows[0]!.n)
+
+  it("a text with parameters is prepared under one name and reused; one without is not kept", async () => {
+    const text = "select $1::int * 3 as v"
+    for (let k = 0; k < 5; k++) expect((await ours(text, [k], "object")).rows).toEqual([{ v: 3 * k }])
+    expect(await preparedCount(text)).toBe(1)
+    await ours("select 7 as seven", [], "object")
+    expect(await preparedCount("select 7 as seven")).toBe(0)
+  })
+
+  it("a prepared text that fails (a unique violation) stays prepared, once, and runs again", async () => {
+    await pglite.query("create table once_only (k text primary key)")
+    const text = "insert into once_only values ($1)"
+    await ours(text, ["a"], "object")
+    for (let k = 0; k < 5; k++) expect(await outcome(ours(text, ["a"], "object"))).toMatchObject({ code: "23505" })
+    await ours(text, ["b"], "object")
+    expect(await preparedCount(text)).toBe(1)
+  })
+
+  it("a table changed under a prepared text: the text is prepared afresh and answers the new columns", async () => {
+    await pglite.query("create table widening (a int)")
+    await pglite.query("insert into widening values (1)")
+    const text = "select * from widening where a = $1"
+    expect((await ours(text, [1], "object")).rows).toEqual([{ a: 1 }])
+    await pglite.query("alter table widening add column b text default 'x'")
+    expect((await ours(text, [1], "object")).rows).toEqual([{ a: 1, b: "x" }])
+  })
+
+  it("prepares at most 1,000 texts in a session; texts after that still run, parsed each time", async () => {
+    for (let k = 0; k < 1_100; k++) expect((await ours(`select $1::int + ${k} as v -- distinct text`, [1], "object")).rows).toEqual([{ v: 1 + k }])
+    expect(await allPrepared()).toBeLessThanOrEqual(1_000)
+    expect((await ours("select $1::int + 1099 as v -- distinct text", [1], "object")).rows).toEqual([{ v: 1100 }])
+  }, 120_000)
+})

@@ -17,7 +17,11 @@
  *   describe the portal, execute, sync, each awaited, under two mutexes); here parse, bind, describe,
  *   execute and sync go in one protocol message (`execProtocol`). The parameter types PostgreSQL
  *   infers for a statement text are asked once and kept (a bounded cache), so parameters are
- *   serialised exactly as `PGlite.query` does, by type.
+ *   serialised exactly as `PGlite.query` does, by type. A text with parameters is prepared under a
+ *   name at its first call (at most 1,000 texts a session) and only bound and executed after, as
+ *   node-postgres and postgres.js do; a table altered under it is prepared again (and, outside a
+ *   transaction, the call runs again; inside one it fails with PostgreSQL's "cached plan must not
+ *   change result type", as with those drivers).
  * - `relaxedDurability`: with files on Node, PGlite writes through to them at every statement and its
  *   "sync to the file system" is a no-op; the option only stops awaiting that no-op. What a commit has
  *   written is in the operating system's files when the statement returns, as before.
@@ -82,6 +86,12 @@ type PgliteModule = typeof import("@electric-sql/pglite")
 
 /** How many statement texts keep their parameter types (texts with literals that change each time, as Effect Cluster's storage polls, come and go). */
 const parameterTypesKept = 512
+/**
+ * How many statement texts of the `SqlClient` are prepared under a name in one session, at most; the
+ * texts met after that are parsed at every call, as before. Names are never reused (a failed call may
+ * or may not have left its name prepared), so this bounds what a session ever holds.
+ */
+const statementNamesKept = 1_000
 
 const concat = (parts: ReadonlyArray<Uint8Array>): Uint8Array => {
   let length = 0
@@ -212,6 +222,14 @@ export const preparedStatements = (pglite: PGliteInstance, module: PgliteModule)
   }
   /** Names of the statements prepared in the session (`PipelinedStatement.name`). */
   const prepared = new Set<string>()
+  /**
+   * The `SqlClient`'s statement texts with parameters, prepared in the session under a name of their
+   * own at first use and only bound and executed after (parsed and planned once: a durable run's
+   * registration and cancellation check cost half as much). Texts without parameters (DDL among
+   * them) are parsed at every call.
+   */
+  const statementNames = new Map<string, string>()
+  let statementNamesGiven = 0
   const query = <T>(sql: string, params: ReadonlyArray<unknown>, rowMode: "object" | "array"): Promise<Results<T>> =>
     queued(() => statement<T>(sql, params, rowMode))
   /**
@@ -240,6 +258,7 @@ export const preparedStatements = (pglite: PGliteInstance, module: PgliteModule)
         // A failed statement skips the rest up to the sync: a name parsed in this call may or may not
         // exist now. Forget them all, on both sides, and prepare again on next use.
         prepared.clear()
+        statementNames.clear()
         await pglite.exec("deallocate all").catch(() => {})
         throw error
       }
@@ -253,13 +272,31 @@ export const preparedStatements = (pglite: PGliteInstance, module: PgliteModule)
       const serializer = pglite.serializers[types[i] ?? 0]
       return serializer !== undefined ? serializer(param) : String(param)
     })
-    const result = await pglite.execProtocol(concat([
-      serialize.parse({ text: sql }),
-      serialize.bind({ values }),
-      serialize.describe({ type: "P" }),
-      serialize.execute({}),
-      serialize.sync()
-    ]))
+    let name = statementNames.get(sql)
+    const parse = name === undefined
+    if (name === undefined && params.length > 0 && statementNamesGiven < statementNamesKept) {
+      name = `sql_${++statementNamesGiven}`
+      statementNames.set(sql, name)
+    }
+    let result: Awaited<ReturnType<PGliteInstance["execProtocol"]>>
+    try {
+      result = await pglite.execProtocol(concat([
+        ...(parse ? [serialize.parse({ text: sql, ...(name === undefined ? {} : { name }) })] : []),
+        serialize.bind({ values, ...(name === undefined ? {} : { statement: name }) }),
+        serialize.describe({ type: "P" }),
+        serialize.execute({}),
+        serialize.sync()
+      ]))
+    } catch (error) {
+      if (name === undefined) throw error
+      // A table changed under a prepared statement ("cached plan must not change result type"): the
+      // statement did not run; it is prepared afresh, and outside a transaction it runs again now.
+      const replanned = typeof error === "object" && error !== null && "code" in error && error.code === "0A000"
+      // A name parsed in this call may or may not be prepared now: it is not used again.
+      if (parse || replanned) statementNames.delete(sql)
+      if (!parse && replanned && !pglite.isInTransaction()) return statement<T>(sql, params, rowMode)
+      throw error
+    }
     return rowsOf(result.messages, rowMode, (value, type) => parseType(value, type, pglite.parsers)) as Results<T>
   }
 }
