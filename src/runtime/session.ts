@@ -39,6 +39,8 @@ import type { Decisions } from "../dsl/decision.ts"
 import { decodeSnapshotValue, type RunSnapshot } from "../dsl/run-snapshot.ts"
 import { type AgentError, AgentConfigError, DecisionsInvalid, SessionStoreFailed } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
+import { isRecord } from "../internal/is-record.ts"
+import { shownValue } from "../internal/shown-value.ts"
 import { userInterruptAsFailure } from "../internal/from-maybe-effect.ts"
 import { exchangesOf } from "../model/exchanges.ts"
 import type { LlmMessage } from "../model/messages.ts"
@@ -186,6 +188,8 @@ const storeCall = <A>(
   })
 
 const decodeMessage = Schema.decodeUnknownResult(LlmMessageSchema)
+/** The roles of the messages a session stores (never `system`: see `decodeHistory`). */
+const storedRoles: ReadonlySet<unknown> = new Set(["user", "assistant", "tool"])
 
 /**
  * The stored messages of session `id` as messages, or `SessionStoreFailed` (`load`) naming the first
@@ -199,11 +203,13 @@ const decodeHistory = (id: string, stored: ReadonlyArray<unknown>): Effect.Effec
     for (const [i, value] of stored.entries()) {
       let problem: string | undefined
       try {
+        const role = isRecord(value) ? value["role"] : undefined
         const decoded = decodeMessage(value)
-        if (Result.isFailure(decoded)) problem = decoded.failure.message
         // A session never stores the system prompt (each run builds it from the agent): one in the
         // store would reach the model as an instruction of the agent's own.
-        else if (decoded.success.role === "system") problem = "a system message, which a session never stores (the system prompt comes from the agent)"
+        if (role === "system") problem = "a system message, which a session never stores (the system prompt comes from the agent)"
+        else if (!storedRoles.has(role)) problem = `${isRecord(value) ? `a role of ${shownValue(role)}` : `not a message object (${shownValue(value)})`}: a session stores user, assistant and tool messages`
+        else if (Result.isFailure(decoded)) problem = decoded.failure.message
         else messages.push(decoded.success as LlmMessage)
       } catch (cause) {
         // A value that throws when read (a getter, a proxy trap) is no message either.

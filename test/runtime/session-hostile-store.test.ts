@@ -122,3 +122,22 @@ describe("a session whose store holds a system message", () => {
     expect(model.requests).toHaveLength(0)
   })
 })
+
+describe("a session whose store holds something that is no message of a conversation", () => {
+  const cases: ReadonlyArray<readonly [string, unknown, string]> = [
+    ["an unknown role", { role: "admin", content: "x" }, 'a role of "admin": a session stores user, assistant and tool messages'],
+    ["no role", { content: "x" }, "a role of undefined: a session stores user, assistant and tool messages"],
+    ["a string", "hello", 'not a message object ("hello"): a session stores user, assistant and tool messages'],
+    ["a user message without content", { role: "user" }, "content"]
+  ]
+  it.each(cases)("%s: SessionStoreFailed (load) says what a session stores, never that it expects a system message", async (_name, value, reason) => {
+    const model = scriptedModel(() => text("ok"))
+    const store: SessionStore = { load: () => Effect.succeed([{ role: "user", content: "hi" }, value as LlmMessage]), append: () => Effect.void }
+    const error = failureOf(await Effect.runPromiseExit(session(agent("support").model(model), "s", { store }).sendEffect("hello")))
+    expect(error).toBeInstanceOf(SessionStoreFailed)
+    expect((error as SessionStoreFailed).reason).toContain("stored message 1")
+    expect((error as SessionStoreFailed).reason).toContain(reason)
+    expect((error as SessionStoreFailed).reason).not.toContain('"system"')
+    expect(model.requests).toHaveLength(0)
+  })
+})
