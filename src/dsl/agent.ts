@@ -130,6 +130,31 @@ type NotEmpty<$Skills extends ReadonlyArray<unknown>> = $Skills extends readonly
   >
   : unknown
 
+/**
+ * Each skill must take the agent's input and answer its output: a skill handing off to an agent of
+ * other types (or a skill `.output(...)` of another type) is refused saying so, at the skill.
+ */
+type SkillsOfAgent<T extends AgentShape, $Skills extends ReadonlyArray<unknown>> = {
+  readonly [K in keyof $Skills]: $Skills[K] extends Skill<any, infer In, infer Out, any, any, any>
+    ? IsAny<Out> extends false
+      ? [Out] extends [T["output"]] ? InputOfAgent<T, $Skills[K], In>
+      : AgentTypeError<
+        "this skill answers another type than the agent's output: hand off to agents whose output Schema is the agent's (or give this agent theirs: agent(name, { output })), and give a skill's .output(...) the agent's type",
+        Out
+      >
+      : InputOfAgent<T, $Skills[K], In>
+    : $Skills[K]
+}
+
+type IsAny<A> = 0 extends 1 & A ? true : false
+
+type InputOfAgent<T extends AgentShape, S, In> = IsAny<In> extends true ? S
+  : [T["input"]] extends [In] ? S
+  : AgentTypeError<
+    "this skill hands off to an agent that takes another input than this agent's: hand off to agents whose input Schema is the agent's (or give this agent theirs: agent(name, { input }))",
+    In
+  >
+
 /** The builder after a call that changed some slots of its shape. */
 type Next<T extends AgentShape, U extends Partial<AgentShape>> = AgentBuilder<{
   readonly name: T["name"]
@@ -228,8 +253,8 @@ export interface AgentBuilder<T extends AgentShape> {
    * implicit skill that may use every registered tool. A skill handing off to a target that may wait
    * for approval makes the run's result `Completed | Suspended` (recorded in `tools`, see `HandoffWaits`).
    */
-  skills<const $Skills extends ReadonlyArray<Skill<T["name"], T["input"], T["output"], SkillKind, any, any>>>(
-    define: (tools: SkillHandles<RegisterFirst, T["name"], T["tools"]>) => $Skills & NotEmpty<$Skills>
+  skills<const $Skills extends ReadonlyArray<Skill<T["name"], any, any, SkillKind, any, any>>>(
+    define: (tools: SkillHandles<RegisterFirst, T["name"], T["tools"]>) => $Skills & NotEmpty<$Skills> & SkillsOfAgent<T, $Skills>
   ): Next<T, {
     tools: WithHandoffWaits<T["tools"], SkillWaits<$Skills[number]>>
     requirements:

@@ -185,6 +185,11 @@ describe("the type errors users meet most, as TypeScript 5 reports them", { time
     expect(at("BRANCH_MISSING")).toContain("Property 'Question' is missing")
   })
 
+  it("a handoff to an agent of another output or input type says what to do", () => {
+    expect(at("HANDOFF_OUTPUT")).toContain("this skill answers another type than the agent's output: hand off to agents whose output Schema is the agent's")
+    expect(at("HANDOFF_INPUT")).toContain("this skill hands off to an agent that takes another input than this agent's: hand off to agents whose input Schema is the agent's")
+  })
+
   it("a loop body must output what it takes", () => {
     expect(at("LOOP")).toContain("a loop's body must output the same type it takes")
   })
