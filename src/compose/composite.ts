@@ -44,45 +44,8 @@ import { shownValue } from "../internal/shown-value.ts"
 import { durationMillis } from "../internal/duration-millis.ts"
 
 
-/** The operator a composite was built with. */
-export type CompositeKind = "pipeline" | "parallel" | "forum" | "loop" | "branch"
-
-/** A composite run began. */
-export interface CompositeStart {
-  readonly _tag: "CompositeStart"
-  readonly name: string
-  readonly kind: CompositeKind
-  readonly runId: string
-  readonly parentRunId: string | undefined
-  readonly input: unknown
-}
-/** A composite run ended (success, failure or interruption). */
-export interface CompositeEnd {
-  readonly _tag: "CompositeEnd"
-  readonly name: string
-  readonly kind: CompositeKind
-  readonly runId: string
-  readonly parentRunId: string | undefined
-  readonly outcome:
-    | { readonly _tag: "Success"; readonly output: unknown }
-    | { readonly _tag: "Failure"; readonly error: unknown }
-    | { readonly _tag: "Interrupted" }
-  readonly durationMs: number
-}
-/**
- * A hook of a composite (`onRunStart`, `onRunEnd`) threw, rejected, failed or did not settle within
- * `hookTimeout`; the run went on unchanged. Reported to `onHookFailed` hooks and logged.
- */
-export interface CompositeHookFailed {
-  readonly _tag: "CompositeHookFailed"
-  readonly name: string
-  readonly kind: CompositeKind
-  readonly runId: string
-  readonly parentRunId: string | undefined
-  /** The event whose hook failed. */
-  readonly hook: "CompositeStart" | "CompositeEnd"
-  readonly error: unknown
-}
+export type { CompositeEnd, CompositeHookFailed, CompositeKind, CompositeStart, CompositeStreamEvent } from "../dsl/composite-events.ts"
+import type { CompositeEnd, CompositeHookFailed, CompositeKind, CompositeStart, CompositeStreamEvent } from "../dsl/composite-events.ts"
 
 /** The shape of a run that waits for decisions (an agent's `Suspended` or a composite's). */
 type Suspension = { readonly _tag: "Suspended"; readonly pending: ReadonlyArray<unknown>; readonly snapshot: unknown }
@@ -188,9 +151,6 @@ export interface Composite<In, Out, E, R> extends Runnable<In, Out, E, R> {
   /** When one of this composite's hooks failed or timed out (the `CompositeHookFailed` event). */
   onHookFailed(listener: (event: CompositeHookFailed) => MaybeEffect<unknown>): Composite<In, Out, E, R>
 }
-
-/** What `composite.runStream` emits: the agents' events and deltas, and the composites' starts and ends. */
-export type CompositeStreamEvent = RunStreamEvent | CompositeStart | CompositeEnd | CompositeHookFailed
 
 /** Any composite. */
 export type AnyComposite = Composite<any, any, any, any>

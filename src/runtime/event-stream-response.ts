@@ -17,6 +17,12 @@
  * - `"ag-ui"`: AG-UI 1.0 events (`RUN_STARTED` … `RUN_FINISHED`/`RUN_ERROR`), one `data:` frame each, as
  *   `@ag-ui/client`'s `HttpAgent` reads them; the mapping is `toAgUiEvents` (src/protocols/ag-ui/wire),
  *   its ids and client tools come from `agUi`.
+ * A composite's stream (`pipeline(...).runStream(input)`) is served alike: its members' runs stream into
+ * one message (`"ui-message-stream"`: `start` named by the top-level composite's run id, its end as
+ * `finish`, a failure as `error` first; a composite that waits for decisions ends with `finish` of
+ * reason `tool-calls`, and is continued with `composite.resume`: its waiting calls are not offered as
+ * approval requests), its `CompositeStart` and `CompositeEnd` are events of their own (`"events"`,
+ * whatever `include` says), and AG-UI ends it with `RUN_FINISHED` (`toAgUiEvents`).
  * Closing the response (the client went away) interrupts the run and its model request, and so does
  * `signal` (the request's) when it aborts: some runtimes abort the request's signal but never cancel
  * the body of a response whose client went away.
@@ -26,6 +32,7 @@ import * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
 import { effectStream } from "../internal/lazy-effect.ts"
 import type { RunStreamEvent } from "../dsl/events.ts"
+import { type CompositeStreamEvent, isCompositeEvent, runOutcomeOfComposite } from "../dsl/composite-events.ts"
 import { type AgentError, ToolNotAllowed } from "../errors.ts"
 import { agUiFrames, type AgUiStreamOptions } from "../protocols/ag-ui/wire/to-ag-ui.ts"
 import { routeOf } from "../dsl/child-listing.ts"
@@ -98,11 +105,13 @@ const errorText = (cause: Cause.Cause<AgentError>): { readonly _tag: string; rea
  * export const POST = async (req: Request) => eventStreamResponse(calculator.runStream(await req.text()))
  * // useChat on the client
  * eventStreamResponse(calculator.runStream(question), { format: "ui-message-stream" })
+ * // a composite: every member's run in one message
+ * eventStreamResponse(pipeline("research", planner, writer).runStream(topic), { format: "ui-message-stream" })
  * // AG-UI front ends (CopilotKit, @ag-ui/client)
  * eventStreamResponse(calculator.runStream(question), { format: "ag-ui", agUi: { threadId } })
  * ```
  */
-export const eventStreamResponse = (stream: Stream.Stream<RunStreamEvent, AgentError>, options: EventStreamOptions = {}): Response => {
+export const eventStreamResponse = (stream: Stream.Stream<CompositeStreamEvent, AgentError>, options: EventStreamOptions = {}): Response => {
   const signal = options.signal
   const events = signal === undefined ? stream : signal.aborted ? effectStream().empty : stream.pipe(effectStream().interruptWhen(aborted(signal)))
   const ui = options.format === "ui-message-stream"
@@ -132,9 +141,9 @@ const aborted = (signal: AbortSignal): Effect.Effect<void> =>
     return Effect.sync(() => signal.removeEventListener("abort", onAbort))
   })
 
-const eventFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, include: (event: RunStreamEvent) => boolean) =>
+const eventFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>, include: (event: RunStreamEvent) => boolean) =>
   events.pipe(
-    effectStream().filter(include),
+    effectStream().filter((event) => isCompositeEvent(event) || include(event)),
     effectStream().map((event) => frame(event, event._tag)),
     effectStream().catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? effectStream().failCause(cause) : effectStream().make(frame(errorText(cause), "error"))))
   )
@@ -161,7 +170,7 @@ const shownSafely = (shown: (error: unknown) => string, error: unknown): string 
 const callKey = (runId: string, callId: string) => `${runId} ${callId}`
 
 /** The AI SDK UI message stream chunks for a run (see the module comment); `shown` is the text of an error. */
-const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, shown: (error: unknown) => string): Stream.Stream<string, AgentError> =>
+const uiMessageFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>, shown: (error: unknown) => string): Stream.Stream<string, AgentError> =>
   effectStream().suspend(() => {
     let stepOpen = false
     let text: string | undefined
@@ -217,12 +226,20 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, show
     let startSent = false
     /** The top-level run's end was sent (with its failure, if it failed). */
     let finished = false
-    const toChunks = (event: RunStreamEvent): Array<unknown> => {
+    /** The end of the stream's top-level run (an agent's `RunEnd`, a composite's `CompositeEnd`): its failure, then `finish`. */
+    const finish = (outcome: Extract<RunStreamEvent, { _tag: "RunEnd" }>["outcome"], out: Array<unknown>) => {
+      if (outcome._tag === "Failure") out.push({ type: "error", errorText: shownSafely(shown, outcome.error) })
+      out.push({ type: "finish", finishReason: finishReasonOf(outcome) })
+      finished = true
+    }
+    const toChunks = (event: CompositeStreamEvent): Array<unknown> => {
       const out: Array<unknown> = []
-      // One message per response: the top-level run's start names it; a resumed run (no RunStart)
-      // continues the client's last assistant message. A child run (a handoff target, an agent called
-      // as a tool) continues it too: a `start` with its id would make the AI SDK begin another message.
-      if (!startSent) out.push(event._tag === "RunStart" && event.parentRunId === undefined ? { type: "start", messageId: event.runId } : { type: "start" })
+      // One message per response: the top-level run's start names it (an agent's or a composite's); a
+      // resumed run (no RunStart) continues the client's last assistant message. A child run (a handoff
+      // target, an agent called as a tool, a composite's member) continues it too: a `start` with its id
+      // would make the AI SDK begin another message.
+      const opens = (event._tag === "RunStart" || event._tag === "CompositeStart") && event.parentRunId === undefined
+      if (!startSent) out.push(opens ? { type: "start", messageId: event.runId } : { type: "start" })
       startSent = true
       const mark = inner.get(event.runId)
       if (!runOf.has(event.runId)) runOf.set(event.runId, event.parentRunId)
@@ -338,9 +355,15 @@ const uiMessageFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, show
           stepOpen = false
           // A child run's end (a handoff target, an agent under a composite) ends its step, not the message.
           if (event.parentRunId !== undefined) break
-          if (event.outcome._tag === "Failure") out.push({ type: "error", errorText: shownSafely(shown, event.outcome.error) })
-          out.push({ type: "finish", finishReason: finishReasonOf(event.outcome) })
-          finished = true
+          finish(event.outcome, out)
+          break
+        case "CompositeEnd":
+          // The top-level composite's end ends the message; a composite under it ends nothing of it.
+          if (event.parentRunId !== undefined) break
+          closeBlocks(out)
+          if (stepOpen) out.push({ type: "finish-step" })
+          stepOpen = false
+          finish(runOutcomeOfComposite(event.outcome), out)
           break
       }
       return out

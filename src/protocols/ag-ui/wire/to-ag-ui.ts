@@ -21,10 +21,9 @@ import * as Cause from "effect/Cause"
 import type * as Stream from "effect/Stream"
 import type { RunEndEvent, RunStreamEvent, WaitingCall } from "../../../dsl/events.ts"
 import type { RunSnapshot } from "../../../dsl/run-snapshot.ts"
+import { type CompositeStreamEvent, runOutcomeOfComposite } from "../../../dsl/composite-events.ts"
 import { routeOf } from "../../../dsl/child-listing.ts"
 import type { AgentError } from "../../../errors.ts"
-import { describeCause } from "../../../internal/describe-cause.ts"
-import { isRecord } from "../../../internal/is-record.ts"
 import { effectStream } from "../../../internal/lazy-effect.ts"
 import type { LlmMessage } from "../../../model/messages.ts"
 import type { AgUiEvent, AgUiInputMessage, AgUiInterrupt, AgUiMessage, JsonPatchOperation } from "./ag-ui-event.ts"
@@ -206,31 +205,13 @@ const messageOf = (m: Mapping, runId: string): string => {
 }
 
 /**
- * A composite's own events in its stream (`CompositeStart`, `CompositeEnd`, `CompositeHookFailed` of
- * `compose/composite.ts`), read by the fields the mapping uses: the wire sits below the composites.
- */
-type CompositeEvent =
-  | { readonly _tag: "CompositeStart"; readonly runId: string; readonly parentRunId: string | undefined }
-  | CompositeEndEvent
-  | { readonly _tag: "CompositeHookFailed"; readonly runId: string; readonly parentRunId: string | undefined }
-interface CompositeEndEvent {
-  readonly _tag: "CompositeEnd"
-  readonly runId: string
-  readonly parentRunId: string | undefined
-  readonly outcome:
-    | { readonly _tag: "Success"; readonly output: unknown }
-    | { readonly _tag: "Failure"; readonly error: unknown }
-    | { readonly _tag: "Interrupted" }
-}
-
-/**
  * Places a run the first time one of its events is seen. The run's conversation is its own messages,
  * a composite's members' (a pipeline's stages speak in turn) and a handoff target's (it answers for
  * the run); a run under an agent that did not hand off to it is an agent used as a tool, whose turns
  * are its own conversation (and so are the runs under it). A run whose parent this stream never showed
  * (a resumed stream) is taken as part of the conversation.
  */
-const sortRun = (m: Mapping, event: RunStreamEvent | CompositeEvent): void => {
+const sortRun = (m: Mapping, event: CompositeStreamEvent): void => {
   if (m.runs.has(event.runId)) return
   const parent = event.parentRunId === undefined ? undefined : m.runs.get(event.parentRunId)
   const composite = event._tag === "CompositeStart"
@@ -455,29 +436,6 @@ const runFinished = (m: Mapping, runId: string, outcome: RunEndEvent["outcome"])
 }
 
 /**
- * A composite's end as a run's (`runFinished`): its output (a `Completed` one's value), its suspension
- * (the waiting calls as its `pending` lists them) or its failure (`RUN_ERROR` with the error's tag).
- */
-const compositeOutcome = (outcome: CompositeEndEvent["outcome"]): RunEndEvent["outcome"] => {
-  switch (outcome._tag) {
-    case "Interrupted":
-      return outcome
-    case "Failure": {
-      const error = outcome.error
-      const tagged = isRecord(error) && typeof error._tag === "string" && typeof error.message === "string"
-      return { _tag: "Failure", error: (tagged ? error : { _tag: "CompositeFailed", message: describeCause(error) }) as unknown as AgentError }
-    }
-    case "Success": {
-      const value = outcome.output
-      if (isRecord(value) && value._tag === "Suspended" && Array.isArray(value.pending) && value.snapshot !== undefined) {
-        return { _tag: "Suspended", pending: value.pending as ReadonlyArray<WaitingCall>, snapshot: value.snapshot as RunSnapshot }
-      }
-      return { _tag: "Success", output: isRecord(value) && value._tag === "Completed" && "output" in value ? value.output : value }
-    }
-  }
-}
-
-/**
  * A transcript the server holds (a session's, a snapshot's) as AG-UI messages, for `messagesSnapshot`:
  * system messages are left out (the prompt is the server's); ids are `<prefix>-<index>`, stable for
  * the same transcript.
@@ -526,7 +484,7 @@ const isTerminal = (event: AgUiEvent) => event.type === "RUN_FINISHED" || event.
  * await Effect.runPromise(Stream.runForEach(events, (e) => Effect.sync(() => socket.send(JSON.stringify(e)))))
  * ```
  */
-export const toAgUiEvents = (events: Stream.Stream<RunStreamEvent | CompositeEvent, AgentError>, options: AgUiStreamOptions = {}): Stream.Stream<AgUiEvent, AgentError> =>
+export const toAgUiEvents = (events: Stream.Stream<CompositeStreamEvent, AgentError>, options: AgUiStreamOptions = {}): Stream.Stream<AgUiEvent, AgentError> =>
   effectStream().suspend(() => {
     let firstRunId: string | undefined
     let count = 0
@@ -586,7 +544,7 @@ export const toAgUiEvents = (events: Stream.Stream<RunStreamEvent | CompositeEve
       }
       return sent
     }
-    const map = (event: RunStreamEvent | CompositeEvent): Array<AgUiEvent> => {
+    const map = (event: CompositeStreamEvent): Array<AgUiEvent> => {
       if (finished) return []
       // A composite's own events: its start places it, its end (the stream's, when it is the top run) ends the stream.
       if (event._tag === "CompositeHookFailed") return []
@@ -595,7 +553,7 @@ export const toAgUiEvents = (events: Stream.Stream<RunStreamEvent | CompositeEve
         sortRun(m, event)
         const end = event
         if (end._tag === "CompositeStart" || end.parentRunId !== undefined) return []
-        return emit([...opening(), ...closeBlock(m), ...endCalls(m), ...(state === undefined ? [] : stateChange(state.json())), ...runFinished(m, end.runId, compositeOutcome(end.outcome))])
+        return emit([...opening(), ...closeBlock(m), ...endCalls(m), ...(state === undefined ? [] : stateChange(state.json())), ...runFinished(m, end.runId, runOutcomeOfComposite(end.outcome))])
       }
       const change = stateChangeOf(event)
       if (change !== undefined) return change.source === state ? emit([...opening(), ...stateChange(change.json)]) : []
@@ -632,5 +590,5 @@ export const toAgUiEvents = (events: Stream.Stream<RunStreamEvent | CompositeEve
  * const frames = agUiFrames(assistant.runStream("hi"), { threadId: "t1" }) // Stream<string>
  * ```
  */
-export const agUiFrames = (events: Stream.Stream<RunStreamEvent, AgentError>, options: AgUiStreamOptions = {}): Stream.Stream<string, AgentError> =>
+export const agUiFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>, options: AgUiStreamOptions = {}): Stream.Stream<string, AgentError> =>
   toAgUiEvents(events, options).pipe(effectStream().map((event) => `data: ${JSON.stringify(event)}\n\n`))
