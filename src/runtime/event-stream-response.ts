@@ -173,8 +173,15 @@ const callKey = (runId: string, callId: string) => `${runId} ${callId}`
 const uiMessageFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>, shown: (error: unknown) => string): Stream.Stream<string, AgentError> =>
   effectStream().suspend(() => {
     let stepOpen = false
-    let text: string | undefined
-    let reasoning: string | undefined
+    /**
+     * The open text and reasoning blocks, by run: runs that stream at once (a `parallel`'s members)
+     * each write into parts of their own. Every block is closed before a step ends (the AI SDK's reader
+     * forgets open blocks at `finish-step`): a run still writing then opens a new part.
+     */
+    const texts = new Map<string, string>()
+    const reasonings = new Map<string, string>()
+    /** The agent runs started and not ended in this stream: a step ends when none of them is left writing. */
+    const running = new Set<string>()
     /**
      * UI ids of the calls each run started in its current turn, by index; UI ids by run and the loop's
      * call id. A call id is only unique within its run (a model names its calls per response, and a
@@ -217,12 +224,29 @@ const uiMessageFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>
       for (const id of openCalls.get(runId) ?? []) out.push({ type: "tool-output-error", toolCallId: uiIdOf({ runId, parentRunId: runOf.get(runId) }, id), errorText })
       openCalls.delete(runId)
     }
-    const closeBlocks = (out: Array<unknown>) => {
-      if (text !== undefined) out.push({ type: "text-end", id: text })
-      if (reasoning !== undefined) out.push({ type: "reasoning-end", id: reasoning })
-      text = undefined
-      reasoning = undefined
+    /** Ends `runId`'s open blocks, or every run's. */
+    const closeBlocks = (out: Array<unknown>, runId?: string) => {
+      for (const [run, id] of texts) if (runId === undefined || run === runId) out.push({ type: "text-end", id }), texts.delete(run)
+      for (const [run, id] of reasonings) if (runId === undefined || run === runId) out.push({ type: "reasoning-end", id }), reasonings.delete(run)
     }
+    const finishStep = (out: Array<unknown>) => {
+      closeBlocks(out)
+      if (stepOpen) out.push({ type: "finish-step" })
+      stepOpen = false
+    }
+    /**
+     * The calls `runId` began to stream (`tool-input-start`) whose answer never came whole (the model's
+     * stream ended or failed inside them): each gets an outcome, so that no call shows as streaming for ever.
+     */
+    const closeTorn = (runId: string | undefined, out: Array<unknown>) => {
+      for (const [run, byIndex] of started) {
+        if (runId !== undefined && run !== runId) continue
+        for (const id of byIndex.values()) if (!announced.has(id)) out.push({ type: "tool-output-error", toolCallId: id, errorText: "not run: the model's answer ended before this call was complete" })
+        started.delete(run)
+      }
+    }
+    /** UI ids of the calls whose whole input was sent (`tool-input-available`). */
+    const announced = new Set<string>()
     let startSent = false
     /** The top-level run's end was sent (with its failure, if it failed). */
     let finished = false
@@ -245,6 +269,7 @@ const uiMessageFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>
       if (!runOf.has(event.runId)) runOf.set(event.runId, event.parentRunId)
       switch (event._tag) {
         case "RunStart":
+          running.add(event.runId)
           if (event.parentRunId !== undefined && (inner.has(event.parentRunId) || (openCalls.get(event.parentRunId)?.size ?? 0) > 0)) {
             inner.set(event.runId, { [childRunKey]: { childRun: event.runId, agent: event.agent } })
           }
@@ -253,19 +278,29 @@ const uiMessageFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>
           // A new turn: the calls of the last one are done (some end without an event of their own: those
           // after a submit, a refused submit).
           closeOpen(event.runId, "not run", out)
-          if (stepOpen) out.push({ type: "finish-step" })
+          closeTorn(event.runId, out)
+          finishStep(out)
           out.push({ type: "start-step" })
           stepOpen = true
-          started.delete(event.runId)
           break
-        case "TextDelta":
-          if (text === undefined) out.push(withMark({ type: "text-start", id: (text = `${event.runId}-text-${event.turn}`) }, "providerMetadata", mark))
-          out.push({ type: "text-delta", id: text, delta: event.delta })
+        case "TextDelta": {
+          let id = texts.get(event.runId)
+          if (id === undefined) {
+            texts.set(event.runId, (id = freshUiId(`${event.runId}-text-${event.turn}`)))
+            out.push(withMark({ type: "text-start", id }, "providerMetadata", mark))
+          }
+          out.push({ type: "text-delta", id, delta: event.delta })
           break
-        case "ReasoningDelta":
-          if (reasoning === undefined) out.push(withMark({ type: "reasoning-start", id: (reasoning = `${event.runId}-reasoning-${event.turn}`) }, "providerMetadata", mark))
-          out.push({ type: "reasoning-delta", id: reasoning, delta: event.delta })
+        }
+        case "ReasoningDelta": {
+          let id = reasonings.get(event.runId)
+          if (id === undefined) {
+            reasonings.set(event.runId, (id = freshUiId(`${event.runId}-reasoning-${event.turn}`)))
+            out.push(withMark({ type: "reasoning-start", id }, "providerMetadata", mark))
+          }
+          out.push({ type: "reasoning-delta", id, delta: event.delta })
           break
+        }
         case "ToolCallStart": {
           const id = freshUiId(event.toolCallId === undefined ? `${event.runId}-call-${event.turn}-${event.index}` : shownId(event.runId, event.parentRunId, event.toolCallId))
           let byIndex = started.get(event.runId)
@@ -280,8 +315,11 @@ const uiMessageFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>
           break
         }
         case "ModelResponse": {
-          closeBlocks(out)
-          if (event.response._tag !== "ToolCalls") break
+          closeBlocks(out, event.runId)
+          if (event.response._tag !== "ToolCalls") {
+            closeTorn(event.runId, out)
+            break
+          }
           const ids = [...(started.get(event.runId) ?? [])].sort(([a], [b]) => a - b).map(([, id]) => id)
           const open = openCalls.get(event.runId) ?? new Set<string>()
           openCalls.set(event.runId, open)
@@ -291,7 +329,9 @@ const uiMessageFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>
             open.add(call.id)
             if (ids[i] === undefined) out.push(withMark({ type: "tool-input-start", toolCallId: id, toolName: call.name }, "toolMetadata", mark))
             out.push(withMark({ type: "tool-input-available", toolCallId: id, toolName: call.name, input: parseOr(call.arguments) }, "toolMetadata", mark))
+            announced.add(id)
           })
+          closeTorn(event.runId, out)
           break
         }
         case "Retrying":
@@ -330,7 +370,9 @@ const uiMessageFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>
           if (event.decision === "deny") out.push({ type: "tool-output-denied", toolCallId: uiIdOf(event, event.toolCallId) })
           break
         case "RunEnd":
-          closeBlocks(out)
+          running.delete(event.runId)
+          closeBlocks(out, event.runId)
+          closeTorn(event.runId, out)
           // A run waiting for decisions keeps its calls open (the approval requests below name them). One that
           // answered through its typed-answer tool (`submit`): that call is the first still open (every call
           // before it has its outcome), and its output is the answer; the calls after it did not run.
@@ -341,7 +383,11 @@ const uiMessageFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>
               out.push({ type: "tool-output-available", toolCallId: uiIdOf(event, submitted), output: jsonOr(event.outcome.output ?? null) })
             }
             closeOpen(event.runId, "not run: the run ended with its answer", out)
-          } else if (event.outcome._tag !== "Suspended") closeOpen(event.runId, "not run: the run ended", out)
+          } else if (event.outcome._tag !== "Suspended") {
+            // A call may have been running when the run ended (its deadline, an interruption): "not run"
+            // would tell the next turn's model that a call with effects never happened.
+            closeOpen(event.runId, "no result: the run ended before this call finished (it may have started)", out)
+          }
           // The calls the run waits on, named by the top-level run (a child's are among them, by path).
           if (event.parentRunId === undefined && event.outcome._tag === "Suspended") {
             for (const pending of event.outcome.pending) {
@@ -351,18 +397,17 @@ const uiMessageFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>
               out.push({ type: "tool-approval-request", approvalId: approvalId(event.runId, pending.id), toolCallId })
             }
           }
-          if (stepOpen) out.push({ type: "finish-step" })
-          stepOpen = false
-          // A child run's end (a handoff target, an agent under a composite) ends its step, not the message.
+          // A child run's end (a handoff target, an agent under a composite) ends the step, not the message,
+          // unless other runs are still writing into it (a parallel's other members).
+          if (event.parentRunId === undefined || running.size === 0) finishStep(out)
           if (event.parentRunId !== undefined) break
           finish(event.outcome, out)
           break
         case "CompositeEnd":
           // The top-level composite's end ends the message; a composite under it ends nothing of it.
           if (event.parentRunId !== undefined) break
-          closeBlocks(out)
-          if (stepOpen) out.push({ type: "finish-step" })
-          stepOpen = false
+          closeTorn(undefined, out)
+          finishStep(out)
           finish(runOutcomeOfComposite(event.outcome), out)
           break
       }
@@ -378,8 +423,9 @@ const uiMessageFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>
         if (finished) return effectStream().empty
         const chunks: Array<unknown> = []
         if (!startSent) chunks.push({ type: "start" })
-        closeBlocks(chunks)
-        if (stepOpen) chunks.push({ type: "finish-step" })
+        closeTorn(undefined, chunks)
+        for (const runId of [...openCalls.keys()]) closeOpen(runId, "no result: the run ended before this call finished (it may have started)", chunks)
+        finishStep(chunks)
         chunks.push({ type: "error", errorText: shownSafely(shown, Cause.squash(cause)) }, { type: "finish", finishReason: "error" })
         return effectStream().fromIterable(chunks.map((chunk) => frame(chunk)))
       }),

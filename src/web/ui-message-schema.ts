@@ -41,28 +41,30 @@ const droppedKinds = ["reasoning", "source-url", "source-document", "custom", "r
 /** Ids and tool names: short strings. */
 const maxIdLength = 1_000
 
+// Optional keys may be present and `undefined`: the AI SDK builds its messages so in memory
+// (`readUIMessageStream`, `useChat`'s state, `DirectChatTransport`), and only JSON drops them.
 const make = (limits: Required<UIMessageLimits>, unknownParts: UnknownParts) => {
   const Text = Schema.String.check(Schema.isMaxLength(limits.maxStringLength))
   const Id = Schema.String.check(Schema.isMaxLength(maxIdLength))
   const Approval = Schema.Struct({
     id: Id,
-    approved: Schema.optionalKey(Schema.Boolean),
-    reason: Schema.optionalKey(Text)
+    approved: Schema.optional(Schema.Boolean),
+    reason: Schema.optional(Text)
   })
   const toolFields = {
     toolCallId: Id,
     state: Schema.Literals(toolStates),
-    input: Schema.optionalKey(Schema.Json),
-    output: Schema.optionalKey(Schema.Json),
-    errorText: Schema.optionalKey(Text),
-    approval: Schema.optionalKey(Approval),
+    input: Schema.optional(Schema.Json),
+    output: Schema.optional(Schema.Json),
+    errorText: Schema.optional(Text),
+    approval: Schema.optional(Approval),
     // Read for one mark only (a child run's part, see `fromUIMessages`): any value is accepted.
-    toolMetadata: Schema.optionalKey(Schema.Unknown)
+    toolMetadata: Schema.optional(Schema.Unknown)
   }
   const members = [
-    Schema.Struct({ type: Schema.Literal("text"), text: Text, providerMetadata: Schema.optionalKey(Schema.Unknown) }),
+    Schema.Struct({ type: Schema.Literal("text"), text: Text, providerMetadata: Schema.optional(Schema.Unknown) }),
     Schema.Struct({ type: Schema.Literal("step-start") }),
-    Schema.Struct({ type: Schema.Literal("file"), mediaType: Text, url: Text, filename: Schema.optionalKey(Text) }),
+    Schema.Struct({ type: Schema.Literal("file"), mediaType: Text, url: Text, filename: Schema.optional(Text) }),
     // A tool part names its tool: "tool-" alone (or an empty `toolName`) is no call a model could have made.
     Schema.Struct({ type: Schema.TemplateLiteral(["tool-", Schema.String]).check(Schema.isMinLength(6), Schema.isMaxLength(maxIdLength)), ...toolFields }),
     Schema.Struct({ type: Schema.Literal("dynamic-tool"), toolName: Id.check(Schema.isMinLength(1)), ...toolFields }),
