@@ -135,8 +135,10 @@ export interface Skill<TAgent extends string = never, TInput = any, TOutput = an
     ...targets: $Targets
   ): Skill<
     TAgent,
-    IsAny<TInput> extends true ? TargetInput<$Targets[number]> : TInput,
-    IsAny<TOutput> extends true ? TargetOutput<$Targets[number]> : TOutput,
+    // A second `.handoffs(...)` keeps what the first set, joined with its own targets' types: the
+    // agent's `.skills(...)` then checks every target (`SkillsOfAgent`), not only the first call's.
+    IsAny<TInput> extends true ? TargetInput<$Targets[number]> : TInput & TargetInput<$Targets[number]>,
+    IsAny<TOutput> extends true ? TargetOutput<$Targets[number]> : TOutput | TargetOutput<$Targets[number]>,
     "agentic",
     R | Exclude<TargetRequirements<$Targets[number]>, ModelClientService>,
     TWaits | TargetWaits<$Targets[number]>

@@ -101,6 +101,14 @@ describe("agents as tools and handoffs", () => {
     agent("front").model(model).skills(() => [skill("s").handoffs(writer)])
   })
 
+  it("checks the targets of every .handoffs(...) call, not only the first's", () => {
+    agent("front").model(model).skills(() => [skill("s").handoffs(chat).handoffs(chat)])
+    // @ts-expect-error the second call's target answers a plan, the agent text
+    agent("front").model(model).skills(() => [skill("s").handoffs(chat).handoffs(planner)])
+    // @ts-expect-error the second call's target takes a plan, the agent text
+    agent("front").model(model).skills(() => [skill("s").handoffs(chat).handoffs(writer)])
+  })
+
   it("needs no model when every skill is deterministic", () => {
     const parse = agent("parse").skills(() => [skill("p").implementedBy((s: string) => s.trim())])
     expectTypeOf(parse.runEffect("x")).toEqualTypeOf<Effect.Effect<string, AgentError, never>>()
