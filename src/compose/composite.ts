@@ -38,7 +38,7 @@ import { noStackTrace } from "../internal/span-options.ts"
 import { withGuardedSpan } from "../internal/guarded-span.ts"
 import { BudgetScope, CurrentBudgetScope, ParentRun } from "../dsl/lineage.ts"
 import type { RunStreamEvent } from "../dsl/events.ts"
-import type { AnyRunnable, ErrorOf, InputOf, OutputOf, RequirementsOf, Runnable, Same } from "./runnable.ts"
+import { type AnyRunnable, type ErrorOf, type InputOf, isRunnable, type OutputOf, type RequirementsOf, type Runnable, type Same } from "./runnable.ts"
 import { sinkStream } from "../dsl/sink-stream.ts"
 import { shownValue } from "../internal/shown-value.ts"
 import { durationMillis } from "../internal/duration-millis.ts"
@@ -335,7 +335,11 @@ const build = (def: CompositeDef): AnyComposite => {
     run: ((input: unknown) => Effect.runPromise(runEffect(input) as Effect.Effect<unknown, unknown>)) as any,
     runStream: (input: unknown) => sinkStream<CompositeStreamEvent, unknown, unknown>(runEffect(input)),
     resumeStream: (snapshot: unknown, decisions: Decisions) => sinkStream<CompositeStreamEvent, unknown, unknown>(resume(snapshot, decisions)),
-    andThen: ((nextStage: AnyRunnable) => pipelineOf(`${def.name} → ${nextStage.name}`, [composite, nextStage])) as AnyComposite["andThen"],
+    andThen: ((nextStage: AnyRunnable) => {
+      // A plain JavaScript caller's function, tool or nothing is refused here, as `pipeline(...)` refuses it.
+      if (!isRunnable(nextStage)) throw new AgentConfigError({ subject: `${def.kind} "${def.name}"`, reason: `.andThen(...) takes an agent or a composite, got ${shownValue(nextStage)}` })
+      return pipelineOf(`${def.name} → ${nextStage.name}`, [composite, nextStage])
+    }) as AnyComposite["andThen"],
     budget: (limits: CompositeBudget) => next(checkBudget(def, limits)),
     onRunStart: (listener: (event: CompositeStart) => MaybeEffect<unknown>) => next({ hooks: { ...def.hooks, onStart: [...def.hooks.onStart, hookOf(def, "onRunStart", listener)] } }),
     onRunEnd: (listener: (event: CompositeEnd) => MaybeEffect<unknown>) => next({ hooks: { ...def.hooks, onEnd: [...def.hooks.onEnd, hookOf(def, "onRunEnd", listener)] } }),

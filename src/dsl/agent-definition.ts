@@ -5,6 +5,7 @@
 import type * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import { AgentConfigError } from "../errors.ts"
+import { shownValue } from "../internal/shown-value.ts"
 import type { ModelClient } from "../model/model-client.ts"
 import type { PickToolsOptions } from "./pick-tools.ts"
 import type { Budget } from "./budget.ts"
@@ -260,11 +261,18 @@ const resolveSkill = (definition: AgentDefinition, candidate: AnySkill): SkillDe
 export const AgentDefinitionKey: unique symbol = Symbol.for("effect-agent-dsl/AgentDefinition")
 
 /**
- * Internal: the definition behind a builder, for the runtime and the test harness.
+ * Internal: the definition behind a builder, for the runtime and the test harness. Anything else
+ * (what plain JavaScript may pass where an agent is expected: a name, `undefined`, a tool) is an
+ * `AgentConfigError` saying so, not a `TypeError` from inside.
  *
  * @example
  * ```ts
  * definitionOf(agent("a").prompt("be brief")).prompt // "be brief"
+ * definitionOf("bot" as never) // throws AgentConfigError: expected an agent built with agent(...), got "bot"
  * ```
  */
-export const definitionOf = (builder: { readonly [AgentDefinitionKey]: AgentDefinition }): AgentDefinition => builder[AgentDefinitionKey]
+export const definitionOf = (builder: { readonly [AgentDefinitionKey]: AgentDefinition }): AgentDefinition => {
+  const definition = typeof builder === "object" && builder !== null ? builder[AgentDefinitionKey] : undefined
+  if (definition === undefined) throw new AgentConfigError({ subject: "an agent", reason: `expected an agent built with agent(...), got ${shownValue(builder)}` })
+  return definition
+}

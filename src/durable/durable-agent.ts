@@ -40,6 +40,8 @@ import type { Decisions } from "../dsl/decision.ts"
 import type { Completed, PendingApproval } from "../dsl/run-outcome.ts"
 import { type RunSnapshot, RunSnapshotSchema } from "../dsl/run-snapshot.ts"
 import { type AgentError, AgentConfigError, DecisionsInvalid, InputInvalid } from "../errors.ts"
+import { shownValue } from "../internal/shown-value.ts"
+import { checkOptions } from "../dsl/builder-validation.ts"
 import { newRunId } from "../internal/run-id.ts"
 import { Durability } from "../runtime/durability.ts"
 import { compile } from "../runtime/plan.ts"
@@ -254,6 +256,15 @@ const awaitingOf = (definition: AgentDefinition, snapshot: RunSnapshot): Readonl
  */
 export const durable = <T extends AgentShape>(agent: AgentBuilder<T>, options: DurableOptions = {}): DurableAgent<T> => {
   const definition = definitionOf(agent)
+  // A plain JavaScript caller's misspelt option (`reconcle`) or value of another kind is refused, not dropped.
+  const subject = `durable agent "${definition.name}"`
+  checkOptions(subject, "durable(agent, options)", options, ["name", "reconcile", "lease", "handOverWait"])
+  if (options.name !== undefined && (typeof options.name !== "string" || options.name === "")) {
+    throw new AgentConfigError({ subject, reason: `name is the workflow's name, a non-empty string, got ${shownValue(options.name)}` })
+  }
+  if (options.reconcile !== undefined && typeof options.reconcile !== "function") {
+    throw new AgentConfigError({ subject, reason: `reconcile is a function from an OutcomeUnknown to an Effect of Reconciled, got ${shownValue(options.reconcile)}` })
+  }
   const leaseMs = options.lease === undefined ? undefined : leaseOf(definition.name, options.lease, "lease")
   const handOverMs = options.handOverWait === undefined ? undefined : leaseOf(definition.name, options.handOverWait, "handOverWait")
   const name = options.name ?? `agent/${definition.name}`

@@ -9,7 +9,7 @@
  * stream with `tool-approval-request` chunks (`onSuspended` stores it); the client's answers (the
  * assistant message back with `approval-responded` parts) resume it (`loadSuspended`).
  */
-import type { AgentBuilder, AgentShape } from "../dsl/agent.ts"
+import { type AgentBuilder, type AgentShape, definitionOf } from "../dsl/agent.ts"
 import { eventStreamResponse } from "../runtime/event-stream-response.ts"
 import { chatResumeStream, chatStream, type ChatStreamOptions, type ChatSuspension } from "./chat-stream.ts"
 import { provideStreamingModules } from "./edge-modules.ts"
@@ -124,6 +124,8 @@ export const chatHandler = <T extends AgentShape & { readonly input: string; rea
   builder: AgentBuilder<T>,
   options: ChatHandlerOptions = {}
 ): ((request: Request) => Promise<Response>) => {
+  // Not an agent (a plain JavaScript caller's mistake) is said now, not at every request.
+  definitionOf(builder)
   provideStreamingModules()
   const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes
   return async (request) => {

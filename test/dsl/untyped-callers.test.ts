@@ -214,3 +214,41 @@ describe("Schemas whose values cannot come from JSON (the model sends JSON)", ()
     expect(() => agent("a", { output: Schema.Struct({ at: Schema.Date }) })).not.toThrow()
   })
 })
+
+describe("what takes an agent, given something else", () => {
+  it.each([
+    ["a name", "bot", /expected an agent built with agent\(\.\.\.\), got "bot"/],
+    ["undefined", undefined, /expected an agent built with agent\(\.\.\.\), got undefined/],
+    ["a tool", add, /expected an agent built with agent\(\.\.\.\)/]
+  ] as const)("session, chatHandler, agUiHandler and durable refuse %s at once", async (_name, value, reason) => {
+    const { session } = await import("../../src/index.ts")
+    const { chatHandler } = await import("../../src/web/index.ts")
+    const { agUiHandler } = await import("../../src/protocols/ag-ui/index.ts")
+    const { durable } = await import("../../src/durable/index.ts")
+    for (const build of [() => session(js(value), "s"), () => chatHandler(js(value)), () => agUiHandler(js(value)), () => durable(js(value))]) {
+      expect(configError(build).message).toMatch(reason)
+    }
+  })
+})
+
+describe("durable(agent, options) checks its options", () => {
+  const bot = agent("bot").model(scriptedModel([text("ok")]))
+  it.each([
+    ["a misspelt option", { reconcle: () => Effect.die("x") }, /reconcle/],
+    ["reconcile that is not a function", { reconcile: "yes" }, /reconcile is a function.*got "yes"/],
+    ["a name that is not a string", { name: 42 }, /name is the workflow's name, a non-empty string, got 42/],
+    ["options that are not an object", "fast", /takes an object of options/]
+  ] as const)("%s is an AgentConfigError", async (_name, options, reason) => {
+    const { durable } = await import("../../src/durable/index.ts")
+    expect(configError(() => durable(bot, js(options))).message).toMatch(reason)
+  })
+})
+
+describe("composite.andThen(...) takes an agent or a composite", () => {
+  it.each([["a function", () => "x"], ["a string", "x"], ["a tool", add], ["undefined", undefined]] as const)("%s is refused when built, as pipeline(...) refuses it", async (_name, value) => {
+    const { pipeline } = await import("../../src/index.ts")
+    const a = agent("a").model(scriptedModel([text("ok")]))
+    const b = agent("b").model(scriptedModel([text("ok")]))
+    expect(configError(() => pipeline("p", a, b).andThen(js(value))).message).toMatch(/\.andThen\(\.\.\.\) takes an agent or a composite/)
+  })
+})

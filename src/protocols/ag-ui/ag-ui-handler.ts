@@ -21,7 +21,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type { AgentBuilder, AgentShape } from "../../dsl/agent.ts"
-import { AgentDefinitionKey, type AgentDefinition } from "../../dsl/agent-definition.ts"
+import { AgentDefinitionKey, type AgentDefinition, definitionOf } from "../../dsl/agent-definition.ts"
 import { Decision, type Decisions } from "../../dsl/decision.ts"
 import { resumeCheckOf } from "../../dsl/resume-check.ts"
 import { eventStreamResponse } from "../../runtime/event-stream-response.ts"
@@ -265,6 +265,8 @@ export const agUiHandler = <T extends AgentShape & { readonly input: string; rea
   builder: AgentBuilder<T>,
   options: AgUiHandlerOptions = {}
 ): ((request: Request) => Promise<Response>) => {
+  // Not an agent (a plain JavaScript caller's mistake) is said now, not at every request.
+  definitionOf(builder)
   provideStreamingModules()
   const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes
   return async (request) => {
