@@ -19,6 +19,7 @@ import { checkReply } from "./check-reply.ts"
 import { argumentsText, callName, normaliseCalls } from "./normalise-calls.ts"
 import { innermostMessage, isConnectionFailure, resilientCall, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 import { replyBody } from "./reply-body.ts"
+import { errorBodyMessage } from "./error-body.ts"
 import { effectStream as stream } from "../internal/lazy-effect.ts"
 import { anthropicEventDecoder, statusOfErrorType, toAnthropicFinishReason as toFinishReason, toAnthropicUsage as toUsage } from "./anthropic-stream.ts"
 import { resilientStream, type StreamingOptions } from "./resilient-stream.ts"
@@ -299,6 +300,19 @@ export const fromAnthropicResponse = (message: Anthropic.Messages.Message): Effe
     return assembleResponse({ content, calls, usage, finishReason, reasoning, responseId: message.id, responseModel: message.model })
   })
 
+/**
+ * A failed reply's or an error event's message: the server's, read from its body whatever its shape
+ * (Anthropic's `{ error: { message } }`, a gateway's `{ error }`, `{ message }`, FastAPI's `detail`, an
+ * HTML page without its tags: ./error-body.ts), else the SDK's wording. Always text: a `message` of
+ * another kind in the body is not the reason.
+ */
+const reasonOf = (cause: { readonly message: string; readonly error?: unknown }): string => {
+  const body = cause.error
+  // Without a JSON body the SDK keeps the text in its message, after the status.
+  const raw = body === undefined || body === null ? cause.message.replace(/^\d{3} /, "") : typeof body === "string" ? body : JSON.stringify(body)
+  return errorBodyMessage(raw) ?? cause.message
+}
+
 const toModelError = (cause: unknown): ModelError => {
   const Anthropic = sdk().default
   if (cause instanceof Anthropic.APIConnectionError) {
@@ -309,7 +323,7 @@ const toModelError = (cause: unknown): ModelError => {
     const body = cause.error as { error?: { type?: string; message?: string } } | undefined
     return new ModelError({
       provider,
-      reason: body?.error?.message ?? cause.message,
+      reason: reasonOf(cause),
       status: cause.status,
       retryable: shouldRetryStatus(cause.status, advice, body?.error?.type),
       ...(advice.retryAfterMs === undefined ? {} : { retryAfterMs: advice.retryAfterMs }),
@@ -323,7 +337,7 @@ const toModelError = (cause: unknown): ModelError => {
     const status = statusOfErrorType(type)
     return new ModelError({
       provider,
-      reason: `${type ?? "error"} event in the stream: ${body?.error?.message ?? cause.message}`,
+      reason: `${typeof type === "string" ? type : "error"} event in the stream: ${reasonOf(cause)}`,
       retryable: status !== undefined && shouldRetryStatus(status, {}, type),
       cause
     })

@@ -17,6 +17,7 @@ import type {
 import { AgentConfigError, ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
 import { isRecord } from "../internal/is-record.ts"
+import { shownValue } from "../internal/shown-value.ts"
 import { lazyPackage } from "../internal/lazy-package.ts"
 import { effectStream as stream } from "../internal/lazy-effect.ts"
 import type {
@@ -98,11 +99,18 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
       Effect.suspend(() => {
         const body = toOpenAiRequest(model, request, options)
         if (body instanceof ModelError) return Effect.fail(body)
-        return resilientCall({ provider, model }, options, (signal) => client.chat.completions.create(body, { signal }), toModelError).pipe(
-          Effect.flatMap((reply) => {
+        // The body is read inside the call, so that an error a server sends in a 200 (OpenRouter's
+        // `{ error: { code, message } }`, with or without choices) is the same `ModelError` with the same
+        // retry verdict as the same error inside a stream (`openAiSseChunks`).
+        const call = (signal: AbortSignal) =>
+          client.chat.completions.create(body, { signal }).then((reply) => {
             const completion = replyBody(provider, reply)
-            return completion instanceof ModelError ? Effect.fail(completion) : fromOpenAiResponse(completion as unknown as ChatCompletion)
+            if (completion instanceof ModelError) throw completion
+            if (completion["error"] !== undefined && completion["error"] !== null) throw new (sdk().default.APIError)(undefined, completion["error"] as object, undefined, undefined as never)
+            return completion
           })
+        return resilientCall({ provider, model }, options, call, (cause) => (cause instanceof ModelError ? cause : toModelError(cause))).pipe(
+          Effect.flatMap((completion) => fromOpenAiResponse(completion as unknown as ChatCompletion))
         )
       }),
     // `stream: true` with usage in the last chunk; tool-call deltas are assembled by index.
@@ -397,6 +405,25 @@ const toOpenAiMessage = (message: LlmMessage): ChatCompletionMessageParam => {
   }
 }
 
+/**
+ * A message's `content` as text: a string, or an array of parts (Mistral's Magistral answers with
+ * `[{ type: "text", text }, …]` through its OpenAI-compatible endpoint) whose text parts are joined;
+ * absent or null is no text. Anything else is a `ModelError` saying so, never silently empty.
+ */
+const contentOf = (content: unknown): Effect.Effect<string, ModelError> => {
+  if (typeof content === "string") return Effect.succeed(content)
+  if (content === undefined || content === null) return Effect.succeed("")
+  if (Array.isArray(content)) {
+    const texts: Array<string> = []
+    for (const part of content) {
+      if (typeof part === "string") texts.push(part)
+      else if (isRecord(part) && typeof part["text"] === "string" && (part["type"] === "text" || part["type"] === undefined)) texts.push(part["text"])
+    }
+    return Effect.succeed(texts.join(""))
+  }
+  return Effect.fail(new ModelError({ provider, reason: `unexpected response shape: the message's content is ${shownValue(content)}, not text`, retryable: false }))
+}
+
 /** The provider-neutral response for a Chat Completion. Arguments stay raw JSON strings. */
 export const fromOpenAiResponse = (completion: ChatCompletion): Effect.Effect<LlmResponse, ModelError> =>
   Effect.gen(function*() {
@@ -408,7 +435,7 @@ export const fromOpenAiResponse = (completion: ChatCompletion): Effect.Effect<Ll
       catch: (cause) => new ModelError({ provider, reason: `unexpected response shape: ${describeCause(cause)}`, retryable: false, cause })
     })
     const calls = yield* normaliseCalls(wire)
-    const content = typeof message.content === "string" ? message.content : ""
+    const content = yield* contentOf(message.content)
     const thinking = typeof message.reasoning_content === "string" ? message.reasoning_content : message.reasoning
     const reasoning: Array<ReasoningPart> = typeof thinking === "string" && thinking !== "" ? [{ _tag: "Thinking", text: thinking }] : []
     const refusal = typeof message.refusal === "string" && message.refusal !== "" ? message.refusal : undefined

@@ -120,3 +120,54 @@ describe("errorBodyMessage", () => {
     expect(bodySummary("<html><script>var x</script><style>p{}</style><h1>502</h1> <p>Bad   Gateway</p><!-- c --></html>")).toBe("502 Bad Gateway")
   })
 })
+
+describe("a 200 that carries an error, whole and streamed alike", () => {
+  const routerError = { error: { code: 502, message: "Provider returned error: upstream overloaded" } }
+  it("openai: the same ModelError and retry verdict whole as streamed (it was 'no choices', not retried, whole)", async () => {
+    const twice = { ...once, retry: { times: 1, base: "1 millis" } } as const
+    const whole = await serve([{ json: { id: "x", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "" }, finish_reason: "error" }], ...routerError } }, { json: routerError }])
+    const wholeError = failureOf(await runExit(openai("m", { apiKey: "k", baseURL: `${whole.url}/v1`, ...twice }).chat(request)))
+    const streamed = await serve([1, 2].map(() => ({ pieces: [`data: ${JSON.stringify(routerError)}\n\n`], contentType: "text/event-stream" })))
+    const streamedError = failureOf(await runExit(Stream.runCollect(openai("m", { apiKey: "k", baseURL: `${streamed.url}/v1`, ...twice }).stream!(request))))
+    expect(wholeError).toMatchObject({ _tag: "ModelError", retryable: true, reason: expect.stringContaining("upstream overloaded") })
+    expect(streamedError).toMatchObject({ retryable: wholeError.retryable, reason: wholeError.reason })
+    expect(whole.requests).toHaveLength(2)
+    expect(streamed.requests).toHaveLength(2)
+  })
+})
+
+describe("openai: a message's content as an array of parts", () => {
+  it("is its text parts joined (Magistral's answers), not an empty answer", async () => {
+    const s = await serve([{ json: completion({ content: [{ type: "thinking", thinking: [] }, { type: "text", text: "The answer " }, { type: "text", text: "is 4." }] } as never, "stop") }])
+    expect(await Effect.runPromise(openai("m", { apiKey: "k", baseURL: `${s.url}/v1`, ...once }).chat(request))).toMatchObject({ _tag: "Text", content: "The answer is 4." })
+  })
+
+  it("of another kind is a ModelError saying so", async () => {
+    const s = await serve([{ json: completion({ content: 42 } as never, "stop") }])
+    const error = failureOf(await runExit(openai("m", { apiKey: "k", baseURL: `${s.url}/v1`, ...once }).chat(request)))
+    expect(error).toMatchObject({ retryable: false, reason: "unexpected response shape: the message's content is 42, not text" })
+  })
+})
+
+describe("anthropic: the server's message of a failed reply, whatever its shape, and always text", () => {
+  const anthropicClient = (url: string) => anthropic("m", { apiKey: "k", baseURL: url, ...once })
+  it.each([
+    ["Anthropic's own shape", { status: 400, json: { type: "error", error: { type: "invalid_request_error", message: "max_tokens: too large" } } }, "max_tokens: too large"],
+    ["a gateway's bare error string", { status: 400, json: { error: "plain error from a gateway" } }, "plain error from a gateway"],
+    ["FastAPI's detail list", { status: 422, json: { detail: [{ loc: ["body", "model"], msg: "field required" }] } }, "body.model: field required"],
+    ["an HTML page", { status: 502, raw: "<html><head><style>p{}</style></head><body><h1>502 Bad Gateway</h1></body></html>", headers: { "content-type": "text/html" } }, "502 Bad Gateway"]
+  ] as const)("%s", async (_shape, reply, reason) => {
+    const s = await serve([reply as Reply])
+    const error = failureOf(await runExit(anthropicClient(s.url).chat(request)))
+    expect(error).toMatchObject({ _tag: "ModelError", reason, status: reply.status })
+  })
+
+  it("a message of another kind than text is never the reason (it was an object, and broke the cassette)", async () => {
+    const s = await serve([{ status: 400, json: { type: "error", error: { type: "invalid_request_error", message: { detail: "bad" } } } }, { status: 400, json: { type: "error", error: { message: 12345 } } }])
+    for (let i = 0; i < 2; i++) {
+      const error = failureOf(await runExit(anthropicClient(s.url).chat(request)))
+      expect(typeof error.reason).toBe("string")
+      expect(error.reason).not.toBe("[object Object]")
+    }
+  })
+})
