@@ -14,6 +14,7 @@ import { lazyPackage } from "../internal/lazy-package.ts"
 import { effectStream as stream } from "../internal/lazy-effect.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolDefinition, Usage } from "../model/messages.ts"
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
+import { errorBodyMessage } from "./error-body.ts"
 import { checkFaultOptions } from "./check-fault-options.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText, callName, normaliseCalls } from "./normalise-calls.ts"
@@ -79,7 +80,16 @@ export const ollama = (model: string, options: OllamaOptions = {}): ModelClient 
       ...(options.headers === undefined ? {} : { headers: options.headers }),
       fetch: async (input, init) => {
         reply = await fetch(input, { ...init, signal })
-        return reply
+        if (reply.ok) return reply
+        // A failed reply's message is read here, from every documented shape (./error-body.ts), and
+        // handed to the SDK as the `{ error }` JSON it reads: it reads only that shape, and writes a
+        // line to stdout for any other body (which corrupts a stdio protocol such as an MCP server's).
+        const text = await reply.text().catch(() => "")
+        const headers = new Headers(reply.headers)
+        headers.set("content-type", "application/json")
+        headers.delete("content-length")
+        const error = errorBodyMessage(text) ?? `${reply.status} ${reply.statusText}`.trim()
+        return new Response(JSON.stringify({ error }), { status: reply.status, statusText: reply.statusText, headers })
       }
     })
     return call(client).then((value) => ({ value, reply }), (cause: unknown) => {

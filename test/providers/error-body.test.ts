@@ -8,8 +8,8 @@
  * Anthropic's Messages), not "a completion without choices" or "no output".
  */
 import { Effect, Stream } from "effect"
-import { describe, expect, it } from "vitest"
-import { anthropic, gemini, type ModelClient, type ModelRequest, openai, openaiResponses } from "../../src/index.ts"
+import { describe, expect, it, vi } from "vitest"
+import { anthropic, gemini, type ModelClient, type ModelRequest, ollama, openai, openaiResponses } from "../../src/index.ts"
 import { bodySummary, errorBodyMessage } from "../../src/providers/error-body.ts"
 import { failureOf, runExit } from "../fixtures.ts"
 import { quietLogs } from "../support/quiet-logs.ts"
@@ -168,6 +168,27 @@ describe("anthropic: the server's message of a failed reply, whatever its shape,
       const error = failureOf(await runExit(anthropicClient(s.url).chat(request)))
       expect(typeof error.reason).toBe("string")
       expect(error.reason).not.toBe("[object Object]")
+    }
+  })
+})
+
+describe("ollama: the server's message of a failed reply, whatever its shape, and nothing printed", () => {
+  it.each([
+    ["Ollama's own shape", { status: 404, json: { error: "model \"m\" not found" } }, 'model "m" not found'],
+    ["a proxy's message", { status: 400, json: { message: "context length exceeded (from proxy)" } }, "context length exceeded (from proxy)"],
+    ["FastAPI's detail list", { status: 422, json: { detail: [{ loc: ["body", "model"], msg: "field required" }] } }, "body.model: field required"],
+    ["an HTML page", { status: 502, raw: "<html><head><style>p{}</style></head><body><h1>502 Bad Gateway</h1></body></html>", headers: { "content-type": "text/html" } }, "502 Bad Gateway"]
+  ] as const)("%s", async (_shape, reply, reason) => {
+    const s = await serve([reply as Reply])
+    const printed = vi.spyOn(console, "log")
+    try {
+      const whole = failureOf(await runExit(ollama("m", { host: s.url, ...once }).chat(request)))
+      const streamed = failureOf(await runExit(Stream.runCollect(ollama("m", { host: s.url, ...once }).stream!(request))))
+      expect(whole).toMatchObject({ _tag: "ModelError", reason, status: reply.status })
+      expect(streamed).toMatchObject({ _tag: "ModelError", reason, status: reply.status })
+      expect(printed).not.toHaveBeenCalled()
+    } finally {
+      printed.mockRestore()
     }
   })
 })
