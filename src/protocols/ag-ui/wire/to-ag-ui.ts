@@ -153,7 +153,8 @@ interface Mapping {
   /** The open step of each run, by run id. */
   readonly steps: Map<string, string>
   /** The open text or reasoning block. */
-  block: { readonly kind: "text" | "reasoning"; readonly id: string } | undefined
+  /** The open text or reasoning block of each run: runs that write at once (a `parallel`'s members) write into messages of their own. */
+  readonly blocks: Map<string, { readonly kind: "text" | "reasoning"; readonly id: string }>
   /** The AG-UI ids of the calls started in the current turn of each run, by index. */
   readonly started: Map<string, Map<number, string>>
   /** Calls started and not ended. */
@@ -174,20 +175,27 @@ interface Mapping {
   readonly childIds: Set<string>
 }
 
-const closeBlock = (m: Mapping): Array<AgUiEvent> => {
-  const block = m.block
-  m.block = undefined
-  if (block === undefined) return []
-  return block.kind === "text"
-    ? [{ type: "TEXT_MESSAGE_END", messageId: block.id }]
-    : [{ type: "REASONING_MESSAGE_END", messageId: block.id }, { type: "REASONING_END", messageId: block.id }]
+/** Ends the open block of `runId`, or of every run. */
+const closeBlock = (m: Mapping, runId?: string): Array<AgUiEvent> => {
+  const out: Array<AgUiEvent> = []
+  for (const [run, block] of m.blocks) {
+    if (runId !== undefined && run !== runId) continue
+    m.blocks.delete(run)
+    out.push(...(block.kind === "text"
+      ? [{ type: "TEXT_MESSAGE_END", messageId: block.id } as const]
+      : [{ type: "REASONING_MESSAGE_END", messageId: block.id } as const, { type: "REASONING_END", messageId: block.id } as const]))
+  }
+  return out
 }
 
+/** The id of `runId`'s open block (opened by `openBlock` just before). */
+const blockOf = (m: Mapping, runId: string): string => m.blocks.get(runId)!.id
+
 const openBlock = (m: Mapping, kind: "text" | "reasoning", runId: string): Array<AgUiEvent> => {
-  if (m.block?.kind === kind) return []
-  const out = closeBlock(m)
+  if (m.blocks.get(runId)?.kind === kind) return []
+  const out = closeBlock(m, runId)
   const id = kind === "text" ? messageOf(m, runId) : m.id("reasoning")
-  m.block = { kind, id }
+  m.blocks.set(runId, { kind, id })
   out.push(...(kind === "text"
     ? [{ type: "TEXT_MESSAGE_START", messageId: id, role: "assistant" } as const]
     : [{ type: "REASONING_START", messageId: id } as const, { type: "REASONING_MESSAGE_START", messageId: id, role: "reasoning" } as const]))
@@ -248,7 +256,7 @@ const startCall = (m: Mapping, runId: string, id: string, name: string): Array<A
   m.open.add(id)
   m.usedCalls.add(id)
   if (m.runs.get(runId) === "tool-child") m.childIds.add(id)
-  return [...closeBlock(m), { type: "TOOL_CALL_START", toolCallId: id, toolCallName: name, parentMessageId: messageOf(m, runId) }]
+  return [...closeBlock(m, runId), { type: "TOOL_CALL_START", toolCallId: id, toolCallName: name, parentMessageId: messageOf(m, runId) }]
 }
 
 const endCalls = (m: Mapping): Array<AgUiEvent> => {
@@ -265,7 +273,7 @@ const closeStep = (m: Mapping, runId: string): Array<AgUiEvent> => {
 }
 
 const result = (m: Mapping, runId: string, callId: string, content: string): Array<AgUiEvent> => [
-  ...closeBlock(m),
+  ...closeBlock(m, runId),
   { type: "TOOL_CALL_RESULT", messageId: m.id("result"), toolCallId: callIdOf(m, runId, callId), content, role: "tool" }
 ]
 
@@ -326,7 +334,7 @@ const table: { readonly [K in RunStreamEvent["_tag"]]: Entry<K> } = {
   // The waiting calls are named by the interrupt outcome of RUN_FINISHED.
   ApprovalRequested: none,
   Turn: (event, m) => {
-    const out = [...closeBlock(m), ...endCalls(m), ...closeStep(m, event.runId)]
+    const out = [...closeBlock(m, event.runId), ...endCalls(m), ...closeStep(m, event.runId)]
     const stepName = event.parentRunId === undefined ? `turn ${event.turn}` : `${event.agent} turn ${event.turn}`
     m.steps.set(event.runId, stepName)
     m.started.set(event.runId, new Map())
@@ -336,9 +344,9 @@ const table: { readonly [K in RunStreamEvent["_tag"]]: Entry<K> } = {
   },
   TextDelta: (event, m) => {
     m.streamedText.add(event.runId)
-    return [...openBlock(m, "text", event.runId), { type: "TEXT_MESSAGE_CONTENT", messageId: m.block!.id, delta: event.delta }]
+    return [...openBlock(m, "text", event.runId), { type: "TEXT_MESSAGE_CONTENT", messageId: blockOf(m, event.runId), delta: event.delta }]
   },
-  ReasoningDelta: (event, m) => [...openBlock(m, "reasoning", event.runId), { type: "REASONING_MESSAGE_CONTENT", messageId: m.block!.id, delta: event.delta }],
+  ReasoningDelta: (event, m) => [...openBlock(m, "reasoning", event.runId), { type: "REASONING_MESSAGE_CONTENT", messageId: blockOf(m, event.runId), delta: event.delta }],
   ToolCallStart: (event, m) => {
     const id = freshCallId(m, event.toolCallId)
     m.started.get(event.runId)?.set(event.index, id)
@@ -355,9 +363,9 @@ const table: { readonly [K in RunStreamEvent["_tag"]]: Entry<K> } = {
     const response = event.response
     const content = response._tag === "Text" ? response.content : response.content ?? ""
     if (!m.streamedText.has(event.runId) && content !== "") {
-      out.push(...openBlock(m, "text", event.runId), { type: "TEXT_MESSAGE_CONTENT", messageId: m.block!.id, delta: content })
+      out.push(...openBlock(m, "text", event.runId), { type: "TEXT_MESSAGE_CONTENT", messageId: blockOf(m, event.runId), delta: content })
     }
-    out.push(...closeBlock(m))
+    out.push(...closeBlock(m, event.runId))
     if (response._tag === "ToolCalls") {
       const started = [...(m.started.get(event.runId) ?? new Map<number, string>()).entries()].sort(([a], [b]) => a - b).map(([, id]) => id)
       response.calls.forEach((call, i) => {
@@ -390,7 +398,7 @@ const table: { readonly [K in RunStreamEvent["_tag"]]: Entry<K> } = {
   ApprovalDecided: (event, m) =>
     event.decision === "deny" ? result(m, event.runId, event.toolCallId, `Denied: ${event.reason ?? "denied by the user"}`) : [],
   RunEnd: (event, m) => {
-    const out = [...closeBlock(m), ...endCalls(m), ...closeStep(m, event.runId)]
+    const out = [...closeBlock(m, event.parentRunId === undefined ? undefined : event.runId), ...endCalls(m), ...closeStep(m, event.runId)]
     // A child run's end (an agent used as a tool, a handoff target) ends its steps, not the run.
     if (event.parentRunId !== undefined) return out
     return [...out, ...runFinished(m, event.runId, event.outcome)]
@@ -497,7 +505,7 @@ export const toAgUiEvents = (events: Stream.Stream<CompositeStreamEvent, AgentEr
       clientTools: new Set(options.clientTools ?? []),
       id: (kind) => `${runId()}-${kind}-${++count}`,
       steps: new Map(),
-      block: undefined,
+      blocks: new Map(),
       started: new Map(),
       open: new Set(),
       usedCalls: new Set(),
