@@ -16,6 +16,7 @@ import type { AgentTypeError } from "../dsl/agent-type-error.ts"
 import { AgentConfigError, BudgetExceeded, type DefinitionChanged, SnapshotInvalid, type SnapshotRejected } from "../errors.ts"
 import type { Decisions } from "../dsl/decision.ts"
 import type { Completed } from "../dsl/run-outcome.ts"
+import type { ModelClientService } from "../model/model-client.ts"
 import {
   checkCompositeSnapshot,
   type CompositeSnapshot,
@@ -89,7 +90,8 @@ export interface Composite<In, Out, E, R> extends Runnable<In, Out, E, R> {
   runStream(input: In): Stream.Stream<CompositeStreamEvent, E, R>
   /** Runs it and resolves with its output; rejects with the tagged error. Needs no services. */
   run: [R] extends [never] ? (input: In) => Promise<Out>
-    : AgentTypeError<"this composite needs services: use .runEffect(...) and provide them">
+    : [R] extends [ModelClientService] ? AgentTypeError<"a member has no model: call .model(...) on every member agent (or implement its skills with .implementedBy(...)), or use .runEffect(...) and provide ModelClient.layer(...)">
+    : AgentTypeError<"this composite's members need services: .provide(layer) them on the members, or use .runEffect(...) and provide them", R>
   /**
    * A pipeline of this composite, then `next` (whose input type must equal this output type). Named
    * `andThen`, as in Effect, and not `then`: a `then` method would make every composite a thenable that

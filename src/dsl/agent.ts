@@ -139,7 +139,7 @@ type SkillsOfAgent<T extends AgentShape, $Skills extends ReadonlyArray<unknown>>
     ? IsAny<Out> extends false
       ? [Out] extends [T["output"]] ? InputOfAgent<T, $Skills[K], In>
       : AgentTypeError<
-        "this skill answers another type than the agent's output: hand off to agents whose output Schema is the agent's (or give this agent theirs: agent(name, { output })), and give a skill's .output(...) the agent's type",
+        "this skill answers another type than the agent's output: its .implementedBy(...) function, its .output(...) Schema and its handoff targets answer the agent's output type (or give this agent theirs: agent(name, { output }))",
         Out
       >
       : InputOfAgent<T, $Skills[K], In>
@@ -151,7 +151,7 @@ type IsAny<A> = 0 extends 1 & A ? true : false
 type InputOfAgent<T extends AgentShape, S, In> = IsAny<In> extends true ? S
   : [T["input"]] extends [In] ? S
   : AgentTypeError<
-    "this skill hands off to an agent that takes another input than this agent's: hand off to agents whose input Schema is the agent's (or give this agent theirs: agent(name, { input }))",
+    "this skill takes another input than the agent's: its .implementedBy(...) function and its handoff targets take the agent's input type (or give this agent theirs: agent(name, { input }))",
     In
   >
 

@@ -186,8 +186,12 @@ describe("the type errors users meet most, as TypeScript 5 reports them", { time
   })
 
   it("a handoff to an agent of another output or input type says what to do", () => {
-    expect(at("HANDOFF_OUTPUT")).toContain("this skill answers another type than the agent's output: hand off to agents whose output Schema is the agent's")
-    expect(at("HANDOFF_INPUT")).toContain("this skill hands off to an agent that takes another input than this agent's: hand off to agents whose input Schema is the agent's")
+    expect(at("HANDOFF_OUTPUT")).toContain("this skill answers another type than the agent's output: its .implementedBy(...) function, its .output(...) Schema and its handoff targets answer the agent's output type")
+    expect(at("HANDOFF_INPUT")).toContain("this skill takes another input than the agent's: its .implementedBy(...) function and its handoff targets take the agent's input type")
+  })
+
+  it("a composite whose member has no model says to call .model(...)", () => {
+    expect(at("COMPOSITE_NO_MODEL")).toContain("a member has no model: call .model(...) on every member agent")
   })
 
   it("a loop body must output what it takes", () => {
