@@ -268,11 +268,11 @@ export const AgentDefinitionKey: unique symbol = Symbol.for("effect-agent-dsl/Ag
  * @example
  * ```ts
  * definitionOf(agent("a").prompt("be brief")).prompt // "be brief"
- * definitionOf("bot" as never) // throws AgentConfigError: expected an agent built with agent(...), got "bot"
+ * definitionOf("bot" as never) // throws AgentConfigError: Invalid argument: expected an agent built with agent(...), got "bot"
  * ```
  */
 export const definitionOf = (builder: { readonly [AgentDefinitionKey]: AgentDefinition }): AgentDefinition => {
   const definition = typeof builder === "object" && builder !== null ? builder[AgentDefinitionKey] : undefined
-  if (definition === undefined) throw new AgentConfigError({ subject: "an agent", reason: `expected an agent built with agent(...), got ${shownValue(builder)}` })
+  if (definition === undefined) throw new AgentConfigError({ subject: "argument", reason: `expected an agent built with agent(...), got ${shownValue(builder)}` })
   return definition
 }

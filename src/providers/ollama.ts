@@ -88,7 +88,16 @@ export const ollama = (model: string, options: OllamaOptions = {}): ModelClient 
         const headers = new Headers(reply.headers)
         headers.set("content-type", "application/json")
         headers.delete("content-length")
-        const error = errorBodyMessage(text) ?? `${reply.status} ${reply.statusText}`.trim()
+        // An `error` the body holds already (Ollama's string, an OpenAI-style object with its `code`,
+        // which says whether to retry) is handed on as it is.
+        let json: unknown
+        try {
+          json = JSON.parse(text)
+        } catch {
+          json = undefined
+        }
+        const held = typeof json === "object" && json !== null ? (json as { readonly error?: unknown }).error : undefined
+        const error = held !== undefined && held !== null ? held : errorBodyMessage(text) ?? `${reply.status} ${reply.statusText}`.trim()
         return new Response(JSON.stringify({ error }), { status: reply.status, statusText: reply.statusText, headers })
       }
     })

@@ -173,6 +173,13 @@ describe("anthropic: the server's message of a failed reply, whatever its shape,
 })
 
 describe("ollama: the server's message of a failed reply, whatever its shape, and nothing printed", () => {
+  it("an error object's code still decides the retry (429 insufficient_quota is not retried)", async () => {
+    const s = await serve([{ status: 429, json: { error: { code: "insufficient_quota", message: "You exceeded your quota" } } }])
+    const error = failureOf(await runExit(ollama("m", { host: s.url, ...once, retry: { times: 2, base: "1 millis" } }).chat(request)))
+    expect(error).toMatchObject({ status: 429, retryable: false, reason: "You exceeded your quota" })
+    expect(s.requests).toHaveLength(1)
+  })
+
   it.each([
     ["Ollama's own shape", { status: 404, json: { error: "model \"m\" not found" } }, 'model "m" not found'],
     ["a proxy's message", { status: 400, json: { message: "context length exceeded (from proxy)" } }, "context length exceeded (from proxy)"],
