@@ -102,7 +102,8 @@ describe("agents as tools and handoffs", () => {
   })
 
   it("checks the targets of every .handoffs(...) call, not only the first's", () => {
-    agent("front").model(model).skills(() => [skill("s").handoffs(chat).handoffs(chat)])
+    const support = agent("support").model(model)
+    agent("front").model(model).skills(() => [skill("s").handoffs(chat).handoffs(support)])
     // @ts-expect-error the second call's target answers a plan, the agent text
     agent("front").model(model).skills(() => [skill("s").handoffs(chat).handoffs(planner)])
     // @ts-expect-error the second call's target takes a plan, the agent text
