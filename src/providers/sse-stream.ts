@@ -54,6 +54,17 @@ export const sseChunks = <C>(
 })
 
 const done: IteratorReturnResult<undefined> = { done: true, value: undefined }
+
+/**
+ * A streamed request answered with a whole JSON reply instead of an event stream (an OpenAI-compatible
+ * server that ignores `stream: true`): a `ModelError` that is not retried, since the server answered.
+ */
+export class NotAnEventStream extends Error {
+  constructor() {
+    super("the server answered with a whole JSON reply, not an event stream (it ignored `stream: true`): use the provider's whole calls with this server (`chat`, or an agent run without runStream), or a server that streams")
+    this.name = "NotAnEventStream"
+  }
+}
 /** No chunk came of the lines parsed so far. */
 const none: unique symbol = Symbol("none")
 
@@ -77,6 +88,10 @@ class SseIterator<C> implements AsyncIterator<C, undefined> {
   #afterCr = false
   #event: string | null = null
   #data: Array<string> = []
+  /** An `event` or `data` field was read: the body is an event stream. */
+  #sawField = false
+  /** The body's first character that is not white space (or a BOM), once read. */
+  #opening: string | undefined
   /** What `read` threw, handed out after the chunks made before it. */
   #failure: { readonly cause: unknown } | undefined
   /** `read` saw the protocol's last event: nothing more is read. */
@@ -125,7 +140,15 @@ class SseIterator<C> implements AsyncIterator<C, undefined> {
       this.#finish()
       return Promise.resolve(done)
     }
-    if (this.#ended) return Promise.resolve(done)
+    if (this.#ended) {
+      // A body of no event that is JSON: a whole reply from a server that ignored `stream: true`. It
+      // answered, so it is said, not taken for a stream cut short (which is asked again, and billed again).
+      if (!this.#sawField && (this.#opening === "{" || this.#opening === "[")) {
+        this.#sawField = true
+        return Promise.reject(new NotAnEventStream())
+      }
+      return Promise.resolve(done)
+    }
     return this.#reader.read().then(this.#onRead, this.#onError)
   }
 
@@ -148,6 +171,10 @@ class SseIterator<C> implements AsyncIterator<C, undefined> {
 
   /** Takes the text of a read; what is left of the last one (the start of an unfinished line) is kept as a piece. */
   #append(text: string): void {
+    if (this.#opening === undefined) {
+      const first = text.replace(/^[\s\ufeff]+/, "")
+      if (first !== "") this.#opening = first[0]
+    }
     if (this.#start < this.#text.length) this.#pieces.push(this.#start === 0 ? this.#text : this.#text.slice(this.#start))
     this.#text = text
     this.#start = 0
@@ -228,8 +255,13 @@ class SseIterator<C> implements AsyncIterator<C, undefined> {
     const field = colon === -1 ? line : line.slice(0, colon)
     let value = colon === -1 ? "" : line.slice(colon + 1)
     if (value.charCodeAt(0) === 32 /* " " */) value = value.slice(1)
-    if (field === "event") this.#event = value
-    else if (field === "data") this.#data.push(value)
+    if (field === "event") {
+      this.#event = value
+      this.#sawField = true
+    } else if (field === "data") {
+      this.#data.push(value)
+      this.#sawField = true
+    }
     return none
   }
 }

@@ -199,3 +199,16 @@ describe("ollama: the server's message of a failed reply, whatever its shape, an
     }
   })
 })
+
+describe("a streamed request answered with a whole JSON reply (a server that ignores stream: true)", () => {
+  const twice = { ...once, retry: { times: 2, base: "1 millis" } } as const
+  it.each([
+    ["openai", (url: string) => openai("m", { apiKey: "k", baseURL: `${url}/v1`, ...twice }), completion({ content: "fine" }, "stop")],
+    ["anthropic", (url: string) => anthropic("m", { apiKey: "k", baseURL: url, ...twice }), anthropicMessage([{ type: "text", text: "fine" }], "end_turn")]
+  ] as const)("%s: a ModelError saying so, not retried (it was taken for a cut stream and asked again)", async (_name, client, reply) => {
+    const s = await serve([{ json: reply }])
+    const error = failureOf(await runExit(Stream.runCollect(client(s.url).stream!(request))))
+    expect(error).toMatchObject({ _tag: "ModelError", retryable: false, reason: expect.stringContaining("not an event stream (it ignored `stream: true`)") })
+    expect(s.requests).toHaveLength(1)
+  })
+})
