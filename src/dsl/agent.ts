@@ -71,7 +71,7 @@ import type { Interceptor } from "./interceptor.ts"
 import type { BudgetLimitPolicy } from "./budget-policy.ts"
 import type { MayNeedApproval, RunResultOf, WithHandoffWaits } from "./run-outcome.ts"
 import { inMemoryStore, type MemoryStore, memoryTools } from "./memory.ts"
-import type { AllDeterministic, Skill, SkillKind, SkillRequirements, SkillWaits } from "./skill.ts"
+import type { AllDeterministic, IsAny, Skill, SkillKind, SkillRequirements, SkillWaits } from "./skill.ts"
 import { makeHandles, type RegisterFirst, type SkillHandles } from "./tool-handle.ts"
 import type { AnyTool, Tool } from "./tool.ts"
 import type { AgentTypeError } from "./agent-type-error.ts"
@@ -145,8 +145,6 @@ type SkillsOfAgent<T extends AgentShape, $Skills extends ReadonlyArray<unknown>>
       : InputOfAgent<T, $Skills[K], In>
     : $Skills[K]
 }
-
-type IsAny<A> = 0 extends 1 & A ? true : false
 
 type InputOfAgent<T extends AgentShape, S, In> = IsAny<In> extends true ? S
   : [T["input"]] extends [In] ? S

@@ -35,7 +35,15 @@ type TargetWaits<T> = T extends HandoffTarget<any, infer Out> ? PendingOf<Out> :
 type PendingOf<Out> = Out extends Suspension ? Out["pending"][number] : never
 type Suspension = { readonly _tag: "Suspended"; readonly pending: ReadonlyArray<unknown> }
 type TargetRequirements<T> = T extends { runEffect(input: any): Effect.Effect<any, any, infer R> } ? R : never
-type IsAny<T> = 0 extends 1 & T ? true : false
+/**
+ * Internal: true when `T` is `any` (a skill whose input or output no Schema or target set yet).
+ *
+ * @example
+ * ```ts
+ * type Yes = IsAny<any> // true
+ * ```
+ */
+export type IsAny<T> = 0 extends 1 & T ? true : false
 
 /** What a deterministic skill receives: the run's input and an abort signal. */
 export interface SkillContext {

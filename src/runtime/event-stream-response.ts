@@ -245,6 +245,21 @@ const uiMessageFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>
         started.delete(run)
       }
     }
+    /** The id of the run's open text or reasoning part, opened (`<kind>-start`) when it has none. */
+    const partOf = (
+      open: Map<string, string>,
+      kind: "text" | "reasoning",
+      event: { readonly runId: string; readonly turn: number },
+      mark: ChildRunMark | undefined,
+      out: Array<unknown>
+    ): string => {
+      let id = open.get(event.runId)
+      if (id === undefined) {
+        open.set(event.runId, (id = freshUiId(`${event.runId}-${kind}-${event.turn}`)))
+        out.push(withMark({ type: `${kind}-start`, id }, "providerMetadata", mark))
+      }
+      return id
+    }
     /** UI ids of the calls whose whole input was sent (`tool-input-available`). */
     const announced = new Set<string>()
     let startSent = false
@@ -283,24 +298,12 @@ const uiMessageFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>
           out.push({ type: "start-step" })
           stepOpen = true
           break
-        case "TextDelta": {
-          let id = texts.get(event.runId)
-          if (id === undefined) {
-            texts.set(event.runId, (id = freshUiId(`${event.runId}-text-${event.turn}`)))
-            out.push(withMark({ type: "text-start", id }, "providerMetadata", mark))
-          }
-          out.push({ type: "text-delta", id, delta: event.delta })
+        case "TextDelta":
+          out.push({ type: "text-delta", id: partOf(texts, "text", event, mark, out), delta: event.delta })
           break
-        }
-        case "ReasoningDelta": {
-          let id = reasonings.get(event.runId)
-          if (id === undefined) {
-            reasonings.set(event.runId, (id = freshUiId(`${event.runId}-reasoning-${event.turn}`)))
-            out.push(withMark({ type: "reasoning-start", id }, "providerMetadata", mark))
-          }
-          out.push({ type: "reasoning-delta", id, delta: event.delta })
+        case "ReasoningDelta":
+          out.push({ type: "reasoning-delta", id: partOf(reasonings, "reasoning", event, mark, out), delta: event.delta })
           break
-        }
         case "ToolCallStart": {
           const id = freshUiId(event.toolCallId === undefined ? `${event.runId}-call-${event.turn}-${event.index}` : shownId(event.runId, event.parentRunId, event.toolCallId))
           let byIndex = started.get(event.runId)

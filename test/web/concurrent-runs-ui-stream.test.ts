@@ -13,22 +13,11 @@ import { describe, expect, it } from "vitest"
 import { agent, eventStreamResponse, type ModelClient, ModelError, parallel, pipeline, tool } from "../../src/index.ts"
 import type { ResponsePart } from "../../src/model/response-part.ts"
 import { fromUIMessages } from "../../src/web/index.ts"
+import { pacedModel, textParts } from "../support/paced-model.ts"
 import { quietLogs } from "../support/quiet-logs.ts"
 
 quietLogs()
 
-/** A model streaming `answers[i]` at its i-th call, a part every `delayMs`. */
-const pacedModel = (answers: ReadonlyArray<ReadonlyArray<ResponsePart>>, delayMs: number): ModelClient => {
-  let call = 0
-  return {
-    chat: () => Effect.die("streamed only"),
-    stream: () => Stream.fromIterable(answers[Math.min(call++, answers.length - 1)]!).pipe(Stream.tap(() => Effect.sleep(delayMs)))
-  }
-}
-const textOf = (text: string): ReadonlyArray<ResponsePart> => [
-  ...Array.from({ length: Math.ceil(text.length / 3) }, (_, i) => ({ _tag: "TextDelta" as const, delta: text.slice(3 * i, 3 * i + 3) })),
-  { _tag: "Finish", reason: "stop" }
-]
 const callOf = (id: string, name: string): ReadonlyArray<ResponsePart> => [
   { _tag: "ToolCallStart", index: 0, id, name },
   { _tag: "ToolCallDelta", index: 0, delta: "{}" },
@@ -72,8 +61,8 @@ const texts = (message: UIMessage) => message.parts.filter((p) => p.type === "te
 
 describe("a parallel's members writing at once, in the UI message stream", () => {
   it("each member's text is its own part, never merged into the other's", async () => {
-    const a = agent("a").model(pacedModel([textOf("alpha ".repeat(4))], 4))
-    const b = agent("b").model(pacedModel([textOf("beta ".repeat(5))], 5))
+    const a = agent("a").model(pacedModel([textParts("alpha ".repeat(4))], 4))
+    const b = agent("b").model(pacedModel([textParts("beta ".repeat(5))], 5))
     const { problems, message } = await read(eventStreamResponse(parallel("both", [a, b]).runStream("go"), { format: "ui-message-stream" }))
     expect(problems).toEqual([])
     expect(texts(message).sort()).toEqual(["alpha ".repeat(4), "beta ".repeat(5)].sort())
@@ -81,8 +70,8 @@ describe("a parallel's members writing at once, in the UI message stream", () =>
 
   it("a member's step ending while the other writes does not break the reader; every text arrives whole", async () => {
     const ping = tool("ping", { args: Schema.Struct({}), run: () => Effect.as(Effect.sleep(30), "pong") })
-    const a = agent("a").model(pacedModel([textOf("alpha ".repeat(10))], 8))
-    const b = agent("b").model(pacedModel([callOf("c1", "ping"), textOf("done")], 2)).tools({ ping })
+    const a = agent("a").model(pacedModel([textParts("alpha ".repeat(10))], 8))
+    const b = agent("b").model(pacedModel([callOf("c1", "ping"), textParts("done")], 2)).tools({ ping })
     const { problems, message } = await read(eventStreamResponse(parallel("both", [a, b]).runStream("go"), { format: "ui-message-stream" }))
     expect(problems).toEqual([])
     const all = texts(message)

@@ -7,22 +7,10 @@
 import { EventSchemas } from "@ag-ui/core/schemas"
 import { Effect, Schema, Stream } from "effect"
 import { describe, expect, it } from "vitest"
-import { agent, type ModelClient, parallel, tool } from "../../../src/index.ts"
-import type { ResponsePart } from "../../../src/model/response-part.ts"
+import { agent, parallel, tool } from "../../../src/index.ts"
 import { toAgUiEvents } from "../../../src/protocols/ag-ui/index.ts"
+import { pacedModel, textParts } from "../../support/paced-model.ts"
 import { wellFormedProblems } from "./well-formed.ts"
-
-const paced = (answers: ReadonlyArray<ReadonlyArray<ResponsePart>>, delayMs: number): ModelClient => {
-  let call = 0
-  return {
-    chat: () => Effect.die("streamed only"),
-    stream: () => Stream.fromIterable(answers[Math.min(call++, answers.length - 1)]!).pipe(Stream.tap(() => Effect.sleep(delayMs)))
-  }
-}
-const textOf = (text: string): ReadonlyArray<ResponsePart> => [
-  ...Array.from({ length: Math.ceil(text.length / 3) }, (_, i) => ({ _tag: "TextDelta" as const, delta: text.slice(3 * i, 3 * i + 3) })),
-  { _tag: "Finish", reason: "stop" }
-]
 
 const collect = async (events: Stream.Stream<any, any>) => {
   const out = [...await Effect.runPromise(Stream.runCollect(toAgUiEvents(events, { threadId: "t", runId: "r" })))] as Array<Record<string, any>>
@@ -35,16 +23,16 @@ const collect = async (events: Stream.Stream<any, any>) => {
 
 describe("toAgUiEvents: runs writing at once", () => {
   it("each member's text is its own message", async () => {
-    const a = agent("a").model(paced([textOf("alpha ".repeat(4))], 4))
-    const b = agent("b").model(paced([textOf("beta ".repeat(5))], 5))
+    const a = agent("a").model(pacedModel([textParts("alpha ".repeat(4))], 4))
+    const b = agent("b").model(pacedModel([textParts("beta ".repeat(5))], 5))
     const { texts } = await collect(parallel("both", [a, b]).runStream("go"))
     expect(texts.sort()).toEqual(["alpha ".repeat(4), "beta ".repeat(5)].sort())
   })
 
   it("a member calling a tool while the other writes: the text stays whole in its own message", async () => {
     const ping = tool("ping", { args: Schema.Struct({}), run: () => Effect.as(Effect.sleep(20), "pong") })
-    const a = agent("a").model(paced([textOf("alpha ".repeat(10))], 6))
-    const b = agent("b").model(paced([[{ _tag: "ToolCallStart", index: 0, id: "c1", name: "ping" }, { _tag: "ToolCallDelta", index: 0, delta: "{}" }, { _tag: "ToolCallEnd", index: 0 }, { _tag: "Finish", reason: "tool-calls" }], textOf("done")], 2)).tools({ ping })
+    const a = agent("a").model(pacedModel([textParts("alpha ".repeat(10))], 6))
+    const b = agent("b").model(pacedModel([[{ _tag: "ToolCallStart", index: 0, id: "c1", name: "ping" }, { _tag: "ToolCallDelta", index: 0, delta: "{}" }, { _tag: "ToolCallEnd", index: 0 }, { _tag: "Finish", reason: "tool-calls" }], textParts("done")], 2)).tools({ ping })
     const { out, texts } = await collect(parallel("both", [a, b]).runStream("go"))
     expect(texts.sort()).toEqual(["alpha ".repeat(10), "done"].sort())
     expect(out.find((e) => e.type === "TOOL_CALL_RESULT")).toMatchObject({ content: "pong" })

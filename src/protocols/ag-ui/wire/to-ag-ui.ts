@@ -152,7 +152,6 @@ interface Mapping {
   readonly id: (kind: string) => string
   /** The open step of each run, by run id. */
   readonly steps: Map<string, string>
-  /** The open text or reasoning block. */
   /** The open text or reasoning block of each run: runs that write at once (a `parallel`'s members) write into messages of their own. */
   readonly blocks: Map<string, { readonly kind: "text" | "reasoning"; readonly id: string }>
   /** The AG-UI ids of the calls started in the current turn of each run, by index. */
