@@ -95,3 +95,30 @@ describe("PendingWrites", () => {
     expect(db.committed).toEqual(["events run_1: e1"])
   })
 })
+
+describe("PendingWrites: events numbered by the process", () => {
+  it("a refused statement is made again before it is tried alone: events the process numbered go in numbered by the database, not dropped", async () => {
+    const committed: Array<string> = []
+    const built = new Map<string, number>()
+    const pending = new PendingWrites(
+      60_000,
+      (statements) =>
+        statements.some((s) => s.name!.startsWith("numbered by the process"))
+          ? Effect.fail({ refused: true, message: "duplicate key value violates unique constraint" })
+          : Effect.sync(() => void committed.push(...statements.map((s) => s.name!))),
+      // The first statement for a run is numbered by the process (it knows the run's last id), later
+      // ones by the database (the id was taken by the first, and is unknown until a write commits).
+      (runId, events) => {
+        const n = (built.get(runId) ?? 0) + 1
+        built.set(runId, n)
+        return statement(`${n === 1 ? "numbered by the process" : "numbered by the database"} ${runId}: ${events.map((e) => e.key).join(",")}`)
+      },
+      (error) => (error as { refused?: boolean }).refused === true,
+      60_000
+    )
+    pending.add("run_1", "e1", "{}")
+    pending.addStatement(statement("list run_1"))
+    await run(pending.flush)
+    expect(committed).toEqual(["list run_1", "numbered by the database run_1: e1"])
+  })
+})

@@ -110,3 +110,24 @@ describe("pgliteClient's statements with parameters are prepared once per text",
     expect((await ours("select $1::int + 1099 as v -- distinct text", [1], "object")).rows).toEqual([{ v: 1100 }])
   }, 120_000)
 })
+
+describe("pgliteClient on files: no sync to wait for", () => {
+  it("asks PGlite to sync its file system after a statement only when told to (on files on Node the sync is a no-op: PGlite writes through)", async () => {
+    const asked: Array<boolean> = []
+    const original = pglite.execProtocol.bind(pglite)
+    const spy = Object.assign(Object.create(pglite) as pgliteModule.PGlite, {
+      execProtocol: (message: Uint8Array, options?: { readonly syncToFs?: boolean }) => {
+        asked.push(options?.syncToFs ?? true)
+        return original(message, options)
+      }
+    })
+    const onFiles = preparedStatements(spy, pgliteModule, { syncToFs: false })
+    const elsewhere = preparedStatements(spy, pgliteModule)
+    await onFiles("select 1 as n", [], "object")
+    await onFiles.pipeline([{ text: "select 1 as one", params: [] }])
+    expect(asked.filter((sync) => sync)).toEqual([])
+    asked.length = 0
+    await elsewhere.pipeline([{ text: "select 1 as one", params: [] }])
+    expect(asked).toEqual([true])
+  })
+})

@@ -129,6 +129,9 @@ const isUnwakeable = (result: Workflow.Result<unknown, unknown>, mode: WakeMode)
  * A store write, retried a few times (a busy or briefly failing database), then a defect: the engine
  * cannot go on without it. The retry is set up only after a first failure (one write a step).
  */
+/** How many completed executions' results the engine keeps for the poll that follows (`completedLately`). */
+const completedKept = 100
+
 /** How long a clock that could not fire (or the clock timer, stopped by a failure) waits before trying again. */
 const clockRetry = Duration.seconds(1)
 
@@ -238,6 +241,12 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
     const completions = new Map<string, Deferred.Deferred<void>>()
     /** Callers waiting for the next run of an execution to end (`RunSettled`). */
     const settleWaiters = new Map<string, Set<() => void>>()
+    /**
+     * The results of the executions this process completed last (at most `completedKept`): the poll
+     * that follows a completion (`d.run`, `d.result`, told by `RunSettled`) answers without reading the
+     * store back. A complete execution's result never changes.
+     */
+    const completedLately = new Map<string, Workflow.Result<unknown, unknown>>()
     const deferredState = WorkflowEngine.makeDeferredState()
     /** The clock timer's wake-up: completed when a clock earlier than the one it waits for is recorded. */
     let clockSignal = Deferred.makeUnsafe<void>()
@@ -335,6 +344,8 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
         if (result._tag === "Complete") {
           return durably(store.complete(executionId, codecsOf(state.workflow).encodeResult(result))).pipe(
             Effect.andThen(Effect.sync(() => {
+              completedLately.set(executionId, result)
+              if (completedLately.size > completedKept) completedLately.delete(completedLately.keys().next().value!)
               if (executions.get(executionId) === state) executions.delete(executionId)
               // The store woke the parent with this write (`complete`); its live state follows, so that
               // a run of it that ends now is not let go of or recorded suspended by a stale wake.
@@ -658,6 +669,8 @@ export const makeLocalWorkflowEngine = (store: WorkflowStore, options: LocalWork
             if (!exit) return Effect.succeedNone
             return exit._tag === "Success" ? Effect.succeedSome(exit.value) : Effect.die(exit.cause)
           }
+          const completed = completedLately.get(executionId)
+          if (completed !== undefined) return Effect.succeedSome(completed)
           // A row that cannot be read is the poll's defect, `StoredRowUnreadable` (the engine's interface
           // has no error channel here): `d.poll` and `d.join` answer it as `DurableRunUnreadable`.
           return durably(Effect.flatMap(store.load(executionId), (stored) =>

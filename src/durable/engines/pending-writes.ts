@@ -12,8 +12,10 @@
  *   warning, never the step; what fails otherwise (the database unavailable, the disk full) is put back,
  *   ahead of what came since, and tried again with the next write or after `retryMs`;
  * - a caller interrupted after taking what waits (waiting for the session, say) puts it back too.
- * Every statement that rides along is idempotent (events keyed, `on conflict do nothing`), so one that
- * had committed when its caller was interrupted is only written again as nothing.
+ * A run's events written again after they committed (their caller was interrupted before it knew) are
+ * written as nothing: events are keyed, and a statement that numbers them itself (`JournalLastIds`)
+ * fails on a key the journal holds, and is made again, numbered by the database, which leaves such keys
+ * out. So is every statement tried alone after a refusal (`eventsStatement` is asked again).
  */
 import * as Effect from "effect/Effect"
 import * as Semaphore from "effect/Semaphore"
@@ -55,7 +57,7 @@ export class PendingWrites {
     private readonly delayMs: number,
     /** Runs statements on their own, in one call. */
     private readonly run: (statements: ReadonlyArray<PipelinedStatement>) => Effect.Effect<unknown, unknown>,
-    /** The statement writing one run's events. */
+    /** The statement writing one run's events (asked again when it is tried alone: see the header). */
     private readonly eventsStatement: (runId: string, events: ReadonlyArray<PendingEvent>) => PipelinedStatement,
     /** Whether `run` failed because the database refused the statements themselves (they would fail again). */
     private readonly isRefusal: (error: unknown) => boolean = () => true,
@@ -180,8 +182,9 @@ export class PendingWrites {
       Effect.catch((error) => {
         if (!this.isRefusal(error)) return Effect.sync(() => this.#putBack(riding))
         const failed: Array<Riding> = []
+        // Each piece's statement made again: one numbered by the process is numbered by the database now.
         return Effect.forEach(pieces, (piece) =>
-          this.run([piece.statement]).pipe(
+          this.run(this.statementsOf(piece.part)).pipe(
             Effect.catch((error) =>
               this.isRefusal(error)
                 ? Effect.logWarning(`durable engine: dropped a write the database refused (${piece.statement.name ?? "statement"}): ${messageOf(error)}`)

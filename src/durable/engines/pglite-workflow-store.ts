@@ -3,7 +3,8 @@
  * (three tables: executions, their recorded steps, their clocks) and the run journal (`RunJournal`,
  * the `agent_run_events` table every engine shares), written so that a step of a durable run is one
  * statement in one call into PGlite: the journal's events of the step (`PendingWrites`) ride along
- * with the step's recorded result, in one insert. Statements are prepared once per session.
+ * with the step's recorded result, in one insert, numbered by this process when it knows the run's last
+ * id (`JournalLastIds`), by the database otherwise. Statements are prepared once per session.
  *
  * Results and payloads are stored as JSON text (not `jsonb`: PostgreSQL would parse every one of them,
  * and refuses the `\u0000` escape that a tool's result may hold). Journal events are `jsonb`, as on
@@ -19,6 +20,7 @@ import { databaseMessage } from "../database-error.ts"
 import { RunJournal, RunJournalFailed } from "../run-journal.ts"
 import { PgliteSession, type PipelinedStatement } from "./pglite-client.ts"
 import { fromTextKey, jsonbText, textKey } from "../sql-text.ts"
+import { JournalLastIds } from "./journal-last-ids.ts"
 import { type PendingEvent, PendingWrites, type Riding } from "./pending-writes.ts"
 import { unreadableReason } from "../run-unreadable.ts"
 import {
@@ -34,6 +36,8 @@ import {
 
 /** How long a journal event waits for a step to ride along with, at most (ms). */
 const journalDelayMs = 10
+/** How many runs' last journal ids are kept (`JournalLastIds`). */
+const lastIdsKept = 1_000
 
 const schema = [
   `create table if not exists agent_workflow_executions (
@@ -124,29 +128,27 @@ const selectDueClocks = prepared(
   "select execution_id, name, workflow, wake_at from agent_workflow_clocks where wake_at <= $1 order by wake_at, execution_id, name limit $2"
 )
 const selectNextClock = prepared("awc_next", "select min(wake_at) as at from agent_workflow_clocks")
-// A run's events in one insert: numbered on from the run's last id, in order, the keys the journal
-// already holds left out (ids stay 1, 2, 3, … with no gap).
+// A run's events in one insert, in order, numbered on from the run's last id (ids 1, 2, 3, … with
+// no gap). `are_insert` reads that id (`max(id)`), leaves out the keys the journal holds already, and
+// answers the ids it wrote. `are_insert_after` is given the id by this process (`JournalLastIds`) and
+// checks nothing (a quarter of the step's statement inside PGlite): a key the journal holds already, or
+// an id taken, fails the statement, and the write is tried again numbered by `are_insert` (see
+// `PendingWrites`). Its events are keys the journal does not hold (`journalSink` leaves those out).
 const eventRows = `rows from (jsonb_to_recordset($2::jsonb) as (key text, event jsonb)) with ordinality as x(key, event, ord)`
-const insertEvents = prepared(
-  "are_insert",
-  `insert into agent_run_events (run_id, id, key, event)
+const numberedEvents = `insert into agent_run_events (run_id, id, key, event)
     select $1, m.last + row_number() over (order by x.ord), x.key, x.event
     from (select coalesce(max(id), 0) as last from agent_run_events where run_id = $1) m, ${eventRows}
     where not exists (select 1 from agent_run_events e where e.run_id = $1 and e.key = x.key)
-    on conflict (run_id, key) do nothing`
-)
+    on conflict (run_id, key) do nothing returning id`
+const eventsAfter = (last: string) => `insert into agent_run_events (run_id, id, key, event)
+    select $1::text, ${last}::bigint + x.ord, x.key, x.event from ${eventRows}`
+const insertEvents = prepared("are_insert", numberedEvents)
+const insertEventsAfter = prepared("are_insert_after", eventsAfter("$3"))
 // An activity's result with one run's events, one statement (cheaper in PGlite than two).
-const insertActivityWithEvents = prepared(
-  "aws_activity_events",
-  `with step as (${stepInsert("$3", "$4", "$5")})
-  insert into agent_run_events (run_id, id, key, event)
-    select $1, m.last + row_number() over (order by x.ord), x.key, x.event
-    from (select coalesce(max(id), 0) as last from agent_run_events where run_id = $1) m, ${eventRows}
-    where not exists (select 1 from agent_run_events e where e.run_id = $1 and e.key = x.key)
-    on conflict (run_id, key) do nothing`
-)
+const insertActivityWithEvents = prepared("aws_activity_events", `with step as (${stepInsert("$3", "$4", "$5")}) ${numberedEvents}`)
+const insertActivityWithEventsAfter = prepared("aws_activity_events_after", `with step as (${stepInsert("$3", "$4", "$5")}) ${eventsAfter("$6")}`)
 const readEvents = prepared("are_read", "select id, event from agent_run_events where run_id = $1 and id > $2 order by id limit $3")
-const readKeys = prepared("are_keys", "select key from agent_run_events where run_id = $1")
+const readKeys = prepared("are_keys_ids", "select key, id from agent_run_events where run_id = $1")
 
 // Steps are stored under one name: `a:<activity>/<attempt>` or `d:<deferred>`.
 const stepName = (kind: StoredStep["kind"], name: string) => textKey(`${kind === "activity" ? "a" : "d"}:${name}`)
@@ -201,6 +203,15 @@ const readRows = <A>(executionId: string, read: () => A): Effect.Effect<A, Store
       error instanceof StoredRowUnreadable ? error : new StoredRowUnreadable({ executionId, table: executionsTable, row: "execution", reason: unreadableReason(error) })
   })
 
+/** `events` without those whose key came before (an `append` of a known key keeps the first). */
+const firstOfEachKey = (events: ReadonlyArray<PendingEvent>): ReadonlyArray<PendingEvent> => {
+  const keys = new Set<string>()
+  for (const event of events) keys.add(event.key)
+  if (keys.size === events.length) return events
+  keys.clear()
+  return events.filter((event) => !keys.has(event.key) && keys.add(event.key) !== undefined)
+}
+
 /** Events as the JSON array `insertEvents` reads (each event is JSON text already). */
 const eventsJson = (events: ReadonlyArray<PendingEvent>): string =>
   `[${events.map((e) => `{"key":${JSON.stringify(e.key)},"event":${e.event}}`).join(",")}]`
@@ -232,12 +243,24 @@ const failed = (operation: string) => (cause: SqlError) => new WorkflowStoreFail
 export const makePgliteStores = Effect.gen(function*() {
   const session = yield* PgliteSession
   yield* session.pipeline(schema.map((text) => ({ text, params: [] })))
-  const pending = new PendingWrites(
-    journalDelayMs,
-    (statements) => session.pipeline(statements),
-    (runId, events) => insertEvents(textKey(runId), eventsJson(events)),
-    refusedByDatabase
-  )
+  const lastIds = new JournalLastIds(lastIdsKept)
+  /**
+   * `statement` writing `count` events of run `runId`, numbered after `last` when this process knows
+   * it: once it commits, the run's journal ends at `last + count` (or at the highest id it answers).
+   */
+  const numbered = (runId: string, last: number | undefined, count: number, statement: PipelinedStatement): PipelinedStatement => ({
+    ...statement,
+    onCommit: (rows) => {
+      if (last !== undefined) return lastIds.learn(runId, last + count)
+      if (rows.length > 0) lastIds.learn(runId, rows.reduce((highest, row) => Math.max(highest, Number(row["id"])), 0))
+    }
+  })
+  const eventsStatement = (runId: string, pending: ReadonlyArray<PendingEvent>): PipelinedStatement => {
+    const events = firstOfEachKey(pending)
+    const last = lastIds.take(runId)
+    return numbered(runId, last, events.length, last === undefined ? insertEvents(runId, eventsJson(events)) : insertEventsAfter(runId, eventsJson(events), last))
+  }
+  const pending = new PendingWrites(journalDelayMs, (statements) => session.pipeline(statements), (runId, events) => eventsStatement(textKey(runId), events), refusedByDatabase)
   yield* Effect.addFinalizer(() => pending.close)
   /** `statements` after what rides along, in one call; the rows of `statements`. */
   const run = (statements: ReadonlyArray<PipelinedStatement>) =>
@@ -271,9 +294,15 @@ export const makePgliteStores = Effect.gen(function*() {
         const runs = [...riding.events]
         if (runs.length === 0) return session.pipeline([...riding.statements, insertActivity(...step)])
         // The first run's events go into the step's own statement; anything else before it.
-        const [[runId, events], ...others] = runs as [[string, ReadonlyArray<PendingEvent>], ...Array<[string, ReadonlyArray<PendingEvent>]>]
+        const [[runId, pendingEvents], ...others] = runs as [[string, ReadonlyArray<PendingEvent>], ...Array<[string, ReadonlyArray<PendingEvent>]>]
+        const events = firstOfEachKey(pendingEvents)
         const before = pending.statementsOf({ statements: riding.statements, events: new Map(others) })
-        return session.pipeline([...before, insertActivityWithEvents(key(runId), eventsJson(events), ...step)])
+        const run = key(runId)
+        const last = lastIds.take(run)
+        const statement = last === undefined
+          ? insertActivityWithEvents(run, eventsJson(events), ...step)
+          : insertActivityWithEventsAfter(run, eventsJson(events), ...step, last)
+        return session.pipeline([...before, numbered(run, last, events.length, statement)])
       }).pipe(Effect.asVoid, Effect.mapError(failed("record an activity"))),
     suspend: (executionId, wake) => Effect.asVoid(write("record a suspension", [suspendExecution(key(executionId), wake)])),
     complete: (executionId, result) =>
@@ -314,8 +343,9 @@ export const makePgliteStores = Effect.gen(function*() {
         Effect.map(([rows]) => rows!.map((r) => ({ id: Number(r["id"]), event: r["event"] as never }))),
         Effect.mapError(journalFailed("read"))
       ),
+    // Read before a run's first event of each execution: where its ids go on from is learnt here.
     keys: (runId) =>
-      run([readKeys(key(runId))]).pipe(
+      run([{ ...readKeys(key(runId)), onCommit: (rows) => lastIds.learn(key(runId), rows.reduce((last, r) => Math.max(last, Number(r["id"])), 0)) }]).pipe(
         Effect.map(([rows]) => new Set(rows!.map((r) => fromTextKey(String(r["key"]))))),
         Effect.mapError(journalFailed("read"))
       )
