@@ -7,6 +7,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 // The module itself, not the `effect/ai` barrel: that one loads ~120 more modules (http, rpc, workers, sql).
 import * as OpenAiStructuredOutput from "effect/ai/OpenAiStructuredOutput"
+import { costGuard } from "../internal/decode-cost.ts"
 import { unreadableFromJson } from "../internal/json-readable.ts"
 import { declaresPrototypeKey } from "../internal/prototype-free.ts"
 import { strictOptions, strictResultDecoder } from "../internal/strict-decode.ts"
@@ -76,8 +77,15 @@ export const argsDecoder = <A>(codec: Schema.ConstraintCodec<A, unknown, never, 
   // for such a Schema the object decode's own report is the one to give (`prototype-free.ts`).
   const ownKeysOnly = declaresPrototypeKey(codec.ast)
   const report = guarded((raw: string) => decodeText(raw, strictOptions))
+  // A Schema whose unions may try one value many times (a recursive one from an MCP server's JSON
+  // Schema, say) refuses arguments that would cost more than their size allows (`decode-cost.ts`).
+  const tooCostly = costGuard(codec.ast)
+  const refusal = (value: unknown): Result.Result<A, string> | undefined => {
+    const reason = tooCostly?.(value)
+    return reason === undefined ? undefined : Result.fail(`the arguments could not be checked: ${reason}`)
+  }
   return (raw) => {
-    if (typeof raw !== "string") return decodeObject(raw)
+    if (typeof raw !== "string") return refusal(raw) ?? decodeObject(raw)
     if (raw.trim() === "") return decodeObject({})
     let parsed: unknown
     try {
@@ -85,6 +93,8 @@ export const argsDecoder = <A>(codec: Schema.ConstraintCodec<A, unknown, never, 
     } catch {
       return report(raw)
     }
+    const refused = refusal(parsed)
+    if (refused !== undefined) return refused
     const decoded = decodeObject(parsed)
     return Result.isSuccess(decoded) || ownKeysOnly ? decoded : report(raw)
   }
