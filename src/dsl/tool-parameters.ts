@@ -79,7 +79,8 @@ export const argsDecoder = <A>(codec: Schema.ConstraintCodec<A, unknown, never, 
   const report = guarded((raw: string) => decodeText(raw, strictOptions))
   // A Schema whose unions may try one value many times (a recursive one from an MCP server's JSON
   // Schema, say) refuses arguments that would cost more than their size allows (`decode-cost.ts`).
-  const tooCostly = costGuard(codec.ast)
+  const tooCostly = costGuard(codec.ast, (limit) =>
+    `checking them would try this tool's alternatives (anyOf/oneOf) over their parts more than ${limit} times: send them less nested or split the call`)
   const refusal = (value: unknown): Result.Result<A, string> | undefined => {
     const reason = tooCostly?.(value)
     return reason === undefined ? undefined : Result.fail(`the arguments could not be checked: ${reason}`)

@@ -158,21 +158,19 @@ const nodesOf = (value: unknown): number => {
 
 /**
  * For a Schema that may try a value more than once (`mayBacktrack`), the check to run before decoding
- * a value from outside: the reason to refuse it when its decode would cost more than its size allows;
- * undefined for every other Schema (nothing to check).
+ * a value from outside: the reason to refuse it when its decode would cost more than its size allows
+ * (`refusal`, given the limit, says it to the model); undefined for every other Schema (nothing to check).
  *
  * @example
  * ```ts
- * const tooCostly = costGuard(codec.ast)
+ * const tooCostly = costGuard(codec.ast, (limit) => `checking them would take more than ${limit} tries`)
  * const refusal = tooCostly?.(JSON.parse(raw)) // a string to tell the model, or undefined
  * ```
  */
-export const costGuard = (ast: SchemaAST.AST): ((value: unknown) => string | undefined) | undefined => {
+export const costGuard = (ast: SchemaAST.AST, refusal: (limit: number) => string): ((value: unknown) => string | undefined) | undefined => {
   if (!mayBacktrack(ast)) return undefined
   return (value) => {
     const limit = baseVisits + visitsPerNode * nodesOf(value)
-    return decodeCost(ast, value, limit) <= limit
-      ? undefined
-      : `checking them would try this tool's alternatives (anyOf/oneOf) over their parts more than ${limit} times: send them less nested or split the call`
+    return decodeCost(ast, value, limit) <= limit ? undefined : refusal(limit)
   }
 }

@@ -18,6 +18,7 @@ import { isReservedName, outputToolNameKey, submitToolNameOf } from "../dsl/agen
 import { toolNamePattern } from "../dsl/tool.ts"
 import { AgentConfigError } from "../errors.ts"
 import { parseLenientJson } from "../internal/lenient-json.ts"
+import { costGuard } from "../internal/decode-cost.ts"
 import { strictResultDecoder } from "../internal/strict-decode.ts"
 import type { JsonSchemaObject, ResponseFormat, ToolDefinition } from "../model/messages.ts"
 
@@ -141,8 +142,16 @@ const answerJsonSchema = (schema: OutputSchema): JsonSchemaObject => {
 
 const makeContract = (schema: OutputSchema, strategy: "tool" | "native"): OutputContract => {
   const jsonSchema = answerJsonSchema(schema)
-  const decodeCodec = strictResultDecoder(Schema.toCodecJson(schema) as Schema.ConstraintCodec<unknown, unknown, never, never>)
-  const decode = guarded(decodeCodec)
+  const codec = Schema.toCodecJson(schema) as Schema.ConstraintCodec<unknown, unknown, never, never>
+  const decodeCodec = guarded(strictResultDecoder(codec))
+  // A Schema whose unions may try one value many times refuses an answer that would cost more than
+  // its size allows (`decode-cost.ts`), before decoding it.
+  const tooCostly = costGuard(codec.ast, (limit) =>
+    `checking it would try the answer Schema's alternatives (unions) over its parts more than ${limit} times: answer with a less nested value`)
+  const decode = (input: unknown): Result.Result<unknown, string> => {
+    const reason = tooCostly?.(input)
+    return reason === undefined ? decodeCodec(input) : Result.fail(`the answer could not be checked: ${reason}`)
+  }
   // A value that is already of the Schema's type is validated, not decoded: decoding the encoded
   // form would refuse a right value of a Schema with a transformation (`NumberFromString` wants "12",
   // the skill returns 12) and would run the transformation again. Made when first needed: a run that

@@ -47,6 +47,24 @@ describe("a typed answer nested deeper than the Schema's decoder can go", () => 
   })
 })
 
+describe("a typed answer whose check would try the Schema's unions exponentially many times", () => {
+  // Both members read `next` before the field that tells them apart: 2^depth tries for Effect's decoder.
+  interface Chain { readonly next?: Chain | undefined; readonly a?: string; readonly b?: string }
+  const Chain: Schema.Codec<Chain> = Schema.Union([
+    Schema.Struct({ next: Schema.optional(Schema.suspend((): Schema.Codec<Chain> => Chain)), a: Schema.String }),
+    Schema.Struct({ next: Schema.optional(Schema.suspend((): Schema.Codec<Chain> => Chain)), b: Schema.String })
+  ])
+  const Answer = Schema.Struct({ chain: Chain })
+  const chain = (depth: number): string => `{"chain":${`{"b":"x","next":`.repeat(depth)}{"b":"x"}${"}".repeat(depth)}}`
+
+  it("is refused at once with a reason (40 levels: the process would be held for years), then a right answer is taken", async () => {
+    const model = scriptedModel([text(chain(40)), text(chain(3))])
+    const answer = await agent("chain", { output: Answer }).model(model).budget({ maxTurns: 2 }).run("x")
+    expect(answer.chain.b).toBe("x")
+    expect(JSON.stringify(model.requests[1]!.messages.at(-1))).toContain("alternatives (unions)")
+  })
+})
+
 describe("the JSON Schema given for the answer", () => {
   const refsResolve = (schema: unknown): boolean => {
     const defs = ((schema as { $defs?: Record<string, unknown> }).$defs ?? {}) as Record<string, unknown>
