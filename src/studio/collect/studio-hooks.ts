@@ -109,6 +109,9 @@ export const studioHooks = (options: StudioHooksOptions = {}): StudioHooks => {
   /** The body limit: `maxBodyBytes`, or less once the studio refused a body as too large. */
   let limit = maxBodyBytes
   let queue: Array<Queued> = []
+  // Where the queue starts: the oldest events past `maxQueue` are dropped by moving it, and the array
+  // is cut only once that many are dropped (cutting it at every event was a copy of the whole queue each).
+  let head = 0
   let dropped = 0
   let timer: ReturnType<typeof setTimeout> | undefined
   let inFlight: Promise<void> = Promise.resolve()
@@ -185,8 +188,9 @@ export const studioHooks = (options: StudioHooksOptions = {}): StudioHooks => {
   const flush = (): Promise<void> => {
     if (timer !== undefined) clearTimeout(timer)
     timer = undefined
-    const taken = queue
+    const taken = head === 0 ? queue : queue.slice(head)
     queue = []
+    head = 0
     inFlight = inFlight.then(() => sendAll(taken))
     return inFlight
   }
@@ -206,9 +210,14 @@ export const studioHooks = (options: StudioHooksOptions = {}): StudioHooks => {
         return
       }
       queue.push({ at, event: toEventJson(event) })
-      if (queue.length > maxQueue) {
-        dropped += queue.length - maxQueue
-        queue = queue.slice(queue.length - maxQueue)
+      if (queue.length - head > maxQueue) {
+        // The oldest goes (its slot freed at once, the array cut once `maxQueue` of them are gone).
+        queue[head++] = undefined as unknown as Queued
+        dropped += 1
+        if (head >= maxQueue) {
+          queue = queue.slice(head)
+          head = 0
+        }
       }
       if (event._tag === "RunEnd" && event.parentRunId === undefined) void flush()
       else schedule()

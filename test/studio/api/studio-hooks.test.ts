@@ -157,3 +157,35 @@ describe("studioHooks refuses a malformed configuration at once", () => {
     expect(hooks.dropped).toBe(10)
   })
 })
+
+describe("studioHooks' bounded queue", () => {
+  it("keeps the newest maxQueue events while none is sent, drops the oldest one by one and counts them", async () => {
+    const { createServer } = await import("node:http")
+    const bodies: Array<{ readonly events: ReadonlyArray<{ readonly event: { readonly _tag: string } }> }> = []
+    const server = createServer((request, response) => {
+      let body = ""
+      request.on("data", (chunk) => (body += chunk))
+      request.on("end", () => {
+        bodies.push(JSON.parse(body))
+        response.writeHead(200, { "content-type": "application/json" }).end("{}")
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    try {
+      const port = (server.address() as { port: number }).port
+      // No batch before the run ends (`flushMs` a minute): the queue holds what the bound lets it.
+      const hooks = studioHooks({ url: `http://127.0.0.1:${port}/?token=t`, maxQueue: 3, flushMs: 60_000 })
+      expect(await reader(10).onEvent(hooks).run("go")).toBe("summary")
+      await hooks.flush()
+      expect(bodies.flatMap((b) => b.events.map((e) => e.event._tag))).toEqual(allTags.slice(-3))
+      expect(hooks.dropped).toBe(allTags.length - 3)
+      // A second run: the queue was emptied by the flush, its bound starts again.
+      expect(await reader(10).onEvent(hooks).run("go")).toBe("summary")
+      await hooks.flush()
+      expect(bodies.flatMap((b) => b.events.map((e) => e.event._tag))).toEqual([...allTags.slice(-3), ...allTags.slice(-3)])
+      expect(hooks.dropped).toBe(2 * (allTags.length - 3))
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+})
