@@ -125,16 +125,16 @@ const codecsOf = (() => {
 const isUnwakeable = (result: Workflow.Result<unknown, unknown>, mode: WakeMode) =>
   result._tag === "Complete" || (mode === "automatic" && result.failed === true)
 
-/**
- * A store write, retried a few times (a busy or briefly failing database), then a defect: the engine
- * cannot go on without it. The retry is set up only after a first failure (one write a step).
- */
 /** How many completed executions' results the engine keeps for the poll that follows (`completedLately`). */
 const completedKept = 100
 
 /** How long a clock that could not fire (or the clock timer, stopped by a failure) waits before trying again. */
 const clockRetry = Duration.seconds(1)
 
+/**
+ * A store write, retried a few times (a busy or briefly failing database), then a defect: the engine
+ * cannot go on without it. The retry is set up only after a first failure (one write a step).
+ */
 const durably = <A>(write: Effect.Effect<A, WorkflowStoreFailed | StoredRowUnreadable>): Effect.Effect<A> =>
   Effect.orDie(Effect.catch(write, (error) =>
     // A row that cannot be read would not read better a moment later.

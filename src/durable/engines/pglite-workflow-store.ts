@@ -255,10 +255,15 @@ export const makePgliteStores = Effect.gen(function*() {
       if (rows.length > 0) lastIds.learn(runId, rows.reduce((highest, row) => Math.max(highest, Number(row["id"])), 0))
     }
   })
-  const eventsStatement = (runId: string, pending: ReadonlyArray<PendingEvent>): PipelinedStatement => {
+  /** The statement writing run `runId`'s events (its key stored), with a step's recorded result when given. */
+  const eventsStatement = (runId: string, pending: ReadonlyArray<PendingEvent>, step?: readonly [string, string, string]): PipelinedStatement => {
     const events = firstOfEachKey(pending)
+    const json = eventsJson(events)
     const last = lastIds.take(runId)
-    return numbered(runId, last, events.length, last === undefined ? insertEvents(runId, eventsJson(events)) : insertEventsAfter(runId, eventsJson(events), last))
+    const statement = step === undefined
+      ? last === undefined ? insertEvents(runId, json) : insertEventsAfter(runId, json, last)
+      : last === undefined ? insertActivityWithEvents(runId, json, ...step) : insertActivityWithEventsAfter(runId, json, ...step, last)
+    return numbered(runId, last, events.length, statement)
   }
   const pending = new PendingWrites(journalDelayMs, (statements) => session.pipeline(statements), (runId, events) => eventsStatement(textKey(runId), events), refusedByDatabase)
   yield* Effect.addFinalizer(() => pending.close)
@@ -294,15 +299,9 @@ export const makePgliteStores = Effect.gen(function*() {
         const runs = [...riding.events]
         if (runs.length === 0) return session.pipeline([...riding.statements, insertActivity(...step)])
         // The first run's events go into the step's own statement; anything else before it.
-        const [[runId, pendingEvents], ...others] = runs as [[string, ReadonlyArray<PendingEvent>], ...Array<[string, ReadonlyArray<PendingEvent>]>]
-        const events = firstOfEachKey(pendingEvents)
+        const [[runId, events], ...others] = runs as [[string, ReadonlyArray<PendingEvent>], ...Array<[string, ReadonlyArray<PendingEvent>]>]
         const before = pending.statementsOf({ statements: riding.statements, events: new Map(others) })
-        const run = key(runId)
-        const last = lastIds.take(run)
-        const statement = last === undefined
-          ? insertActivityWithEvents(run, eventsJson(events), ...step)
-          : insertActivityWithEventsAfter(run, eventsJson(events), ...step, last)
-        return session.pipeline([...before, numbered(run, last, events.length, statement)])
+        return session.pipeline([...before, eventsStatement(key(runId), events, step)])
       }).pipe(Effect.asVoid, Effect.mapError(failed("record an activity"))),
     suspend: (executionId, wake) => Effect.asVoid(write("record a suspension", [suspendExecution(key(executionId), wake)])),
     complete: (executionId, result) =>
