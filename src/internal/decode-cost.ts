@@ -168,9 +168,11 @@ const nodesOf = (value: unknown): number => {
  * ```
  */
 export const costGuard = (ast: SchemaAST.AST, refusal: (limit: number) => string): ((value: unknown) => string | undefined) | undefined => {
-  if (!mayBacktrack(ast)) return undefined
+  // The decoder reads the value through the encoded side (a declaration's JSON form: `Option` is a union of objects).
+  const encoded = SchemaAST.toEncoded(ast)
+  if (!mayBacktrack(encoded)) return undefined
   return (value) => {
     const limit = baseVisits + visitsPerNode * nodesOf(value)
-    return decodeCost(ast, value, limit) <= limit ? undefined : refusal(limit)
+    return decodeCost(encoded, value, limit) <= limit ? undefined : refusal(limit)
   }
 }

@@ -65,6 +65,13 @@ describe("JSON Schema tools: arguments too costly to check", () => {
     expect(mayBacktrack(compileJsonSchema(chain, { strict: false }).codec.ast)).toBe(true)
   })
 
+  it("reads a Schema as the decoder does, through its JSON form: an Option of a union of structs is a union of objects there", () => {
+    const A = Schema.Struct({ a: Schema.String })
+    const B = Schema.Struct({ b: Schema.String })
+    expect(costGuard(Schema.toCodecJson(Schema.Struct({ o: Schema.Option(Schema.Union([A, B])) })).ast, String)).toBeDefined()
+    expect(costGuard(Schema.toCodecJson(Schema.Struct({ at: Schema.Date, n: Schema.Finite })).ast, String)).toBeUndefined()
+  })
+
   it("counts what a full try of every candidate visits: each (member, value) pair once, its count reused", () => {
     const ast = compileJsonSchema(chain, { strict: false }).codec.ast
     // Two members a level, each visiting the level below in full: doubling, computed in linear time.
