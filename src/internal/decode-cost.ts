@@ -27,6 +27,14 @@ import * as SchemaAST from "effect/SchemaAST"
  * ```
  */
 export const mayBacktrack = (ast: SchemaAST.AST): boolean => {
+  let known = backtracking.get(ast)
+  if (known === undefined) backtracking.set(ast, (known = findsBacktracking(ast)))
+  return known
+}
+/** `mayBacktrack`'s answers, by AST (a border that checks each request asks again for the same Schema). */
+const backtracking = new WeakMap<SchemaAST.AST, boolean>()
+
+const findsBacktracking = (ast: SchemaAST.AST): boolean => {
   const seen = new Set<SchemaAST.AST>()
   const stack = [ast]
   while (stack.length > 0) {
@@ -144,14 +152,17 @@ export const decodeCost = (ast: SchemaAST.AST, value: unknown, limit: number): n
 const baseVisits = 50_000
 const visitsPerNode = 16
 
-/** The nodes (objects, arrays, values) `value` holds; walked without recursion. */
+/** The nodes (objects, arrays, values) `value` holds, each object once (a value from code may hold a cycle); walked without recursion. */
 const nodesOf = (value: unknown): number => {
   let nodes = 0
+  const seen = new Set<object>()
   const stack: Array<unknown> = [value]
   while (stack.length > 0) {
     const node = stack.pop()
     nodes++
-    if (typeof node === "object" && node !== null) for (const child of Object.values(node)) stack.push(child)
+    if (typeof node !== "object" || node === null || seen.has(node)) continue
+    seen.add(node)
+    for (const child of Object.values(node)) stack.push(child)
   }
   return nodes
 }

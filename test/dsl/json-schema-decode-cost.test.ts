@@ -13,6 +13,8 @@ import { compileJsonSchema } from "../../src/dsl/json-schema-tool.ts"
 import { argsDecoder } from "../../src/dsl/tool-parameters.ts"
 import { agent, text, tool, toolCalls } from "../../src/index.ts"
 import { costGuard, decodeCost, mayBacktrack } from "../../src/internal/decode-cost.ts"
+import { inputFromParts } from "../../src/protocols/a2a/index.ts"
+import { agUiState } from "../../src/protocols/ag-ui/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 
 // Both members read `next` (the recursion) before the property that tells them apart.
@@ -113,6 +115,37 @@ describe("JSON Schema tools: arguments too costly to check", () => {
     const decode = argsDecoder(Schema.toCodecJson(Schema.Struct({ root: N })) as never)
     expect(decode(JSON.stringify(nested(40)))._tag).toBe("Failure")
     expect(decode(JSON.stringify(nested(3)))._tag).toBe("Success")
+  })
+})
+
+describe("the other borders where a value from outside meets the application's Schema", () => {
+  interface Node { readonly next?: Node | undefined; readonly a?: string; readonly b?: string }
+  const N: Schema.Codec<Node> = Schema.Union([
+    Schema.Struct({ next: Schema.optional(Schema.suspend((): Schema.Codec<Node> => N)), a: Schema.String }),
+    Schema.Struct({ next: Schema.optional(Schema.suspend((): Schema.Codec<Node> => N)), b: Schema.String })
+  ])
+  const Input = Schema.Struct({ root: N })
+
+  it("an A2A peer's input (a data part, or text that is JSON) is refused with a reason, shallow input decoded", () => {
+    const data = (value: unknown) => [{ content: { $case: "data", value } }]
+    const refused = inputFromParts(data(nested(40)), Input)
+    expect(refused._tag).toBe("Failure")
+    expect(Result(refused)).toMatch(/^the input could not be checked: checking it would try the input Schema's alternatives \(unions\)/)
+    expect(inputFromParts([{ content: { $case: "text", value: JSON.stringify(nested(40)) } }], Input)._tag).toBe("Failure")
+    expect(inputFromParts(data(nested(3)), Input)._tag).toBe("Success")
+  })
+
+  it("an AG-UI client's shared state is refused as invalid input, shallow state taken", () => {
+    const state = agUiState("chain", Input)
+    expect(() => state.fromInput(nested(40))).toThrow(/the state "chain" could not be checked: checking it would try the Schema's alternatives \(unions\)/)
+    expect(state.fromInput(nested(3)).current()).toEqual(nested(3))
+  })
+
+  it("a value holding a cycle (from code) is refused, not walked for ever", () => {
+    const cycle: Record<string, unknown> = { b: "x" }
+    cycle["next"] = cycle
+    const guard = costGuard(Input.ast, String)!
+    expect(guard({ root: cycle })).toBeDefined()
   })
 })
 

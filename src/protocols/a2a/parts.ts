@@ -9,6 +9,7 @@ import type { Part } from "@a2a-js/sdk"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { Decision, type Decisions } from "../../dsl/decision.ts"
+import { costGuard } from "../../internal/decode-cost.ts"
 import type { WaitingCall } from "../../dsl/events.ts"
 
 /** A text part. */
@@ -102,6 +103,9 @@ export const inputFromParts = (parts: unknown, input: Schema.Top | undefined): R
       candidate = text
     }
   }
+  // A Schema whose unions may try one value many times: a peer's input that would cost more than its size allows is refused undecoded.
+  const tooCostly = costGuard(input.ast, (limit) => `checking it would try the input Schema's alternatives (unions) over its parts more than ${limit} times`)?.(candidate)
+  if (tooCostly !== undefined) return Result.fail(`the input could not be checked: ${tooCostly}`)
   const decoded = Schema.decodeUnknownResult(input as Schema.Codec<unknown, unknown>)(candidate, { errors: "all", onExcessProperty: "error" })
   if (Result.isSuccess(decoded)) return Result.succeed(decoded.success)
   // A text that happened to parse as JSON may still be the string the Schema wants.

@@ -29,6 +29,7 @@ import { StreamSink } from "../../dsl/lineage.ts"
 import type { RunStreamEvent } from "../../dsl/events.ts"
 import { type Tool, tool } from "../../dsl/tool.ts"
 import { effectStream } from "../../internal/lazy-effect.ts"
+import { costGuard } from "../../internal/decode-cost.ts"
 import { agUiInvalid, AgUiStateInvalid, AgUiStateUnavailable } from "./errors.ts"
 import type { JsonPatchOperation } from "./wire/ag-ui-event.ts"
 import type { AgUiStateChange, AgUiStateSource } from "./wire/to-ag-ui.ts"
@@ -197,6 +198,9 @@ export const agUiState = <S, E>(name: string, schema: Schema.Codec<S, E, never, 
     },
     fromInput: (state) => {
       if (options.initial !== undefined && isEmpty(state)) return handle.cell(options.initial)
+      // A Schema whose unions may try one value many times: a client's state that would cost more than its size allows is refused undecoded.
+      const tooCostly = costGuard(schema.ast, (limit) => `checking it would try the Schema's alternatives (unions) over its parts more than ${limit} times`)?.(state ?? {})
+      if (tooCostly !== undefined) throw agUiInvalid(`the state "${name}" could not be checked: ${tooCostly}`)
       const decoded = decode(state ?? {}, { errors: "all" })
       if (Result.isFailure(decoded)) throw agUiInvalid(`the state does not decode as "${name}":\n${decoded.failure.message}`)
       const out = encoded(decoded.success)
