@@ -16,6 +16,7 @@ import { costGuard, decodeCost, mayBacktrack } from "../../src/internal/decode-c
 import { inputFromParts } from "../../src/protocols/a2a/index.ts"
 import { agUiState } from "../../src/protocols/ag-ui/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
+import { chainOf, Link } from "../support/backtracking-schema.ts"
 
 // Both members read `next` (the recursion) before the property that tells them apart.
 const chain = {
@@ -31,11 +32,7 @@ const chain = {
     }
   }
 }
-const nested = (depth: number, leaf: Record<string, unknown> = { b: "x" }) => {
-  let value: Record<string, unknown> = leaf
-  for (let i = 0; i < depth; i++) value = { next: value, b: "x" }
-  return { root: value }
-}
+const nested = (depth: number) => ({ root: chainOf(depth) })
 
 describe("JSON Schema tools: arguments too costly to check", () => {
   it("refuses, at once and saying why, arguments whose check would take 2^depth tries (30 levels: years)", () => {
@@ -107,24 +104,14 @@ describe("JSON Schema tools: arguments too costly to check", () => {
   )
 
   it("an Effect Schema tool with a recursive union is guarded too (the same decoder)", () => {
-    interface Node { readonly next?: Node | undefined; readonly a?: string; readonly b?: string }
-    const N: Schema.Codec<Node> = Schema.Union([
-      Schema.Struct({ next: Schema.optional(Schema.suspend((): Schema.Codec<Node> => N)), a: Schema.String }),
-      Schema.Struct({ next: Schema.optional(Schema.suspend((): Schema.Codec<Node> => N)), b: Schema.String })
-    ])
-    const decode = argsDecoder(Schema.toCodecJson(Schema.Struct({ root: N })) as never)
+    const decode = argsDecoder(Schema.toCodecJson(Schema.Struct({ root: Link })) as never)
     expect(decode(JSON.stringify(nested(40)))._tag).toBe("Failure")
     expect(decode(JSON.stringify(nested(3)))._tag).toBe("Success")
   })
 })
 
 describe("the other borders where a value from outside meets the application's Schema", () => {
-  interface Node { readonly next?: Node | undefined; readonly a?: string; readonly b?: string }
-  const N: Schema.Codec<Node> = Schema.Union([
-    Schema.Struct({ next: Schema.optional(Schema.suspend((): Schema.Codec<Node> => N)), a: Schema.String }),
-    Schema.Struct({ next: Schema.optional(Schema.suspend((): Schema.Codec<Node> => N)), b: Schema.String })
-  ])
-  const Input = Schema.Struct({ root: N })
+  const Input = Schema.Struct({ root: Link })
 
   it("an A2A peer's input (a data part, or text that is JSON) is refused with a reason, shallow input decoded", () => {
     const data = (value: unknown) => [{ content: { $case: "data", value } }]

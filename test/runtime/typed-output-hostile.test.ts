@@ -12,6 +12,7 @@ import { agent, isAgentError, OutputInvalid, session, text, tool, toolCalls } fr
 import { outputContract } from "../../src/runtime/output-contract.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { failureOf, runExit } from "../fixtures.ts"
+import { chainOf, Link } from "../support/backtracking-schema.ts"
 
 interface Tree {
   readonly label: string
@@ -49,13 +50,8 @@ describe("a typed answer nested deeper than the Schema's decoder can go", () => 
 
 describe("a typed answer whose check would try the Schema's unions exponentially many times", () => {
   // Both members read `next` before the field that tells them apart: 2^depth tries for Effect's decoder.
-  interface Chain { readonly next?: Chain | undefined; readonly a?: string; readonly b?: string }
-  const Chain: Schema.Codec<Chain> = Schema.Union([
-    Schema.Struct({ next: Schema.optional(Schema.suspend((): Schema.Codec<Chain> => Chain)), a: Schema.String }),
-    Schema.Struct({ next: Schema.optional(Schema.suspend((): Schema.Codec<Chain> => Chain)), b: Schema.String })
-  ])
-  const Answer = Schema.Struct({ chain: Chain })
-  const chain = (depth: number): string => `{"chain":${`{"b":"x","next":`.repeat(depth)}{"b":"x"}${"}".repeat(depth)}}`
+  const Answer = Schema.Struct({ chain: Link })
+  const chain = (depth: number): string => JSON.stringify({ chain: chainOf(depth) })
 
   it("is refused at once with a reason (40 levels: the process would be held for years), then a right answer is taken", async () => {
     const model = scriptedModel([text(chain(40)), text(chain(3))])

@@ -203,6 +203,9 @@ const readRows = <A>(executionId: string, read: () => A): Effect.Effect<A, Store
       error instanceof StoredRowUnreadable ? error : new StoredRowUnreadable({ executionId, table: executionsTable, row: "execution", reason: unreadableReason(error) })
   })
 
+/** The highest journal id among `rows` (0 when there is none). */
+const highestId = (rows: ReadonlyArray<Record<string, unknown>>): number => rows.reduce((highest, row) => Math.max(highest, Number(row["id"])), 0)
+
 /** `events` without those whose key came before (an `append` of a known key keeps the first). */
 const firstOfEachKey = (events: ReadonlyArray<PendingEvent>): ReadonlyArray<PendingEvent> => {
   const keys = new Set<string>()
@@ -252,7 +255,7 @@ export const makePgliteStores = Effect.gen(function*() {
     ...statement,
     onCommit: (rows) => {
       if (last !== undefined) return lastIds.learn(runId, last + count)
-      if (rows.length > 0) lastIds.learn(runId, rows.reduce((highest, row) => Math.max(highest, Number(row["id"])), 0))
+      if (rows.length > 0) lastIds.learn(runId, highestId(rows))
     }
   })
   /** The statement writing run `runId`'s events (its key stored), with a step's recorded result when given. */
@@ -344,7 +347,7 @@ export const makePgliteStores = Effect.gen(function*() {
       ),
     // Read before a run's first event of each execution: where its ids go on from is learnt here.
     keys: (runId) =>
-      run([{ ...readKeys(key(runId)), onCommit: (rows) => lastIds.learn(key(runId), rows.reduce((last, r) => Math.max(last, Number(r["id"])), 0)) }]).pipe(
+      run([{ ...readKeys(key(runId)), onCommit: (rows) => lastIds.learn(key(runId), highestId(rows)) }]).pipe(
         Effect.map(([rows]) => new Set(rows!.map((r) => fromTextKey(String(r["key"]))))),
         Effect.mapError(journalFailed("read"))
       )
