@@ -82,11 +82,15 @@ export class BudgetScope {
     return undefined
   }
 
-  /** Adds `amount` to this node and every ancestor; the nearest scope now past its limit, if any. */
+  /**
+   * Adds `amount` to this node and every ancestor; the nearest scope now past its limit, if any. What
+   * is used saturates at `Number.MAX_VALUE`: never `Infinity`, which would exhaust an unlimited scope
+   * (`Infinity >= Infinity`) and read back from a snapshot's JSON as `null`.
+   */
   charge(dimension: ScopedDimension, amount: number): ScopeOverrun | undefined {
     let overrun: ScopeOverrun | undefined
     for (let scope: BudgetScope | undefined = this; scope !== undefined; scope = scope.parent) {
-      const used = (scope.#used[dimension] += amount)
+      const used = (scope.#used[dimension] = Math.min(scope.#used[dimension] + amount, Number.MAX_VALUE))
       const limit = scope.limits[dimension]
       if (overrun === undefined && used > limit) overrun = { scope, reason: dimension, limit, used }
     }

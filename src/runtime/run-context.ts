@@ -364,15 +364,17 @@ export class RunContext {
   }
 
   /**
-   * The tokens of a model call that failed but cost them (`ModelError.usage`: a truncated or refused
-   * reply, `jsonMode`'s corrections): counted in the run's usage and charged to its budget (and a
-   * parent's), as an answered call's are. The run ends with the call's error, so an overrun is not
-   * reported here; a budget shared with a parent sees the tokens spent.
+   * The tokens of a model call: counted in the run's usage and charged to its budget (and a parent's);
+   * the overrun when they went past a limit. Also for a call that failed but cost them
+   * (`ModelError.usage`: a truncated or refused reply, `jsonMode`'s corrections), whose run ends with
+   * the call's error: a budget shared with a parent still sees the tokens spent. Counts saturate at
+   * `Number.MAX_VALUE`: usage a provider or a remote agent reports absurdly high (finite numbers whose
+   * sum is not) is spent in full, never turned into an `Infinity` that exhausts an unlimited budget.
    */
-  spent(usage: Usage): void {
-    this.inputTokens += usage.inputTokens
-    this.outputTokens += usage.outputTokens
-    this.ledger.spendTokens(usage.inputTokens + usage.outputTokens)
+  spent(usage: Usage): Overrun | undefined {
+    this.inputTokens = Math.min(this.inputTokens + usage.inputTokens, Number.MAX_VALUE)
+    this.outputTokens = Math.min(this.outputTokens + usage.outputTokens, Number.MAX_VALUE)
+    return this.ledger.spendTokens(Math.min(usage.inputTokens + usage.outputTokens, Number.MAX_VALUE))
   }
 
   /** Whether the budget has thresholds to report (`checkThresholds` does nothing otherwise). */

@@ -46,9 +46,7 @@ function* softLandingSteps(ctx: RunContext, overrun: Overrun): Steps<{ readonly 
   // The landing's tokens are spent like any call's: charged to this run and every budget above it (an
   // enclosing run must see them). The run ends with this call either way, so its own overrun is moot.
   if (response.usage !== undefined) {
-    ctx.inputTokens += response.usage.inputTokens
-    ctx.outputTokens += response.usage.outputTokens
-    ctx.ledger.spendTokens(response.usage.inputTokens + response.usage.outputTokens)
+    ctx.spent(response.usage)
     if (ctx.watchesThresholds) yield* ctx.checkThresholds()
   }
   if (response._tag !== "Text") return yield* ctx.exceed(overrun)

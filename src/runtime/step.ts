@@ -52,9 +52,7 @@ type LoopSteps<A> = Steps<A, AgentError, ModelClientService>
  */
 function* modelAnswered(ctx: RunContext, response: LlmResponse): LoopSteps<Finished | undefined> {
   if (response.usage !== undefined) {
-    ctx.inputTokens += response.usage.inputTokens
-    ctx.outputTokens += response.usage.outputTokens
-    const overrun = ctx.ledger.spendTokens(response.usage.inputTokens + response.usage.outputTokens)
+    const overrun = ctx.spent(response.usage)
     if (ctx.watchesThresholds) yield* ctx.checkThresholds()
     if (overrun !== undefined) yield* ctx.ensure(overrun)
   }

@@ -4,7 +4,7 @@
 import { type Duration, Effect, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
-import { agent, type BudgetThresholdEvent, ModelClient, skill, text, tool, toolCalls } from "../../src/index.ts"
+import { agent, type BudgetThresholdEvent, Decision, ModelClient, skill, text, tool, toolCalls } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { failureOf, makeCalculatorTools, runExit } from "../fixtures.ts"
 
@@ -126,6 +126,33 @@ describe("budget dimensions", () => {
       .skills(({ add, multiply }) => [skill("a").tools(add), skill("m").tools(multiply)])
     const error = failureOf(await runExit(routed.runEffect("x")))
     expect(error).toMatchObject({ reason: "turns", limit: 1, used: 1 })
+  })
+})
+
+describe("usage reported absurdly high", () => {
+  // Finite counts whose sum is not (a provider's or a remote agent's report): spent in full, saturated,
+  // never an `Infinity` that exhausts an unlimited budget or reads back from a snapshot as `null`.
+  const huge = { inputTokens: 1e308, outputTokens: 1e308 }
+  const approved = tool("approved", { args: Schema.Struct({}), needsApproval: true, run: () => "ok" })
+
+  it("leaves an unlimited token budget unexhausted, through a snapshot and its resume", async () => {
+    const model = scriptedModel([
+      { ...toolCalls([{ id: "c1", name: "approved", arguments: {} }]), usage: huge },
+      text("done", huge)
+    ])
+    const a = agent("a").model(model).tools({ approved })
+    const first = await Effect.runPromise(a.runEffect("x"))
+    if (first._tag !== "Suspended") throw new Error("expected a suspension")
+    const json = JSON.parse(JSON.stringify(first.snapshot))
+    expect(json).toEqual(first.snapshot)
+    expect(json.state.ledger.tokens).toBe(Number.MAX_VALUE)
+    expect(await Effect.runPromise(a.resume(json, { c1: Decision.approve }))).toEqual({ _tag: "Completed", output: "done" })
+  })
+
+  it("still exceeds a finite token budget", async () => {
+    const model = scriptedModel([{ ...toolCalls([{ id: "c1", name: "approved", arguments: {} }]), usage: huge }, text("done")])
+    const error = failureOf(await runExit(agent("a").model(model).tools({ approved }).budget({ maxTokens: 1e6 }).runEffect("x")))
+    expect(error).toMatchObject({ _tag: "BudgetExceeded", reason: "tokens", limit: 1e6, used: Number.MAX_VALUE })
   })
 })
 
