@@ -19,7 +19,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { type CallToolResult, ListRootsRequestSchema, type Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js"
+import { type CallToolResult, ListRootsRequestSchema, ResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
@@ -37,6 +37,10 @@ export interface McpToolInfo {
   readonly outputSchema: Readonly<Record<string, unknown>> | undefined
   /** The server's hint that the tool has no side effects. */
   readonly readOnly: boolean
+  /** The server runs it only as a task (`execution.taskSupport: "required"`): a call is refused, as the SDK refuses it. */
+  readonly taskOnly?: boolean | undefined
+  /** Why the entry cannot be used as listed (its input schema is not an object, say): such a tool is refused or skipped. */
+  readonly invalid?: string | undefined
 }
 
 /** Options of one call. */
@@ -190,6 +194,10 @@ const open = async (spec: McpServerSpec, options: McpConnectOptions, signal: Abo
       // A call sent again after a new session gets what is left of its time, not the whole of it again.
       const deadline = callOptions.timeoutMs === undefined ? undefined : Date.now() + callOptions.timeoutMs
       return withSession(async (client, resent) => {
+        // As the SDK's `callTool` refuses a tool listed as task-only (`client.listTools` told it; ours lists it).
+        if (tools.find((t) => t.name === name)?.taskOnly === true) {
+          throw new Error(`tool "${name}" runs only as a task (execution.taskSupport: required), which this client does not use`)
+        }
         // A restarted server may have changed the tool's schema: what is sent again is checked again.
         const sent = resent && callOptions.recheck !== undefined ? callOptions.recheck(args) : args
         const result = (await client.callTool({ name, arguments: sent as Record<string, unknown> }, undefined, {
@@ -360,7 +368,12 @@ const answeringLostStreams = async (input: string | URL, init?: RequestInit): Pr
 /** Pages of a tool list read at most: a server whose list goes on (or loops) is refused, not followed for ever. */
 const maxListPages = 1000
 
-/** Every page of the server's tool list, within `timeout` in all (not per page). */
+/**
+ * Every page of the server's tool list, within `timeout` in all (not per page). Each entry is read on
+ * its own (`infoOf`), not by the SDK's schema of the whole list (`client.listTools`): one entry that
+ * schema refuses (a valid JSON Schema it does not model, such as a `false` subschema) would refuse the
+ * whole list, and a server's other tools must load either way.
+ */
 const listAll = async (client: Client, options: { readonly signal: AbortSignal; readonly timeout: number }) => {
   const out: Array<McpToolInfo> = []
   const seen = new Set<string>()
@@ -370,20 +383,49 @@ const listAll = async (client: Client, options: { readonly signal: AbortSignal; 
     if (pages === maxListPages) throw new Error(`the server's tool list goes on past ${maxListPages} pages`)
     const left = deadline - Date.now()
     if (left <= 0) throw new Error(`listing the server's tools took over ${options.timeout} ms`)
-    const page = await client.listTools(cursor === undefined ? {} : { cursor }, { signal: options.signal, timeout: left })
-    out.push(...page.tools.map(toInfo))
-    cursor = page.nextCursor
+    const page: Record<string, unknown> = await client.request(
+      { method: "tools/list", params: cursor === undefined ? {} : { cursor } },
+      ResultSchema,
+      { signal: options.signal, timeout: left }
+    )
+    if (!Array.isArray(page.tools)) throw new Error("the server's tools/list result has no `tools` array")
+    for (const entry of page.tools) {
+      const info = infoOf(entry)
+      if (info !== undefined) out.push(info)
+    }
+    const next = page.nextCursor
+    if (next !== undefined && typeof next !== "string") throw new Error("the server's tools/list result has a `nextCursor` that is not a string")
+    cursor = next
     if (cursor === undefined) return Object.freeze(out)
     if (seen.has(cursor)) throw new Error(`the server's tool list comes back to a page it gave (cursor ${JSON.stringify(cursor)})`)
     seen.add(cursor)
   }
 }
 
-const toInfo = (tool: SdkTool): McpToolInfo =>
-  Object.freeze({
-    name: tool.name,
-    description: tool.description,
-    inputSchema: tool.inputSchema as Record<string, unknown>,
-    outputSchema: tool.outputSchema as Record<string, unknown> | undefined,
-    readOnly: tool.annotations?.readOnlyHint === true
+/**
+ * One entry of a tool list: undefined without a name (nothing could call it), else the tool, marked
+ * `invalid` when something it needs is not there in the form MCP gives it (an input schema that is not
+ * an object, a description that is not a string). Its input schema is
+ * judged where it is compiled (`mcpTools`), as JSON Schema: what the SDK's list schema would refuse
+ * there (a `false` subschema, a property named `constructor` under zod 3) is valid JSON Schema.
+ */
+const infoOf = (entry: unknown): McpToolInfo | undefined => {
+  if (!isRecord(entry) || typeof entry.name !== "string" || entry.name === "") return undefined
+  const { name, description, inputSchema, outputSchema, annotations, execution } = entry
+  const invalid = !isRecord(inputSchema)
+    ? "its inputSchema is not a JSON Schema object"
+    : description != null && typeof description !== "string"
+    ? "its description is not a string"
+    : outputSchema != null && !isRecord(outputSchema)
+    ? "its outputSchema is not a JSON Schema object"
+    : undefined
+  return Object.freeze({
+    name,
+    description: typeof description === "string" ? description : undefined,
+    inputSchema: isRecord(inputSchema) ? inputSchema : {},
+    outputSchema: isRecord(outputSchema) ? outputSchema : undefined,
+    readOnly: isRecord(annotations) && annotations.readOnlyHint === true,
+    ...(isRecord(execution) && execution.taskSupport === "required" ? { taskOnly: true } : {}),
+    ...(invalid === undefined ? {} : { invalid })
   })
+}

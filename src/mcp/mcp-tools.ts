@@ -175,6 +175,7 @@ const buildTool = (server: string, name: string, first: McpToolInfo, connection:
   // What the server offers now for this tool: its validator follows `tools/list_changed`.
   let current: { readonly info: McpToolInfo | undefined; readonly decode: (raw: unknown) => Result.Result<unknown, string> }
   let base: McpTool
+  if (first.invalid !== undefined) return { _tag: "Failure", reason: `tool "${first.name}": ${first.invalid}`, cause: undefined }
   try {
     base = tool(name, {
       ...(first.description === undefined ? {} : { description: first.description }),
@@ -196,6 +197,9 @@ const buildTool = (server: string, name: string, first: McpToolInfo, connection:
     const info = tools.find((t) => t.name === first.name)
     if (info === undefined) {
       current = { info: undefined, decode: current.decode }
+    } else if (info.invalid !== undefined) {
+      const reason = `the server now lists "${first.name}" in a form that cannot be used: ${info.invalid}`
+      current = { info: undefined, decode: () => Result.fail(reason) }
     } else if (JSON.stringify(info.inputSchema) !== JSON.stringify(current.info?.inputSchema)) {
       try {
         current = { info, decode: compileJsonSchema(info.inputSchema, { strict: false }).decode }
