@@ -7,7 +7,8 @@
  *
  * What the importer cannot enforce (object-valued `enum`/`const`, `not`, `if`/`then`/`else`,
  * `dependentRequired`, `contains`, `unevaluated*`, pointers below a definition) is refused at
- * registration with the importer's explanation, never silently accepted. Remote `$ref`s are refused
+ * registration with the importer's explanation, never silently accepted; so is a validation keyword
+ * whose value is not of its form (`json-schema-keywords.ts`), which the importer would drop. Remote `$ref`s are refused
  * before that: a tool's contract never depends on the network.
  */
 import * as JsonSchema from "effect/JsonSchema"
@@ -18,6 +19,7 @@ import { withLinearPatterns } from "../internal/linear-patterns.ts"
 import type { JsonSchemaObject } from "../model/messages.ts"
 import { argsDecoder, type ArgsSchema } from "./tool-parameters.ts"
 import { isRecord } from "../internal/is-record.ts"
+import { type JsonSchemaDialect, malformedKeyword } from "./json-schema-keywords.ts"
 
 /** A JSON Schema 2020-12 (or draft-07, when its `$schema` says so) for a tool's arguments. */
 export type ToolJsonSchema = JsonSchemaObject
@@ -67,15 +69,17 @@ export const compileJsonSchema = (document: unknown, options: { readonly strict:
     const problems = strictProblems(verbatim, "#")
     if (problems.length > 0) throw new Error(`not compatible with OpenAI strict mode:\n${problems.join("\n")}`)
   }
-  const dialect = verbatim.$schema
-  let imported: JsonSchema.Document<"draft-2020-12">
-  if (dialect === undefined || (typeof dialect === "string" && draft2020.test(dialect))) {
-    imported = JsonSchema.fromSchemaDraft2020_12(verbatim)
-  } else if (typeof dialect === "string" && draft07.test(dialect)) {
-    imported = JsonSchema.fromSchemaDraft07(verbatim)
-  } else {
-    throw new Error(`unsupported $schema ${JSON.stringify(dialect)}: use JSON Schema 2020-12 or draft-07`)
-  }
+  const declared = verbatim.$schema
+  const dialect: JsonSchemaDialect | undefined = declared === undefined || (typeof declared === "string" && draft2020.test(declared))
+    ? "2020-12"
+    : typeof declared === "string" && draft07.test(declared)
+    ? "draft-07"
+    : undefined
+  if (dialect === undefined) throw new Error(`unsupported $schema ${JSON.stringify(declared)}: use JSON Schema 2020-12 or draft-07`)
+  // The importer drops a keyword whose value it cannot read: refused here instead, never a constraint lost.
+  const malformed = malformedKeyword(verbatim, dialect)
+  if (malformed !== undefined) throw new Error(`cannot be validated: ${malformed}`)
+  const imported: JsonSchema.Document<"draft-2020-12"> = dialect === "2020-12" ? JsonSchema.fromSchemaDraft2020_12(verbatim) : JsonSchema.fromSchemaDraft07(verbatim)
   let schema: ArgsSchema
   try {
     // Patterns run in linear time (RE2): a schema from outside (an MCP server's) cannot freeze the process.
