@@ -13,14 +13,15 @@ import type { AddressInfo } from "node:net"
 import type { AgentCard, SendMessageRequest, StreamResponse } from "@a2a-js/sdk"
 import { RequestMalformedError } from "@a2a-js/sdk/errors"
 import { DefaultRequestHandler, InMemoryTaskStore, type ServerCallContext, STATE_HEADERS_KEY, type TaskStore } from "@a2a-js/sdk/server"
-import { agentCardHandler, jsonRpcHandler, UserBuilder } from "@a2a-js/sdk/server/express"
-import express from "express"
+import type * as ExpressHandlers from "@a2a-js/sdk/server/express"
+import type express from "express"
 import { type AgentDefinition, AgentDefinitionKey, definitionOf } from "../../dsl/agent-definition.ts"
 import { AgentConfigError } from "../../errors.ts"
 import { type AnyRunnable, isRunnable } from "../../compose/runnable.ts"
 import { agentCardOf, type AgentCardOptions, type CardSource } from "./agent-card.ts"
 import { agentExecutor, runnableDriver, type TaskExecutor, taskExecutor, type TaskExecutorOptions, taskIsRunning } from "./task-executor.ts"
 import { isSettledState } from "./task-state.ts"
+import { isRecord } from "../../internal/is-record.ts"
 
 /** An agent that can be served: anything built by `agent(...)` with a model. */
 export interface A2aServableAgent {
@@ -168,6 +169,44 @@ class CheckingRequestHandler extends DefaultRequestHandler {
   }
 }
 
+/**
+ * The SDK's Express handlers and Express itself, imported when a server starts: a client of this entry
+ * (`a2aAgent`, `a2aRemoteAgent`) needs neither, and `express` is an optional peer for the server only.
+ */
+const expressParts = async (): Promise<typeof ExpressHandlers & { readonly express: typeof express }> => {
+  try {
+    const [handlers, imported] = await Promise.all([import("@a2a-js/sdk/server/express"), import("express")])
+    return { ...handlers, express: imported.default }
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code
+    if (code === "ERR_MODULE_NOT_FOUND" && /['"]express['"]/.test(String((error as { message?: unknown }).message))) {
+      throw new AgentConfigError({
+        subject: "serveA2a",
+        reason: `it needs the package "express", an optional peer dependency of effect-agent-dsl for the A2A server only: npm install express`
+      })
+    }
+    throw error
+  }
+}
+
+/** The JSON-RPC methods that carry a message, in A2A 1.0 and v0.3. */
+const messageMethods = new Set(["SendMessage", "SendStreamingMessage", "message/send", "message/stream"])
+
+/**
+ * A message's `taskId` or `contextId` that is not a string, refused with the invalid-params error
+ * (-32602) before the SDK reads the request: its 1.0 binding makes a string of any value (an object
+ * becomes the task id "[object Object]") and its v0.3 binding keeps an object as a context id.
+ */
+const malformedIds = (body: unknown): string | undefined => {
+  if (!isRecord(body) || !messageMethods.has(body.method as string) || !isRecord(body.params) || !isRecord(body.params.message)) return undefined
+  const message = body.params.message
+  for (const key of ["taskId", "contextId"]) {
+    const value = message[key]
+    if (value !== undefined && value !== null && typeof value !== "string") return `message.${key} must be a string`
+  }
+  return undefined
+}
+
 /** Path of the JSON-RPC endpoint under the base URL. */
 export const jsonRpcPath = "/a2a/jsonrpc"
 
@@ -216,6 +255,7 @@ export const serveA2a = async (agent: A2aServable, options: ServeA2aOptions = {}
     return typeof headers === "object" && headers !== null ? responses.get(headers) : undefined
   }
   const handler = new CheckingRequestHandler(card, store, executor, dropped)
+  const { agentCardHandler, express, jsonRpcHandler, UserBuilder } = await expressParts()
   const app = express()
   app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler, legacyCompat: { enabled: true } }))
   const check = options.bearer
@@ -236,6 +276,18 @@ export const serveA2a = async (agent: A2aServable, options: ServeA2aOptions = {}
     })
     responses.set(req.headers, closed.signal)
     next()
+  })
+  // The body read as the SDK reads it (`express.json()`, whose parse the SDK's own then skips), to
+  // check what its bindings would change before it reads them; a body that is not JSON is answered
+  // as the SDK answers it (-32700).
+  app.use(jsonRpcPath, express.json(), (error: unknown, _req: express.Request, res: express.Response, next: express.NextFunction) => {
+    if (error instanceof SyntaxError && "body" in error) return void res.status(200).json({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Invalid JSON payload." } })
+    next(error)
+  }, (req: express.Request, res: express.Response, next: express.NextFunction) => {
+    const refusal = malformedIds(req.body)
+    if (refusal === undefined) return next()
+    const id: unknown = isRecord(req.body) ? req.body.id : undefined
+    res.status(200).json({ jsonrpc: "2.0", id: typeof id === "string" || typeof id === "number" ? id : null, error: { code: -32602, message: refusal } })
   })
   app.use(jsonRpcPath, jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }))
   // Anything that fails outside the SDK's own JSON-RPC answers (a bearer check that throws, a body

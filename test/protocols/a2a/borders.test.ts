@@ -365,17 +365,31 @@ describe("dropped connections", () => {
 })
 
 describe("hostile JSON-RPC", () => {
-  const rpc = async (server: A2aServer, body: unknown): Promise<any> =>
-    (await fetch(server.endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).json()
+  const rpc = async (server: A2aServer, body: unknown, headers: Record<string, string> = {}): Promise<any> =>
+    (await fetch(server.endpoint, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) })).json()
 
-  it("a task id that is not a string is invalid params (-32602), not an internal error", async () => {
+  it("a task or context id that is not a string is invalid params (-32602) in both bindings, not an internal error nor a task", async () => {
     const { gated } = makeGated()
     const server = await serve(gated)
-    for (const taskId of [5, { id: "x" }, ["x"], true]) {
-      const answer = await rpc(server, { jsonrpc: "2.0", id: 1, method: "message/send", params: { message: { kind: "message", messageId: "m1", role: "user", taskId, parts: [{ kind: "text", text: "hi" }] } } })
-      expect(answer.error?.code).toBe(-32602)
+    for (const key of ["taskId", "contextId"]) {
+      for (const value of [5, { id: "x" }, ["x"], true]) {
+        const v03 = { kind: "message", messageId: "m1", role: "user", [key]: value, parts: [{ kind: "text", text: "hi" }] }
+        for (const method of ["message/send", "message/stream"]) {
+          const answer = await rpc(server, { jsonrpc: "2.0", id: 7, method, params: { message: v03 } })
+          expect(answer).toMatchObject({ id: 7, error: { code: -32602, message: `message.${key} must be a string` } })
+        }
+        // The 1.0 binding made a string of it ("Task not found: [object Object]", -32001) before.
+        const v10 = { messageId: "m1", role: "ROLE_USER", [key]: value, parts: [{ text: "hi" }] }
+        for (const method of ["SendMessage", "SendStreamingMessage"]) {
+          const answer = await rpc(server, { jsonrpc: "2.0", id: "a", method, params: { message: v10 } }, { "A2A-Version": "1.0" })
+          expect(answer).toMatchObject({ id: "a", error: { code: -32602, message: `message.${key} must be a string` } })
+        }
+      }
     }
     expect(server.running()).toBe(0)
+    // A body that is not JSON is still answered as the SDK answers it.
+    const broken = await (await fetch(server.endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: "{" })).json()
+    expect(broken).toMatchObject({ id: null, error: { code: -32700 } })
   })
 
   it("a data part nested thousands of levels deep is invalid params (-32602), not a stack overflow answered -32603", async () => {
