@@ -49,6 +49,7 @@ import {
   UnknownError
 } from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
+import { describeCause } from "../../internal/describe-cause.ts"
 
 /** Options of {@link pgliteClient}. */
 export interface PgliteClientOptions {
@@ -58,7 +59,8 @@ export interface PgliteClientOptions {
 
 const classify = (cause: unknown, operation: string): SqlErrorReason => {
   const code = typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : undefined
-  const props = { cause, message: cause instanceof Error ? cause.message : String(cause), operation }
+  // PGlite's file system throws plain objects too (`ErrnoError { errno }`): never "[object Object]".
+  const props = { cause, message: describeCause(cause), operation }
   if (code === "23505") {
     const constraint = typeof cause === "object" && cause !== null && "constraint" in cause ? String(cause.constraint) : "unknown"
     return new UniqueViolation({ ...props, constraint })
@@ -352,6 +354,20 @@ export class PgliteSession extends Context.Service<PgliteSession, {
   readonly pipeline: (statements: ReadonlyArray<PipelinedStatement>) => Effect.Effect<ReadonlyArray<ReadonlyArray<Record<string, unknown>>>, SqlError>
 }>()("effect-agent-dsl/durable/PgliteSession") {}
 
+/**
+ * Refuses a directory that holds files but no `PG_VERSION`: PGlite would take it for an empty one and
+ * create a new database over it, losing every run it held (a partial copy or restore). An empty or
+ * missing directory is a new database; a whole one opens as it is.
+ */
+const refuseIncompleteDatabase = async (dataDir: string): Promise<void> => {
+  const { existsSync, readdirSync, statSync } = await import("node:fs")
+  if (!existsSync(dataDir) || !statSync(dataDir).isDirectory()) return
+  if (readdirSync(dataDir).length === 0 || existsSync(`${dataDir}/PG_VERSION`)) return
+  throw new Error(
+    `${dataDir} holds files but no PG_VERSION: it is not a whole PGlite database (a partial copy or restore?), and opening it would create a new, empty one over it; restore the whole directory, or move it away to start afresh`
+  )
+}
+
 /** Internal: a PGlite database in `dataDir` as an Effect `SqlClient` and a `PgliteSession` on the same session. */
 export const pgliteSession = (options: PgliteClientOptions): Layer.Layer<SqlClient.SqlClient | PgliteSession, SqlError> =>
   Layer.effectContext(
@@ -362,6 +378,7 @@ export const pgliteSession = (options: PgliteClientOptions): Layer.Layer<SqlClie
           try: async () => {
             // Only for files on Node (see the header): in a browser's IndexedDB the sync is real.
             const files = !options.dataDir.includes("://")
+            if (files) await refuseIncompleteDatabase(options.dataDir)
             const pglite = new module.PGlite(options.dataDir, {
               relaxedDurability: files,
               startParams: [...module.PGlite.defaultStartParams, ...startParams]
