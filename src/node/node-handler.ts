@@ -2,14 +2,14 @@
  * A Web-standard handler (`(request: Request) => Promise<Response>`, such as `chatHandler(...)`) as a
  * Node `http` or Express handler: the Node request becomes a `Request` (its body streamed, or the body
  * a parser such as `express.json()` already read), the `Response` is written back with `sendResponse`
- * (streaming; the client going away cancels the body, which stops the run). Only types come from
- * `node:http`, so importing this loads no Node module.
+ * (streaming; the client going away cancels the body, which stops the run). Nothing of Node is
+ * imported, not even its types (`node-http-types.ts`): importing this loads no Node module.
  */
-import type { IncomingMessage, ServerResponse } from "node:http"
+import type { NodeIncomingMessage, NodeServerResponse } from "./node-http-types.ts"
 import { sendResponse } from "./send-response.ts"
 
 /** A Node request as Express hands it over: possibly with a parsed `body` and its `originalUrl`. */
-export type NodeRequest = IncomingMessage & { readonly body?: unknown; readonly originalUrl?: string }
+export type NodeRequest = NodeIncomingMessage & { readonly body?: unknown; readonly originalUrl?: string }
 
 const bodyOf = (req: NodeRequest): NonNullable<RequestInit["body"]> | null => {
   if (req.method === "GET" || req.method === "HEAD") return null
@@ -34,7 +34,7 @@ const bodyOf = (req: NodeRequest): NonNullable<RequestInit["body"]> | null => {
 }
 
 /** A `Request` for a Node request (its URL from the Host header; its signal aborted when the client goes). */
-export const toWebRequest = (req: NodeRequest, res?: ServerResponse): Request => {
+export const toWebRequest = (req: NodeRequest, res?: NodeServerResponse): Request => {
   const headers = new Headers()
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined) continue
@@ -66,7 +66,7 @@ export const toWebRequest = (req: NodeRequest, res?: ServerResponse): Request =>
  * ```
  */
 export const nodeHandler = (handler: (request: Request) => Response | Promise<Response>) =>
-async (req: NodeRequest, res: ServerResponse): Promise<void> => {
+async (req: NodeRequest, res: NodeServerResponse): Promise<void> => {
   let response: Response
   try {
     response = await handler(toWebRequest(req, res))

@@ -2,10 +2,10 @@
  * Node's \`http\` meets fetch-style handlers: writing a standard \`Response\` (such as the Server-Sent
  * Events of \`eventStreamResponse\`) to a \`ServerResponse\` as its body streams.
  */
-import type { ServerResponse } from "node:http"
+import type { NodeServerResponse } from "./node-http-types.ts"
 
 /** The response can no longer reach its client: destroyed, or its socket closed. */
-const gone = (res: ServerResponse): boolean => res.destroyed || res.socket?.destroyed === true
+const gone = (res: NodeServerResponse): boolean => res.destroyed || res.socket?.destroyed === true
 
 /**
  * Writes a fetch `Response` (such as `eventStreamResponse(...)`) to a Node `http` response, chunk by
@@ -18,7 +18,7 @@ const gone = (res: ServerResponse): boolean => res.destroyed || res.socket?.dest
  * createServer((req, res) => sendResponse(eventStreamResponse(calculator.runStream("2 + 2?")), res))
  * ```
  */
-export const sendResponse = async (response: Response, res: ServerResponse): Promise<void> => {
+export const sendResponse = async (response: Response, res: NodeServerResponse): Promise<void> => {
   // A client that left while the handler prepared its response: its "close" has already fired.
   if (gone(res)) {
     await response.body?.cancel().catch(() => {})

@@ -96,6 +96,16 @@ describe("the packed package", { timeout: 120_000 }, () => {
     expect(output.split("\n").filter((line) => line.includes("effect-agent-dsl/"))).toEqual([])
   })
 
+  it("has root and /web declarations that need no Node types (an edge or browser project)", () => {
+    let output = ""
+    try {
+      tsc5("tsconfig.nodeless.json")
+    } catch (error) {
+      output = (error as Error).message
+    }
+    expect(output.split("\n").filter((line) => line.includes("effect-agent-dsl/"))).toEqual([])
+  })
+
   it("is importable from plain .mjs (one class across entry points) and requirable from .cjs", () => {
     expect(run(process.execPath, ["plain.mjs"]).trim()).toBe("done")
     expect(run(process.execPath, ["plain.cjs"]).trim()).toBe("from require")
