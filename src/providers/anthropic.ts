@@ -87,12 +87,18 @@ export const anthropic = (model: string, options: AnthropicOptions = {}): ModelC
     chat: (request) =>
       Effect.suspend(() => {
         const body = toAnthropicRequest(model, request, options)
-        return resilientCall({ provider, model }, options, (signal) => client.messages.create(body, { signal }), toModelError).pipe(
-          // JSON labelled `text/plain` arrives as text: read it, or say the body is not a reply.
-          Effect.flatMap((reply) => {
+        // JSON labelled `text/plain` arrives as text: read it, or say the body is not a reply. An error sent
+        // with a 200 fails the call inside it, so that its retry verdict is honoured.
+        const call = (signal: AbortSignal) =>
+          client.messages.create(body, { signal }).then((reply) => {
             const message = replyBody(provider, reply)
-            return message instanceof ModelError ? Effect.fail(message) : fromAnthropicResponse(message as unknown as Anthropic.Messages.Message)
+            if (message instanceof ModelError) throw message
+            const error = errorInReply(message)
+            if (error !== undefined) throw error
+            return message
           })
+        return resilientCall({ provider, model }, options, call, toModelError).pipe(
+          Effect.flatMap((message) => fromAnthropicResponse(message as unknown as Anthropic.Messages.Message))
         )
       }),
     // The Messages stream: text, thinking and tool-argument deltas as they arrive, usage at message_start and message_delta.
@@ -119,7 +125,8 @@ type StreamEvent = Anthropic.Messages.RawMessageStreamEvent
  * and unnamed events skipped, an `error` event thrown as the SDK's `APIError` with its `error.type`,
  * each other event's data parsed (invalid JSON a `SyntaxError`). Every byte that arrives is heard by
  * `onRead` (a `ping` or a piece of a long event is activity for the idle timeout), and the stream ends
- * at `message_stop`, without waiting for the server to close the body.
+ * at `message_stop`, without waiting for the server to close the body. An error sent whole instead of a
+ * stream is the error the whole call reads in it ({@link errorInReply}).
  */
 const anthropicSseChunks = (response: Response, onRead: () => void): AsyncIterable<StreamEvent> => {
   const { APIError, AnthropicError } = sdk()
@@ -140,7 +147,17 @@ const anthropicSseChunks = (response: Response, onRead: () => void): AsyncIterab
     const event = JSON.parse(sse.data) as StreamEvent
     if (sse.event === "message_stop") stop()
     return event
-  }, () => new AnthropicError("Attempted to iterate over a response with no body"), { onRead })
+  }, () => new AnthropicError("Attempted to iterate over a response with no body"), { onRead, errorReply: errorInReply })
+}
+
+/**
+ * The error a successful reply's body holds instead of a message (Anthropic's `{ type: "error", error:
+ * { type, message } }`, a gateway's `{ error }`), whole or sent whole to a streamed request: classified
+ * by its `error.type` as an `error` event is; `undefined` for any other reply.
+ */
+const errorInReply = (body: Record<string, unknown>): ModelError | undefined => {
+  if (body["error"] === undefined || body["error"] === null) return undefined
+  return typedError(body, reasonOf({ message: JSON.stringify(body), error: body }), "in the reply", undefined)
 }
 
 const defaultMaxTokens = 4096
@@ -313,7 +330,25 @@ const reasonOf = (cause: { readonly message: string; readonly error?: unknown })
   return errorBodyMessage(raw) ?? cause.message
 }
 
+/**
+ * The `ModelError` of an Anthropic error object met where an event or a message was expected (`where`):
+ * it has no HTTP status, so it is classified by its `error.type` (`overloaded_error`, `api_error`,
+ * `rate_limit_error` and `timeout_error` are retried).
+ */
+const typedError = (body: unknown, message: string, where: string, cause: unknown): ModelError => {
+  const type = (body as { error?: { type?: unknown } } | null | undefined)?.error?.type
+  const named = typeof type === "string" ? type : undefined
+  const status = statusOfErrorType(named)
+  return new ModelError({
+    provider,
+    reason: `${named ?? "error"} ${where}: ${message}`,
+    retryable: status !== undefined && shouldRetryStatus(status, {}, named),
+    ...(cause === undefined ? {} : { cause })
+  })
+}
+
 const toModelError = (cause: unknown): ModelError => {
+  if (cause instanceof ModelError) return cause
   const Anthropic = sdk().default
   if (cause instanceof Anthropic.APIConnectionError) {
     return new ModelError({ provider, reason: `connection failed: ${innermostMessage(cause)}`, retryable: true, cause })
@@ -332,15 +367,7 @@ const toModelError = (cause: unknown): ModelError => {
   }
   if (cause instanceof Anthropic.APIError && cause.status === undefined && !(cause instanceof Anthropic.APIUserAbortError)) {
     // An `error` event mid-stream (overloaded_error, api_error, ...): no HTTP status, classified by its type.
-    const body = cause.error as { error?: { type?: string; message?: string } } | undefined
-    const type = body?.error?.type
-    const status = statusOfErrorType(type)
-    return new ModelError({
-      provider,
-      reason: `${typeof type === "string" ? type : "error"} event in the stream: ${reasonOf(cause)}`,
-      retryable: status !== undefined && shouldRetryStatus(status, {}, type),
-      cause
-    })
+    return typedError(cause.error, reasonOf(cause), "event in the stream", cause)
   }
   if (cause instanceof SyntaxError) {
     return new ModelError({ provider, reason: `the response body is not valid JSON: ${cause.message}`, retryable: false, cause })

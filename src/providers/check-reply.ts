@@ -37,8 +37,9 @@ export const unusableReply = (provider: string, kind: ModelErrorKind, detail: st
   })
 
 /**
- * Checks a decoded reply: truncation, filtering and thinking without an answer fail with a `ModelError`
- * naming the cause; anything else passes.
+ * Checks a decoded reply: truncation, filtering, thinking without an answer, and nothing at all (no text,
+ * no call) with a finish that is not a plain stop (tool calls said but none sent, too) fail with a
+ * `ModelError` naming the cause; anything else passes.
  *
  * @example
  * ```ts
@@ -69,8 +70,11 @@ export const checkReply = (
     return Effect.fail(unusableReply(provider, "thinking-only", reply.wireReason, undefined, usage))
   }
   // Nothing to act on, and not a plain stop: asking again as if it answered would spend the turns.
-  if (reply.calls === 0 && reply.content.trim() === "" && reply.finishReason === "other") {
-    return Effect.fail(unusableReply(provider, "malformed", reply.wireReason, undefined, usage))
+  const empty = reply.calls === 0 && reply.content.trim() === ""
+  if (empty && reply.finishReason === "other") return Effect.fail(unusableReply(provider, "malformed", reply.wireReason, undefined, usage))
+  // It stopped to call tools, and none came (a server dropped them, or sent them where they are not read).
+  if (empty && reply.finishReason === "tool-calls") {
+    return Effect.fail(unusableReply(provider, "malformed", `${reply.wireReason}, but no tool call came`, undefined, usage))
   }
   return Effect.void
 }

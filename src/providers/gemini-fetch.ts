@@ -4,7 +4,8 @@
  * keeps the status and the body but not the headers, so `Retry-After` and `x-should-retry` were lost;
  * and it parses the body of a reply labelled JSON without a look, so a proxy's HTML 502 sent as JSON
  * became a `SyntaxError` without a status, never retried. This fetch reads a failed reply itself and
- * rejects with a `GeminiHttpError` (status, headers, body); a successful reply passes untouched.
+ * rejects with a `GeminiHttpError` (status, headers, body); a successful reply passes untouched (a whole
+ * call's is read first: {@link wholeReplyFetch}).
  *
  * In Node the SDK sends its own fetches with undici's header and body timeouts off (the server bounds a
  * request: 10 minutes, 20 streaming), and only when it has no custom fetch; this one does the same, so
@@ -13,6 +14,7 @@
 import { ModelError } from "../errors.ts"
 import { isRecord } from "../internal/is-record.ts"
 import { bodySummary, errorBodyMessage, truncate } from "./error-body.ts"
+import { replyBody } from "./reply-body.ts"
 import { type RetryAdvice, retryAdvice, shouldRetryStatus } from "./resilience.ts"
 
 /** A failed HTTP reply of the Gemini API, as read by {@link geminiFetch}. */
@@ -57,6 +59,25 @@ export const geminiFetch = async (input: string | URL | Request, init?: RequestI
   const response = await fetch(input, sent)
   if (response.ok) return response
   throw new GeminiHttpError(response.status, response.statusText, response.headers, await response.text())
+}
+
+/**
+ * The `fetch` of a whole (`generateContent`) call of `provider`: {@link geminiFetch}, and a successful
+ * reply's body read first (./reply-body.ts): one that is not a JSON object (`null`, a number, a string,
+ * a page) fails with the `ModelError` saying so, as the other providers' whole calls do, where the SDK
+ * would fail on it with a `TypeError` of its own ("Cannot set properties of null").
+ *
+ * @example
+ * ```ts
+ * client.models.generateContent({ ...params, config: { ...params.config, httpOptions: { fetch: wholeReplyFetch("gcp.gemini") } } })
+ * ```
+ */
+export const wholeReplyFetch = (provider: string) => async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+  const response = await geminiFetch(input, init)
+  const text = await response.text()
+  const body = replyBody(provider, text)
+  if (body instanceof ModelError) throw body
+  return new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers })
 }
 
 /**

@@ -8,8 +8,11 @@
  * This one reads the same way (the same delimiters, trimming, `data:` prefix, error checks, errors,
  * and items with `headers` and `json()`), parsing each event's data once and looking for an error body
  * only in chunks that can be one (their first non-blank character a `{`). If a later SDK has no such
- * method, nothing is installed and the SDK reads its streams itself.
+ * method, nothing is installed and the SDK reads its streams itself. One thing more than the SDK's: a
+ * body that ends inside its first event carries what it was, when it was no event stream at all
+ * (`cutInsideAnEvent`).
  */
+import { BodyStart } from "./sse-stream.ts"
 
 /** The SDK's error class (`ApiError`), as the caller's copy of the SDK has it. */
 type ApiErrorClass = new (options: { message: string; status: number }) => Error
@@ -136,9 +139,17 @@ async (input: string | URL | Request, init?: RequestInit): Promise<Response> => 
 
 /**
  * What the SDK's reader (and this one) throws when the body ends inside an event: the stream was cut
- * (a `gemini(...)` model retries it as one).
+ * (a `gemini(...)` model retries it as one), unless its `cause` says the body was no event stream.
  */
 export const incompleteEvent = "Incomplete JSON segment at the end"
+
+/**
+ * The SDK's error for a body that ended inside an event. When no event came and the body is not an
+ * event stream (./sse-stream.ts `notAnEventStream`: a gateway that dropped `alt=sse` answers with a
+ * whole JSON reply, or Gemini's own JSON array of responses; a page), that failure is its `cause`: the
+ * same error as the SDK's, and a `gemini(...)` model says the cause instead of retrying a cut.
+ */
+const cutInsideAnEvent = (notAStream: unknown): Error => new Error(incompleteEvent, notAStream === undefined ? undefined : { cause: notAStream })
 
 /** Whether `text` could be a JSON object (its first character after JSON's whitespace is `{`): only those can be error bodies. */
 const mayBeObject = (text: string): boolean => {
@@ -150,15 +161,19 @@ const mayBeObject = (text: string): boolean => {
   return false
 }
 
-/** The SDK's check of a parsed body: an `error` object with an HTTP error `code` is thrown as its `ApiError`. */
-const throwIfError = (ApiError: ApiErrorClass, json: unknown): void => {
-  if (json === null || typeof json !== "object" || !("error" in json)) return
+/** The SDK's check of a parsed body: an `error` object with an HTTP error `code` is its `ApiError`; `undefined` for any other. */
+const errorOf = (ApiError: ApiErrorClass, json: unknown): Error | undefined => {
+  if (json === null || typeof json !== "object" || !("error" in json)) return undefined
   const error = (json as { error: unknown }).error
-  if (error === null || typeof error !== "object") return
+  if (error === null || typeof error !== "object") return undefined
   const { status, code } = error as { status?: unknown; code?: unknown }
-  if (typeof code === "number" && code >= 400 && code < 600) {
-    throw new ApiError({ message: `got status: ${status}. ${JSON.stringify(json)}`, status: code })
-  }
+  return typeof code === "number" && code >= 400 && code < 600 ? new ApiError({ message: `got status: ${status}. ${JSON.stringify(json)}`, status: code }) : undefined
+}
+
+/** Throws what {@link errorOf} finds. */
+const throwIfError = (ApiError: ApiErrorClass, json: unknown): void => {
+  const error = errorOf(ApiError, json)
+  if (error !== undefined) throw error
 }
 
 /** The SDK's check of a text that may be an error body (what is not JSON is no error). */
@@ -199,20 +214,23 @@ export const geminiStreamReader = (ApiError: ApiErrorClass) =>
     const headers = chunkHeaders(response)
     const onRead = readListeners.get(response)
     const events = new EventSplitter()
+    const start = new BodyStart()
     try {
       while (true) {
         const { done, value } = await reader.read()
         if (done) {
-          if (events.rest().trim().length > 0) throw new Error(incompleteEvent)
+          if (events.rest().trim().length > 0) throw cutInsideAnEvent(start.failure(response.headers.get("content-type"), "`alt=sse`", (json) => errorOf(ApiError, json)))
           break
         }
         onRead?.()
         const text = decoder.decode(value, { stream: true })
         throwIfErrorText(ApiError, text)
         events.add(text)
+        start.add(text)
         for (let raw = events.event(); raw !== undefined; raw = events.event()) {
           const event = raw.trim()
           if (!event.startsWith("data:")) continue
+          start.stream()
           const payload = event.substring(5).trim()
           let parsed: { readonly value: unknown } | { readonly error: unknown }
           try {

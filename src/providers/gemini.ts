@@ -25,7 +25,7 @@ import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 import { assembleResponse } from "./assemble-response.ts"
 import { checkFaultOptions } from "./check-fault-options.ts"
 import { checkReply, unusableReply } from "./check-reply.ts"
-import { geminiFetch, GeminiHttpError, httpModelError, retryInfoAdvice } from "./gemini-fetch.ts"
+import { geminiFetch, GeminiHttpError, httpModelError, retryInfoAdvice, wholeReplyFetch } from "./gemini-fetch.ts"
 import { GeminiSchemaError, toGeminiSchema } from "./gemini-schema.ts"
 import { geminiStreamReader, hearingReads, incompleteEvent } from "./gemini-stream.ts"
 import { argumentsText, callName } from "./normalise-calls.ts"
@@ -56,6 +56,7 @@ export interface GeminiOptions extends StreamingOptions {
 
 const provider = "gcp.gemini"
 const sdk = lazyPackage<typeof import("@google/genai")>("@google/genai")
+const wholeReplies = wholeReplyFetch(provider)
 
 /**
  * A `ModelClient` for Google's Gemini API.
@@ -98,7 +99,12 @@ export const gemini = (model: string, options: GeminiOptions = {}): ModelClient 
         return resilientCall(
           { provider, model },
           options,
-          (abortSignal) => client.models.generateContent({ ...params, config: { ...params.config, abortSignal } }),
+          // The reply is read by a fetch of its own, which refuses a body that is not a JSON object.
+          (abortSignal) =>
+            client.models.generateContent({
+              ...params,
+              config: { ...params.config, abortSignal, httpOptions: { ...params.config.httpOptions, fetch: wholeReplies } }
+            }),
           toModelError
         ).pipe(Effect.flatMap((response) => fromGeminiResponse(response as WireResponse, nextResponse)))
       }),
@@ -513,8 +519,10 @@ const toModelError = (cause: unknown): ModelError => {
   if (isConnectionFailure(cause)) {
     return new ModelError({ provider, reason: `connection failed: ${describeCause((cause as Error).cause ?? cause)}`, retryable: true, cause })
   }
-  // The stream readers' words (ours and the SDK's) for a body that ended inside an event: it was cut, as the other providers' are.
+  // The stream readers' words (ours and the SDK's) for a body that ended inside an event: it was cut, as
+  // the other providers' are, unless ours found the body was no event stream (a whole JSON reply, a page).
   if (cause instanceof Error && cause.message === incompleteEvent) {
+    if (cause.cause !== undefined) return toModelError(cause.cause)
     return new ModelError({ provider, reason: "the stream ended before the answer finished (inside an event)", retryable: true, cause })
   }
   if (cause instanceof SyntaxError) {

@@ -15,6 +15,7 @@ import { effectStream as stream } from "../internal/lazy-effect.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolDefinition, Usage } from "../model/messages.ts"
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { errorBodyMessage } from "./error-body.ts"
+import { replyBody } from "./reply-body.ts"
 import { checkFaultOptions } from "./check-fault-options.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText, callName, normaliseCalls } from "./normalise-calls.ts"
@@ -291,8 +292,12 @@ const argumentsObject = (raw: unknown): Record<string, unknown> => {
  * The provider-neutral response for an `/api/chat` reply: arguments as JSON text, ids assigned when
  * the server gives none, `done_reason` as the finish reason, `thinking` as reasoning.
  */
-export const fromOllamaResponse = (response: ChatResponse): Effect.Effect<LlmResponse, ModelError> =>
+export const fromOllamaResponse = (reply: ChatResponse): Effect.Effect<LlmResponse, ModelError> =>
   Effect.gen(function*() {
+    // The SDK hands over whatever JSON the body held: one that is not an object (`null`, a number) says so.
+    const body = replyBody(provider, reply)
+    if (body instanceof ModelError) return yield* body
+    const response = body as unknown as ChatResponse
     const message = response.message as (Omit<Message, "tool_calls"> & { tool_calls?: Array<{ id?: string }> }) | undefined
     if (message === undefined || message === null) {
       return yield* new ModelError({ provider, reason: "unexpected response shape: the reply has no message", retryable: false })
@@ -343,7 +348,7 @@ const maxLineShown = 120
  * stream whatever the content type says, a line with an `error` fails it with the error's text (an
  * object's `message`), the stream ends at the line with `done: true` (the body is cancelled), and
  * every read is heard by `onRead` (activity for the idle timeout). A body that ends before the `done`
- * line just ends: the decoder calls that a cut.
+ * line just ends, inside a line too (see `lastLine`): the decoder calls that a cut.
  */
 async function* ollamaLines(reply: Response | undefined, onRead: () => void): AsyncGenerator<ChatResponse> {
   const reader = reply?.body?.getReader()
@@ -372,7 +377,7 @@ async function* ollamaLines(reply: Response | undefined, onRead: () => void): As
       }
       if (start < text.length) pieces.push(start === 0 ? text : text.slice(start))
       if (done) {
-        const chunk = chatLine(pieces.join(""))
+        const chunk = lastLine(pieces.join(""))
         if (chunk !== undefined) yield chunk
         return
       }
@@ -381,6 +386,22 @@ async function* ollamaLines(reply: Response | undefined, onRead: () => void): As
     // After `done: true` the server may keep the connection open: nothing more is read.
     reader.cancel().catch(() => {})
   }
+}
+
+/**
+ * The body's last line, which has no LF: read as any line, unless it is the start of a JSON object that
+ * the body's end cut off (`undefined`: the stream just ends, and the decoder calls it cut, retryable like
+ * any cut stream). A last line that is not JSON at all (an HTML page) is still "not JSON".
+ */
+const lastLine = (line: string): ChatResponse | undefined => {
+  if (line.trimStart().startsWith("{")) {
+    try {
+      JSON.parse(line)
+    } catch {
+      return undefined
+    }
+  }
+  return chatLine(line)
 }
 
 /** One line of the stream: `undefined` when blank; a line that is not a JSON object, or holds an `error`, throws. */

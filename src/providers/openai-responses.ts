@@ -20,7 +20,7 @@ import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 import { assembleResponse } from "./assemble-response.ts"
 import { checkReply } from "./check-reply.ts"
 import { argumentsText, callName, normaliseCalls } from "./normalise-calls.ts"
-import { isTransientStreamError, openAiSdkClient, openAiSseChunks, toModelError } from "./openai.ts"
+import { errorInReply, isTransientStreamError, openAiSdkClient, openAiSseChunks, toModelError } from "./openai.ts"
 import { checkFaultOptions } from "./check-fault-options.ts"
 import { resilientCall } from "./resilience.ts"
 import { type ChunkDecoder, decodeChunk, resilientStream, type StreamingOptions } from "./resilient-stream.ts"
@@ -95,10 +95,11 @@ export const openaiResponses = (model: string, options: OpenAiResponsesOptions =
           create(body, { signal }).asResponse().then((raw) => raw.text()).then((text) => {
             const response = replyBody(provider, text)
             if (response instanceof ModelError) throw response
-            if ((response as WireResponse).status === "failed") throw failedError(response as WireResponse)
+            const error = responseError(response)
+            if (error !== undefined) throw error
             return response
           })
-        return resilientCall({ provider, model }, options, call, (cause) => (cause instanceof ModelError ? cause : toModelError(cause))).pipe(
+        return resilientCall({ provider, model }, options, call, toModelError).pipe(
           Effect.flatMap((response) => fromResponsesResponse(response as WireResponse))
         )
       }),
@@ -111,7 +112,7 @@ export const openaiResponses = (model: string, options: OpenAiResponsesOptions =
           options,
           // Read by ./sse-stream.ts (as Chat Completions are): every byte is activity, and the stream ends at its last event.
           (signal, onRead) =>
-            create({ ...body, stream: true }, { signal }).asResponse().then((response) => openAiSseChunks<WireEvent>(response, { onRead, isLast: isLastEvent })),
+            create({ ...body, stream: true }, { signal }).asResponse().then((response) => openAiSseChunks<WireEvent>(response, { onRead, isLast: isLastEvent, errorReply: responseError })),
           toModelError,
           responsesEventDecoder
         )
@@ -321,6 +322,14 @@ const failedError = (response: WireResponse | null | undefined): ModelError => {
     retryable: isTransientStreamError({ code })
   })
 }
+
+/**
+ * The error a successful reply's body holds, whole or sent whole to a streamed request: a `failed`
+ * response's, or a gateway's `{ error: { code, message } }` (as for Chat Completions: ./openai.ts);
+ * `undefined` for any other reply (a response's `error` is `null` unless it failed).
+ */
+const responseError = (body: Record<string, unknown>): unknown =>
+  body["status"] === "failed" ? failedError(body as WireResponse) : errorInReply(body)
 
 /** The events after which the Responses stream sends nothing more. */
 const lastEvents: ReadonlySet<unknown> = new Set(["response.completed", "response.incomplete", "response.failed"])

@@ -32,7 +32,7 @@ import type {
 } from "../model/messages.ts"
 import { metadataOf, type ModelClient } from "../model/model-client.ts"
 import { checkFaultOptions } from "./check-fault-options.ts"
-import { checkReply } from "./check-reply.ts"
+import { checkReply, unusableReply } from "./check-reply.ts"
 import { errorBodyMessage } from "./error-body.ts"
 import { replyBody } from "./reply-body.ts"
 import { callName, normaliseCalls, type WireCall } from "./normalise-calls.ts"
@@ -101,15 +101,16 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
         if (body instanceof ModelError) return Effect.fail(body)
         // The body is read inside the call, so that an error a server sends in a 200 (OpenRouter's
         // `{ error: { code, message } }`, with or without choices) is the same `ModelError` with the same
-        // retry verdict as the same error inside a stream (`openAiSseChunks`).
+        // retry verdict as the same error inside a stream, or sent whole to a streamed request (`openAiSseChunks`).
         const call = (signal: AbortSignal) =>
           client.chat.completions.create(body, { signal }).then((reply) => {
             const completion = replyBody(provider, reply)
             if (completion instanceof ModelError) throw completion
-            if (completion["error"] !== undefined && completion["error"] !== null) throw new (sdk().default.APIError)(undefined, completion["error"] as object, undefined, undefined as never)
+            const error = errorInReply(completion)
+            if (error !== undefined) throw error
             return completion
           })
-        return resilientCall({ provider, model }, options, call, (cause) => (cause instanceof ModelError ? cause : toModelError(cause))).pipe(
+        return resilientCall({ provider, model }, options, call, toModelError).pipe(
           Effect.flatMap((completion) => fromOpenAiResponse(completion as unknown as ChatCompletion))
         )
       }),
@@ -141,7 +142,8 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
  * idle timeout), and so does a chunk `isLast` picks (the Responses API's `response.completed`, which
  * has no `[DONE]` after it). `done`, when given, is handed out for `[DONE]` (the SDK yields nothing for
  * it), so that a decoder can tell a stream that ended properly from one cut before its end.
- * `onRead` hears every piece of the body (see `SseHooks`).
+ * `onRead` hears every piece of the body, and `errorReply` (by default {@link errorInReply}) reads a
+ * body that is one JSON object instead of a stream (see `SseHooks`).
  *
  * @example
  * ```ts
@@ -150,7 +152,12 @@ export const openai = (model: string, options: OpenAiOptions = {}): ModelClient 
  */
 export const openAiSseChunks = <C>(
   response: Response,
-  options: { readonly onRead?: (() => void) | undefined; readonly isLast?: ((chunk: C) => boolean) | undefined; readonly done?: C | undefined } = {}
+  options: {
+    readonly onRead?: (() => void) | undefined
+    readonly isLast?: ((chunk: C) => boolean) | undefined
+    readonly done?: C | undefined
+    readonly errorReply?: ((body: Record<string, unknown>) => unknown) | undefined
+  } = {}
 ): AsyncIterable<C> => {
   const { APIError, OpenAIError } = sdk().default
   const { isLast, done } = options
@@ -167,7 +174,22 @@ export const openAiSseChunks = <C>(
     }
     if (sse.event === "error") throw new APIError(undefined, data.error, data.message, undefined)
     return { event: sse.event, data } as C
-  }, () => new OpenAIError("Attempted to iterate over a response with no body"), { onRead: options.onRead })
+  }, () => new OpenAIError("Attempted to iterate over a response with no body"), { onRead: options.onRead, errorReply: options.errorReply ?? errorInReply })
+}
+
+/**
+ * Internal: the error a successful reply's body holds (OpenRouter's `{ error: { code, message } }`, with
+ * or without choices), as the SDK's `APIError` of the same error inside a stream (no status: classified
+ * by its `type` or `code`); `undefined` when its `error` is missing or `null`.
+ *
+ * @example
+ * ```ts
+ * errorInReply({ error: { code: 502, message: "upstream died" } }) // APIError "upstream died", retried by toModelError
+ * ```
+ */
+export const errorInReply = (body: Record<string, unknown>): Error | undefined => {
+  const error = body["error"]
+  return error === undefined || error === null ? undefined : new (sdk().default.APIError)(undefined, error as object, undefined, undefined as never)
 }
 
 /** Internal: the chunk {@link openAiSseChunks} hands out for `[DONE]`, when asked to. */
@@ -297,6 +319,8 @@ export const openAiChunkDecoder = (): ChunkDecoder<ChatCompletionChunk | StreamD
         if (early.size > 0) {
           return yield* new ModelError({ provider, reason: "a streamed tool call never got a name", retryable: false })
         }
+        const legacy = legacyCall(finish, calls, content, usage)
+        if (legacy !== undefined) return yield* legacy
         const reasoning: Array<ReasoningPart> = thinking === "" ? [] : [{ _tag: "Thinking", text: thinking }]
         const finishReason = refusal !== "" ? "refusal" : toFinishReason(finish)
         yield* checkReply(provider, {
@@ -439,8 +463,10 @@ export const fromOpenAiResponse = (completion: ChatCompletion): Effect.Effect<Ll
     const thinking = typeof message.reasoning_content === "string" ? message.reasoning_content : message.reasoning
     const reasoning: Array<ReasoningPart> = typeof thinking === "string" && thinking !== "" ? [{ _tag: "Thinking", text: thinking }] : []
     const refusal = typeof message.refusal === "string" && message.refusal !== "" ? message.refusal : undefined
-    const finishReason = refusal !== undefined ? "refusal" : toFinishReason(choice.finish_reason)
     const usage = toUsage(completion.usage)
+    const legacy = legacyCall(choice.finish_reason, calls.length, content, usage)
+    if (legacy !== undefined) return yield* legacy
+    const finishReason = refusal !== undefined ? "refusal" : toFinishReason(choice.finish_reason)
     yield* checkReply(provider, {
       finishReason,
       wireReason: refusal !== undefined ? "refusal" : `finish_reason ${JSON.stringify(choice.finish_reason)}`,
@@ -481,6 +507,16 @@ const wireCall = (raw: unknown): WireCall => {
   }
   return { id: call.id, name: callName(call.function?.name, raw), arguments: call.function?.arguments }
 }
+
+/**
+ * A reply that stopped for a legacy `function_call` (the API before `tools`) and holds no tool call: its
+ * call is in a field that is not read, so the reply cannot be used (kind `malformed`, any text before the
+ * call its `partial`), never an answer or an empty turn asked again. The same streamed and whole.
+ */
+const legacyCall = (finish: string | null | undefined, calls: number, content: string, usage: Usage | undefined): ModelError | undefined =>
+  finish === "function_call" && calls === 0
+    ? unusableReply(provider, "malformed", 'finish_reason "function_call": the legacy function_call field is not supported, use tools', content, usage)
+    : undefined
 
 const toFinishReason = (reason: string | null | undefined): FinishReason | undefined => {
   switch (reason) {
@@ -581,6 +617,7 @@ const httpReason = (cause: { readonly status: number; readonly message: string; 
  * \`\`\`
  */
 export const toModelError = (cause: unknown): ModelError => {
+  if (cause instanceof ModelError) return cause
   const OpenAI = sdk().default
   if (cause instanceof OpenAI.APIConnectionError) {
     return new ModelError({ provider, reason: `connection failed: ${innermostMessage(cause)}`, retryable: true, cause })
@@ -610,14 +647,18 @@ export const toModelError = (cause: unknown): ModelError => {
   return new ModelError({ provider, reason: describeCause(cause), retryable: false, cause })
 }
 
-/** Error types and codes that say waiting may help: OpenAI's, and the names gateways pass on from Anthropic. */
-const transientErrors: ReadonlySet<unknown> = new Set(["server_error", "rate_limit_exceeded", "rate_limit_error", "overloaded_error"])
+/**
+ * Error types and codes that say waiting may help: OpenAI's (`too_many_requests` is the type and code of
+ * the Responses API's error event for a 429, openai/openai-dotnet#881), and the names gateways pass on
+ * from Anthropic.
+ */
+const transientErrors: ReadonlySet<unknown> = new Set(["server_error", "rate_limit_exceeded", "too_many_requests", "rate_limit_error", "overloaded_error"])
 
 /**
  * Internal: whether an error inside a stream (a Chat Completions `data: {"error": …}` event, a Responses
  * `error` event or failed response), which has no HTTP status or headers of its own, is worth another
  * attempt: its `type` or `code` names a server error or a rate limit (`server_error`,
- * `rate_limit_exceeded`, `rate_limit_error`, `overloaded_error`), or its numeric `code` or `status` (as
+ * `rate_limit_exceeded`, `too_many_requests`, `rate_limit_error`, `overloaded_error`), or its numeric `code` or `status` (as
  * OpenRouter and vLLM send) is a retryable HTTP status. `insufficient_quota` never is. The stream is
  * retried only while no content reached the caller, as for any failure.
  *

@@ -10,10 +10,16 @@
  * name nor data, an unfinished last event dropped. The provider turns each event into a chunk
  * (`read`), or skips it. test/properties/sse-stream.property.test.ts holds it to the SDK's reading.
  *
+ * Where the SDK would end quietly, one kind of body is said instead: a body that held no event and is
+ * not an event stream at all (see {@link notAnEventStream}: a whole JSON reply, or a page), which would
+ * otherwise be taken for a stream cut short, and asked (and billed) again.
+ *
  * Linear in the body's size: each network chunk is scanned once for line ends, and a line torn across
  * chunks is kept as its pieces and joined once, at its end (a pending text grown by `+` and searched
  * again on every read made one event of megabytes quadratic, slow enough to look like a stall).
  */
+import { isRecord } from "../internal/is-record.ts"
+import { bodySummary } from "./error-body.ts"
 
 /** One server-sent event: its `event:` name (`null` without one) and its `data:` lines joined by LF. */
 export interface SseEvent {
@@ -28,6 +34,12 @@ export interface SseHooks {
    * of a long event): an idle watchdog counts it as activity.
    */
   readonly onRead?: (() => void) | undefined
+  /**
+   * The failure of a body that is one JSON object holding an error (a gateway's error sent with a 200, to
+   * a request to stream), as the provider's whole call fails with the same body; `undefined` when it holds
+   * none (it is then a whole reply from a server that ignored the request to stream).
+   */
+  readonly errorReply?: ((body: Record<string, unknown>) => unknown) | undefined
 }
 
 /**
@@ -36,7 +48,8 @@ export interface SseHooks {
  * calls `stop()` at the protocol's last event (`[DONE]`, `message_stop`): the chunk it makes of that
  * event is still handed out, then the iteration ends and the body is cancelled, without waiting for the
  * server to close it. An aborted read (`AbortError`) ends the iteration quietly, as the SDKs' streams
- * do; `return()` cancels the body. `noBody` is the failure of a response without a body.
+ * do; `return()` cancels the body. `noBody` is the failure of a response without a body. A body that
+ * ended without any event fails as {@link notAnEventStream} says, when it is not an event stream.
  *
  * @example
  * ```ts
@@ -50,21 +63,106 @@ export const sseChunks = <C>(
   noBody: () => unknown,
   hooks: SseHooks = {}
 ): AsyncIterable<C> => ({
-  [Symbol.asyncIterator]: () => new SseIterator(response, read, noBody, hooks.onRead)
+  [Symbol.asyncIterator]: () => new SseIterator(response, read, noBody, hooks)
 })
 
 const done: IteratorReturnResult<undefined> = { done: true, value: undefined }
 
 /**
- * A streamed request answered with a whole JSON reply instead of an event stream (an OpenAI-compatible
- * server that ignores `stream: true`): a `ModelError` that is not retried, since the server answered.
+ * A streamed request answered with something that is not an event stream: a whole JSON reply (an
+ * OpenAI-compatible server that ignores `stream: true`, a Gemini gateway that drops `alt=sse`) or a page
+ * (a proxy's, a captive portal's). The providers make it a `ModelError` that is not retried, as the same
+ * body answering a whole call is not: the server answered, and would answer the same again.
  */
 export class NotAnEventStream extends Error {
-  constructor() {
-    super("the server answered with a whole JSON reply, not an event stream (it ignored `stream: true`): use the provider's whole calls with this server (`chat`, or an agent run without runStream), or a server that streams")
+  constructor(reason: string) {
+    super(reason)
     this.name = "NotAnEventStream"
   }
 }
+
+/** The most of a body without events kept to tell what it is (a whole reply is read as JSON). */
+const maxHeld = 1 << 20
+
+/**
+ * The start of a streamed reply's body, kept (up to 1 MiB) until the body shows itself an event stream
+ * (an event's field is read), to tell what it is if it ends without any event ({@link notAnEventStream}).
+ *
+ * @example
+ * ```ts
+ * const start = new BodyStart()
+ * start.add(text)             // every read, while no event came
+ * start.stream()              // at the first event
+ * throw start.failure(type, "`stream: true`", () => undefined) ?? cut
+ * ```
+ */
+export class BodyStart {
+  #pieces: Array<string> | undefined = []
+  #held = 0
+
+  /** Keeps the text of a read, unless the body is an event stream or enough of it is kept. */
+  add(text: string): void {
+    if (this.#pieces === undefined || this.#held >= maxHeld) return
+    this.#pieces.push(text)
+    this.#held += text.length
+  }
+
+  /** An event's field was read: the body is an event stream, and its start is let go. */
+  stream(): void {
+    this.#pieces = undefined
+  }
+
+  /** Once the body ended: what {@link notAnEventStream} makes of it, when no event came (said once). */
+  failure(contentType: string | null, asked: string, errorReply: (body: Record<string, unknown>) => unknown): unknown {
+    const pieces = this.#pieces
+    this.#pieces = undefined
+    return pieces === undefined ? undefined : notAnEventStream(pieces.join(""), contentType, asked, errorReply)
+  }
+}
+
+/**
+ * What a streamed reply's body that ended without any event is, when it is not an event stream: the
+ * failure `errorReply` makes of a JSON object holding an error, else a {@link NotAnEventStream} saying
+ * the server answered with a whole JSON reply (it ignored `asked`, the request to stream) or, for a page
+ * (its first character `<`), with something else, quoting the page's text (./error-body.ts) as a whole
+ * call's "not a JSON object" does. `undefined` for an empty body, and for any other text: by the rules
+ * of server-sent events its lines are comments and fields of a stream that was cut before its first
+ * event (the caller ends it as a cut, retried).
+ *
+ * @example
+ * ```ts
+ * notAnEventStream("<html><h1>Welcome to nginx!</h1></html>", "text/html", "`stream: true`", () => undefined)
+ * // NotAnEventStream: the server answered with something that is not an event stream (text/html): Welcome to nginx!
+ * ```
+ */
+export const notAnEventStream = (
+  body: string,
+  contentType: string | null,
+  asked: string,
+  errorReply: (body: Record<string, unknown>) => unknown
+): unknown => {
+  const text = body.replace(/^[\s\ufeff]+/, "")
+  const opening = text[0]
+  if (opening === undefined) return undefined
+  let json: { readonly value: unknown } | undefined
+  try {
+    json = { value: JSON.parse(text) }
+  } catch {
+    // A whole reply cut short, or too large to keep, is still one when it opens as JSON.
+  }
+  if (json !== undefined && isRecord(json.value)) {
+    const failure = errorReply(json.value)
+    if (failure !== undefined) return failure
+  }
+  if (json !== undefined || opening === "{" || opening === "[") {
+    return new NotAnEventStream(
+      `the server answered with a whole JSON reply, not an event stream (it ignored ${asked}): use the provider's whole calls with this server (\`chat\`, or an agent run without runStream), or a server that streams`
+    )
+  }
+  if (opening !== "<") return undefined
+  return new NotAnEventStream(`the server answered with something that is not an event stream${contentType === null ? "" : ` (${contentType})`}: ${bodySummary(text)}`)
+}
+
 /** No chunk came of the lines parsed so far. */
 const none: unique symbol = Symbol("none")
 
@@ -88,10 +186,8 @@ class SseIterator<C> implements AsyncIterator<C, undefined> {
   #afterCr = false
   #event: string | null = null
   #data: Array<string> = []
-  /** An `event` or `data` field was read: the body is an event stream. */
-  #sawField = false
-  /** The body's first character that is not white space (or a BOM), once read. */
-  #opening: string | undefined
+  /** The body's start, until an `event` or `data` field is read. */
+  readonly #bodyStart = new BodyStart()
   /** What `read` threw, handed out after the chunks made before it. */
   #failure: { readonly cause: unknown } | undefined
   /** `read` saw the protocol's last event: nothing more is read. */
@@ -117,13 +213,20 @@ class SseIterator<C> implements AsyncIterator<C, undefined> {
     throw cause
   }
 
+  readonly onBytes: (() => void) | undefined
+  readonly #contentType: string | null
+  readonly #errorReply: (body: Record<string, unknown>) => unknown
+
   constructor(
     response: Response,
     readonly read: (event: SseEvent, stop: () => void) => C | undefined,
     readonly noBody: () => unknown,
-    readonly onBytes: (() => void) | undefined
+    hooks: SseHooks
   ) {
     this.#reader = response.body?.getReader()
+    this.onBytes = hooks.onRead
+    this.#contentType = response.headers.get("content-type")
+    this.#errorReply = hooks.errorReply ?? (() => undefined)
   }
 
   next(): Promise<IteratorResult<C, undefined>> {
@@ -141,13 +244,10 @@ class SseIterator<C> implements AsyncIterator<C, undefined> {
       return Promise.resolve(done)
     }
     if (this.#ended) {
-      // A body of no event that is JSON: a whole reply from a server that ignored `stream: true`. It
-      // answered, so it is said, not taken for a stream cut short (which is asked again, and billed again).
-      if (!this.#sawField && (this.#opening === "{" || this.#opening === "[")) {
-        this.#sawField = true
-        return Promise.reject(new NotAnEventStream())
-      }
-      return Promise.resolve(done)
+      // A body of no event that is not an event stream (a whole reply, a page): the server answered, so it
+      // is said, not taken for a stream cut short (which is asked again, and billed again).
+      const failure = this.#bodyStart.failure(this.#contentType, "`stream: true`", this.#errorReply)
+      return failure === undefined ? Promise.resolve(done) : Promise.reject(failure)
     }
     return this.#reader.read().then(this.#onRead, this.#onError)
   }
@@ -171,10 +271,7 @@ class SseIterator<C> implements AsyncIterator<C, undefined> {
 
   /** Takes the text of a read; what is left of the last one (the start of an unfinished line) is kept as a piece. */
   #append(text: string): void {
-    if (this.#opening === undefined) {
-      const first = text.replace(/^[\s\ufeff]+/, "")
-      if (first !== "") this.#opening = first[0]
-    }
+    this.#bodyStart.add(text)
     if (this.#start < this.#text.length) this.#pieces.push(this.#start === 0 ? this.#text : this.#text.slice(this.#start))
     this.#text = text
     this.#start = 0
@@ -257,10 +354,10 @@ class SseIterator<C> implements AsyncIterator<C, undefined> {
     if (value.charCodeAt(0) === 32 /* " " */) value = value.slice(1)
     if (field === "event") {
       this.#event = value
-      this.#sawField = true
+      this.#bodyStart.stream()
     } else if (field === "data") {
       this.#data.push(value)
-      this.#sawField = true
+      this.#bodyStart.stream()
     }
     return none
   }

@@ -13,7 +13,7 @@ import { anthropic, gemini, type ModelClient, type ModelRequest, ollama, openai,
 import { bodySummary, errorBodyMessage } from "../../src/providers/error-body.ts"
 import { failureOf, runExit } from "../fixtures.ts"
 import { quietLogs } from "../support/quiet-logs.ts"
-import { anthropicMessage, completion, type Reply, useLoopback } from "./loopback.ts"
+import { anthropicMessage, completion, openAiChunk, type Reply, sseBody, useLoopback } from "./loopback.ts"
 
 quietLogs()
 
@@ -95,6 +95,24 @@ describe("a successful reply labelled as text", () => {
   })
 })
 
+describe("a successful reply that is not a JSON object", () => {
+  const allClients: ReadonlyArray<readonly [string, (url: string) => ModelClient]> = [
+    ...clients,
+    ["anthropic", (url) => anthropic("m", { apiKey: "k", baseURL: url, ...once })],
+    ["gemini", (url) => gemini("g", { apiKey: "k", baseURL: url, ...once })],
+    ["ollama", (url) => ollama("m", { host: url, ...once })]
+  ]
+  it.each(allClients.flatMap(([name, client]) => ["null", "123", '"str"'].map((body) => [name, body, client] as const)))(
+    "%s: %s says so, not a TypeError from inside the client",
+    async (_name, body, client) => {
+      const s = await serve([{ raw: body }])
+      const error = failureOf(await runExit(client(s.url).chat(request)))
+      expect(error).toMatchObject({ _tag: "ModelError", retryable: false, reason: expect.stringMatching(/^(the response body is not a JSON object|unexpected response shape): /) })
+      expect(error.reason).toContain(body === '"str"' ? "str" : body)
+    }
+  )
+})
+
 describe("gemini: a failed reply that is not Google's error shape", () => {
   it("a proxy's {message} is its reason", async () => {
     const s = await serve([{ status: 403, json: { message: "key not allowed here" } }])
@@ -133,6 +151,32 @@ describe("a 200 that carries an error, whole and streamed alike", () => {
     expect(streamedError).toMatchObject({ retryable: wholeError.retryable, reason: wholeError.reason })
     expect(whole.requests).toHaveLength(2)
     expect(streamed.requests).toHaveLength(2)
+  })
+
+  // A gateway's error sent whole with a 200 to a streamed request: the provider's error, as the whole call reads it.
+  const openAiClient = (url: string) => openai("m", { apiKey: "k", baseURL: `${url}/v1`, ...once })
+  const anthropicClient = (url: string) => anthropic("m", { apiKey: "k", baseURL: url, ...once })
+  const wholeErrors: ReadonlyArray<readonly [string, unknown, boolean, (url: string) => ModelClient]> = [
+    ["openai", { error: { code: 502, message: "upstream died" } }, true, openAiClient],
+    ["openai", { error: { message: "upstream refused the key", type: "invalid_request_error" } }, false, openAiClient],
+    ["openaiResponses", { error: { code: 502, message: "upstream died" } }, true, (url) => openaiResponses("m", { apiKey: "k", baseURL: `${url}/v1`, ...once })],
+    ["anthropic", { type: "error", error: { type: "overloaded_error", message: "upstream died" } }, true, anthropicClient],
+    ["anthropic", { type: "error", error: { type: "invalid_request_error", message: "upstream refused the key" } }, false, anthropicClient]
+  ]
+  it.each(wholeErrors)("%s: a whole JSON error to a streamed request is that error, as the whole call says it (%j)", async (_name, body, retryable, client) => {
+    const s = await serve([{ json: body }])
+    const wholeError = failureOf(await runExit(client(s.url).chat(request)))
+    const streamedError = failureOf(await runExit(Stream.runCollect(client(s.url).stream!(request))))
+    expect(wholeError).toMatchObject({ _tag: "ModelError", retryable, reason: expect.stringContaining("upstream") })
+    expect(streamedError).toMatchObject({ _tag: "ModelError", retryable: wholeError.retryable, reason: wholeError.reason })
+    expect(streamedError.kind).toBe(wholeError.kind)
+  })
+
+  it("openai: a streamed request answered with a whole JSON error is retried as the whole call is", async () => {
+    const s = await serve([{ json: { error: { code: 502, message: "upstream died" } } }, { pieces: [sseBody([openAiChunk({ content: "hello" }, "stop")])], contentType: "text/event-stream" }])
+    const parts = await Effect.runPromise(Stream.runCollect(openai("m", { apiKey: "k", baseURL: `${s.url}/v1`, ...once, retry: { times: 1, base: "1 millis" } }).stream!(request)))
+    expect(parts.flatMap((p) => (p._tag === "TextDelta" ? [p.delta] : [])).join("")).toBe("hello")
+    expect(s.requests).toHaveLength(2)
   })
 })
 
@@ -202,13 +246,43 @@ describe("ollama: the server's message of a failed reply, whatever its shape, an
 
 describe("a streamed request answered with a whole JSON reply (a server that ignores stream: true)", () => {
   const twice = { ...once, retry: { times: 2, base: "1 millis" } } as const
+  const geminiAnswer = { candidates: [{ content: { role: "model", parts: [{ text: "fine" }] }, finishReason: "STOP", index: 0 }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1, totalTokenCount: 4 } }
+  const geminiClient = (url: string) => gemini("gemini-2.5-flash", { apiKey: "k", baseURL: url, ...twice })
   it.each([
-    ["openai", (url: string) => openai("m", { apiKey: "k", baseURL: `${url}/v1`, ...twice }), completion({ content: "fine" }, "stop")],
-    ["anthropic", (url: string) => anthropic("m", { apiKey: "k", baseURL: url, ...twice }), anthropicMessage([{ type: "text", text: "fine" }], "end_turn")]
-  ] as const)("%s: a ModelError saying so, not retried (it was taken for a cut stream and asked again)", async (_name, client, reply) => {
+    ["openai", (url: string) => openai("m", { apiKey: "k", baseURL: `${url}/v1`, ...twice }), completion({ content: "fine" }, "stop"), "`stream: true`"],
+    ["anthropic", (url: string) => anthropic("m", { apiKey: "k", baseURL: url, ...twice }), anthropicMessage([{ type: "text", text: "fine" }], "end_turn"), "`stream: true`"],
+    // A gateway that drops `?alt=sse`: Gemini's own stream without it is a JSON array of responses.
+    ["gemini (a whole response)", geminiClient, geminiAnswer, "`alt=sse`"],
+    ["gemini (a JSON array of responses)", geminiClient, [geminiAnswer], "`alt=sse`"]
+  ] as const)("%s: a ModelError saying so, not retried (it was taken for a cut stream and asked again)", async (_name, client, reply, asked) => {
     const s = await serve([{ json: reply }])
     const error = failureOf(await runExit(Stream.runCollect(client(s.url).stream!(request))))
-    expect(error).toMatchObject({ _tag: "ModelError", retryable: false, reason: expect.stringContaining("not an event stream (it ignored `stream: true`)") })
+    expect(error).toMatchObject({ _tag: "ModelError", retryable: false, reason: expect.stringContaining(`not an event stream (it ignored ${asked})`) })
     expect(s.requests).toHaveLength(1)
+  })
+})
+
+describe("a streamed request answered with a page that is not an event stream (a proxy's, a captive portal's)", () => {
+  const twice = { ...once, retry: { times: 2, base: "1 millis" } } as const
+  const page: Reply = { raw: "<html><head><title>Welcome</title></head><body><h1>Welcome to nginx!</h1>\n\n<p>It works.</p></body></html>", headers: { "content-type": "text/html" } }
+  it.each([
+    ["openai", (url: string) => openai("m", { apiKey: "k", baseURL: `${url}/v1`, ...twice })],
+    ["openaiResponses", (url: string) => openaiResponses("m", { apiKey: "k", baseURL: `${url}/v1`, ...twice })],
+    ["anthropic", (url: string) => anthropic("m", { apiKey: "k", baseURL: url, ...twice })],
+    ["gemini", (url: string) => gemini("g", { apiKey: "k", baseURL: url, ...twice })]
+  ] as const)("%s: not retried, as the whole call is not, quoting the page (it was a cut stream, asked again)", async (_name, client) => {
+    const s = await serve([page])
+    const whole = failureOf(await runExit(client(s.url).chat(request)))
+    const streamed = failureOf(await runExit(Stream.runCollect(client(s.url).stream!(request))))
+    expect(whole).toMatchObject({ _tag: "ModelError", retryable: false })
+    expect(streamed).toMatchObject({ _tag: "ModelError", retryable: false, reason: "the server answered with something that is not an event stream (text/html): Welcome Welcome to nginx! It works." })
+    expect(s.requests).toHaveLength(2)
+  })
+
+  it("openai: a stream cut before its first event is still a cut, retried", async () => {
+    const s = await serve([{ pieces: ['data: {"id":"c'], contentType: "text/event-stream" }, { pieces: [sseBody([openAiChunk({ content: "hello" }, "stop")])], contentType: "text/event-stream" }])
+    const parts = await Effect.runPromise(Stream.runCollect(openai("m", { apiKey: "k", baseURL: `${s.url}/v1`, ...twice }).stream!(request)))
+    expect(parts.flatMap((p) => (p._tag === "TextDelta" ? [p.delta] : [])).join("")).toBe("hello")
+    expect(s.requests).toHaveLength(2)
   })
 })

@@ -126,6 +126,16 @@ describe("openaiResponses(...): the Responses API", () => {
     expect(server.requests).toHaveLength(3)
   })
 
+  it("stream: an error event in OpenAI's nested shape for a 429 (too_many_requests) is retried", async () => {
+    const text: WireReply = { text: "The answer", calls: [], usage: { input: 1, output: 1 } }
+    // openai/openai-dotnet#881: `event: error` with the error nested, its type and code `too_many_requests`.
+    const tooMany = { type: "error", sequence_number: 1, error: { type: "too_many_requests", code: "too_many_requests", message: "Too Many Requests", param: null } }
+    const server = await serve([streamed(sse([...responsesEvents(text, 0).slice(0, 1), ["error", tooMany]])), streamed(sse(responsesEvents(text, 0)))])
+    const exit = await Effect.runPromiseExit(Stream.runCollect(client(server.url).stream!(request)))
+    expect(Exit.isSuccess(exit) && assemble(exit.value)).toMatchObject({ _tag: "Text", content: "The answer" })
+    expect(server.requests).toHaveLength(2)
+  })
+
   it("interrupting the stream closes the HTTP response", async () => {
     const text: WireReply = { text: "first words", calls: [], usage: { input: 1, output: 1 } }
     const server = await serve([streamed(sse(responsesEvents(text, 0, [6]).slice(0, 3)), undefined, "stall")])

@@ -176,6 +176,16 @@ describe("openai provider against a loopback Chat Completions server", () => {
     expect(error.message).toContain("no choices")
   })
 
+  it.each([
+    ["finish_reason tool_calls without tool_calls", { content: null }, "tool_calls", 'finish_reason "tool_calls", but no tool call came'],
+    ["a legacy function_call", { content: null, function_call: { name: "add", arguments: '{"a":3,"b":5}' } }, "function_call", "the legacy function_call field is not supported, use tools"]
+  ])("a reply that names tool calls but holds none (%s) ends the run as malformed at once, not after every turn", async (_, message, finish, says) => {
+    const s = await serve([{ json: completion(message, finish) }])
+    const error = failureOf(await runExit(calculatorOn(`${s.url}/v1`).calculator.runEffect("What is 3 + 5?")))
+    expect(error).toMatchObject({ _tag: "ModelError", kind: "malformed", retryable: false, reason: expect.stringContaining(says) })
+    expect(s.requests).toHaveLength(1)
+  })
+
   it("retries refused connections, then gives a typed ModelError", async () => {
     const port = await closedPort()
     const error = failureOf(await runExit(openai("m", { apiKey: "k", baseURL: `http://127.0.0.1:${port}`, ...fast }).chat(request)))

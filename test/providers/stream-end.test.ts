@@ -2,14 +2,15 @@
  * How a stream ended decides what a missing finish reason means. A stream that ended as its protocol
  * ends it (`[DONE]`, `message_stop`, a Gemini body that ends cleanly after its chunks) but sent no
  * finish reason gives what the same reply whole gives (the parity table covers the replies); a stream
- * cut before that end (no `[DONE]`, no `message_stop`, the connection closed mid-way, an empty body)
+ * cut before that end (no `[DONE]`, no `message_stop`, no `done: true` line, the body ending inside an
+ * event or a line, the connection closed mid-way, an empty body)
  * stays a retryable `ModelError`, retried while nothing reached the caller.
  */
 import { Cause, Effect, Exit, Stream } from "effect"
 import { describe, expect, it } from "vitest"
-import { anthropic, gemini, type ModelClient, ModelError, type ModelRequest, openai } from "../../src/index.ts"
+import { anthropic, gemini, type ModelClient, ModelError, type ModelRequest, ollama, openai, type RetryOptions } from "../../src/index.ts"
 import { quietLogs } from "../support/quiet-logs.ts"
-import { openAiChunk, openAiUsageChunk, type Reply, sseBody, useLoopback } from "./loopback.ts"
+import { ndjsonBody, ollamaLine, openAiChunk, openAiUsageChunk, type Reply, sseBody, useLoopback } from "./loopback.ts"
 import { anthropicEvents, geminiEvents, sse, tearBytes } from "./wire.ts"
 
 quietLogs()
@@ -109,5 +110,30 @@ describe("gemini: the stream ends with its body", () => {
     const body = sse(withoutFinish)
     const s = await serve([streamed(body.slice(0, body.length - 12))])
     expect(await outcome(client(s.url))).toMatchObject({ retryable: true })
+  })
+})
+
+describe("ollama: the done line is the stream's end", () => {
+  const client = (url: string, retry: RetryOptions | false = false) => ollama("m", { host: url, ...once, retry })
+  const ndjson = (body: string): Reply => ({ pieces: tearBytes(body), contentType: "application/x-ndjson" })
+  const answer = ndjsonBody([ollamaLine({ content: "The answer is 42." }), ollamaLine({}, true)])
+  // The body ends cleanly inside the first line: the start of a JSON object, never finished.
+  const insideALine = JSON.stringify(ollamaLine({ content: "The answer is 42." })).slice(0, 60)
+
+  it("the body ends inside a line, before any content: cut, retryable", async () => {
+    const s = await serve([ndjson(insideALine)])
+    expect(await outcome(client(s.url))).toEqual({ retryable: true, reason: "the stream ended before the answer finished (no line with done: true)" })
+  })
+
+  it("a stream cut inside a line is retried while nothing reached the caller", async () => {
+    const s = await serve([ndjson(insideALine), ndjson(answer)])
+    expect(await outcome(client(s.url, { times: 1, base: "5 millis" }))).toEqual({ text: "The answer is 42." })
+    expect(s.requests).toHaveLength(2)
+  })
+
+  it("a last line without its LF is read as any line: the done line ends the answer, a page that is not JSON is not a cut", async () => {
+    const s = await serve([ndjson(answer.trimEnd()), ndjson("<html><body><h1>Welcome to nginx!</h1></body></html>")])
+    expect(await outcome(client(s.url))).toEqual({ text: "The answer is 42." })
+    expect(await outcome(client(s.url))).toMatchObject({ retryable: false, reason: expect.stringContaining("not JSON") })
   })
 })

@@ -121,7 +121,7 @@ const chatWhole = (r: ChatReply): Reply => ({
 })
 
 /** The chunks of the same message: reasoning, content and refusal torn; each call's id, type and name first, its arguments torn after. */
-const chatEvents = (r: ChatReply): Array<unknown> => {
+const chatEvents = (r: ChatReply, deltas: ReadonlyArray<Record<string, unknown>> = []): Array<unknown> => {
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
     id: "chatcmpl-p",
     object: "chat.completion.chunk",
@@ -140,11 +140,14 @@ const chatEvents = (r: ChatReply): Array<unknown> => {
     out.push(chunk({ tool_calls: [{ ...call, index, function: { ...fn, ...(torn ? { arguments: "" } : args === undefined ? {} : { arguments: args }) } }] }))
     if (torn) for (const piece of pieces(args, sizes)) out.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }))
   })
+  for (const delta of deltas) out.push(chunk(delta))
   out.push(chunk({}, r.finish))
   out.push({ ...chunk({}), choices: [], usage })
   return out
 }
-const chatStream = (r: ChatReply): Reply => sseReply(chatEvents(r).map((e) => `data: ${JSON.stringify(e)}\n\n`).join("") + "data: [DONE]\n\n")
+/** The reply's stream; `deltas`: more deltas, before the finish (what the message cannot say, such as a legacy `function_call`'s). */
+const chatStream = (r: ChatReply, deltas?: ReadonlyArray<Record<string, unknown>>): Reply =>
+  sseReply(chatEvents(r, deltas).map((e) => `data: ${JSON.stringify(e)}\n\n`).join("") + "data: [DONE]\n\n")
 
 const fn = (id: string | undefined, name: unknown, args?: unknown) => ({
   ...(id === undefined ? {} : { id }),
@@ -165,6 +168,14 @@ const chatCases: ReadonlyArray<Case<ChatReply>> = [
   { name: "filtered", reply: { message: { content: "" }, finish: "content_filter" }, expected: { kind: "content-filter", retryable: false } },
   { name: "a refusal", reply: { message: { content: null, refusal: "I can't help with that." }, finish: "stop" }, expected: { kind: "refusal", retryable: false } },
   { name: "nothing, for an unknown reason", reply: { message: { content: "" }, finish: "weird" }, expected: { kind: "malformed", retryable: false } },
+  { name: "finish_reason tool_calls without a tool call", reply: { message: { content: null }, finish: "tool_calls" }, expected: { kind: "malformed", retryable: false } },
+  {
+    name: "a legacy function_call",
+    reply: { message: { content: null, function_call: { name: "add", arguments: '{"a":1,"b":2}' } }, finish: "function_call" },
+    expected: { kind: "malformed", retryable: false },
+    // Streamed as the legacy API streams it: `delta.function_call`, its arguments torn.
+    stream: chatStream({ message: { content: null }, finish: "function_call" }, [{ function_call: { name: "add", arguments: "" } }, { function_call: { arguments: '{"a":1,' } }, { function_call: { arguments: '"b":2}' } }])
+  },
   { name: "only reasoning", reply: { message: { content: "", reasoning_content: "Let me think." }, finish: "stop" }, expected: { kind: "thinking-only", retryable: false } },
   { name: "a text without a finish_reason", reply: { message: { content: "The answer is 42." }, finish: null }, expected: "Text" },
   { name: "a tool call without a finish_reason", reply: { message: { content: null, tool_calls: [fn("t1", "add", '{"a":1,"b":2}')] }, finish: null }, expected: "ToolCalls" }
@@ -370,6 +381,7 @@ parity(
     { name: "max_tokens in a text", reply: { content: [{ type: "text", text: "The answer" }], stop: "max_tokens" }, expected: { kind: "length", retryable: false } },
     { name: "pause_turn with text", reply: { content: [{ type: "text", text: "Searching." }], stop: "pause_turn" }, expected: "Text" },
     { name: "pause_turn with nothing", reply: { content: [], stop: "pause_turn" }, expected: { kind: "malformed", retryable: false } },
+    { name: "stop_reason tool_use without a tool_use block", reply: { content: [], stop: "tool_use" }, expected: { kind: "malformed", retryable: false } },
     { name: "a refusal", reply: { content: [{ type: "text", text: "I can't" }], stop: "refusal" }, expected: { kind: "refusal", retryable: false } },
     {
       name: "signed and redacted thinking before a call",
