@@ -2,9 +2,11 @@
  * A store directory damaged outside the engine: one that holds files but no `PG_VERSION` (a partial
  * copy or restore) is refused with `EngineUnavailable`, never opened as a new, empty database over the
  * old files (its runs gone, a finished run's mutating call then run again under the same run id); a
- * `pg` that is a file is refused saying what the file system said, never "[object Object]".
+ * first initialisation killed before PGlite wrote `PG_VERSION` (never marked initialised) is
+ * initialised again; a `pg` that is a file is refused saying what the file system said, never
+ * "[object Object]".
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Cause, Effect, Exit, Layer, Schema } from "effect"
@@ -42,6 +44,7 @@ describe("a store directory damaged outside the engine", () => {
     }))
     expect(await Effect.runPromise(run)).toEqual({ _tag: "Completed", output: "done" })
     expect(payments).toBe(1)
+    expect(existsSync(join(dir, "pg.initialized"))).toBe(true)
     rmSync(join(dir, "pg", "PG_VERSION"))
     const before = readdirSync(join(dir, "pg")).sort()
     const failure = await openFailure(dir)
@@ -54,6 +57,16 @@ describe("a store directory damaged outside the engine", () => {
 
   it("an empty directory is a new store", async () => {
     expect(await openFailure(freshDir())).toBeUndefined()
+  }, 120_000)
+
+  it("a first initialisation that did not finish (files, no PG_VERSION, never marked initialised) is initialised again", async () => {
+    const dir = freshDir()
+    // What PGlite has written a second before PG_VERSION, when its process is killed then.
+    for (const sub of ["base", "global", "pg_wal"]) mkdirSync(join(dir, "pg", sub), { recursive: true })
+    writeFileSync(join(dir, "pg", "pg_hba.conf"), "")
+    expect(await openFailure(dir)).toBeUndefined()
+    expect(existsSync(join(dir, "pg", "PG_VERSION"))).toBe(true)
+    expect(existsSync(join(dir, "pg.initialized"))).toBe(true)
   }, 120_000)
 
   it("a `pg` that is a file: refused with what the file system said", async () => {

@@ -355,17 +355,32 @@ export class PgliteSession extends Context.Service<PgliteSession, {
 }>()("effect-agent-dsl/durable/PgliteSession") {}
 
 /**
- * Refuses a directory that holds files but no `PG_VERSION`: PGlite would take it for an empty one and
- * create a new database over it, losing every run it held (a partial copy or restore). An empty or
- * missing directory is a new database; a whole one opens as it is.
+ * The file beside a database directory that says its database was initialised once (written when
+ * PGlite is first ready on it). It tells a database that lost its `PG_VERSION` (a partial copy or
+ * restore: refused) from a first initialisation that did not finish (a process killed in the second
+ * or so PGlite writes its files before `PG_VERSION`: initialised again, as PGlite does).
+ */
+const initialisedMark = (dataDir: string): string => `${dataDir.replace(/[\\/]+$/, "")}.initialized`
+
+/**
+ * Refuses a directory that holds files but no `PG_VERSION` once its database was initialised (see
+ * {@link initialisedMark}): PGlite would take it for an empty one and create a new database over it,
+ * losing every run it held. An empty or missing directory is a new database; a whole one opens as it is.
  */
 const refuseIncompleteDatabase = async (dataDir: string): Promise<void> => {
   const { existsSync, readdirSync, statSync } = await import("node:fs")
   if (!existsSync(dataDir) || !statSync(dataDir).isDirectory()) return
-  if (readdirSync(dataDir).length === 0 || existsSync(`${dataDir}/PG_VERSION`)) return
+  if (readdirSync(dataDir).length === 0 || existsSync(`${dataDir}/PG_VERSION`) || !existsSync(initialisedMark(dataDir))) return
   throw new Error(
-    `${dataDir} holds files but no PG_VERSION: it is not a whole PGlite database (a partial copy or restore?), and opening it would create a new, empty one over it; restore the whole directory, or move it away to start afresh`
+    `${dataDir} holds files but no PG_VERSION: it is not a whole PGlite database (a partial copy or restore?), and opening it would create a new, empty one over it; restore the whole directory, or move it away (and ${initialisedMark(dataDir)} with it) to start afresh`
   )
+}
+
+/** Marks the database in `dataDir` initialised (see {@link initialisedMark}), once. */
+const markInitialised = async (dataDir: string): Promise<void> => {
+  const { existsSync, writeFileSync } = await import("node:fs")
+  const mark = initialisedMark(dataDir)
+  if (!existsSync(mark)) writeFileSync(mark, "The PGlite database in the directory beside this file was initialised: without its PG_VERSION it is refused, not created again over its files.\n")
 }
 
 /** Internal: a PGlite database in `dataDir` as an Effect `SqlClient` and a `PgliteSession` on the same session. */
@@ -384,6 +399,7 @@ export const pgliteSession = (options: PgliteClientOptions): Layer.Layer<SqlClie
               startParams: [...module.PGlite.defaultStartParams, ...startParams]
             })
             await pglite.waitReady
+            if (files) await markInitialised(options.dataDir)
             return { pglite, ...tracked(pglite, module, !files) }
           },
           catch: (cause) => new SqlError({ reason: classify(cause, "connect") })
