@@ -14,6 +14,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import { agent, text, tool, toolCalls } from "../../src/index.ts"
 import { durable } from "../../src/durable/index.ts"
 import { embeddedEngine, EngineUnavailable } from "../../src/durable/embedded.ts"
+import { refuseIncompleteDatabase } from "../../src/durable/engines/pglite-client.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 
 const dirs: Array<string> = []
@@ -58,6 +59,18 @@ describe("a store directory damaged outside the engine", () => {
   it("an empty directory is a new store", async () => {
     expect(await openFailure(freshDir())).toBeUndefined()
   }, 120_000)
+
+  it("a mark left of a database moved away is let go: the next first initialisation, if killed, is not refused for it", async () => {
+    const dir = freshDir()
+    const pg = join(dir, "pg")
+    writeFileSync(join(dir, "pg.initialized"), "of a database moved away")
+    await refuseIncompleteDatabase(pg) // no pg: a new database
+    expect(existsSync(join(dir, "pg.initialized"))).toBe(false)
+    for (const sub of ["base", "global"]) mkdirSync(join(pg, sub), { recursive: true })
+    await expect(refuseIncompleteDatabase(pg)).resolves.toBeUndefined()
+    writeFileSync(join(dir, "pg.initialized"), "initialised")
+    await expect(refuseIncompleteDatabase(pg)).rejects.toThrow(/holds files but no PG_VERSION/)
+  })
 
   it("a first initialisation that did not finish (files, no PG_VERSION, never marked initialised) is initialised again", async () => {
     const dir = freshDir()

@@ -363,14 +363,22 @@ export class PgliteSession extends Context.Service<PgliteSession, {
 const initialisedMark = (dataDir: string): string => `${dataDir.replace(/[\\/]+$/, "")}.initialized`
 
 /**
- * Refuses a directory that holds files but no `PG_VERSION` once its database was initialised (see
- * {@link initialisedMark}): PGlite would take it for an empty one and create a new database over it,
- * losing every run it held. An empty or missing directory is a new database; a whole one opens as it is.
+ * Internal: refuses a directory that holds files but no `PG_VERSION` once its database was initialised
+ * (see {@link initialisedMark}): PGlite would take it for an empty one and create a new database over
+ * it, losing every run it held. An empty or missing directory is a new database (a mark left of one
+ * moved away is removed); a whole one opens as it is.
+ *
+ * @example
+ * ```ts
+ * await refuseIncompleteDatabase("./data/pg") // throws when ./data/pg.initialized says it was a database
+ * ```
  */
-const refuseIncompleteDatabase = async (dataDir: string): Promise<void> => {
-  const { existsSync, readdirSync, statSync } = await import("node:fs")
-  if (!existsSync(dataDir) || !statSync(dataDir).isDirectory()) return
-  if (readdirSync(dataDir).length === 0 || existsSync(`${dataDir}/PG_VERSION`) || !existsSync(initialisedMark(dataDir))) return
+export const refuseIncompleteDatabase = async (dataDir: string): Promise<void> => {
+  const { existsSync, readdirSync, rmSync, statSync } = await import("node:fs")
+  const mark = initialisedMark(dataDir)
+  // No database at all (moved away to start afresh): a mark left of it marks nothing now.
+  if (!existsSync(dataDir) || (statSync(dataDir).isDirectory() && readdirSync(dataDir).length === 0)) return rmSync(mark, { force: true })
+  if (!statSync(dataDir).isDirectory() || existsSync(`${dataDir}/PG_VERSION`) || !existsSync(mark)) return
   throw new Error(
     `${dataDir} holds files but no PG_VERSION: it is not a whole PGlite database (a partial copy or restore?), and opening it would create a new, empty one over it; restore the whole directory, or move it away (and ${initialisedMark(dataDir)} with it) to start afresh`
   )
