@@ -77,6 +77,13 @@ export const wholeReplyFetch = (provider: string) => async (input: string | URL 
   const text = await response.text()
   const body = replyBody(provider, text)
   if (body instanceof ModelError) throw body
+  // A gateway's error sent with a 200 (`{"error": {"code": 503, …}}`): failed as that status, as the
+  // stream's reader fails the same body (retried by the status), not read as a reply without candidates.
+  const error = isRecord(body) && isRecord(body["error"]) ? body["error"] : undefined
+  const code = error?.["code"]
+  if (typeof code === "number" && code >= 400 && code < 600) {
+    throw new GeminiHttpError(code, typeof error?.["status"] === "string" ? error["status"] : "", response.headers, text)
+  }
   return new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers })
 }
 
@@ -102,6 +109,23 @@ export const httpModelError = (provider: string, error: GeminiHttpError): ModelE
     ...(advice.retryAfterMs === undefined ? {} : { retryAfterMs: advice.retryAfterMs }),
     cause: error
   })
+}
+
+/**
+ * The reason a parsed Google error body gives (`{"error": {"status", "message"}}`): "STATUS: message",
+ * the message alone, or the status alone; undefined for a body of another shape.
+ *
+ * @example
+ * ```ts
+ * googleErrorReason({ error: { code: 503, status: "UNAVAILABLE", message: "The model is overloaded." } }) // "UNAVAILABLE: The model is overloaded."
+ * ```
+ */
+export const googleErrorReason = (json: unknown): string | undefined => {
+  const body = (json as { error?: { message?: unknown; status?: unknown } } | null)?.error
+  const message = typeof body?.message === "string" && body.message !== "" ? body.message : undefined
+  const status = typeof body?.status === "string" && body.status !== "" ? body.status : undefined
+  if (message === undefined) return status
+  return status === undefined ? message : `${status}: ${message}`
 }
 
 /** A protobuf `Duration` in its JSON form: decimal seconds with an `s` (`"20s"`, `"1.5s"`, `"0.000001s"`). */
@@ -148,10 +172,6 @@ const errorReason = (error: GeminiHttpError): string => {
     const text = bodySummary(error.body)
     return `the error body${type === null ? "" : ` (${type})`} is not JSON: ${text === "" ? error.message : text}`
   }
-  const body = (json as { error?: { message?: unknown; status?: unknown } } | null)?.error
-  const message = typeof body?.message === "string" && body.message !== "" ? body.message : undefined
-  const status = typeof body?.status === "string" && body.status !== "" ? body.status : undefined
   // Not Google's error shape (a proxy's `{"message"}`): what the body says, as for the other providers.
-  if (message === undefined) return status ?? errorBodyMessage(error.body) ?? truncate(error.body)
-  return status === undefined ? message : `${status}: ${message}`
+  return googleErrorReason(json) ?? errorBodyMessage(error.body) ?? truncate(error.body)
 }

@@ -25,7 +25,7 @@ import { type ResponsePart, responseInfoParts } from "../model/response-part.ts"
 import { assembleResponse } from "./assemble-response.ts"
 import { checkFaultOptions } from "./check-fault-options.ts"
 import { checkReply, unusableReply } from "./check-reply.ts"
-import { geminiFetch, GeminiHttpError, httpModelError, retryInfoAdvice, wholeReplyFetch } from "./gemini-fetch.ts"
+import { geminiFetch, GeminiHttpError, googleErrorReason, httpModelError, retryInfoAdvice, wholeReplyFetch } from "./gemini-fetch.ts"
 import { GeminiSchemaError, toGeminiSchema } from "./gemini-schema.ts"
 import { geminiStreamReader, hearingReads, incompleteEvent } from "./gemini-stream.ts"
 import { argumentsText, callName } from "./normalise-calls.ts"
@@ -498,6 +498,15 @@ const toUsage = (usage: WireResponse["usageMetadata"]): Usage | undefined => {
   }
 }
 
+/** `text` parsed as JSON, or undefined when it is not JSON. */
+const parsedOrUndefined = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
 const toModelError = (cause: unknown): ModelError => {
   if (cause instanceof ModelError) return cause
   if (cause instanceof GeminiHttpError) return httpModelError(provider, cause)
@@ -509,7 +518,8 @@ const toModelError = (cause: unknown): ModelError => {
     const advice = json < 0 ? {} : retryInfoAdvice(cause.message.slice(json))
     return new ModelError({
       provider,
-      reason: cause.message,
+      // The body's own words, as a failed reply's are read ("UNAVAILABLE: …"), not the SDK's "got status: …" around them.
+      reason: (json < 0 ? undefined : googleErrorReason(parsedOrUndefined(cause.message.slice(json)))) ?? cause.message,
       status: cause.status,
       retryable: shouldRetryStatus(cause.status, {}),
       ...(advice.retryAfterMs === undefined ? {} : { retryAfterMs: advice.retryAfterMs }),

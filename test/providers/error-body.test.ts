@@ -161,7 +161,10 @@ describe("a 200 that carries an error, whole and streamed alike", () => {
     ["openai", { error: { message: "upstream refused the key", type: "invalid_request_error" } }, false, openAiClient],
     ["openaiResponses", { error: { code: 502, message: "upstream died" } }, true, (url) => openaiResponses("m", { apiKey: "k", baseURL: `${url}/v1`, ...once })],
     ["anthropic", { type: "error", error: { type: "overloaded_error", message: "upstream died" } }, true, anthropicClient],
-    ["anthropic", { type: "error", error: { type: "invalid_request_error", message: "upstream refused the key" } }, false, anthropicClient]
+    ["anthropic", { type: "error", error: { type: "invalid_request_error", message: "upstream refused the key" } }, false, anthropicClient],
+    // Gemini's whole call read it as a reply without candidates (not retried) while its stream retried it.
+    ["gemini", { error: { code: 503, status: "UNAVAILABLE", message: "upstream overloaded" } }, true, (url) => gemini("g", { apiKey: "k", baseURL: url, ...once })],
+    ["gemini", { error: { code: 400, status: "INVALID_ARGUMENT", message: "upstream refused the request" } }, false, (url) => gemini("g", { apiKey: "k", baseURL: url, ...once })]
   ]
   it.each(wholeErrors)("%s: a whole JSON error to a streamed request is that error, as the whole call says it (%j)", async (_name, body, retryable, client) => {
     const s = await serve([{ json: body }])
