@@ -64,11 +64,14 @@ export const ModelErrorPolicy = {
  * ```
  */
 export const withModelErrorPolicy = (client: ModelClient, policy: ModelErrorPolicy): ModelClient => {
+  // Spans and metrics name the wrapped client's provider and model (a fallback's later models answer
+  // under them too: `gen_ai.response.model` says which did, when its provider reports it).
+  const wrapped = (chat: ModelClient["chat"]): ModelClient => (client.metadata === undefined ? { chat } : { chat, metadata: client.metadata })
   switch (policy._tag) {
     case "Respond":
-      return { chat: (request) => client.chat(request).pipe(Effect.catch((error) => Effect.sync(() => policy.respond(error, request)))) }
+      return wrapped((request) => client.chat(request).pipe(Effect.catch((error) => Effect.sync(() => policy.respond(error, request)))))
     case "Retry":
-      return { chat: (request) => Effect.suspend(() => client.chat(request)).pipe(Effect.retry({ schedule: policy.schedule, while: policy.while })) }
+      return wrapped((request) => Effect.suspend(() => client.chat(request)).pipe(Effect.retry({ schedule: policy.schedule, while: policy.while })))
     case "Fallback": {
       const step = (model: ModelClient) => ({
         provide: Layer.succeed(ModelClientService, model),
@@ -81,7 +84,7 @@ export const withModelErrorPolicy = (client: ModelClient, policy: ModelErrorPoli
           const model = yield* ModelClientService
           return yield* model.chat(request)
         })
-      return { chat: (request) => Effect.withExecutionPlan(call(request), plan) }
+      return wrapped((request) => Effect.withExecutionPlan(call(request), plan))
     }
   }
 }

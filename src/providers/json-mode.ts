@@ -47,6 +47,8 @@ export const jsonMode = (client: ModelClient, options: JsonModeOptions = {}): Mo
   const output = options.output === undefined ? { type: "string" } : outputSchema(options.output)
   const maxRepairs = repairsOf(options.maxRepairs)
   return {
+    // Spans and metrics name the wrapped model's provider and model.
+    ...(client.metadata === undefined ? {} : { metadata: client.metadata }),
     chat: (request) =>
       Effect.gen(function*() {
         const envelope = composeEnvelope(request.tools, request.toolChoice, output)

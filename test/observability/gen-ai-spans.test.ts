@@ -4,9 +4,9 @@
  * `error.type` on failures, the session id as conversation id, the client's metadata, and content
  * capture: off by default, on when asked.
  */
-import { Effect, Exit, Schema, Stream } from "effect"
+import { Effect, Exit, Schedule, Schema, Stream } from "effect"
 import { describe, expect, it } from "vitest"
-import { agent, anthropic, CaptureMessageContent, ModelClient, ModelError, ollama, openai, outputStrategy, session, text, tool, toolCalls } from "../../src/index.ts"
+import { agent, anthropic, CaptureMessageContent, jsonMode, ModelClient, ModelError, ModelErrorPolicy, ollama, openai, outputStrategy, session, text, tool, toolCalls, withModelErrorPolicy } from "../../src/index.ts"
 import { scriptedModel } from "../../src/testing/index.ts"
 import { captureFlag, captureContentVariable } from "../../src/runtime/gen-ai-content.ts"
 import { chatSpan } from "../../src/runtime/gen-ai-spans.ts"
@@ -209,6 +209,26 @@ describe("ModelClient.metadata", () => {
     expect(ModelClient.fromFunction(() => ({ _tag: "Text", content: "x" })).metadata).toBeUndefined()
     expect(ModelClient.fromFunction(() => ({ _tag: "Text", content: "x" }), { model: "m" }).metadata).toEqual({ model: "m" })
     expect(scriptedModel(text("x")).metadata).toBeUndefined()
+  })
+
+  it("is kept by the wrappers (a model-error policy, jsonMode): their spans name the wrapped provider and model", async () => {
+    const metadata = { provider: "openai", model: "gpt-4o-mini" }
+    const base = (content = "ok") => ModelClient.fromFunction(() => ({ _tag: "Text", content }), metadata)
+    const wrapped = [
+      withModelErrorPolicy(base(), ModelErrorPolicy.respond({ _tag: "Text", content: "busy" })),
+      withModelErrorPolicy(base(), ModelErrorPolicy.retry(Schedule.recurs(1))),
+      withModelErrorPolicy(base(), ModelErrorPolicy.fallback([scriptedModel(text("x"))])),
+      jsonMode(base(`{"output":"ok"}`))
+    ]
+    for (const client of wrapped) {
+      expect(client.metadata).toEqual(metadata)
+      const { spans, tracer } = captureSpans()
+      await Effect.runPromise(agent("a").model(client).runEffect("hi").pipe(Effect.withTracer(tracer)))
+      const chat = spans.find((span) => span.name.startsWith("chat"))!
+      expect(chat.name).toBe("chat gpt-4o-mini")
+      expect(Object.fromEntries(chat.attributes)).toMatchObject({ "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o-mini" })
+    }
+    expect(jsonMode(scriptedModel(text("x"))).metadata).toBeUndefined()
   })
 })
 
