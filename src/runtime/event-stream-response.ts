@@ -33,7 +33,7 @@ import type * as Stream from "effect/Stream"
 import { effectStream } from "../internal/lazy-effect.ts"
 import type { RunStreamEvent } from "../dsl/events.ts"
 import { type CompositeStreamEvent, isCompositeEvent, runOutcomeOfComposite } from "../dsl/composite-events.ts"
-import { type AgentError, ToolNotAllowed } from "../errors.ts"
+import { type AgentError, InvalidToolArgs, ToolNotAllowed } from "../errors.ts"
 import { agUiFrames, type AgUiStreamOptions } from "../protocols/ag-ui/wire/to-ag-ui.ts"
 import { routeOf } from "../dsl/child-listing.ts"
 import { type ChildRunMark, childRunKey } from "./child-run-mark.ts"
@@ -141,10 +141,22 @@ const aborted = (signal: AbortSignal): Effect.Effect<void> =>
     return Effect.sync(() => signal.removeEventListener("abort", onAbort))
   })
 
+/**
+ * An event's frame, never failing on a field JSON cannot hold (a tool's cyclic result, a throwing
+ * `toJSON`): that field is what the model was given for it (`jsonOr`), as the UI message stream sends it.
+ */
+const eventFrame = (event: CompositeStreamEvent): string => {
+  try {
+    return frame(event, event._tag)
+  } catch {
+    return frame(Object.fromEntries(Object.entries(event).map(([key, value]) => [key, jsonOr(value)])), event._tag)
+  }
+}
+
 const eventFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>, include: (event: RunStreamEvent) => boolean) =>
   events.pipe(
     effectStream().filter((event) => isCompositeEvent(event) || include(event)),
-    effectStream().map((event) => frame(event, event._tag)),
+    effectStream().map(eventFrame),
     effectStream().catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? effectStream().failCause(cause) : effectStream().make(frame(errorText(cause), "error"))))
   )
 
@@ -353,14 +365,21 @@ const uiMessageFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>
           settle(event.runId, event.toolCallId)
           out.push({ type: "tool-output-error", toolCallId: uiIdOf(event, event.toolCallId), errorText: shownSafely(shown, event.error) })
           break
-        case "InvalidArgs":
+        case "InvalidArgs": {
           settle(event.runId, event.toolCallId)
-          out.push({ type: "tool-output-error", toolCallId: uiIdOf(event, event.toolCallId), errorText: event.issues })
+          // The issues by default (what the model was told); `onError` masks them, as it masks every error's text.
+          const error = new InvalidToolArgs({ agent: event.agent, skill: event.skill, tool: event.tool, raw: event.raw, issues: event.issues })
+          out.push({ type: "tool-output-error", toolCallId: uiIdOf(event, event.toolCallId), errorText: shown === messageOf ? event.issues : shownSafely(shown, error) })
           break
+        }
         case "ToolHallucinated":
           settle(event.runId, event.toolCallId)
-          // The call was sent as tool-input-available: it gets its outcome, what the model was told.
-          out.push({ type: "tool-output-error", toolCallId: uiIdOf(event, event.toolCallId), errorText: new ToolNotAllowed({ agent: event.agent, skill: event.skill, tool: event.tool, allowed: event.allowed }).message })
+          // The call was sent as tool-input-available: it gets its outcome, what the model was told (masked by `onError`).
+          out.push({
+            type: "tool-output-error",
+            toolCallId: uiIdOf(event, event.toolCallId),
+            errorText: shownSafely(shown, new ToolNotAllowed({ agent: event.agent, skill: event.skill, tool: event.tool, allowed: event.allowed }))
+          })
           break
         case "Handoff":
           // Nothing after a handoff runs: the target that starts next is the conversation's, not a child of an open call.
@@ -430,8 +449,23 @@ const uiMessageFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>
         for (const runId of [...openCalls.keys()]) closeOpen(runId, "no result: the run ended before this call finished (it may have started)", chunks)
         finishStep(chunks)
         chunks.push({ type: "error", errorText: shownSafely(shown, Cause.squash(cause)) }, { type: "finish", finishReason: "error" })
+        finished = true
         return effectStream().fromIterable(chunks.map((chunk) => frame(chunk)))
       }),
+      // Events that end before the top-level run did (the response's `signal` stopped the run): its open
+      // calls get their outcome and the message its `finish` (`other`, an interrupted run), so a reader
+      // still reading never keeps a call waiting for ever.
+      effectStream().concat(effectStream().suspend(() => {
+        if (finished) return effectStream().empty
+        const chunks: Array<unknown> = []
+        if (!startSent) chunks.push({ type: "start" })
+        closeTorn(undefined, chunks)
+        for (const runId of [...openCalls.keys()]) closeOpen(runId, "no result: the run was stopped before this call finished (it may have started)", chunks)
+        finishStep(chunks)
+        chunks.push({ type: "finish", finishReason: "other" })
+        finished = true
+        return effectStream().fromIterable(chunks.map((chunk) => frame(chunk)))
+      })),
       effectStream().concat(effectStream().make("data: [DONE]\n\n"))
     )
   })
