@@ -13,10 +13,11 @@ const alias = Object.entries(paths).map(([name, [target]]) => ({
 }))
 
 // Suites that start worker processes and kill them with SIGKILL (the durable engines' crash, follow,
-// cancel and start-up tests): about 11 minutes of a worker's time on 2 cores, most of it processes
+// cancel and start-up tests), and the embedded store opened over damaged directories (five PGlite
+// start-ups): about 11 minutes of a worker's time on 2 cores, most of it processes and databases
 // starting. They run with `npm run test:processes` (PROCESS_TESTS=1; CI runs it after `npm test`) and
 // in `npm run test:durable`, so that `npm test` stays well under 15 minutes.
-const processSuites = ["test/durable-engines/{cancel,client-only,crash-embedded,crash-postgres,example,follow,start-together}.test.ts"]
+const processSuites = ["test/durable-engines/{cancel,client-only,crash-embedded,crash-postgres,example,follow,incomplete-store,start-together}.test.ts"]
 
 // Type tests (test/types) are ordinary test files: `tsc --noEmit` in `npm test` checks their
 // `@ts-expect-error` lines, and vitest runs their `expectTypeOf` calls.
