@@ -435,37 +435,36 @@ const uiMessageFrames = (events: Stream.Stream<CompositeStreamEvent, AgentError>
       }
       return out
     }
+    /**
+     * The message's end when the top-level run's own did not come: `start` if none was sent, every open
+     * call's outcome (`no result: the run <how> before this call finished`), the step's end, then `last`
+     * (the `finish`, after the failure's `error`). Said once.
+     */
+    const endUnfinished = (how: string, last: ReadonlyArray<unknown>) => {
+      if (finished) return effectStream().empty
+      const chunks: Array<unknown> = []
+      if (!startSent) chunks.push({ type: "start" })
+      closeTorn(undefined, chunks)
+      for (const runId of [...openCalls.keys()]) closeOpen(runId, `no result: the run ${how} before this call finished (it may have started)`, chunks)
+      finishStep(chunks)
+      chunks.push(...last)
+      finished = true
+      return effectStream().fromIterable(chunks.map((chunk) => frame(chunk)))
+    }
     return events.pipe(
       effectStream().flatMap((event) => effectStream().fromIterable(toChunks(event).map((chunk) => frame(chunk)))),
       // A run's failure is reported in `RunEnd`'s chunks; one before the run ended (a snapshot that does
       // not decode, no model, a store that fails) gets its own `error` and `finish` here. The protocol
       // ends with [DONE] either way.
-      effectStream().catchCause((cause) => {
-        if (Cause.hasInterruptsOnly(cause)) return effectStream().failCause(cause)
-        if (finished) return effectStream().empty
-        const chunks: Array<unknown> = []
-        if (!startSent) chunks.push({ type: "start" })
-        closeTorn(undefined, chunks)
-        for (const runId of [...openCalls.keys()]) closeOpen(runId, "no result: the run ended before this call finished (it may have started)", chunks)
-        finishStep(chunks)
-        chunks.push({ type: "error", errorText: shownSafely(shown, Cause.squash(cause)) }, { type: "finish", finishReason: "error" })
-        finished = true
-        return effectStream().fromIterable(chunks.map((chunk) => frame(chunk)))
-      }),
+      effectStream().catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause)
+          ? effectStream().failCause(cause)
+          : endUnfinished("ended", [{ type: "error", errorText: shownSafely(shown, Cause.squash(cause)) }, { type: "finish", finishReason: "error" }])
+      ),
       // Events that end before the top-level run did (the response's `signal` stopped the run): its open
       // calls get their outcome and the message its `finish` (`other`, an interrupted run), so a reader
       // still reading never keeps a call waiting for ever.
-      effectStream().concat(effectStream().suspend(() => {
-        if (finished) return effectStream().empty
-        const chunks: Array<unknown> = []
-        if (!startSent) chunks.push({ type: "start" })
-        closeTorn(undefined, chunks)
-        for (const runId of [...openCalls.keys()]) closeOpen(runId, "no result: the run was stopped before this call finished (it may have started)", chunks)
-        finishStep(chunks)
-        chunks.push({ type: "finish", finishReason: "other" })
-        finished = true
-        return effectStream().fromIterable(chunks.map((chunk) => frame(chunk)))
-      })),
+      effectStream().concat(effectStream().suspend(() => endUnfinished("was stopped", [{ type: "finish", finishReason: "other" }]))),
       effectStream().concat(effectStream().make("data: [DONE]\n\n"))
     )
   })
