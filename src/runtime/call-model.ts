@@ -150,6 +150,51 @@ export function* callModelSteps<E>(
   return response
 }
 
+/**
+ * A model call with nothing to yield but the model itself (`plainCall`): its client, when it started,
+ * and the call answering its Exit. The loop's turn yields `answer` and hands the Exit to `plainAnswered`,
+ * so the call costs no generator of its own (issue #37).
+ */
+export class PlainCall {
+  constructor(
+    readonly client: ModelClient,
+    readonly started: number,
+    readonly answer: Effect.Effect<Exit.Exit<LlmResponse, ModelError>>
+  ) {}
+}
+
+/**
+ * The call `callModelSteps` would make with nothing around it (an untraced, unrecorded, unstreamed call
+ * of a `fromFunction` client whose `ModelCall`, `ModelResponse` and `Retrying` nobody hears, its metrics
+ * recorded in plain code), started; undefined for any other call.
+ *
+ * @example
+ * ```ts
+ * const plain = plainCall(ctx, request, ctx.callEnv)
+ * const response = plain === undefined ? yield* callModelSteps(...) : plainAnswered(ctx, plain, yield* plain.answer, ctx.callEnv)
+ * ```
+ */
+export const plainCall = (announcer: Announcer, request: ModelRequest, env: CallEnv): PlainCall | undefined => {
+  const client = env.client
+  if (client === undefined || env.traced || env.retryHeard !== false || env.context === undefined) return undefined
+  if (announcer.hears?.("ModelCall") !== false || announcer.hears?.("ModelResponse") !== false) return undefined
+  const chat = safeChatExit(client.chat)
+  if (chat === undefined) return undefined
+  return new PlainCall(client, env.clock.currentTimeMillisUnsafe(), chat(request))
+}
+
+/**
+ * A plain call's Exit, as `callModelSteps` ends a call: measured (the GenAI metrics), a failure's usage
+ * spent; the response, or the failure to fail the step with.
+ */
+export const plainAnswered = (announcer: Announcer, call: PlainCall, exit: Exit.Exit<LlmResponse, ModelError>, env: CallEnv): LlmResponse | Exit.Failure<never, ModelError> => {
+  measureCall(call.client, env.clock.currentTimeMillisUnsafe() - call.started, exit, env, undefined)
+  if (Exit.isSuccess(exit)) return exit.value
+  const usage = failedUsage(exit)
+  if (usage !== undefined) announcer.spent?.(usage)
+  return exit as Exit.Failure<never, ModelError>
+}
+
 /** The span's attributes of an answer: the response's, its content when captured, a streamed call's `gen_ai.response.time_to_first_chunk`. */
 const responseAttributes = (response: LlmResponse, capture: boolean, chunks: ChunkTimes | undefined): Record<string, unknown> => {
   const attributes: Record<string, unknown> = capture ? { ...chatResponseAttributes(response), ...outputContent(response) } : chatResponseAttributes(response)

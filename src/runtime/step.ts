@@ -14,8 +14,10 @@
  * What is on every step is kept cheap (issue #37): an event nobody hears is not made and nothing is
  * yielded for it (`ctx.hears`), nor for a budget check that found nothing; generators are module-level
  * functions (a `function*` expression evaluated per call costs ~2 µs on Node 20); and the generators a
- * wait passes through are few (each resumption goes through every one of them), so a model call is
- * delegated to from the turn itself and a tool call is three generators below it.
+ * wait passes through are few (each resumption goes through every one of them): an untraced run's
+ * turns are the loop's own generator (`turnSteps` with `untilEnd`), a plain model call is yielded by
+ * the turn itself (`plainCall`), and a plain tool call by its pipeline (`chargedPlainly`), one
+ * generator below the turn.
  */
 import * as Effect from "effect/Effect"
 import type { LlmResponse, ModelRequest } from "../model/messages.ts"
@@ -26,7 +28,7 @@ import type { Steps } from "../internal/steps.ts"
 import type { AgentDefinition } from "../dsl/agent-definition.ts"
 import type { AgentError, BudgetExceeded } from "../errors.ts"
 import type { ResponsePart } from "../model/response-part.ts"
-import { callModelSteps, modelSpan } from "./call-model.ts"
+import { callModelSteps, modelSpan, PlainCall, plainAnswered, plainCall } from "./call-model.ts"
 import { type Finished, finalText } from "./final-answer.ts"
 import type { RunContext } from "./run-context.ts"
 import { softLanding } from "./soft-landing.ts"
@@ -87,9 +89,13 @@ const modelRequest = (ctx: RunContext): ModelRequest => {
  * (so no generator of the step waits with the call), or the Effect of its span when the run is traced.
  * Streamed to `onPart` in a streaming run (not when its sink takes no deltas); recorded in a durable one.
  */
-const modelCall = (ctx: RunContext): Steps<LlmResponse, AgentError, ModelClientService> | Effect.Effect<LlmResponse, AgentError, ModelClientService> => {
+const modelCall = (ctx: RunContext): Steps<LlmResponse, AgentError, ModelClientService> | Effect.Effect<LlmResponse, AgentError, ModelClientService> | PlainCall => {
   const request = modelRequest(ctx)
   const durability = ctx.durability
+  if (durability === undefined && (ctx.sink === undefined || ctx.sink.deltas === false)) {
+    const plain = plainCall(ctx, request, ctx.callEnv)
+    if (plain !== undefined) return plain
+  }
   const turn = ctx.turn
   const call = () =>
     callModelSteps(
@@ -129,41 +135,79 @@ const driven = (finished: Finished): Driven =>
 
 type TurnEnd = Driven | { readonly _tag: "Continue" }
 
-/** The steps of one turn: the model step (unless resuming pending calls), then the tool steps. */
-function* turnSteps(ctx: RunContext, resuming: boolean, stepTaken: () => boolean, suspending: boolean): LoopSteps<TurnEnd> {
-  if (!resuming) {
-    // The model step.
-    if (ctx.hears("Turn")) yield* ctx.emit({ _tag: "Turn" })
-    const finished = yield* modelAnswered(ctx, yield* modelCall(ctx))
-    if (finished !== undefined) return driven(finished)
-    if (stepTaken()) return { _tag: "Suspended" }
-  }
-  while (ctx.hasPending) {
-    const concurrency = ctx.plan.budget.toolConcurrency
-    if (concurrency > 1 && !suspending) {
-      const batch = ctx.pendingRun((call) => isPipelineCall(ctx, call))
-      if (batch.length > 1) {
-        yield* handleConcurrently(ctx, batch, concurrency)
-        for (let i = 0; i < batch.length; i++) ctx.settleNext()
-        continue
+const continued: TurnEnd = { _tag: "Continue" }
+const suspended: Driven = { _tag: "Suspended" }
+
+/**
+ * A turn begins: checked against `maxTurns` (a budget policy may extend it), then spent, then the
+ * thresholds watched. Undefined when nothing needs to be yielded for it (most turns).
+ */
+const beginTurn = (ctx: RunContext): Effect.Effect<void, BudgetExceeded> | undefined => {
+  const overrun = ctx.ledger.checkTurn()
+  return overrun === undefined ? spendTurn(ctx) : Effect.andThen(ctx.ensure(overrun), Effect.suspend(() => spendTurn(ctx) ?? Effect.void))
+}
+
+const spendTurn = (ctx: RunContext): Effect.Effect<void> | undefined => {
+  ctx.ledger.spendTurn()
+  return ctx.watchesThresholds ? ctx.checkThresholds() : undefined
+}
+
+/**
+ * The steps of a turn: the model step (unless resuming pending calls), then the tool steps. With
+ * `untilEnd` (an untraced run), every turn until the run ends or suspends, each begun here: the
+ * loop's one `Effect.gen` delegates to these steps directly, one generator fewer for every wait of
+ * the run to resume through (issue #37). Without it, the one turn, begun by the caller (a traced
+ * run's, in its span).
+ */
+function* turnSteps(ctx: RunContext, resuming: boolean, stepTaken: () => boolean, suspending: boolean, untilEnd: boolean): LoopSteps<TurnEnd> {
+  while (true) {
+    if (!resuming) {
+      if (untilEnd) {
+        const begin = beginTurn(ctx)
+        if (begin !== undefined) yield* begin
       }
+      // The model step.
+      if (ctx.hears("Turn")) yield* ctx.emit({ _tag: "Turn" })
+      const call = modelCall(ctx)
+      let response: LlmResponse
+      if (call instanceof PlainCall) {
+        const answered = plainAnswered(ctx, call, yield* call.answer, ctx.callEnv)
+        response = answered._tag === "Failure" ? yield* answered : answered
+      } else {
+        response = yield* call
+      }
+      const finished = yield* modelAnswered(ctx, response)
+      if (finished !== undefined) return driven(finished)
+      if (stepTaken()) return suspended
     }
-    // A tool step: the next pending call, handled and settled (or left pending when it waits for a decision).
-    const finished = yield* handleCall(ctx, ctx.nextPending!)
-    if (finished === "suspend") return { _tag: "Suspended" }
-    ctx.settleNext()
-    if (finished !== undefined) {
-      ctx.clearPending()
-      return driven(finished)
+    while (ctx.hasPending) {
+      const concurrency = ctx.plan.budget.toolConcurrency
+      if (concurrency > 1 && !suspending) {
+        const batch = ctx.pendingRun((call) => isPipelineCall(ctx, call))
+        if (batch.length > 1) {
+          yield* handleConcurrently(ctx, batch, concurrency)
+          for (let i = 0; i < batch.length; i++) ctx.settleNext()
+          continue
+        }
+      }
+      // A tool step: the next pending call, handled and settled (or left pending when it waits for a decision).
+      const finished = yield* handleCall(ctx, ctx.nextPending!)
+      if (finished === "suspend") return suspended
+      ctx.settleNext()
+      if (finished !== undefined) {
+        ctx.clearPending()
+        return driven(finished)
+      }
+      if (stepTaken()) return suspended
     }
-    if (stepTaken()) return { _tag: "Suspended" }
+    if (!untilEnd) return continued
+    resuming = false
   }
-  return { _tag: "Continue" }
 }
 
 /** A turn in its `agent.turn` span (a traced run; otherwise the loop delegates to `turnSteps` itself). */
 const tracedTurn = (ctx: RunContext, resuming: boolean, stepTaken: () => boolean, suspending: boolean): Effect.Effect<TurnEnd, AgentError, ModelClientService> =>
-  Effect.gen(() => turnSteps(ctx, resuming, stepTaken, suspending)).pipe(
+  Effect.gen(() => turnSteps(ctx, resuming, stepTaken, suspending, false)).pipe(
     (turn) => withGuardedSpan(turn, "agent.turn", { attributes: { "agent.name": ctx.agent, "agent.skill": ctx.skill.name, "agent.turn": ctx.turn }, ...noStackTrace })
   )
 
@@ -173,7 +217,12 @@ const tracedTurn = (ctx: RunContext, resuming: boolean, stepTaken: () => boolean
  * can ask for one: without one, nothing is caught).
  */
 export const drive = (ctx: RunContext, control: DriveControl = {}): Effect.Effect<Driven, AgentError, ModelClientService> => {
-  const stepping = Effect.gen(() => steps(ctx, control))
+  // A module-level generator, not a `function*` expression per run (see `runSteps` in run-agent.ts).
+  const stepping = Effect.gen(() =>
+    ctx.traced
+      ? tracedSteps(ctx, control)
+      : (turnSteps(ctx, ctx.hasPending, stepCounter(control), control.suspendAfter !== undefined, true) as LoopSteps<Driven>)
+  )
   if (ctx.plan.definition.budgetPolicy === undefined) return stepping
   return Effect.catchTag(stepping, "BudgetExceeded", (error) => {
     const landing = ctx.takeLanding()
@@ -183,23 +232,25 @@ export const drive = (ctx: RunContext, control: DriveControl = {}): Effect.Effec
   })
 }
 
-// A module-level generator, not a `function*` expression per run (see `runSteps` in run-agent.ts).
-function* steps(ctx: RunContext, control: DriveControl): LoopSteps<Driven> {
-  let steps = 0
+/** Whether the steps taken, counted from this `drive`, reached `control.suspendAfter`: asked after each step. */
+const stepCounter = (control: DriveControl): () => boolean => {
   const limit = control.suspendAfter
-  const stepTaken = limit === undefined ? () => false : () => ++steps >= limit
+  if (limit === undefined) return () => false
+  let steps = 0
+  return () => ++steps >= limit
+}
+
+/** A traced run's steps: each turn in its span, begun before it (a turn over the budget has no span). */
+function* tracedSteps(ctx: RunContext, control: DriveControl): LoopSteps<Driven> {
+  const stepTaken = stepCounter(control)
   while (true) {
     const resuming = ctx.hasPending
     if (!resuming) {
-      const overrun = ctx.ledger.checkTurn()
-      if (overrun !== undefined) yield* ctx.ensure(overrun)
-      ctx.ledger.spendTurn()
-      if (ctx.watchesThresholds) yield* ctx.checkThresholds()
+      const begin = beginTurn(ctx)
+      if (begin !== undefined) yield* begin
     }
     // A run that may suspend between steps handles its calls one at a time (a step is one call).
-    const end = ctx.traced
-      ? yield* tracedTurn(ctx, resuming, stepTaken, limit !== undefined)
-      : yield* turnSteps(ctx, resuming, stepTaken, limit !== undefined)
+    const end = yield* tracedTurn(ctx, resuming, stepTaken, control.suspendAfter !== undefined)
     if (end._tag !== "Continue") return end
   }
 }

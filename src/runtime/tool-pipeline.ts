@@ -153,7 +153,15 @@ export function* runToolCallSteps(ctx: RunContext, tool: AnyTool, call: ToolCall
           }
           if (tool[ToolInternals].needsApproval !== undefined && (yield* approvalGate(ctx, tool, call, args, decided)) === "suspend") return "suspend"
         }
-        const exit = yield* execute(ctx, tool, call, args, child)
+        let exit: Exit.Exit<string, unknown> | "suspend"
+        if (chargedPlainly(ctx, tool, child)) {
+          // The plain execution (see `chargedPlainly`): its steps here, one generator fewer for the
+          // tool's wait to resume through (issue #37).
+          const ran = yield* executeWithin(ctx, tool, args, call.id, undefined)
+          exit = Exit.isSuccess(ran) && ran.value instanceof ChildSuspension ? yield* suspendForChild(ctx, tool, call, ran.value) : rendered(tool, ran)
+        } else {
+          exit = yield* execute(ctx, tool, call, args, child)
+        }
         if (exit === "suspend") return "suspend"
         if (Exit.isSuccess(exit)) {
           next = { _tag: "Reply", content: exit.value }
@@ -332,11 +340,32 @@ function* execute(
     yield* ctx.emit({ _tag: "ToolUse", tool: tool.name, toolCallId: call.id, args, result, durationMs, validated: tool.codec.validated, mode: tool.codec.unsafe })
   }
   // Knowledge tools are never untrusted, so `characters` counts the knowledge text itself.
-  const content = tool.untrustedOutput ? untrustedContent(tool.name, result) : toolResultContent(result)
+  const content = contentOf(tool, result)
   if (knowledge !== undefined) {
     yield* ctx.emit({ _tag: "KnowledgeUsed", knowledge: tool.name, toolCallId: call.id, characters: content.length, cached: cached !== undefined })
   }
   return Exit.succeed(content) as Exit.Exit<string, unknown>
+}
+
+/** A tool's result as the content of its tool result message (fenced when the tool's output is untrusted). */
+const contentOf = (tool: AnyTool, result: unknown): string =>
+  tool.untrustedOutput ? untrustedContent(tool.name, result) : toolResultContent(result)
+
+/** A plain execution's outcome: its result rendered (`contentOf`), a failure as it is. */
+const rendered = (tool: AnyTool, exit: Exit.Exit<unknown, unknown>): Exit.Exit<string, unknown> =>
+  Exit.isSuccess(exit) ? Exit.succeed(contentOf(tool, exit.value)) : (exit as Exit.Exit<never, unknown>)
+
+/**
+ * Whether `execute` has nothing to yield but the execution itself, and if so, charges it: a fresh call
+ * (not a child resumed) of a tool that is no knowledge, within the execution limits, in an untraced
+ * run where nobody watches thresholds or hears `ToolUse` (most calls). Checked and charged with no
+ * yield in between, as `execute` does.
+ */
+const chargedPlainly = (ctx: RunContext, tool: AnyTool, child: ChildResume | undefined): boolean => {
+  if (child !== undefined || ctx.traced || ctx.watchesThresholds || ctx.skill.knowledge.has(tool.name) || ctx.hears("ToolUse")) return false
+  if (ctx.ledger.checkExecution(tool.name) !== undefined) return false
+  ctx.ledger.spendExecution(tool.name)
+  return true
 }
 
 /** The execution bounded by `perToolTimeout` (on timeout the run ends with `BudgetExceeded`). */

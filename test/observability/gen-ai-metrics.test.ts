@@ -14,24 +14,25 @@ import { scriptedModel } from "../../src/testing/index.ts"
 
 const add = tool("add", { args: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }), run: ({ a, b }) => a + b })
 const metadata = { provider: "openai", model: "gpt-4o-mini" }
-const calculator = () =>
-  agent("calculator")
-    .model({
-      ...scriptedModel([
-        { ...toolCalls([{ id: "c1", name: "add", arguments: { a: 1, b: 2 } }]), usage: { inputTokens: 100, outputTokens: 10 } },
-        text("3", { inputTokens: 120, outputTokens: 1 })
-      ]),
-      metadata
-    })
-    .tools({ add })
+const script = () => [
+  { ...toolCalls([{ id: "c1", name: "add", arguments: { a: 1, b: 2 } }]), usage: { inputTokens: 100, outputTokens: 10 } },
+  text("3", { inputTokens: 120, outputTokens: 1 })
+]
+const scripted = (): ModelClient => ({ ...scriptedModel(script()), metadata })
+/** The same answers from a `fromFunction` client, which the loop calls without a generator of its own (`plainCall`). */
+const fromFunction = (): ModelClient => {
+  const answers = script()
+  return ModelClient.fromFunction(() => answers.shift()!, metadata)
+}
+const calculator = (model: () => ModelClient = scripted) => agent("calculator").model(model()).tools({ add })
 
 const chat = { "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o-mini" }
 
 describe("GenAI client metrics", () => {
-  it("record every call's duration and its tokens by type", async () => {
+  it.each([["a scripted model", scripted], ["a fromFunction client", fromFunction]] as const)("record every call's duration and its tokens by type: %s", async (_, model) => {
     const { duration, input, output } = await Effect.runPromise(
       Effect.gen(function*() {
-        yield* calculator().runEffect("1 + 2")
+        yield* calculator(model).runEffect("1 + 2")
         return {
           duration: yield* Metric.value(Metric.withAttributes(genAiOperationDuration, { ...chat, unit: "s" })),
           input: yield* Metric.value(Metric.withAttributes(genAiTokenUsage, { ...chat, "gen_ai.token.type": "input", unit: "{token}" })),

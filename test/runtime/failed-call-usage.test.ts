@@ -22,6 +22,14 @@ const truncating = (input: number, output: number): ModelClient => ({
   metadata
 })
 
+/** The same failure from a `fromFunction` client: the loop calls it without a generator of its own (`plainCall`). */
+const truncatingFunction = (input: number, output: number): ModelClient =>
+  ModelClient.fromFunction(() => {
+    throw new ModelError({ provider: "openai", reason: "cut off", kind: "length", retryable: false, usage: { inputTokens: input, outputTokens: output } })
+  }, metadata)
+
+const failingClients = [["a client's own chat", truncating], ["a fromFunction client (the loop's plain call)", truncatingFunction]] as const
+
 describe("the tokens of a model call that failed", () => {
   it("jsonMode's ModelError after its corrections carries what every reply cost", async () => {
     const model = scriptedModel([text("not json", { inputTokens: 10, outputTokens: 5 }), text("still not", { inputTokens: 12, outputTokens: 6 })])
@@ -63,7 +71,7 @@ describe("the tokens of a model call that failed", () => {
     expect(failureOf(exit)).toMatchObject({ _tag: "ModelError", reason: "reset", usage: { inputTokens: 9, outputTokens: 2 } })
   })
 
-  it("are recorded in the GenAI token metric and on the run's invoke_agent span", async () => {
+  it.each(failingClients)("are recorded in the GenAI token metric and on the run's invoke_agent span: %s", async (_, truncating) => {
     const { input, output } = await Effect.gen(function*() {
       yield* Effect.exit(agent("t").model(truncating(30, 4096)).runEffect("q"))
       return { input: yield* tokens("input"), output: yield* tokens("output") }
@@ -75,7 +83,7 @@ describe("the tokens of a model call that failed", () => {
     expect(invoke).toMatchObject({ "gen_ai.usage.input_tokens": 30, "gen_ai.usage.output_tokens": 4096 })
   })
 
-  it("are charged to the budget a child agent runs under: the parent's maxTokens sees them", async () => {
+  it.each(failingClients)("are charged to the budget a child agent runs under: the parent's maxTokens sees them: %s", async (_, truncating) => {
     const child = agent("writer").model(truncating(10, 4000))
     const parentModel = scriptedModel([
       { ...toolCalls([{ id: "w1", name: "write", arguments: { input: "an essay" } }]), usage: { inputTokens: 10, outputTokens: 5 } },
