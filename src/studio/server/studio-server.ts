@@ -63,7 +63,11 @@ export interface StudioOptions {
   readonly traces?: ReadonlyArray<string>
   /** The folder of the front end (default: found next to the package's code). */
   readonly uiDirectory?: string
-  /** The largest request body accepted, in bytes (default 8 MiB). */
+  /**
+   * The largest request body accepted, in bytes (default 8 MiB). A larger one is answered 413
+   * (`BodyTooLarge`) once it is read to its end (up to 64 MiB past the limit; beyond, the connection is
+   * closed), so a client still sending gets the answer rather than a reset connection.
+   */
   readonly maxBodyBytes?: number
   /**
    * How often the live streams send a keep-alive comment, in milliseconds (default 15 s). The page
@@ -110,16 +114,24 @@ class BodyRefused extends Error {
   }
 }
 
+/**
+ * How much of a body past the limit is read (and let go) before the 413 is answered. Node's server
+ * closes the connection after answering a request whose body it has not read to the end, and a client
+ * still sending then gets a reset connection instead of the answer; past this much more, it does.
+ */
+const drainedPastLimit = 64 * 1024 * 1024
+
 const readBody = async (request: IncomingMessage, limit: number): Promise<string> => {
   const declared = Number(request.headers["content-length"] ?? Number.NaN)
-  if (declared > limit) throw new BodyRefused(413, "BodyTooLarge", `the body is larger than ${limit} bytes`)
+  if (declared > limit + drainedPastLimit) throw new BodyRefused(413, "BodyTooLarge", `the body is larger than ${limit} bytes`)
   const chunks: Array<Buffer> = []
   let size = 0
   for await (const chunk of request) {
     size += (chunk as Buffer).length
-    if (size > limit) throw new BodyRefused(413, "BodyTooLarge", `the body is larger than ${limit} bytes`)
-    chunks.push(chunk as Buffer)
+    if (size <= limit) chunks.push(chunk as Buffer)
+    else if (size > limit + drainedPastLimit) break
   }
+  if (size > limit) throw new BodyRefused(413, "BodyTooLarge", `the body is larger than ${limit} bytes`)
   return Buffer.concat(chunks).toString("utf8")
 }
 

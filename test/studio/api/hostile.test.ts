@@ -112,4 +112,24 @@ describe("the studio API under hostile requests", () => {
     expect((await call(studio, "POST", "/api/ingest", big)).status).toBe(413)
     expect((await call(studio, "GET", "/api/agents")).status).toBe(200)
   })
+
+  it.each([1, 3, 16])("a body of %i MiB over the limit, streamed by fetch, gets the 413, not a reset connection", async (mebibytes) => {
+    const chunk = new TextEncoder().encode("x".repeat(64 * 1024))
+    let sent = 0
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < mebibytes * 16) controller.enqueue(chunk)
+        else controller.close()
+      }
+    })
+    const response = await fetch(`${studio.origin}/api/ingest`, {
+      method: "POST",
+      body,
+      duplex: "half",
+      headers: { authorization: `Bearer ${studio.token}`, "content-type": "application/json" }
+    } as RequestInit)
+    expect(response.status).toBe(413)
+    expect(await response.json()).toMatchObject({ error: "BodyTooLarge" })
+    expect((await call(studio, "GET", "/api/agents")).status).toBe(200)
+  })
 })
