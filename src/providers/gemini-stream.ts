@@ -219,7 +219,10 @@ export const geminiStreamReader = (ApiError: ApiErrorClass) =>
       while (true) {
         const { done, value } = await reader.read()
         if (done) {
-          if (events.rest().trim().length > 0) throw cutInsideAnEvent(start.failure(response.headers.get("content-type"), "`alt=sse`", (json) => errorOf(ApiError, json)))
+          // A body that is no event stream fails as one cut inside an event, with what it is as its
+          // cause (a page ending on a blank line leaves no rest: its text was read as events with no data).
+          const notAStream = start.failure(response.headers.get("content-type"), "`alt=sse`", (json) => errorOf(ApiError, json))
+          if (notAStream !== undefined || events.rest().trim().length > 0) throw cutInsideAnEvent(notAStream)
           break
         }
         onRead?.()

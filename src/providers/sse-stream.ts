@@ -124,10 +124,11 @@ export class BodyStart {
  * What a streamed reply's body that ended without any event is, when it is not an event stream: the
  * failure `errorReply` makes of a JSON object holding an error, else a {@link NotAnEventStream} saying
  * the server answered with a whole JSON reply (it ignored `asked`, the request to stream) or, for a page
- * (its first character `<`), with something else, quoting the page's text (./error-body.ts) as a whole
- * call's "not a JSON object" does. `undefined` for an empty body, and for any other text: by the rules
- * of server-sent events its lines are comments and fields of a stream that was cut before its first
- * event (the caller ends it as a cut, retried).
+ * (its first character `<`) or a text declared as something other than an event stream (`text/plain`:
+ * a load balancer's message), with something else, quoting the text (./error-body.ts) as a whole call's
+ * "not a JSON object" does. `undefined` for an empty body, and for any other text (declared an event
+ * stream, or nothing): by the rules of server-sent events its lines are comments and fields of a
+ * stream that was cut before its first event (the caller ends it as a cut, retried).
  *
  * @example
  * ```ts
@@ -159,9 +160,13 @@ export const notAnEventStream = (
       `the server answered with a whole JSON reply, not an event stream (it ignored ${asked}): use the provider's whole calls with this server (\`chat\`, or an agent run without runStream), or a server that streams`
     )
   }
-  if (opening !== "<") return undefined
+  if (opening !== "<" && !declaredOtherwise(contentType)) return undefined
   return new NotAnEventStream(`the server answered with something that is not an event stream${contentType === null ? "" : ` (${contentType})`}: ${bodySummary(text)}`)
 }
+
+/** Whether the reply declares a content type that is not an event stream (`text/plain`, say; none declared is not). */
+const declaredOtherwise = (contentType: string | null): boolean =>
+  contentType !== null && contentType.split(";")[0]!.trim().toLowerCase() !== "text/event-stream"
 
 /** No chunk came of the lines parsed so far. */
 const none: unique symbol = Symbol("none")

@@ -282,6 +282,28 @@ describe("a streamed request answered with a page that is not an event stream (a
     expect(s.requests).toHaveLength(2)
   })
 
+  // A page that ends on a blank line (its text read as events with no data field), and a text that is
+  // no page but is declared as something other than an event stream (an Envoy or load balancer message).
+  const pageEndingOnABlankLine: Reply = { raw: "<html><body><h1>Welcome to nginx!</h1></body></html>\n\n", headers: { "content-type": "text/html" } }
+  const plainText: Reply = { raw: "upstream connect error or disconnect/reset before headers. reset reason: connection failure", headers: { "content-type": "text/plain" } }
+  it.each([
+    ["openai", (url: string) => openai("m", { apiKey: "k", baseURL: `${url}/v1`, ...twice })],
+    ["openaiResponses", (url: string) => openaiResponses("m", { apiKey: "k", baseURL: `${url}/v1`, ...twice })],
+    ["anthropic", (url: string) => anthropic("m", { apiKey: "k", baseURL: url, ...twice })],
+    ["gemini", (url: string) => gemini("g", { apiKey: "k", baseURL: url, ...twice })]
+  ] as const)("%s: a page ending on a blank line, and plain text declared text/plain, are no event stream either (not retried)", async (_name, client) => {
+    const s = await serve([pageEndingOnABlankLine, plainText])
+    const page = failureOf(await runExit(Stream.runCollect(client(s.url).stream!(request))))
+    const text = failureOf(await runExit(Stream.runCollect(client(s.url).stream!(request))))
+    expect(page).toMatchObject({ _tag: "ModelError", retryable: false, reason: "the server answered with something that is not an event stream (text/html): Welcome to nginx!" })
+    expect(text).toMatchObject({
+      _tag: "ModelError",
+      retryable: false,
+      reason: "the server answered with something that is not an event stream (text/plain): upstream connect error or disconnect/reset before headers. reset reason: connection failure"
+    })
+    expect(s.requests).toHaveLength(2)
+  })
+
   it("openai: a stream cut before its first event is still a cut, retried", async () => {
     const s = await serve([{ pieces: ['data: {"id":"c'], contentType: "text/event-stream" }, { pieces: [sseBody([openAiChunk({ content: "hello" }, "stop")])], contentType: "text/event-stream" }])
     const parts = await Effect.runPromise(Stream.runCollect(openai("m", { apiKey: "k", baseURL: `${s.url}/v1`, ...twice }).stream!(request)))
