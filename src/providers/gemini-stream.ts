@@ -12,7 +12,7 @@
  * body that ends inside its first event carries what it was, when it was no event stream at all
  * (`cutInsideAnEvent`).
  */
-import { BodyStart } from "./sse-stream.ts"
+import { BodyStart, declaredOtherwise } from "./sse-stream.ts"
 
 /** The SDK's error class (`ApiError`), as the caller's copy of the SDK has it. */
 type ApiErrorClass = new (options: { message: string; status: number }) => Error
@@ -220,9 +220,13 @@ export const geminiStreamReader = (ApiError: ApiErrorClass) =>
         const { done, value } = await reader.read()
         if (done) {
           // A body that is no event stream fails as one cut inside an event, with what it is as its
-          // cause (a page ending on a blank line leaves no rest: its text was read as events with no data).
-          const notAStream = start.failure(response.headers.get("content-type"), "`alt=sse`", (json) => errorOf(ApiError, json))
-          if (notAStream !== undefined || events.rest().trim().length > 0) throw cutInsideAnEvent(notAStream)
+          // cause. One that ends on a blank line leaves no rest (its text was read as events with no
+          // data): the SDK ends it as an empty stream, and so does this reader, unless its content
+          // type says it is something else (a proxy's page).
+          const contentType = response.headers.get("content-type")
+          const rest = events.rest().trim().length > 0
+          const notAStream = rest || declaredOtherwise(contentType) ? start.failure(contentType, "`alt=sse`", (json) => errorOf(ApiError, json)) : undefined
+          if (rest || notAStream !== undefined) throw cutInsideAnEvent(notAStream)
           break
         }
         onRead?.()

@@ -164,8 +164,17 @@ export const notAnEventStream = (
   return new NotAnEventStream(`the server answered with something that is not an event stream${contentType === null ? "" : ` (${contentType})`}: ${bodySummary(text)}`)
 }
 
-/** Whether the reply declares a content type that is not an event stream (`text/plain`, say; none declared is not). */
-const declaredOtherwise = (contentType: string | null): boolean =>
+/**
+ * Whether the reply declares a content type that is not an event stream (`text/plain`, say; none
+ * declared is not).
+ *
+ * @example
+ * ```ts
+ * declaredOtherwise("text/html; charset=utf-8") // true
+ * declaredOtherwise("text/event-stream") // false
+ * ```
+ */
+export const declaredOtherwise = (contentType: string | null): boolean =>
   contentType !== null && contentType.split(";")[0]!.trim().toLowerCase() !== "text/event-stream"
 
 /** No chunk came of the lines parsed so far. */
