@@ -19,13 +19,19 @@ const alias = Object.entries(paths).map(([name, [target]]) => ({
 // in `npm run test:durable`, so that `npm test` stays well under 15 minutes.
 const processSuites = ["test/durable-engines/{cancel,client-only,crash-embedded,crash-postgres,example,follow,incomplete-store,start-together}.test.ts"]
 
+// The packed package installed into fresh projects (`npm pack`, `npm install`, TypeScript and node
+// runs: the consumer project and the starter), about 170 s of a worker's time: `npm run test:package`
+// (PACKAGE_TESTS=1; CI runs it after `npm test`), for the same reason.
+const packageSuites = ["test/package/{consumer,starter}.test.ts"]
+const excluded = [...(process.env.PROCESS_TESTS === "1" ? [] : processSuites), ...(process.env.PACKAGE_TESTS === "1" ? [] : packageSuites)]
+
 // Type tests (test/types) are ordinary test files: `tsc --noEmit` in `npm test` checks their
 // `@ts-expect-error` lines, and vitest runs their `expectTypeOf` calls.
 export default defineConfig({
   resolve: { alias },
   test: {
     include: ["test/**/*.test.ts"],
-    exclude: process.env.PROCESS_TESTS === "1" ? configDefaults.exclude : [...configDefaults.exclude, ...processSuites],
+    exclude: [...configDefaults.exclude, ...excluded],
     // Property tests run hundreds of full runs per case; 5 s is too tight on a loaded 2-core machine.
     testTimeout: 60_000,
     // Vitest's default is one worker fewer than the cores: one on the 2-core CI machine, where a third of
