@@ -20,7 +20,7 @@
  * generator below the turn.
  */
 import * as Effect from "effect/Effect"
-import type { LlmResponse, ModelRequest } from "../model/messages.ts"
+import type { LlmResponse, ModelRequest, Usage } from "../model/messages.ts"
 import type { ModelClientService } from "../model/model-client.ts"
 import { noStackTrace } from "../internal/span-options.ts"
 import { withGuardedSpan } from "../internal/guarded-span.ts"
@@ -49,26 +49,31 @@ export interface DriveControl {
 type LoopSteps<A> = Steps<A, AgentError, ModelClientService>
 
 /**
- * What the model's answer means (the second half of a model step, after `modelCall`): its tokens
- * spent, tool calls become pending, a text may finish the run.
+ * The answer's tokens spent (the second half of a model step begins): what to yield for them (a
+ * threshold watched, a budget crossed), else undefined.
  */
-function* modelAnswered(ctx: RunContext, response: LlmResponse): LoopSteps<Finished | undefined> {
-  if (response.usage !== undefined) {
-    const overrun = ctx.spent(response.usage)
-    if (ctx.watchesThresholds) yield* ctx.checkThresholds()
-    if (overrun !== undefined) yield* ctx.ensure(overrun)
-  }
-  if (response._tag === "ToolCalls" && response.calls.length > 0) {
-    const reasoning = response.reasoning
-    ctx.append(
-      reasoning === undefined || reasoning.length === 0
-        ? { role: "assistant", content: response.content ?? "", toolCalls: response.calls }
-        : { role: "assistant", content: response.content ?? "", toolCalls: response.calls, reasoning }
-    )
-    ctx.expect(response.calls)
-    return undefined
-  }
-  return yield* finalText(ctx, response.content ?? "")
+const spendAnswer = (ctx: RunContext, usage: Usage | undefined): Effect.Effect<void, BudgetExceeded> | undefined => {
+  if (usage === undefined) return undefined
+  const overrun = ctx.spent(usage)
+  const thresholds = ctx.watchesThresholds ? ctx.checkThresholds() : undefined
+  if (overrun === undefined) return thresholds
+  return thresholds === undefined ? ctx.ensure(overrun) : Effect.andThen(thresholds, ctx.ensure(overrun))
+}
+
+/**
+ * The answer's tool calls, when it has any, appended and made pending (true); false for a text, which
+ * `finalText` reads (it may finish the run).
+ */
+const callsExpected = (ctx: RunContext, response: LlmResponse): boolean => {
+  if (response._tag !== "ToolCalls" || response.calls.length === 0) return false
+  const reasoning = response.reasoning
+  ctx.append(
+    reasoning === undefined || reasoning.length === 0
+      ? { role: "assistant", content: response.content ?? "", toolCalls: response.calls }
+      : { role: "assistant", content: response.content ?? "", toolCalls: response.calls, reasoning }
+  )
+  ctx.expect(response.calls)
+  return true
 }
 
 /**
@@ -176,7 +181,10 @@ function* turnSteps(ctx: RunContext, resuming: boolean, stepTaken: () => boolean
       } else {
         response = yield* call
       }
-      const finished = yield* modelAnswered(ctx, response)
+      // What the answer means: its tokens spent, its tool calls pending, or its text finishing the run.
+      const spend = spendAnswer(ctx, response.usage)
+      if (spend !== undefined) yield* spend
+      const finished = callsExpected(ctx, response) ? undefined : yield* finalText(ctx, response.content ?? "")
       if (finished !== undefined) return driven(finished)
       if (stepTaken()) return suspended
     }

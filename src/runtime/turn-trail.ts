@@ -63,7 +63,7 @@ export class TurnTrail {
         return
       case "ModelResponse": {
         const response = event.response
-        // As the loop appends it (`modelAnswered` in step.ts).
+        // As the loop appends it (`callsExpected` in step.ts).
         this.#asked = response._tag !== "ToolCalls" || response.calls.length === 0
           ? undefined
           : response.reasoning === undefined || response.reasoning.length === 0
