@@ -3,12 +3,15 @@
  * the package name (scripts/docs-examples.mjs: one tsc program over all blocks). The checker is tried on
  * deliberately broken pages first, so a check that reports nothing cannot be one that sees nothing.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { checkExamples, extractBlocks, markdownFiles, root } from "../../scripts/docs-examples.mjs"
 
-const scratch = mkdtempSync(join(root, "node_modules", ".cache", "docs-examples-test-"))
+// node_modules/.cache is not there after a clean `npm ci` until something makes it.
+const cache = join(root, "node_modules", ".cache")
+mkdirSync(cache, { recursive: true })
+const scratch = mkdtempSync(join(cache, "docs-examples-test-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
 const page = (name: string, markdown: string): string => {
