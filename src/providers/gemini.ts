@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import type * as GenAi from "@google/genai"
 import { AgentConfigError, ModelError } from "../errors.ts"
 import { describeCause } from "../internal/describe-cause.ts"
+import { jsonOrUndefined } from "../internal/json-or-undefined.ts"
 import { lazyPackage } from "../internal/lazy-package.ts"
 import { effectStream as stream } from "../internal/lazy-effect.ts"
 import type { FinishReason, LlmMessage, LlmResponse, ModelRequest, ReasoningPart, ToolCall, ToolChoice, Usage } from "../model/messages.ts"
@@ -498,15 +499,6 @@ const toUsage = (usage: WireResponse["usageMetadata"]): Usage | undefined => {
   }
 }
 
-/** `text` parsed as JSON, or undefined when it is not JSON. */
-const parsedOrUndefined = (text: string): unknown => {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
-  }
-}
-
 const toModelError = (cause: unknown): ModelError => {
   if (cause instanceof ModelError) return cause
   if (cause instanceof GeminiHttpError) return httpModelError(provider, cause)
@@ -519,7 +511,7 @@ const toModelError = (cause: unknown): ModelError => {
     return new ModelError({
       provider,
       // The body's own words, as a failed reply's are read ("UNAVAILABLE: …"), not the SDK's "got status: …" around them.
-      reason: (json < 0 ? undefined : googleErrorReason(parsedOrUndefined(cause.message.slice(json)))) ?? cause.message,
+      reason: (json < 0 ? undefined : googleErrorReason(jsonOrUndefined(cause.message.slice(json)))) ?? cause.message,
       status: cause.status,
       retryable: shouldRetryStatus(cause.status, {}),
       ...(advice.retryAfterMs === undefined ? {} : { retryAfterMs: advice.retryAfterMs }),

@@ -18,6 +18,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AgentConfigError, ModelError } from "../errors.ts"
+import { jsonOrUndefined } from "../internal/json-or-undefined.ts"
 import { parseLenientJson } from "../internal/lenient-json.ts"
 import type { JsonSchemaObject, LlmMessage, LlmResponse, ModelRequest, ToolCall, ToolDefinition, Usage } from "../model/messages.ts"
 import type { ModelClient } from "../model/model-client.ts"
@@ -165,7 +166,7 @@ const rewriteTranscript = (messages: ReadonlyArray<LlmMessage>): Array<LlmMessag
   })
 
 const argumentsObject = (raw: unknown): Record<string, unknown> => {
-  const value = typeof raw === "string" ? safeParse(raw) : raw
+  const value = typeof raw === "string" ? jsonOrUndefined(raw) : raw
   return typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : { arguments: raw }
 }
 
@@ -246,11 +247,3 @@ const withReplyMeta = (response: LlmResponse, reply: LlmResponse): LlmResponse =
   ...(reply.responseId === undefined ? {} : { responseId: reply.responseId }),
   ...(reply.responseModel === undefined ? {} : { responseModel: reply.responseModel })
 })
-
-const safeParse = (text: string): unknown => {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
-  }
-}
