@@ -267,13 +267,15 @@ describe("a streamed request answered with a whole JSON reply (a server that ign
 
 describe("a streamed request answered with a page that is not an event stream (a proxy's, a captive portal's)", () => {
   const twice = { ...once, retry: { times: 2, base: "1 millis" } } as const
-  const page: Reply = { raw: "<html><head><title>Welcome</title></head><body><h1>Welcome to nginx!</h1>\n\n<p>It works.</p></body></html>", headers: { "content-type": "text/html" } }
-  it.each([
+  // The providers that read server-sent events, each retrying twice.
+  const eventStreamClients = [
     ["openai", (url: string) => openai("m", { apiKey: "k", baseURL: `${url}/v1`, ...twice })],
     ["openaiResponses", (url: string) => openaiResponses("m", { apiKey: "k", baseURL: `${url}/v1`, ...twice })],
     ["anthropic", (url: string) => anthropic("m", { apiKey: "k", baseURL: url, ...twice })],
     ["gemini", (url: string) => gemini("g", { apiKey: "k", baseURL: url, ...twice })]
-  ] as const)("%s: not retried, as the whole call is not, quoting the page (it was a cut stream, asked again)", async (_name, client) => {
+  ] as const
+  const page: Reply = { raw: "<html><head><title>Welcome</title></head><body><h1>Welcome to nginx!</h1>\n\n<p>It works.</p></body></html>", headers: { "content-type": "text/html" } }
+  it.each(eventStreamClients)("%s: not retried, as the whole call is not, quoting the page (it was a cut stream, asked again)", async (_name, client) => {
     const s = await serve([page])
     const whole = failureOf(await runExit(client(s.url).chat(request)))
     const streamed = failureOf(await runExit(Stream.runCollect(client(s.url).stream!(request))))
@@ -286,12 +288,7 @@ describe("a streamed request answered with a page that is not an event stream (a
   // no page but is declared as something other than an event stream (an Envoy or load balancer message).
   const pageEndingOnABlankLine: Reply = { raw: "<html><body><h1>Welcome to nginx!</h1></body></html>\n\n", headers: { "content-type": "text/html" } }
   const plainText: Reply = { raw: "upstream connect error or disconnect/reset before headers. reset reason: connection failure", headers: { "content-type": "text/plain" } }
-  it.each([
-    ["openai", (url: string) => openai("m", { apiKey: "k", baseURL: `${url}/v1`, ...twice })],
-    ["openaiResponses", (url: string) => openaiResponses("m", { apiKey: "k", baseURL: `${url}/v1`, ...twice })],
-    ["anthropic", (url: string) => anthropic("m", { apiKey: "k", baseURL: url, ...twice })],
-    ["gemini", (url: string) => gemini("g", { apiKey: "k", baseURL: url, ...twice })]
-  ] as const)("%s: a page ending on a blank line, and plain text declared text/plain, are no event stream either (not retried)", async (_name, client) => {
+  it.each(eventStreamClients)("%s: a page ending on a blank line, and plain text declared text/plain, are no event stream either (not retried)", async (_name, client) => {
     const s = await serve([pageEndingOnABlankLine, plainText])
     const page = failureOf(await runExit(Stream.runCollect(client(s.url).stream!(request))))
     const text = failureOf(await runExit(Stream.runCollect(client(s.url).stream!(request))))
